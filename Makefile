@@ -28,6 +28,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 
 # The type check CI runs after the tests (configuration: [tool.mypy] in pyproject.toml).
 typecheck: install

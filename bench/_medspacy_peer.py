@@ -21,7 +21,8 @@ def main(inp: str, out: str) -> None:
     data = json.loads(open(inp).read())
     nlp = medspacy.load()
     nlp.get_pipe("medspacy_target_matcher").add(
-        [TargetRule(p, f) for f, ps in data["phrases"].items() for p in ps])
+        [TargetRule(p, f) for f, ps in data["phrases"].items() for p in ps]
+    )
     findings = list(data["phrases"])
     nlp("warm up: no pleural effusion.")
     states = {f: [] for f in findings}
@@ -35,8 +36,10 @@ def main(inp: str, out: str) -> None:
             st[e.label_] = max(st[e.label_], s)
         for f in findings:
             states[f].append(st[f])
-    json.dump({"states": states, "seconds": seconds, "n": len(docs), "version": medspacy.__version__},
-              open(out, "w"))
+    json.dump(
+        {"states": states, "seconds": seconds, "n": len(docs), "version": medspacy.__version__},
+        open(out, "w"),
+    )
 
 
 if __name__ == "__main__":

@@ -100,6 +100,8 @@ out["resolver submission"] = {"statements": got["statements"] / n, "checkouts": 
                               "ms": got["s"] / n * 1000}
 print(json.dumps(out))
 """
+
+
 def get(conn, path: str, headers: dict[str, str]) -> tuple[int, bytes, float]:
     t0 = time.perf_counter()
     conn.request("GET", path, headers=headers)
@@ -135,10 +137,18 @@ def _db_pids(url: str) -> list[int]:
         return []
     import sqlalchemy as sa
 
-    eng = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1), poolclass=sa.pool.NullPool)
+    eng = sa.create_engine(
+        url.replace("postgresql://", "postgresql+psycopg://", 1), poolclass=sa.pool.NullPool
+    )
     with eng.connect() as conn:
-        pids = [int(p) for (p,) in conn.execute(sa.text(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"))]
+        pids = [
+            int(p)
+            for (p,) in conn.execute(
+                sa.text(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            )
+        ]
     eng.dispose()
     return pids
 
@@ -155,19 +165,24 @@ class CPU:
     def used(self) -> tuple[float, float]:
         srv0, db0 = self.t0
         db1 = _cpu_s(_db_pids(self.url))
-        return (_cpu_s([self.server_pid])[self.server_pid] - srv0,
-                sum(v - db0.get(pid, 0.0) for pid, v in db1.items()))
-
+        return (
+            _cpu_s([self.server_pid])[self.server_pid] - srv0,
+            sum(v - db0.get(pid, 0.0) for pid, v in db1.items()),
+        )
 
 
 def _decision(item: dict) -> dict:
     """Every conflict of a resolver's item decided negative, naming the pairs and decisions it showed."""
-    return {"labels": {f: "negative" for f in item["conflicts"]}, "conflicts": item["conflicts"],
-            "seen": {f: d["seq"] for f, d in item.get("decided", {}).items()}}
+    return {
+        "labels": {f: "negative" for f in item["conflicts"]},
+        "conflicts": item["conflicts"],
+        "seen": {f: d["seq"] for f, d in item.get("decided", {}).items()},
+    }
 
 
-def single(port: int, tokens: dict[str, str], n_images: int, n: int, cpu: CPU, findings: list[str]
-           ) -> dict[str, dict[str, float]]:
+def single(
+    port: int, tokens: dict[str, str], n_images: int, n: int, cpu: CPU, findings: list[str]
+) -> dict[str, dict[str, float]]:
     """One client, one request at a time: each endpoint ``n`` times; the client's latency (p50, p95) and the
     server's and database's CPU milliseconds per request (what the load of other processes does not inflate)."""
     import http.client
@@ -179,23 +194,42 @@ def single(port: int, tokens: dict[str, str], n_images: int, n: int, cpu: CPU, f
     status, data, _ = get(conn, "/api/queue?task=adjudication", rs)
     q = json.loads(data)
     open_ = q["keys"] if "keys" in q else [x["key"] for x in q["items"]]
-    plan = {"me": lambda k: get(conn, "/api/me", rd),
-            "queue": lambda k: get(conn, "/api/queue?task=image", rd),
-            "item": lambda k: get(conn, f"/api/item?task=image&key=i{int(rng.integers(n_images)):05d}", rd),
-            "submission": lambda k: post(conn, {"id": uuid.uuid4().hex, "task": "image",
-                                                 "item": f"i{int(rng.integers(n_images)):05d}",
-                                                 "labels": {f: "negative" for f in findings}, "boxes": []}, rd),
-            "resolver queue": lambda k: get(conn, "/api/queue?task=adjudication", rs),
-            "resolver item": lambda k: get(conn, f"/api/item?task=adjudication&key={open_[k % len(open_)]}", rs),
-            "resolver pixels": lambda k: get(conn, f"/api/pixels?task=adjudication&key={open_[k % len(open_)]}", rs)}
+    plan = {
+        "me": lambda k: get(conn, "/api/me", rd),
+        "queue": lambda k: get(conn, "/api/queue?task=image", rd),
+        "item": lambda k: get(conn, f"/api/item?task=image&key=i{int(rng.integers(n_images)):05d}", rd),
+        "submission": lambda k: post(
+            conn,
+            {
+                "id": uuid.uuid4().hex,
+                "task": "image",
+                "item": f"i{int(rng.integers(n_images)):05d}",
+                "labels": {f: "negative" for f in findings},
+                "boxes": [],
+            },
+            rd,
+        ),
+        "resolver queue": lambda k: get(conn, "/api/queue?task=adjudication", rs),
+        "resolver item": lambda k: get(conn, f"/api/item?task=adjudication&key={open_[k % len(open_)]}", rs),
+        "resolver pixels": lambda k: get(
+            conn, f"/api/pixels?task=adjudication&key={open_[k % len(open_)]}", rs
+        ),
+    }
     todo = []  # studies to adjudicate and their conflicts, read before the timed adjudications
-    for key in open_[1:n + 2]:
+    for key in open_[1 : n + 2]:
         st, body, _ = get(conn, f"/api/item?task=adjudication&key={key}", rs)
         if st == 200:
             todo.append((key, json.loads(body)))
-    plan["resolver submission"] = lambda k: post(conn, {"id": uuid.uuid4().hex, "task": "adjudication",
-                                                         "item": todo[k % len(todo)][0],
-                                                         **_decision(todo[k % len(todo)][1])}, rs)
+    plan["resolver submission"] = lambda k: post(
+        conn,
+        {
+            "id": uuid.uuid4().hex,
+            "task": "adjudication",
+            "item": todo[k % len(todo)][0],
+            **_decision(todo[k % len(todo)][1]),
+        },
+        rs,
+    )
     out = {}
     for name, call in plan.items():
         if name != "resolver submission":
@@ -208,7 +242,11 @@ def single(port: int, tokens: dict[str, str], n_images: int, n: int, cpu: CPU, f
                 raise RuntimeError(f"{name}: {st} {body[:200]!r}")
             lat.append(dt)
         srv, db = cpu.used()
-        out[name] = {"p50": float(np.percentile(lat, 50)) * 1000, "p95": float(np.percentile(lat, 95)) * 1000,
-                     "server_cpu_ms": srv / n * 1000, "db_cpu_ms": db / n * 1000}
+        out[name] = {
+            "p50": float(np.percentile(lat, 50)) * 1000,
+            "p95": float(np.percentile(lat, 95)) * 1000,
+            "server_cpu_ms": srv / n * 1000,
+            "db_cpu_ms": db / n * 1000,
+        }
     conn.close()
     return out

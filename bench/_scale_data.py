@@ -31,9 +31,20 @@ import pyarrow.parquet as pq
 __all__ = ["ScaleInputs", "MIMIC_FINDINGS", "SOURCES", "patient_sizes", "write_scale_inputs"]
 
 MIMIC_FINDINGS: tuple[str, ...] = (
-    "Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Enlarged Cardiomediastinum", "Fracture",
-    "Lung Lesion", "Lung Opacity", "No Finding", "Pleural Effusion", "Pleural Other", "Pneumonia",
-    "Pneumothorax", "Support Devices",
+    "Atelectasis",
+    "Cardiomegaly",
+    "Consolidation",
+    "Edema",
+    "Enlarged Cardiomediastinum",
+    "Fracture",
+    "Lung Lesion",
+    "Lung Opacity",
+    "No Finding",
+    "Pleural Effusion",
+    "Pleural Other",
+    "Pneumonia",
+    "Pneumothorax",
+    "Support Devices",
 )
 """The 14 CheXpert findings as MIMIC-CXR's label file spells them."""
 
@@ -69,8 +80,15 @@ def patient_sizes(n_studies: int, *, rng: object = None) -> np.ndarray:
     return sizes[sizes > 0]
 
 
-def write_scale_inputs(folder: str | Path, n_studies: int, *, n_models: int = 20, n_findings: int = 14,
-                       seed: int = 0, fmt: str = "csv") -> ScaleInputs:
+def write_scale_inputs(
+    folder: str | Path,
+    n_studies: int,
+    *,
+    n_models: int = 20,
+    n_findings: int = 14,
+    seed: int = 0,
+    fmt: str = "csv",
+) -> ScaleInputs:
     """Write ``predictions.<fmt>`` (long: study_id, model, finding, score) and ``labels.<fmt>`` (long: study_id,
     patient_id, source, finding, state; two sources) into ``folder``.
 
@@ -102,8 +120,9 @@ def write_scale_inputs(folder: str | Path, n_studies: int, *, n_models: int = 20
     # file order: studies shuffled (ids are not sorted in the files), findings consecutive per study
     order = rng.permutation(n_studies)
     study_ids = pa.array(np.char.add("s", (50_000_000 + order).astype(str)).astype(object), pa.string())
-    patient_ids = pa.array(np.char.add("p", (10_000_000 + patient_of[order]).astype(str)).astype(object),
-                           pa.string())
+    patient_ids = pa.array(
+        np.char.add("p", (10_000_000 + patient_of[order]).astype(str)).astype(object), pa.string()
+    )
     findings = MIMIC_FINDINGS[:n_findings]
     prevalence = np.linspace(0.03, 0.35, n_findings)[rng.permutation(n_findings)]
     truth = rng.random((n_studies, n_findings)) < prevalence  # in file order
@@ -118,15 +137,25 @@ def write_scale_inputs(folder: str | Path, n_studies: int, *, n_models: int = 20
     lab_tables = []
     for k, src in enumerate(SOURCES):
         u = rng.random((n_studies, n_findings))
-        state = np.where(truth, np.select([u < 0.78 - 0.05 * k, u < 0.90], [2, 1], 3),
-                         np.select([u < 0.30 + 0.05 * k, u < 0.33 + 0.05 * k, u < 0.35 + 0.05 * k], [0, 1, 2], 3))
+        state = np.where(
+            truth,
+            np.select([u < 0.78 - 0.05 * k, u < 0.90], [2, 1], 3),
+            np.select([u < 0.30 + 0.05 * k, u < 0.33 + 0.05 * k, u < 0.35 + 0.05 * k], [0, 1, 2], 3),
+        )
         state[rng.random(state.shape) < 0.01] = 4  # blank = missing label
-        lab_tables.append(pa.table({
-            "study_id": take(study_ids), "patient_id": take(patient_ids),
-            "source": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n_studies * n_findings, dtype=np.int32)),
-                                                     pa.array([src])),
-            "finding": f_dict, "state": pa.array(_STATE[state.ravel()], pa.string()),
-        }))
+        lab_tables.append(
+            pa.table(
+                {
+                    "study_id": take(study_ids),
+                    "patient_id": take(patient_ids),
+                    "source": pa.DictionaryArray.from_arrays(
+                        pa.array(np.zeros(n_studies * n_findings, dtype=np.int32)), pa.array([src])
+                    ),
+                    "finding": f_dict,
+                    "state": pa.array(_STATE[state.ravel()], pa.string()),
+                }
+            )
+        )
     labels = pa.concat_tables(lab_tables)
     lab_path = out / f"labels.{fmt}"
     pred_path = out / f"predictions.{fmt}"
@@ -143,21 +172,36 @@ def write_scale_inputs(folder: str | Path, n_studies: int, *, n_models: int = 20
             skill = 0.6 + 1.6 * rng.random()
             z = skill * truth + rng.standard_normal(truth.shape)
             score = np.round(1.0 / (1.0 + np.exp(-(z - 1.0))), 5).ravel()
-            block = pa.table({
-                "study_id": sid,
-                "model": pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(score), dtype=np.int32)),
-                                                        pa.array([f"model_{m:02d}"])),
-                "finding": f_dict, "score": pa.array(score),
-            })
+            block = pa.table(
+                {
+                    "study_id": sid,
+                    "model": pa.DictionaryArray.from_arrays(
+                        pa.array(np.zeros(len(score), dtype=np.int32)), pa.array([f"model_{m:02d}"])
+                    ),
+                    "finding": f_dict,
+                    "score": pa.array(score),
+                }
+            )
             if writer is None:
-                writer = (pacsv.CSVWriter(pred_path, _plain(block).schema, write_options=_CSV_OPTIONS) if fmt == "csv"
-                          else pq.ParquetWriter(pred_path, block.schema))
+                writer = (
+                    pacsv.CSVWriter(pred_path, _plain(block).schema, write_options=_CSV_OPTIONS)
+                    if fmt == "csv"
+                    else pq.ParquetWriter(pred_path, block.schema)
+                )
             writer.write_table(_plain(block) if fmt == "csv" else block)
     finally:
         if writer is not None:
             writer.close()
-    return ScaleInputs(pred_path, lab_path, n_studies, n_pat, n_models, n_findings,
-                       n_studies * n_models * n_findings, n_studies * n_findings * len(SOURCES))
+    return ScaleInputs(
+        pred_path,
+        lab_path,
+        n_studies,
+        n_pat,
+        n_models,
+        n_findings,
+        n_studies * n_models * n_findings,
+        n_studies * n_findings * len(SOURCES),
+    )
 
 
 def _plain(t: pa.Table) -> pa.Table:

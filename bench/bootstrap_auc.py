@@ -48,8 +48,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 
 
-def synthetic(n_models: int = 35, n_findings: int = 4, n_refs: int = 3, n_studies: int = 650, rng: int = 0
-              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def synthetic(
+    n_models: int = 35, n_findings: int = 4, n_refs: int = 3, n_studies: int = 650, rng: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     g = np.random.default_rng(rng)
     per = g.integers(1, 6, size=n_studies)  # studies per patient
     pat = np.repeat(np.arange(n_studies), per)[:n_studies]
@@ -61,13 +62,30 @@ def synthetic(n_models: int = 35, n_findings: int = 4, n_refs: int = 3, n_studie
         for j, f in enumerate(findings):
             st = np.where(truth[j] ^ (g.random(n_studies) < 0.1), "positive", "negative").astype(object)
             st[g.random(n_studies) < 0.05] = "uncertain"
-            labs.append(pd.DataFrame({"study_id": studies, "patient_id": [f"p{p}" for p in pat], "finding": f,
-                                      "source": f"R{r}", "state": st}))
+            labs.append(
+                pd.DataFrame(
+                    {
+                        "study_id": studies,
+                        "patient_id": [f"p{p}" for p in pat],
+                        "finding": f,
+                        "source": f"R{r}",
+                        "state": st,
+                    }
+                )
+            )
     preds = []
     for m in range(n_models):
         for j, f in enumerate(findings):
-            preds.append(pd.DataFrame({"study_id": studies, "model": f"M{m:02d}", "finding": f,
-                                       "score": np.round(truth[j] * g.random() * 1.5 + g.normal(size=n_studies), 2)}))
+            preds.append(
+                pd.DataFrame(
+                    {
+                        "study_id": studies,
+                        "model": f"M{m:02d}",
+                        "finding": f,
+                        "score": np.round(truth[j] * g.random() * 1.5 + g.normal(size=n_studies), 2),
+                    }
+                )
+            )
     return pd.concat(preds, ignore_index=True), pd.concat(labs, ignore_index=True)
 
 
@@ -81,7 +99,11 @@ def sklearn_loop(res, preds: pd.DataFrame, labels: pd.DataFrame, n_rep: int) -> 
         S[(m, f)] = g.set_index("study_id")["score"].reindex(studies).to_numpy()
     Y = {}
     for (f, r), g in labels.groupby(["finding", "source"]):
-        Y[(f, r)] = pd.Series(binarize(g["state"].to_numpy()), index=g["study_id"].to_numpy()).reindex(studies).to_numpy()
+        Y[(f, r)] = (
+            pd.Series(binarize(g["state"].to_numpy()), index=g["study_id"].to_numpy())
+            .reindex(studies)
+            .to_numpy()
+        )
     out = np.full((len(res.models), len(fs), len(res.references), n_rep), np.nan)
     t0 = time.perf_counter()
     for b in range(n_rep):
@@ -99,18 +121,35 @@ def sklearn_loop(res, preds: pd.DataFrame, labels: pd.DataFrame, n_rep: int) -> 
     return time.perf_counter() - t0, out
 
 
-def run(name: str, preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, loop_rep: int, repeats: int,
-        **kw) -> dict:
+def run(
+    name: str, preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, loop_rep: int, repeats: int, **kw
+) -> dict:
     load0 = os.getloadavg()[0]
     t0, c0 = time.perf_counter(), time.process_time()
-    prep = prepare_inputs(preds, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
-                          model_groups=None, unlabeled="error")
+    prep = prepare_inputs(
+        preds,
+        labels,
+        references=None,
+        findings=None,
+        policy="exclude",
+        not_mentioned="negative",
+        model_groups=None,
+        unlabeled="error",
+    )
     t_prep, c_prep = time.perf_counter() - t0, time.process_time() - c0
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        res = evaluate_auc_prepared(prep, n_resamples=n_resamples, confidence_level=0.95, rng=0, plan=None,
-                                    shard_size=None, executor=None, **kw)
+        res = evaluate_auc_prepared(
+            prep,
+            n_resamples=n_resamples,
+            confidence_level=0.95,
+            rng=0,
+            plan=None,
+            shard_size=None,
+            executor=None,
+            **kw,
+        )
         times.append(time.perf_counter() - t0)
     t_comp = statistics.median(times)
     loop_rep = min(loop_rep, n_resamples)
@@ -120,22 +159,38 @@ def run(name: str, preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, 
     diff = float(np.nanmax(np.abs(mine - loop)))
     same_nan = bool(np.array_equal(np.isnan(mine), np.isnan(loop)))
     t_loop_full = t_loop * n_resamples / loop_rep
-    row = {"benchmark": name, "models": len(res.models), "findings": nf, "references": len(res.references),
-           "studies": res.plan.n_studies, "patients": res.plan.n_patients, "replicates": n_resamples,
-           "auc_per_replicate": int(np.prod(loop.shape[:3])), "cxreval_validation_s": t_prep,
-           "cxreval_validation_cpu_s": c_prep,
-           "cxreval_compute_s": t_comp, "cxreval_compute_runs_s": [round(t, 3) for t in times],
-           "loop_replicates_timed": loop_rep, "loop_s_timed": t_loop, "loop_s_full": t_loop_full,
-           "speedup_compute": t_loop_full / t_comp, "speedup_with_validation": t_loop_full / (t_comp + t_prep),
-           "max_abs_diff": diff, "same_undefined": same_nan,
-           "load_avg_1min": f"{load0:.1f} -> {os.getloadavg()[0]:.1f}"}
+    row = {
+        "benchmark": name,
+        "models": len(res.models),
+        "findings": nf,
+        "references": len(res.references),
+        "studies": res.plan.n_studies,
+        "patients": res.plan.n_patients,
+        "replicates": n_resamples,
+        "auc_per_replicate": int(np.prod(loop.shape[:3])),
+        "cxreval_validation_s": t_prep,
+        "cxreval_validation_cpu_s": c_prep,
+        "cxreval_compute_s": t_comp,
+        "cxreval_compute_runs_s": [round(t, 3) for t in times],
+        "loop_replicates_timed": loop_rep,
+        "loop_s_timed": t_loop,
+        "loop_s_full": t_loop_full,
+        "speedup_compute": t_loop_full / t_comp,
+        "speedup_with_validation": t_loop_full / (t_comp + t_prep),
+        "max_abs_diff": diff,
+        "same_undefined": same_nan,
+        "load_avg_1min": f"{load0:.1f} -> {os.getloadavg()[0]:.1f}",
+    }
     if loop_rep == n_resamples:
         a = summarize_distribution(mine)
         b = summarize_distribution(loop)
-        row["ci_max_abs_diff"] = float(max(np.nanmax(np.abs(a["ci_low"] - b["ci_low"])),
-                                           np.nanmax(np.abs(a["ci_high"] - b["ci_high"]))))
+        row["ci_max_abs_diff"] = float(
+            max(np.nanmax(np.abs(a["ci_low"] - b["ci_low"])), np.nanmax(np.abs(a["ci_high"] - b["ci_high"])))
+        )
     if not (diff < 1e-12 and same_nan):
-        raise SystemExit(f"{name}: cxreval and the loop disagree (max abs diff {diff}, same undefined {same_nan})")
+        raise SystemExit(
+            f"{name}: cxreval and the loop disagree (max abs diff {diff}, same undefined {same_nan})"
+        )
     return row
 
 
@@ -149,8 +204,19 @@ def main() -> None:
     a = ap.parse_args()
     rows = []
     preds, labels = synthetic()
-    rows.append(run("synthetic 35x4x3x650", preds, labels, 1000, 1000 if a.full_loop else a.loop_replicates,
-                    a.repeats, macro=True, micro=False, mean_over_models=True))
+    rows.append(
+        run(
+            "synthetic 35x4x3x650",
+            preds,
+            labels,
+            1000,
+            1000 if a.full_loop else a.loop_replicates,
+            a.repeats,
+            macro=True,
+            micro=False,
+            mean_over_models=True,
+        )
+    )
     print(rows[-1], flush=True)
     if not a.skip_nih:
         from cxreval.datasets import nih
@@ -159,20 +225,43 @@ def main() -> None:
         p = load_predictions(SHARED / "nih_fold_predictions").table
         lab = nih.load_labels().table
         lab = lab[lab.study_id.isin(set(p.study_id))]
-        rows.append(run("NIH 10 models x 14 findings, 22,433 images", p, lab, 2000,
-                        2000 if a.full_loop else a.nih_loop_replicates, a.repeats, macro=False, micro=False,
-                        mean_over_models=False))
+        rows.append(
+            run(
+                "NIH 10 models x 14 findings, 22,433 images",
+                p,
+                lab,
+                2000,
+                2000 if a.full_loop else a.nih_loop_replicates,
+                a.repeats,
+                macro=False,
+                micro=False,
+                mean_over_models=False,
+            )
+        )
         print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
     import scipy
     import sklearn
 
-    print(f"\nmachine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, python "
-          f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
-          f"scikit-learn {sklearn.__version__}")
-    cols = ["benchmark", "replicates", "auc_per_replicate", "cxreval_validation_s", "cxreval_compute_s",
-            "loop_replicates_timed", "loop_s_timed", "loop_s_full", "speedup_compute", "speedup_with_validation",
-            "max_abs_diff", "load_avg_1min"]
+    print(
+        f"\nmachine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, python "
+        f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+        f"scikit-learn {sklearn.__version__}"
+    )
+    cols = [
+        "benchmark",
+        "replicates",
+        "auc_per_replicate",
+        "cxreval_validation_s",
+        "cxreval_compute_s",
+        "loop_replicates_timed",
+        "loop_s_timed",
+        "loop_s_full",
+        "speedup_compute",
+        "speedup_with_validation",
+        "max_abs_diff",
+        "load_avg_1min",
+    ]
     print(df[cols].to_string(index=False))
 
 

@@ -56,8 +56,9 @@ def _decode_text_uris(text: str) -> str:
     """Inline ``data:text/...;base64,`` payloads (the report's CSV downloads) as text, so they get masked."""
     import base64
 
-    return _DATA_URI.sub(lambda m: f"data:{m.group(1)},{base64.b64decode(m.group(3)).decode('utf-8', 'replace')}",
-                         text)
+    return _DATA_URI.sub(
+        lambda m: f"data:{m.group(1)},{base64.b64decode(m.group(3)).decode('utf-8', 'replace')}", text
+    )
 
 
 def _mask(text: str, root: Path | None = None) -> str:
@@ -74,8 +75,13 @@ def _files(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.name not in IGNORED}
 
 
-def _frames_equal(a: pd.DataFrame, b: pd.DataFrame, renames: dict[str, str] | None = None,
-                  notes: list[str] | None = None, name: str = "") -> str:
+def _frames_equal(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    renames: dict[str, str] | None = None,
+    notes: list[str] | None = None,
+    name: str = "",
+) -> str:
     a, b = a.copy(), b.copy()
     a.attrs, b.attrs = {}, {}
     hit = {k: v for k, v in (renames or {}).items() if k in a.columns}
@@ -90,8 +96,13 @@ def _frames_equal(a: pd.DataFrame, b: pd.DataFrame, renames: dict[str, str] | No
     return ""
 
 
-def _compare_file(a: Path, b: Path, notes: list[str], roots: tuple[Path, Path] | None = None,
-                  renames: dict[str, str] | None = None) -> str:
+def _compare_file(
+    a: Path,
+    b: Path,
+    notes: list[str],
+    roots: tuple[Path, Path] | None = None,
+    renames: dict[str, str] | None = None,
+) -> str:
     """'' when equal, else why not; equal-but-noteworthy things go to ``notes``."""
     suffix = a.suffix.lower()
     if suffix == ".csv":
@@ -108,8 +119,10 @@ def _compare_file(a: Path, b: Path, notes: list[str], roots: tuple[Path, Path] |
 
             ka, kb = (set((pq.read_schema(p).metadata or {}).keys()) for p in (a, b))
             extra = sorted(k.decode() for k in ka ^ kb)
-            notes.append(f"{a.name}: equal tables, different file metadata" + (f" (only in one: {extra})" if extra
-                                                                                 else ""))
+            notes.append(
+                f"{a.name}: equal tables, different file metadata"
+                + (f" (only in one: {extra})" if extra else "")
+            )
         return why
     if suffix == ".json":
         ja, jb = (json.loads(_mask(p.read_text(), r)) for p, r in zip((a, b), roots or (None, None)))
@@ -127,12 +140,20 @@ def _compare_file(a: Path, b: Path, notes: list[str], roots: tuple[Path, Path] |
         return ""
     la, lb = ta.splitlines(), tb.splitlines()
     i = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
-    return (f"text differs from line {i + 1}: {la[i][:160] if i < len(la) else '<end>'!r} vs "
-            f"{lb[i][:160] if i < len(lb) else '<end>'!r}")
+    return (
+        f"text differs from line {i + 1}: {la[i][:160] if i < len(la) else '<end>'!r} vs "
+        f"{lb[i][:160] if i < len(lb) else '<end>'!r}"
+    )
 
 
-def compare_folders(a: str | Path, b: str | Path, *, out=sys.stdout, renames: dict[str, str] | None = None,
-                    allow_new: bool = False) -> int:
+def compare_folders(
+    a: str | Path,
+    b: str | Path,
+    *,
+    out=sys.stdout,
+    renames: dict[str, str] | None = None,
+    allow_new: bool = False,
+) -> int:
     """Print every difference between folders ``a`` and ``b``; return the number of differences.
 
     ``renames`` ``{old: new}``: columns of ``a``'s tables renamed before comparing; ``allow_new``: files only
@@ -158,20 +179,30 @@ def compare_folders(a: str | Path, b: str | Path, *, out=sys.stdout, renames: di
         print(f"note  {n}", file=out)
     for p in problems:
         print(f"DIFF  {p}", file=out)
-    print(f"{len(fa & fb)} files compared ({n_tables} tables), {len(problems)} difference(s), {len(notes)} note(s); "
-          f"run.json ignored", file=out)
+    print(
+        f"{len(fa & fb)} files compared ({n_tables} tables), {len(problems)} difference(s), {len(notes)} note(s); "
+        f"run.json ignored",
+        file=out,
+    )
     return len(problems)
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python bench/compare_outputs.py",
-                                 description="Compare two cxreval output folders table by table.")
+    ap = argparse.ArgumentParser(
+        prog="python bench/compare_outputs.py",
+        description="Compare two cxreval output folders table by table.",
+    )
     ap.add_argument("a", type=Path, help="the folder written by the old code")
     ap.add_argument("b", type=Path, help="the folder written by the new code")
-    ap.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
-                    help="a column renamed on purpose (applied to A's tables); repeatable")
+    ap.add_argument(
+        "--rename",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="a column renamed on purpose (applied to A's tables); repeatable",
+    )
     ap.add_argument("--allow-new", action="store_true", help="files only in B are notes, not differences")
     try:
         args = ap.parse_args(sys.argv[1:] if argv is None else argv)

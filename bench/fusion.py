@@ -52,8 +52,9 @@ def agree(ours: pd.Series, theirs: pd.Series) -> tuple[int, int]:
     return int((ours.to_numpy() == theirs.to_numpy()).sum()), len(ours)
 
 
-def measure(findings: list[str] | None = None, defects_finding: str = "Cardiomegaly"
-            ) -> tuple[pd.DataFrame, dict[str, object]]:
+def measure(
+    findings: list[str] | None = None, defects_finding: str = "Cardiomegaly"
+) -> tuple[pd.DataFrame, dict[str, object]]:
     """The per-finding table and the summary (times, agreements, crowd-kit's defects) of one run."""
     import crowdkit
     from crowdkit.aggregation import MACE as CKMACE
@@ -67,8 +68,13 @@ def measure(findings: list[str] | None = None, defects_finding: str = "Cardiomeg
     agreeing = {k: [0, 0] for k in ("ds_conv", "ds_default", "ds_ours_vs_ck_default", "mace", "mv")}
     for f in findings:
         g = table[table["finding"] == f]
-        d = pd.DataFrame({"study_id": g["study_id"].to_numpy(), "source": g["source"].to_numpy(),
-                          "state": g["state"].astype(int).to_numpy()})
+        d = pd.DataFrame(
+            {
+                "study_id": g["study_id"].to_numpy(),
+                "source": g["source"].to_numpy(),
+                "state": g["state"].astype(int).to_numpy(),
+            }
+        )
         ck = d.rename(columns={"study_id": "task", "source": "worker", "state": "label"})
         ck_sorted = ck.sort_values(["worker", "label", "task"], kind="stable").reset_index(drop=True)
         ds, t_ds = timed(DawidSkene().fit, d)
@@ -89,22 +95,38 @@ def measure(findings: list[str] | None = None, defects_finding: str = "Cardiomeg
             agreeing[k][0] += a[0]
             agreeing[k][1] += a[1]
         hist = ds.log_likelihood_history_["*"]
-        rows.append({
-            "finding": f, "positives (any reader)": int((d.state == 2).groupby(d.study_id).any().sum()),
-            "ds_iter": int(ds.fit_info_["n_iter"].iloc[0]), "ck_ds_default_iter": len(ck_def.loss_history_),
-            "ll_gain_after_iter2": float(hist[-1] - hist[min(1, len(hist) - 1)]),
-            "ds_vs_ck_conv": a_conv[0] / a_conv[1], "ck_default_vs_ck_conv": a_def[0] / a_def[1],
-            "mace_vs_ck_mace": a_mace[0] / a_mace[1],
-            "t_ds": t_ds, "t_ck_ds_conv": t_ck_conv, "t_mace": t_mace, "t_ck_mace": t_ck_mace,
-        })
-        print(f"{f}: DS agree {a_conv[0] / a_conv[1]:.5f} ({t_ds:.2f}s vs {t_ck_conv:.2f}s), "
-              f"MACE agree {a_mace[0] / a_mace[1]:.5f} ({t_mace:.2f}s vs {t_ck_mace:.2f}s)", flush=True)
+        rows.append(
+            {
+                "finding": f,
+                "positives (any reader)": int((d.state == 2).groupby(d.study_id).any().sum()),
+                "ds_iter": int(ds.fit_info_["n_iter"].iloc[0]),
+                "ck_ds_default_iter": len(ck_def.loss_history_),
+                "ll_gain_after_iter2": float(hist[-1] - hist[min(1, len(hist) - 1)]),
+                "ds_vs_ck_conv": a_conv[0] / a_conv[1],
+                "ck_default_vs_ck_conv": a_def[0] / a_def[1],
+                "mace_vs_ck_mace": a_mace[0] / a_mace[1],
+                "t_ds": t_ds,
+                "t_ck_ds_conv": t_ck_conv,
+                "t_mace": t_mace,
+                "t_ck_mace": t_ck_mace,
+            }
+        )
+        print(
+            f"{f}: DS agree {a_conv[0] / a_conv[1]:.5f} ({t_ds:.2f}s vs {t_ck_conv:.2f}s), "
+            f"MACE agree {a_mace[0] / a_mace[1]:.5f} ({t_mace:.2f}s vs {t_ck_mace:.2f}s)",
+            flush=True,
+        )
     per = pd.DataFrame(rows)
 
     # crowd-kit defects on one finding
     g = table[table["finding"] == defects_finding]
-    d = pd.DataFrame({"study_id": g["study_id"].to_numpy(), "source": g["source"].to_numpy(),
-                      "state": g["state"].astype(int).to_numpy()})
+    d = pd.DataFrame(
+        {
+            "study_id": g["study_id"].to_numpy(),
+            "source": g["source"].to_numpy(),
+            "state": g["state"].astype(int).to_numpy(),
+        }
+    )
     ck = d.rename(columns={"study_id": "task", "source": "worker", "state": "label"})
     ck_sorted = ck.sort_values(["worker", "label", "task"], kind="stable").reset_index(drop=True)
     shuffled = ck.sample(frac=1.0, random_state=1).reset_index(drop=True)
@@ -113,13 +135,24 @@ def measure(findings: list[str] | None = None, defects_finding: str = "Cardiomeg
     ck_shuf_model = CKMACE().fit(shuffled)
     ck_sort_model = CKMACE().fit(ck_sorted)
     ck_shuf, ck_sort = ck_shuf_model.labels_, ck_sort_model.labels_
-    proba_diff = (ck_sort_model.probas_.sort_index() - ck_shuf_model.probas_.reindex(
-        ck_sort_model.probas_.sort_index().index)[ck_sort_model.probas_.columns]).abs().max().max()
+    proba_diff = (
+        (
+            ck_sort_model.probas_.sort_index()
+            - ck_shuf_model.probas_.reindex(ck_sort_model.probas_.sort_index().index)[
+                ck_sort_model.probas_.columns
+            ]
+        )
+        .abs()
+        .max()
+        .max()
+    )
     ours_sort = MACE(rng=0).fit(d)
     ours_shuf = MACE(rng=0).fit(d.sample(frac=1.0, random_state=1))
     defects = {
         "finding": defects_finding,
-        "ck_mace_10_restarts_equal_1_restart_max_abs_diff": float((r10 - r1.reindex(r10.index)).abs().max().max()),
+        "ck_mace_10_restarts_equal_1_restart_max_abs_diff": float(
+            (r10 - r1.reindex(r10.index)).abs().max().max()
+        ),
         "ck_mace_sorted_vs_shuffled_label_agreement": agree(ck_sort.sort_index(), ck_shuf)[0] / len(ck_sort),
         "ck_mace_sorted_vs_shuffled_max_abs_proba_diff": float(proba_diff),
         "cxreval_mace_restart_log_likelihoods": ours_sort.log_likelihoods_["*"].round(3).tolist(),
@@ -128,7 +161,8 @@ def measure(findings: list[str] | None = None, defects_finding: str = "Cardiomeg
 
     summary = {
         "crowdkit_version": crowdkit.__version__ if hasattr(crowdkit, "__version__") else "1.4.2",
-        "findings": findings, "n_items": agreeing["ds_conv"][1],
+        "findings": findings,
+        "n_items": agreeing["ds_conv"][1],
         "agreement": {k: v[0] / v[1] for k, v in agreeing.items()},
         "n_items_differing": {k: v[1] - v[0] for k, v in agreeing.items()},
         "seconds": tot,
@@ -143,22 +177,27 @@ def measure(findings: list[str] | None = None, defects_finding: str = "Cardiomeg
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--findings", default=None, help="comma-separated subset (default: the 14 local findings)")
+    ap.add_argument(
+        "--findings", default=None, help="comma-separated subset (default: the 14 local findings)"
+    )
     ap.add_argument("--defects-finding", default="Cardiomegaly")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     try:
         per, summary = measure(args.findings.split(",") if args.findings else None, args.defects_finding)
     except ImportError as exc:
-        raise SystemExit(f"bench/fusion.py needs crowd-kit==1.4.2 in this environment ({exc}); "
-                         "see the docstring.") from exc
+        raise SystemExit(
+            f"bench/fusion.py needs crowd-kit==1.4.2 in this environment ({exc}); see the docstring."
+        ) from exc
     findings, tot, defects = summary["findings"], summary["seconds"], summary["defects"]
     n_find = len(findings)
     md = [
-        "## Fusion", "",
+        "## Fusion",
+        "",
         f"`bench/fusion.py` (cxreval vs crowd-kit 1.4.2 in a separate venv; VinDr-CXR, {n_find} findings x "
         f"15,000 images = {summary['n_items']:,} (image, finding) items, one fit per finding; one run on the shared "
-        "2-core machine, `OMP_NUM_THREADS=1`).", "",
+        "2-core machine, `OMP_NUM_THREADS=1`).",
+        "",
         "| method | cxreval (s) | crowd-kit (s) | speed-up | label agreement |",
         "|---|---|---|---|---|",
         f"| Dawid–Skene vs crowd-kit converged (100 it., tol off) | {tot['ds']:.1f} | {tot['ck_ds_conv']:.1f} | "
@@ -168,7 +207,8 @@ def main() -> None:
         f"| MACE (10 restarts x 50 VB it.), crowd-kit on reader-sorted input | {tot['mace']:.1f} | "
         f"{tot['ck_mace']:.1f} | {summary['speedup_mace']:.1f}x | {summary['agreement']['mace']:.4%} |",
         f"| majority vote | {tot['mv']:.1f} | {tot['ck_mv']:.1f} | {tot['ck_mv'] / tot['mv']:.1f}x | "
-        f"{summary['agreement']['mv']:.4%} |", "",
+        f"{summary['agreement']['mv']:.4%} |",
+        "",
         f"- crowd-kit DS defaults stop after {sorted(set(summary['ck_ds_default_iterations']))} iterations (its "
         "objective counts the class prior once per annotation); its default labels differ from its own converged "
         f"labels on {summary['n_items_differing']['ds_default']} items; cxreval's EM ran "
@@ -182,10 +222,28 @@ def main() -> None:
         f"sorted vs shuffled identical: {defects['cxreval_mace_sorted_vs_shuffled_identical']}.",
         "- Competence caveat: R1–R7 never mark a finding (R2 once) and R8–R10 read almost all abnormal images; "
         "per-reader DS confusion matrices and MACE competences on VinDr mostly reflect which images a reader read.",
-        "", "Per finding:", "",
-        markdown_table(per[["finding", "positives (any reader)", "ds_iter", "ck_ds_default_iter",
-                            "ds_vs_ck_conv", "ck_default_vs_ck_conv", "mace_vs_ck_mace", "t_ds", "t_ck_ds_conv",
-                            "t_mace", "t_ck_mace"]], decimals=4), "",
+        "",
+        "Per finding:",
+        "",
+        markdown_table(
+            per[
+                [
+                    "finding",
+                    "positives (any reader)",
+                    "ds_iter",
+                    "ck_ds_default_iter",
+                    "ds_vs_ck_conv",
+                    "ck_default_vs_ck_conv",
+                    "mace_vs_ck_mace",
+                    "t_ds",
+                    "t_ck_ds_conv",
+                    "t_mace",
+                    "t_ck_mace",
+                ]
+            ],
+            decimals=4,
+        ),
+        "",
     ]
     text = "\n".join(md)
     print(text)

@@ -54,22 +54,34 @@ def simulate(n: int, *, prevalence: float = 0.3, rng: object = 0) -> tuple[pd.Da
     return ann, pd.Series(truth, index=pd.Index(ids, name="study_id"))
 
 
-def summary(name: str, fused: pd.Series, truth: pd.Series, ann: pd.DataFrame, seconds: float) -> dict[str, object]:
+def summary(
+    name: str, fused: pd.Series, truth: pd.Series, ann: pd.DataFrame, seconds: float
+) -> dict[str, object]:
     f = fused.reindex(truth.index).to_numpy()
     t = truth.to_numpy()
     ratio = state_share_ratios(ann, fused)
     worst = ratio.loc[ratio["ratio"].idxmax()]
-    return {"method": name, "accuracy": float(np.mean(f == t)), "fused_unc": float(np.mean(f == 1)),
-            "sensitivity": float(np.mean(f[t == 2] == 2)), "specificity": float(np.mean(f[t == 0] == 0)),
-            "max_ratio": f"{worst['ratio']:.1f} (state {int(worst['state'])})", "seconds": round(seconds, 1)}
+    return {
+        "method": name,
+        "accuracy": float(np.mean(f == t)),
+        "fused_unc": float(np.mean(f == 1)),
+        "sensitivity": float(np.mean(f[t == 2] == 2)),
+        "specificity": float(np.mean(f[t == 0] == 0)),
+        "max_ratio": f"{worst['ratio']:.1f} (state {int(worst['state'])})",
+        "seconds": round(seconds, 1),
+    }
 
 
 def measure(n: int, *, prevalence: float = 0.1, seed: int = 0, crowdkit: bool = True) -> dict[str, object]:
     """Fit every method on one simulation: rows of :func:`summary`, the readers' answer shares, the MACE match."""
     ann, truth = simulate(n, prevalence=prevalence, rng=seed)
     rows, fused = [], {}
-    for name, est in (("MV", MajorityVote()), ("DS", DawidSkene()), ("MACE", MACE(rng=0)),
-                      ("MACE em", MACE(rng=0, method="em"))):
+    for name, est in (
+        ("MV", MajorityVote()),
+        ("DS", DawidSkene()),
+        ("MACE", MACE(rng=0)),
+        ("MACE em", MACE(rng=0, method="em")),
+    ):
         t0 = time.perf_counter()
         fused[name] = est.fit_predict(ann)
         rows.append(summary(f"cxreval {name}", fused[name], truth, ann, time.perf_counter() - t0))
@@ -78,7 +90,8 @@ def measure(n: int, *, prevalence: float = 0.1, seed: int = 0, crowdkit: bool = 
         from crowdkit.aggregation import DawidSkene as CKDawidSkene
 
         ck = ann.rename(columns={"study_id": "task", "source": "worker", "state": "label"}).sort_values(
-            ["worker", "label", "task"])
+            ["worker", "label", "task"]
+        )
         for name, est in (("DS", CKDawidSkene()), ("MACE", CKMACE())):
             t0 = time.perf_counter()
             got = est.fit_predict(ck)
@@ -88,8 +101,12 @@ def measure(n: int, *, prevalence: float = 0.1, seed: int = 0, crowdkit: bool = 
     shares = ann.groupby("source")["state"].value_counts(normalize=True).unstack(fill_value=0.0)
     same = None
     if "ck MACE" in fused:
-        same = float(np.mean(fused["MACE"].reindex(truth.index).to_numpy()
-                             == fused["ck MACE"].reindex(truth.index).to_numpy()))
+        same = float(
+            np.mean(
+                fused["MACE"].reindex(truth.index).to_numpy()
+                == fused["ck MACE"].reindex(truth.index).to_numpy()
+            )
+        )
     return {"rows": rows, "shares": shares, "same_mace": same}
 
 

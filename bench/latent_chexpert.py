@@ -49,13 +49,15 @@ def measure(folder: Path, n_resamples: int = 0) -> dict[str, object]:
     pid = labels.drop_duplicates("study_id").set_index("study_id")["patient_id"]
     fused = fused.assign(patient_id=fused["study_id"].map(pid))[list(labels.columns)]
     both = pd.concat([labels, fused], ignore_index=True)
-    table = evaluate_auc(preds, both, references=[*refs, "fused_mv", "fused_ds"], n_resamples=0,
-                         studies="common").table
+    table = evaluate_auc(
+        preds, both, references=[*refs, "fused_mv", "fused_ds"], n_resamples=0, studies="common"
+    ).table
     table = table[table["finding"].isin(FINDINGS) & (table["model"] != "Mean")]
     wide = table.pivot_table(index=["model", "finding"], columns="reference", values="auc")
     # the latent truth on the same studies: those labelled by every compared reference
-    common = set.intersection(*(set(both.loc[(both["source"] == r), "study_id"]) for r in
-                                [*refs, "fused_mv", "fused_ds"]))
+    common = set.intersection(
+        *(set(both.loc[(both["source"] == r), "study_id"]) for r in [*refs, "fused_mv", "fused_ds"])
+    )
     lab_c = labels[labels["study_id"].isin(common)]
     pr_c = preds[preds["study_id"].isin(common)]
     t1 = time.perf_counter()
@@ -81,20 +83,44 @@ def measure(folder: Path, n_resamples: int = 0) -> dict[str, object]:
             s = prep.S[m, f]
             ok = keep & np.isfinite(s)
             soft[(model, finding)] = latent_auc_score(s[ok], post[ok])
-            auto_dependent += select_score_model(y[ok], s[ok], None, None, None, None, max_iter=2000,
-                                                 tol=1e-10) == "dependent"
+            auto_dependent += (
+                select_score_model(y[ok], s[ok], None, None, None, None, max_iter=2000, tol=1e-10)
+                == "dependent"
+            )
             n_comb += 1
     wide["reader-only soft"] = pd.Series(soft)
-    cols = [*READERS, "fused_mv", "fused_ds", "reader-only soft", "latent, bins", "latent, spline",
-            "latent, dependent", "latent"]
+    cols = [
+        *READERS,
+        "fused_mv",
+        "fused_ds",
+        "reader-only soft",
+        "latent, bins",
+        "latent, spline",
+        "latent, dependent",
+        "latent",
+    ]
     delta = wide[cols].sub(wide["consensus"], axis=0)
-    summary = pd.DataFrame({"reference": cols, "mean |ΔAUC|": delta.abs().mean().to_numpy(),
-                            "mean ΔAUC": delta.mean().to_numpy(),
-                            "max |ΔAUC|": delta.abs().max().to_numpy()})
+    summary = pd.DataFrame(
+        {
+            "reference": cols,
+            "mean |ΔAUC|": delta.abs().mean().to_numpy(),
+            "mean ΔAUC": delta.mean().to_numpy(),
+            "max |ΔAUC|": delta.abs().max().to_numpy(),
+        }
+    )
     per_finding = delta.abs().groupby(level="finding").mean()
-    return {"wide": wide[["consensus", *cols]].reset_index(), "summary": summary, "per_finding": per_finding,
-            "latent": lat, "spline": spline, "auto_dependent": auto_dependent, "n_combinations": n_comb,
-            "n_studies": len(common), "seconds": time.perf_counter() - t0, "latent_seconds": latent_s}
+    return {
+        "wide": wide[["consensus", *cols]].reset_index(),
+        "summary": summary,
+        "per_finding": per_finding,
+        "latent": lat,
+        "spline": spline,
+        "auto_dependent": auto_dependent,
+        "n_combinations": n_comb,
+        "n_studies": len(common),
+        "seconds": time.perf_counter() - t0,
+        "latent_seconds": latent_s,
+    }
 
 
 if __name__ == "__main__":

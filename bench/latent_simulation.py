@@ -38,10 +38,23 @@ from cxreval.latent import bootstrap_latent_class, fit_latent_class, latent_auc_
 __all__ = ["METHODS", "simulate_set", "measure"]
 
 #: (name, separation d, sd of the positives' score, monotone transform) of the five models
-MODELS = (("A", 0.4, 1.0, None), ("B", 0.9, 1.3, None), ("C", 1.4, 1.0, "exp"), ("D", 2.0, 0.8, None),
-          ("E", 2.6, 1.0, "exp"))
-METHODS = ("latent", "latent, spline", "latent, dependent", "latent, bins", "oracle posterior", "majority vote (hard)", "Dawid-Skene (hard)",
-           "reader-only soft")
+MODELS = (
+    ("A", 0.4, 1.0, None),
+    ("B", 0.9, 1.3, None),
+    ("C", 1.4, 1.0, "exp"),
+    ("D", 2.0, 0.8, None),
+    ("E", 2.6, 1.0, "exp"),
+)
+METHODS = (
+    "latent",
+    "latent, spline",
+    "latent, dependent",
+    "latent, bins",
+    "oracle posterior",
+    "majority vote (hard)",
+    "Dawid-Skene (hard)",
+    "reader-only soft",
+)
 
 
 def simulate_set(rng: np.random.Generator, reader_slope: float = 0.0) -> dict[str, object]:
@@ -66,8 +79,11 @@ def simulate_set(rng: np.random.Generator, reader_slope: float = 0.0) -> dict[st
         y = np.where(t[:, None], rng.random((n, r)) < p_pos, rng.random((n, r)) > p_neg).astype(float)
     else:
         y = np.where(t[:, None], rng.random((n, r)) < se, rng.random((n, r)) > sp).astype(float)
-    reader_lr = ((y * np.log(se) + (1 - y) * np.log1p(-se)).sum(axis=1)
-                 - (y * np.log1p(-sp) + (1 - y) * np.log(sp)).sum(axis=1) + np.log(pi / (1 - pi)))
+    reader_lr = (
+        (y * np.log(se) + (1 - y) * np.log1p(-se)).sum(axis=1)
+        - (y * np.log1p(-sp) + (1 - y) * np.log(sp)).sum(axis=1)
+        + np.log(pi / (1 - pi))
+    )
     scores = {}
     oracle = {}
     for name, d, sd1, transform in MODELS:
@@ -79,7 +95,15 @@ def simulate_set(rng: np.random.Generator, reader_slope: float = 0.0) -> dict[st
             x = np.where(t, rng.normal(d, sd1, n), rng.normal(0.0, 1.0, n))
         scores[name] = np.exp(x) if transform == "exp" else x
         oracle[name] = expit(reader_lr + norm.logpdf(x, d, sd1) - norm.logpdf(x))
-    return {"n": n, "readers": r, "prevalence": pi, "truth": t, "labels": y, "scores": scores, "oracle": oracle}
+    return {
+        "n": n,
+        "readers": r,
+        "prevalence": pi,
+        "truth": t,
+        "labels": y,
+        "scores": scores,
+        "oracle": oracle,
+    }
 
 
 def _hard_auc(y_true: np.ndarray, score: np.ndarray) -> float:
@@ -110,8 +134,12 @@ def measure(n_sets: int, n_resamples: int, seed: int = 0, reader_slope: float = 
             f0 = time.perf_counter()
             if n_resamples > 0:
                 res = bootstrap_latent_class(y, score, plan, score_model="auto")
-                auc, ci_low, ci_high, not_conv = (res.auc, res.auc_bootstrap.confidence_interval.low,
-                                                  res.auc_bootstrap.confidence_interval.high, res.n_not_converged)
+                auc, ci_low, ci_high, not_conv = (
+                    res.auc,
+                    res.auc_bootstrap.confidence_interval.low,
+                    res.auc_bootstrap.confidence_interval.high,
+                    res.n_not_converged,
+                )
                 chosen = res.fit.score_model
             else:
                 auto = fit_latent_class(y, score, score_model="auto")
@@ -122,19 +150,40 @@ def measure(n_sets: int, n_resamples: int, seed: int = 0, reader_slope: float = 
             spline = fit_latent_class(y, score)
             bins = fit_latent_class(y, score, score_model="bins")
             dep = fit_latent_class(y, score, score_model="dependent")
-            est = {"latent": auc, "latent, spline": latent_auc_score(score, spline.posterior),
-                   "latent, dependent": latent_auc_score(score, dep.posterior),
-                   "latent, bins": latent_auc_score(score, bins.posterior),
-                   "oracle posterior": latent_auc_score(score, sim["oracle"][name]),
-                   "majority vote (hard)": _hard_auc(mv, score), "Dawid-Skene (hard)": _hard_auc(ds_hard, score),
-                   "reader-only soft": latent_auc_score(score, readers_only.posterior)}
-            rows.append({"set": k, "model": name, "n": n, "readers": sim["readers"],
-                         "prevalence": sim["prevalence"], "positives": int(t.sum()), "true_auc": true, "ci_low": ci_low, "ci_high": ci_high,
-                         "covered": bool(ci_low <= true <= ci_high), "not_converged": not_conv,
-                         "auto chose dependent": chosen == "dependent",
-                         **{f"err {m}": est[m] - true for m in METHODS}})
-    return {"rows": rows, "seconds": time.perf_counter() - t0, "latent_seconds": fit_s, "n_sets": n_sets,
-            "n_resamples": n_resamples}
+            est = {
+                "latent": auc,
+                "latent, spline": latent_auc_score(score, spline.posterior),
+                "latent, dependent": latent_auc_score(score, dep.posterior),
+                "latent, bins": latent_auc_score(score, bins.posterior),
+                "oracle posterior": latent_auc_score(score, sim["oracle"][name]),
+                "majority vote (hard)": _hard_auc(mv, score),
+                "Dawid-Skene (hard)": _hard_auc(ds_hard, score),
+                "reader-only soft": latent_auc_score(score, readers_only.posterior),
+            }
+            rows.append(
+                {
+                    "set": k,
+                    "model": name,
+                    "n": n,
+                    "readers": sim["readers"],
+                    "prevalence": sim["prevalence"],
+                    "positives": int(t.sum()),
+                    "true_auc": true,
+                    "ci_low": ci_low,
+                    "ci_high": ci_high,
+                    "covered": bool(ci_low <= true <= ci_high),
+                    "not_converged": not_conv,
+                    "auto chose dependent": chosen == "dependent",
+                    **{f"err {m}": est[m] - true for m in METHODS},
+                }
+            )
+    return {
+        "rows": rows,
+        "seconds": time.perf_counter() - t0,
+        "latent_seconds": fit_s,
+        "n_sets": n_sets,
+        "n_resamples": n_resamples,
+    }
 
 
 #: How the simulated sets are grouped into design conditions for the bias (systematic error): studies per set,
@@ -163,11 +212,18 @@ def summarise(m: dict[str, object]) -> dict[str, object]:
     """Mean |error|, mean signed error and mean |bias| over design cells per method; coverage; by number of
     positives."""
     rows = m["rows"]
-    out: dict[str, object] = {"cells": len(rows), "coverage": float(np.mean([r["covered"] for r in rows])),
-                              "not_converged": int(sum(r["not_converged"] for r in rows))}
+    out: dict[str, object] = {
+        "cells": len(rows),
+        "coverage": float(np.mean([r["covered"] for r in rows])),
+        "not_converged": int(sum(r["not_converged"] for r in rows)),
+    }
     pos = np.array([r["positives"] for r in rows])
-    strata = (("all cells", np.ones(pos.size, dtype=bool)), ("< 50 positives", pos < 50),
-              ("50-149 positives", (pos >= 50) & (pos < 150)), (">= 150 positives", pos >= 150))
+    strata = (
+        ("all cells", np.ones(pos.size, dtype=bool)),
+        ("< 50 positives", pos < 50),
+        ("50-149 positives", (pos >= 50) & (pos < 150)),
+        (">= 150 positives", pos >= 150),
+    )
     table = []
     for method in METHODS:
         e = np.array([r[f"err {method}"] for r in rows], dtype=float)
@@ -181,8 +237,9 @@ def summarise(m: dict[str, object]) -> dict[str, object]:
     out["table"] = table
     out["strata"] = [(label, int(mask.sum())) for label, mask in strata]
     cov = np.array([r["covered"] for r in rows])
-    out["coverage_by_stratum"] = [(label, float(cov[mask].mean()) if mask.any() else float("nan"))
-                                  for label, mask in strata]
+    out["coverage_by_stratum"] = [
+        (label, float(cov[mask].mean()) if mask.any() else float("nan")) for label, mask in strata
+    ]
     width = np.array([r["ci_high"] - r["ci_low"] for r in rows])
     out["mean_ci_width"] = float(width.mean())
     out["auto_dependent_share"] = float(np.mean([r["auto chose dependent"] for r in rows]))
@@ -196,6 +253,8 @@ if __name__ == "__main__":
     s = summarise(m)
     print(f"{s['cells']} cells, coverage {s['coverage']:.3f}, {m['seconds']:.0f} s")
     for row in s["table"]:
-        print(f"{row['method']:>24}: mean |error| {row['mean |error| all cells']:.4f}, "
-              f"mean error {row['mean error all cells']:+.4f}, mean |bias| {row['mean |bias|']:.4f} "
-              f"({row['design cells']} design cells)")
+        print(
+            f"{row['method']:>24}: mean |error| {row['mean |error| all cells']:.4f}, "
+            f"mean error {row['mean error all cells']:+.4f}, mean |bias| {row['mean |bias|']:.4f} "
+            f"({row['design cells']} design cells)"
+        )

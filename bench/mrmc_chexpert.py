@@ -32,22 +32,31 @@ MARGIN = 0.05
 
 def command(n_resamples: int, seed: int) -> list[str]:
     """The command lines that compute the same tables."""
-    return ["cxreval data export chexpert_test --path CHEXPERT_TEST -o chexpert",
-            "cxreval data export chexpert_test_predictions --path CHEXPERT_TEST -o chexpert_predictions",
-            f"cxreval mrmc -l chexpert/labels.parquet --readers {','.join(READERS)} -p "
-            f"chexpert_predictions/predictions.parquet -r {','.join(REFERENCES)} --latent-sources "
-            f"{','.join(LATENT_SOURCES)} -f {','.join(FINDINGS)} --margin {MARGIN} --n-resamples {n_resamples} "
-            f"--seed {seed} -o chexpert_reader_study"]
+    return [
+        "cxreval data export chexpert_test --path CHEXPERT_TEST -o chexpert",
+        "cxreval data export chexpert_test_predictions --path CHEXPERT_TEST -o chexpert_predictions",
+        f"cxreval mrmc -l chexpert/labels.parquet --readers {','.join(READERS)} -p "
+        f"chexpert_predictions/predictions.parquet -r {','.join(REFERENCES)} --latent-sources "
+        f"{','.join(LATENT_SOURCES)} -f {','.join(FINDINGS)} --margin {MARGIN} --n-resamples {n_resamples} "
+        f"--seed {seed} -o chexpert_reader_study",
+    ]
 
 
 def measure(folder: Path, *, n_resamples: int, seed: int) -> dict[str, object]:
     t0 = time.perf_counter()
     (labels,) = export_dataset("chexpert_test", path=folder).tables().values()
     (preds,) = export_dataset("chexpert_test_predictions", path=folder).tables().values()
-    res = evaluate_reader_study(labels_to_ratings(labels, sources=list(READERS)), labels,
-                                references=list(REFERENCES), predictions=preds, findings=list(FINDINGS),
-                                latent_sources=list(LATENT_SOURCES), margin=MARGIN, n_resamples=n_resamples,
-                                rng=seed)
+    res = evaluate_reader_study(
+        labels_to_ratings(labels, sources=list(READERS)),
+        labels,
+        references=list(REFERENCES),
+        predictions=preds,
+        findings=list(FINDINGS),
+        latent_sources=list(LATENT_SOURCES),
+        margin=MARGIN,
+        n_resamples=n_resamples,
+        rng=seed,
+    )
     seconds = time.perf_counter() - t0
     keys = ["reference", "finding", "model"]
     below = res.below_count[res.below_count["observed"]].set_index(keys)["n_readers_below"]
@@ -58,20 +67,37 @@ def measure(folder: Path, *, n_resamples: int, seed: int) -> dict[str, object]:
     summary = []
     for (ref, finding), g in per_model.groupby(["reference", "finding"], sort=False):
         c = counts.loc[(ref, finding)]
-        summary.append({"reference": ref, "finding": finding, "cases": int(c["cases"]),
-                        "positives": int(c["positives"]), "non_inferior": int(g["non_inferior"].sum()),
-                        "superior": int((g["ci_low"] > 0).sum()), "mean_below": float(g["below"].mean()),
-                        "all_below": int((g["below"] == len(READERS)).sum()),
-                        "median_difference": float(g["difference"].median())})
+        summary.append(
+            {
+                "reference": ref,
+                "finding": finding,
+                "cases": int(c["cases"]),
+                "positives": int(c["positives"]),
+                "non_inferior": int(g["non_inferior"].sum()),
+                "superior": int((g["ci_low"] > 0).sum()),
+                "mean_below": float(g["below"].mean()),
+                "all_below": int((g["below"] == len(READERS)).sum()),
+                "median_difference": float(g["difference"].median()),
+            }
+        )
     summary_df = pd.DataFrame(summary)
-    wide = per_model.pivot_table(index=["finding", "model"], columns="reference", values="non_inferior",
-                                 aggfunc="first")
+    wide = per_model.pivot_table(
+        index=["finding", "model"], columns="reference", values="non_inferior", aggfunc="first"
+    )
     depends = int((wide.nunique(axis=1) > 1).sum())
-    return {"result": res, "per_model": per_model, "summary": summary_df, "depends": depends,
-            "n_pairs": len(wide), "seconds": seconds}
+    return {
+        "result": res,
+        "per_model": per_model,
+        "summary": summary_df,
+        "depends": depends,
+        "n_pairs": len(wide),
+        "seconds": seconds,
+    }
 
 
 if __name__ == "__main__":  # pragma: no cover - a script
     m = measure(Path(sys.argv[1]), n_resamples=int(sys.argv[2]) if len(sys.argv) > 2 else 1000, seed=0)
     print(m["summary"].to_string(index=False))
-    print(f"verdict depends on the reference: {m['depends']} of {m['n_pairs']} (model, finding); {m['seconds']:.0f} s")
+    print(
+        f"verdict depends on the reference: {m['depends']} of {m['n_pairs']} (model, finding); {m['seconds']:.0f} s"
+    )

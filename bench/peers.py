@@ -46,20 +46,27 @@ def build_peer_venv(folder: Path = PEERS_DIR, packages: tuple[str, ...] = PEER_P
         return py
     print(f"building the peer venv {folder} ({', '.join(packages)})", file=sys.stderr, flush=True)
     venv.create(folder, with_pip=True, clear=True)
-    out = subprocess.run([str(py), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [str(py), "-c", "import site; print(site.getsitepackages()[0])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     own = Path(out.stdout.strip())
     base = [p for p in site.getsitepackages() if Path(p).is_dir()]
     (own / "zz_cxreval_bench_base.pth").write_text("".join(f"{p}\n" for p in base))  # after the venv's own
-    subprocess.run([str(py), "-m", "pip", "install", "--no-input", "--disable-pip-version-check", *packages],
-                   check=True)
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "--no-input", "--disable-pip-version-check", *packages], check=True
+    )
     rec_path.write_text(json.dumps(record, indent=1) + "\n")
     return py
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python bench/peers.py", description=__doc__.splitlines()[0])
-    ap.add_argument("--folder", type=Path, default=PEERS_DIR, help=f"where the venv lives (default {PEERS_DIR})")
+    ap.add_argument(
+        "--folder", type=Path, default=PEERS_DIR, help=f"where the venv lives (default {PEERS_DIR})"
+    )
     args = ap.parse_args(argv)
     print(build_peer_venv(args.folder))
     return 0

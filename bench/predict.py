@@ -33,16 +33,16 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-TINY = textwrap.dedent('''
+TINY = textwrap.dedent("""
     import torch
     from torch import nn
 
     def build():
         return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
                              nn.Linear(8, 3))
-''')
+""")
 
-CHILD = textwrap.dedent('''
+CHILD = textwrap.dedent("""
     import sys, time
     from cxreval.predict import load_model, predict
 
@@ -56,7 +56,7 @@ CHILD = textwrap.dedent('''
     res = predict(sys.argv[1], ["torch:" + sys.argv[2]], out=sys.argv[3], heatmaps=True, batch_size=64)
     dt = time.perf_counter() - t
     print(len(res.predictions), dt, hwm(), base)
-''')
+""")
 
 
 def make_images(folder: Path, n: int, size: int, *, rng: int = 0) -> None:
@@ -82,7 +82,7 @@ def xrv_loop(folder: Path, weights_dir: Path, batch_size: int) -> tuple[float, f
     out = []
     for i in range(0, len(paths), batch_size):
         xs = []
-        for p in paths[i:i + batch_size]:
+        for p in paths[i : i + batch_size]:
             img = xrv.datasets.normalize(skimage.io.imread(p), 255)
             xs.append(tf(img[None, ...]))
         with torch.no_grad():
@@ -90,13 +90,22 @@ def xrv_loop(folder: Path, weights_dir: Path, batch_size: int) -> tuple[float, f
     return time.perf_counter() - t, time.process_time() - c, np.concatenate(out)
 
 
-def cxreval_run(folder: Path, weights_dir: Path, out: Path, batch_size: int, workers: int
-                ) -> tuple[float, float, np.ndarray]:
+def cxreval_run(
+    folder: Path, weights_dir: Path, out: Path, batch_size: int, workers: int
+) -> tuple[float, float, np.ndarray]:
     from cxreval.predict import predict
 
     t, c = time.perf_counter(), time.process_time()
-    res = predict(folder, ["xrv:densenet121-res224-all"], out=out, overwrite=True, weights_dir=weights_dir,
-                  download=False, batch_size=batch_size, workers=workers)
+    res = predict(
+        folder,
+        ["xrv:densenet121-res224-all"],
+        out=out,
+        overwrite=True,
+        weights_dir=weights_dir,
+        download=False,
+        batch_size=batch_size,
+        workers=workers,
+    )
     dt, dc = time.perf_counter() - t, time.process_time() - c
     p = res.predictions
     order = list(dict.fromkeys(p.finding))
@@ -119,7 +128,7 @@ def throughput(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     torch.save(net, wdir / os.path.basename(xrv.models.model_urls["densenet121-res224-all"]["weights_url"]))
     t_x, t_c, c_x, c_c = [], [], [], []
     for r in range(args.repeats):
-        first_xrv = r % 2 == 0                      # alternate the order: neither side always runs first
+        first_xrv = r % 2 == 0  # alternate the order: neither side always runs first
         for side in ("xrv", "cxreval") if first_xrv else ("cxreval", "xrv"):
             if side == "xrv":
                 dt, dc, ref = xrv_loop(imgs, wdir, args.batch_size)
@@ -129,20 +138,36 @@ def throughput(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
                 dt, dc, ours = cxreval_run(imgs, wdir, tmp / "out", args.batch_size, args.workers)
                 t_c.append(dt)
                 c_c.append(dc)
-        print(f"  repeat {r}: xrv loop {t_x[-1]:.1f} s wall / {c_x[-1]:.1f} s CPU, cxreval {t_c[-1]:.1f} s wall / "
-              f"{c_c[-1]:.1f} s CPU", flush=True)
+        print(
+            f"  repeat {r}: xrv loop {t_x[-1]:.1f} s wall / {c_x[-1]:.1f} s CPU, cxreval {t_c[-1]:.1f} s wall / "
+            f"{c_c[-1]:.1f} s CPU",
+            flush=True,
+        )
     diff = float(np.max(np.abs(ref - ours)))
     bx, bc = min(t_x), min(t_c)
     paired = np.median(np.array(t_x) / np.array(t_c))
-    print(f"THROUGHPUT n={args.n} batch={args.batch_size} workers={args.workers} torch_threads="
-          f"{torch.get_num_threads()} repeats={args.repeats}: best wall time: xrv loop {args.n / bx:.2f} img/s, "
-          f"cxreval {args.n / bc:.2f} img/s, ratio cxreval/xrv {bx / bc:.2f}; median of paired ratios "
-          f"{paired:.2f}; CPU time: xrv {min(c_x):.1f} s, cxreval {min(c_c):.1f} s, ratio {min(c_x) / min(c_c):.2f}; "
-          f"max |score difference| {diff:.2e}")
-    return {"n": args.n, "batch_size": args.batch_size, "torch_threads": torch.get_num_threads(),
-            "repeats": args.repeats, "xrv_img_s": args.n / bx, "cxreval_img_s": args.n / bc, "ratio": bx / bc,
-            "paired_ratio": float(paired), "xrv_cpu_s": min(c_x), "cxreval_cpu_s": min(c_c), "max_abs_diff": diff,
-            "torchxrayvision": xrv.__version__ if hasattr(xrv, "__version__") else "", "torch": torch.__version__}
+    print(
+        f"THROUGHPUT n={args.n} batch={args.batch_size} workers={args.workers} torch_threads="
+        f"{torch.get_num_threads()} repeats={args.repeats}: best wall time: xrv loop {args.n / bx:.2f} img/s, "
+        f"cxreval {args.n / bc:.2f} img/s, ratio cxreval/xrv {bx / bc:.2f}; median of paired ratios "
+        f"{paired:.2f}; CPU time: xrv {min(c_x):.1f} s, cxreval {min(c_c):.1f} s, ratio {min(c_x) / min(c_c):.2f}; "
+        f"max |score difference| {diff:.2e}"
+    )
+    return {
+        "n": args.n,
+        "batch_size": args.batch_size,
+        "torch_threads": torch.get_num_threads(),
+        "repeats": args.repeats,
+        "xrv_img_s": args.n / bx,
+        "cxreval_img_s": args.n / bc,
+        "ratio": bx / bc,
+        "paired_ratio": float(paired),
+        "xrv_cpu_s": min(c_x),
+        "cxreval_cpu_s": min(c_c),
+        "max_abs_diff": diff,
+        "torchxrayvision": xrv.__version__ if hasattr(xrv, "__version__") else "",
+        "torch": torch.__version__,
+    }
 
 
 def rss(args: argparse.Namespace, tmp: Path) -> list[dict[str, float]]:
@@ -153,31 +178,54 @@ def rss(args: argparse.Namespace, tmp: Path) -> list[dict[str, float]]:
     arch.write_text(TINY)
     sys.path.insert(0, str(tmp))
     import tiny  # type: ignore[import-not-found]
+
     torch.manual_seed(0)
     torch.save(tiny.build().state_dict(), tmp / "tiny.pt")
-    (tmp / "tiny.yaml").write_text(yaml.safe_dump({
-        "name": "tiny", "checkpoint": "tiny.pt", "architecture": "tiny.py:build",
-        "input": {"size": 16, "channels": 1, "normalization": "xrv"},
-        "findings": ["Atelectasis", "Effusion", "Mass"], "target_layer": "0"}))
+    (tmp / "tiny.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "tiny",
+                "checkpoint": "tiny.pt",
+                "architecture": "tiny.py:build",
+                "input": {"size": 16, "channels": 1, "normalization": "xrv"},
+                "findings": ["Atelectasis", "Effusion", "Mass"],
+                "target_layer": "0",
+            }
+        )
+    )
     child = tmp / "child.py"
     child.write_text(CHILD)
     out = []
     for n in getattr(args, "rss_sizes", (1000, 10000)):
         folder = tmp / f"tiny{n}"
         t = time.perf_counter()
-        make_images(folder, n, 256, rng=n)           # 64 KiB of pixels each: kept images would show at once
+        make_images(folder, n, 256, rng=n)  # 64 KiB of pixels each: kept images would show at once
         mk = time.perf_counter() - t
-        r = subprocess.run([sys.executable, str(child), str(folder), str(tmp / "tiny.yaml"), str(tmp / f"o{n}")],
-                           capture_output=True, text=True, check=True)
+        r = subprocess.run(
+            [sys.executable, str(child), str(folder), str(tmp / "tiny.yaml"), str(tmp / f"o{n}")],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         rows, dt, kb, base = r.stdout.split()
         npz = (tmp / f"o{n}" / "heatmaps" / "tiny.npz").stat().st_size
-        print(f"RSS n={n}: peak RSS {int(kb) / 1024:.0f} MiB (baseline after loading torch and the model "
-              f"{int(base) / 1024:.0f} MiB, growth {(int(kb) - int(base)) / 1024:.0f} MiB), {rows} scores, {float(dt):.1f} s "
-              f"({n / float(dt):.0f} img/s), heatmaps.npz {npz / 2**20:.1f} MiB (images made in {mk:.1f} s)",
-              flush=True)
-        out.append({"n": n, "peak_rss_mib": int(kb) / 1024, "baseline_mib": int(base) / 1024,
-                    "growth_mib": (int(kb) - int(base)) / 1024, "scores": int(rows), "seconds": float(dt),
-                    "heatmaps_mib": npz / 2**20})
+        print(
+            f"RSS n={n}: peak RSS {int(kb) / 1024:.0f} MiB (baseline after loading torch and the model "
+            f"{int(base) / 1024:.0f} MiB, growth {(int(kb) - int(base)) / 1024:.0f} MiB), {rows} scores, {float(dt):.1f} s "
+            f"({n / float(dt):.0f} img/s), heatmaps.npz {npz / 2**20:.1f} MiB (images made in {mk:.1f} s)",
+            flush=True,
+        )
+        out.append(
+            {
+                "n": n,
+                "peak_rss_mib": int(kb) / 1024,
+                "baseline_mib": int(base) / 1024,
+                "growth_mib": (int(kb) - int(base)) / 1024,
+                "scores": int(rows),
+                "seconds": float(dt),
+                "heatmaps_mib": npz / 2**20,
+            }
+        )
     return out
 
 
@@ -187,12 +235,18 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--workers", type=int, default=0, help="cxreval reading threads")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads for both sides (1: CPU time is "
-                    "the work done, not threads spinning on a shared machine)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch intra-op threads for both sides (1: CPU time is "
+        "the work done, not threads spinning on a shared machine)",
+    )
     ap.add_argument("--skip-rss", action="store_true")
     ap.add_argument("--skip-throughput", action="store_true")
     args = ap.parse_args()
     import torch
+
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)

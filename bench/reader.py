@@ -43,10 +43,13 @@ def _study(root: Path, n_readers: int) -> Path:
     rng = np.random.default_rng(0)
     for i in range(20):
         (root / "images").mkdir(parents=True, exist_ok=True)
-        Image.fromarray(rng.integers(0, 256, (256, 256)).astype(np.uint8)).save(root / "images" / f"i{i:02d}.png")
+        Image.fromarray(rng.integers(0, 256, (256, 256)).astype(np.uint8)).save(
+            root / "images" / f"i{i:02d}.png"
+        )
     readers = ", ".join(f"r{i}" for i in range(n_readers))
-    (root / "study.yaml").write_text(f"name: bench\nfindings: [{', '.join(FINDINGS)}]\nimages: images\n"
-                                     f"readers: [{readers}]\n")
+    (root / "study.yaml").write_text(
+        f"name: bench\nfindings: [{', '.join(FINDINGS)}]\nimages: images\nreaders: [{readers}]\n"
+    )
     return root / "study.yaml"
 
 
@@ -71,9 +74,17 @@ def _reader(args: tuple[str, str, list[str], int, int, float, mp.Queue]) -> None
     time.sleep(rng.uniform(0, interval))  # readers do not start in lockstep
     for k in range(warmup + n):
         labels = {f: STATES[(k + j) % 3] for j, f in enumerate(FINDINGS)}
-        body = json.dumps({"id": uuid.uuid4().hex, "task": "image", "item": items[k % len(items)], "labels": labels,
-                           "boxes": [{"finding": "Effusion", "x_min": 10, "y_min": 20, "x_max": 100, "y_max": 120}]
-                           if labels["Effusion"] != "negative" else []})
+        body = json.dumps(
+            {
+                "id": uuid.uuid4().hex,
+                "task": "image",
+                "item": items[k % len(items)],
+                "labels": labels,
+                "boxes": [{"finding": "Effusion", "x_min": 10, "y_min": 20, "x_max": 100, "y_max": 120}]
+                if labels["Effusion"] != "negative"
+                else [],
+            }
+        )
         t0 = time.perf_counter()
         conn.request("POST", "/api/submissions", body=body, headers=headers)
         r = conn.getresponse()
@@ -102,8 +113,11 @@ def run_backend(url: str, n: int, readers: int, warmup: int, interval: float = 0
         store, tokens = ReaderStore.create(url, load_study(_study(Path(tmp) / "s", readers)))
         items = sorted(store.items["image"])
         port = _free_port()
-        proc = subprocess.Popen([sys.executable, "-m", "cxreval", "reader", "serve", "--db", url, "--port", str(port)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cxreval", "reader", "serve", "--db", url, "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         base = f"http://127.0.0.1:{port}"
         try:
             for _ in range(600):
@@ -113,7 +127,10 @@ def run_backend(url: str, n: int, readers: int, warmup: int, interval: float = 0
                 except httpx.HTTPError:
                     time.sleep(0.05)
             q: mp.Queue = mp.Queue()
-            procs = [mp.Process(target=_reader, args=((base, tok, items, n, warmup, interval, q),)) for tok in tokens.values()]
+            procs = [
+                mp.Process(target=_reader, args=((base, tok, items, n, warmup, interval, q),))
+                for tok in tokens.values()
+            ]
             t0 = time.perf_counter()
             for p in procs:
                 p.start()
@@ -129,9 +146,16 @@ def run_backend(url: str, n: int, readers: int, warmup: int, interval: float = 0
         n_stored = len(store.submissions())
         assert n_stored == readers * (n + warmup), n_stored
         store.engine.dispose()
-    return {"n": len(lat), "median": float(np.median(lat)), "p95": float(np.percentile(lat, 95)),
-            "p99": float(np.percentile(lat, 99)), "max": float(lat.max()), "throughput": len(lat) / wall,
-            "server_median": float(np.median(srv)), "server_p95": float(np.percentile(srv, 95))}
+    return {
+        "n": len(lat),
+        "median": float(np.median(lat)),
+        "p95": float(np.percentile(lat, 95)),
+        "p99": float(np.percentile(lat, 99)),
+        "max": float(lat.max()),
+        "throughput": len(lat) / wall,
+        "server_median": float(np.median(srv)),
+        "server_p95": float(np.percentile(srv, 95)),
+    }
 
 
 def _postgres_db(base: str) -> tuple[str, object]:
@@ -162,47 +186,69 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=300, help="Timed submissions per reader.")
     ap.add_argument("--readers", type=int, default=8, help="Concurrent readers (processes).")
     ap.add_argument("--warmup", type=int, default=20, help="Untimed submissions per reader first.")
-    ap.add_argument("--interval", type=float, default=0.1, help="Seconds between one reader's submissions in the "
-                    "paced run (a fast human needs about 1 s per image).")
+    ap.add_argument(
+        "--interval",
+        type=float,
+        default=0.1,
+        help="Seconds between one reader's submissions in the "
+        "paced run (a fast human needs about 1 s per image).",
+    )
     ap.add_argument("--results", type=Path, help="Append the table to this RESULTS.md.")
     args = ap.parse_args(argv)
     rows = []
     modes = [("back to back", 0.0), (f"one every {args.interval * 1000:g} ms", args.interval)]
     for mode, interval in modes:
         with tempfile.TemporaryDirectory() as tmp:
-            rows.append(("SQLite (WAL, synchronous=FULL)", mode,
-                         run_backend(f"sqlite:///{tmp}/bench.db", args.n, args.readers, args.warmup, interval)))
+            rows.append(
+                (
+                    "SQLite (WAL, synchronous=FULL)",
+                    mode,
+                    run_backend(f"sqlite:///{tmp}/bench.db", args.n, args.readers, args.warmup, interval),
+                )
+            )
     pg = os.environ.get("CXREVAL_TEST_POSTGRES_URL")
     for mode, interval in modes if pg else []:
         url, drop = _postgres_db(pg)  # type: ignore[arg-type]
         try:
-            rows.append(("PostgreSQL (psycopg 3, default fsync)", mode,
-                         run_backend(url, args.n, args.readers, args.warmup, interval)))
+            rows.append(
+                (
+                    "PostgreSQL (psycopg 3, default fsync)",
+                    mode,
+                    run_backend(url, args.n, args.readers, args.warmup, interval),
+                )
+            )
         finally:
             drop()  # type: ignore[operator]
     if not pg:
         print("CXREVAL_TEST_POSTGRES_URL unset: PostgreSQL skipped", file=sys.stderr)
-    lines = ["| backend | each reader submits | readers | submissions | median ms | p95 ms | p99 ms | max ms | "
-             "server median ms | server p95 ms | submissions/s |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| backend | each reader submits | readers | submissions | median ms | p95 ms | p99 ms | max ms | "
+        "server median ms | server p95 ms | submissions/s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, mode, r in rows:
-        lines.append(f"| {name} | {mode} | {args.readers} | {r['n']} | {r['median']:.1f} | {r['p95']:.1f} | "
-                     f"{r['p99']:.1f} | {r['max']:.1f} | {r['server_median']:.1f} | {r['server_p95']:.1f} | "
-                     f"{r['throughput']:.0f} |")
+        lines.append(
+            f"| {name} | {mode} | {args.readers} | {r['n']} | {r['median']:.1f} | {r['p95']:.1f} | "
+            f"{r['p99']:.1f} | {r['max']:.1f} | {r['server_median']:.1f} | {r['server_p95']:.1f} | "
+            f"{r['throughput']:.0f} |"
+        )
     table = "\n".join(lines)
     print(table)
     if args.results:
         import sqlalchemy
         import uvicorn
 
-        text = (f"\n## Reader study: submission latency\n\n"
-                f"`bench/reader.py --n {args.n}`: one `cxreval reader serve` process (uvicorn {uvicorn.__version__}, "
-                f"SQLAlchemy {sqlalchemy.__version__}), {args.readers} reader processes each POSTing {args.n} image "
-                f"labels (4 findings + 1 box) back to back after {args.warmup} untimed ones; latency = send to "
-                f"committed answer, seen by the client (server: body read to commit, from the `Server-Timing` header); readers submit back to back (a stress test) or paced. "
-                f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f} at the end (the machine is shared "
-                f"with other work), Python {platform.python_version()}. Target: p95 < 50 ms. There is no peer tool "
-                "to compare with.\n\n"
-                f"{table}\n")
+        text = (
+            f"\n## Reader study: submission latency\n\n"
+            f"`bench/reader.py --n {args.n}`: one `cxreval reader serve` process (uvicorn {uvicorn.__version__}, "
+            f"SQLAlchemy {sqlalchemy.__version__}), {args.readers} reader processes each POSTing {args.n} image "
+            f"labels (4 findings + 1 box) back to back after {args.warmup} untimed ones; latency = send to "
+            f"committed answer, seen by the client (server: body read to commit, from the `Server-Timing` header); readers submit back to back (a stress test) or paced. "
+            f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f} at the end (the machine is shared "
+            f"with other work), Python {platform.python_version()}. Target: p95 < 50 ms. There is no peer tool "
+            "to compare with.\n\n"
+            f"{table}\n"
+        )
         with open(args.results, "a") as fh:
             fh.write(text)
     return 0

@@ -50,8 +50,16 @@ __all__ = ["main", "parser", "measure", "as_json", "command"]
 
 FINDINGS = ["Effusion", "Cardiomegaly", "Nodule", "Mass"]
 STATES = ["negative", "uncertain", "positive"]
-ENDPOINTS = ["me", "queue", "item", "submission", "resolver queue", "resolver item", "resolver pixels",
-             "resolver submission"]
+ENDPOINTS = [
+    "me",
+    "queue",
+    "item",
+    "submission",
+    "resolver queue",
+    "resolver item",
+    "resolver pixels",
+    "resolver submission",
+]
 _INIT = """
 import json, sys
 from cxreval.reader.store import ReaderStore
@@ -108,8 +116,10 @@ def _study(root: Path, n_images: int, n_readers: int) -> Path:
     for i in range(n_images):
         img.save(root / "images" / f"i{i:05d}.png")
     readers = ", ".join(f"r{i}" for i in range(n_readers))
-    (root / "study.yaml").write_text(f"name: bench\nfindings: [{', '.join(FINDINGS)}]\nimages: images\n"
-                                     f"readers: [{readers}]\nresolvers: [res]\nadjudication:\n  readers: [r0, r1]\n")
+    (root / "study.yaml").write_text(
+        f"name: bench\nfindings: [{', '.join(FINDINGS)}]\nimages: images\n"
+        f"readers: [{readers}]\nresolvers: [res]\nadjudication:\n  readers: [r0, r1]\n"
+    )
     return root / "study.yaml"
 
 
@@ -135,13 +145,27 @@ def _history(url: str, n_images: int, n_subs: int, n_readers: int) -> float:
                 if k == 1 and rng.random() < 0.2:
                     st[int(rng.integers(len(FINDINGS)))] = (st[0] + 1) % 3
                 labels = {f: STATES[v] for f, v in zip(FINDINGS, st)}
-                payload = {"boxes": [{"finding": "Effusion", "x_max": 40.0, "x_min": 4.0, "y_max": 50.0, "y_min": 5.0}]
-                           if labels["Effusion"] != "negative" else [], "labels": labels}
-                rows.append({"id": f"h{k}-{j:07d}-{uuid.uuid4().hex[:8]}", "reader_id": ids[f"r{k}"], "task": "image",
-                             "item": f"i{i:05d}", "payload": json.dumps(payload, sort_keys=True),
-                             "client_time": None, "server_time": f"2026-01-01T00:00:00.{j:06d}+00:00"})
+                payload = {
+                    "boxes": [
+                        {"finding": "Effusion", "x_max": 40.0, "x_min": 4.0, "y_max": 50.0, "y_min": 5.0}
+                    ]
+                    if labels["Effusion"] != "negative"
+                    else [],
+                    "labels": labels,
+                }
+                rows.append(
+                    {
+                        "id": f"h{k}-{j:07d}-{uuid.uuid4().hex[:8]}",
+                        "reader_id": ids[f"r{k}"],
+                        "task": "image",
+                        "item": f"i{i:05d}",
+                        "payload": json.dumps(payload, sort_keys=True),
+                        "client_time": None,
+                        "server_time": f"2026-01-01T00:00:00.{j:06d}+00:00",
+                    }
+                )
             for a in range(0, len(rows), 5000):
-                conn.execute(sa.insert(s), rows[a:a + 5000])
+                conn.execute(sa.insert(s), rows[a : a + 5000])
     eng.dispose()
     return time.perf_counter() - t0
 
@@ -169,16 +193,28 @@ def _loop(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
         t_round = time.perf_counter()
         if role == "reader":
             key = f"i{int(rng.integers(n_images)):05d}"
-            labels = {f: STATES[int(v)] for f, v in zip(FINDINGS, rng.choice(3, size=len(FINDINGS), p=[.8, .1, .1]))}
-            calls = [("me", lambda: get(conn, "/api/me", h)),
-                     ("queue", lambda: get(conn, "/api/queue?task=image", h)),
-                     ("item", lambda k=key: get(conn, f"/api/item?task=image&key={k}", h)),
-                     ("submission", lambda k=key, lab=labels: post(conn, {"id": uuid.uuid4().hex, "task": "image",
-                                                                           "item": k, "labels": lab, "boxes": []}, h))]
+            labels = {
+                f: STATES[int(v)]
+                for f, v in zip(FINDINGS, rng.choice(3, size=len(FINDINGS), p=[0.8, 0.1, 0.1]))
+            }
+            calls = [
+                ("me", lambda: get(conn, "/api/me", h)),
+                ("queue", lambda: get(conn, "/api/queue?task=image", h)),
+                ("item", lambda k=key: get(conn, f"/api/item?task=image&key={k}", h)),
+                (
+                    "submission",
+                    lambda k=key, lab=labels: post(
+                        conn,
+                        {"id": uuid.uuid4().hex, "task": "image", "item": k, "labels": lab, "boxes": []},
+                        h,
+                    ),
+                ),
+            ]
             for name, call in calls:
                 status, data, dt = call()
-                (lat.setdefault(name, []) if status == 200 else errors).append(dt if status == 200 else
-                                                                               f"{name} {status} {data[:200]!r}")
+                (lat.setdefault(name, []) if status == 200 else errors).append(
+                    dt if status == 200 else f"{name} {status} {data[:200]!r}"
+                )
         else:
             status, data, dt = get(conn, "/api/queue?task=adjudication", h)
             if status != 200:
@@ -202,12 +238,18 @@ def _loop(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
             st, _d, dt = get(conn, f"/api/pixels?task=adjudication&key={key}", h)
             if st == 200:
                 lat.setdefault("resolver pixels", []).append(dt)
-            body = {"id": uuid.uuid4().hex, "task": "adjudication", "item": key,
-                    "labels": {f: "negative" for f in item["conflicts"]}, "conflicts": item["conflicts"],
-                    "seen": {f: d["seq"] for f, d in item["decided"].items()}}
+            body = {
+                "id": uuid.uuid4().hex,
+                "task": "adjudication",
+                "item": key,
+                "labels": {f: "negative" for f in item["conflicts"]},
+                "conflicts": item["conflicts"],
+                "seen": {f: d["seq"] for f, d in item["decided"].items()},
+            }
             st, d, dt = post(conn, body, h)
             (lat.setdefault("resolver submission", []) if st == 200 else errors).append(
-                dt if st == 200 else f"resolver submission {st} {d[:200]!r}")
+                dt if st == 200 else f"resolver submission {st} {d[:200]!r}"
+            )
         time.sleep(max(0.0, interval - (time.perf_counter() - t_round)))
     conn.close()
     out.put((lat, errors))
@@ -216,8 +258,12 @@ def _loop(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
 def _serve(tree: str, url: str, port: int) -> subprocess.Popen:
     import httpx
 
-    proc = subprocess.Popen([sys.executable, "-m", "cxreval", "reader", "serve", "--db", url, "--port", str(port)],
-                            env=_env(tree), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cxreval", "reader", "serve", "--db", url, "--port", str(port)],
+        env=_env(tree),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     for _ in range(1200):
         if proc.poll() is not None:
             raise RuntimeError(f"server exited: {proc.stderr.read().decode()[-500:]}")  # type: ignore[union-attr]
@@ -231,8 +277,13 @@ def _serve(tree: str, url: str, port: int) -> subprocess.Popen:
 
 def _measured(tree: str, args: list[str], timeout: float) -> dict[str, float]:
     try:
-        r = subprocess.run([sys.executable, "-c", _MEASURED, *args], env=_env(tree), capture_output=True, text=True,
-                           timeout=timeout)
+        r = subprocess.run(
+            [sys.executable, "-c", _MEASURED, *args],
+            env=_env(tree),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"s": float("inf"), "cpu": float("nan"), "mb": float("nan")}
     got = json.loads(r.stderr.strip().splitlines()[-1])
@@ -244,8 +295,13 @@ def _measured(tree: str, args: list[str], timeout: float) -> dict[str, float]:
 def make_log(tree: str, url: str, study: Path, args: argparse.Namespace) -> tuple[dict[str, str], float]:
     """The study made by ``tree``'s ``ReaderStore.create`` and the bulk history appended to its log: the
     tokens and the seconds the history took."""
-    init = subprocess.run([sys.executable, "-c", _INIT, url, str(study)], env=_env(tree), capture_output=True,
-                          text=True, check=True)
+    init = subprocess.run(
+        [sys.executable, "-c", _INIT, url, str(study)],
+        env=_env(tree),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(init.stdout), _history(url, args.images, args.subs, args.readers)
 
 
@@ -264,13 +320,16 @@ def _copy_db(url: str, name: str, tmp: Path, pg: str | None) -> tuple[str, objec
     return _postgres_db(pg, template=url.rsplit("/", 1)[1])  # type: ignore[arg-type]
 
 
-def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argparse.Namespace,
-        tmp: Path) -> dict[str, object]:
+def run(
+    tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argparse.Namespace, tmp: Path
+) -> dict[str, object]:
     """One tree on its own copy of the study database: open (its derived tables rebuilt from the log), the
     timed phase, the one-client phase, the in-process profile, then status and export (``phases_s``: the
     wall seconds of each)."""
     clock = [time.perf_counter()]
-    opened = subprocess.run([sys.executable, "-c", _OPEN, url], env=_env(tree), capture_output=True, text=True)
+    opened = subprocess.run(
+        [sys.executable, "-c", _OPEN, url], env=_env(tree), capture_output=True, text=True
+    )
     if opened.returncode:
         raise RuntimeError(f"opening the study failed: {opened.stderr[-1500:]}")
     t_open = float(opened.stdout.strip().splitlines()[-1])
@@ -284,8 +343,10 @@ def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argpar
         cpu.start()
         q: mp.Queue = mp.Queue()
         clients = [("reader", tokens[f"r{k}"]) for k in range(args.readers)] + [("resolver", tokens["res"])]
-        procs = [mp.Process(target=_client, args=((port, tok, role, args.images, args.seconds, args.interval, q),))
-                 for role, tok in clients]
+        procs = [
+            mp.Process(target=_client, args=((port, tok, role, args.images, args.seconds, args.interval, q),))
+            for role, tok in clients
+        ]
         for p in procs:
             p.start()
         got = [q.get(timeout=args.seconds + 1200) for _ in procs]
@@ -305,35 +366,62 @@ def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argpar
         for k, v in g_lat.items():
             lat.setdefault(k, []).extend(v)
         errors += g_err
-    stats = {k: (len(v), float(np.percentile(v, 50)) * 1000, float(np.percentile(v, 95)) * 1000)
-             for k, v in lat.items() if v}
+    stats = {
+        k: (len(v), float(np.percentile(v, 50)) * 1000, float(np.percentile(v, 95)) * 1000)
+        for k, v in lat.items()
+        if v
+    }
     n_requests = sum(len(v) for v in lat.values())
     profile = {}
     if args.single:
-        pr = subprocess.run([sys.executable, "-c", PROFILE, url, json.dumps(tokens), str(args.single)],
-                            env=_env(tree), capture_output=True, text=True)
+        pr = subprocess.run(
+            [sys.executable, "-c", PROFILE, url, json.dumps(tokens), str(args.single)],
+            env=_env(tree),
+            capture_output=True,
+            text=True,
+        )
         if pr.returncode:
             raise RuntimeError(f"profiling failed: {pr.stderr[-1500:]}")
         profile = json.loads(pr.stdout.strip().splitlines()[-1])
     clock.append(time.perf_counter())
     status = _measured(tree, ["reader", "status", "--db", url], args.cli_timeout)
     clock.append(time.perf_counter())
-    export = _measured(tree, ["reader", "export", "--db", url, "--out", str(tmp / f"export-{uuid.uuid4().hex[:6]}")],
-                       args.cli_timeout)
+    export = _measured(
+        tree,
+        ["reader", "export", "--db", url, "--out", str(tmp / f"export-{uuid.uuid4().hex[:6]}")],
+        args.cli_timeout,
+    )
     clock.append(time.perf_counter())
-    phases = dict(zip(("open", "server start", "timed", "one client", "profile", "status", "export"),
-                      np.diff(clock).round(1).tolist()))
-    return {"history_s": t_hist, "phases_s": phases, "open_s": t_open, "stats": stats, "errors": errors[:5], "n_errors": len(errors),
-            "load_server_cpu_ms": load_cpu[0] / max(n_requests, 1) * 1000,
-            "load_db_cpu_ms": load_cpu[1] / max(n_requests, 1) * 1000, "loadavg": load,
-            "single": one, "profile": profile, "status": status, "export": export}
+    phases = dict(
+        zip(
+            ("open", "server start", "timed", "one client", "profile", "status", "export"),
+            np.diff(clock).round(1).tolist(),
+        )
+    )
+    return {
+        "history_s": t_hist,
+        "phases_s": phases,
+        "open_s": t_open,
+        "stats": stats,
+        "errors": errors[:5],
+        "n_errors": len(errors),
+        "load_server_cpu_ms": load_cpu[0] / max(n_requests, 1) * 1000,
+        "load_db_cpu_ms": load_cpu[1] / max(n_requests, 1) * 1000,
+        "loadavg": load,
+        "single": one,
+        "profile": profile,
+        "status": status,
+        "export": export,
+    }
 
 
 def _postgres_db(base: str, template: str | None = None) -> tuple[str, object]:
     import sqlalchemy as sa
 
     name = "cxr_hist_" + uuid.uuid4().hex[:8]
-    admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT")
+    admin = sa.create_engine(
+        base.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT"
+    )
     with admin.connect() as conn:
         conn.execute(sa.text(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else "")))
 
@@ -356,16 +444,27 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--subs", type=int, default=2000, help="Submissions per reader in the history.")
     ap.add_argument("--readers", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=60.0, help="Timed phase per tree and backend.")
-    ap.add_argument("--interval", type=float, default=1.0, help="Seconds per round of one client (a reader "
-                    "labelling an image a second).")
+    ap.add_argument(
+        "--interval",
+        type=float,
+        default=1.0,
+        help="Seconds per round of one client (a reader labelling an image a second).",
+    )
     ap.add_argument("--cli-timeout", type=float, default=300.0, help="Limit for status and export.")
     ap.add_argument("--tree", action="append", required=True, help="NAME=PATH of a source tree (its src/).")
     ap.add_argument("--backends", default="sqlite,postgresql")
-    ap.add_argument("--single", type=int, default=100, help="Requests per endpoint in the one-client phase "
-                    "after the timed one (server and database CPU ms per request) and in the in-process profile "
-                    "(SQL statements and pool checkouts per request); 0 skips both.")
+    ap.add_argument(
+        "--single",
+        type=int,
+        default=100,
+        help="Requests per endpoint in the one-client phase "
+        "after the timed one (server and database CPU ms per request) and in the in-process profile "
+        "(SQL statements and pool checkouts per request); 0 skips both.",
+    )
     ap.add_argument("--results", type=Path, help="Append the tables to this RESULTS.md.")
-    ap.add_argument("--json", type=Path, help="Write every figure of every tree and backend to this JSON file.")
+    ap.add_argument(
+        "--json", type=Path, help="Write every figure of every tree and backend to this JSON file."
+    )
     return ap
 
 
@@ -403,64 +502,96 @@ def measure(args: argparse.Namespace) -> list[tuple[str, str, dict]]:
 
 def command(args: argparse.Namespace) -> str:
     """The command line that reruns ``args``."""
-    return (f"bench/reader.py history --images {args.images} --subs {args.subs} --readers {args.readers} "
-            f"--seconds {args.seconds:g} --interval {args.interval:g} --single {args.single} "
-            f"--backends {args.backends} " + " ".join(f"--tree {t}" for t in args.tree))
+    return (
+        f"bench/reader.py history --images {args.images} --subs {args.subs} --readers {args.readers} "
+        f"--seconds {args.seconds:g} --interval {args.interval:g} --single {args.single} "
+        f"--backends {args.backends} " + " ".join(f"--tree {t}" for t in args.tree)
+    )
 
 
 def as_json(args: argparse.Namespace, rows: list[tuple[str, str, dict]]) -> dict[str, object]:
     """Every figure of :func:`measure` with the command, CPU count and Python version."""
     trees = dict(t.split("=", 1) for t in args.tree)
-    return {"command": command(args), "cpus": os.cpu_count(), "python": platform.python_version(),
-            "runs": [{"tree": n, "path": trees[n], "backend": b, **r} for n, b, r in rows]}
+    return {
+        "command": command(args),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "runs": [{"tree": n, "path": trees[n], "backend": b, **r} for n, b, r in rows],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     trees = [t.split("=", 1) for t in args.tree]
     rows = measure(args)
-    head = ("| tree | backend | " + " | ".join(f"{e} p50 / p95 ms" for e in ENDPOINTS)
-            + " | status s (CPU s) / MB | export s (CPU s) / MB | log built s | derived built s |")
+    head = (
+        "| tree | backend | "
+        + " | ".join(f"{e} p50 / p95 ms" for e in ENDPOINTS)
+        + " | status s (CPU s) / MB | export s (CPU s) / MB | log built s | derived built s |"
+    )
     lines = [head, "|" + "---|" * (len(ENDPOINTS) + 6)]
     for name, backend, r in rows:
         st = r["stats"]
         cells = [f"{_fmt(st[e][1])} / {_fmt(st[e][2])} (n={st[e][0]})" if e in st else "-" for e in ENDPOINTS]
         cli = [f"{_fmt(r[c]['s'])} ({_fmt(r[c]['cpu'])}) / {_fmt(r[c]['mb'])}" for c in ("status", "export")]
-        lines.append(f"| {name} | {backend} | " + " | ".join(cells) + f" | {cli[0]} | {cli[1]} | "
-                     f"{r['history_s']:.0f} | {r['open_s']:.1f} |")
-    lines += ["", "| tree | backend | load average (start, end) | server CPU ms / request | database CPU ms / "
-              "request |", "|---|---|---|---|---|"]
+        lines.append(
+            f"| {name} | {backend} | " + " | ".join(cells) + f" | {cli[0]} | {cli[1]} | "
+            f"{r['history_s']:.0f} | {r['open_s']:.1f} |"
+        )
+    lines += [
+        "",
+        "| tree | backend | load average (start, end) | server CPU ms / request | database CPU ms / "
+        "request |",
+        "|---|---|---|---|---|",
+    ]
     for name, backend, r in rows:
-        lines.append(f"| {name} | {backend} | {r['loadavg'][0]:.1f}, {r['loadavg'][1]:.1f} | "
-                     f"{r['load_server_cpu_ms']:.2f} | {r['load_db_cpu_ms']:.2f} |")
+        lines.append(
+            f"| {name} | {backend} | {r['loadavg'][0]:.1f}, {r['loadavg'][1]:.1f} | "
+            f"{r['load_server_cpu_ms']:.2f} | {r['load_db_cpu_ms']:.2f} |"
+        )
     if args.single:
-        lines += ["", "| tree | backend | endpoint | one client p50 / p95 ms | server CPU ms | database CPU ms | "
-                  "SQL statements | pool checkouts |", "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| tree | backend | endpoint | one client p50 / p95 ms | server CPU ms | database CPU ms | "
+            "SQL statements | pool checkouts |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for name, backend, r in rows:
             for e in [*ENDPOINTS, *(k for k in r["profile"] if k not in ENDPOINTS)]:
                 one, pr = r["single"].get(e), r["profile"].get(e)
-                lines.append(f"| {name} | {backend} | {e} | "
-                             + (f"{_fmt(one['p50'])} / {_fmt(one['p95'])} | {one['server_cpu_ms']:.2f} | "
-                                f"{one['db_cpu_ms']:.2f}" if one else "- | - | -") + " | "
-                             + (f"{pr['statements']:.2f} | {pr['checkouts']:.2f}" if pr else "- | -") + " |")
+                lines.append(
+                    f"| {name} | {backend} | {e} | "
+                    + (
+                        f"{_fmt(one['p50'])} / {_fmt(one['p95'])} | {one['server_cpu_ms']:.2f} | "
+                        f"{one['db_cpu_ms']:.2f}"
+                        if one
+                        else "- | - | -"
+                    )
+                    + " | "
+                    + (f"{pr['statements']:.2f} | {pr['checkouts']:.2f}" if pr else "- | -")
+                    + " |"
+                )
     table = "\n".join(lines)
     print(table)
     if args.json:
         args.json.write_text(json.dumps(as_json(args, rows), indent=1))
     if args.results:
-        text = (f"\n## Reader study: latency with a long history\n\n"
-                f"`{command(args)}`: {args.images} images, {args.subs} "
-                f"submissions per reader x {args.readers} readers in the log, + 1 resolver; {args.readers} reader "
-                f"processes loop me, queue, item, submission and the resolver queue, item, pixels, adjudication "
-                f"for {args.seconds:g} s (one round per {args.interval:g} s, back to back when slower); client "
-                f"latency. Then one client, one request at a time, {args.single} requests per endpoint: the server "
-                f"process's and the database server's CPU per request (from /proc, what other load does not "
-                f"inflate), and in process (the tree's app under Starlette's test client) the SQL statements the "
-                f"database runs per request (SQLite: its trace callback, BEGIN/COMMIT included; PostgreSQL: every "
-                f"message psycopg waits on: queries, pings, BEGIN, COMMIT, ROLLBACK = round trips) and pool "
-                f"checkouts. {os.cpu_count()} CPU(s), Python {platform.python_version()}. Trees: "
-                + ", ".join(f"{n} = `{t}`" for n, t in trees) + ". `-`: no request finished in the timed phase.\n\n"
-                f"{table}\n")
+        text = (
+            f"\n## Reader study: latency with a long history\n\n"
+            f"`{command(args)}`: {args.images} images, {args.subs} "
+            f"submissions per reader x {args.readers} readers in the log, + 1 resolver; {args.readers} reader "
+            f"processes loop me, queue, item, submission and the resolver queue, item, pixels, adjudication "
+            f"for {args.seconds:g} s (one round per {args.interval:g} s, back to back when slower); client "
+            f"latency. Then one client, one request at a time, {args.single} requests per endpoint: the server "
+            f"process's and the database server's CPU per request (from /proc, what other load does not "
+            f"inflate), and in process (the tree's app under Starlette's test client) the SQL statements the "
+            f"database runs per request (SQLite: its trace callback, BEGIN/COMMIT included; PostgreSQL: every "
+            f"message psycopg waits on: queries, pings, BEGIN, COMMIT, ROLLBACK = round trips) and pool "
+            f"checkouts. {os.cpu_count()} CPU(s), Python {platform.python_version()}. Trees: "
+            + ", ".join(f"{n} = `{t}`" for n, t in trees)
+            + ". `-`: no request finished in the timed phase.\n\n"
+            f"{table}\n"
+        )
         with open(args.results, "a") as fh:
             fh.write(text)
     return 0

@@ -65,7 +65,10 @@ def radiograph(seed: int, shape: tuple[int, int] = (2500, 2048)) -> np.ndarray:
     h, w = shape
     y, x = np.mgrid[0:h, 0:w].astype(np.float32)
     body = np.exp(-(((x - w / 2) / (w * 0.42)) ** 6 + ((y - h * 0.55) / (h * 0.48)) ** 6))
-    lungs = sum(np.exp(-(((x - cx) / (w * 0.16)) ** 2 + ((y - h * 0.45) / (h * 0.28)) ** 2)) for cx in (w * 0.32, w * 0.68))
+    lungs = sum(
+        np.exp(-(((x - cx) / (w * 0.16)) ** 2 + ((y - h * 0.45) / (h * 0.28)) ** 2))
+        for cx in (w * 0.32, w * 0.68)
+    )
     ribs = 0.08 * np.sin(y / (h / 28) + 0.3 * np.sin(x / (w / 3))) * lungs
     a = 300 + 3000 * body - 1400 * lungs + 900 * ribs + rng.normal(0, 12, (h, w)) + 40 * rng.random()
     return np.clip(a, 0, 4095).astype(np.uint16)
@@ -106,8 +109,10 @@ def _image_study(root: Path, n_readers: int, n_studies: int) -> Path:
     for i in range(n_readers * n_studies):
         shutil.copy(bases[i % 4], root / "images" / f"cxr{i:04d}.png")
     readers = ", ".join(f"r{i}" for i in range(n_readers))
-    (root / "study.yaml").write_text(f"name: bench-images\nfindings: [{', '.join(FINDINGS)}]\nimages: images\n"
-                                     f"readers: [{readers}]\nassignment: {{per_image: 1}}\n")
+    (root / "study.yaml").write_text(
+        f"name: bench-images\nfindings: [{', '.join(FINDINGS)}]\nimages: images\n"
+        f"readers: [{readers}]\nassignment: {{per_image: 1}}\n"
+    )
     return root / "study.yaml"
 
 
@@ -136,8 +141,9 @@ def _read(args: tuple[str, str, float, bool, float, mp.Queue]) -> None:
         def __init__(self) -> None:
             self.c = http.client.HTTPConnection(host, int(port), timeout=120)
 
-        def call(self, method: str, path: str, body: str | None = None, headers: dict | None = None
-                 ) -> tuple[http.client.HTTPResponse, bytes]:
+        def call(
+            self, method: str, path: str, body: str | None = None, headers: dict | None = None
+        ) -> tuple[http.client.HTTPResponse, bytes]:
             for attempt in (0, 1):
                 try:
                     self.c.request(method, path, body=body, headers=headers or h)
@@ -153,10 +159,15 @@ def _read(args: tuple[str, str, float, bool, float, mp.Queue]) -> None:
     def fetch(conn: Conn, key: str) -> np.ndarray:
         r, data = conn.call("GET", f"/api/item?task=image&key={key}")
         assert r.status == 200, data[:200]
-        r, body = conn.call("GET", f"/api/pixels?task=image&key={key}&level=display&fit=1280",
-                            headers=h | {"Accept-Encoding": "gzip"})
+        r, body = conn.call(
+            "GET",
+            f"/api/pixels?task=image&key={key}&level=display&fit=1280",
+            headers=h | {"Accept-Encoding": "gzip"},
+        )
         assert r.status == 200, body[:200]
-        px = np.frombuffer(gzip.decompress(body), "<u2").reshape(int(r.getheader("X-Height")), int(r.getheader("X-Width")))
+        px = np.frombuffer(gzip.decompress(body), "<u2").reshape(
+            int(r.getheader("X-Height")), int(r.getheader("X-Width"))
+        )
         return lut[px]  # windowed to 8 bits: what the page draws
 
     conn, side = Conn(), Conn()  # the prefetch has its own connection
@@ -174,20 +185,36 @@ def _read(args: tuple[str, str, float, bool, float, mp.Queue]) -> None:
         if i:
             visible.append(time.perf_counter() - t0)
         if prefetch:
-            for nxt in keys[i + 1:i + 3]:
+            for nxt in keys[i + 1 : i + 3]:
                 if nxt not in ahead:
                     ahead[nxt] = pool.submit(fetch, side, nxt)
         time.sleep(read_s)
-        body = json.dumps({"id": uuid.uuid4().hex, "task": "image", "item": key,
-                           "labels": dict.fromkeys(FINDINGS, "negative"), "boxes": []})
-        r, data = conn.call("POST", "/api/submissions", body=body, headers=h | {"Content-Type": "application/json"})
+        body = json.dumps(
+            {
+                "id": uuid.uuid4().hex,
+                "task": "image",
+                "item": key,
+                "labels": dict.fromkeys(FINDINGS, "negative"),
+                "boxes": [],
+            }
+        )
+        r, data = conn.call(
+            "POST", "/api/submissions", body=body, headers=h | {"Content-Type": "application/json"}
+        )
         assert r.status == 200, data[:200]
     pool.shutdown(cancel_futures=True)
     out.put(visible)
 
 
-def images(url: str, *, n_readers: int = 8, n_studies: int = 8, read_s: float = 3.0, prefetch: bool = True,
-           limit_s: float = 300.0) -> dict[str, float]:
+def images(
+    url: str,
+    *,
+    n_readers: int = 8,
+    n_studies: int = 8,
+    read_s: float = 3.0,
+    prefetch: bool = True,
+    limit_s: float = 300.0,
+) -> dict[str, float]:
     """Time to visible (ms) of the next study's display rendition, ``n_readers`` readers at once."""
     from cxreval.reader import create_study
 
@@ -198,14 +225,20 @@ def images(url: str, *, n_readers: int = 8, n_studies: int = 8, read_s: float = 
         t_init = time.perf_counter() - t0
         port = _free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        proc = subprocess.Popen([sys.executable, "-c", _SERVE, url, str(port), "3" if prefetch else "0"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVE, url, str(port), "3" if prefetch else "0"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         base = f"http://127.0.0.1:{port}"
         try:
             _wait_up(base, proc)
             q: mp.Queue = mp.Queue()
-            procs = [mp.Process(target=_reader, args=((base, tokens[f"r{i}"], read_s, prefetch, limit_s, q),))
-                     for i in range(n_readers)]
+            procs = [
+                mp.Process(target=_reader, args=((base, tokens[f"r{i}"], read_s, prefetch, limit_s, q),))
+                for i in range(n_readers)
+            ]
             for p in procs:
                 p.start()
             got = [q.get(timeout=limit_s + 300) for _ in procs]
@@ -218,12 +251,19 @@ def images(url: str, *, n_readers: int = 8, n_studies: int = 8, read_s: float = 
             proc.terminate()
             proc.wait(10)
     lat = np.concatenate([np.asarray(g, dtype=float) for g in got]) * 1000
-    return {"n": int(lat.size), "p50": float(np.median(lat)), "p95": float(np.percentile(lat, 95)),
-            "max": float(lat.max()), "init_s": t_init, "n_images": n_readers * n_studies}
+    return {
+        "n": int(lat.size),
+        "p50": float(np.median(lat)),
+        "p95": float(np.percentile(lat, 95)),
+        "max": float(lat.max()),
+        "init_s": t_init,
+        "n_images": n_readers * n_studies,
+    }
 
 
-def status(url: str, *, n_images: int = 20000, n_subs: int = 20000, n_readers: int = 8,
-           n_requests: int = 50) -> dict[str, float]:
+def status(
+    url: str, *, n_images: int = 20000, n_subs: int = 20000, n_readers: int = 8, n_requests: int = 50
+) -> dict[str, float]:
     """p50 / p95 (ms) of the organiser's status with ``n_readers x n_subs`` submissions in the log, and the
     seconds the history and the rebuild of the derived tables took."""
     import httpx
@@ -250,8 +290,12 @@ def status(url: str, *, n_images: int = 20000, n_subs: int = 20000, n_readers: i
         t_derived = time.perf_counter() - t0
         port = _free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        proc = subprocess.Popen([sys.executable, "-c", _SERVE, url, str(port), "0"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVE, url, str(port), "0"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         base = f"http://127.0.0.1:{port}"
         lat = []
         try:
@@ -273,8 +317,14 @@ def status(url: str, *, n_images: int = 20000, n_subs: int = 20000, n_readers: i
             proc.terminate()
             proc.wait(10)
     a = np.asarray(lat) * 1000
-    return {"n": int(a.size), "p50": float(np.median(a)), "p95": float(np.percentile(a, 95)),
-            "n_submissions": n_readers * n_subs, "history_s": t_hist, "derived_s": t_derived}
+    return {
+        "n": int(a.size),
+        "p50": float(np.median(a)),
+        "p95": float(np.percentile(a, 95)),
+        "n_submissions": n_readers * n_subs,
+        "history_s": t_hist,
+        "derived_s": t_derived,
+    }
 
 
 def fresh_db(backend: str, tmp: Path) -> tuple[str, object]:
@@ -302,8 +352,11 @@ def main(argv: list[str] | None = None) -> int:
             for pre in (True, False) if args.what == "images" else (None,):
                 url, drop = fresh_db(backend, Path(tmp))
                 try:
-                    got = (images(url, n_studies=args.studies, read_s=args.read_s, prefetch=bool(pre))
-                           if args.what == "images" else status(url, n_images=args.images, n_subs=args.subs))
+                    got = (
+                        images(url, n_studies=args.studies, read_s=args.read_s, prefetch=bool(pre))
+                        if args.what == "images"
+                        else status(url, n_images=args.images, n_subs=args.subs)
+                    )
                 finally:
                     drop()  # type: ignore[operator]
                 print(backend, {True: "with prefetch", False: "without prefetch", None: ""}[pre], got)

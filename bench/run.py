@@ -55,7 +55,9 @@ def dumps(obj: object, indent: int = 0) -> str:
     """JSON with one key per line and every list of scalars (a table row) on one line."""
     pad, inner = " " * indent, " " * (indent + 1)
     if isinstance(obj, dict) and obj:
-        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {dumps(v, indent + 1)}" for k, v in obj.items()]
+        items = [
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {dumps(v, indent + 1)}" for k, v in obj.items()
+        ]
         return "{\n" + ",\n".join(items) + f"\n{pad}}}"
     if isinstance(obj, list) and any(isinstance(v, (dict, list)) for v in obj):
         return "[\n" + ",\n".join(f"{inner}{dumps(v, indent + 1)}" for v in obj) + f"\n{pad}]"
@@ -131,23 +133,45 @@ def run_part(suite: str, part, args: argparse.Namespace, peers: tuple[str, ...])
         python = next((p for p in peers if Path(p).exists() and _imports(p, part.python_for)), sys.executable)
     with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
         out = Path(tmp) / "part.json"
-        argv = [python, str(Path(__file__).resolve()), "--child", f"{suite}:{part.name}", "--json", str(out),
-                "--seed", str(args.seed), *(["--quick"] if args.quick else [])]
+        argv = [
+            python,
+            str(Path(__file__).resolve()),
+            "--child",
+            f"{suite}:{part.name}",
+            "--json",
+            str(out),
+            "--seed",
+            str(args.seed),
+            *(["--quick"] if args.quick else []),
+        ]
         for p in peers:
             argv += ["--peer-python", p]
         t0 = time.perf_counter()
         try:
-            r = subprocess.run(argv, cwd=ROOT, env=_child_env(), capture_output=True, text=True,
-                               timeout=args.timeout)
+            r = subprocess.run(
+                argv, cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=args.timeout
+            )
             tail = (r.stderr or r.stdout)[-3000:]
         except subprocess.TimeoutExpired:
             r, tail = None, f"timed out after {args.timeout} s"
         if r is not None and r.returncode == 0 and out.exists():
             rec = json.loads(out.read_text())
         else:
-            rec = {"part": part.name, "status": "failed", "error": tail, "wall_s": round(time.perf_counter() - t0, 2)}
-    rec.update({"doc": part.doc, "command": command(suite, part.name, args.quick), "quick": args.quick,
-                "seed": args.seed, "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")})
+            rec = {
+                "part": part.name,
+                "status": "failed",
+                "error": tail,
+                "wall_s": round(time.perf_counter() - t0, 2),
+            }
+    rec.update(
+        {
+            "doc": part.doc,
+            "command": command(suite, part.name, args.quick),
+            "quick": args.quick,
+            "seed": args.seed,
+            "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        }
+    )
     return rec
 
 
@@ -160,9 +184,14 @@ def save_suite(suite: str, parts: list[dict[str, object]], folder: Path) -> Path
     order = [p.name for p in mod.PARTS]
     by_name = {p["part"]: p for p in old if p.get("part") in order}
     by_name.update({p["part"]: p for p in parts})
-    doc = {"suite": suite, "title": mod.TITLE, "doc": (mod.__doc__ or "").strip(),
-           "command": command(suite, None, False), "host": {"cpus": os.cpu_count(), "machine": platform.machine()},
-           "parts": [by_name[n] for n in order if n in by_name]}
+    doc = {
+        "suite": suite,
+        "title": mod.TITLE,
+        "doc": (mod.__doc__ or "").strip(),
+        "command": command(suite, None, False),
+        "host": {"cpus": os.cpu_count(), "machine": platform.machine()},
+        "parts": [by_name[n] for n in order if n in by_name],
+    }
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(dumps(doc) + "\n")
     tmp.replace(path)
@@ -184,9 +213,16 @@ def check(suite: str, rec: dict[str, object], folder: Path, update: bool) -> lis
         return []
     want = stored.get(mode, {}).get(rec["part"])
     if want is None:
-        return [f"{suite}:{rec['part']}: no stored {mode} figures in {path} (run with --update-expected)"] if got else []
-    diffs = [f"{suite}:{rec['part']}: {k}: expected {v!r}, got {got.get(k, '(missing)')!r}"
-             for k, v in want.items() if got.get(k) != v]
+        return (
+            [f"{suite}:{rec['part']}: no stored {mode} figures in {path} (run with --update-expected)"]
+            if got
+            else []
+        )
+    diffs = [
+        f"{suite}:{rec['part']}: {k}: expected {v!r}, got {got.get(k, '(missing)')!r}"
+        for k, v in want.items()
+        if got.get(k) != v
+    ]
     return diffs
 
 
@@ -205,16 +241,28 @@ def targets(names: list[str]) -> list[tuple[str, list[str] | None]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python bench/run.py", description=__doc__.splitlines()[0])
-    ap.add_argument("targets", nargs="*", metavar="SUITE[:PART]", help=f"default every suite: {', '.join(SUITES)}")
+    ap.add_argument(
+        "targets", nargs="*", metavar="SUITE[:PART]", help=f"default every suite: {', '.join(SUITES)}"
+    )
     ap.add_argument("--quick", action="store_true", help="small sizes (every suite together in < 10 min)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic inputs (default 0)")
-    ap.add_argument("--peer-python", action="append", default=[], metavar="PATH",
-                    help="an interpreter holding a peer (crowd-kit, medspacy, piq, torchxrayvision); repeatable")
-    ap.add_argument("--build-peer-venv", action="store_true",
-                    help="build (or reuse) the peer venv of bench/peers.py (piq, crowd-kit from PyPI, in "
-                         "~/.cache/cxreval-bench/peers) and use it as a --peer-python")
+    ap.add_argument(
+        "--peer-python",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="an interpreter holding a peer (crowd-kit, medspacy, piq, torchxrayvision); repeatable",
+    )
+    ap.add_argument(
+        "--build-peer-venv",
+        action="store_true",
+        help="build (or reuse) the peer venv of bench/peers.py (piq, crowd-kit from PyPI, in "
+        "~/.cache/cxreval-bench/peers) and use it as a --peer-python",
+    )
     ap.add_argument("--list", action="store_true", help="list the suites and parts, run nothing")
-    ap.add_argument("--check", action="store_true", help="compare the deterministic figures with bench/expected")
+    ap.add_argument(
+        "--check", action="store_true", help="compare the deterministic figures with bench/expected"
+    )
     ap.add_argument("--update-expected", action="store_true", help="store this run's deterministic figures")
     ap.add_argument("--results", type=Path, default=RESULTS_DIR, help="folder of the results JSON files")
     ap.add_argument("--expected", type=Path, default=EXPECTED_DIR, help="folder of the expected figures")
@@ -242,12 +290,16 @@ def main(argv: list[str] | None = None) -> int:
             mod = suite_module(suite)
             print(f"{suite}: {mod.TITLE}")
             for p in mod.PARTS:
-                print(f"  {suite}:{p.name}{f' (peer in --peer-python: {p.python_for})' if p.python_for else ''}"
-                      f"\n      {p.doc}")
+                print(
+                    f"  {suite}:{p.name}{f' (peer in --peer-python: {p.python_for})' if p.python_for else ''}"
+                    f"\n      {p.doc}"
+                )
         return 0
     t_all, bad, diffs = time.perf_counter(), [], []
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)",
-          flush=True)
+    print(
+        f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)",
+        flush=True,
+    )
     for suite, names in todo:
         recs = []
         for part in suite_module(suite).PARTS:
@@ -256,8 +308,11 @@ def main(argv: list[str] | None = None) -> int:
             rec = run_part(suite, part, args, peers)
             recs.append(rec)
             note = rec.get("unavailable") or (rec.get("peer") or {}).get("unavailable") or ""
-            print(f"[{suite}:{part.name}] {rec['status']} {rec.get('wall_s', 0):.1f} s"
-                  f" peak RSS {rec.get('peak_rss_mib', '?')} MiB {note}", flush=True)
+            print(
+                f"[{suite}:{part.name}] {rec['status']} {rec.get('wall_s', 0):.1f} s"
+                f" peak RSS {rec.get('peak_rss_mib', '?')} MiB {note}",
+                flush=True,
+            )
             if rec["status"] == "failed":
                 bad.append(f"{suite}:{part.name}")
                 print("    " + str(rec.get("error", "")).strip().replace("\n", "\n    "), flush=True)
@@ -266,8 +321,10 @@ def main(argv: list[str] | None = None) -> int:
         path = save_suite(suite, recs, args.results)
         print(f"  -> {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}", flush=True)
     write_results_md(args.results, args.markdown)
-    print(f"wrote {args.markdown}; {time.perf_counter() - t_all:.0f} s in all; load average at end: "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"wrote {args.markdown}; {time.perf_counter() - t_all:.0f} s in all; load average at end: "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     for d in diffs:
         print(f"DIFFERENT {d}")
     if bad:

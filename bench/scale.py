@@ -69,9 +69,13 @@ def prepared_arrays(n_studies: int, *, n_models: int = MODELS, n_findings: int =
     Y = np.empty((n_findings, REFS, n_studies))
     for k in range(REFS):  # 2 positive, 1 uncertain (excluded), 0/3 negative (not mentioned -> negative)
         u = rng.random((n_findings, n_studies))
-        st = np.where(truth, np.select([u < 0.78 - 0.05 * k, u < 0.90], [1.0, np.nan], 0.0),
-                      np.select([u < 0.30 + 0.05 * k, u < 0.33 + 0.05 * k, u < 0.35 + 0.05 * k],
-                                [0.0, np.nan, 1.0], 0.0))
+        st = np.where(
+            truth,
+            np.select([u < 0.78 - 0.05 * k, u < 0.90], [1.0, np.nan], 0.0),
+            np.select(
+                [u < 0.30 + 0.05 * k, u < 0.33 + 0.05 * k, u < 0.35 + 0.05 * k], [0.0, np.nan, 1.0], 0.0
+            ),
+        )
         st[rng.random(st.shape) < 0.01] = np.nan
         Y[:, k] = st
     S = np.empty((n_models, n_findings, n_studies))
@@ -81,9 +85,19 @@ def prepared_arrays(n_studies: int, *, n_models: int = MODELS, n_findings: int =
     models = [f"model_{m:02d}" for m in range(n_models)]
     studies = np.char.add("s", (50_000_000 + np.arange(n_studies)).astype(str)).astype(object)
     patient_of = pd.Series(np.char.add("p", (10_000_000 + pat).astype(str)).astype(object))
-    return PreparedInputs(models, [f"F{j}" for j in range(n_findings)], ["chexpert", "negbio"],
-                     {m: "default" for m in models}, pd.DataFrame(columns=["study_id", "reason"]), studies, S, Y,
-                     patient_of, "exclude", "negative")
+    return PreparedInputs(
+        models,
+        [f"F{j}" for j in range(n_findings)],
+        ["chexpert", "negbio"],
+        {m: "default" for m in models},
+        pd.DataFrame(columns=["study_id", "reason"]),
+        studies,
+        S,
+        Y,
+        patient_of,
+        "exclude",
+        "negative",
+    )
 
 
 def sklearn_loop(prep, plan, n_rep: int, n_models: int) -> tuple[float, float, np.ndarray, np.ndarray]:
@@ -127,9 +141,15 @@ def engine_child(n: int, executor: str, n_resamples: int, sk_rep: int, sk_models
         c0 = time.process_time()
         res = evaluate_auc_prepared(prep, n_resamples=n_resamples, rng=0, executor=ex)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    row = {"studies": n, "patients": res.plan.n_patients, "executor": executor, "engine_s": wall,
-           "engine_cpu_s": cpu, "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-           "load": os.getloadavg()[0]}
+    row = {
+        "studies": n,
+        "patients": res.plan.n_patients,
+        "executor": executor,
+        "engine_s": wall,
+        "engine_cpu_s": cpu,
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        "load": os.getloadavg()[0],
+    }
     if sk_rep:
         t_loop, c_loop, per, mic = sklearn_loop(prep, res.plan, sk_rep, sk_models)
         mine = res.distribution[:sk_models, :FINDINGS, :, :sk_rep]
@@ -138,8 +158,14 @@ def engine_child(n: int, executor: str, n_resamples: int, sk_rep: int, sk_models
         if not diff < 1e-12:
             raise SystemExit(f"cxreval and the scikit-learn loop disagree at {n} studies: {diff}")
         scale = (MODELS / sk_models) * (n_resamples / sk_rep)
-        row.update(sklearn_timed_s=t_loop, sklearn_full_s=t_loop * scale, ratio=t_loop * scale / wall,
-                   sklearn_full_cpu_s=c_loop * scale, ratio_cpu=c_loop * scale / cpu, max_abs_diff=diff)
+        row.update(
+            sklearn_timed_s=t_loop,
+            sklearn_full_s=t_loop * scale,
+            ratio=t_loop * scale / wall,
+            sklearn_full_cpu_s=c_loop * scale,
+            ratio_cpu=c_loop * scale / cpu,
+            max_abs_diff=diff,
+        )
     return row
 
 
@@ -189,19 +215,45 @@ def cli_rows(n: int, executors: list[str], n_resamples: int, fmt: str, data_dir:
     rows = []
     for ex in executors:
         with tempfile.TemporaryDirectory() as tmp:
-            cmd = [sys.executable, "-m", "cxreval", "classify", "-p", str(folder / f"predictions.{fmt}"), "-l",
-                   str(folder / f"labels.{fmt}"), "--blank-state", "missing", "--n-resamples", str(n_resamples),
-                   "--seed", "0", "--executor",
-                   ex, "-o", str(Path(tmp) / "out")]
+            cmd = [
+                sys.executable,
+                "-m",
+                "cxreval",
+                "classify",
+                "-p",
+                str(folder / f"predictions.{fmt}"),
+                "-l",
+                str(folder / f"labels.{fmt}"),
+                "--blank-state",
+                "missing",
+                "--n-resamples",
+                str(n_resamples),
+                "--seed",
+                "0",
+                "--executor",
+                ex,
+                "-o",
+                str(Path(tmp) / "out"),
+            ]
             # each run in its own measuring process, so that RUSAGE_CHILDREN is that run's alone
-            code = (f"import json,sys; sys.path.insert(0, {str(HERE)!r}); from scale import run_measured; "
-                    f"w, r, t, _ = run_measured({cmd!r}); print(json.dumps([w, r, t]))")
+            code = (
+                f"import json,sys; sys.path.insert(0, {str(HERE)!r}); from scale import run_measured; "
+                f"w, r, t, _ = run_measured({cmd!r}); print(json.dumps([w, r, t]))"
+            )
             res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
             if res.returncode != 0:
                 raise SystemExit(res.stdout + res.stderr)
             wall, rss, tree = json.loads(res.stdout.strip().splitlines()[-1])
-        rows.append({"studies": n, "executor": ex, "classify_wall_s": wall, "peak_rss_gib": rss,
-                     "tree_rss_gib": tree, "load": os.getloadavg()[0]})
+        rows.append(
+            {
+                "studies": n,
+                "executor": ex,
+                "classify_wall_s": wall,
+                "peak_rss_gib": rss,
+                "tree_rss_gib": tree,
+                "load": os.getloadavg()[0],
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -232,14 +284,24 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--part", default="classify", choices=["classify", "fuse", "localize"])
     ap.add_argument("--sizes", default="10000,50000,100000,228000")
     ap.add_argument("--executors", default="serial,process:2,dask:local:2")
-    ap.add_argument("--parts", default="engine,cli", help="engine (bootstrap + sklearn ratio), cli (whole command)")
+    ap.add_argument(
+        "--parts", default="engine,cli", help="engine (bootstrap + sklearn ratio), cli (whole command)"
+    )
     ap.add_argument("--n-resamples", type=int, default=1000)
-    ap.add_argument("--sklearn-replicates", type=int, default=1, help="replicates the sklearn loop is timed on "
-                    "(0: no loop)")
+    ap.add_argument(
+        "--sklearn-replicates",
+        type=int,
+        default=1,
+        help="replicates the sklearn loop is timed on (0: no loop)",
+    )
     ap.add_argument("--sklearn-models", type=int, default=4, help="models the sklearn loop is timed on")
     ap.add_argument("--fmt", default="parquet", choices=["parquet", "csv"])
-    ap.add_argument("--data-dir", type=Path, default=None, help="where the cli part's input files are written "
-                    "(kept for reuse; default a temporary folder)")
+    ap.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where the cli part's input files are written (kept for reuse; default a temporary folder)",
+    )
     ap.add_argument("--engine-child", nargs=2, metavar=("N", "EXECUTOR"), help=argparse.SUPPRESS)
     a, rest = ap.parse_known_args(argv)
     if a.part != "classify":  # the other helpers' benchmarks, by their main(argv)
@@ -262,9 +324,23 @@ def main(argv: list[str] | None = None) -> None:
     for n in sizes:
         if "engine" in parts:
             for ex in executors:
-                res = subprocess.run([sys.executable, __file__, "--engine-child", str(n), ex, "--n-resamples",
-                                      str(a.n_resamples), "--sklearn-replicates", str(a.sklearn_replicates),
-                                      "--sklearn-models", str(a.sklearn_models)], capture_output=True, text=True)
+                res = subprocess.run(
+                    [
+                        sys.executable,
+                        __file__,
+                        "--engine-child",
+                        str(n),
+                        ex,
+                        "--n-resamples",
+                        str(a.n_resamples),
+                        "--sklearn-replicates",
+                        str(a.sklearn_replicates),
+                        "--sklearn-models",
+                        str(a.sklearn_models),
+                    ],
+                    capture_output=True,
+                    text=True,
+                )
                 if res.returncode != 0:
                     raise SystemExit(res.stdout + res.stderr)
                 eng.append(json.loads(res.stdout.strip().splitlines()[-1]))
@@ -278,19 +354,41 @@ def main(argv: list[str] | None = None) -> None:
     import scipy
     import sklearn
 
-    print(f"\nmachine: {platform.machine()}, {os.cpu_count()} CPUs, python {platform.python_version()}, numpy "
-          f"{np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}; "
-          f"{MODELS} models x {FINDINGS} findings x {REFS} references, {a.n_resamples} replicates\n")
+    print(
+        f"\nmachine: {platform.machine()}, {os.cpu_count()} CPUs, python {platform.python_version()}, numpy "
+        f"{np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}; "
+        f"{MODELS} models x {FINDINGS} findings x {REFS} references, {a.n_resamples} replicates\n"
+    )
     if eng:
         serial = {r["studies"]: r["engine_s"] for r in eng if r["executor"] == "serial"}
         for r in eng:
             if r["studies"] in serial and r["executor"] != "serial":
                 r["vs_serial"] = serial[r["studies"]] / r["engine_s"]
         print("### Bootstrap engine (`evaluate_auc_prepared` on prepared arrays)\n")
-        print(table(eng, ["studies", "patients", "executor", "engine_s", "engine_cpu_s", "peak_rss_gib",
-                          "vs_serial", "sklearn_full_s", "ratio", "sklearn_full_cpu_s", "ratio_cpu", "load"]))
-        print("\nGrowth exponents (serial engine time): " + "; ".join(
-            exponents([r for r in eng if r["executor"] == "serial"], "engine_s")) + "\n")
+        print(
+            table(
+                eng,
+                [
+                    "studies",
+                    "patients",
+                    "executor",
+                    "engine_s",
+                    "engine_cpu_s",
+                    "peak_rss_gib",
+                    "vs_serial",
+                    "sklearn_full_s",
+                    "ratio",
+                    "sklearn_full_cpu_s",
+                    "ratio_cpu",
+                    "load",
+                ],
+            )
+        )
+        print(
+            "\nGrowth exponents (serial engine time): "
+            + "; ".join(exponents([r for r in eng if r["executor"] == "serial"], "engine_s"))
+            + "\n"
+        )
     if cli:
         print("### Whole `cxreval classify` run\n")
         print(table(cli, ["studies", "executor", "classify_wall_s", "peak_rss_gib", "tree_rss_gib", "load"]))

@@ -64,28 +64,55 @@ def _child(n: int, seed: int, methods: list[str]) -> list[dict[str, object]]:
         lab = est.fit_predict(ann)
         sec = time.perf_counter() - t0
         acc = float(np.mean(lab.reindex(truth.index).to_numpy() == truth.to_numpy()))
-        digest = hashlib.sha256(lab.reindex(truth.index).to_numpy().astype(np.int8).tobytes()).hexdigest()[:16]
+        digest = hashlib.sha256(lab.reindex(truth.index).to_numpy().astype(np.int8).tobytes()).hexdigest()[
+            :16
+        ]
         row: dict[str, object] = {"method": m, "seconds": sec, "accuracy": acc, "labels_sha256": digest}
         info = getattr(est, "fit_info_", None)
         if m == "ds":
             hist = est.log_likelihood_history_["*"]
-            row.update(n_iter=int(info["n_iter"].iloc[0]), converged=bool(info["converged"].iloc[0]),
-                       final_change=float(hist[-1] - hist[-2]) / n if len(hist) > 1 else float("nan"))
+            row.update(
+                n_iter=int(info["n_iter"].iloc[0]),
+                converged=bool(info["converged"].iloc[0]),
+                final_change=float(hist[-1] - hist[-2]) / n if len(hist) > 1 else float("nan"),
+            )
         elif m == "mace":
-            row.update(n_iter=int(info["n_iter"].iloc[0]) if info is not None else est.n_iter,
-                       converged=bool(info["converged"].iloc[0]) if info is not None else False)
+            row.update(
+                n_iter=int(info["n_iter"].iloc[0]) if info is not None else est.n_iter,
+                converged=bool(info["converged"].iloc[0]) if info is not None else False,
+            )
         rows.append(row)
     peak = _peak_rss_gib()
     for r in rows:
-        r.update(n=n, sim_seconds=sim_s, rss_after_sim_gib=sim_rss, peak_rss_gib=peak,
-                 cxreval_file=str(Path(cxreval.__file__).parent))
+        r.update(
+            n=n,
+            sim_seconds=sim_s,
+            rss_after_sim_gib=sim_rss,
+            peak_rss_gib=peak,
+            cxreval_file=str(Path(cxreval.__file__).parent),
+        )
     return rows
 
 
 def _run_child(src: Path, n: int, seed: int, methods: list[str]) -> list[dict[str, object]]:
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
-    cmd = [sys.executable, __file__, "--child", "--sizes", str(n), "--seed", str(seed), "--methods", ",".join(methods)]
+    env = dict(
+        os.environ,
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        PYTHONPATH=os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    )
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--sizes",
+        str(n),
+        "--seed",
+        str(seed),
+        "--methods",
+        ",".join(methods),
+    ]
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
@@ -100,14 +127,38 @@ def _cli_run(src: Path, n: int, seed: int, methods: str, tmp: Path, impl: str) -
         from fusion_mace_simulation import simulate
 
         ann, _ = simulate(n, prevalence=0.1, rng=seed)
-        pd.DataFrame({"study_id": ann["study_id"], "finding": "Effusion", "source": ann["source"],
-                      "state": ann["state"].map({0: "negative", 1: "uncertain", 2: "positive"})}
-                     ).to_parquet(table, index=False)
+        pd.DataFrame(
+            {
+                "study_id": ann["study_id"],
+                "finding": "Effusion",
+                "source": ann["source"],
+                "state": ann["state"].map({0: "negative", 1: "uncertain", 2: "positive"}),
+            }
+        ).to_parquet(table, index=False)
     out = tmp / f"out_{impl}_{n}"
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
-    cmd = [sys.executable, "-m", "cxreval", "fuse", "-l", str(table), "--readers", "R1,R2,R3,R4,R5",
-           "--methods", methods, "--seed", "0", "-o", str(out)]
+    env = dict(
+        os.environ,
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        PYTHONPATH=os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "cxreval",
+        "fuse",
+        "-l",
+        str(table),
+        "--readers",
+        "R1,R2,R3,R4,R5",
+        "--methods",
+        methods,
+        "--seed",
+        "0",
+        "-o",
+        str(out),
+    ]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -115,14 +166,22 @@ def _cli_run(src: Path, n: int, seed: int, methods: str, tmp: Path, impl: str) -
     if status != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.read().decode() if proc.stderr else ''}")
     files = {p.name: p.stat().st_size for p in out.iterdir() if p.is_file()}
-    return {"n": n, "impl": impl, "methods": methods, "seconds": sec, "peak_rss_gib": usage.ru_maxrss / 2**20,
-            "output_mib": sum(files.values()) / 2**20,
-            "fused_labels_mib": sum(v for k, v in files.items() if k.startswith("fused_labels")) / 2**20,
-            "files": sorted(files)}
+    return {
+        "n": n,
+        "impl": impl,
+        "methods": methods,
+        "seconds": sec,
+        "peak_rss_gib": usage.ru_maxrss / 2**20,
+        "output_mib": sum(files.values()) / 2**20,
+        "fused_labels_mib": sum(v for k, v in files.items() if k.startswith("fused_labels")) / 2**20,
+        "files": sorted(files),
+    }
 
 
 def _export(ref: str, dest: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "src"], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest / "src"
 
@@ -133,8 +192,10 @@ def _markdown(rows: list[dict[str, object]]) -> str:
     for r in rows:
         it = r.get("n_iter", "")
         conv = {True: "yes", False: "no"}.get(r.get("converged"), "")  # type: ignore[arg-type]
-        lines.append(f"| {r['n']:,} | {r['impl']} | {r['method']} | {r['seconds']:.2f} | {it} | {conv} | "
-                     f"{r['accuracy']:.4f} | {r['peak_rss_gib']:.2f} |")
+        lines.append(
+            f"| {r['n']:,} | {r['impl']} | {r['method']} | {r['seconds']:.2f} | {it} | {conv} | "
+            f"{r['accuracy']:.4f} | {r['peak_rss_gib']:.2f} |"
+        )
     tot: dict[tuple[int, str], float] = {}
     for r in rows:
         key = (int(r["n"]), str(r["impl"]))  # type: ignore[call-overload]
@@ -145,7 +206,9 @@ def _markdown(rows: list[dict[str, object]]) -> str:
         digests.setdefault((int(r["n"]), str(r["method"])), {})[str(r["impl"])] = r.get("labels_sha256")  # type: ignore[call-overload]
     for (n, m), d in sorted(digests.items()):
         if len(d) == 2:
-            lines.append(f"- {n:,} items, {m}: fused labels baseline == checkout: {d['baseline'] == d['checkout']}")
+            lines.append(
+                f"- {n:,} items, {m}: fused labels baseline == checkout: {d['baseline'] == d['checkout']}"
+            )
     for n in sorted({k[0] for k in tot}):
         b, a = tot.get((n, "baseline")), tot.get((n, "checkout"))
         parts = [f"{impl} {tot[(n, impl)]:.2f} s" for impl in ("baseline", "checkout") if (n, impl) in tot]
@@ -159,10 +222,16 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     ap.add_argument("--sizes", default="100000,1000000", help="comma-separated item counts")
     ap.add_argument("--seed", type=int, default=0, help="simulation seed")
     ap.add_argument("--methods", default="mv,ds,mace", help="comma-separated: mv, ds, mace")
-    ap.add_argument("--impl", default="checkout", help="checkout (this checkout), baseline (--baseline-ref), or both")
+    ap.add_argument(
+        "--impl", default="checkout", help="checkout (this checkout), baseline (--baseline-ref), or both"
+    )
     ap.add_argument("--baseline-ref", default=BASELINE_REF, help="git ref of the 'baseline' code")
-    ap.add_argument("--cli-methods", default=None, help="also time `cxreval fuse --methods M` on the simulated "
-                    "table (as Parquet) per size and implementation: wall time, peak RSS, output size")
+    ap.add_argument(
+        "--cli-methods",
+        default=None,
+        help="also time `cxreval fuse --methods M` on the simulated "
+        "table (as Parquet) per size and implementation: wall time, peak RSS, output size",
+    )
     ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -192,11 +261,15 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
                     cli_rows.append(cli)
     print(_markdown(rows))
     if cli_rows:
-        print("\n| n items | impl | `cxreval fuse --methods` | s | peak RSS GiB | output MiB | fused_labels MiB |\n"
-              "|---|---|---|---|---|---|---|")
+        print(
+            "\n| n items | impl | `cxreval fuse --methods` | s | peak RSS GiB | output MiB | fused_labels MiB |\n"
+            "|---|---|---|---|---|---|---|"
+        )
         for c in cli_rows:
-            print(f"| {c['n']:,} | {c['impl']} | {c['methods']} | {c['seconds']:.1f} | {c['peak_rss_gib']:.2f} | "
-                  f"{c['output_mib']:.1f} | {c['fused_labels_mib']:.1f} |")
+            print(
+                f"| {c['n']:,} | {c['impl']} | {c['methods']} | {c['seconds']:.1f} | {c['peak_rss_gib']:.2f} | "
+                f"{c['output_mib']:.1f} | {c['fused_labels_mib']:.1f} |"
+            )
         rows = rows + [dict(c, method="cli") for c in cli_rows]
     if a.out is not None:
         a.out.write_text(json.dumps(rows, indent=1))

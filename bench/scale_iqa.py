@@ -53,10 +53,12 @@ def make_pairs(folder: Path, n_pairs: int, size: int, seed: int = 0) -> Path:
         x = 0.25 + 0.5 * body - 0.3 * lungs + 0.04 * texture / texture.std()
         x = np.clip((x - x.min()) / (x.max() - x.min()), 0, 1)
         write_image(folder / f"ref{r}.png", x, data_range=1.0, dtype="uint16")
-        tests = [ndimage.gaussian_filter(x, 1.5),
-                 x + rng.normal(0, 0.03, x.shape),
-                 x ** 1.4,
-                 ndimage.gaussian_filter(x, 0.8) + rng.normal(0, 0.01, x.shape)]
+        tests = [
+            ndimage.gaussian_filter(x, 1.5),
+            x + rng.normal(0, 0.03, x.shape),
+            x**1.4,
+            ndimage.gaussian_filter(x, 0.8) + rng.normal(0, 0.01, x.shape),
+        ]
         for k, t in enumerate(tests):
             if len(rows) == n_pairs:
                 break
@@ -83,8 +85,21 @@ def _tree_rss(proc: psutil.Process) -> tuple[int, int]:
 
 
 def run(pairs: Path, out: Path, executor: str) -> dict[str, float]:
-    cmd = [sys.executable, "-m", "cxreval", "iqa", "score", "--pairs", str(pairs), "--metrics", "all",
-           "--executor", executor, "-o", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "cxreval",
+        "iqa",
+        "score",
+        "--pairs",
+        str(pairs),
+        "--metrics",
+        "all",
+        "--executor",
+        executor,
+        "-o",
+        str(out),
+    ]
     load = os.getloadavg()[0]
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -109,8 +124,13 @@ def run(pairs: Path, out: Path, executor: str) -> dict[str, float]:
     if p.returncode != 0:
         raise SystemExit(f"{executor}: exit {p.returncode}\n{err}")
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)  # the whole (reaped) process tree
-    return {"wall_s": wall, "cpu_s": cpu, "load": load, "rss_main_mib": peak[0] / 2**20,
-            "rss_tree_mib": peak[1] / 2**20}
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "load": load,
+        "rss_main_mib": peak[0] / 2**20,
+        "rss_tree_mib": peak[1] / 2**20,
+    }
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -141,24 +161,32 @@ def main() -> None:
     base = rows[0]["wall_s"]
     load = os.getloadavg()
     print("## Scale: iqa score\n")
-    print(f"`.venv/bin/python bench/scale_iqa.py --n-pairs {args.n_pairs} --size {args.size}`: "
-          f"{args.n_pairs} pairs of synthetic seeded {args.size}x{args.size} 16-bit PNGs, `cxreval iqa score "
-          f"--metrics all` ({len(names)} metrics: {', '.join(names)}; skipped, need weights: "
-          f"{', '.join(skipped)}; {n_scores} scores) as a subprocess per executor, same run, one BLAS thread per "
-          f"process. RSS: peak of the command's own process, and peak of the summed RSS of its process tree "
-          f"(workers, LocalCluster nanny and scheduler included), psutil every 0.1 s. The machine has "
-          f"{os.cpu_count()} cores shared by ~7 engineers working at the same time (load average at the end "
-          f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}), so the wall times and speed-ups are noisy lower "
-          "bounds of what a quiet machine gives.\n")
-    print("| executor | wall s | speed-up vs serial | CPU s (process tree) | cores used (CPU s / wall s) | "
-          "load average at start | peak RSS, command MiB | peak RSS, process tree MiB | output == serial (bytes) |")
+    print(
+        f"`.venv/bin/python bench/scale_iqa.py --n-pairs {args.n_pairs} --size {args.size}`: "
+        f"{args.n_pairs} pairs of synthetic seeded {args.size}x{args.size} 16-bit PNGs, `cxreval iqa score "
+        f"--metrics all` ({len(names)} metrics: {', '.join(names)}; skipped, need weights: "
+        f"{', '.join(skipped)}; {n_scores} scores) as a subprocess per executor, same run, one BLAS thread per "
+        f"process. RSS: peak of the command's own process, and peak of the summed RSS of its process tree "
+        f"(workers, LocalCluster nanny and scheduler included), psutil every 0.1 s. The machine has "
+        f"{os.cpu_count()} cores shared by ~7 engineers working at the same time (load average at the end "
+        f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}), so the wall times and speed-ups are noisy lower "
+        "bounds of what a quiet machine gives.\n"
+    )
+    print(
+        "| executor | wall s | speed-up vs serial | CPU s (process tree) | cores used (CPU s / wall s) | "
+        "load average at start | peak RSS, command MiB | peak RSS, process tree MiB | output == serial (bytes) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['executor']} | {r['wall_s']:.1f} | {base / r['wall_s']:.2f} | {r['cpu_s']:.0f} | "
-              f"{r['cpu_s'] / r['wall_s']:.2f} | {r['load']:.1f} | {r['rss_main_mib']:.0f} | "
-              f"{r['rss_tree_mib']:.0f} | {'yes' if r['identical'] else 'NO'} |")
-    print(f"\nPairs are streamed in blocks of 32 (the command holds one block's scores, never the images of "
-          f"all pairs); each worker reads its own two images per pair. Registered metrics: {len(list_metrics())}.")
+        print(
+            f"| {r['executor']} | {r['wall_s']:.1f} | {base / r['wall_s']:.2f} | {r['cpu_s']:.0f} | "
+            f"{r['cpu_s'] / r['wall_s']:.2f} | {r['load']:.1f} | {r['rss_main_mib']:.0f} | "
+            f"{r['rss_tree_mib']:.0f} | {'yes' if r['identical'] else 'NO'} |"
+        )
+    print(
+        f"\nPairs are streamed in blocks of 32 (the command holds one block's scores, never the images of "
+        f"all pairs); each worker reads its own two images per pair. Registered metrics: {len(list_metrics())}."
+    )
 
 
 if __name__ == "__main__":

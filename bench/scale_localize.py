@@ -41,8 +41,16 @@ import numpy as np
 
 __all__ = ["main", "make_inputs", "run_localize"]
 
-FINDINGS = ("Atelectasis", "Cardiomegaly", "Effusion", "Infiltration", "Mass", "Nodule", "Pneumonia",
-            "Pneumothorax")
+FINDINGS = (
+    "Atelectasis",
+    "Cardiomegaly",
+    "Effusion",
+    "Infiltration",
+    "Mass",
+    "Nodule",
+    "Pneumonia",
+    "Pneumothorax",
+)
 IMAGE = 1024
 SIDE = 32
 
@@ -96,8 +104,10 @@ def make_inputs(folder: Path, n: int, *, rng: object = 0, side: int = SIDE) -> t
     npz, csv = folder / "maps.npz", folder / "boxes.csv"
     yy, xx = np.mgrid[0:side, 0:side].astype(np.float64)
     cell = IMAGE / side
-    with zipfile.ZipFile(npz, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as z, \
-            open(csv, "w") as fh:
+    with (
+        zipfile.ZipFile(npz, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as z,
+        open(csv, "w") as fh,
+    ):
         fh.write("Image Index,Finding Label,Bbox [x,y,w,h],,,\n")
         for b0 in range(0, n, 4096):
             m = min(4096, n - b0)
@@ -105,8 +115,13 @@ def make_inputs(folder: Path, n: int, *, rng: object = 0, side: int = SIDE) -> t
             cx = gen.uniform(4, side - 4, m)
             sd = gen.uniform(1.5, 4.0, m)
             noise = gen.uniform(0, 0.05, (m, side, side))
-            maps = np.exp(-((yy - cy[:, None, None]) ** 2 + (xx - cx[:, None, None]) ** 2)
-                          / (2 * sd[:, None, None] ** 2)) + noise
+            maps = (
+                np.exp(
+                    -((yy - cy[:, None, None]) ** 2 + (xx - cx[:, None, None]) ** 2)
+                    / (2 * sd[:, None, None] ** 2)
+                )
+                + noise
+            )
             for j in range(m):
                 i = b0 + j
                 key = f"{i // len(FINDINGS):08d}.png/{FINDINGS[i % len(FINDINGS)]}"
@@ -116,16 +131,32 @@ def make_inputs(folder: Path, n: int, *, rng: object = 0, side: int = SIDE) -> t
                 y0 = max(0.0, (cy[j] + 0.5 - 2 * sd[j]) * cell)
                 x1 = min(float(IMAGE), (cx[j] + 0.5 + 2 * sd[j]) * cell)
                 y1 = min(float(IMAGE), (cy[j] + 0.5 + 2 * sd[j]) * cell)
-                fh.write(f"{key.split('/')[0]},{FINDINGS[i % len(FINDINGS)]},{x0:.1f},{y0:.1f},"
-                         f"{x1 - x0:.1f},{y1 - y0:.1f}\n")
+                fh.write(
+                    f"{key.split('/')[0]},{FINDINGS[i % len(FINDINGS)]},{x0:.1f},{y0:.1f},"
+                    f"{x1 - x0:.1f},{y1 - y0:.1f}\n"
+                )
     return npz, csv
 
 
 def run_localize(src: str, npz: Path, csv: Path, out: Path, extra: list[str]) -> dict:
     """One ``cxreval localize`` in a fresh process (``src``: a ``PYTHONPATH`` or '' for this venv)."""
-    cmd = [sys.executable, "-m", "cxreval", "localize", "--heatmaps", str(npz), "--boxes", str(csv),
-           "-o", str(out), "--overwrite", *extra]
-    res = subprocess.run([sys.executable, "-c", _WRAPPER, src, *cmd], capture_output=True, text=True, check=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "cxreval",
+        "localize",
+        "--heatmaps",
+        str(npz),
+        "--boxes",
+        str(csv),
+        "-o",
+        str(out),
+        "--overwrite",
+        *extra,
+    ]
+    res = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, src, *cmd], capture_output=True, text=True, check=True
+    )
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -137,12 +168,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
     """Run the benchmark; print one line per run and a Markdown table; return the rows."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000", help="comma-separated numbers of maps")
-    ap.add_argument("--executors", default="serial,process:2,dask:local:2",
-                    help="comma-separated --executor specs for this tree's runs")
+    ap.add_argument(
+        "--executors",
+        default="serial,process:2,dask:local:2",
+        help="comma-separated --executor specs for this tree's runs",
+    )
     ap.add_argument("--this-src", default="", help="src folder of this code (default: the installed cxreval)")
-    ap.add_argument("--base-src", default="", help="src folder of the code to compare with (e.g. /work/main/src)")
-    ap.add_argument("--base-options", default="--workers 1",
-                    help="options for the base runs, e.g. '--workers 1'")
+    ap.add_argument(
+        "--base-src", default="", help="src folder of the code to compare with (e.g. /work/main/src)"
+    )
+    ap.add_argument(
+        "--base-options", default="--workers 1", help="options for the base runs, e.g. '--workers 1'"
+    )
     ap.add_argument("--base-max", type=int, default=100000, help="largest size the base code runs at")
     ap.add_argument("--workdir", default="", help="where inputs and outputs go (default: a temporary folder)")
     ap.add_argument("--seed", type=int, default=0)
@@ -153,8 +190,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
         for n in [int(s) for s in args.sizes.split(",")]:
             t0 = time.perf_counter()
             npz, csv = make_inputs(work / f"in-{n}", n, rng=args.seed)
-            print(f"# {n} maps: inputs written in {time.perf_counter() - t0:.1f} s "
-                  f"({npz.stat().st_size / 2**20:.0f} MiB npz)", flush=True)
+            print(
+                f"# {n} maps: inputs written in {time.perf_counter() - t0:.1f} s "
+                f"({npz.stat().st_size / 2**20:.0f} MiB npz)",
+                flush=True,
+            )
             first: Path | None = None
             runs = [("this", args.this_src, ["--executor", e]) for e in args.executors.split(",") if e]
             if args.base_src and n <= args.base_max:
@@ -177,13 +217,17 @@ def main(argv: list[str] | None = None) -> list[dict]:
     finally:
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
-    print("\n| maps | code | options | wall (s) | CPU (s) | peak RSS, largest process (MiB) | peak RSS, process tree "
-          "(MiB) | left behind | output = first run |\n|---|---|---|---|---|---|---|---|---|")
+    print(
+        "\n| maps | code | options | wall (s) | CPU (s) | peak RSS, largest process (MiB) | peak RSS, process tree "
+        "(MiB) | left behind | output = first run |\n|---|---|---|---|---|---|---|---|---|"
+    )
     for r in rows:
-        print(f"| {r['maps']:,} | {r['code']} | `{r['options']}` | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
-              f"{r['peak_rss_mib']:.0f} | "
-              f"{r['tree_rss_mib']:.0f} | {r['left_behind']} | "
-              f"{'rc ' + str(r['rc']) if r['rc'] else ('first' if r['same_as_first'] is None else r['same_as_first'])} |")
+        print(
+            f"| {r['maps']:,} | {r['code']} | `{r['options']}` | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
+            f"{r['peak_rss_mib']:.0f} | "
+            f"{r['tree_rss_mib']:.0f} | {r['left_behind']} | "
+            f"{'rc ' + str(r['rc']) if r['rc'] else ('first' if r['same_as_first'] is None else r['same_as_first'])} |"
+        )
     return rows
 
 

@@ -42,8 +42,13 @@ def measure(pred: Path, lab: Path, *, src: str | None = None) -> dict:
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(pred), str(lab)], env=env, check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(pred), str(lab)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -52,7 +57,9 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,50000")
     ap.add_argument("--fmt", choices=("csv", "parquet"), default="csv")
     ap.add_argument("--data", default="/tmp/cxreval-scale", help="Folder of the generated inputs (reused).")
-    ap.add_argument("--src", default=None, help="A source tree's src folder to measure instead of this cxreval.")
+    ap.add_argument(
+        "--src", default=None, help="A source tree's src folder to measure instead of this cxreval."
+    )
     a = ap.parse_args()
     for n in (int(x) for x in a.sizes.split(",")):
         folder = Path(a.data) / str(n) / a.fmt

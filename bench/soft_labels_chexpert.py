@@ -35,7 +35,9 @@ def measure(folder: Path, n_resamples: int = 0, seed: int = 0) -> dict[str, obje
     pid = labels.drop_duplicates("study_id").set_index("study_id")["patient_id"]
     soft = fused[fused["source"] == "fused_ds"].assign(patient_id=lambda d: d["study_id"].map(pid))
     hard = soft.drop(columns="p_positive").assign(source="fused_ds_hard")
-    both = pd.concat([labels.assign(p_positive=np.nan), soft, hard.assign(p_positive=np.nan)], ignore_index=True)
+    both = pd.concat(
+        [labels.assign(p_positive=np.nan), soft, hard.assign(p_positive=np.nan)], ignore_index=True
+    )
     refs = ["consensus", "fused_ds", "fused_ds_hard"]
     t0 = time.perf_counter()
     res = evaluate_auc(preds, both, references=refs, studies="common", n_resamples=n_resamples, rng=seed)
@@ -56,16 +58,36 @@ def measure(folder: Path, n_resamples: int = 0, seed: int = 0) -> dict[str, obje
     max_diff = float((wide["fused_ds"] - ref).abs().max())
     delta = wide[["fused_ds", "fused_ds_hard"]].sub(wide["consensus"], axis=0)
     width = (t["ci_high"] - t["ci_low"]).groupby(t["reference"]).mean() if n_resamples else None
-    summary = pd.DataFrame({"reference": ["fused_ds (soft, p_positive)", "fused_ds (hard states)"],
-                            "mean |ΔAUC|": delta.abs().mean().to_numpy(), "mean ΔAUC": delta.mean().to_numpy(),
-                            "mean CI width": ([float(width["fused_ds"]), float(width["fused_ds_hard"])]
-                                              if width is not None else [np.nan, np.nan])})
-    counts = res.counts[res.counts["reference"].isin(refs)].groupby("reference")[["n_pos", "n_neg", "n_dropped"]].sum()
-    return {"summary": summary, "wide": wide.reset_index(), "max_diff": max_diff, "seconds": seconds,
-            "consensus_width": None if width is None else float(width["consensus"]), "counts": counts,
-            "n_cells": len(wide)}
+    summary = pd.DataFrame(
+        {
+            "reference": ["fused_ds (soft, p_positive)", "fused_ds (hard states)"],
+            "mean |ΔAUC|": delta.abs().mean().to_numpy(),
+            "mean ΔAUC": delta.mean().to_numpy(),
+            "mean CI width": (
+                [float(width["fused_ds"]), float(width["fused_ds_hard"])]
+                if width is not None
+                else [np.nan, np.nan]
+            ),
+        }
+    )
+    counts = (
+        res.counts[res.counts["reference"].isin(refs)]
+        .groupby("reference")[["n_pos", "n_neg", "n_dropped"]]
+        .sum()
+    )
+    return {
+        "summary": summary,
+        "wide": wide.reset_index(),
+        "max_diff": max_diff,
+        "seconds": seconds,
+        "consensus_width": None if width is None else float(width["consensus"]),
+        "counts": counts,
+        "n_cells": len(wide),
+    }
 
 
 if __name__ == "__main__":
     m = measure(Path(sys.argv[1]))
-    print(m["summary"].round(4).to_string(index=False), f"\nmax |soft - latent_auc_score| {m['max_diff']:.2e}")
+    print(
+        m["summary"].round(4).to_string(index=False), f"\nmax |soft - latent_auc_score| {m['max_diff']:.2e}"
+    )

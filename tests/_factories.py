@@ -38,10 +38,16 @@ AUC_FINDINGS = ("Atelectasis", "Consolidation", "Effusion")
 """The findings of :func:`auc_inputs`."""
 
 
-def label_table(studies: int | Mapping[str, int] = 30, findings: Sequence[str] = ("Edema", "Effusion"), *,
-                sources: Sequence[str] = ("CR", "Rep1", "Rep2"), states: Sequence[str] = STATES[:3],
-                reference_states: Sequence[str] | None = None, studies_per_patient: int | None = 2,
-                seed: int = 0) -> pd.DataFrame:
+def label_table(
+    studies: int | Mapping[str, int] = 30,
+    findings: Sequence[str] = ("Edema", "Effusion"),
+    *,
+    sources: Sequence[str] = ("CR", "Rep1", "Rep2"),
+    states: Sequence[str] = STATES[:3],
+    reference_states: Sequence[str] | None = None,
+    studies_per_patient: int | None = 2,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Each source's state of each finding on studies ``s0, s1, ...``, drawn uniformly from ``states``.
 
     ``studies`` is one count for every source or a count per source; the first source (the reference) draws
@@ -51,31 +57,49 @@ def label_table(studies: int | Mapping[str, int] = 30, findings: Sequence[str] =
     """
     rng = np.random.default_rng(seed)
     counts = studies if isinstance(studies, Mapping) else dict.fromkeys(sources, studies)
-    choices = {src: np.array(reference_states if (reference_states is not None and k == 0) else states,
-                             dtype=object) for k, src in enumerate(sources)}
+    choices = {
+        src: np.array(reference_states if (reference_states is not None and k == 0) else states, dtype=object)
+        for k, src in enumerate(sources)
+    }
     rows = []
     for src in sources:
         for i in range(counts[src]):
             for f in findings:
-                row = {"study_id": f"s{i}", "finding": f, "source": src,
-                       "state": choices[src][rng.integers(0, len(choices[src]))]}
+                row = {
+                    "study_id": f"s{i}",
+                    "finding": f,
+                    "source": src,
+                    "state": choices[src][rng.integers(0, len(choices[src]))],
+                }
                 if studies_per_patient is not None:
                     row = {"study_id": row["study_id"], "patient_id": f"p{i // studies_per_patient}", **row}
                 rows.append(row)
     return pd.DataFrame(rows)
 
 
-def prediction_table(studies: int = 24, models: Sequence[str] = ("m1", "m2", "m3"),
-                     findings: Sequence[str] = ("Edema", "Effusion"), *, seed: int = 1) -> pd.DataFrame:
+def prediction_table(
+    studies: int = 24,
+    models: Sequence[str] = ("m1", "m2", "m3"),
+    findings: Sequence[str] = ("Edema", "Effusion"),
+    *,
+    seed: int = 1,
+) -> pd.DataFrame:
     """Uniform [0, 1) scores of each model for each finding on studies ``s0, s1, ...`` (study by study, model
     by model, finding by finding)."""
     rng = np.random.default_rng(seed)
-    return pd.DataFrame([{"study_id": f"s{i}", "model": m, "finding": f, "score": float(rng.random())}
-                         for i in range(studies) for m in models for f in findings])
+    return pd.DataFrame(
+        [
+            {"study_id": f"s{i}", "model": m, "finding": f, "score": float(rng.random())}
+            for i in range(studies)
+            for m in models
+            for f in findings
+        ]
+    )
 
 
-def auc_inputs(n_models: int = 4, n_studies: int = 120, n_refs: int = 2, rng: int = 0,
-               ties: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+def auc_inputs(
+    n_models: int = 4, n_studies: int = 120, n_refs: int = 2, rng: int = 0, ties: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(predictions, labels) of models ``M0...`` against references ``R0...`` on :data:`AUC_FINDINGS`: several
     studies per patient, labels that flip 15 % of a hidden truth and 8 % uncertain, scores that separate the
     truth by a model-specific margin (rounded to 0.1 when ``ties``)."""
@@ -88,20 +112,50 @@ def auc_inputs(n_models: int = 4, n_studies: int = 120, n_refs: int = 2, rng: in
         for j, f in enumerate(AUC_FINDINGS):
             st_ = np.where(truth[j] ^ (g.random(n_studies) < 0.15), "positive", "negative").astype(object)
             st_[g.random(n_studies) < 0.08] = "uncertain"
-            lab.append(pd.DataFrame({"study_id": studies, "patient_id": [f"p{p}" for p in pat], "finding": f,
-                                     "source": f"R{r}", "state": st_}))
+            lab.append(
+                pd.DataFrame(
+                    {
+                        "study_id": studies,
+                        "patient_id": [f"p{p}" for p in pat],
+                        "finding": f,
+                        "source": f"R{r}",
+                        "state": st_,
+                    }
+                )
+            )
     pr = []
     for m in range(n_models):
         for j, f in enumerate(AUC_FINDINGS):
             sc = truth[j] * g.random() + g.normal(size=n_studies)
-            pr.append(pd.DataFrame({"study_id": studies, "model": f"M{m}", "finding": f,
-                                    "score": np.round(sc, 1) if ties else sc}))
+            pr.append(
+                pd.DataFrame(
+                    {
+                        "study_id": studies,
+                        "model": f"M{m}",
+                        "finding": f,
+                        "score": np.round(sc, 1) if ties else sc,
+                    }
+                )
+            )
     return pd.concat(pr, ignore_index=True), pd.concat(lab, ignore_index=True)
 
 
 MIMIC_OBSERVATIONS: tuple[str, ...] = (
-    "Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Enlarged Cardiomediastinum", "Fracture", "Lung Lesion",
-    "Lung Opacity", "No Finding", "Pleural Effusion", "Pleural Other", "Pneumonia", "Pneumothorax", "Support Devices")
+    "Atelectasis",
+    "Cardiomegaly",
+    "Consolidation",
+    "Edema",
+    "Enlarged Cardiomediastinum",
+    "Fracture",
+    "Lung Lesion",
+    "Lung Opacity",
+    "No Finding",
+    "Pleural Effusion",
+    "Pleural Other",
+    "Pneumonia",
+    "Pneumothorax",
+    "Support Devices",
+)
 """The 14 observation columns of ``mimic-cxr-2.0.0-chexpert.csv.gz`` / ``-negbio``, in the published order."""
 
 MIMIC_IMAGES: tuple[tuple[str, str, str, str, str], ...] = (
@@ -148,46 +202,83 @@ def write_mimic_folder(folder: Path, *, test_set: bool = True, reports: bool = T
     folder.mkdir(parents=True, exist_ok=True)
     studies = list(dict.fromkeys((s, p) for _, s, p, _, _ in MIMIC_IMAGES))
     cells = {
-        "mimic_chexpert": {"50414267": {"Pleural Effusion": "1.0", "Pneumonia": "-1.0", "Cardiomegaly": "0.0",
-                                        "Pneumothorax": "0.0"},
-                           "57375967": {"Edema": "1.0"}, "56666666": {"Atelectasis": "-1.0"}},
-        "mimic_negbio": {"50414267": {"Pleural Effusion": "1.0", "Pneumonia": "0.0", "Pneumothorax": "0.0"},
-                         "57375967": {"Edema": "-1.0"}, "56666666": {"Atelectasis": "1.0"}},
+        "mimic_chexpert": {
+            "50414267": {
+                "Pleural Effusion": "1.0",
+                "Pneumonia": "-1.0",
+                "Cardiomegaly": "0.0",
+                "Pneumothorax": "0.0",
+            },
+            "57375967": {"Edema": "1.0"},
+            "56666666": {"Atelectasis": "-1.0"},
+        },
+        "mimic_negbio": {
+            "50414267": {"Pleural Effusion": "1.0", "Pneumonia": "0.0", "Pneumothorax": "0.0"},
+            "57375967": {"Edema": "-1.0"},
+            "56666666": {"Atelectasis": "1.0"},
+        },
     }
-    for source, name in (("mimic_chexpert", "mimic-cxr-2.0.0-chexpert.csv.gz"),
-                         ("mimic_negbio", "mimic-cxr-2.0.0-negbio.csv.gz")):
+    for source, name in (
+        ("mimic_chexpert", "mimic-cxr-2.0.0-chexpert.csv.gz"),
+        ("mimic_negbio", "mimic-cxr-2.0.0-negbio.csv.gz"),
+    ):
         rows = []
         for s, p in studies:
             given = cells[source].get(s, {"No Finding": "1.0"})
             rows.append({"subject_id": p, "study_id": s, **{o: given.get(o, "") for o in MIMIC_OBSERVATIONS}})
-        pd.DataFrame(rows, columns=["subject_id", "study_id", *MIMIC_OBSERVATIONS]).to_csv(folder / name, index=False)
+        pd.DataFrame(rows, columns=["subject_id", "study_id", *MIMIC_OBSERVATIONS]).to_csv(
+            folder / name, index=False
+        )
     img = pd.DataFrame(MIMIC_IMAGES, columns=["dicom_id", "study_id", "subject_id", "split", "ViewPosition"])
-    img[["dicom_id", "study_id", "subject_id", "split"]].to_csv(folder / "mimic-cxr-2.0.0-split.csv.gz", index=False)
-    meta = pd.DataFrame({"dicom_id": img["dicom_id"], "subject_id": img["subject_id"], "study_id": img["study_id"],
-                         "PerformedProcedureStepDescription": "CHEST (PA AND LAT)", "ViewPosition": img["ViewPosition"],
-                         "Rows": 3056, "Columns": 2544, "StudyDate": 21800506, "StudyTime": 213014.531,
-                         "ProcedureCodeSequence_CodeMeaning": "CHEST (PA AND LAT)",
-                         "ViewCodeSequence_CodeMeaning": "postero-anterior",
-                         "PatientOrientationCodeSequence_CodeMeaning": "Erect"})
+    img[["dicom_id", "study_id", "subject_id", "split"]].to_csv(
+        folder / "mimic-cxr-2.0.0-split.csv.gz", index=False
+    )
+    meta = pd.DataFrame(
+        {
+            "dicom_id": img["dicom_id"],
+            "subject_id": img["subject_id"],
+            "study_id": img["study_id"],
+            "PerformedProcedureStepDescription": "CHEST (PA AND LAT)",
+            "ViewPosition": img["ViewPosition"],
+            "Rows": 3056,
+            "Columns": 2544,
+            "StudyDate": 21800506,
+            "StudyTime": 213014.531,
+            "ProcedureCodeSequence_CodeMeaning": "CHEST (PA AND LAT)",
+            "ViewCodeSequence_CodeMeaning": "postero-anterior",
+            "PatientOrientationCodeSequence_CodeMeaning": "Erect",
+        }
+    )
     meta.to_csv(folder / "mimic-cxr-2.0.0-metadata.csv.gz", index=False)
     if test_set:
         cols = ["study_id", *("Airspace Opacity" if o == "Lung Opacity" else o for o in MIMIC_OBSERVATIONS)]
-        rows = [{"study_id": "55555555", "No Finding": "1.0"},
-                {"study_id": "56666666", "Airspace Opacity": "1.0", "Atelectasis": "0.0", "Support Devices": "1.0"}]
+        rows = [
+            {"study_id": "55555555", "No Finding": "1.0"},
+            {
+                "study_id": "56666666",
+                "Airspace Opacity": "1.0",
+                "Atelectasis": "0.0",
+                "Support Devices": "1.0",
+            },
+        ]
         pd.DataFrame(rows, columns=cols).to_csv(folder / "mimic-cxr-2.1.0-test-set-labeled.csv", index=False)
     if reports:
         import zipfile
 
         with zipfile.ZipFile(folder / "mimic-cxr-reports.zip", "w") as zf:
             for s, p in studies:
-                text = MIMIC_REPORT if s == "50414267" else " FINAL REPORT\n FINDINGS:  Normal chest.\n IMPRESSION:  No " \
-                    "acute process.\n"
+                text = (
+                    MIMIC_REPORT
+                    if s == "50414267"
+                    else " FINAL REPORT\n FINDINGS:  Normal chest.\n IMPRESSION:  No acute process.\n"
+                )
                 zf.writestr(f"files/p{p[:2]}/p{p}/s{s}.txt", text)
     return folder
 
 
-def vandyke_pilot(path: Path, *, modalities: tuple[str, str] = ("T1", "T2"), extra_cases: int = 0
-                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def vandyke_pilot(
+    path: Path, *, modalities: tuple[str, str] = ("T1", "T2"), extra_cases: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Van Dyke's ratings (``../shared/data/mrmc/vandyke.csv``) as a reader-study pilot, and its truth as labels of
     source ``truth``, plus ``extra_cases`` unread labelled studies (``n0000``...; every third one positive).
 
@@ -196,13 +287,25 @@ def vandyke_pilot(path: Path, *, modalities: tuple[str, str] = ("T1", "T2"), ext
     from cxreval.labels import validate_label_table
 
     d = pd.read_csv(path)
-    ratings = pd.DataFrame({"reader": "R" + d["reader"].astype(str),
-                            "modality": d["treatment"].map({1: modalities[0], 2: modalities[1]}),
-                            "study_id": "c" + d["case"].astype(str).str.zfill(4), "finding": "Effusion",
-                            "rating": d["rating"].astype(float)})
+    ratings = pd.DataFrame(
+        {
+            "reader": "R" + d["reader"].astype(str),
+            "modality": d["treatment"].map({1: modalities[0], 2: modalities[1]}),
+            "study_id": "c" + d["case"].astype(str).str.zfill(4),
+            "finding": "Effusion",
+            "rating": d["rating"].astype(float),
+        }
+    )
     cases = d.drop_duplicates("case")
     ids = list("c" + cases["case"].astype(str).str.zfill(4)) + [f"n{k:04d}" for k in range(extra_cases)]
     truth = list(cases["truth"] == 1) + [k % 3 == 0 for k in range(extra_cases)]
-    labels = pd.DataFrame({"study_id": ids, "patient_id": ["p" + i for i in ids], "finding": "Effusion",
-                           "source": "truth", "state": np.where(truth, "positive", "negative")})
+    labels = pd.DataFrame(
+        {
+            "study_id": ids,
+            "patient_id": ["p" + i for i in ids],
+            "finding": "Effusion",
+            "source": "truth",
+            "state": np.where(truth, "positive", "negative"),
+        }
+    )
     return ratings, validate_label_table(labels)

@@ -18,10 +18,14 @@ from cxreval.schema import binarize
 DEFAULT_GROUP = "default"
 
 
-def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references: Sequence[str] | None,
-                     findings: Sequence[str] | None, model_groups: pd.DataFrame | dict[str, str] | None,
-                     unlabeled: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str], dict[str, str],
-                                              pd.DataFrame, pd.Series]:
+def _validate_inputs(
+    predictions: pd.DataFrame,
+    labels: pd.DataFrame,
+    references: Sequence[str] | None,
+    findings: Sequence[str] | None,
+    model_groups: pd.DataFrame | dict[str, str] | None,
+    unlabeled: str,
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str], dict[str, str], pd.DataFrame, pd.Series]:
     preds = validate_predictions(predictions)
     labs_all = validate_label_table(labels, require_patient=False)
     labs = labs_all
@@ -32,8 +36,9 @@ def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references
         raise InvalidParameterError("evaluate_auc: no references; the label table is empty.")
     for r in refs:
         if r not in sources:
-            raise InvalidParameterError(f"Unknown reference {r!r}: it is not a source of the label table; "
-                                        f"sources present: {sources}.")
+            raise InvalidParameterError(
+                f"Unknown reference {r!r}: it is not a source of the label table; sources present: {sources}."
+            )
     if len(set(refs)) != len(refs):
         raise InvalidParameterError(f"evaluate_auc: 'references' has duplicates: {refs}.")
     pf = list(pd.unique(preds["finding"]))
@@ -41,16 +46,20 @@ def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references
     if findings is None:
         fs = [f for f in pf if f in lf]
         if not fs:
-            raise SchemaError(f"No finding is both predicted {pf} and labelled by the references {refs} "
-                              f"{sorted(lf)}.")
+            raise SchemaError(
+                f"No finding is both predicted {pf} and labelled by the references {refs} {sorted(lf)}."
+            )
     else:
         fs = [canonical_finding(f, where="evaluate_auc 'findings'") for f in findings]
         for f in fs:
             if f not in pf:
-                raise InvalidParameterError(f"Unknown finding {f!r}: no model has predictions for it; predicted: {pf}.")
+                raise InvalidParameterError(
+                    f"Unknown finding {f!r}: no model has predictions for it; predicted: {pf}."
+                )
             if f not in lf:
-                raise InvalidParameterError(f"Unknown finding {f!r}: no reference among {refs} labels it; "
-                                            f"labelled: {sorted(lf)}.")
+                raise InvalidParameterError(
+                    f"Unknown finding {f!r}: no reference among {refs} labels it; labelled: {sorted(lf)}."
+                )
         if len(set(fs)) != len(fs):
             raise InvalidParameterError(f"evaluate_auc: 'findings' has duplicates: {fs}.")
     preds = preds[preds["finding"].isin(fs)]
@@ -59,8 +68,11 @@ def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references
     if model_groups is None:
         groups = {m: DEFAULT_GROUP for m in models}
     else:
-        mg = (pd.DataFrame({"model": list(model_groups), "group": list(model_groups.values())})
-              if isinstance(model_groups, dict) else model_groups)
+        mg = (
+            pd.DataFrame({"model": list(model_groups), "group": list(model_groups.values())})
+            if isinstance(model_groups, dict)
+            else model_groups
+        )
         mg = validate_model_groups(mg)
         gmap = dict(zip(mg["model"], mg["group"]))
         missing = [m for m in models if m not in gmap]
@@ -72,8 +84,10 @@ def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references
     absent = list(pstudies[pd.Index(labs_all["study_id"].unique()).get_indexer(pstudies) < 0])
     dropped = pd.DataFrame({"study_id": absent, "reason": "no label in the label table"})
     if absent and unlabeled == "error":
-        raise SchemaError(f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
-                          "pass unlabeled='drop' (CLI: --unlabeled drop) to drop them with a report.")
+        raise SchemaError(
+            f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
+            "pass unlabeled='drop' (CLI: --unlabeled drop) to drop them with a report."
+        )
     if absent:
         preds = preds[pd.Index(absent).get_indexer(preds["study_id"]) < 0]
     known = labs_all.dropna(subset=["patient_id"]).drop_duplicates("study_id")
@@ -87,12 +101,21 @@ def _codes(values: pd.Series, categories: Sequence[str] | np.ndarray) -> np.ndar
     return pd.Index(list(categories)).get_indexer(uniques).astype(np.intp)[codes]
 
 
-def reference_prepare(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None,
-             findings: Sequence[str] | None, policy: str, not_mentioned: str,
-             model_groups: pd.DataFrame | dict[str, str] | None, unlabeled: str) -> dict:
+def reference_prepare(
+    predictions: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    references: Sequence[str] | None,
+    findings: Sequence[str] | None,
+    policy: str,
+    not_mentioned: str,
+    model_groups: pd.DataFrame | dict[str, str] | None,
+    unlabeled: str,
+) -> dict:
     """Validate the tables (:func:`_validate_inputs`) and lay them out as arrays."""
-    preds, labs, refs, fs, groups, dropped, pat = _validate_inputs(predictions, labels, references, findings,
-                                                                   model_groups, unlabeled)
+    preds, labs, refs, fs, groups, dropped, pat = _validate_inputs(
+        predictions, labels, references, findings, model_groups, unlabeled
+    )
     models = list(pd.unique(preds["model"]))
     studies = np.asarray(sorted(pd.unique(preds["study_id"])), dtype=object)
     n = len(studies)
@@ -113,9 +136,20 @@ def reference_prepare(predictions: pd.DataFrame, labels: pd.DataFrame, *, refere
         miss = np.isnan(S[:, j, :]) & labelled[j][None, :]
         if miss.any():
             m, s = np.argwhere(miss)[0]
-            raise SchemaError(f"Model {models[m]!r} has no score for study {studies[s]!r}, finding {f!r}, which the "
-                              f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
-                              "score every labelled study.")
+            raise SchemaError(
+                f"Model {models[m]!r} has no score for study {studies[s]!r}, finding {f!r}, which the "
+                f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
+                "score every labelled study."
+            )
     patient_of = pd.Series(pat.reindex(studies).to_numpy(dtype=object))
-    return dict(models=models, findings=fs, references=refs, groups=groups, dropped=dropped, studies=studies, S=S, Y=Y,
-                patient_of=patient_of)
+    return dict(
+        models=models,
+        findings=fs,
+        references=refs,
+        groups=groups,
+        dropped=dropped,
+        studies=studies,
+        S=S,
+        Y=Y,
+        patient_of=patient_of,
+    )

@@ -40,9 +40,12 @@ def metadata_dir() -> Path:
 def dask_cluster():
     """Address (``tcp://127.0.0.1:PORT``) of a real ``distributed.LocalCluster`` with 2 single-threaded worker
     processes, shared by the session's tests; skips with a reason when the ``dask`` extra is missing."""
-    distributed = pytest.importorskip("dask.distributed", reason="dask[distributed] (test extra) is not installed")
+    distributed = pytest.importorskip(
+        "dask.distributed", reason="dask[distributed] (test extra) is not installed"
+    )
     import logging
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=logging.ERROR) as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+    ) as cluster:
         yield cluster.scheduler_address

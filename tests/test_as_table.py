@@ -10,8 +10,15 @@ from cxreval.results import ReadReport, ReadResult, as_table
 
 
 def _labels(source: str) -> pd.DataFrame:
-    return pd.DataFrame({"study_id": ["s1", "s2"], "patient_id": ["p1", "p2"], "finding": ["Edema", "Edema"],
-                         "source": [source, source], "state": [2, 0]})
+    return pd.DataFrame(
+        {
+            "study_id": ["s1", "s2"],
+            "patient_id": ["p1", "p2"],
+            "finding": ["Edema", "Edema"],
+            "source": [source, source],
+            "state": [2, 0],
+        }
+    )
 
 
 def test_a_read_result_and_a_list_give_the_table_and_the_rows_in_order():

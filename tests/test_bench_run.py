@@ -23,20 +23,38 @@ PART = "agreement:xqa_cases"
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CXREVAL_PEER_PYTHON": "", **(env or {})}
-    return subprocess.run([sys.executable, str(RUN), *args], cwd=ROOT, capture_output=True, text=True, env=env,
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, str(RUN), *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=600
+    )
 
 
 def _paths(tmp_path: Path) -> list[str]:
-    return ["--results", str(tmp_path / "results"), "--markdown", str(tmp_path / "RESULTS.md"),
-            "--expected", str(tmp_path / "expected")]
+    return [
+        "--results",
+        str(tmp_path / "results"),
+        "--markdown",
+        str(tmp_path / "RESULTS.md"),
+        "--expected",
+        str(tmp_path / "expected"),
+    ]
 
 
 def test_list_names_every_suite_and_part_and_bad_targets_exit_2():
     r = _run("--list")
     assert r.returncode == 0, r.stderr
-    for suite in ("classification", "ranking", "agreement", "fusion", "localization", "iqa", "labeller", "reader",
-                  "predict", "scale", "cli"):
+    for suite in (
+        "classification",
+        "ranking",
+        "agreement",
+        "fusion",
+        "localization",
+        "iqa",
+        "labeller",
+        "reader",
+        "predict",
+        "scale",
+        "cli",
+    ):
         assert f"\n{suite}: " in f"\n{r.stdout}", suite
     assert "  agreement:xqa_cases" in r.stdout
     for bad in ("no_such_suite", "agreement:no_such_part"):
@@ -57,10 +75,16 @@ def test_a_part_writes_structured_results_and_the_generated_markdown(stored):
     doc = json.loads((stored / "results" / "agreement.json").read_text())
     assert doc["suite"] == "agreement" and [p["part"] for p in doc["parts"]] == ["xqa_cases"]
     part = doc["parts"][0]
-    assert part["status"] == "ok" and part["quick"] is True and part["command"] == f"python bench/run.py {PART} --quick"
+    assert (
+        part["status"] == "ok"
+        and part["quick"] is True
+        and part["command"] == f"python bench/run.py {PART} --quick"
+    )
     assert part["peak_rss_mib"] > 10 and part["wall_s"] > 0 and len(part["load_average"]) == 6
     table = part["tables"][0]
-    assert table["columns"][0] == "both_uncertain" and table["rows"][0][1:] == ["1.000"] * 5  # identical labels
+    assert (
+        table["columns"][0] == "both_uncertain" and table["rows"][0][1:] == ["1.000"] * 5
+    )  # identical labels
     assert part["checked"]["Table 30 | agree"] == "1.000 1.000 1.000 1.000 1.000"
     md = (stored / "RESULTS.md").read_text()
     assert "## Agreement: label sources and readers" in md and f"### {PART}" in md
@@ -89,7 +113,9 @@ def test_check_passes_on_the_same_figures_and_names_an_altered_one(stored, tmp_p
 
 @pytest.mark.skipif(importlib.util.find_spec("crowdkit") is not None, reason="crowd-kit is installed here")
 def test_a_missing_peer_is_recorded_not_a_failure(tmp_path):
-    r = _run("fusion:vindr_crowdkit", "--quick", "--peer-python", str(tmp_path / "no-python"), *_paths(tmp_path))
+    r = _run(
+        "fusion:vindr_crowdkit", "--quick", "--peer-python", str(tmp_path / "no-python"), *_paths(tmp_path)
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     part = json.loads((tmp_path / "results" / "fusion.json").read_text())["parts"][0]
     assert part["status"] == "unavailable" and part["peer"]["name"] == "crowd-kit"

@@ -44,7 +44,9 @@ def test_plan_errors():
         draw_plan(["p1", None, "p3"], study_ids=["s1", "s2", "s3"])
     with pytest.raises(SchemaError, match="position 1 has no patient id"):
         draw_plan(["p1", ""])
-    with pytest.raises(InvalidParameterError, match="'n_resamples' parameter of draw_plan must be an int >= 1"):
+    with pytest.raises(
+        InvalidParameterError, match="'n_resamples' parameter of draw_plan must be an int >= 1"
+    ):
         draw_plan(["p1"], n_resamples=0)
     with pytest.raises(InvalidParameterError, match="'rng' parameter"):
         draw_plan(["p1"], rng="seed")

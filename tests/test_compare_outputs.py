@@ -23,7 +23,9 @@ def cmp():
     return mod
 
 
-def _folder(root: Path, *, auc: float = 0.8, when: str = "2026-11-30T20:00:00+00:00", attrs: bool = False) -> Path:
+def _folder(
+    root: Path, *, auc: float = 0.8, when: str = "2026-11-30T20:00:00+00:00", attrs: bool = False
+) -> Path:
     root.mkdir()
     df = pd.DataFrame({"finding": ["Edema", "Mass"], "auc": [auc, 0.7]})
     if attrs:
@@ -39,7 +41,9 @@ def test_equal_folders_ignore_run_json_times_paths_and_parquet_attrs(cmp, tmp_pa
     b = _folder(tmp_path / "b", when="2027-01-01T00:00:01+00:00", attrs=True)
     buf = io.StringIO()
     assert cmp.compare_folders(a, b, out=buf) == 0
-    assert "auc.parquet: equal tables, different file metadata (only in one: ['PANDAS_ATTRS'])" in buf.getvalue()
+    assert (
+        "auc.parquet: equal tables, different file metadata (only in one: ['PANDAS_ATTRS'])" in buf.getvalue()
+    )
     assert cmp.main([str(a), str(b)]) == 0
 
 

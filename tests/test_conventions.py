@@ -39,11 +39,19 @@ PENDING_COMMANDS: tuple[str, ...] = ()
 ANNOTATIONS: dict[str, tuple[frozenset[str], object]] = {
     "rng": (frozenset({"RNGLike"}), RNGLike),
     "executor": (frozenset({"ExecutorLike"}), ExecutorLike),
-    "progress": (frozenset({"Progress | None", "None | Progress", "Optional[Progress]"}), typing.Optional[Progress]),
+    "progress": (
+        frozenset({"Progress | None", "None | Progress", "Optional[Progress]"}),
+        typing.Optional[Progress],
+    ),
     "studies": (frozenset({"Studies"}), Studies),
 }
-REFUSED: dict[str, str] = {"seed": "rng: RNGLike", "max_epochs": "epochs", "on_batch": "progress: Progress | None",
-                           "on_epoch": "progress: Progress | None", "on_item": "progress: Progress | None"}
+REFUSED: dict[str, str] = {
+    "seed": "rng: RNGLike",
+    "max_epochs": "epochs",
+    "on_batch": "progress: Progress | None",
+    "on_epoch": "progress: Progress | None",
+    "on_item": "progress: Progress | None",
+}
 # the Executor.map(func, items, on_item=) protocol and its implementations
 ON_ITEM_ALLOWED = re.compile(r"^cxreval\.executor\.\w+\.map$")
 # the normalisers of what a parameter accepts (as get_executor normalises an ExecutorLike)
@@ -69,8 +77,11 @@ def _signatures():
                 for member_name, member in members:
                     func = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
                     if inspect.isfunction(func):
-                        yield (f"{obj.__module__}.{obj.__qualname__}.{member_name}", package_of(obj.__module__),
-                               func)
+                        yield (
+                            f"{obj.__module__}.{obj.__qualname__}.{member_name}",
+                            package_of(obj.__module__),
+                            func,
+                        )
 
 
 def _annotation_ok(func, param: inspect.Parameter, accepted: frozenset[str], resolved: object) -> bool:
@@ -101,7 +112,9 @@ def violations() -> list[tuple[str, str]]:
             elif p.name in ANNOTATIONS:
                 accepted, resolved = ANNOTATIONS[p.name]
                 if not _annotation_ok(func, p, accepted, resolved):
-                    out.append((pkg, f"{qualname}({p.name}: {p.annotation}): annotate it {sorted(accepted)[0]}"))
+                    out.append(
+                        (pkg, f"{qualname}({p.name}: {p.annotation}): annotate it {sorted(accepted)[0]}")
+                    )
     return out
 
 
@@ -140,8 +153,13 @@ def option_default_differences() -> list[tuple[str, str]]:
             for path, help_text in uses:
                 if "default" not in help_text.lower():
                     others = sorted(d for d in defaults if d != default)
-                    out.append((path, f"cxreval {path} {flag}: default {default}, elsewhere {', '.join(others)}; "
-                                      "say the default in its help"))
+                    out.append(
+                        (
+                            path,
+                            f"cxreval {path} {flag}: default {default}, elsewhere {', '.join(others)}; "
+                            "say the default in its help",
+                        )
+                    )
     return out
 
 
@@ -176,7 +194,9 @@ def test_the_check_sees_a_seed_and_a_loose_annotation():
     assert not _annotation_ok(run, params["executor"], *ANNOTATIONS["executor"])
     assert not _annotation_ok(run, params["progress"], *ANNOTATIONS["progress"])
 
-    def good(*, rng: RNGLike = None, executor: ExecutorLike = None, progress: Progress | None = None) -> None: ...
+    def good(
+        *, rng: RNGLike = None, executor: ExecutorLike = None, progress: Progress | None = None
+    ) -> None: ...
 
     params = inspect.signature(good).parameters
     for name in ("rng", "executor", "progress"):
@@ -188,6 +208,10 @@ def test_common_flags_share_one_default(flag):
     from cxreval.cli.main import app
 
     assert app is not None
-    defaults = {repr(p.default) for _, cmd in _commands() for p in cmd.params
-                if getattr(p, "param_type_name", "") == "option" and flag in p.opts}
+    defaults = {
+        repr(p.default)
+        for _, cmd in _commands()
+        for p in cmd.params
+        if getattr(p, "param_type_name", "") == "option" and flag in p.opts
+    }
     assert len(defaults) == 1, (flag, defaults)

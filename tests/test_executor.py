@@ -40,11 +40,21 @@ def _auc_problem(n_studies=90, n_models=3, rng=0):
         for j, f in enumerate(FINDINGS):
             st = np.where(truth[j] ^ (g.random(n_studies) < 0.15), "positive", "negative").astype(object)
             st[g.random(n_studies) < 0.1] = "uncertain"
-            labs.append(pd.DataFrame({"study_id": studies, "patient_id": pat, "finding": f, "source": r, "state": st}))
+            labs.append(
+                pd.DataFrame({"study_id": studies, "patient_id": pat, "finding": f, "source": r, "state": st})
+            )
     for m in range(n_models):
         for j, f in enumerate(FINDINGS):
-            preds.append(pd.DataFrame({"study_id": studies, "model": f"M{m}", "finding": f,
-                                       "score": np.round(truth[j] * g.random() + g.normal(size=n_studies), 1)}))
+            preds.append(
+                pd.DataFrame(
+                    {
+                        "study_id": studies,
+                        "model": f"M{m}",
+                        "finding": f,
+                        "score": np.round(truth[j] * g.random() + g.normal(size=n_studies), 1),
+                    }
+                )
+            )
     return pd.concat(preds, ignore_index=True), pd.concat(labs, ignore_index=True)
 
 
@@ -78,6 +88,7 @@ def _same_boxes(a, b):
 
 # ---------------------------------------------------------------- the executors themselves
 
+
 def test_serial_and_process_map_in_order():
     items = list(range(-40, 61))
     want = [abs(x) for x in items]
@@ -89,7 +100,6 @@ def test_serial_and_process_map_in_order():
     bound = functools.partial(operator.mul, 3)
     assert ProcessExecutor(2).map(bound, range(5)) == [0, 3, 6, 9, 12]
     assert isinstance(ProcessExecutor(2), Executor) and isinstance(SerialExecutor(), Executor)
-
 
 
 def test_in_process_and_on_item_on_every_executor():
@@ -154,16 +164,27 @@ def test_progress_protocol():
     assert isinstance(as_progress(None, func="f"), NoProgress)
     rec = RecordedProgress()
     assert as_progress(rec, func="f") is rec and isinstance(rec, Progress)
-    with pytest.raises(InvalidParameterError, match=r"The 'progress' parameter of f must have add\(description, "
-                                                    r"total\), advance\(task, n\) and done\(task\) methods"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"The 'progress' parameter of f must have add\(description, "
+        r"total\), advance\(task, n\) and done\(task\) methods",
+    ):
         as_progress(print, func="f")
 
 
 def test_auc_and_heatmap_progress_counts_every_block_and_map_on_any_executor():
     preds, labels = _auc_problem(n_models=2)
     maps = {f"s{i}/Effusion": m for i, m in enumerate(_maps(9))}
-    boxes = pd.DataFrame({"study_id": [f"s{i}" for i in range(9)], "finding": "Effusion", "x_min": 1.0,
-                          "y_min": 2.0, "x_max": 30.0, "y_max": 40.0})  # every map scored
+    boxes = pd.DataFrame(
+        {
+            "study_id": [f"s{i}" for i in range(9)],
+            "finding": "Effusion",
+            "x_min": 1.0,
+            "y_min": 2.0,
+            "x_max": 30.0,
+            "y_max": 40.0,
+        }
+    )  # every map scored
     proto = LocalizationProtocol(image_shape=(64, 64))
     for ex in (None, SerialExecutor(), ProcessExecutor(2)):
         rec = RecordedProgress()
@@ -202,39 +223,58 @@ def test_get_executor_specs():
     assert get_executor("process").max_workers is None
     custom = type("Mine", (), {"map": lambda self, f, xs: [f(x) for x in xs]})()
     assert get_executor(custom).map(abs, [-1]) == [1]  # adapted to the protocol (test below)
-    whole = type("Whole", (), {"in_process": True, "map": lambda self, f, xs, on_item=None: [f(x) for x in xs]})()
+    whole = type(
+        "Whole", (), {"in_process": True, "map": lambda self, f, xs, on_item=None: [f(x) for x in xs]}
+    )()
     assert get_executor(whole) is whole
     ser = SerialExecutor()
     assert get_executor(ser) is ser
 
 
-@pytest.mark.parametrize("spec, msg", [
-    ("process:0", r"Executor spec 'process:0': the number of workers after 'process:' must be a positive int"),
-    ("process:two", r"must be a positive int \(e.g. 'process:4'\). Got 'two' instead"),
-    ("process:2.5", r"Got '2.5' instead"),
-    ("process:", r"Got '' instead"),
-    ("threads", r"Unknown executor spec 'threads'; expected serial, process:N, dask:local:N or dask://HOST:PORT"),
-    ("dask:local:0", r"the number of workers after 'dask:local:' must be a positive int"),
-    ("dask:localhost", r"expected 'dask:local:N'"),
-    ("dask://", r"give HOST:PORT after 'dask://'"),
-    ("serial:2", r"Unknown executor spec 'serial:2'"),
-    ("dask:", r"Executor spec 'dask:': give a scheduler address after 'dask:'"),
-])
+@pytest.mark.parametrize(
+    "spec, msg",
+    [
+        (
+            "process:0",
+            r"Executor spec 'process:0': the number of workers after 'process:' must be a positive int",
+        ),
+        ("process:two", r"must be a positive int \(e.g. 'process:4'\). Got 'two' instead"),
+        ("process:2.5", r"Got '2.5' instead"),
+        ("process:", r"Got '' instead"),
+        (
+            "threads",
+            r"Unknown executor spec 'threads'; expected serial, process:N, dask:local:N or dask://HOST:PORT",
+        ),
+        ("dask:local:0", r"the number of workers after 'dask:local:' must be a positive int"),
+        ("dask:localhost", r"expected 'dask:local:N'"),
+        ("dask://", r"give HOST:PORT after 'dask://'"),
+        ("serial:2", r"Unknown executor spec 'serial:2'"),
+        ("dask:", r"Executor spec 'dask:': give a scheduler address after 'dask:'"),
+    ],
+)
 def test_get_executor_bad_specs(spec, msg):
     with pytest.raises(InvalidParameterError, match=msg):
         get_executor(spec)
 
 
 def test_get_executor_bad_objects_and_workers():
-    with pytest.raises(InvalidParameterError, match=r"The executor must be None, a spec string or an object with a "
-                                                    r"map\(func, items\) method. Got 4 of type int instead"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"The executor must be None, a spec string or an object with a "
+        r"map\(func, items\) method. Got 4 of type int instead",
+    ):
         get_executor(4)
-    with pytest.raises(InvalidParameterError, match="'max_workers' parameter of ProcessExecutor must be a positive int"):
+    with pytest.raises(
+        InvalidParameterError, match="'max_workers' parameter of ProcessExecutor must be a positive int"
+    ):
         ProcessExecutor(0)
     with pytest.raises(InvalidParameterError, match="'chunks_per_worker' parameter of ProcessExecutor"):
         ProcessExecutor(2, chunks_per_worker=-1)
-    with pytest.raises(InvalidParameterError, match=r"The 'mp_context' parameter of ProcessExecutor must be one of "
-                                                    r"\[.*'spawn'.*\] or a multiprocessing context. Got 'thread'"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"The 'mp_context' parameter of ProcessExecutor must be one of "
+        r"\[.*'spawn'.*\] or a multiprocessing context. Got 'thread'",
+    ):
         ProcessExecutor(2, mp_context="thread")
 
 
@@ -252,11 +292,14 @@ def test_dask_missing_is_a_clear_error(monkeypatch):
 
 # ---------------------------------------------------------------- identical results, serial vs processes
 
+
 def test_evaluate_auc_identical_serial_vs_process():
     preds, labels = _auc_problem()
     a = evaluate_auc(preds, labels, n_resamples=60, rng=11, shard_size=7)
     b = evaluate_auc(preds, labels, n_resamples=60, rng=11, shard_size=7, executor=ProcessExecutor(2))
-    c = evaluate_auc(preds, labels, n_resamples=60, rng=11, executor="process:2")  # default shard size: one shard
+    c = evaluate_auc(
+        preds, labels, n_resamples=60, rng=11, executor="process:2"
+    )  # default shard size: one shard
     assert np.isfinite(a.distribution).any()
     for other in (b, c):
         assert np.array_equal(a.distribution, other.distribution, equal_nan=True)
@@ -294,8 +337,10 @@ def test_spawned_workers_give_the_same_boxes():
     # a fresh interpreter per worker: the shard function must be importable and its data picklable
     maps = _maps(70, size=8)
     kw = dict(image_shape=(40, 40), thresholds=(60.0, 180.0))
-    _same_boxes(heatmaps_to_boxes(maps, **kw).boxes, heatmaps_to_boxes(maps, **kw, executor=ProcessExecutor(
-        2, mp_context="spawn")).boxes)
+    _same_boxes(
+        heatmaps_to_boxes(maps, **kw).boxes,
+        heatmaps_to_boxes(maps, **kw, executor=ProcessExecutor(2, mp_context="spawn")).boxes,
+    )
 
 
 def test_evaluate_heatmaps_identical_serial_vs_process():
@@ -308,8 +353,16 @@ def test_evaluate_heatmaps_identical_serial_vs_process():
         for _ in range(g.integers(1, 3)):
             x, y = g.integers(0, 180, 2)
             w, h = g.integers(10, 76, 2)
-            rows.append({"study_id": f"img{i:03d}.png", "finding": f, "x_min": x, "y_min": y,
-                         "x_max": x + w, "y_max": y + h})
+            rows.append(
+                {
+                    "study_id": f"img{i:03d}.png",
+                    "finding": f,
+                    "x_min": x,
+                    "y_min": y,
+                    "x_max": x + w,
+                    "y_max": y + h,
+                }
+            )
     boxes = pd.DataFrame(rows)
     proto = LocalizationProtocol(image_shape=(256, 256))
     a = evaluate_heatmaps(heat, boxes, protocol=proto)
@@ -324,6 +377,7 @@ def test_evaluate_heatmaps_identical_serial_vs_process():
 
 # ---------------------------------------------------------------- CLI --executor
 
+
 def test_cli_classify_executor(tmp_path, capsys):
     preds, labels = _auc_problem(n_studies=60, n_models=2)
     lp, pp = tmp_path / "labels.csv", tmp_path / "preds.csv"
@@ -332,11 +386,43 @@ def test_cli_classify_executor(tmp_path, capsys):
     outs = {}
     for w in ("serial", "process:2"):
         outs[w] = tmp_path / f"out{w[0]}"
-        assert main(["classify", "-p", str(pp), "-l", str(lp), "--n-resamples", "40", "--seed", "5",
-                     "--executor", w, "--out", str(outs[w])]) == 0
+        assert (
+            main(
+                [
+                    "classify",
+                    "-p",
+                    str(pp),
+                    "-l",
+                    str(lp),
+                    "--n-resamples",
+                    "40",
+                    "--seed",
+                    "5",
+                    "--executor",
+                    w,
+                    "--out",
+                    str(outs[w]),
+                ]
+            )
+            == 0
+        )
     assert (outs["serial"] / "auc.csv").read_bytes() == (outs["process:2"] / "auc.csv").read_bytes()
-    assert main(["classify", "-p", str(pp), "-l", str(lp), "--executor", "process:-1",
-                 "--out", str(tmp_path / "bad")]) == 2
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--executor",
+                "process:-1",
+                "--out",
+                str(tmp_path / "bad"),
+            ]
+        )
+        == 2
+    )
     assert "Got '-1' instead" in capsys.readouterr().err
 
 
@@ -346,27 +432,62 @@ def test_cli_localize_workers(tmp_path, capsys):
     npz = tmp_path / "maps.npz"
     np.savez(npz, **heat)
     bbox = tmp_path / "bbox.csv"
-    bbox.write_text("Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
-                    + "".join(f"im{i}.png,Atelectasis,{100 + 10 * i},{200 + 5 * i},300,250\n" for i in range(20)))
+    bbox.write_text(
+        "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
+        + "".join(f"im{i}.png,Atelectasis,{100 + 10 * i},{200 + 5 * i},300,250\n" for i in range(20))
+    )
     for w in ("serial", "process:2"):
-        assert main(["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "--executor", w,
-                     "--out", str(tmp_path / f"out{w[-1]}")]) == 0
+        assert (
+            main(
+                [
+                    "localize",
+                    "--heatmaps",
+                    str(npz),
+                    "--boxes",
+                    str(bbox),
+                    "--executor",
+                    w,
+                    "--out",
+                    str(tmp_path / f"out{w[-1]}"),
+                ]
+            )
+            == 0
+        )
     for name in ("localization.csv", "boxes.csv"):
         assert (tmp_path / "outl" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes()
-    assert main(["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "--executor", "process:-3",
-                 "--out", str(tmp_path / "bad")]) == 2
+    assert (
+        main(
+            [
+                "localize",
+                "--heatmaps",
+                str(npz),
+                "--boxes",
+                str(bbox),
+                "--executor",
+                "process:-3",
+                "--out",
+                str(tmp_path / "bad"),
+            ]
+        )
+        == 2
+    )
     assert "process:-3" in capsys.readouterr().err and not (tmp_path / "bad").exists()
 
 
 # ---------------------------------------------------------------- Dask (optional extra)
+
 
 @pytest.mark.slow
 def test_dask_executor_identical_results():
     distributed = pytest.importorskip("dask.distributed", reason="the optional 'dask' extra is not installed")
     preds, labels = _auc_problem()
     maps = _maps(70)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
-            distributed.Client(cl) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cl,
+        distributed.Client(cl) as client,
+    ):
         ex = DaskExecutor(client)
         assert ex.map(abs, range(-5, 5)) == [abs(x) for x in range(-5, 5)]
         seen = []
@@ -376,8 +497,10 @@ def test_dask_executor_identical_results():
         b = evaluate_auc(preds, labels, n_resamples=40, rng=2, shard_size=6, executor=ex)
         assert np.array_equal(a.distribution, b.distribution, equal_nan=True)
         pd.testing.assert_frame_equal(a.table, b.table)
-        _same_boxes(heatmaps_to_boxes(maps, image_shape=(64, 64)).boxes,
-                    heatmaps_to_boxes(maps, image_shape=(64, 64), executor=ex).boxes)
+        _same_boxes(
+            heatmaps_to_boxes(maps, image_shape=(64, 64)).boxes,
+            heatmaps_to_boxes(maps, image_shape=(64, 64), executor=ex).boxes,
+        )
         with pytest.raises(ValueError, match="invalid literal for int"):
             ex.map(int, ["1", "x"])
         # 'dask' uses the current default client
@@ -408,8 +531,12 @@ def test_open_executor_closes_its_local_cluster():
         assert ex.map(abs, [-3, 2, -1]) == [3, 2, 1]
         assert len(_children() - before) >= 2  # two worker processes (and their nannies)
         # Dask's default MALLOC_TRIM_THRESHOLD_=65536 made the numpy kernels 1.4-1.75x slower per task
-        envs = ex.client.run(lambda: (__import__("os").environ.get("MALLOC_TRIM_THRESHOLD_"),
-                                      __import__("os").environ.get("OMP_NUM_THREADS")))
+        envs = ex.client.run(
+            lambda: (
+                __import__("os").environ.get("MALLOC_TRIM_THRESHOLD_"),
+                __import__("os").environ.get("OMP_NUM_THREADS"),
+            )
+        )
         assert sorted(set(envs.values())) == [(None, "1")]
     import time
 

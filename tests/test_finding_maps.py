@@ -30,25 +30,52 @@ def _tables(seed: int = 0, n: int = 60, models: tuple[str, ...] = ("A", "B", "C"
     truth = {f: g.random(n) < 0.4 for f in ("Nodule", "Mass", "Pneumothorax")}
     labs = []
     for f, t in truth.items():
-        labs.append(pd.DataFrame({"study_id": studies, "patient_id": [f"p{i // 2}" for i in range(n)], "finding": f,
-                                  "source": "nih", "state": np.where(t, "positive", "negative")}))
+        labs.append(
+            pd.DataFrame(
+                {
+                    "study_id": studies,
+                    "patient_id": [f"p{i // 2}" for i in range(n)],
+                    "finding": f,
+                    "source": "nih",
+                    "state": np.where(t, "positive", "negative"),
+                }
+            )
+        )
     nm = truth["Nodule"] | truth["Mass"]
     flip = g.random(n) < 0.1
     for f, t in (("Nodule or Mass", nm ^ flip), ("Pneumothorax", truth["Pneumothorax"] ^ flip)):
-        labs.append(pd.DataFrame({"study_id": studies[:40], "patient_id": [f"p{i // 2}" for i in range(40)],
-                                  "finding": f, "source": "expert", "state": np.where(t[:40], "positive",
-                                                                                       "negative")}))
+        labs.append(
+            pd.DataFrame(
+                {
+                    "study_id": studies[:40],
+                    "patient_id": [f"p{i // 2}" for i in range(40)],
+                    "finding": f,
+                    "source": "expert",
+                    "state": np.where(t[:40], "positive", "negative"),
+                }
+            )
+        )
     preds = []
     for k, m in enumerate(models):
         for f, t in truth.items():
-            preds.append(pd.DataFrame({"study_id": studies, "model": m, "finding": f,
-                                       "score": t * (0.5 + 0.3 * k) + g.normal(size=n)}))
+            preds.append(
+                pd.DataFrame(
+                    {
+                        "study_id": studies,
+                        "model": m,
+                        "finding": f,
+                        "score": t * (0.5 + 0.3 * k) + g.normal(size=n),
+                    }
+                )
+            )
     return pd.concat(preds, ignore_index=True), pd.concat(labs, ignore_index=True)
 
 
 def test_map_label_table_is_any_and_map_prediction_table_is_max():
     preds, labels = _tables()
-    mp = parse_finding_map({"findings": {"Nodule or Mass": "any(Nodule, Mass)", "Pneumothorax": "Pneumothorax"}})
+    mp = parse_finding_map(
+        {"findings": {"Nodule or Mass": "any(Nodule, Mass)", "Pneumothorax": "Pneumothorax"}}
+    )
     ml = map_label_table(labels, mp)
     nih = ml[ml.source == "nih"].set_index(["study_id", "finding"])["state"]
     wide = labels[labels.source == "nih"].pivot(index="study_id", columns="finding", values="state")
@@ -65,7 +92,9 @@ def test_bad_maps_are_refused_in_one_line(tmp_path):
     with pytest.raises(SchemaError, match="cycle: 'Mass' is defined by the map and used to define 'Nodule'"):
         parse_finding_map({"findings": {"Nodule": "any(Mass)", "Mass": "any(Nodule)"}})
     with pytest.raises(SchemaError, match="chain"):
-        parse_finding_map({"findings": {"Nodule or Mass": "any(Nodule, Mass)", "Lung Lesion": "any(Nodule or Mass)"}})
+        parse_finding_map(
+            {"findings": {"Nodule or Mass": "any(Nodule, Mass)", "Lung Lesion": "any(Nodule or Mass)"}}
+        )
     with pytest.raises(SchemaError, match="Unknown finding name 'Nodul'"):
         parse_finding_map({"findings": {"Nodule or Mass": "any(Nodul, Mass)"}})
     with pytest.raises(SchemaError, match="score rule"):
@@ -86,7 +115,10 @@ def test_cli_bad_map_exit_2_before_computing(tmp_path, capsys, cycle):
     p, lab = write_predictions(preds, tmp_path / "p.csv"), write_labels(labels, tmp_path / "l.csv")
     f = tmp_path / "m.yaml"
     f.write_text("findings:\n  " + cycle)
-    assert main(["classify", "-p", str(p), "-l", str(lab), "--finding-map", str(f), "-o", str(tmp_path / "o")]) == 2
+    assert (
+        main(["classify", "-p", str(p), "-l", str(lab), "--finding-map", str(f), "-o", str(tmp_path / "o")])
+        == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and ("cycle" in err[0] or "Unknown finding name 'Nodul'" in err[0]), err
     assert not (tmp_path / "o").exists()
@@ -99,7 +131,9 @@ def test_builtin_map_nih_to_google_is_the_library_map():
 
 def test_studies_common_scores_each_finding_on_the_same_studies():
     preds, labels = _tables()
-    mp = parse_finding_map({"findings": {"Nodule or Mass": "any(Nodule, Mass)", "Pneumothorax": "Pneumothorax"}})
+    mp = parse_finding_map(
+        {"findings": {"Nodule or Mass": "any(Nodule, Mass)", "Pneumothorax": "Pneumothorax"}}
+    )
     res = evaluate_auc(preds, labels, finding_map=mp, studies="common", n_resamples=0)
     each = evaluate_auc(preds, labels, finding_map=mp, studies="each", n_resamples=0)
     c = res.counts.set_index(["finding", "reference"])
@@ -107,8 +141,15 @@ def test_studies_common_scores_each_finding_on_the_same_studies():
     assert each.counts.set_index(["finding", "reference"]).loc[("Pneumothorax", "nih"), "n_studies"] == 60
     # the AUC equals sklearn's on the first 40 studies (the expert's)
     ml = map_label_table(labels, mp)
-    y = ml[(ml.source == "nih") & (ml.finding == "Pneumothorax")].set_index("study_id")["state"].iloc[:40] == 2
-    s = preds[(preds.model == "B") & (preds.finding == "Pneumothorax")].set_index("study_id")["score"].loc[y.index]
+    y = (
+        ml[(ml.source == "nih") & (ml.finding == "Pneumothorax")].set_index("study_id")["state"].iloc[:40]
+        == 2
+    )
+    s = (
+        preds[(preds.model == "B") & (preds.finding == "Pneumothorax")]
+        .set_index("study_id")["score"]
+        .loc[y.index]
+    )
     t = res.table.set_index(["model", "finding", "reference"])["auc"]
     assert t.loc[("B", "Pneumothorax", "nih")] == pytest.approx(roc_auc_score(y, s))
     assert len(res.dropped) == 20 and "studies='common'" in res.dropped["reason"].iloc[0]
@@ -118,7 +159,9 @@ def test_studies_common_scores_each_finding_on_the_same_studies():
 def test_studies_common_without_a_common_study_is_refused():
     preds, labels = _tables()
     labels = labels[~((labels.source == "nih") & labels.study_id.isin([f"s{i:03d}" for i in range(40)]))]
-    with pytest.raises(SchemaError, match="no study is labelled by every reference labelling finding 'Pneumothorax'"):
+    with pytest.raises(
+        SchemaError, match="no study is labelled by every reference labelling finding 'Pneumothorax'"
+    ):
         evaluate_auc(preds, labels, studies="common", n_resamples=0, findings=["Pneumothorax"])
 
 
@@ -127,7 +170,9 @@ def test_not_labelled_is_coverage_not_nan_and_warns_nothing(recwarn):
     res = evaluate_auc(preds, labels, studies="each", n_resamples=5, rng=0)
     assert not [w for w in recwarn if "one class" in str(w.message)]
     cov = res.coverage.set_index(["finding", "reference"])["status"]
-    assert cov.loc[("Nodule", "expert")] == "not labelled" and cov.loc[("Pneumothorax", "expert")] == "labelled"
+    assert (
+        cov.loc[("Nodule", "expert")] == "not labelled" and cov.loc[("Pneumothorax", "expert")] == "labelled"
+    )
     t = res.table
     assert not ((t.reference == "expert") & (t.finding == "Nodule")).any()
     assert t[(t.reference == "expert") & (t.finding == "macro")]["auc"].notna().all()
@@ -150,8 +195,24 @@ def test_missing_scores_chance_is_auc_one_half_ranked_and_averaged(tmp_path):
     assert res.chance == (("E", "Mass"),) and "Scored AUC 0.5" in res.summary()
     p, lab = write_predictions(preds, tmp_path / "p.csv"), write_labels(labels, tmp_path / "l.csv")
     out = tmp_path / "rank"
-    assert main(["rank", "-p", str(p), "-l", str(lab), "--missing-scores", "chance", "--n-resamples", "0",
-                 "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "rank",
+                "-p",
+                str(p),
+                "-l",
+                str(lab),
+                "--missing-scores",
+                "chance",
+                "--n-resamples",
+                "0",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rk = pd.read_csv(out / "rankings.csv")
     mass = rk[rk.finding == "Mass"].set_index("model")
     assert mass.loc["E", "auc"] == 0.5 and mass.loc["E", "rank"] == 5.0
@@ -162,18 +223,52 @@ def test_rank_auc_table_round_trip_of_classify_auc_csv(tmp_path):
     point correlations equal those of rank from predictions."""
     preds, labels = _tables()
     labels = labels.copy()
-    labels.loc[(labels.source == "expert") & (labels.finding == "Pneumothorax"), "state"] = "negative"  # one class
+    labels.loc[(labels.source == "expert") & (labels.finding == "Pneumothorax"), "state"] = (
+        "negative"  # one class
+    )
     p, lab = write_predictions(preds, tmp_path / "p.csv"), write_labels(labels, tmp_path / "l.csv")
     cl, rk, rt = tmp_path / "cl", tmp_path / "rk", tmp_path / "rt"
     fm = tmp_path / "map.yaml"
     fm.write_text("findings:\n  Nodule or Mass: any(Nodule, Mass)\n  Pneumothorax: Pneumothorax\n")
-    assert main(["classify", "-p", str(p), "-l", str(lab), "--finding-map", str(fm), "--n-resamples", "10",
-                 "-o", str(cl)]) == 0
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(p),
+                "-l",
+                str(lab),
+                "--finding-map",
+                str(fm),
+                "--n-resamples",
+                "10",
+                "-o",
+                str(cl),
+            ]
+        )
+        == 0
+    )
     auc = pd.read_csv(cl / AUCResult.FILES["auc"])
     assert auc["auc"].isna().any()  # the expert's Pneumothorax: one class
     assert main(["rank", "--auc-table", str(cl / "auc.csv"), "-o", str(rt)]) == 0
-    assert main(["rank", "-p", str(p), "-l", str(lab), "--finding-map", str(fm), "--n-resamples", "10",
-                 "-o", str(rk)]) == 0
+    assert (
+        main(
+            [
+                "rank",
+                "-p",
+                str(p),
+                "-l",
+                str(lab),
+                "--finding-map",
+                str(fm),
+                "--n-resamples",
+                "10",
+                "-o",
+                str(rk),
+            ]
+        )
+        == 0
+    )
     a = pd.read_csv(rt / "rank_correlation.csv")
     b = pd.read_csv(rk / "rank_correlation.csv")
     key = ["finding", "reference_a", "reference_b", "method"]

@@ -20,11 +20,19 @@ def test_vocabulary_sizes():
     assert "No Finding" in CHEXPERT and "Support Devices" in CHEXPERT
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("Infiltrate", "Infiltration"), ("Pleural_Thickening", "Pleural Thickening"),
-    ("Pleural Effusion", "Effusion"), ("pleural  effusion", "Effusion"), ("Nodule or mass", "Nodule or Mass"),
-    ("Nodule/Mass", "Nodule or Mass"), ("No finding", "No Finding"), ("ATELECTASIS", "Atelectasis"),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("Infiltrate", "Infiltration"),
+        ("Pleural_Thickening", "Pleural Thickening"),
+        ("Pleural Effusion", "Effusion"),
+        ("pleural  effusion", "Effusion"),
+        ("Nodule or mass", "Nodule or Mass"),
+        ("Nodule/Mass", "Nodule or Mass"),
+        ("No finding", "No Finding"),
+        ("ATELECTASIS", "Atelectasis"),
+    ],
+)
 def test_aliases(name, expected):
     assert canonical_finding(name) == expected
 
@@ -36,7 +44,9 @@ def test_every_alias_targets_a_canonical_name():
 
 
 def test_unknown_finding_message_suggests():
-    with pytest.raises(SchemaError, match=r"Unknown finding name 'Atelectasys' in file 'x.csv'.*Did you mean 'Atelectasis'"):
+    with pytest.raises(
+        SchemaError, match=r"Unknown finding name 'Atelectasys' in file 'x.csv'.*Did you mean 'Atelectasis'"
+    ):
         canonical_finding("Atelectasys", where="file 'x.csv'")
 
 
@@ -47,8 +57,10 @@ def test_renames_are_returned():
 
 
 # the XQA-Chest paper's sentence naming the schema and the two exclusions (its section 2)
-_XQA_SCHEMA = ("Atelectasis, Cardiomegaly, Edema, Enlarged cardiomediastinum, Consolidation, Fracture, Lung lesion, "
-               "Lung opacity, Pleural effusion, Pleural other, Pneumonia, Pneumothorax, Support devices, and No finding")
+_XQA_SCHEMA = (
+    "Atelectasis, Cardiomegaly, Edema, Enlarged cardiomediastinum, Consolidation, Fracture, Lung lesion, "
+    "Lung opacity, Pleural effusion, Pleural other, Pneumonia, Pneumothorax, Support devices, and No finding"
+)
 
 
 def test_xqa_is_the_papers_12_pathologies():

@@ -10,10 +10,25 @@ import pkgutil
 import cxreval
 from cxreval.results import TableResult
 
-JOB_VERBS = ("evaluate", "compare", "compute", "fuse", "label", "score", "degrade", "simulate", "overlay", "audit",
-             "export", "read", "load", "rank", "finetune",
-             "plan",
-             "split")
+JOB_VERBS = (
+    "evaluate",
+    "compare",
+    "compute",
+    "fuse",
+    "label",
+    "score",
+    "degrade",
+    "simulate",
+    "overlay",
+    "audit",
+    "export",
+    "read",
+    "load",
+    "rank",
+    "finetune",
+    "plan",
+    "split",
+)
 # building blocks of compare_with_experts named, like scipy.stats.zscore, for the statistic they compute
 STATISTICS = ("zscores", "zscores_for_scores", "metric_agreement")
 
@@ -49,9 +64,16 @@ def _all(cls: type) -> set[type]:
 def test_every_job_is_named_by_a_verb():
     jobs = [f for f in _public_functions() if _returns_result(f)]
     assert len(jobs) >= 30, [f.__name__ for f in jobs]
-    wrong = [f"{f.__module__}.{f.__name__}" for f in jobs
-             if not (f.__name__.split("_")[0] in JOB_VERBS or "_to_" in f.__name__ or f.__name__ in STATISTICS
-                     or f.__name__.startswith("evaluate_prepared"))]
+    wrong = [
+        f"{f.__module__}.{f.__name__}"
+        for f in jobs
+        if not (
+            f.__name__.split("_")[0] in JOB_VERBS
+            or "_to_" in f.__name__
+            or f.__name__ in STATISTICS
+            or f.__name__.startswith("evaluate_prepared")
+        )
+    ]
     assert not wrong, f"jobs not named by a verb: {wrong}"
 
 
@@ -59,7 +81,7 @@ def test_no_public_function_returns_the_bare_table_of_a_result():
     twins = []
     for f in _public_functions():
         src = inspect.getsource(f)
-        tail = src[src.rfind("return "):].strip()  # the last return statement, continuation lines included
+        tail = src[src.rfind("return ") :].strip()  # the last return statement, continuation lines included
         if tail.endswith(").table") and "DataFrame" in str(inspect.signature(f).return_annotation):
             twins.append(f"{f.__module__}.{f.__name__}")
     assert not twins, f"bare-table twins of result functions: {twins}"

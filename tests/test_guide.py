@@ -41,7 +41,9 @@ def test_every_code_block_of_the_page_runs(page, tmp_path, monkeypatch, request)
     blocks = _blocks(page)
     if any(code.startswith("# needs: shared_data") for _, code in blocks):
         data = request.getfixturevalue("shared_data")  # skips visibly without ../shared/data
-        monkeypatch.setenv("CXREVAL_DATA_MIRROR", os.environ.get("CXREVAL_DATA_MIRROR", str(data)))  # run in tmp
+        monkeypatch.setenv(
+            "CXREVAL_DATA_MIRROR", os.environ.get("CXREVAL_DATA_MIRROR", str(data))
+        )  # run in tmp
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": f"guide_{page.stem}"}
     for i, (lang, code) in enumerate(blocks):
@@ -54,8 +56,18 @@ def test_every_code_block_of_the_page_runs(page, tmp_path, monkeypatch, request)
 
 
 def test_the_guide_has_every_page_and_a_python_block_on_each():
-    expected = {"index.md", "getting-started.md", "compare-references.md", "report-labels.md", "reader-study.md",
-                "fusion.md", "localization.md", "iqa.md", "dask.md", "api.md"}
+    expected = {
+        "index.md",
+        "getting-started.md",
+        "compare-references.md",
+        "report-labels.md",
+        "reader-study.md",
+        "fusion.md",
+        "localization.md",
+        "iqa.md",
+        "dask.md",
+        "api.md",
+    }
     assert expected <= {p.name for p in DOCS.glob("*.md")}
     assert expected - {"index.md", "api.md"} <= {p.name for p in _pages()}
     nav = (DOCS.parent / "mkdocs.yml").read_text()
@@ -71,6 +83,14 @@ def test_each_main_job_is_at_most_five_lines():
             if lang == "python" and first.startswith("# job: "):
                 lines = [ln for ln in rest.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
                 jobs[first.removeprefix("# job: ").strip()] = len(lines)
-    assert set(jobs) >= {"AUC with CIs for many models x references", "ranking stability", "agreement", "fusion",
-                         "report labels", "localization", "IQA scores", "metric vs expert"}
+    assert set(jobs) >= {
+        "AUC with CIs for many models x references",
+        "ranking stability",
+        "agreement",
+        "fusion",
+        "report labels",
+        "localization",
+        "IQA scores",
+        "metric vs expert",
+    }
     assert {k: n for k, n in jobs.items() if n > MAX_JOB_LINES} == {}

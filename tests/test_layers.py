@@ -14,12 +14,44 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
 
 # lowest first; the first component under ``cxreval`` decides the layer
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("core", frozenset({"exceptions", "_validation", "_typing", "_plots", "schema", "io", "findings", "finding_maps",
-                        "results", "outputs", "labels", "progress"})),
+    (
+        "core",
+        frozenset(
+            {
+                "exceptions",
+                "_validation",
+                "_typing",
+                "_plots",
+                "schema",
+                "io",
+                "findings",
+                "finding_maps",
+                "results",
+                "outputs",
+                "labels",
+                "progress",
+            }
+        ),
+    ),
     ("datasets", frozenset({"datasets"})),
     ("engines", frozenset({"bootstrap", "executor", "spill"})),
-    ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa", "labeller",
-                            "latent", "planning", "mrmc"})),
+    (
+        "analyses",
+        frozenset(
+            {
+                "classification",
+                "ranking",
+                "agreement",
+                "fusion",
+                "localization",
+                "iqa",
+                "labeller",
+                "latent",
+                "planning",
+                "mrmc",
+            }
+        ),
+    ),
     ("models", frozenset({"predict", "reader"})),
     ("report", frozenset({"report"})),
     ("demo", frozenset({"demo"})),
@@ -106,18 +138,38 @@ def test_known_violations_list_only_shrinks():
     assert not gone, "Fixed - remove from KNOWN_VIOLATIONS:\n" + "\n".join(gone)
 
 
-@pytest.mark.parametrize(("files", "expected"), [
-    ({"findings.py": "from .report import html\n", "report/__init__.py": "", "report/html.py": ""},
-     ["layer: pkg.findings -> pkg.report.html"]),
-    ({"ranking.py": "from .classification import _kernel\n", "classification.py": "_kernel = 1\n"},
-     ["private: pkg.ranking -> pkg.classification._kernel"]),
-    ({"cli/__init__.py": "", "cli/x.py": "from ..iqa._image import load\n", "iqa/__init__.py": "",
-      "iqa/_image.py": "def load(): pass\n"},
-     ["private: pkg.cli.x -> pkg.iqa._image"]),
-    ({"cli/__init__.py": "", "cli/x.py": "from ..classification import evaluate_auc\n",
-      "classification.py": "def evaluate_auc(): pass\n", "iqa/__init__.py": "from ._image import load\n",
-      "iqa/_image.py": "def load(): pass\n"}, []),
-])
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {"findings.py": "from .report import html\n", "report/__init__.py": "", "report/html.py": ""},
+            ["layer: pkg.findings -> pkg.report.html"],
+        ),
+        (
+            {"ranking.py": "from .classification import _kernel\n", "classification.py": "_kernel = 1\n"},
+            ["private: pkg.ranking -> pkg.classification._kernel"],
+        ),
+        (
+            {
+                "cli/__init__.py": "",
+                "cli/x.py": "from ..iqa._image import load\n",
+                "iqa/__init__.py": "",
+                "iqa/_image.py": "def load(): pass\n",
+            },
+            ["private: pkg.cli.x -> pkg.iqa._image"],
+        ),
+        (
+            {
+                "cli/__init__.py": "",
+                "cli/x.py": "from ..classification import evaluate_auc\n",
+                "classification.py": "def evaluate_auc(): pass\n",
+                "iqa/__init__.py": "from ._image import load\n",
+                "iqa/_image.py": "def load(): pass\n",
+            },
+            [],
+        ),
+    ],
+)
 def test_checker_catches_a_deliberate_violation(tmp_path, files, expected):
     root = tmp_path / "pkg"
     for name, text in files.items():
@@ -140,7 +192,11 @@ def bench_violations(bench: Path = BENCH) -> list[str]:
     for path in sorted([*bench.glob("*.py"), *bench.glob("suites/**/*.py")]):
         rel = path.relative_to(bench.parent).as_posix()
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "cxreval":
+            if (
+                isinstance(node, ast.ImportFrom)
+                and not node.level
+                and (node.module or "").split(".")[0] == "cxreval"
+            ):
                 targets = [f"{node.module}.{a.name}" for a in node.names]
             elif isinstance(node, ast.Import):
                 targets = [a.name for a in node.names if a.name.split(".")[0] == "cxreval"]
@@ -157,21 +213,27 @@ def bench_violations(bench: Path = BENCH) -> list[str]:
 
 def test_bench_imports_only_the_public_library():
     new = [v for v in bench_violations() if v not in BENCH_PENDING]
-    assert not new, "bench/ may import only the public library (no cxreval.cli, no _private):\n" + "\n".join(new)
+    assert not new, "bench/ may import only the public library (no cxreval.cli, no _private):\n" + "\n".join(
+        new
+    )
     gone = sorted(BENCH_PENDING - set(bench_violations()))
     assert not gone, "Fixed - remove from BENCH_PENDING:\n" + "\n".join(gone)
 
 
 def test_bench_check_catches_a_deliberate_violation(tmp_path):
-    (tmp_path / "b.py").write_text("from cxreval.cli.rank import rank_summary\nimport cxreval.iqa._image\n"
-                                   "from cxreval.classification import _prepare, evaluate_auc\n"
-                                   "from cxreval.io import markdown_table\nfrom _peer import x\n")
+    (tmp_path / "b.py").write_text(
+        "from cxreval.cli.rank import rank_summary\nimport cxreval.iqa._image\n"
+        "from cxreval.classification import _prepare, evaluate_auc\n"
+        "from cxreval.io import markdown_table\nfrom _peer import x\n"
+    )
     (tmp_path / "suites").mkdir()
     (tmp_path / "suites" / "s.py").write_text("from cxreval.cli.main import main\n")
-    assert bench_violations(tmp_path) == [f"cli: {tmp_path.name}/b.py -> cxreval.cli.rank.rank_summary",
-                                          f"cli: {tmp_path.name}/suites/s.py -> cxreval.cli.main.main",
-                                          f"private: {tmp_path.name}/b.py -> cxreval.classification._prepare",
-                                          f"private: {tmp_path.name}/b.py -> cxreval.iqa._image"]
+    assert bench_violations(tmp_path) == [
+        f"cli: {tmp_path.name}/b.py -> cxreval.cli.rank.rank_summary",
+        f"cli: {tmp_path.name}/suites/s.py -> cxreval.cli.main.main",
+        f"private: {tmp_path.name}/b.py -> cxreval.classification._prepare",
+        f"private: {tmp_path.name}/b.py -> cxreval.iqa._image",
+    ]
 
 
 def package_graph(root: Path = SRC) -> dict[str, set[str]]:
@@ -220,12 +282,18 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycle_between_packages():
     cycles = import_cycles(package_graph())
-    assert not cycles, "Top-level packages importing each other (in a circle):\n" + "\n".join(map(str, cycles))
+    assert not cycles, "Top-level packages importing each other (in a circle):\n" + "\n".join(
+        map(str, cycles)
+    )
 
 
 def test_cycle_check_catches_a_deliberate_cycle(tmp_path):
-    files = {"a/__init__.py": "from ..b import x\n", "b/__init__.py": "x = 1\n", "b/y.py": "from ..a import z\n",
-             "c.py": "from .a import z\n"}
+    files = {
+        "a/__init__.py": "from ..b import x\n",
+        "b/__init__.py": "x = 1\n",
+        "b/y.py": "from ..a import z\n",
+        "c.py": "from .a import z\n",
+    }
     root = tmp_path / "pkg"
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -255,7 +323,9 @@ def long_modules(root: Path = SRC, limit: int = MAX_MODULE_LINES) -> list[str]:
 
 
 def test_no_module_longer_than_the_limit():
-    assert not long_modules(), (f"Modules over {MAX_MODULE_LINES} lines (split them):\n" + "\n".join(long_modules()))
+    assert not long_modules(), f"Modules over {MAX_MODULE_LINES} lines (split them):\n" + "\n".join(
+        long_modules()
+    )
 
 
 def test_length_check_catches_a_long_module(tmp_path):

@@ -25,53 +25,71 @@ CODES = {"negative": 0, "uncertain": 1, "positive": 2}
 
 # ---------------------------------------------------------------- the jobs (each body: at most five lines)
 
+
 def job_auc(predictions, labels):
     from cxreval.classification import evaluate_auc
+
     return evaluate_auc(predictions, labels, references=["radiologist", "report"], n_resamples=200, rng=0)
 
 
 def job_ranking(predictions, labels):
     from cxreval.classification import evaluate_auc
     from cxreval.ranking import compare_rankings
+
     return compare_rankings(evaluate_auc(predictions, labels, n_resamples=50, rng=0))
 
 
 def job_agreement(labels):
     from cxreval.agreement import compare_sources
+
     return compare_sources(labels, "radiologist:report")
 
 
 def job_fusion(labels):
     from cxreval.fusion import fuse_and_compare
+
     return fuse_and_compare(labels, ["R1", "R2", "R3"], ["mv", "ds"], adjudicated="radiologist", rng=0)
 
 
 def job_report_labels(reports):
     from cxreval.labeller import label_reports
+
     return label_reports(reports)
 
 
 def job_localization(maps, boxes):
     from cxreval.localization import LocalizationProtocol, evaluate_heatmaps
+
     protocol = LocalizationProtocol(upsampling="nearest", image_shape=(64, 64))
     return evaluate_heatmaps(maps, boxes, protocol=protocol)
 
 
 def job_iqa_scores(pairs):
     from cxreval.iqa import score_pairs
+
     return score_pairs(pairs, ["psnr", "ssim"])
 
 
 def job_metric_vs_expert(ratings, scores):
     from cxreval.iqa import compare_with_experts
+
     return compare_with_experts(ratings, scores, n_resamples=50, rng=0)
 
 
-JOBS = [job_auc, job_ranking, job_agreement, job_fusion, job_report_labels, job_localization, job_iqa_scores,
-        job_metric_vs_expert]
+JOBS = [
+    job_auc,
+    job_ranking,
+    job_agreement,
+    job_fusion,
+    job_report_labels,
+    job_localization,
+    job_iqa_scores,
+    job_metric_vs_expert,
+]
 
 
 # ---------------------------------------------------------------- small data
+
 
 def _labels() -> pd.DataFrame:
     rng = np.random.default_rng(11)
@@ -83,7 +101,9 @@ def _labels() -> pd.DataFrame:
             for src, fl in zip(("radiologist", "report", "R1", "R2"), flip):
                 state = 2 - truth[i, j] if fl else truth[i, j]
                 rows.append((f"s{i}", f"p{i // 2}", f, src, ["negative", "uncertain", "positive"][state]))
-            rows.append((f"s{i}", f"p{i // 2}", f, "R3", ["negative", "uncertain", "positive"][rng.integers(0, 3)]))
+            rows.append(
+                (f"s{i}", f"p{i // 2}", f, "R3", ["negative", "uncertain", "positive"][rng.integers(0, 3)])
+            )
     return pd.DataFrame(rows, columns=["study_id", "patient_id", "finding", "source", "state"])
 
 
@@ -91,9 +111,20 @@ def _predictions(labels: pd.DataFrame) -> pd.DataFrame:
     rng = np.random.default_rng(12)
     ref = labels[labels.source == "radiologist"]
     pos = (ref.state == "positive").to_numpy(float)
-    return pd.concat([pd.DataFrame({"study_id": ref.study_id.to_numpy(), "model": m, "finding": ref.finding.to_numpy(),
-                                    "score": pos * skill + rng.normal(0, 1, len(ref))})
-                      for m, skill in (("m1", 2.0), ("m2", 1.0), ("m3", 0.5), ("m4", 0.1))], ignore_index=True)
+    return pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "study_id": ref.study_id.to_numpy(),
+                    "model": m,
+                    "finding": ref.finding.to_numpy(),
+                    "score": pos * skill + rng.normal(0, 1, len(ref)),
+                }
+            )
+            for m, skill in (("m1", 2.0), ("m2", 1.0), ("m3", 0.5), ("m4", 0.1))
+        ],
+        ignore_index=True,
+    )
 
 
 def _lines(func) -> int:
@@ -102,6 +133,7 @@ def _lines(func) -> int:
 
 
 # ---------------------------------------------------------------- checks
+
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda f: f.__name__)
 def test_each_job_is_at_most_five_lines(job):
@@ -133,12 +165,17 @@ def test_compare_rankings(tmp_path):
     res = job_ranking(_predictions(labels), labels)
     t = _check_result(res, tmp_path)
     from cxreval.classification import evaluate_auc
+
     a = evaluate_auc(_predictions(labels), labels, n_resamples=50, rng=0).table
     a = a[(a.finding == "Effusion") & a.model.isin(["m1", "m2", "m3", "m4"])]
     x = a[a.reference == "radiologist"].set_index("model").auc
     y = a[a.reference == "report"].set_index("model").auc.loc[x.index]
-    row = t[(t.finding == "Effusion") & (t.method == "SRCC") & (t.reference_a == "radiologist")
-            & (t.reference_b == "report")].iloc[0]
+    row = t[
+        (t.finding == "Effusion")
+        & (t.method == "SRCC")
+        & (t.reference_a == "radiologist")
+        & (t.reference_b == "report")
+    ].iloc[0]
     assert row.statistic == pytest.approx(spearmanr(x, y).statistic)
 
 
@@ -148,7 +185,9 @@ def test_agreement(tmp_path):
     t = _check_result(res, tmp_path)
     w = labels.pivot(index=["study_id", "finding"], columns="source", values="state").reset_index()
     w = w[w.finding == "Effusion"]
-    want = cohen_kappa_score(w.radiologist.map(CODES), w.report.map(CODES), weights="quadratic", labels=[0, 1, 2])
+    want = cohen_kappa_score(
+        w.radiologist.map(CODES), w.report.map(CODES), weights="quadratic", labels=[0, 1, 2]
+    )
     assert t.set_index("finding").loc["Effusion", "kappa_w"] == pytest.approx(want)
 
 
@@ -157,21 +196,30 @@ def test_fusion(tmp_path):
     res = job_fusion(labels)
     t = _check_result(res, tmp_path)
     assert set(t.method) == {"mv", "ds"}
-    readers = labels[labels.source.isin(["R1", "R2", "R3"])].pivot(index=["study_id", "finding"], columns="source",
-                                                                    values="state")
+    readers = labels[labels.source.isin(["R1", "R2", "R3"])].pivot(
+        index=["study_id", "finding"], columns="source", values="state"
+    )
+
     def majority(row):
         (top, n), *rest = Counter(row).most_common()
         return 1 if rest and rest[0][1] == n else CODES[top]  # a tie is uncertain
+
     want = readers.apply(lambda r: majority(r.tolist()), axis=1)
     mv = res.labels[res.labels.source == "fused_mv"].set_index(["study_id", "finding"]).state.astype(int)
     pd.testing.assert_series_equal(mv.loc[want.index], want, check_names=False)
 
 
 def test_report_labels(tmp_path):
-    reports = pd.DataFrame({"study_id": ["a", "b", "c"],
-                            "text": ["FINDINGS: Small left pleural effusion. IMPRESSION: Effusion.",
-                                     "FINDINGS: No pleural effusion. IMPRESSION: Normal chest.",
-                                     "IMPRESSION: Cardiomegaly."]})
+    reports = pd.DataFrame(
+        {
+            "study_id": ["a", "b", "c"],
+            "text": [
+                "FINDINGS: Small left pleural effusion. IMPRESSION: Effusion.",
+                "FINDINGS: No pleural effusion. IMPRESSION: Normal chest.",
+                "IMPRESSION: Cardiomegaly.",
+            ],
+        }
+    )
     res = job_report_labels(reports)
     _check_result(res, tmp_path)
     lab = res.labels
@@ -181,10 +229,18 @@ def test_report_labels(tmp_path):
 
 def test_localization(tmp_path):
     hit, miss = np.zeros((8, 8)), np.zeros((8, 8))
-    hit[2, 2] = 1.0   # nearest x8: pixels [16, 24) x [16, 24), the box exactly
+    hit[2, 2] = 1.0  # nearest x8: pixels [16, 24) x [16, 24), the box exactly
     miss[6, 6] = 1.0  # far from its box
-    boxes = pd.DataFrame({"study_id": ["a", "b"], "finding": "Nodule", "x_min": 16.0, "y_min": 16.0,
-                          "x_max": 24.0, "y_max": 24.0})
+    boxes = pd.DataFrame(
+        {
+            "study_id": ["a", "b"],
+            "finding": "Nodule",
+            "x_min": 16.0,
+            "y_min": 16.0,
+            "x_max": 24.0,
+            "y_max": 24.0,
+        }
+    )
     t = _check_result(job_localization({"a/Nodule": hit, "b/Nodule": miss}, boxes), tmp_path)
     iou = t[(t.rule == "IoU") & (t.finding == "Nodule")]
     assert len(iou) and (iou.acc == 0.5).all()  # one of the two images localised, at every T and threshold
@@ -205,18 +261,25 @@ def test_iqa_scores(tmp_path):
     pairs = _iqa_pairs(tmp_path)
     t = _check_result(job_iqa_scores(pairs), tmp_path / "out")
     from PIL import Image
+
     for r, tst, v in t[t.metric == "psnr"][["reference", "test", "value"]].itertuples(index=False):
         a, b = (np.asarray(Image.open(p), dtype=float) for p in (r, tst))
-        assert v == pytest.approx(10 * np.log10(255 ** 2 / np.mean((a - b) ** 2)))
+        assert v == pytest.approx(10 * np.log10(255**2 / np.mean((a - b) ** 2)))
     assert t[t.metric == "psnr"].value.is_monotonic_decreasing  # more noise, lower PSNR
 
 
 def test_metric_vs_expert(tmp_path):
     pairs = _iqa_pairs(tmp_path)
     from cxreval.iqa import score_pairs
+
     scores = score_pairs(pairs, ["psnr", "ssim"]).table
-    ratings = pd.DataFrame({"image": [f"img{i}" for i in range(4)] * 2, "rater": ["r1"] * 4 + ["r2"] * 4,
-                            "rating": [4, 3, 3, 1, 4, 4, 2, 1]})
+    ratings = pd.DataFrame(
+        {
+            "image": [f"img{i}" for i in range(4)] * 2,
+            "rater": ["r1"] * 4 + ["r2"] * 4,
+            "rating": [4, 3, 3, 1, 4, 4, 2, 1],
+        }
+    )
     t = _check_result(job_metric_vs_expert(ratings, scores), tmp_path / "out")
     z = ratings.assign(z=ratings.groupby("rater").rating.transform(lambda s: (s - s.mean()) / s.std(ddof=0)))
     zmos = z.groupby("image").z.mean().loc[[f"img{i}" for i in range(4)]]

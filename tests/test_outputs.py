@@ -94,8 +94,10 @@ def test_concurrent_run_into_same_out_fails_clearly(tmp_path):
 
 def test_lock_and_temp_of_killed_run_are_taken_over(tmp_path):
     out = tmp_path / "res"
-    code = ("import os,sys; from cxreval.outputs import output_folder\n"
-            f"with output_folder({str(out)!r}) as d:\n    (d/'a').write_text('1'); os._exit(9)\n")
+    code = (
+        "import os,sys; from cxreval.outputs import output_folder\n"
+        f"with output_folder({str(out)!r}) as d:\n    (d/'a').write_text('1'); os._exit(9)\n"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 9
     assert not out.exists()
     assert any(p.name.endswith(".cxreval-lock") for p in tmp_path.iterdir())
@@ -126,7 +128,9 @@ def test_output_moved_aside_by_a_killed_run_is_restored(tmp_path):
     out = tmp_path / "res"
     with output_folder(out) as d:
         (d / "old.txt").write_text("old")
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     pid = int(dead.stdout)
     out.rename(tmp_path / f".res.tmp-{pid}-old-abcd1234")
     (tmp_path / f".res.tmp-{pid}-deadbeef").mkdir()  # the new folder it never renamed in

@@ -15,17 +15,31 @@ import cxreval
 
 
 def test_import_loads_no_heavy_dependency():
-    code = ("import sys, cxreval; "
-            "print(','.join(m for m in ('pandas', 'scipy', 'plotly', 'torch', 'skimage', 'pyarrow') "
-            "if m in sys.modules))")
+    code = (
+        "import sys, cxreval; "
+        "print(','.join(m for m in ('pandas', 'scipy', 'plotly', 'torch', 'skimage', 'pyarrow') "
+        "if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
     assert out.stderr == ""
 
 
 # imported by a module's functions when they run, never by importing the package (the report draws with plotly)
-HEAVY = ("scipy.stats", "scipy.ndimage", "scipy.sparse", "scipy.optimize", "scipy.special", "scipy.fft", "skimage",
-         "sklearn", "plotly", "torch", "matplotlib", "dask")
+HEAVY = (
+    "scipy.stats",
+    "scipy.ndimage",
+    "scipy.sparse",
+    "scipy.optimize",
+    "scipy.special",
+    "scipy.fft",
+    "skimage",
+    "sklearn",
+    "plotly",
+    "torch",
+    "matplotlib",
+    "dask",
+)
 NEEDED_AT_IMPORT = {"report": {"plotly"}}
 
 # each package imported in a fresh child of one interpreter that holds numpy and pandas (which every package uses)
@@ -54,8 +68,13 @@ print(json.dumps(found))
 def test_each_package_imports_heavy_dependencies_only_where_used():
     names = sorted(m.name for m in pkgutil.iter_modules(cxreval.__path__) if m.name != "__main__")
     assert {"localization", "classification", "iqa", "fusion", "report"} <= set(names)
-    out = subprocess.run([sys.executable, "-c", _EACH_PACKAGE, json.dumps(HEAVY), json.dumps(names)],
-                         capture_output=True, text=True, check=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", _EACH_PACKAGE, json.dumps(HEAVY), json.dumps(names)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
     found = json.loads(out.stdout)
     assert sorted(found) == names
     extra = {n: sorted(set(h) - NEEDED_AT_IMPORT.get(n, set())) for n, h in found.items()}

@@ -28,8 +28,15 @@ class BadType:
 
 
 def _labels() -> pd.DataFrame:
-    return pd.DataFrame({"study_id": ["a", "b"], "patient_id": ["1", "2"], "finding": ["Edema"] * 2,
-                         "source": ["s"] * 2, "state": ["positive", "negative"]})
+    return pd.DataFrame(
+        {
+            "study_id": ["a", "b"],
+            "patient_id": ["1", "2"],
+            "finding": ["Edema"] * 2,
+            "source": ["s"] * 2,
+            "state": ["positive", "negative"],
+        }
+    )
 
 
 def _preds() -> pd.DataFrame:
@@ -62,7 +69,9 @@ def _mrmc_ratings():
     """2 modalities x 2 readers x 4 cases (2 non-diseased, then 2 diseased)."""
     import numpy as np
 
-    return np.array([[[0.1, 0.3, 0.2, 0.9], [0.2, 0.1, 0.5, 0.4]], [[0.3, 0.1, 0.6, 0.2], [0.1, 0.4, 0.3, 0.8]]])
+    return np.array(
+        [[[0.1, 0.3, 0.2, 0.9], [0.2, 0.1, 0.5, 0.4]], [[0.3, 0.1, 0.6, 0.2], [0.1, 0.4, 0.3, 0.8]]]
+    )
 
 
 def _split_dir(tmp_path):
@@ -74,68 +83,194 @@ def _split_dir(tmp_path):
 # Factories take tmp_path. A parameter is positional when it is a key of the args dict (in order).
 CASES = [
     ("cxreval.findings:canonical_finding", {"name": lambda t: "Edema"}, {}, ["name"]),
-    ("cxreval.labels:validate_label_table", {"df": lambda t: _labels()}, {"require_patient": lambda t: True},
-     ["df"]),
+    (
+        "cxreval.labels:validate_label_table",
+        {"df": lambda t: _labels()},
+        {"require_patient": lambda t: True},
+        ["df"],
+    ),
     ("cxreval.labels:validate_predictions", {"df": lambda t: _preds()}, {}, ["df"]),
-    ("cxreval.schema:binarize", {"states": lambda t: ["positive"]},
-     {"policy": lambda t: "exclude", "not_mentioned": lambda t: "negative"}, ["states", "policy", "not_mentioned"]),
+    (
+        "cxreval.schema:binarize",
+        {"states": lambda t: ["positive"]},
+        {"policy": lambda t: "exclude", "not_mentioned": lambda t: "negative"},
+        ["states", "policy", "not_mentioned"],
+    ),
     ("cxreval.schema:parse_states", {"values": lambda t: ["positive"]}, {}, ["values"]),
     ("cxreval.labels:read_labels", {"path": _long}, {}, ["path"]),
     ("cxreval.labels:read_predictions", {"path": lambda t: t / "p.csv"}, {}, ["path"]),
-    ("cxreval.classification:prepare_from_files", {"predictions": _pred_file, "labels": _long}, {},
-     ["predictions", "labels", "state_encoding", "references", "policy"]),
+    (
+        "cxreval.classification:prepare_from_files",
+        {"predictions": _pred_file, "labels": _long},
+        {},
+        ["predictions", "labels", "state_encoding", "references", "policy"],
+    ),
     ("cxreval.labels:read_wide_labels", {"path": _wide}, {"source": lambda t: "x"}, ["path", "source"]),
-    ("cxreval.datasets:patient_split", {"table": lambda t: _meta()},
-     {"fractions": lambda t: (0.5, 0.5), "names": lambda t: ("a", "b"), "rng": lambda t: 0,
-      "stratify": lambda t: None},
-     ["table", "fractions", "names", "rng", "stratify"]),
-    ("cxreval.datasets:image_split", {"table": lambda t: _meta()}, {"fractions": lambda t: (0.5, 0.5),
-                                                                 "rng": lambda t: 0},
-     ["table", "fractions", "rng"]),
-    ("cxreval.datasets:audit_split", {"splits": lambda t: {"x": ["a"]}, "metadata": lambda t: _meta()}, {},
-     ["splits", "metadata"]),
+    (
+        "cxreval.datasets:patient_split",
+        {"table": lambda t: _meta()},
+        {
+            "fractions": lambda t: (0.5, 0.5),
+            "names": lambda t: ("a", "b"),
+            "rng": lambda t: 0,
+            "stratify": lambda t: None,
+        },
+        ["table", "fractions", "names", "rng", "stratify"],
+    ),
+    (
+        "cxreval.datasets:image_split",
+        {"table": lambda t: _meta()},
+        {"fractions": lambda t: (0.5, 0.5), "rng": lambda t: 0},
+        ["table", "fractions", "rng"],
+    ),
+    (
+        "cxreval.datasets:audit_split",
+        {"splits": lambda t: {"x": ["a"]}, "metadata": lambda t: _meta()},
+        {},
+        ["splits", "metadata"],
+    ),
     ("cxreval.datasets:read_split_lists", {"directory": _split_dir}, {}, ["directory"]),
-    ("cxreval.datasets:list_datasets", {}, {"pattern": lambda t: "*", "kind": lambda t: None}, ["pattern", "kind"]),
-    ("cxreval.datasets:load_dataset", {"name": lambda t: "openi"}, {"path": lambda t: t / "missing.tgz"},
-     ["name", "path"]),
-    ("cxreval.datasets:metadata_path", {"name": lambda t: "BBox_List_2017.csv.gz"},
-     {"path": lambda t: t / "x.csv"}, ["name", "path"]),
-    ("cxreval.datasets:fetch_metadata", {}, {"cache_dir": lambda t: t, "from_wheel": lambda t: t / "w.whl"},
-     ["cache_dir", "from_wheel"]),
-    ("cxreval.datasets.openi:read_openi_reports", {"path": lambda t: t / "x.tgz"},
-     {"require_images": lambda t: False}, ["path", "require_images"]),
-    ("cxreval.datasets.openi:openi_mesh", {"reports": lambda t: pd.DataFrame({"report_id": [], "mesh_major": []})},
-     {"kind": lambda t: "major"}, ["reports", "kind"]),
+    (
+        "cxreval.datasets:list_datasets",
+        {},
+        {"pattern": lambda t: "*", "kind": lambda t: None},
+        ["pattern", "kind"],
+    ),
+    (
+        "cxreval.datasets:load_dataset",
+        {"name": lambda t: "openi"},
+        {"path": lambda t: t / "missing.tgz"},
+        ["name", "path"],
+    ),
+    (
+        "cxreval.datasets:metadata_path",
+        {"name": lambda t: "BBox_List_2017.csv.gz"},
+        {"path": lambda t: t / "x.csv"},
+        ["name", "path"],
+    ),
+    (
+        "cxreval.datasets:fetch_metadata",
+        {},
+        {"cache_dir": lambda t: t, "from_wheel": lambda t: t / "w.whl"},
+        ["cache_dir", "from_wheel"],
+    ),
+    (
+        "cxreval.datasets.openi:read_openi_reports",
+        {"path": lambda t: t / "x.tgz"},
+        {"require_images": lambda t: False},
+        ["path", "require_images"],
+    ),
+    (
+        "cxreval.datasets.openi:openi_mesh",
+        {"reports": lambda t: pd.DataFrame({"report_id": [], "mesh_major": []})},
+        {"kind": lambda t: "major"},
+        ["reports", "kind"],
+    ),
     ("cxreval.datasets.nih:load_labels", {"path": lambda t: t / "x.csv"}, {}, ["path"]),
     ("cxreval.datasets.google:load_labels", {"path": lambda t: t / "x.csv"}, {}, ["path"]),
-    ("cxreval.datasets.audit:audit_chestxray14", {}, {"path": lambda t: t / "x.csv", "split_dir": lambda t: None},
-     ["path", "split_dir"]),
+    (
+        "cxreval.datasets.audit:audit_chestxray14",
+        {},
+        {"path": lambda t: t / "x.csv", "split_dir": lambda t: None},
+        ["path", "split_dir"],
+    ),
     ("cxreval.localization:scan_heatmaps", {"paths": lambda t: [t / "maps.npz"]}, {}, ["paths"]),
     ("cxreval.localization:read_maps", {"index": lambda t: None}, {}, ["index"]),
-    ("cxreval.localization:evaluate_heatmaps", {"heatmaps": lambda t: {}, "boxes": lambda t: pd.DataFrame()},
-     {}, ["heatmaps"]),
-    ("cxreval.mrmc:or_analysis", {"ratings": lambda t: _mrmc_ratings(), "truth": lambda t: [0, 0, 1, 1]},
-     {"covariance": lambda t: "jackknife", "clusters": lambda t: None, "confidence_level": lambda t: 0.95,
-      "reader_names": lambda t: None, "fixed_readers_clamp": lambda t: True},
-     ["ratings", "truth", "covariance", "clusters", "confidence_level", "reader_names", "fixed_readers_clamp"]),
-    ("cxreval.mrmc:dbm_analysis", {"ratings": lambda t: _mrmc_ratings(), "truth": lambda t: [0, 0, 1, 1]},
-     {"modality_names": lambda t: None}, ["ratings", "truth", "modality_names"]),
-    ("cxreval.mrmc:model_vs_readers", {"reader_ratings": lambda t: _mrmc_ratings()[0],
-                                       "model_score": lambda t: [0.1, 0.2, 0.3, 0.4], "truth": lambda t: [0, 0, 1, 1]},
-     {"model_name": lambda t: "model"}, ["reader_ratings", "model_score", "truth", "model_name"]),
-    ("cxreval.mrmc:auc_covariance", {"ratings": lambda t: _mrmc_ratings(), "truth": lambda t: [0, 0, 1, 1]},
-     {"method": lambda t: "delong"}, ["ratings", "truth"]),
-    ("cxreval.mrmc:simulate_roe_metz", {}, {"n_readers": lambda t: 2, "n_cases_negative": lambda t: 2,
-                                            "n_cases_positive": lambda t: 2, "n_modalities": lambda t: 2,
-                                            "delta": lambda t: 0.0, "parameters": lambda t: "HL-1.5",
-                                            "mu": lambda t: None, "rng": lambda t: 0},
-     ["n_readers", "n_cases_negative", "n_cases_positive", "n_modalities", "delta", "parameters", "mu", "rng"]),
-    ("cxreval.mrmc:mrmc_sample_size", {"pilot": lambda t: {
-        "var_modality_reader": 0.0002, "error_variance": 0.0008, "cov1": 0.0003, "cov2": 0.0003, "cov3": 0.0002,
-        "n_cases": 100}},
-     {"effect": lambda t: 0.05, "n_readers": lambda t: 5, "n_cases": lambda t: 100, "alpha": lambda t: 0.05,
-      "analysis": lambda t: "RRRC", "target_power": lambda t: 0.8, "max_cases": lambda t: 1000},
-     ["pilot", "effect", "n_readers", "n_cases", "alpha", "analysis", "target_power", "max_cases"]),
+    (
+        "cxreval.localization:evaluate_heatmaps",
+        {"heatmaps": lambda t: {}, "boxes": lambda t: pd.DataFrame()},
+        {},
+        ["heatmaps"],
+    ),
+    (
+        "cxreval.mrmc:or_analysis",
+        {"ratings": lambda t: _mrmc_ratings(), "truth": lambda t: [0, 0, 1, 1]},
+        {
+            "covariance": lambda t: "jackknife",
+            "clusters": lambda t: None,
+            "confidence_level": lambda t: 0.95,
+            "reader_names": lambda t: None,
+            "fixed_readers_clamp": lambda t: True,
+        },
+        [
+            "ratings",
+            "truth",
+            "covariance",
+            "clusters",
+            "confidence_level",
+            "reader_names",
+            "fixed_readers_clamp",
+        ],
+    ),
+    (
+        "cxreval.mrmc:dbm_analysis",
+        {"ratings": lambda t: _mrmc_ratings(), "truth": lambda t: [0, 0, 1, 1]},
+        {"modality_names": lambda t: None},
+        ["ratings", "truth", "modality_names"],
+    ),
+    (
+        "cxreval.mrmc:model_vs_readers",
+        {
+            "reader_ratings": lambda t: _mrmc_ratings()[0],
+            "model_score": lambda t: [0.1, 0.2, 0.3, 0.4],
+            "truth": lambda t: [0, 0, 1, 1],
+        },
+        {"model_name": lambda t: "model"},
+        ["reader_ratings", "model_score", "truth", "model_name"],
+    ),
+    (
+        "cxreval.mrmc:auc_covariance",
+        {"ratings": lambda t: _mrmc_ratings(), "truth": lambda t: [0, 0, 1, 1]},
+        {"method": lambda t: "delong"},
+        ["ratings", "truth"],
+    ),
+    (
+        "cxreval.mrmc:simulate_roe_metz",
+        {},
+        {
+            "n_readers": lambda t: 2,
+            "n_cases_negative": lambda t: 2,
+            "n_cases_positive": lambda t: 2,
+            "n_modalities": lambda t: 2,
+            "delta": lambda t: 0.0,
+            "parameters": lambda t: "HL-1.5",
+            "mu": lambda t: None,
+            "rng": lambda t: 0,
+        },
+        [
+            "n_readers",
+            "n_cases_negative",
+            "n_cases_positive",
+            "n_modalities",
+            "delta",
+            "parameters",
+            "mu",
+            "rng",
+        ],
+    ),
+    (
+        "cxreval.mrmc:mrmc_sample_size",
+        {
+            "pilot": lambda t: {
+                "var_modality_reader": 0.0002,
+                "error_variance": 0.0008,
+                "cov1": 0.0003,
+                "cov2": 0.0003,
+                "cov3": 0.0002,
+                "n_cases": 100,
+            }
+        },
+        {
+            "effect": lambda t: 0.05,
+            "n_readers": lambda t: 5,
+            "n_cases": lambda t: 100,
+            "alpha": lambda t: 0.05,
+            "analysis": lambda t: "RRRC",
+            "target_power": lambda t: 0.8,
+            "max_cases": lambda t: 1000,
+        },
+        ["pilot", "effect", "n_readers", "n_cases", "alpha", "analysis", "target_power", "max_cases"],
+    ),
 ]
 
 
@@ -163,8 +298,11 @@ def test_bad_type_is_rejected_with_a_clear_error(target, args, kwargs, param, tm
 
 def _public_modules() -> list[str]:
     """Every module of cxreval whose dotted name has no private part (``_x``), found by walking the package."""
-    return sorted(m.name for m in pkgutil.walk_packages(cxreval.__path__, "cxreval.")
-                  if not any(part.startswith("_") for part in m.name.split(".")[1:]))
+    return sorted(
+        m.name
+        for m in pkgutil.walk_packages(cxreval.__path__, "cxreval.")
+        if not any(part.startswith("_") for part in m.name.split(".")[1:])
+    )
 
 
 def test_every_public_module_declares_all():
@@ -181,7 +319,9 @@ def test_every_public_module_declares_all():
         if not hasattr(m, "__all__"):
             problems.append(f"{mod} has no __all__")
             continue
-        problems += [f"{mod}.__all__ names {name!r}, which it lacks" for name in m.__all__ if not hasattr(m, name)]
+        problems += [
+            f"{mod}.__all__ names {name!r}, which it lacks" for name in m.__all__ if not hasattr(m, name)
+        ]
     assert not problems, "\n".join(problems)
 
 

@@ -72,7 +72,9 @@ def reexported_public_modules() -> list[tuple[str, str, str]]:
         subs = [m for m in mods if m.startswith(pkg_name + ".")]
         for name in exported(pkg):
             obj = getattr(pkg, name)
-            origin = getattr(obj, "__module__", None) if inspect.isclass(obj) or inspect.isfunction(obj) else None
+            origin = (
+                getattr(obj, "__module__", None) if inspect.isclass(obj) or inspect.isfunction(obj) else None
+            )
             for sub in subs:
                 if origin == sub or (name in exported(mods[sub]) and getattr(mods[sub], name) is obj):
                     out.append((pkg_name, name, sub))
@@ -81,15 +83,23 @@ def reexported_public_modules() -> list[tuple[str, str, str]]:
 
 
 def test_every_public_name_has_one_home():
-    bad = [f"{name!r} is in the __all__ of {' and '.join(modules)}" for pkg, name, modules in two_homes()
-           if pkg not in PENDING]
-    assert bad == [], "one home per public name (import it from one module, export it from one):\n" + "\n".join(bad)
+    bad = [
+        f"{name!r} is in the __all__ of {' and '.join(modules)}"
+        for pkg, name, modules in two_homes()
+        if pkg not in PENDING
+    ]
+    assert bad == [], (
+        "one home per public name (import it from one module, export it from one):\n" + "\n".join(bad)
+    )
 
 
 def test_no_package_reexports_a_public_submodule():
-    bad = [f"{pkg} re-exports {name!r} from the public module {sub}: make it {sub.rsplit('.', 1)[0]}._"
-           f"{sub.rsplit('.', 1)[1]}" for pkg, name, sub in reexported_public_modules()
-           if package_of(pkg) not in PENDING]
+    bad = [
+        f"{pkg} re-exports {name!r} from the public module {sub}: make it {sub.rsplit('.', 1)[0]}._"
+        f"{sub.rsplit('.', 1)[1]}"
+        for pkg, name, sub in reexported_public_modules()
+        if package_of(pkg) not in PENDING
+    ]
     assert bad == [], "\n".join(bad)
 
 
@@ -98,13 +108,20 @@ def test_schema_constants_are_exported_by_the_schema_only():
 
     constants = {n for n in exported(schema) if n.isupper()}
     assert {"MACRO", "STUDY_ID", "SOURCE", "STATE"} <= constants
-    bad = [f"{m} exports {n}" for m, mod in public_modules().items() if package_of(m) not in ("schema", *PENDING)
-           for n in exported(mod) if n in constants and getattr(mod, n) is getattr(schema, n)]
+    bad = [
+        f"{m} exports {n}"
+        for m, mod in public_modules().items()
+        if package_of(m) not in ("schema", *PENDING)
+        for n in exported(mod)
+        if n in constants and getattr(mod, n) is getattr(schema, n)
+    ]
     assert bad == [], "import schema constants from cxreval.schema; do not re-export them:\n" + "\n".join(bad)
 
 
 def test_pending_packages_still_fail():
-    failing = {pkg for pkg, _, _ in two_homes()} | {package_of(pkg) for pkg, _, _ in reexported_public_modules()}
+    failing = {pkg for pkg, _, _ in two_homes()} | {
+        package_of(pkg) for pkg, _, _ in reexported_public_modules()
+    }
     fixed = [pkg for pkg in PENDING if pkg not in failing]
     assert fixed == [], f"take {fixed} out of PENDING: they have one home per name now"
 

@@ -28,16 +28,24 @@ def readme_block(heading: str) -> list[list[str]]:
 
 def test_compare_references_block_is_what_the_readme_says() -> None:
     cmds = readme_block("Compare references")
-    assert [c[:3] for c in cmds] == [["cxreval", "data", "fetch"], ["cxreval", "data", "export"],
-                                     ["cxreval", "data", "export"], ["cxreval", "data", "export"],
-                                     ["cxreval", "rank", "-p"]]
+    assert [c[:3] for c in cmds] == [
+        ["cxreval", "data", "fetch"],
+        ["cxreval", "data", "export"],
+        ["cxreval", "data", "export"],
+        ["cxreval", "data", "export"],
+        ["cxreval", "rank", "-p"],
+    ]
     assert not any("shared" in a for c in cmds for a in c), "the README's commands must not need ../shared"
 
 
 @pytest.mark.slow
-def test_compare_references_block_runs_verbatim(shared_data: Path, metadata_dir: Path, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_references_block_runs_verbatim(
+    shared_data: Path,
+    metadata_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CXREVAL_DATA_MIRROR", str(shared_data))  # the pinned files' source, instead of GitHub
     for cmd in readme_block("Compare references"):
@@ -45,7 +53,10 @@ def test_compare_references_block_runs_verbatim(shared_data: Path, metadata_dir:
         assert main(cmd[1:]) == 0, (cmd, capsys.readouterr().err)
     out = tmp_path / "nih-vs-google"
     auc = pd.read_csv(out / "auc.csv")
-    assert auc.loc[auc["model"] != "Mean", "model"].nunique() == 10 and set(auc["reference"]) == {"nih_textmined", "google_expert"}
+    assert auc.loc[auc["model"] != "Mean", "model"].nunique() == 10 and set(auc["reference"]) == {
+        "nih_textmined",
+        "google_expert",
+    }
     sep = pd.read_csv(out / "auc_comparison.csv")
     assert (sep["comparison"].str.contains("best under")).any()
     assert "## Is the best model separable?" in (out / "summary.md").read_text()

@@ -34,14 +34,18 @@ def _pinned(name: str) -> object:
     return pinned_file(name)
 
 
-@pytest.mark.parametrize(("lookup", "typo", "suggestion"), [
-    (_dataset, "goggle2019", "google2019"),
-    (_fusion, "macee", "mace"),
-    (_metric, "psnrr", "psnr"),
-    (_pinned, "chexpert_test/groundtruth.cvs", "chexpert_test/groundtruth.csv"),
-])
-def test_unknown_name_is_one_cxreval_error_with_a_hint(lookup: Callable[[str], object], typo: str,
-                                                        suggestion: str) -> None:
+@pytest.mark.parametrize(
+    ("lookup", "typo", "suggestion"),
+    [
+        (_dataset, "goggle2019", "google2019"),
+        (_fusion, "macee", "mace"),
+        (_metric, "psnrr", "psnr"),
+        (_pinned, "chexpert_test/groundtruth.cvs", "chexpert_test/groundtruth.csv"),
+    ],
+)
+def test_unknown_name_is_one_cxreval_error_with_a_hint(
+    lookup: Callable[[str], object], typo: str, suggestion: str
+) -> None:
     with pytest.raises(UnknownNameError, match=rf"Did you mean .*'{suggestion}'") as exc:
         lookup(typo)
     assert isinstance(exc.value, CxrevalError) and isinstance(exc.value, KeyError)
@@ -52,4 +56,3 @@ def test_dataset_error_is_an_unknown_name_error() -> None:
     from cxreval.datasets import UnknownDatasetError
 
     assert issubclass(UnknownDatasetError, UnknownNameError)
-

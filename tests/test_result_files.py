@@ -37,16 +37,23 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
 
 def _labels(seed: int = 0) -> pd.DataFrame:
     """CR, Rep1 on 30 studies and Rep2 on 26, no patient column; the readers may leave a finding not mentioned."""
-    return label_table({"CR": 30, "Rep1": 30, "Rep2": 26}, ("Atelectasis", "Edema", "Cardiomegaly"), states=STATES,
-                       reference_states=STATES[:3], studies_per_patient=None, seed=seed)
+    return label_table(
+        {"CR": 30, "Rep1": 30, "Rep2": 26},
+        ("Atelectasis", "Edema", "Cardiomegaly"),
+        states=STATES,
+        reference_states=STATES[:3],
+        studies_per_patient=None,
+        seed=seed,
+    )
 
 
 def _results() -> dict[str, TableResult]:
     t = _labels()
     flows = compute_flows(t, "CR:Rep1,CR:Rep2", studies="each")
     return {
-        "agreement": compute_agreement(t, "CR:Rep1,CR:Rep2", studies="each",
-                                       finding_sets={"sel": ["Atelectasis", "Edema"]}),
+        "agreement": compute_agreement(
+            t, "CR:Rep1,CR:Rep2", studies="each", finding_sets={"sel": ["Atelectasis", "Edema"]}
+        ),
         "prevalence": compute_prevalence(t),
         "flows": flows,
         "omissions": flows.omissions(),
@@ -66,8 +73,11 @@ def test_save_writes_exactly_files_with_columns(name, tmp_path):
     written = res.save(tmp_path)
     summary = {"summary.md"} if name == "comparison" else set()  # the job of cxreval agree writes it too
     assert {p.name for p in written.values()} == set(res.FILES.values()) | summary
-    assert {p.name for p in tmp_path.iterdir()} == ({f for f in res.FILES.values()} | summary
-                                                    | {f.replace(".csv", ".parquet") for f in res.FILES.values()})
+    assert {p.name for p in tmp_path.iterdir()} == (
+        {f for f in res.FILES.values()}
+        | summary
+        | {f.replace(".csv", ".parquet") for f in res.FILES.values()}
+    )
     for part in _parts(res):
         for key, file in part.FILES.items():
             csv = pd.read_csv(tmp_path / file)
@@ -93,11 +103,22 @@ def test_summary_renders_markdown_and_result_is_frozen(name):
 
 
 def test_file_constants():
-    assert AgreementTableResult.FILES == {"agreement": "agreement.csv"} and AgreementTableResult.COLUMNS == AGREEMENT_COLUMNS
-    assert PrevalenceResult.FILES == {"prevalence": "prevalence.csv"} and PrevalenceResult.COLUMNS == PREVALENCE_COLUMNS
+    assert (
+        AgreementTableResult.FILES == {"agreement": "agreement.csv"}
+        and AgreementTableResult.COLUMNS == AGREEMENT_COLUMNS
+    )
+    assert (
+        PrevalenceResult.FILES == {"prevalence": "prevalence.csv"}
+        and PrevalenceResult.COLUMNS == PREVALENCE_COLUMNS
+    )
     assert FlowsResult.FILES == {"flows": "flows.csv"} and FlowsResult.COLUMNS == FLOW_COLUMNS
-    assert OmissionsResult.FILES == {"omissions": "omissions.csv"} and OmissionsResult.COLUMNS == OMISSION_COLUMNS
-    assert dict(SourceComparisonResult.FILES) == {k: v for p in SourceComparisonResult.PARTS for k, v in p.FILES.items()}
+    assert (
+        OmissionsResult.FILES == {"omissions": "omissions.csv"}
+        and OmissionsResult.COLUMNS == OMISSION_COLUMNS
+    )
+    assert dict(SourceComparisonResult.FILES) == {
+        k: v for p in SourceComparisonResult.PARTS for k, v in p.FILES.items()
+    }
     with pytest.raises(TypeError):
         AgreementTableResult.FILES["x"] = "x.csv"  # type: ignore[index]
 
@@ -108,8 +129,12 @@ def test_typed_metadata_replaces_attrs():
     (cov,) = res.pairs
     assert isinstance(cov, PairCoverage) and cov.pair == "CR:Rep2"
     assert (cov.n_studies, cov.n_only_a, cov.n_only_b) == (26, 4, 0)
-    assert (res.weights, res.not_mentioned, res.studies, res.both_uncertain) == ("linear", "exclude", "each",
-                                                                                "agree")
+    assert (res.weights, res.not_mentioned, res.studies, res.both_uncertain) == (
+        "linear",
+        "exclude",
+        "each",
+        "agree",
+    )
     nm = t[(t.source == "Rep2") & (t.state == "not_mentioned")].groupby("finding").size().to_dict()
     assert cov.n_not_mentioned_excluded == {f: nm.get(f, 0) for f in ("Atelectasis", "Edema", "Cardiomegaly")}
     assert "- CR:Rep2: 26 common studies; only in A: 4, only in B: 0" in res.summary()
@@ -152,6 +177,10 @@ def test_no_dataframe_attrs_in_src():
     """Metadata lives on result fields, never in ``DataFrame.attrs`` (lost or compared by pandas operations,
     stored as PANDAS_ATTRS in Parquet files)."""
     pat = re.compile(r"\.attrs\b")
-    hits = [f"{p.relative_to(SRC)}:{i}" for p in sorted(SRC.rglob("*.py"))
-            for i, line in enumerate(p.read_text().splitlines(), 1) if pat.search(line)]
+    hits = [
+        f"{p.relative_to(SRC)}:{i}"
+        for p in sorted(SRC.rglob("*.py"))
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if pat.search(line)
+    ]
     assert hits == []

@@ -54,9 +54,20 @@ def _predictions(labels: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     cr = labels[labels.source == "CR"]
     pos = (cr.state == "positive").to_numpy(float)
-    return pd.concat([pd.DataFrame({"study_id": cr.study_id, "model": m, "finding": cr.finding,
-                                    "score": pos * k + rng.random(len(cr))}) for m, k in
-                      (("m1", 1.0), ("m2", 0.5), ("m3", 0.2))], ignore_index=True)
+    return pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "study_id": cr.study_id,
+                    "model": m,
+                    "finding": cr.finding,
+                    "score": pos * k + rng.random(len(cr)),
+                }
+            )
+            for m, k in (("m1", 1.0), ("m2", 0.5), ("m3", 0.2))
+        ],
+        ignore_index=True,
+    )
 
 
 def _auc():
@@ -67,9 +78,16 @@ def _auc():
 
 
 def _boxes() -> pd.DataFrame:
-    return pd.DataFrame({"study_id": ["a.png", "a.png", "b.png"], "finding": ["Mass", "Nodule", "Mass"],
-                         "x_min": [100.0, 500.0, 300.0], "y_min": [200.0, 400.0, 300.0],
-                         "x_max": [400.0, 600.0, 700.0], "y_max": [500.0, 520.0, 600.0]})
+    return pd.DataFrame(
+        {
+            "study_id": ["a.png", "a.png", "b.png"],
+            "finding": ["Mass", "Nodule", "Mass"],
+            "x_min": [100.0, 500.0, 300.0],
+            "y_min": [200.0, 400.0, 300.0],
+            "x_max": [400.0, 600.0, 700.0],
+            "y_max": [500.0, 520.0, 600.0],
+        }
+    )
 
 
 def _images(tmp: Path) -> list[Path]:
@@ -82,14 +100,20 @@ def _images(tmp: Path) -> list[Path]:
     return out
 
 
-RATINGS = pd.DataFrame({"image": ["a", "b", "c", "d"] * 2, "rater": ["r1"] * 4 + ["r2"] * 4,
-                        "rating": [1, 2, 3, 4, 2, 2, 4, 4]})
+RATINGS = pd.DataFrame(
+    {"image": ["a", "b", "c", "d"] * 2, "rater": ["r1"] * 4 + ["r2"] * 4, "rating": [1, 2, 3, 4, 2, 2, 4, 4]}
+)
 
 
 def _iqa_scores() -> pd.DataFrame:
     refs = {"a": "R1", "b": "R1", "c": "R2", "d": "R2"}
-    return pd.DataFrame([{"reference": refs[i], "test": f"out/{i}.png", "metric": m, "value": v if m == "ssim" else 1 - v}
-                         for i, v in zip("abcd", [0.1, 0.5, 0.4, 0.9]) for m in ("ssim", "rmse")])
+    return pd.DataFrame(
+        [
+            {"reference": refs[i], "test": f"out/{i}.png", "metric": m, "value": v if m == "ssim" else 1 - v}
+            for i, v in zip("abcd", [0.1, 0.5, 0.4, 0.9])
+            for m in ("ssim", "rmse")
+        ]
+    )
 
 
 def _degraded(tmp: Path):
@@ -99,8 +123,13 @@ def _degraded(tmp: Path):
     src.mkdir(exist_ok=True)
     for p in _images(src):
         p.rename(src / p.name)
-    plan = {"seed": 1, "degradations": [{"name": "blur", "transform": "gaussian_blur", "params": {"sigma": 1.0}},
-                                        {"name": "noise", "transform": "gaussian_noise", "params": {"sigma": 0.05}}]}
+    plan = {
+        "seed": 1,
+        "degradations": [
+            {"name": "blur", "transform": "gaussian_blur", "params": {"sigma": 1.0}},
+            {"name": "noise", "transform": "gaussian_noise", "params": {"sigma": 0.05}},
+        ],
+    }
     return tmp / "deg", degrade_folder(src, plan, tmp / "deg")
 
 
@@ -114,9 +143,11 @@ def _scores_result(tmp: Path):
 
 def _data_entry(tmp: Path) -> Path:
     p = tmp / "Data_Entry.csv"
-    p.write_text("Image Index,Finding Labels,Follow-up #,Patient ID,Patient Age,Patient Gender,View Position\n"
-                 "00000001_000.png,Cardiomegaly,0,1,57,M,PA\n00000001_001.png,Cardiomegaly|Emphysema,1,1,58,M,PA\n"
-                 "00000002_000.png,No Finding,0,2,81,M,AP\n00000003_000.png,Hernia,0,3,77,F,PA\n")
+    p.write_text(
+        "Image Index,Finding Labels,Follow-up #,Patient ID,Patient Age,Patient Gender,View Position\n"
+        "00000001_000.png,Cardiomegaly,0,1,57,M,PA\n00000001_001.png,Cardiomegaly|Emphysema,1,1,58,M,PA\n"
+        "00000002_000.png,No Finding,0,2,81,M,AP\n00000003_000.png,Hernia,0,3,77,F,PA\n"
+    )
     return p
 
 
@@ -125,129 +156,240 @@ def _build(name: str, tmp: Path):
         return _auc()
     if name == "AUCTableResult":
         from cxreval.ranking import XQA_AUC_TABLES, read_auc_table
+
         return read_auc_table(XQA_AUC_TABLES)
     if name == "RankingStabilityResult":
         from cxreval.ranking import compare_rankings
+
         return compare_rankings(_auc())
     if name == "ReferenceComparison":
         from cxreval.ranking import compare_references
+
         t = _labels()
         return compare_references(_predictions(t), t, references=["CR", "Rep1"], n_resamples=20, rng=0)
     if name == "ClassifierEvaluation":
         from cxreval.latent import evaluate_classifiers
+
         t = _labels()
         return evaluate_classifiers(_predictions(t), t, references=["CR", "Rep1"], n_resamples=20, rng=0)
-    if name in {"AgreementTableResult", "PrevalenceResult", "FlowsResult", "OmissionsResult",
-                "SourceComparisonResult"}:
+    if name in {
+        "AgreementTableResult",
+        "PrevalenceResult",
+        "FlowsResult",
+        "OmissionsResult",
+        "SourceComparisonResult",
+    }:
         from cxreval import agreement as a
+
         t = _labels()
-        return {"AgreementTableResult": lambda: a.compute_agreement(t, "CR:Rep1,CR:Rep2"),
-                "PrevalenceResult": lambda: a.compute_prevalence(t),
-                "FlowsResult": lambda: a.compute_flows(t, "CR:Rep1"),
-                "OmissionsResult": lambda: a.compute_flows(t, "CR:Rep1").omissions(),
-                "SourceComparisonResult": lambda: a.compare_sources(t, "CR:Rep1,CR:Rep2")}[name]()
+        return {
+            "AgreementTableResult": lambda: a.compute_agreement(t, "CR:Rep1,CR:Rep2"),
+            "PrevalenceResult": lambda: a.compute_prevalence(t),
+            "FlowsResult": lambda: a.compute_flows(t, "CR:Rep1"),
+            "OmissionsResult": lambda: a.compute_flows(t, "CR:Rep1").omissions(),
+            "SourceComparisonResult": lambda: a.compare_sources(t, "CR:Rep1,CR:Rep2"),
+        }[name]()
     if name == "FusionResult":
         from cxreval.fusion import fuse_and_compare
+
         return fuse_and_compare(_coded_labels(), ["Rep1", "Rep2"], ["mv", "ds"], adjudicated="CR", rng=0)
     if name == "DatasetExport":
         from cxreval.datasets import export_dataset
+
         return export_dataset("chestxray14", _data_entry(tmp))
     if name == "DatasetSplit":
         from cxreval.datasets import split_dataset
+
         return split_dataset("chestxray14", _data_entry(tmp), fractions=(0.5, 0.5), names=("a", "b"), rng=0)
     if name == "DatasetAudit":
         from cxreval.datasets.audit import audit_chestxray14
+
         bb = tmp / "BBox.csv"
-        bb.write_text("Image Index,Finding Label,Bbox [x,y,w,h],,,\n00000001_000.png,Cardiomegaly,10,20,30,40\n")
+        bb.write_text(
+            "Image Index,Finding Label,Bbox [x,y,w,h],,,\n00000001_000.png,Cardiomegaly,10,20,30,40\n"
+        )
         return audit_chestxray14(path=_data_entry(tmp), bbox_path=bb)
     if name == "LocalizationResult":
         from cxreval.localization import LocalizationProtocol, evaluate_heatmaps
+
         rng = np.random.default_rng(0)
-        maps = {f"{s}/{f}": rng.random((16, 16)) for s, f in _boxes()[["study_id", "finding"]].itertuples(index=False)}
+        maps = {
+            f"{s}/{f}": rng.random((16, 16))
+            for s, f in _boxes()[["study_id", "finding"]].itertuples(index=False)
+        }
         return evaluate_heatmaps(maps, _boxes(), protocol=LocalizationProtocol(image_shape=(1024, 1024)))
     if name == "HeatmapBoxesResult":
         from cxreval.localization import heatmaps_to_boxes
+
         return heatmaps_to_boxes(np.random.default_rng(0).random((3, 8, 8)), image_shape=(32, 32))
     if name == "SynthResult":
         from cxreval.localization import simulate_localization
+
         return simulate_localization(1, per_size=2)
     if name == "LocalizationStudy":
         from cxreval.localization import simulate_localization_study
+
         return simulate_localization_study(_boxes(), rng=0, per_size=2)
     if name == "RealBoxesResult":
         from cxreval.localization import simulate_localization_on_boxes
+
         return simulate_localization_on_boxes(_boxes(), rng=0)
     if name == "OverlayResult":
         from cxreval.localization import overlay_boxes
+
         return overlay_boxes(_images(tmp), _boxes(), rng=0)
     if name == "ReportLabelsResult":
         from cxreval.labeller import label_reports
-        return label_reports(pd.DataFrame({"study_id": ["a", "b", "c"], "text": [
-            "FINDINGS: Small left effusion. IMPRESSION: Effusion.", "No edema. Possible atelectasis.",
-            "Cardiomegaly."]}))
+
+        return label_reports(
+            pd.DataFrame(
+                {
+                    "study_id": ["a", "b", "c"],
+                    "text": [
+                        "FINDINGS: Small left effusion. IMPRESSION: Effusion.",
+                        "No edema. Possible atelectasis.",
+                        "Cardiomegaly.",
+                    ],
+                }
+            )
+        )
     if name == "LabellerValidationResult":
         from cxreval.labeller import compute_precision_recall
+
         t = _labels()
         t = t[t.state != "not_mentioned"]
         return compute_precision_recall(t, reference="CR", predicted="Rep1", n_resamples=20, rng=0)
     if name == "ZMOSResult":
         from cxreval.iqa import zscores
+
         return zscores(RATINGS)
     if name == "MetricAgreementResult":
         from cxreval.iqa import metric_agreement, zscores
+
         return metric_agreement(_iqa_scores(), zscores(RATINGS).zmos, n_resamples=20, rng=0)
     if name == "ExpertAgreementResult":
         from cxreval.iqa import compare_with_experts
+
         return compare_with_experts(RATINGS, _iqa_scores(), n_resamples=20, rng=0)
     if name == "ScoresResult":
         return _scores_result(tmp)
     if name == "MetricComparisonResult":
         from cxreval.iqa import compare_metrics
+
         return compare_metrics(_scores_result(tmp).table)
     if name == "DegradeResult":
         return _degraded(tmp)[1]
     if name == "SeparabilityResult":
         from cxreval.classification import compare_best_models
+
         return compare_best_models(_auc())
     if name == "FinetuneResult":
         from cxreval.predict import TRAINING_COLUMNS, FinetuneResult
-        log = pd.DataFrame([{"epoch": e, "finding": f, "train_loss": 1 / e, "val_loss": 1.1 / e, "val_auc": 0.5 + e / 10,
-                             "n_val_pos": 3, "n_val_neg": 5, "best": e == 3} for e in (1, 2, 3)
-                            for f in ("Effusion", "macro")], columns=list(TRAINING_COLUMNS))
-        return FinetuneResult(log, pd.DataFrame({"study_id": ["a"], "split": ["train"]}),
-                              pd.DataFrame({"study_id": ["a"], "finding": ["Effusion"], "score": [0.3]}),
-                              best_epoch=3, best_val_auc=0.8, stopped="after the last epoch")
+
+        log = pd.DataFrame(
+            [
+                {
+                    "epoch": e,
+                    "finding": f,
+                    "train_loss": 1 / e,
+                    "val_loss": 1.1 / e,
+                    "val_auc": 0.5 + e / 10,
+                    "n_val_pos": 3,
+                    "n_val_neg": 5,
+                    "best": e == 3,
+                }
+                for e in (1, 2, 3)
+                for f in ("Effusion", "macro")
+            ],
+            columns=list(TRAINING_COLUMNS),
+        )
+        return FinetuneResult(
+            log,
+            pd.DataFrame({"study_id": ["a"], "split": ["train"]}),
+            pd.DataFrame({"study_id": ["a"], "finding": ["Effusion"], "score": [0.3]}),
+            best_epoch=3,
+            best_val_auc=0.8,
+            stopped="after the last epoch",
+        )
     if name in {"RelabelPlanResult", "TwoPhaseAUCResult"}:
         from cxreval.planning import plan_relabelling, simulate_study_set
-        ss = simulate_study_set(40, auc=[0.85, 0.75], sensitivity=[0.8], specificity=[0.85], prevalence=0.3, rng=0)
-        plan = plan_relabelling(ss.predictions, ss.labels[ss.labels.source != "truth"], reference="ref0", budget=8,
-                                n_draws=10, rng=0)
+
+        ss = simulate_study_set(
+            40, auc=[0.85, 0.75], sensitivity=[0.8], specificity=[0.85], prevalence=0.3, rng=0
+        )
+        plan = plan_relabelling(
+            ss.predictions,
+            ss.labels[ss.labels.source != "truth"],
+            reference="ref0",
+            budget=8,
+            n_draws=10,
+            rng=0,
+        )
         return plan if name == "RelabelPlanResult" else plan.estimate
     if name == "LatentAUCResult":
         from cxreval.latent import evaluate_latent_auc
+
         labs = _labels()
-        return evaluate_latent_auc(_predictions(labs), labs, readers=["CR", "Rep1", "Rep2"], n_resamples=5, rng=0)
+        return evaluate_latent_auc(
+            _predictions(labs), labs, readers=["CR", "Rep1", "Rep2"], n_resamples=5, rng=0
+        )
     if name == "ReaderStudyResult":
         from cxreval.mrmc import evaluate_reader_study
+
         rng = np.random.default_rng(0)
         truth = rng.integers(0, 2, 40)
-        ratings = pd.DataFrame([{"reader": r, "modality": m, "study_id": f"s{i}", "finding": "Effusion",
-                                 "rating": float(t + rng.normal())} for r in ("a", "b") for m in ("A", "B")
-                                for i, t in enumerate(truth)])
-        labels = pd.DataFrame({"study_id": [f"s{i}" for i in range(40)], "patient_id": [f"p{i}" for i in range(40)],
-                               "finding": "Effusion", "source": "gt",
-                               "state": ["positive" if t else "negative" for t in truth]})
+        ratings = pd.DataFrame(
+            [
+                {
+                    "reader": r,
+                    "modality": m,
+                    "study_id": f"s{i}",
+                    "finding": "Effusion",
+                    "rating": float(t + rng.normal()),
+                }
+                for r in ("a", "b")
+                for m in ("A", "B")
+                for i, t in enumerate(truth)
+            ]
+        )
+        labels = pd.DataFrame(
+            {
+                "study_id": [f"s{i}" for i in range(40)],
+                "patient_id": [f"p{i}" for i in range(40)],
+                "finding": "Effusion",
+                "source": "gt",
+                "state": ["positive" if t else "negative" for t in truth],
+            }
+        )
         return evaluate_reader_study(ratings, labels, references=["gt"])
     if name == "ReaderStudyPlanResult":
         from cxreval.mrmc import simulate_roe_metz
         from cxreval.planning import plan_reader_study
+
         sim = simulate_roe_metz(n_readers=4, n_cases_negative=30, n_cases_positive=30, rng=0)
-        ratings = pd.DataFrame([{"reader": f"r{r}", "modality": f"m{m}", "study_id": f"s{i}", "finding": "Effusion",
-                                 "rating": float(sim.ratings[m, r, i])} for m in range(2) for r in range(4)
-                                for i in range(60)])
-        labels = pd.DataFrame({"study_id": [f"s{i}" for i in range(60)], "patient_id": [f"p{i}" for i in range(60)],
-                               "finding": "Effusion", "source": "gt",
-                               "state": ["positive" if t else "negative" for t in sim.truth]})
+        ratings = pd.DataFrame(
+            [
+                {
+                    "reader": f"r{r}",
+                    "modality": f"m{m}",
+                    "study_id": f"s{i}",
+                    "finding": "Effusion",
+                    "rating": float(sim.ratings[m, r, i]),
+                }
+                for m in range(2)
+                for r in range(4)
+                for i in range(60)
+            ]
+        )
+        labels = pd.DataFrame(
+            {
+                "study_id": [f"s{i}" for i in range(60)],
+                "patient_id": [f"p{i}" for i in range(60)],
+                "finding": "Effusion",
+                "source": "gt",
+                "state": ["positive" if t else "negative" for t in sim.truth],
+            }
+        )
         return plan_reader_study(ratings, labels, reference="gt", effect=0.05, rng=0)
     raise AssertionError(f"{name} is a TableResult without a builder in {__file__}: add one, with plot()")
 
@@ -272,8 +414,15 @@ def test_every_result_plots_and_renders_html(cls, tmp_path):
 
 def test_every_result_class_is_found():
     names = {c.__name__ for c in _result_classes()}
-    assert {"AUCResult", "RankingStabilityResult", "FusionResult", "LocalizationResult", "ScoresResult",
-            "OverlayResult", "DatasetAudit"} <= names and len(names) >= 23
+    assert {
+        "AUCResult",
+        "RankingStabilityResult",
+        "FusionResult",
+        "LocalizationResult",
+        "ScoresResult",
+        "OverlayResult",
+        "DatasetAudit",
+    } <= names and len(names) >= 23
 
 
 def test_auc_figure_draws_the_table_values():

@@ -19,7 +19,10 @@ from cxreval.localization._real_boxes import box_maps
 
 # the demo is one fixed, documented run (as `cxreval demo --seed 0`): its seed is an int it writes into the
 # commands it records
-FIXED_SEED = ("run_demo", "openi_tuning_split")  # and the OpenI split the packaged labeller rules were tuned on
+FIXED_SEED = (
+    "run_demo",
+    "openi_tuning_split",
+)  # and the OpenI split the packaged labeller rules were tuned on
 
 
 def _public_callables() -> dict[str, object]:
@@ -60,10 +63,20 @@ def test_none_draws_fresh_entropy_and_an_int_reproduces():
     assert a.seed is None and a.lines != b.lines
     assert simulate_localization(7, per_size=2).lines == simulate_localization(7, per_size=2).lines
 
-    t = pd.DataFrame({"study_id": ["a", "b"], "finding": ["Nodule", "Nodule"], "x_min": [100.0, 300.0],
-                      "y_min": [100.0, 200.0], "x_max": [300.0, 500.0], "y_max": [260.0, 420.0]})
+    t = pd.DataFrame(
+        {
+            "study_id": ["a", "b"],
+            "finding": ["Nodule", "Nodule"],
+            "x_min": [100.0, 300.0],
+            "y_min": [100.0, 200.0],
+            "x_max": [300.0, 500.0],
+            "y_max": [260.0, 420.0],
+        }
+    )
     # the scored table is discrete (hits at a few thresholds) and can coincide between draws; the noisy maps
     # it is scored from are continuous, so fresh entropy shows there
     assert simulate_localization_on_boxes(t).seed is None
     assert not np.array_equal(box_maps(t).noisy, box_maps(t).noisy)
-    pd.testing.assert_frame_equal(simulate_localization_on_boxes(t, rng=3).table, simulate_localization_on_boxes(t, rng=3).table)
+    pd.testing.assert_frame_equal(
+        simulate_localization_on_boxes(t, rng=3).table, simulate_localization_on_boxes(t, rng=3).table
+    )

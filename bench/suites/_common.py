@@ -17,8 +17,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["BENCH", "ROOT", "SHARED", "Context", "Figures", "Part", "Peer", "Table", "bench_module", "fmt", "missing",
-           "module_version", "peer_unavailable"]
+__all__ = [
+    "BENCH",
+    "ROOT",
+    "SHARED",
+    "Context",
+    "Figures",
+    "Part",
+    "Peer",
+    "Table",
+    "bench_module",
+    "fmt",
+    "missing",
+    "module_version",
+    "peer_unavailable",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -41,7 +54,10 @@ class Context:
     def peer_python(self, module: str) -> str | None:
         """The first peer interpreter that imports ``module`` (None when none does)."""
         for py in self.peer_pythons:
-            if Path(py).exists() and subprocess.run([py, "-c", f"import {module}"], capture_output=True).returncode == 0:
+            if (
+                Path(py).exists()
+                and subprocess.run([py, "-c", f"import {module}"], capture_output=True).returncode == 0
+            ):
                 return py
         return None
 
@@ -70,8 +86,11 @@ def module_version(module: str, dist: str | None = None) -> str | None:
 
 
 def peer_unavailable(name: str, module: str, how: str = "") -> Peer:
-    return Peer(name, unavailable=f"peer unavailable: no interpreter imports {module}"
-                + (f" ({how})" if how else " (pass --peer-python PATH or set CXREVAL_PEER_PYTHON)"))
+    return Peer(
+        name,
+        unavailable=f"peer unavailable: no interpreter imports {module}"
+        + (f" ({how})" if how else " (pass --peer-python PATH or set CXREVAL_PEER_PYTHON)"),
+    )
 
 
 @dataclass
@@ -118,14 +137,24 @@ class Figures:
         df = df.reset_index() if index else df
         t = self.table(title, [str(c) for c in df.columns])
         for row in df.itertuples(index=False):
-            t.rows.append([round(float(v), decimals) if isinstance(v, float) else
-                           (v.item() if hasattr(v, "item") else v) for v in row])
+            t.rows.append(
+                [
+                    round(float(v), decimals)
+                    if isinstance(v, float)
+                    else (v.item() if hasattr(v, "item") else v)
+                    for v in row
+                ]
+            )
         return t
 
     def to_dict(self) -> dict[str, object]:
-        return {"tables": [t.to_dict() for t in self.tables], "checked": dict(sorted(self.checked.items())),
-                "peer": self.peer.to_dict() if self.peer else None,
-                "ratios": {k: round(float(v), 3) for k, v in self.ratios.items()}, "unavailable": self.unavailable}
+        return {
+            "tables": [t.to_dict() for t in self.tables],
+            "checked": dict(sorted(self.checked.items())),
+            "peer": self.peer.to_dict() if self.peer else None,
+            "ratios": {k: round(float(v), 3) for k, v in self.ratios.items()},
+            "unavailable": self.unavailable,
+        }
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,12 @@ def _cell(v: object) -> str:
 
 
 def _table(t: dict[str, object]) -> list[str]:
-    lines = [f"**{t['title']}**", "", "| " + " | ".join(map(_cell, t["columns"])) + " |",
-             "|" + "---|" * len(t["columns"])]
+    lines = [
+        f"**{t['title']}**",
+        "",
+        "| " + " | ".join(map(_cell, t["columns"])) + " |",
+        "|" + "---|" * len(t["columns"]),
+    ]
     lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in t["rows"]]
     lines += [""] + [f"- {n}" for n in t.get("notes") or []]
     return lines + ([""] if t.get("notes") else [])
@@ -57,7 +61,9 @@ def _part(suite: str, p: dict[str, object]) -> list[str]:
     if "peak_rss_mib" in p:
         meta.append(f"peak RSS {p['peak_rss_mib']} MiB ({p.get('peak_rss_children_mib', 0)} MiB)")
     if len(la) == 6:
-        meta.append(f"load average {la[0]:.2f}/{la[1]:.2f}/{la[2]:.2f} -> {la[3]:.2f}/{la[4]:.2f}/{la[5]:.2f}")
+        meta.append(
+            f"load average {la[0]:.2f}/{la[1]:.2f}/{la[2]:.2f} -> {la[3]:.2f}/{la[4]:.2f}/{la[5]:.2f}"
+        )
     lines += ["*" + "; ".join(meta) + "*", ""]
     if _peer(p):
         lines += [f"Peer: {_peer(p)}" + (f"; ratios: {_ratios(p)}" if _ratios(p) else ""), ""]
@@ -73,21 +79,35 @@ def _part(suite: str, p: dict[str, object]) -> list[str]:
 
 
 def render(results: Path) -> str:
-    docs = [json.loads((results / f"{s}.json").read_text()) for s in SUITES if (results / f"{s}.json").exists()]
-    lines = [HEAD, "## Summary", "",
-             "| capability | part | status | peer | ratio to the peer | peak RSS (MiB) | wall (s) | re-run |",
-             "|---|---|---|---|---|---|---|---|"]
+    docs = [
+        json.loads((results / f"{s}.json").read_text()) for s in SUITES if (results / f"{s}.json").exists()
+    ]
+    lines = [
+        HEAD,
+        "## Summary",
+        "",
+        "| capability | part | status | peer | ratio to the peer | peak RSS (MiB) | wall (s) | re-run |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for d in docs:
         for p in d["parts"]:
             peer = p.get("peer") or {}
             peer_s = ("unavailable" if peer.get("unavailable") else _peer(p)) if peer else ""
-            lines.append(f"| {d['suite']} | {p['part']} | {(p.get('unavailable') or '').split(':')[0] or p['status']} "
-                         f"| {_cell(peer_s)} | {_cell(_ratios(p))} | {p.get('peak_rss_mib', '')} "
-                         f"| {p.get('wall_s', '')} | `{p.get('command')}` |")
+            lines.append(
+                f"| {d['suite']} | {p['part']} | {(p.get('unavailable') or '').split(':')[0] or p['status']} "
+                f"| {_cell(peer_s)} | {_cell(_ratios(p))} | {p.get('peak_rss_mib', '')} "
+                f"| {p.get('wall_s', '')} | `{p.get('command')}` |"
+            )
     lines.append("")
     for d in docs:
-        lines += [f"## {d['title']}", "", d["doc"].split("\n\n")[0].replace("\n", " "), "",
-                  f"All its parts: `{d['command']}`", ""]
+        lines += [
+            f"## {d['title']}",
+            "",
+            d["doc"].split("\n\n")[0].replace("\n", " "),
+            "",
+            f"All its parts: `{d['command']}`",
+            "",
+        ]
         for p in d["parts"]:
             lines += _part(d["suite"], p)
     return "\n".join(lines).rstrip() + "\n"

@@ -42,12 +42,15 @@ def _run(argv: list[str]) -> tuple[float, float, int, str]:
 
 def startup(ctx: Context) -> Figures:
     runs = ctx.size(2, 20)
-    cases = {"python -c pass": [sys.executable, "-c", "pass"],
-             "cxreval --version": [sys.executable, "-m", "cxreval", "--version"],
-             "cxreval --help (imports every command)": [sys.executable, "-m", "cxreval", "--help"]}
+    cases = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "cxreval --version": [sys.executable, "-m", "cxreval", "--version"],
+        "cxreval --help (imports every command)": [sys.executable, "-m", "cxreval", "--help"],
+    }
     fig = Figures()
-    t = fig.table(f"`python -m cxreval`, {runs} runs each", ["command", "wall min s", "wall median s",
-                                                              "CPU median s"])
+    t = fig.table(
+        f"`python -m cxreval`, {runs} runs each", ["command", "wall min s", "wall median s", "CPU median s"]
+    )
     for name, cmd in cases.items():
         res = [_run(cmd) for _ in range(runs)]
         wall, cpu = [r[0] for r in res], [r[1] for r in res]
@@ -56,10 +59,36 @@ def startup(ctx: Context) -> Figures:
     return fig
 
 
-HEAVY = ("scipy.stats", "scipy.ndimage", "scipy.sparse", "scipy.optimize", "scipy.special", "scipy.fft", "skimage",
-         "sklearn", "plotly", "torch", "matplotlib", "dask")
-COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa", "label-reports", "predict", "finetune",
-            "report", "demo", "data", "reader")
+HEAVY = (
+    "scipy.stats",
+    "scipy.ndimage",
+    "scipy.sparse",
+    "scipy.optimize",
+    "scipy.special",
+    "scipy.fft",
+    "skimage",
+    "sklearn",
+    "plotly",
+    "torch",
+    "matplotlib",
+    "dask",
+)
+COMMANDS = (
+    "classify",
+    "rank",
+    "agree",
+    "fuse",
+    "localize",
+    "synth",
+    "iqa",
+    "label-reports",
+    "predict",
+    "finetune",
+    "report",
+    "demo",
+    "data",
+    "reader",
+)
 _IMPORT_LINE = re.compile(r"import time:\s+\d+ \|\s+(\d+) \| (\S.*)$")
 
 
@@ -68,7 +97,9 @@ def _import_cost(name: str) -> tuple[float, float, list[str]]:
     the interpreter's CPU seconds, and the heavy dependencies the import loaded."""
     code = f"import sys, json, {name}; print(json.dumps([h for h in {HEAVY!r} if h in sys.modules]))"
     c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    r = subprocess.run([sys.executable, "-X", "importtime", "-c", code], check=True, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], check=True, capture_output=True, text=True
+    )
     c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = sum(int(m.group(1)) for m in map(_IMPORT_LINE.match, r.stderr.splitlines()) if m)
     return total / 1e6, (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime), json.loads(r.stdout)
@@ -80,26 +111,44 @@ def import_weight(ctx: Context) -> Figures:
     runs = ctx.size(1, 5)
     names = sorted(m.name for m in pkgutil.iter_modules(cxreval.__path__) if m.name != "__main__")
     fig = Figures()
-    t = fig.table(f"`import X` in a fresh interpreter, median of {runs}", ["import", "import time s", "CPU s",
-                                                                          "heavy dependencies loaded"])
+    t = fig.table(
+        f"`import X` in a fresh interpreter, median of {runs}",
+        ["import", "import time s", "CPU s", "heavy dependencies loaded"],
+    )
     for name in ["numpy", "pandas"] + [f"cxreval.{n}" for n in names]:
         res = [_import_cost(name) for _ in range(runs)]
         heavy = ", ".join(res[0][2]) or "-"
-        t.add(name, round(statistics.median(r[0] for r in res), 3), round(statistics.median(r[1] for r in res), 3),
-              heavy)
+        t.add(
+            name,
+            round(statistics.median(r[0] for r in res), 3),
+            round(statistics.median(r[1] for r in res), 3),
+            heavy,
+        )
         if name.startswith("cxreval."):
             fig.checked[f"{name} | heavy dependencies"] = heavy
-    c = fig.table(f"`cxreval CMD --help` (what a command loads before parsing its options), median of {runs}",
-                  ["command", "wall median s", "CPU median s"])
+    c = fig.table(
+        f"`cxreval CMD --help` (what a command loads before parsing its options), median of {runs}",
+        ["command", "wall median s", "CPU median s"],
+    )
     cli = [sys.executable, "-m", "cxreval"]
     with tempfile.TemporaryDirectory() as d:
         cases = {"python -c pass": [sys.executable, "-c", "pass"], "cxreval --help": [*cli, "--help"]}
         cases.update({f"cxreval {cmd} --help": [*cli, cmd, "--help"] for cmd in COMMANDS})
         cases["cxreval synth (prints the study)"] = [*cli, "synth"]
-        cases["cxreval synth -o DIR (writes its tables too)"] = [*cli, "synth", "-o", str(Path(d) / "s"), "--overwrite"]
+        cases["cxreval synth -o DIR (writes its tables too)"] = [
+            *cli,
+            "synth",
+            "-o",
+            str(Path(d) / "s"),
+            "--overwrite",
+        ]
         for name, cmd in cases.items():
             res = [_run(cmd) for _ in range(runs)]
-            c.add(name, round(statistics.median(r[0] for r in res), 3), round(statistics.median(r[1] for r in res), 3))
+            c.add(
+                name,
+                round(statistics.median(r[0] for r in res), 3),
+                round(statistics.median(r[1] for r in res), 3),
+            )
     return fig
 
 
@@ -108,38 +157,58 @@ def _inputs(d: Path, n_studies: int, seed: int) -> dict[str, Path]:
     models = [f"m{k}" for k in range(8)]
     studies = np.array([f"s{k}" for k in range(n_studies)])
     n = n_studies * len(FINDINGS)
-    pd.DataFrame({"study_id": np.tile(np.repeat(studies, len(FINDINGS)), len(models)),
-                  "model": np.repeat(models, n), "finding": np.tile(FINDINGS, n_studies * len(models)),
-                  "score": rng.random(n * len(models)).round(4)}).to_csv(d / "preds.csv", index=False)
-    labels = pd.DataFrame({"study_id": np.repeat(studies, len(FINDINGS)),
-                           "patient_id": np.repeat([f"p{k // 2}" for k in range(n_studies)], len(FINDINGS)),
-                           "finding": np.tile(FINDINGS, n_studies),
-                           "state": rng.choice(["positive", "negative", "uncertain"], n)})
+    pd.DataFrame(
+        {
+            "study_id": np.tile(np.repeat(studies, len(FINDINGS)), len(models)),
+            "model": np.repeat(models, n),
+            "finding": np.tile(FINDINGS, n_studies * len(models)),
+            "score": rng.random(n * len(models)).round(4),
+        }
+    ).to_csv(d / "preds.csv", index=False)
+    labels = pd.DataFrame(
+        {
+            "study_id": np.repeat(studies, len(FINDINGS)),
+            "patient_id": np.repeat([f"p{k // 2}" for k in range(n_studies)], len(FINDINGS)),
+            "finding": np.tile(FINDINGS, n_studies),
+            "state": rng.choice(["positive", "negative", "uncertain"], n),
+        }
+    )
     labels = pd.concat([labels.assign(source="CR"), labels.assign(source="Rep1")], ignore_index=True)
     labels.to_csv(d / "labels.csv", index=False)
     labels.drop(columns=["state"]).to_csv(d / "no_state.csv", index=False)
     labels.rename(columns={"source": "reader"}).to_csv(d / "reader.csv", index=False)
-    return {"valid": d / "labels.csv", "state column missing": d / "no_state.csv",
-            "source renamed reader": d / "reader.csv"}
+    return {
+        "valid": d / "labels.csv",
+        "state column missing": d / "no_state.csv",
+        "source renamed reader": d / "reader.csv",
+    }
 
 
 def header_check(ctx: Context) -> Figures:
     n = ctx.size(5_000, 50_000)
     labels = _inputs(ctx.tmp, n, ctx.seed)
     py = [sys.executable, "-m", "cxreval"]
-    commands = {"classify": ["classify", "-p", str(ctx.tmp / "preds.csv"), "--n-resamples", str(ctx.size(50, 200))],
-                "agree": ["agree", "--pairs", "CR:Rep1"]}
+    commands = {
+        "classify": ["classify", "-p", str(ctx.tmp / "preds.csv"), "--n-resamples", str(ctx.size(50, 200))],
+        "agree": ["agree", "--pairs", "CR:Rep1"],
+    }
     fig = Figures()
-    t = fig.table(f"{n:,} studies x 5 findings, {n * 40:,} prediction rows; each command a fresh process",
-                  ["command", "labels", "wall s", "CPU s", "exit", "last line"])
+    t = fig.table(
+        f"{n:,} studies x 5 findings, {n * 40:,} prediction rows; each command a fresh process",
+        ["command", "labels", "wall s", "CPU s", "exit", "last line"],
+    )
     for name, base in commands.items():
         for case, lab in labels.items():
-            wall, cpu, rc, last = _run([*py, *base, "-l", str(lab), "-o", str(ctx.tmp / f"{name}-{case.replace(' ', '-')}")])
+            wall, cpu, rc, last = _run(
+                [*py, *base, "-l", str(lab), "-o", str(ctx.tmp / f"{name}-{case.replace(' ', '-')}")]
+            )
             t.add(name, case, round(wall, 2), round(cpu, 2), rc, last.replace(str(ctx.tmp), "TMP")[:110])
             fig.checked[f"{name} | {case} | exit"] = str(rc)
     wall, cpu, _, _ = _run([*py, "--version"])
-    t.notes.append(f"Python + cxreval start-up (`cxreval --version`): {wall:.2f} s wall, {cpu:.2f} s CPU; a refusal "
-                   "reads no data block before the header check")
+    t.notes.append(
+        f"Python + cxreval start-up (`cxreval --version`): {wall:.2f} s wall, {cpu:.2f} s CPU; a refusal "
+        "reads no data block before the header check"
+    )
     return fig
 
 
@@ -153,7 +222,9 @@ def atomic_outputs(ctx: Context) -> Figures:
     mirror = default_mirror(None)
     if mirror is None:
         return Figures(unavailable="data unavailable: no shared data mirror")
-    kw = dict(data_mirror=mirror, n_resamples=ctx.size(50, 200), rng=ctx.seed, download=False, sections=sections)
+    kw = dict(
+        data_mirror=mirror, n_resamples=ctx.size(50, 200), rng=ctx.seed, download=False, sections=sections
+    )
 
     def in_place(out: Path) -> dict:
         t0 = time.perf_counter()
@@ -167,8 +238,11 @@ def atomic_outputs(ctx: Context) -> Figures:
             run_demo(d, **kw)
             t2 = time.perf_counter()
         t3 = time.perf_counter()
-        return {"wall": t3 - t0, "layer": (t1 - t0) + (t3 - t2), "n_files": sum(1 for p in out.rglob("*")
-                                                                                 if p.is_file())}
+        return {
+            "wall": t3 - t0,
+            "layer": (t1 - t0) + (t3 - t2),
+            "n_files": sum(1 for p in out.rglob("*") if p.is_file()),
+        }
 
     runs: dict[str, list[dict]] = {"in place": [], "atomic": []}
     k = 0
@@ -180,31 +254,55 @@ def atomic_outputs(ctx: Context) -> Figures:
             shutil.rmtree(out)
     fig = Figures()
     names = ", ".join(sections or [s.key for s in SECTIONS])
-    t = fig.table(f"the demo ({names}) written in place vs through output_folder; "
-                  f"{runs['atomic'][0]['n_files']} files per run, ABBA order",
-                  ["mode", "min wall s", "median wall s", "runs in order s"])
+    t = fig.table(
+        f"the demo ({names}) written in place vs through output_folder; "
+        f"{runs['atomic'][0]['n_files']} files per run, ABBA order",
+        ["mode", "min wall s", "median wall s", "runs in order s"],
+    )
     for m, rs in runs.items():
-        t.add(m, round(min(r["wall"] for r in rs), 2), round(statistics.median(r["wall"] for r in rs), 2),
-              ", ".join(f"{r['wall']:.2f}" for r in rs))
+        t.add(
+            m,
+            round(min(r["wall"] for r in rs), 2),
+            round(statistics.median(r["wall"] for r in rs), 2),
+            ", ".join(f"{r['wall']:.2f}" for r in rs),
+        )
     layer = [r["layer"] / r["wall"] for r in runs["atomic"]]
-    t.notes.append(f"output layer's own time (checks, lock, temporary folder, run.json, rename), measured inside the "
-                   f"atomic runs: {1000 * statistics.median(r['layer'] for r in runs['atomic']):.1f} ms median = "
-                   f"{100 * max(layer):.3f} % of the run at most")
+    t.notes.append(
+        f"output layer's own time (checks, lock, temporary folder, run.json, rename), measured inside the "
+        f"atomic runs: {1000 * statistics.median(r['layer'] for r in runs['atomic']):.1f} ms median = "
+        f"{100 * max(layer):.3f} % of the run at most"
+    )
     fig.ratios["atomic / in place (min wall)"] = min(r["wall"] for r in runs["atomic"]) / min(
-        r["wall"] for r in runs["in place"])
+        r["wall"] for r in runs["in place"]
+    )
     fig.checked["files per run"] = str(runs["atomic"][0]["n_files"])
     return fig
 
 
 PARTS = (
-    Part("startup", "Wall and CPU time of `cxreval --version` and `--help` beside `python -c pass` (2 runs quick, "
-         "20 full): command modules are imported only when their command runs.", startup),
-    Part("import_weight", "The import time, CPU time and heavy dependencies (scipy submodules, skimage, sklearn, "
-         "plotly, torch, dask) of `import cxreval.X` for every package, and `cxreval CMD --help` for every command "
-         "(1 run quick, 5 full).", import_weight),
-    Part("header_check", "`classify` and `agree` on a valid label table, one without its state column and one "
-         "with source renamed: the refusals answer from the header (5,000 studies quick, 50,000 full).",
-         header_check),
-    Part("atomic_outputs", "The demo (its audit section quick, every section full) written in place vs through "
-         "the atomic output folder: the output layer's share of the run.", atomic_outputs),
+    Part(
+        "startup",
+        "Wall and CPU time of `cxreval --version` and `--help` beside `python -c pass` (2 runs quick, "
+        "20 full): command modules are imported only when their command runs.",
+        startup,
+    ),
+    Part(
+        "import_weight",
+        "The import time, CPU time and heavy dependencies (scipy submodules, skimage, sklearn, "
+        "plotly, torch, dask) of `import cxreval.X` for every package, and `cxreval CMD --help` for every command "
+        "(1 run quick, 5 full).",
+        import_weight,
+    ),
+    Part(
+        "header_check",
+        "`classify` and `agree` on a valid label table, one without its state column and one "
+        "with source renamed: the refusals answer from the header (5,000 studies quick, 50,000 full).",
+        header_check,
+    ),
+    Part(
+        "atomic_outputs",
+        "The demo (its audit section quick, every section full) written in place vs through "
+        "the atomic output folder: the output layer's share of the run.",
+        atomic_outputs,
+    ),
 )

@@ -33,7 +33,12 @@ __all__ = ["PARTS", "TITLE"]
 
 NIH = SHARED / "images" / "nih" / "00000075_000.png"
 REFERENCE_TEST = ROOT / "tests" / "iqa" / "test_peer_values_radiographs.py"
-PEER_NAMES = {"piq": "piq 0.8.0", "pyiqa": "pyiqa 0.1.16", "sewar": "sewar 0.4.10", "definition": "definition (numpy)"}
+PEER_NAMES = {
+    "piq": "piq 0.8.0",
+    "pyiqa": "pyiqa 0.1.16",
+    "sewar": "sewar 0.4.10",
+    "definition": "definition (numpy)",
+}
 
 
 def reference_values(ctx: Context) -> Figures:
@@ -57,19 +62,39 @@ def reference_values(ctx: Context) -> Figures:
         w = worst.setdefault((metric, lib, key), [0.0, 0, tol])
         w[1] += 1
         w[0] = max(w[0], rel)
-    fig = Figures(peer=Peer("piq, pyiqa, sewar (stored values, tests/iqa/data/reference_values.csv)",
-                            ", ".join(PEER_NAMES[k] for k in ("piq", "pyiqa", "sewar"))))
-    tab = fig.table(f"{len(rows)} reference values recomputed with cxreval (relative difference "
-                    "|cxreval - reference| / |reference|)",
-                    ["metric", "reference implementation", "tolerance", "largest relative difference", "pairs",
-                     "convention / reason for the tolerance"])
+    fig = Figures(
+        peer=Peer(
+            "piq, pyiqa, sewar (stored values, tests/iqa/data/reference_values.csv)",
+            ", ".join(PEER_NAMES[k] for k in ("piq", "pyiqa", "sewar")),
+        )
+    )
+    tab = fig.table(
+        f"{len(rows)} reference values recomputed with cxreval (relative difference "
+        "|cxreval - reference| / |reference|)",
+        [
+            "metric",
+            "reference implementation",
+            "tolerance",
+            "largest relative difference",
+            "pairs",
+            "convention / reason for the tolerance",
+        ],
+    )
     for (metric, lib, key), (rel, n, tol) in sorted(worst.items()):
         ok = rel <= tol
-        tab.add(metric, PEER_NAMES.get(lib, lib) + (f" ({key})" if key else ""), f"{tol:.0e}",
-                f"{rel:.1e}" + ("" if ok else " FAIL"), n, t.CASES[(metric, lib, key)][2])
+        tab.add(
+            metric,
+            PEER_NAMES.get(lib, lib) + (f" ({key})" if key else ""),
+            f"{tol:.0e}",
+            f"{rel:.1e}" + ("" if ok else " FAIL"),
+            n,
+            t.CASES[(metric, lib, key)][2],
+        )
         fig.checked[f"{metric} | {lib} | {key} | within tolerance"] = str(ok)
-    tab.notes.append("tolerances and the options reproducing each peer's convention: "
-                     "tests/iqa/test_peer_values_radiographs.py (CASES)")
+    tab.notes.append(
+        "tolerances and the options reproducing each peer's convention: "
+        "tests/iqa/test_peer_values_radiographs.py (CASES)"
+    )
     return fig
 
 
@@ -101,23 +126,29 @@ def speed_vs_peers(ctx: Context) -> Figures:
     ref = np.asarray(Image.open(NIH).convert("L"), dtype=np.float64)
     dist = np.clip(ref + np.random.default_rng(ctx.seed).normal(0, 8, ref.shape), 0, 255)
     x, y = (torch.from_numpy(v)[None, None] for v in (dist, ref))
-    table = {"psnr": ({}, lambda: piq.psnr(x, y, data_range=255.0)),
-             "ssim": ({}, lambda: piq.ssim(x, y, data_range=255.0, downsample=False)),
-             "ms_ssim": ({}, lambda: piq.multi_scale_ssim(x, y, data_range=255.0)),
-             "iw_ssim": ({}, lambda: piq.information_weighted_ssim(x, y, data_range=255.0)),
-             "vifp": ({}, lambda: piq.vif_p(x, y, data_range=255.0)),
-             "gmsd": ({"std": "population"}, lambda: piq.gmsd(x, y, data_range=255.0)),
-             "mdsi": ({}, lambda: piq.mdsi(x, y, data_range=255.0)),
-             "haarpsi": ({}, lambda: piq.haarpsi(x, y, data_range=255.0)),
-             "fsim": ({"downsample": "pool", "median": "lower", "epsilon": float(np.finfo(float).eps)},
-                      lambda: piq.fsim(x, y, data_range=255.0, chromatic=False)),
-             "vsi": ({"downsample": "piq"}, lambda: piq.vsi(x, y, data_range=255.0)),
-             "dss": ({}, lambda: piq.dss(x, y, data_range=255.0))}
+    table = {
+        "psnr": ({}, lambda: piq.psnr(x, y, data_range=255.0)),
+        "ssim": ({}, lambda: piq.ssim(x, y, data_range=255.0, downsample=False)),
+        "ms_ssim": ({}, lambda: piq.multi_scale_ssim(x, y, data_range=255.0)),
+        "iw_ssim": ({}, lambda: piq.information_weighted_ssim(x, y, data_range=255.0)),
+        "vifp": ({}, lambda: piq.vif_p(x, y, data_range=255.0)),
+        "gmsd": ({"std": "population"}, lambda: piq.gmsd(x, y, data_range=255.0)),
+        "mdsi": ({}, lambda: piq.mdsi(x, y, data_range=255.0)),
+        "haarpsi": ({}, lambda: piq.haarpsi(x, y, data_range=255.0)),
+        "fsim": (
+            {"downsample": "pool", "median": "lower", "epsilon": float(np.finfo(float).eps)},
+            lambda: piq.fsim(x, y, data_range=255.0, chromatic=False),
+        ),
+        "vsi": ({"downsample": "piq"}, lambda: piq.vsi(x, y, data_range=255.0)),
+        "dss": ({}, lambda: piq.dss(x, y, data_range=255.0)),
+    }
     repeats = ctx.size(1, 3)
     fig = Figures(peer=Peer("piq", f"{module_version('piq')} (torch {torch.__version__})"))
-    tab = fig.table("Time per 1024x1024 greyscale pair (NIH 00000075_000.png vs Gaussian noise sigma 8), median of "
-                    f"{repeats} call(s) after a warm-up, one thread each",
-                    ["metric", "cxreval s", "piq s", "piq / cxreval", "cxreval value", "piq value"])
+    tab = fig.table(
+        "Time per 1024x1024 greyscale pair (NIH 00000075_000.png vs Gaussian noise sigma 8), median of "
+        f"{repeats} call(s) after a warm-up, one thread each",
+        ["metric", "cxreval s", "piq s", "piq / cxreval", "cxreval value", "piq value"],
+    )
     logs = []
     for name, (opts, piq_fn) in table.items():
         spec = get_metric(name)
@@ -160,8 +191,17 @@ def _loop_agreement(scores: pd.DataFrame, zm: pd.DataFrame, n_resamples: int, se
             bs.append(a)
             bk.append(b)
         ci = [np.nanpercentile(np.asarray(x, float), [2.5, 97.5]) for x in (bs, bk)]
-        rows.append({"metric": m, "srcc": s, "krcc": k, "srcc_ci_low": ci[0][0], "srcc_ci_high": ci[0][1],
-                     "krcc_ci_low": ci[1][0], "krcc_ci_high": ci[1][1]})
+        rows.append(
+            {
+                "metric": m,
+                "srcc": s,
+                "krcc": k,
+                "srcc_ci_low": ci[0][0],
+                "srcc_ci_high": ci[0][1],
+                "krcc_ci_low": ci[1][0],
+                "krcc_ci_high": ci[1][1],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -172,11 +212,22 @@ def _ratings(n_refs: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         for k in range(4):
             q = g.normal()
             for m in ("ssim", "gmsd", "psnr"):
-                rows.append({"reference": f"r{r}", "test": f"d/r{r}_{k}.png", "metric": m,
-                             "value": round(q + g.normal(0, 0.5), 1)})
+                rows.append(
+                    {
+                        "reference": f"r{r}",
+                        "test": f"d/r{r}_{k}.png",
+                        "metric": m,
+                        "value": round(q + g.normal(0, 0.5), 1),
+                    }
+                )
             for a in "ABC":
-                rat.append({"image": f"r{r}_{k}", "rater": a,
-                            "rating": int(np.clip(round(2.5 + q + g.normal(0, 0.7)), 1, 4))})
+                rat.append(
+                    {
+                        "image": f"r{r}_{k}",
+                        "rater": a,
+                        "rating": int(np.clip(round(2.5 + q + g.normal(0, 0.7)), 1, 4)),
+                    }
+                )
     return pd.DataFrame(rows), pd.DataFrame(rat)
 
 
@@ -185,10 +236,11 @@ def expert_agreement(ctx: Context) -> Figures:
 
     n_resamples = ctx.size(300, 1000)
     fig = Figures(peer=Peer("scipy.stats spearmanr / kendalltau bootstrap loop", module_version("scipy")))
-    tab = fig.table(f"metric_agreement (cluster bootstrap over reference images, {n_resamples} resamples) vs the "
-                    "SciPy loop: 4 degradations x 3 metrics x 3 raters per reference image, integer 1-4 ratings",
-                    ["reference images", "max abs difference (SRCC, KRCC, CIs)", "loop s", "cxreval s",
-                     "loop / cxreval"])
+    tab = fig.table(
+        f"metric_agreement (cluster bootstrap over reference images, {n_resamples} resamples) vs the "
+        "SciPy loop: 4 degradations x 3 metrics x 3 raters per reference image, integer 1-4 ratings",
+        ["reference images", "max abs difference (SRCC, KRCC, CIs)", "loop s", "cxreval s", "loop / cxreval"],
+    )
     cols = ["srcc", "krcc", "srcc_ci_low", "srcc_ci_high", "krcc_ci_low", "krcc_ci_high"]
     for n_refs in (2, 7, 10, 25):
         scores, ratings = _ratings(n_refs)
@@ -201,12 +253,19 @@ def expert_agreement(ctx: Context) -> Figures:
         a, b = loop[cols].to_numpy(float), ours[cols].to_numpy(float)
         diff = float(np.nanmax(np.abs(a - b)))
         same_nan = bool((np.isnan(a) == np.isnan(b)).all())
-        tab.add(n_refs, f"{diff:.1e}" + ("" if same_nan else " (NaN differ)"), round(t1 - t0, 2),
-                round(t2 - t1, 2), round((t1 - t0) / (t2 - t1), 2))
+        tab.add(
+            n_refs,
+            f"{diff:.1e}" + ("" if same_nan else " (NaN differ)"),
+            round(t1 - t0, 2),
+            round(t2 - t1, 2),
+            round((t1 - t0) / (t2 - t1), 2),
+        )
         fig.ratios[f"{n_refs} reference images: loop s / cxreval s"] = (t1 - t0) / (t2 - t1)
         fig.checked[f"{n_refs} reference images | equal to 1e-12, same NaN"] = str(diff <= 1e-12 and same_nan)
-    tab.notes.append("the draws are the same stream; a replicate's images come in another order, which changes "
-                     "only the floating-point rounding")
+    tab.notes.append(
+        "the draws are the same stream; a replicate's images come in another order, which changes "
+        "only the floating-point rounding"
+    )
     return fig
 
 
@@ -247,9 +306,13 @@ def box_downsample(ctx: Context) -> Figures:
             fn()
         t.append((time.perf_counter() - t0) / 5)
     fig = Figures(peer=Peer("block means by reshape and sum (numpy)", np.__version__))
-    tab = fig.table("box_downsample (skimage.measure.block_reduce) vs reshape-and-sum block means",
-                    ["cases", "largest difference (of the data range)", "2048² image, f = 4: reshape ms", "cxreval ms"])
-    tab.add(f"{n} (5 shapes x f = 2..8 x 3 conventions)", f"{worst:.1e}", round(t[0] * 1e3), round(t[1] * 1e3))
+    tab = fig.table(
+        "box_downsample (skimage.measure.block_reduce) vs reshape-and-sum block means",
+        ["cases", "largest difference (of the data range)", "2048² image, f = 4: reshape ms", "cxreval ms"],
+    )
+    tab.add(
+        f"{n} (5 shapes x f = 2..8 x 3 conventions)", f"{worst:.1e}", round(t[0] * 1e3), round(t[1] * 1e3)
+    )
     fig.ratios["reshape s / cxreval s"] = t[0] / t[1]
     fig.checked["cases"] = str(n)
     fig.checked["largest difference <= 1e-12"] = str(worst <= 1e-12)
@@ -257,13 +320,30 @@ def box_downsample(ctx: Context) -> Figures:
 
 
 PARTS = (
-    Part("reference_values", "Every row of tests/iqa/data/reference_values.csv (piq, pyiqa, sewar values on the "
-         "shared 16-bit fixture and a degraded NIH radiograph; two pairs per metric quick) recomputed with cxreval, "
-         "within the tolerances of tests/iqa/test_peer_values_radiographs.py.", reference_values),
-    Part("speed_vs_peers", "Time per 1024 x 1024 pair of 11 full-reference metrics, cxreval vs piq, one thread, "
-         "values side by side (--peer-python with torch + piq).", speed_vs_peers, python_for="piq"),
-    Part("expert_agreement", "cxreval.iqa.metric_agreement (cluster bootstrap of SRCC/KRCC between metrics "
-         "and z-MOS) vs a SciPy loop on the same draws, 2 to 25 reference images.", expert_agreement),
-    Part("box_downsample", "box_downsample's three conventions against reshape-and-sum block means on 5 shapes x "
-         "f = 2..8, and its time on a 2048² image.", box_downsample),
+    Part(
+        "reference_values",
+        "Every row of tests/iqa/data/reference_values.csv (piq, pyiqa, sewar values on the "
+        "shared 16-bit fixture and a degraded NIH radiograph; two pairs per metric quick) recomputed with cxreval, "
+        "within the tolerances of tests/iqa/test_peer_values_radiographs.py.",
+        reference_values,
+    ),
+    Part(
+        "speed_vs_peers",
+        "Time per 1024 x 1024 pair of 11 full-reference metrics, cxreval vs piq, one thread, "
+        "values side by side (--peer-python with torch + piq).",
+        speed_vs_peers,
+        python_for="piq",
+    ),
+    Part(
+        "expert_agreement",
+        "cxreval.iqa.metric_agreement (cluster bootstrap of SRCC/KRCC between metrics "
+        "and z-MOS) vs a SciPy loop on the same draws, 2 to 25 reference images.",
+        expert_agreement,
+    ),
+    Part(
+        "box_downsample",
+        "box_downsample's three conventions against reshape-and-sum block means on 5 shapes x "
+        "f = 2..8, and its time on a 2048² image.",
+        box_downsample,
+    ),
 )

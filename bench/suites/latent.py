@@ -18,12 +18,24 @@ def simulation(ctx: Context) -> Figures:
     s = sim.summarise(m)
     fig = Figures()
     strata = [label for label, _ in s["strata"]]
-    t = fig.table(f"{n_sets} simulated study sets x 5 models = {s['cells']} cells: estimate - true-label AUC",
-                  ["method", "mean |bias|, design cells", "max |bias|, design cells",
-                   *(f"mean |error|, {label} ({k})" for label, k in s["strata"]), "mean error, all cells"])
+    t = fig.table(
+        f"{n_sets} simulated study sets x 5 models = {s['cells']} cells: estimate - true-label AUC",
+        [
+            "method",
+            "mean |bias|, design cells",
+            "max |bias|, design cells",
+            *(f"mean |error|, {label} ({k})" for label, k in s["strata"]),
+            "mean error, all cells",
+        ],
+    )
     for row in s["table"]:
-        t.add(row["method"], fmt(row["mean |bias|"]), fmt(row["max |bias|"]),
-              *(fmt(row[f"mean |error| {label}"]) for label in strata), fmt(row["mean error all cells"], "+.4f"))
+        t.add(
+            row["method"],
+            fmt(row["mean |bias|"]),
+            fmt(row["max |bias|"]),
+            *(fmt(row[f"mean |error| {label}"]) for label in strata),
+            fmt(row["mean error all cells"], "+.4f"),
+        )
         fig.checked[f"{row['method']} | mean |bias|"] = fmt(row["mean |bias|"])
         fig.checked[f"{row['method']} | mean |error|"] = fmt(row["mean |error| all cells"])
         fig.checked[f"{row['method']} | mean error"] = fmt(row["mean error all cells"], "+.4f")
@@ -46,15 +58,23 @@ def simulation(ctx: Context) -> Figures:
     n_dep = ctx.size(3, 40)
     md = sim.measure(n_dep, 0, seed=ctx.seed, reader_slope=1.0)
     sd = sim.summarise(md)
-    t2 = fig.table(f"{n_dep} simulated study sets x 5 models with score-dependent reader errors: estimate - "
-                   "true-label AUC", ["method", "mean |bias|, design cells", "mean |error|, all cells",
-                                      "mean error, all cells"])
+    t2 = fig.table(
+        f"{n_dep} simulated study sets x 5 models with score-dependent reader errors: estimate - "
+        "true-label AUC",
+        ["method", "mean |bias|, design cells", "mean |error|, all cells", "mean error, all cells"],
+    )
     for row in sd["table"]:
         if row["method"] == "oracle posterior":
             continue
-        t2.add(row["method"], fmt(row["mean |bias|"]), fmt(row["mean |error| all cells"]),
-               fmt(row["mean error all cells"], "+.4f"))
-        fig.checked[f"score-dependent | {row['method']} | mean error"] = fmt(row["mean error all cells"], "+.4f")
+        t2.add(
+            row["method"],
+            fmt(row["mean |bias|"]),
+            fmt(row["mean |error| all cells"]),
+            fmt(row["mean error all cells"], "+.4f"),
+        )
+        fig.checked[f"score-dependent | {row['method']} | mean error"] = fmt(
+            row["mean error all cells"], "+.4f"
+        )
     t2.notes += [
         "as the table above, but each reader's logit sensitivity rises by 1.0 x U(0.5, 1.5) per unit of a study's "
         "latent difficulty (standard normal) and its logit specificity falls by half as much; every model's "
@@ -76,8 +96,11 @@ def chexpert(ctx: Context) -> Figures:
     m = cx.measure(folder, n_resamples=ctx.size(0, 200))
     fig = Figures()
     s = m["summary"]
-    t = fig.table(f"CheXpert test set, {m['n_studies']} studies, 10 models x 5 findings: AUC - AUC against the "
-                  "5-radiologist consensus", ["reference", "mean |ΔAUC|", "mean ΔAUC", "max |ΔAUC|"])
+    t = fig.table(
+        f"CheXpert test set, {m['n_studies']} studies, 10 models x 5 findings: AUC - AUC against the "
+        "5-radiologist consensus",
+        ["reference", "mean |ΔAUC|", "mean ΔAUC", "max |ΔAUC|"],
+    )
     for row in s.itertuples(index=False):
         t.add(row[0], fmt(float(row[1])), fmt(float(row[2]), "+.4f"), fmt(float(row[3])))
         fig.checked[f"{row[0]} | mean |ΔAUC|"] = fmt(float(row[1]))
@@ -91,7 +114,8 @@ def chexpert(ctx: Context) -> Figures:
         "independent of the score given the truth; 'latent, dependent': always score-dependent readers; "
         "'latent, bins': the Zhou et al. bins.",
         f"latent-truth mean |ΔAUC| {lat:.4f} vs the best single reader's {best.min():.4f} ({best.idxmin()}): "
-        + ("closer" if lat < best.min() else "not closer") + " to the consensus. Under the spline model (readers "
+        + ("closer" if lat < best.min() else "not closer")
+        + " to the consensus. Under the spline model (readers "
         "independent of the score given the truth) the latent AUCs lie above the consensus ones; its diagnostics "
         f"flag a within-class association between the scores and the readers' labels in "
         f"{int(m['spline'].score_association['flagged'].sum())} of {len(m['spline'].score_association)} "
@@ -109,13 +133,21 @@ def chexpert(ctx: Context) -> Figures:
 
 
 PARTS = (
-    Part("simulation", "Simulated study sets (300-2,000 studies; 3-5 conditionally independent readers with "
-         "sensitivity and specificity in [0.65, 0.95]; prevalence 0.05-0.4; 5 models): error of the latent-truth "
-         "AUC against the true-label AUC and coverage of its 95% interval, beside hard majority-vote and "
-         "Dawid-Skene labels, the reader-only soft AUC and the oracle posterior (6 sets x 50 replicates quick, "
-         "200 x 100 full).", simulation),
-    Part("chexpert", "CheXpert test set (shared data): the 10 leaderboard models' latent-truth AUCs (readers bc4, "
-         "bc6, bc8, chexpert_labeler) beside each single reader, hard fused_mv / fused_ds, the reader-only soft AUC "
-         "and the 5-radiologist consensus; mean |ΔAUC| to the consensus (point estimates quick, 200 bootstrap "
-         "replicates for the latent AUCs full).", chexpert),
+    Part(
+        "simulation",
+        "Simulated study sets (300-2,000 studies; 3-5 conditionally independent readers with "
+        "sensitivity and specificity in [0.65, 0.95]; prevalence 0.05-0.4; 5 models): error of the latent-truth "
+        "AUC against the true-label AUC and coverage of its 95% interval, beside hard majority-vote and "
+        "Dawid-Skene labels, the reader-only soft AUC and the oracle posterior (6 sets x 50 replicates quick, "
+        "200 x 100 full).",
+        simulation,
+    ),
+    Part(
+        "chexpert",
+        "CheXpert test set (shared data): the 10 leaderboard models' latent-truth AUCs (readers bc4, "
+        "bc6, bc8, chexpert_labeler) beside each single reader, hard fused_mv / fused_ds, the reader-only soft AUC "
+        "and the 5-radiologist consensus; mean |ΔAUC| to the consensus (point estimates quick, 200 bootstrap "
+        "replicates for the latent AUCs full).",
+        chexpert,
+    ),
 )

@@ -32,8 +32,10 @@ def _peer() -> Peer:
     import scipy
     import skimage
 
-    return Peer("the ChestX-ray14 article's reference script (verbatim)", f"scipy {scipy.__version__}, "
-                f"scikit-image {skimage.__version__}")
+    return Peer(
+        "the ChestX-ray14 article's reference script (verbatim)",
+        f"scipy {scipy.__version__}, scikit-image {skimage.__version__}",
+    )
 
 
 def _norm(lines):
@@ -57,8 +59,10 @@ def heatmap_boxes(ctx: Context) -> Figures:
     t_cx = time.perf_counter() - t
     same = all([tuple(b) for b in got[i][k].tolist()] == ref[i][k] for i in range(2) for k in range(n))
     fig = Figures(peer=_peer())
-    tab = fig.table(f"heatmap -> boxes (bilinear, thresholds 60 and 180, {n} maps 32x32 -> 1024x1024)",
-                    ["maps", "reference maps/s", "cxreval maps/s", "reference s / cxreval s", "same boxes"])
+    tab = fig.table(
+        f"heatmap -> boxes (bilinear, thresholds 60 and 180, {n} maps 32x32 -> 1024x1024)",
+        ["maps", "reference maps/s", "cxreval maps/s", "reference s / cxreval s", "same boxes"],
+    )
     tab.add(n, round(n / t_ref, 1), round(n / t_cx, 1), round(t_ref / t_cx, 1), same)
     fig.ratios["reference s / cxreval s"] = t_ref / t_cx
     fig.checked[f"{n} maps | same boxes"] = str(same)
@@ -78,8 +82,10 @@ def synthetic_study(ctx: Context) -> Figures:
     t_cx = time.perf_counter() - t
     same = _norm(ref_lines) == _norm(list(cx.lines))
     fig = Figures(peer=_peer())
-    tab = fig.table(f"synthetic study end to end ({per} images per box size)",
-                    ["images per size", "reference s", "cxreval s", "reference / cxreval", "same printed output"])
+    tab = fig.table(
+        f"synthetic study end to end ({per} images per box size)",
+        ["images per size", "reference s", "cxreval s", "reference / cxreval", "same printed output"],
+    )
     tab.add(per, round(t_ref, 2), round(t_cx, 2), round(t_ref / t_cx, 1), same)
     fig.ratios["reference s / cxreval s"] = t_ref / t_cx
     fig.checked[f"per_size {per} | same output"] = str(same)
@@ -87,8 +93,16 @@ def synthetic_study(ctx: Context) -> Figures:
 
 
 PARTS = (
-    Part("heatmap_boxes", "Maps per second of heatmap -> boxes (bilinear upsampling, thresholds 60 and 180) on "
-         "40 (quick) / 180 noisy maps, cxreval vs the reference pipeline, boxes compared.", heatmap_boxes),
-    Part("synthetic_study", "The whole synthetic Acc / AFP study (5 images per size quick, 60 full), cxreval vs "
-         "the paper's script, printed outputs compared line by line.", synthetic_study),
+    Part(
+        "heatmap_boxes",
+        "Maps per second of heatmap -> boxes (bilinear upsampling, thresholds 60 and 180) on "
+        "40 (quick) / 180 noisy maps, cxreval vs the reference pipeline, boxes compared.",
+        heatmap_boxes,
+    ),
+    Part(
+        "synthetic_study",
+        "The whole synthetic Acc / AFP study (5 images per size quick, 60 full), cxreval vs "
+        "the paper's script, printed outputs compared line by line.",
+        synthetic_study,
+    ),
 )

@@ -64,8 +64,13 @@ def _error(preds, cheap, consensus, studies, truth_auc, findings) -> tuple[float
     from cxreval.planning import evaluate_two_phase_auc
 
     expert = consensus[consensus["study_id"].isin(set(studies))].assign(source="expert")
-    res = evaluate_two_phase_auc(preds, pd.concat([cheap, expert], ignore_index=True), reference="chexpert_labeler",
-                                 anchor="expert" if len(studies) else None, findings=findings)
+    res = evaluate_two_phase_auc(
+        preds,
+        pd.concat([cheap, expert], ignore_index=True),
+        reference="chexpert_labeler",
+        anchor="expert" if len(studies) else None,
+        findings=findings,
+    )
     d = res.table.set_index(["finding", "model"])["auc"] - truth_auc
     return float(d.abs().mean()), float(d.mean())
 
@@ -81,17 +86,32 @@ def chexpert(ctx: Context) -> Figures:
     consensus = labels[labels["source"] == "consensus"]
     truth_auc = _consensus_auc(labels, preds)
     t0 = time.perf_counter()
-    plan = plan_relabelling(preds, cheap, reference="chexpert_labeler", budget=max(BUDGETS), findings=findings,
-                            n_draws=ctx.size(50, 200), rng=ctx.seed)
+    plan = plan_relabelling(
+        preds,
+        cheap,
+        reference="chexpert_labeler",
+        budget=max(BUDGETS),
+        findings=findings,
+        n_draws=ctx.size(50, 200),
+        rng=ctx.seed,
+    )
     plan_s = time.perf_counter() - t0
     order = list(plan.table["study_id"])
     ids = np.array(sorted(preds["study_id"].unique()), dtype=object)
     n_seeds = ctx.size(5, 20)
     fig = Figures()
-    t = fig.table(f"CheXpert test set: two-phase estimate from chexpert_labeler + the consensus on K studies, mean "
-                  f"|ΔAUC| to the consensus AUC over {preds['model'].nunique()} models x {len(findings)} findings",
-                  ["K", "planned (relabel.csv top K)", f"random K (mean of {n_seeds} seeds)", "random sd",
-                   "planned below random", "planned signed ΔAUC"])
+    t = fig.table(
+        f"CheXpert test set: two-phase estimate from chexpert_labeler + the consensus on K studies, mean "
+        f"|ΔAUC| to the consensus AUC over {preds['model'].nunique()} models x {len(findings)} findings",
+        [
+            "K",
+            "planned (relabel.csv top K)",
+            f"random K (mean of {n_seeds} seeds)",
+            "random sd",
+            "planned below random",
+            "planned signed ΔAUC",
+        ],
+    )
     zero, zero_signed = _error(preds, cheap, consensus, [], truth_auc, findings)
     ref = plan.estimate.table.set_index(["finding", "model"])["auc_reference"] - truth_auc
     t.add(0, fmt(zero), fmt(zero), "", "", fmt(zero_signed))
@@ -99,17 +119,38 @@ def chexpert(ctx: Context) -> Figures:
     wins = []
     for k in BUDGETS:
         planned, signed = _error(preds, cheap, consensus, order[:k], truth_auc, findings)
-        rnd = [_error(preds, cheap, consensus, np.random.default_rng([ctx.seed, k, s]).choice(ids, k, replace=False),
-                      truth_auc, findings)[0] for s in range(n_seeds)]
+        rnd = [
+            _error(
+                preds,
+                cheap,
+                consensus,
+                np.random.default_rng([ctx.seed, k, s]).choice(ids, k, replace=False),
+                truth_auc,
+                findings,
+            )[0]
+            for s in range(n_seeds)
+        ]
         wins.append(planned < np.mean(rnd))
-        t.add(k, fmt(planned), fmt(float(np.mean(rnd))), fmt(float(np.std(rnd))), planned < np.mean(rnd), fmt(signed))
+        t.add(
+            k,
+            fmt(planned),
+            fmt(float(np.mean(rnd))),
+            fmt(float(np.std(rnd))),
+            planned < np.mean(rnd),
+            fmt(signed),
+        )
         fig.checked[f"K={k} | planned"] = fmt(planned)
         fig.checked[f"K={k} | random mean"] = fmt(float(np.mean(rnd)))
-    t.notes += [f"chexpert_labeler alone (its decided studies): mean |ΔAUC| {fmt(float(ref.abs().mean()))}",
-                f"planned below random at every K: {all(wins)}",
-                f"plan_relabelling (budget {max(BUDGETS)}, power with {ctx.size(50, 200)} draws): {plan_s:.1f} s"]
-    fig.frame("power.csv of that plan (P(best separable from runner-up) after relabelling the top k)",
-              plan.power.drop(columns=["method", "n_draws"]), decimals=3)
+    t.notes += [
+        f"chexpert_labeler alone (its decided studies): mean |ΔAUC| {fmt(float(ref.abs().mean()))}",
+        f"planned below random at every K: {all(wins)}",
+        f"plan_relabelling (budget {max(BUDGETS)}, power with {ctx.size(50, 200)} draws): {plan_s:.1f} s",
+    ]
+    fig.frame(
+        "power.csv of that plan (P(best separable from runner-up) after relabelling the top k)",
+        plan.power.drop(columns=["method", "n_draws"]),
+        decimals=3,
+    )
     return fig
 
 
@@ -120,7 +161,11 @@ def _simulated_set(rng: np.random.Generator, n: int, *, with_truth_model: bool =
     aucs = [best, best - rng.uniform(0.0, 0.05), best - 0.08]
     se, sp, prev = rng.uniform(0.65, 0.95), rng.uniform(0.65, 0.95), rng.uniform(0.1, 0.4)
     ss = simulate_study_set(n, auc=aucs, sensitivity=[se], specificity=[sp], prevalence=prev, rng=rng)
-    return (ss, {"auc": aucs, "sensitivity": se, "specificity": sp, "prevalence": prev}) if with_truth_model else ss
+    return (
+        (ss, {"auc": aucs, "sensitivity": se, "specificity": sp, "prevalence": prev})
+        if with_truth_model
+        else ss
+    )
 
 
 def _true_posterior(ss, truth_model: dict, ids: np.ndarray, models: list[str]) -> np.ndarray:
@@ -128,15 +173,29 @@ def _true_posterior(ss, truth_model: dict, ids: np.ndarray, models: list[str]) -
     correlation 0.5), per study of ``ids``."""
     from scipy.special import expit, logit, ndtri
 
-    y = ss.labels[ss.labels["source"] == "ref0"].set_index("study_id")["state"].loc[ids].eq("positive").to_numpy()
-    raw = np.column_stack([ss.predictions[ss.predictions["model"] == m].set_index("study_id")["score"].loc[ids]
-                           .to_numpy() for m in models])
+    y = (
+        ss.labels[ss.labels["source"] == "ref0"]
+        .set_index("study_id")["state"]
+        .loc[ids]
+        .eq("positive")
+        .to_numpy()
+    )
+    raw = np.column_stack(
+        [
+            ss.predictions[ss.predictions["model"] == m].set_index("study_id")["score"].loc[ids].to_numpy()
+            for m in models
+        ]
+    )
     mu = np.sqrt(2) * ndtri(np.array([truth_model["auc"][int(m[1:])] for m in models]))
     cov = 0.5 * np.ones((len(mu), len(mu))) + 0.5 * np.eye(len(mu))
     beta = np.linalg.solve(cov, mu)
     se, sp = truth_model["sensitivity"], truth_model["specificity"]
-    return expit(logit(truth_model["prevalence"]) + np.where(y, np.log(se / (1 - sp)), np.log((1 - se) / sp))
-                 + raw @ beta - 0.5 * mu @ beta)
+    return expit(
+        logit(truth_model["prevalence"])
+        + np.where(y, np.log(se / (1 - sp)), np.log((1 - se) / sp))
+        + raw @ beta
+        - 0.5 * mu @ beta
+    )
 
 
 def power_calibration(ctx: Context) -> Figures:
@@ -152,51 +211,98 @@ def power_calibration(ctx: Context) -> Figures:
         ss = _simulated_set(rng, 500)
         cheap = ss.labels[ss.labels["source"] != "truth"]
         t1 = time.perf_counter()
-        plan = plan_relabelling(ss.predictions, cheap, reference="ref0", budget=max(BUDGETS), budgets=list(BUDGETS),
-                                n_draws=n_draws, rng=rng)
+        plan = plan_relabelling(
+            ss.predictions,
+            cheap,
+            reference="ref0",
+            budget=max(BUDGETS),
+            budgets=list(BUDGETS),
+            n_draws=n_draws,
+            rng=rng,
+        )
         plan_s.append(time.perf_counter() - t1)
         for k, p in zip(plan.power["budget"], plan.power["p_separable"]):
             studies = set(plan.table["study_id"].iloc[:k])
             truth = ss.labels[(ss.labels["source"] == "truth") & ss.labels["study_id"].isin(studies)]
             # the estimate a user would read after relabelling: its own leading pair (comparison.csv)
-            est = evaluate_two_phase_auc(ss.predictions, pd.concat([cheap, truth.assign(source="expert")]),
-                                         reference="ref0", anchor="expert")
-            rows.append({"budget": int(k), "predicted": float(p), "separable": bool(est.comparison["separable"].iloc[0])})
+            est = evaluate_two_phase_auc(
+                ss.predictions,
+                pd.concat([cheap, truth.assign(source="expert")]),
+                reference="ref0",
+                anchor="expert",
+            )
+            rows.append(
+                {
+                    "budget": int(k),
+                    "predicted": float(p),
+                    "separable": bool(est.comparison["separable"].iloc[0]),
+                }
+            )
     seconds = time.perf_counter() - t0
     r = pd.DataFrame(rows)
     fig = Figures()
-    t = fig.table(f"{n_sets} simulated study sets of 500 studies per budget: predicted P(separable) (power.csv, "
-                  f"{n_draws} draws) vs the fraction separable once the true labels of the top k are revealed",
-                  ["budget", "mean predicted", "observed", "observed - predicted", "95% band of observed",
-                   "within ±0.05"])
+    t = fig.table(
+        f"{n_sets} simulated study sets of 500 studies per budget: predicted P(separable) (power.csv, "
+        f"{n_draws} draws) vs the fraction separable once the true labels of the top k are revealed",
+        [
+            "budget",
+            "mean predicted",
+            "observed",
+            "observed - predicted",
+            "95% band of observed",
+            "within ±0.05",
+        ],
+    )
     for k, g in r.groupby("budget"):
         pred, obs = float(g["predicted"].mean()), float(g["separable"].mean())
         band = 1.96 * float(np.sqrt(max(obs * (1 - obs), 1e-9) / len(g)))
-        t.add(k, fmt(pred, ".3f"), fmt(obs, ".3f"), fmt(obs - pred, "+.3f"), f"±{band:.3f}", abs(obs - pred) <= 0.05)
+        t.add(
+            k,
+            fmt(pred, ".3f"),
+            fmt(obs, ".3f"),
+            fmt(obs - pred, "+.3f"),
+            f"±{band:.3f}",
+            abs(obs - pred) <= 0.05,
+        )
         fig.checked[f"budget {k} | predicted"] = fmt(pred, ".3f")
         fig.checked[f"budget {k} | observed"] = fmt(obs, ".3f")
     edges = [-0.01, 0.2, 0.4, 0.6, 0.8, 1.0]
     bins = pd.cut(r["predicted"], edges)
-    rel = fig.table("reliability, all budgets pooled", ["predicted", "sets x budgets", "mean predicted", "observed",
-                                                        "observed - predicted", "95% band of observed"])
+    rel = fig.table(
+        "reliability, all budgets pooled",
+        [
+            "predicted",
+            "sets x budgets",
+            "mean predicted",
+            "observed",
+            "observed - predicted",
+            "95% band of observed",
+        ],
+    )
     for b, g in r.groupby(bins, observed=True):
         pred, obs = float(g["predicted"].mean()), float(g["separable"].mean())
         band = 1.96 * float(np.sqrt(max(obs * (1 - obs), 1e-9) / len(g)))
         rel.add(str(b), len(g), fmt(pred, ".3f"), fmt(obs, ".3f"), fmt(obs - pred, "+.3f"), f"±{band:.3f}")
-    per = fig.table("reliability per budget: observed (mean predicted, sets) per predicted-probability bin",
-                    ["budget", *(str(b) for b in bins.cat.categories)])
+    per = fig.table(
+        "reliability per budget: observed (mean predicted, sets) per predicted-probability bin",
+        ["budget", *(str(b) for b in bins.cat.categories)],
+    )
     for k, g in r.groupby("budget"):
         cells = []
         for b in bins.cat.categories:
             h = g[bins.loc[g.index] == b]
-            cells.append(f"{h['separable'].mean():.2f} ({h['predicted'].mean():.2f}, {len(h)})" if len(h) else "")
+            cells.append(
+                f"{h['separable'].mean():.2f} ({h['predicted'].mean():.2f}, {len(h)})" if len(h) else ""
+            )
         per.add(k, *cells)
     brier = float(((r["predicted"] - r["separable"]) ** 2).mean())
-    t.notes += [f"Brier score {brier:.3f}; observed = the two-phase estimate's leading pair separable (its own "
-                "comparison.csv) once the true labels of the top k are revealed",
-                f"{seconds:.0f} s for {n_sets} plans and {n_sets * len(BUDGETS)} two-phase estimates; plan_relabelling "
-                f"(500 studies, 3 models, {len(BUDGETS)} budgets, {n_draws} draws) median "
-                f"{float(np.median(plan_s)):.1f} s"]
+    t.notes += [
+        f"Brier score {brier:.3f}; observed = the two-phase estimate's leading pair separable (its own "
+        "comparison.csv) once the true labels of the top k are revealed",
+        f"{seconds:.0f} s for {n_sets} plans and {n_sets * len(BUDGETS)} two-phase estimates; plan_relabelling "
+        f"(500 studies, 3 models, {len(BUDGETS)} budgets, {n_draws} draws) median "
+        f"{float(np.median(plan_s)):.1f} s",
+    ]
     return fig
 
 
@@ -204,9 +310,18 @@ def _separable_after(ss, cheap: pd.DataFrame, studies: np.ndarray, positive: np.
     """Whether the two-phase estimate's leading pair is separable once ``studies`` are relabelled ``positive``."""
     from cxreval.planning import evaluate_two_phase_auc
 
-    expert = pd.DataFrame({"study_id": studies, "patient_id": studies, "finding": ss.finding, "source": "expert",
-                           "state": np.where(positive, "positive", "negative")})
-    est = evaluate_two_phase_auc(ss.predictions, pd.concat([cheap, expert]), reference="ref0", anchor="expert")
+    expert = pd.DataFrame(
+        {
+            "study_id": studies,
+            "patient_id": studies,
+            "finding": ss.finding,
+            "source": "expert",
+            "state": np.where(positive, "positive", "negative"),
+        }
+    )
+    est = evaluate_two_phase_auc(
+        ss.predictions, pd.concat([cheap, expert]), reference="ref0", anchor="expert"
+    )
     return bool(est.comparison["separable"].iloc[0])
 
 
@@ -220,49 +335,89 @@ def power_oracle(ctx: Context) -> Figures:
     for _ in range(n_sets):
         ss, tm = _simulated_set(rng, 500, with_truth_model=True)
         cheap = ss.labels[ss.labels["source"] != "truth"]
-        plan = plan_relabelling(ss.predictions, cheap, reference="ref0", budget=max(BUDGETS), budgets=list(BUDGETS),
-                                n_draws=ctx.size(100, 200), rng=rng)
+        plan = plan_relabelling(
+            ss.predictions,
+            cheap,
+            reference="ref0",
+            budget=max(BUDGETS),
+            budgets=list(BUDGETS),
+            n_draws=ctx.size(100, 200),
+            rng=rng,
+        )
         order = np.asarray(plan.table["study_id"], dtype=object)
         p_true = _true_posterior(ss, tm, order, sorted(ss.predictions["model"].unique()))
         draws = rng.random((n_draws, len(order))) < p_true
         truth = ss.truth.loc[order].to_numpy() == 1
         for k, p in zip(plan.power["budget"], plan.power["p_separable"]):
             oracle = np.mean([_separable_after(ss, cheap, order[:k], d[:k]) for d in draws])
-            rows.append({"budget": int(k), "fitted": float(p), "oracle": float(oracle),
-                         "separable": _separable_after(ss, cheap, order[:k], truth[:k])})
+            rows.append(
+                {
+                    "budget": int(k),
+                    "fitted": float(p),
+                    "oracle": float(oracle),
+                    "separable": _separable_after(ss, cheap, order[:k], truth[:k]),
+                }
+            )
     r = pd.DataFrame(rows)
     fig = Figures()
-    t = fig.table(f"{n_sets} simulated study sets of 500 studies (the design of power_calibration): power.csv (its Monte "
-                  f"Carlo over truths drawn from the fitted latent model) and the same question asked of {n_draws} "
-                  "truths drawn from the model that generated the data (each revealed on the plan's top k and given to "
-                  "evaluate_two_phase_auc), against the observed fraction separable",
-                  ["budget", "observed", "power.csv (fitted model)", "observed - fitted",
-                   "true-model draws", "observed - true-model", "95% band of observed"])
+    t = fig.table(
+        f"{n_sets} simulated study sets of 500 studies (the design of power_calibration): power.csv (its Monte "
+        f"Carlo over truths drawn from the fitted latent model) and the same question asked of {n_draws} "
+        "truths drawn from the model that generated the data (each revealed on the plan's top k and given to "
+        "evaluate_two_phase_auc), against the observed fraction separable",
+        [
+            "budget",
+            "observed",
+            "power.csv (fitted model)",
+            "observed - fitted",
+            "true-model draws",
+            "observed - true-model",
+            "95% band of observed",
+        ],
+    )
     for k, g in r.groupby("budget"):
         obs, fit, orc = float(g["separable"].mean()), float(g["fitted"].mean()), float(g["oracle"].mean())
         band = 1.96 * float(np.sqrt(max(obs * (1 - obs), 1e-9) / len(g)))
-        t.add(k, fmt(obs, ".3f"), fmt(fit, ".3f"), fmt(obs - fit, "+.3f"), fmt(orc, ".3f"), fmt(obs - orc, "+.3f"),
-              f"±{band:.3f}")
+        t.add(
+            k,
+            fmt(obs, ".3f"),
+            fmt(fit, ".3f"),
+            fmt(obs - fit, "+.3f"),
+            fmt(orc, ".3f"),
+            fmt(obs - orc, "+.3f"),
+            f"±{band:.3f}",
+        )
         fig.checked[f"budget {k} | true-model draws"] = fmt(orc, ".3f")
     fit_gap = float((r["separable"] - r["fitted"]).mean())
     orc_gap = float((r["separable"] - r["oracle"]).mean())
-    t.notes += ["The same sets, plans and observed outcomes in both columns; only where the truths of the Monte Carlo "
-                "come from differs",
-                f"observed - predicted over all budgets: {fit_gap:+.3f} with the fitted latent model (power.csv), "
-                f"{orc_gap:+.3f} with truths from the generating model"]
+    t.notes += [
+        "The same sets, plans and observed outcomes in both columns; only where the truths of the Monte Carlo "
+        "come from differs",
+        f"observed - predicted over all budgets: {fit_gap:+.3f} with the fitted latent model (power.csv), "
+        f"{orc_gap:+.3f} with truths from the generating model",
+    ]
     fig.checked["all budgets | observed - fitted"] = fmt(fit_gap, "+.3f")
     fig.checked["all budgets | observed - true-model"] = fmt(orc_gap, "+.3f")
     return fig
 
 
 PARTS = (
-    Part("chexpert", "CheXpert test set: mean |ΔAUC| to the consensus of the two-phase estimate after revealing the "
-         "consensus on relabel.csv's top K studies vs K random ones (K = 25, 50, 100, 200; 20 random seeds, 5 quick).",
-         chexpert),
-    Part("power_calibration", "power.csv's predicted probability of separating the best model from the runner-up "
-         "vs the observed fraction on simulated study sets with a known truth (100 sets, 20 quick).",
-         power_calibration),
-    Part("power_oracle", "The power Monte Carlo with truths drawn from the generating model vs from the fitted latent "
-         "model, on the power_calibration design: where the excess of predicted power comes from (50 sets, 10 quick).",
-         power_oracle),
+    Part(
+        "chexpert",
+        "CheXpert test set: mean |ΔAUC| to the consensus of the two-phase estimate after revealing the "
+        "consensus on relabel.csv's top K studies vs K random ones (K = 25, 50, 100, 200; 20 random seeds, 5 quick).",
+        chexpert,
+    ),
+    Part(
+        "power_calibration",
+        "power.csv's predicted probability of separating the best model from the runner-up "
+        "vs the observed fraction on simulated study sets with a known truth (100 sets, 20 quick).",
+        power_calibration,
+    ),
+    Part(
+        "power_oracle",
+        "The power Monte Carlo with truths drawn from the generating model vs from the fitted latent "
+        "model, on the power_calibration design: where the excess of predicted power comes from (50 sets, 10 quick).",
+        power_oracle,
+    ),
 )

@@ -45,8 +45,11 @@ def kendall_large_n(ctx: Context) -> Figures:
     ref, t_ref, m_ref = _timed(lambda a, b: kendalltau(a, b).statistic, x, y)
     ta, t_a, _ = _timed(lambda a, b: float(kendall_tau_a(a, b)), x, y)
     fig = Figures(peer=Peer("scipy.stats.kendalltau", module_version("scipy")))
-    t = fig.table(f"Kendall's tau, n = {n:,} with ties ({np.unique(x).size} distinct x, {np.unique(y).size} "
-                  "distinct y)", ["", "cxreval", "scipy.stats.kendalltau", "cxreval / scipy"])
+    t = fig.table(
+        f"Kendall's tau, n = {n:,} with ties ({np.unique(x).size} distinct x, {np.unique(y).size} "
+        "distinct y)",
+        ["", "cxreval", "scipy.stats.kendalltau", "cxreval / scipy"],
+    )
     t.add("tau-b", f"{ours:.15f}", f"{ref:.15f}", f"diff {abs(ours - ref):.1e}")
     t.add("time (s, median of 3)", round(t_ours, 3), round(t_ref, 3), round(t_ours / t_ref, 2))
     t.add("peak traced memory (MiB)", round(m_ours, 1), round(m_ref, 1), round(m_ours / max(m_ref, 1e-9), 2))
@@ -56,19 +59,34 @@ def kendall_large_n(ctx: Context) -> Figures:
     ours_d, t_ours_d, m_ours_d = _timed(lambda a, b: float(kendall_tau_b(a, b)), xd, yd)
     ref_d, t_ref_d, m_ref_d = _timed(lambda a, b: kendalltau(a, b).statistic, xd, yd)
     t.add("tau-b, all values distinct", f"{ours_d:.15f}", f"{ref_d:.15f}", f"diff {abs(ours_d - ref_d):.1e}")
-    t.add("time (s), all values distinct", round(t_ours_d, 3), round(t_ref_d, 3), round(t_ours_d / t_ref_d, 2))
-    t.add("peak traced memory (MiB), all values distinct", round(m_ours_d, 1), round(m_ref_d, 1),
-          round(m_ours_d / max(m_ref_d, 1e-9), 2))
-    t.notes.append("With ties the discordant pairs come from the contingency table of the two inputs' codes "
-                   "(no larger than the data here); with all values distinct from the inversions of the y codes, "
-                   "a bottom-up merge sort (one sort of the whole array per doubling of the merged blocks).")
+    t.add(
+        "time (s), all values distinct", round(t_ours_d, 3), round(t_ref_d, 3), round(t_ours_d / t_ref_d, 2)
+    )
+    t.add(
+        "peak traced memory (MiB), all values distinct",
+        round(m_ours_d, 1),
+        round(m_ref_d, 1),
+        round(m_ours_d / max(m_ref_d, 1e-9), 2),
+    )
+    t.notes.append(
+        "With ties the discordant pairs come from the contingency table of the two inputs' codes "
+        "(no larger than the data here); with all values distinct from the inversions of the y codes, "
+        "a bottom-up merge sort (one sort of the whole array per doubling of the merged blocks)."
+    )
     fig.ratios["scipy s / cxreval s, all values distinct"] = t_ref_d / t_ours_d
     fig.checked["tau-b, all values distinct, equals scipy to 1e-12"] = str(abs(ours_d - ref_d) <= 1e-12)
-    t.notes.append(f"An all-pairs computation would hold {n * (n - 1) // 2:,} pairs: "
-                   f"{n * (n - 1) / 2 * 8 / 1e9:.0f} GB per float64 temporary.")
+    t.notes.append(
+        f"An all-pairs computation would hold {n * (n - 1) // 2:,} pairs: "
+        f"{n * (n - 1) / 2 * 8 / 1e9:.0f} GB per float64 temporary."
+    )
     fig.ratios["scipy s / cxreval s"] = t_ref / t_ours
-    fig.checked.update({"tau-b": f"{ours:.15f}", "tau-a": f"{ta:.15f}",
-                        "tau-b equals scipy to 1e-12": str(abs(ours - ref) <= 1e-12)})
+    fig.checked.update(
+        {
+            "tau-b": f"{ours:.15f}",
+            "tau-a": f"{ta:.15f}",
+            "tau-b equals scipy to 1e-12": str(abs(ours - ref) <= 1e-12),
+        }
+    )
     return fig
 
 
@@ -82,16 +100,21 @@ def bootstrap_replicates(ctx: Context) -> Figures:
     a = np.round(0.5 + 0.3 * g.random((n_models, n_rep)), 2)  # AUC-like, 2 decimals: ties
     b = np.round(a + g.normal(0, 0.03, a.shape), 2)
     fig = Figures(peer=Peer("scipy.stats kendalltau / spearmanr loop", module_version("scipy")))
-    t = fig.table(f"{n_rep} bootstrap replicates x {n_models} models (2-decimal AUCs)",
-                  ["statistic", "cxreval, vectorised (ms)", "scipy loop (ms)", "loop / cxreval", "max abs diff"])
-    for name, fn, ref in (("KRCC tau-b", kendall_tau_b, lambda u, v: kendalltau(u, v).statistic),
-                          ("SRCC pearson", spearman_rho, lambda u, v: spearmanr(u, v).statistic),
-                          ("KRCC tau-a (XQA paper)", kendall_tau_a, None),
-                          ("SRCC d² formula (XQA paper)", spearman_rho_d2, None)):
+    t = fig.table(
+        f"{n_rep} bootstrap replicates x {n_models} models (2-decimal AUCs)",
+        ["statistic", "cxreval, vectorised (ms)", "scipy loop (ms)", "loop / cxreval", "max abs diff"],
+    )
+    for name, fn, ref in (
+        ("KRCC tau-b", kendall_tau_b, lambda u, v: kendalltau(u, v).statistic),
+        ("SRCC pearson", spearman_rho, lambda u, v: spearmanr(u, v).statistic),
+        ("KRCC tau-a (XQA paper)", kendall_tau_a, None),
+        ("SRCC d² formula (XQA paper)", spearman_rho_d2, None),
+    ):
         ours, t_ours, _ = _timed(lambda u, v, f=fn: f(u, v, axis=0), a, b)
         if ref is not None:
-            loop, t_loop, _ = _timed(lambda u, v, f=ref: np.array([f(u[:, k], v[:, k]) for k in range(n_rep)]), a, b,
-                                     repeats=1)
+            loop, t_loop, _ = _timed(
+                lambda u, v, f=ref: np.array([f(u[:, k], v[:, k]) for k in range(n_rep)]), a, b, repeats=1
+            )
             diff = float(np.nanmax(np.abs(ours - loop)))
             t.add(name, round(t_ours * 1e3, 1), round(t_loop * 1e3), round(t_loop / t_ours), f"{diff:.1e}")
             fig.ratios[f"{name}: scipy loop / cxreval"] = t_loop / t_ours
@@ -99,7 +122,9 @@ def bootstrap_replicates(ctx: Context) -> Figures:
         else:
             t.add(name, round(t_ours * 1e3, 1), "n/a", "", f"mean {np.nanmean(ours):.3f}")
             fig.checked[f"{name} mean"] = f"{np.nanmean(ours):.3f}"
-    t.notes.append("SciPy has no tau-a and no d² formula: those are checked against a pair loop in the tests.")
+    t.notes.append(
+        "SciPy has no tau-a and no d² formula: those are checked against a pair loop in the tests."
+    )
     return fig
 
 
@@ -108,26 +133,37 @@ def xqa_published(ctx: Context) -> Figures:
 
     tab = load_xqa_auc_table()
     fig = Figures()
-    t = fig.table("XQA published AUCs (Tables 16-25): point correlations vs the paper's bootstrap means "
-                  "(Tables 26-29)", ["variant", "rows with a published value", "recomputed",
-                                     "mean abs(point - paper mean) SRCC", "KRCC"])
+    t = fig.table(
+        "XQA published AUCs (Tables 16-25): point correlations vs the paper's bootstrap means (Tables 26-29)",
+        ["variant", "rows with a published value", "recomputed", "mean abs(point - paper mean) SRCC", "KRCC"],
+    )
     for kendall, spearman in (("tau-a", "formula"), ("tau-b", "pearson")):
-        c = compare_with_published(compare_table_rankings(tab, kendall=kendall, spearman=spearman)).correlations
+        c = compare_with_published(
+            compare_table_rankings(tab, kendall=kendall, spearman=spearman)
+        ).correlations
         pub = c[c.paper_mean.notna()]
         both = pub[pub.statistic.notna()]
         d = (both.statistic - both.paper_mean).abs().groupby(both.method).mean()
         name = f"{spearman} / {kendall}" + (" (default, the paper's)" if kendall == "tau-a" else "")
         t.add(name, len(pub), len(both), f"{d['SRCC']:.4f}", f"{d['KRCC']:.4f}")
         fig.checked[f"{spearman}/{kendall}"] = f"{len(pub)} {len(both)} {d['SRCC']:.4f} {d['KRCC']:.4f}"
-    t.notes.append("The rows without a recomputed value are Table 28's \"Micro Avg.\" rows: the paper publishes "
-                   "no per-model micro-average AUC.")
+    t.notes.append(
+        'The rows without a recomputed value are Table 28\'s "Micro Avg." rows: the paper publishes '
+        "no per-model micro-average AUC."
+    )
     return fig
 
 
 def _wide_auc(auc) -> pd.DataFrame:
     t = auc.table[auc.table.group != "summary"]
-    wide = t.assign(v=t.auc.map("{:.3f}".format) + " [" + t.ci_low.map("{:.3f}".format) + ", "
-                    + t.ci_high.map("{:.3f}".format) + "]")
+    wide = t.assign(
+        v=t.auc.map("{:.3f}".format)
+        + " ["
+        + t.ci_low.map("{:.3f}".format)
+        + ", "
+        + t.ci_high.map("{:.3f}".format)
+        + "]"
+    )
     wide = wide.pivot(index="model", columns=["finding", "reference"], values="v")
     wide.columns = [f"{f} / {r}" for f, r in wide.columns]
     return wide.reset_index()
@@ -143,12 +179,16 @@ def nih_vs_google(ctx: Context) -> Figures:
     from cxreval.findings import VocabularyMapping
     from cxreval.ranking import ALL_MODELS, compare_rankings
 
-    headline = VocabularyMapping("nih_to_google_headline", {"Pneumothorax": ("Pneumothorax",),
-                                                            "Nodule or Mass": ("Nodule", "Mass")},
-                                 note="Pneumothorax directly; Nodule or Mass = NIH Nodule OR Mass.")
-    airspace = VocabularyMapping("nih_to_google_airspace",
-                                 {"Airspace Opacity": ("Consolidation", "Pneumonia", "Infiltration")},
-                                 note="sensitivity analysis: no single NIH counterpart.")
+    headline = VocabularyMapping(
+        "nih_to_google_headline",
+        {"Pneumothorax": ("Pneumothorax",), "Nodule or Mass": ("Nodule", "Mass")},
+        note="Pneumothorax directly; Nodule or Mass = NIH Nodule OR Mass.",
+    )
+    airspace = VocabularyMapping(
+        "nih_to_google_airspace",
+        {"Airspace Opacity": ("Consolidation", "Pneumonia", "Infiltration")},
+        note="sensitivity analysis: no single NIH counterpart.",
+    )
     n_resamples = ctx.size(100, 1000)
     preds = nh.load_predictions(SHARED / "nih_fold_predictions")
     try:
@@ -161,16 +201,24 @@ def nih_vs_google(ctx: Context) -> Figures:
     p = preds.table[preds.table.study_id.isin(ids)]
     fig = Figures()
     groups_of = {"dd": "derrick-daniel", "hy": "haooyuee", "jrzech": "jrzech"}
-    for name, mapping in ((("headline", headline),) if ctx.quick else (("headline", headline), ("airspace", airspace))):
-        labels = pd.concat([google.map_nih_to_google(nl, mapping=mapping),
-                            g[g.study_id.isin(ids) & g.finding.isin(list(mapping.targets))].drop(columns="split")],
-                           ignore_index=True)
+    for name, mapping in (
+        (("headline", headline),) if ctx.quick else (("headline", headline), ("airspace", airspace))
+    ):
+        labels = pd.concat(
+            [
+                google.map_nih_to_google(nl, mapping=mapping),
+                g[g.study_id.isin(ids) & g.finding.isin(list(mapping.targets))].drop(columns="split"),
+            ],
+            ignore_index=True,
+        )
         scores = nh.combine_findings(p, dict(mapping.targets), how="max")
         groups = {m: groups_of[m.split("_")[0]] for m in scores.model.unique()}
         auc = evaluate_auc(scores, labels, model_groups=groups, n_resamples=n_resamples, rng=ctx.seed)
         rs = compare_rankings(auc, dataset="NIH-Google")
-        head = (f"{name} ({mapping.note}): 10 models on the {len(ids)} images with both references "
-                f"({nl.patient_id.nunique()} patients), {n_resamples} replicates")
+        head = (
+            f"{name} ({mapping.note}): 10 models on the {len(ids)} images with both references "
+            f"({nl.patient_id.nunique()} patients), {n_resamples} replicates"
+        )
         fig.frame(f"{head}: AUC [95% CI]", _wide_auc(auc))
         c = rs.correlations[rs.correlations.group == ALL_MODELS]
         c = c[["finding", "method", "statistic", "boot_mean", "boot_sd", "ci_low", "ci_high"]]
@@ -201,17 +249,26 @@ def chexpert_test(ctx: Context) -> Figures:
     fig = Figures()
     t = auc.table[(auc.table.finding == "macro") & (auc.table.group != "summary")]
     wide = t.pivot(index="model", columns="reference", values="auc")[list(auc.references)]
-    fig.frame(f"CheXpert test set: macro AUC (5 competition findings) of 10 leaderboard models under "
-              f"{len(auc.references)} references, 500 patients, {n_resamples} replicates", wide, decimals=3,
-              index=True)
-    ranks = rs.rankings[(rs.rankings.finding == "macro")].pivot(index="model", columns="reference", values="rank")
+    fig.frame(
+        f"CheXpert test set: macro AUC (5 competition findings) of 10 leaderboard models under "
+        f"{len(auc.references)} references, 500 patients, {n_resamples} replicates",
+        wide,
+        decimals=3,
+        index=True,
+    )
+    ranks = rs.rankings[(rs.rankings.finding == "macro")].pivot(
+        index="model", columns="reference", values="rank"
+    )
     ranks = ranks[list(auc.references)].sort_values("consensus")
     fig.frame("Rank of each model by macro AUC under each reference", ranks, index=True)
     c = rs.correlations
     c = c[((c.reference_a == "consensus") | (c.reference_b == "consensus")) & (c.finding == "macro")]
     c = c.assign(other=[b if a == "consensus" else a for a, b in zip(c.reference_a, c.reference_b)])
-    fig.frame("Rank correlation of the consensus ranking with each other reference's (macro)",
-              c[["other", "method", "statistic", "boot_mean", "boot_sd", "ci_low", "ci_high"]], decimals=3)
+    fig.frame(
+        "Rank correlation of the consensus ranking with each other reference's (macro)",
+        c[["other", "method", "statistic", "boot_mean", "boot_sd", "ci_low", "ci_high"]],
+        decimals=3,
+    )
     for r in t.itertuples():
         fig.checked[f"{r.model} | {r.reference} | macro auc"] = f"{r.auc:.4f}"
     for r in c.itertuples():
@@ -221,16 +278,35 @@ def chexpert_test(ctx: Context) -> Figures:
 
 
 PARTS = (
-    Part("kendall_large_n", "Kendall's tau-b with ties at n = 50,000 (quick) / 200,000 (full): value, time and "
-         "peak traced memory of cxreval's O(n log n) path beside scipy.stats.kendalltau.", kendall_large_n),
-    Part("bootstrap_replicates", "Rank correlations of 34 models over 300 (quick) / 1000 bootstrap replicates: "
-         "cxreval's vectorised tau-a/tau-b/SRCC beside a loop of scipy.stats.kendalltau / spearmanr.",
-         bootstrap_replicates),
-    Part("xqa_published", "The XQA paper's published AUCs (Tables 16-25) re-ranked under the paper's formulas and "
-         "SciPy's, against the paper's bootstrap means (Tables 26-29).", xqa_published),
-    Part("nih_vs_google", "Ranking stability of the 10 NIH models under NIH text-mined vs Google expert labels "
-         "(shared data + `cxreval data fetch`; the headline findings and 100 replicates quick, with Airspace Opacity and "
-         "1000 full).", nih_vs_google),
-    Part("chexpert_test", "Ranking stability of the 10 CheXpert leaderboard models under the consensus, each "
-         "radiologist and the report labelers (shared data; 200 replicates quick, 1000 full).", chexpert_test),
+    Part(
+        "kendall_large_n",
+        "Kendall's tau-b with ties at n = 50,000 (quick) / 200,000 (full): value, time and "
+        "peak traced memory of cxreval's O(n log n) path beside scipy.stats.kendalltau.",
+        kendall_large_n,
+    ),
+    Part(
+        "bootstrap_replicates",
+        "Rank correlations of 34 models over 300 (quick) / 1000 bootstrap replicates: "
+        "cxreval's vectorised tau-a/tau-b/SRCC beside a loop of scipy.stats.kendalltau / spearmanr.",
+        bootstrap_replicates,
+    ),
+    Part(
+        "xqa_published",
+        "The XQA paper's published AUCs (Tables 16-25) re-ranked under the paper's formulas and "
+        "SciPy's, against the paper's bootstrap means (Tables 26-29).",
+        xqa_published,
+    ),
+    Part(
+        "nih_vs_google",
+        "Ranking stability of the 10 NIH models under NIH text-mined vs Google expert labels "
+        "(shared data + `cxreval data fetch`; the headline findings and 100 replicates quick, with Airspace Opacity and "
+        "1000 full).",
+        nih_vs_google,
+    ),
+    Part(
+        "chexpert_test",
+        "Ranking stability of the 10 CheXpert leaderboard models under the consensus, each "
+        "radiologist and the report labelers (shared data; 200 replicates quick, 1000 full).",
+        chexpert_test,
+    ),
 )

@@ -31,7 +31,9 @@ def submission_latency(ctx: Context) -> Figures:
     rows = []
     for mode, interval in (("back to back", 0.0), ("one every 100 ms", 0.1)):
         url = f"sqlite:///{ctx.tmp}/bench_{interval}.db"
-        rows.append(("SQLite (WAL, synchronous=FULL)", mode, rd.run_backend(url, n, readers, warmup, interval)))
+        rows.append(
+            ("SQLite (WAL, synchronous=FULL)", mode, rd.run_backend(url, n, readers, warmup, interval))
+        )
     pg = os.environ.get("CXREVAL_TEST_POSTGRES_URL")
     for mode, interval in (("back to back", 0.0), ("one every 100 ms", 0.1)) if pg else ():
         url, drop = rd._postgres_db(pg)
@@ -40,12 +42,34 @@ def submission_latency(ctx: Context) -> Figures:
         finally:
             drop()
     fig = Figures()
-    t = fig.table(f"{readers} reader processes, {n} timed submissions each after {warmup} untimed",
-                  ["backend", "each reader submits", "submissions", "median ms", "p95 ms", "p99 ms", "max ms",
-                   "server median ms", "server p95 ms", "submissions/s"])
+    t = fig.table(
+        f"{readers} reader processes, {n} timed submissions each after {warmup} untimed",
+        [
+            "backend",
+            "each reader submits",
+            "submissions",
+            "median ms",
+            "p95 ms",
+            "p99 ms",
+            "max ms",
+            "server median ms",
+            "server p95 ms",
+            "submissions/s",
+        ],
+    )
     for name, mode, r in rows:
-        t.add(name, mode, r["n"], round(r["median"], 1), round(r["p95"], 1), round(r["p99"], 1), round(r["max"], 1),
-              round(r["server_median"], 1), round(r["server_p95"], 1), round(r["throughput"]))
+        t.add(
+            name,
+            mode,
+            r["n"],
+            round(r["median"], 1),
+            round(r["p95"], 1),
+            round(r["p99"], 1),
+            round(r["max"], 1),
+            round(r["server_median"], 1),
+            round(r["server_p95"], 1),
+            round(r["throughput"]),
+        )
         fig.checked[f"{name} | {mode} | submissions"] = str(r["n"])
     if not pg:
         t.notes.append("PostgreSQL not measured: CXREVAL_TEST_POSTGRES_URL unset")
@@ -55,19 +79,42 @@ def submission_latency(ctx: Context) -> Figures:
 def history(ctx: Context) -> Figures:
     rh = bench_module("reader_history")
     size = str(ctx.size(2000, 20000))
-    args = rh.parser().parse_args(["--images", size, "--subs", size, "--seconds", str(ctx.size(10, 30)),
-                                   "--single", str(ctx.size(10, 50)), "--tree", f"checkout={ROOT / 'src'}"])
+    args = rh.parser().parse_args(
+        [
+            "--images",
+            size,
+            "--subs",
+            size,
+            "--seconds",
+            str(ctx.size(10, 30)),
+            "--single",
+            str(ctx.size(10, 50)),
+            "--tree",
+            f"checkout={ROOT / 'src'}",
+        ]
+    )
     rows = rh.measure(args)
     fig = Figures()
-    t = fig.table(f"{args.readers} readers + 1 resolver, {size} images x {size} submissions per reader in the log, "
-                  f"{args.seconds:g} s timed per backend", ["backend", "endpoint", "requests", "p50 ms", "p95 ms",
-                                                             "target p95 ms"])
-    s = fig.table("`cxreval reader status` and `export` on the same database", ["backend", "command", "wall s",
-                                                                                "CPU s", "peak RSS MB"])
+    t = fig.table(
+        f"{args.readers} readers + 1 resolver, {size} images x {size} submissions per reader in the log, "
+        f"{args.seconds:g} s timed per backend",
+        ["backend", "endpoint", "requests", "p50 ms", "p95 ms", "target p95 ms"],
+    )
+    s = fig.table(
+        "`cxreval reader status` and `export` on the same database",
+        ["backend", "command", "wall s", "CPU s", "peak RSS MB"],
+    )
     for _tree, backend, r in rows:
         for endpoint in rh.ENDPOINTS:
             n, p50, p95 = r["stats"][endpoint]
-            t.add(backend, endpoint, n, round(p50, 1), round(p95, 1), 100 if endpoint.startswith("resolver") else 50)
+            t.add(
+                backend,
+                endpoint,
+                n,
+                round(p50, 1),
+                round(p95, 1),
+                100 if endpoint.startswith("resolver") else 50,
+            )
         for cmd in ("status", "export"):
             s.add(backend, cmd, round(r[cmd]["s"], 2), round(r[cmd]["cpu"], 2), round(r[cmd]["mb"]))
             if backend == "sqlite":  # checked on every machine (PostgreSQL only where a server is given)
@@ -75,7 +122,9 @@ def history(ctx: Context) -> Figures:
         if backend == "sqlite":
             fig.checked[f"{backend} | request errors"] = str(r["n_errors"])
     if not os.environ.get("CXREVAL_TEST_POSTGRES_URL"):
-        t.notes.append("PostgreSQL not measured: CXREVAL_TEST_POSTGRES_URL unset (tests/reader/start_postgres.sh)")
+        t.notes.append(
+            "PostgreSQL not measured: CXREVAL_TEST_POSTGRES_URL unset (tests/reader/start_postgres.sh)"
+        )
     return fig
 
 
@@ -91,10 +140,20 @@ def images(ctx: Context) -> Figures:
     ri = bench_module("reader_images")
     n_studies, read_s = ctx.size(3, 8), ctx.size(2.0, 5.0)
     fig = Figures()
-    t = fig.table(f"8 readers at once, {n_studies} studies each (the first not timed: no study before it), "
-                  f"{read_s:g} s reading each, 2048 x 2500 16-bit PNGs (12-bit data); display rendition 1024 x 1250",
-                  ["backend", "delivery", "next studies", "p50 ms", "p95 ms", "max ms", "target p95 ms",
-                   "renditions made at init s"])
+    t = fig.table(
+        f"8 readers at once, {n_studies} studies each (the first not timed: no study before it), "
+        f"{read_s:g} s reading each, 2048 x 2500 16-bit PNGs (12-bit data); display rendition 1024 x 1250",
+        [
+            "backend",
+            "delivery",
+            "next studies",
+            "p50 ms",
+            "p95 ms",
+            "max ms",
+            "target p95 ms",
+            "renditions made at init s",
+        ],
+    )
     for backend in _backends():
         for pre in (True, False):
             url, drop = ri.fresh_db(backend, ctx.tmp)
@@ -102,16 +161,30 @@ def images(ctx: Context) -> Figures:
                 r = ri.images(url, n_studies=n_studies, read_s=read_s, prefetch=pre)
             finally:
                 drop()
-            t.add(backend, "prefetch + read-ahead" if pre else "on demand (no prefetch)", r["n"], round(r["p50"]),
-                  round(r["p95"]), round(r["max"]), 150 if pre else 400, round(r["init_s"], 1))
+            t.add(
+                backend,
+                "prefetch + read-ahead" if pre else "on demand (no prefetch)",
+                r["n"],
+                round(r["p50"]),
+                round(r["p95"]),
+                round(r["max"]),
+                150 if pre else 400,
+                round(r["init_s"], 1),
+            )
             if backend == "sqlite":
                 fig.checked[f"{backend} | {'prefetch' if pre else 'on demand'} | next studies"] = str(r["n"])
-    t.notes.append(f"measured at {_load()} (a machine shared with other work; the 8 readers, inflating and windowing "
-                   "each rendition, run on the server's CPUs)")
-    t.notes.append("renditions made at init: `cxreval reader init`'s display renditions of the study's images, "
-                   "written into the study folder before the server starts (the server then reads them)")
+    t.notes.append(
+        f"measured at {_load()} (a machine shared with other work; the 8 readers, inflating and windowing "
+        "each rendition, run on the server's CPUs)"
+    )
+    t.notes.append(
+        "renditions made at init: `cxreval reader init`'s display renditions of the study's images, "
+        "written into the study folder before the server starts (the server then reads them)"
+    )
     if len(_backends()) == 1:
-        t.notes.append("PostgreSQL not measured: CXREVAL_TEST_POSTGRES_URL unset (tests/reader/start_postgres.sh)")
+        t.notes.append(
+            "PostgreSQL not measured: CXREVAL_TEST_POSTGRES_URL unset (tests/reader/start_postgres.sh)"
+        )
     return fig
 
 
@@ -119,17 +192,35 @@ def status(ctx: Context) -> Figures:
     ri = bench_module("reader_images")
     size = ctx.size(2000, 20000)
     fig = Figures()
-    t = fig.table(f"`GET /api/organiser/status`, 8 readers x {size} submissions in the log, one request at a time",
-                  ["backend", "submissions", "requests", "p50 ms", "p95 ms", "target p95 ms", "history written s",
-                   "derived tables rebuilt s"])
+    t = fig.table(
+        f"`GET /api/organiser/status`, 8 readers x {size} submissions in the log, one request at a time",
+        [
+            "backend",
+            "submissions",
+            "requests",
+            "p50 ms",
+            "p95 ms",
+            "target p95 ms",
+            "history written s",
+            "derived tables rebuilt s",
+        ],
+    )
     for backend in _backends():
         url, drop = ri.fresh_db(backend, ctx.tmp)
         try:
             r = ri.status(url, n_images=size, n_subs=size, n_requests=ctx.size(20, 50))
         finally:
             drop()
-        t.add(backend, r["n_submissions"], r["n"], round(r["p50"], 1), round(r["p95"], 1), 300,
-              round(r["history_s"], 1), round(r["derived_s"], 1))
+        t.add(
+            backend,
+            r["n_submissions"],
+            r["n"],
+            round(r["p50"], 1),
+            round(r["p95"], 1),
+            300,
+            round(r["history_s"], 1),
+            round(r["derived_s"], 1),
+        )
         if backend == "sqlite":
             fig.checked[f"{backend} | submissions"] = str(r["n_submissions"])
     t.notes.append(f"measured at {_load()}")
@@ -137,14 +228,29 @@ def status(ctx: Context) -> Figures:
 
 
 PARTS = (
-    Part("submission_latency", "Median / p95 / p99 latency and throughput of image-label submissions by 8 "
-         "concurrent reader processes, back to back and paced (20 submissions each quick, 300 full).",
-         submission_latency),
-    Part("history", "p50 / p95 of me, queue, item, submission and the resolver's queue, item, pixels and "
-         "adjudication with 8 readers over a long history, and status/export time and memory (2,000 x 2,000 quick, "
-         "20,000 x 20,000 full).", history),
-    Part("images", "Time to the next study's image visible (display rendition), 8 readers at once on 2048 x 2500 "
-         "16-bit radiographs, with prefetch + read-ahead and on demand, both backends.", images),
-    Part("status", "p50 / p95 of the organiser's status with 8 readers x 20,000 submissions in the log (2,000 quick), "
-         "both backends.", status),
+    Part(
+        "submission_latency",
+        "Median / p95 / p99 latency and throughput of image-label submissions by 8 "
+        "concurrent reader processes, back to back and paced (20 submissions each quick, 300 full).",
+        submission_latency,
+    ),
+    Part(
+        "history",
+        "p50 / p95 of me, queue, item, submission and the resolver's queue, item, pixels and "
+        "adjudication with 8 readers over a long history, and status/export time and memory (2,000 x 2,000 quick, "
+        "20,000 x 20,000 full).",
+        history,
+    ),
+    Part(
+        "images",
+        "Time to the next study's image visible (display rendition), 8 readers at once on 2048 x 2500 "
+        "16-bit radiographs, with prefetch + read-ahead and on demand, both backends.",
+        images,
+    ),
+    Part(
+        "status",
+        "p50 / p95 of the organiser's status with 8 readers x 20,000 submissions in the log (2,000 quick), "
+        "both backends.",
+        status,
+    ),
 )

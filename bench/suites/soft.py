@@ -16,8 +16,11 @@ def chexpert(ctx: Context) -> Figures:
         return Figures(unavailable=gone)
     m = bench_module("soft_labels_chexpert").measure(folder, n_resamples=ctx.size(200, 1000), seed=ctx.seed)
     fig = Figures()
-    t = fig.table(f"CheXpert test set, 10 models x 5 findings ({m['n_cells']} cells), studies common: AUC - AUC "
-                  "against the 5-radiologist consensus", ["reference", "mean |ΔAUC|", "mean ΔAUC", "mean CI width"])
+    t = fig.table(
+        f"CheXpert test set, 10 models x 5 findings ({m['n_cells']} cells), studies common: AUC - AUC "
+        "against the 5-radiologist consensus",
+        ["reference", "mean |ΔAUC|", "mean ΔAUC", "mean CI width"],
+    )
     for row in m["summary"].itertuples(index=False):
         t.add(row[0], fmt(float(row[1])), fmt(float(row[2]), "+.4f"), fmt(float(row[3])))
         fig.checked[f"{row[0]} | mean |ΔAUC|"] = fmt(float(row[1]))
@@ -37,8 +40,12 @@ def chexpert(ctx: Context) -> Figures:
 
 
 PARTS = (
-    Part("chexpert", "CheXpert test set (shared data): the 10 leaderboard models' AUCs against the Dawid-Skene "
-         "p_positive of four readers (soft), the same fusion's hard states and the 5-radiologist consensus; mean "
-         "|ΔAUC| to the consensus and CI widths (200 bootstrap replicates quick, 1000 full); soft AUCs checked "
-         "against latent_auc_score.", chexpert),
+    Part(
+        "chexpert",
+        "CheXpert test set (shared data): the 10 leaderboard models' AUCs against the Dawid-Skene "
+        "p_positive of four readers (soft), the same fusion's hard states and the 5-radiologist consensus; mean "
+        "|ΔAUC| to the consensus and CI widths (200 bootstrap replicates quick, 1000 full); soft AUCs checked "
+        "against latent_auc_score.",
+        chexpert,
+    ),
 )

@@ -42,5 +42,4 @@ Studies: TypeAlias = Literal["each", "common", "same"]
 class SupportsMap(Protocol):
     """An object with ``map(func, items)`` returning ``func``'s results in item order."""
 
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> Iterable[Any]:
-        ...
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> Iterable[Any]: ...

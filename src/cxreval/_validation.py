@@ -37,27 +37,36 @@ def normalize_rng(rng: RNGLike) -> np.random.Generator:
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(
             f"The 'rng' parameter must be None, a non-negative int seed or a numpy Generator. Got {rng!r} "
-            "instead.") from exc
+            "instead."
+        ) from exc
 
 
 def check_consistent_length(*arrays: Sized, names: Sequence[str] | None = None) -> None:
     lengths = [len(a) for a in arrays]
     if len(set(lengths)) > 1:
-        named = ", ".join(f"{n}={m}" for n, m in zip(names or [f"arg{i}" for i in range(len(arrays))], lengths))
+        named = ", ".join(
+            f"{n}={m}" for n, m in zip(names or [f"arg{i}" for i in range(len(arrays))], lengths)
+        )
         raise InvalidParameterError(f"Found input variables with inconsistent numbers of samples: {named}.")
 
 
 def check_confidence_level(value: object, *, func: str) -> float:
-    if not isinstance(value, (int, float, np.floating)) or isinstance(value, bool) or not 0 < float(value) < 1:
+    if (
+        not isinstance(value, (int, float, np.floating))
+        or isinstance(value, bool)
+        or not 0 < float(value) < 1
+    ):
         raise InvalidParameterError(
-            f"The 'confidence_level' parameter of {func} must be a float in (0, 1). Got {value!r} instead.")
+            f"The 'confidence_level' parameter of {func} must be a float in (0, 1). Got {value!r} instead."
+        )
     return float(value)
 
 
 def check_positive_int(value: object, *, name: str, func: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
         raise InvalidParameterError(
-            f"The '{name}' parameter of {func} must be an int >= {minimum}. Got {value!r} instead.")
+            f"The '{name}' parameter of {func} must be an int >= {minimum}. Got {value!r} instead."
+        )
     return int(value)
 
 
@@ -66,7 +75,8 @@ def check_choice(value: _T, choices: Iterable[object], *, name: str, func: str) 
     choices = tuple(choices)
     if value not in choices:
         raise InvalidParameterError(
-            f"The '{name}' parameter of {func} must be one of {list(choices)}. Got {value!r} instead.")
+            f"The '{name}' parameter of {func} must be one of {list(choices)}. Got {value!r} instead."
+        )
     return value
 
 
@@ -76,8 +86,10 @@ def check_path(value: object, *, name: str, func: str, allow_none: bool = True) 
         return None
     if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)):
         none = " or None" if allow_none else ""
-        raise InvalidParameterError(f"The '{name}' parameter of {func} must be a path (str or os.PathLike){none}. "
-                                    f"Got {value!r} instead.")
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {func} must be a path (str or os.PathLike){none}. "
+            f"Got {value!r} instead."
+        )
     return Path(value)
 
 
@@ -132,6 +144,8 @@ def check_memory(nbytes: float, *, what: str, name: str, func: str) -> None:
     parameter, the memory needed and the memory there is."""
     total = physical_memory()
     if total is not None and nbytes > total:
-        raise InvalidParameterError(f"The '{name}' parameter of {func} asks for {what}, which needs "
-                                    f"{nbytes / 2**30:,.1f} GiB of memory; this machine has {total / 2**30:,.1f} GiB. "
-                                    f"Choose a smaller value.")
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {func} asks for {what}, which needs "
+            f"{nbytes / 2**30:,.1f} GiB of memory; this machine has {total / 2**30:,.1f} GiB. "
+            f"Choose a smaller value."
+        )

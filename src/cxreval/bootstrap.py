@@ -93,8 +93,11 @@ class ResamplingPlan:
     def n_studies(self) -> int:
         return int(self.study_patient.shape[0])
 
-    def study_weights(self, positions: np.ndarray | Sequence[int] | None = None,
-                      replicates: slice | np.ndarray | None = None) -> np.ndarray:
+    def study_weights(
+        self,
+        positions: np.ndarray | Sequence[int] | None = None,
+        replicates: slice | np.ndarray | None = None,
+    ) -> np.ndarray:
         """Per-study integer weights ``(B, n_studies)``: the count of each study's patient.
 
         Parameters
@@ -142,12 +145,21 @@ class ResamplingPlan:
         return out
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_resamples": self.n_resamples, "n_patients": self.n_patients, "n_studies": self.n_studies,
-                "seed": self.seed if isinstance(self.seed, (int, type(None))) else repr(self.seed)}
+        return {
+            "n_resamples": self.n_resamples,
+            "n_patients": self.n_patients,
+            "n_studies": self.n_studies,
+            "seed": self.seed if isinstance(self.seed, (int, type(None))) else repr(self.seed),
+        }
 
 
-def draw_plan(patient_ids: Sequence[object] | pd.Series | np.ndarray, *, n_resamples: int = 1000,
-              rng: RNGLike = None, study_ids: Sequence[object] | None = None) -> ResamplingPlan:
+def draw_plan(
+    patient_ids: Sequence[object] | pd.Series | np.ndarray,
+    *,
+    n_resamples: int = 1000,
+    rng: RNGLike = None,
+    study_ids: Sequence[object] | None = None,
+) -> ResamplingPlan:
     """Draw a patient-level bootstrap plan.
 
     Each replicate draws ``n_patients`` patients uniformly with replacement
@@ -179,18 +191,26 @@ def draw_plan(patient_ids: Sequence[object] | pd.Series | np.ndarray, *, n_resam
     if len(pid) == 0:
         raise InvalidParameterError("draw_plan needs at least one study; got an empty 'patient_ids'.")
     if study_ids is not None and len(study_ids) != len(pid):
-        raise InvalidParameterError(f"draw_plan: 'study_ids' has {len(study_ids)} entries but 'patient_ids' has {len(pid)}.")
+        raise InvalidParameterError(
+            f"draw_plan: 'study_ids' has {len(study_ids)} entries but 'patient_ids' has {len(pid)}."
+        )
     missing = pid.isna().to_numpy() | (pid.astype(str).str.strip() == "").to_numpy()
     if missing.any():
         i = int(np.flatnonzero(missing)[0])
         who = f"study {study_ids[i]!r}" if study_ids is not None else f"study at position {i}"
-        raise SchemaError(f"{who} has no patient id ({int(missing.sum())} such studies); the patient-level "
-                          "bootstrap needs a patient id for every study.")
+        raise SchemaError(
+            f"{who} has no patient id ({int(missing.sum())} such studies); the patient-level "
+            "bootstrap needs a patient id for every study."
+        )
     codes, uniques = pd.factorize(pid.astype(str), sort=True)
     gen = normalize_rng(rng)
     n = len(uniques)
-    check_memory(4.0 * n_resamples * n, what=f"{n_resamples:,} replicates of {n:,} patients (the resampling plan)",
-                 name="n_resamples", func="draw_plan")
+    check_memory(
+        4.0 * n_resamples * n,
+        what=f"{n_resamples:,} replicates of {n:,} patients (the resampling plan)",
+        name="n_resamples",
+        func="draw_plan",
+    )
     # drawn in chunks of replicates (the same stream as one (n_resamples, n) draw), so that memory stays at the
     # int32 counts rather than 2-3 int64 copies of every draw
     counts = np.empty((n_resamples, n), dtype=np.int32)
@@ -202,8 +222,13 @@ def draw_plan(patient_ids: Sequence[object] | pd.Series | np.ndarray, *, n_resam
         counts[start:stop] = np.bincount(draws.ravel(), minlength=(stop - start) * n).reshape(stop - start, n)
     seed = rng if isinstance(rng, (int, np.integer, type(None))) else None
     ids = None if study_ids is None else tuple(str(s) for s in study_ids)
-    return ResamplingPlan(tuple(str(u) for u in uniques), counts, codes.astype(np.intp), ids,
-                          None if seed is None else int(seed))
+    return ResamplingPlan(
+        tuple(str(u) for u in uniques),
+        counts,
+        codes.astype(np.intp),
+        ids,
+        None if seed is None else int(seed),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,14 +268,22 @@ class BootstrapResult:
         readonly(self.bootstrap_distribution)
 
     def to_dict(self) -> dict[str, object]:
-        return {"estimate": float(self.estimate), "ci_low": float(self.confidence_interval.low),
-                "ci_high": float(self.confidence_interval.high), "standard_error": float(self.standard_error),
-                "mean": float(self.mean), "n_resamples": self.n_resamples,
-                "confidence_level": self.confidence_level, "method": self.method, "n_undefined": self.n_undefined}
+        return {
+            "estimate": float(self.estimate),
+            "ci_low": float(self.confidence_interval.low),
+            "ci_high": float(self.confidence_interval.high),
+            "standard_error": float(self.standard_error),
+            "mean": float(self.mean),
+            "n_resamples": self.n_resamples,
+            "confidence_level": self.confidence_level,
+            "method": self.method,
+            "n_undefined": self.n_undefined,
+        }
 
 
-def summarize_distribution(dist: np.ndarray, *, confidence_level: float = 0.95, axis: int = -1
-                           ) -> dict[str, np.ndarray]:
+def summarize_distribution(
+    dist: np.ndarray, *, confidence_level: float = 0.95, axis: int = -1
+) -> dict[str, np.ndarray]:
     """Vectorised percentile summary of bootstrap distributions along ``axis``.
 
     Returns a dict of arrays ``mean``, ``sd`` (ddof=1), ``ci_low``, ``ci_high`` and ``n_undefined``;
@@ -260,8 +293,13 @@ def summarize_distribution(dist: np.ndarray, *, confidence_level: float = 0.95, 
     d = np.moveaxis(np.asarray(dist, dtype=float), axis, -1)
     if d.shape[-1] == 0:
         nan = np.full(d.shape[:-1], np.nan)
-        return {"mean": nan, "sd": nan.copy(), "ci_low": nan.copy(), "ci_high": nan.copy(),
-                "n_undefined": np.zeros(d.shape[:-1], dtype=int)}
+        return {
+            "mean": nan,
+            "sd": nan.copy(),
+            "ci_low": nan.copy(),
+            "ci_high": nan.copy(),
+            "n_undefined": np.zeros(d.shape[:-1], dtype=int),
+        }
     ok = np.isfinite(d)
     n_ok = ok.sum(axis=-1)
     alpha = (1 - confidence_level) / 2
@@ -286,11 +324,18 @@ def summarize_distribution(dist: np.ndarray, *, confidence_level: float = 0.95, 
                 if many.any():
                     sdv[many] = np.nanstd(sub[many], axis=-1, ddof=1)
                 sd[has] = sdv
-    return {"mean": mean, "sd": sd, "ci_low": lo, "ci_high": hi,
-            "n_undefined": (d.shape[-1] - n_ok).astype(int)}
+    return {
+        "mean": mean,
+        "sd": sd,
+        "ci_low": lo,
+        "ci_high": hi,
+        "n_undefined": (d.shape[-1] - n_ok).astype(int),
+    }
 
 
-def percentile_ci(distribution: np.ndarray, *, estimate: float, confidence_level: float = 0.95) -> BootstrapResult:
+def percentile_ci(
+    distribution: np.ndarray, *, estimate: float, confidence_level: float = 0.95
+) -> BootstrapResult:
     """Percentile confidence interval of one bootstrap distribution.
 
     The interval is ``(q_{α/2}, q_{1-α/2})`` of the defined replicates (``numpy.percentile``, linear
@@ -299,13 +344,22 @@ def percentile_ci(distribution: np.ndarray, *, estimate: float, confidence_level
     """
     dist = np.asarray(distribution, dtype=float).ravel()
     s = summarize_distribution(dist, confidence_level=confidence_level)
-    return BootstrapResult(float(estimate), ConfidenceInterval(float(s["ci_low"]), float(s["ci_high"])),
-                           float(s["sd"]), float(s["mean"]), dist.copy(), int(dist.size),
-                           float(confidence_level), "percentile", int(s["n_undefined"]))
+    return BootstrapResult(
+        float(estimate),
+        ConfidenceInterval(float(s["ci_low"]), float(s["ci_high"])),
+        float(s["sd"]),
+        float(s["mean"]),
+        dist.copy(),
+        int(dist.size),
+        float(confidence_level),
+        "percentile",
+        int(s["n_undefined"]),
+    )
 
 
-def bca_ci(distribution: np.ndarray, *, estimate: float, jackknife: np.ndarray,
-           confidence_level: float = 0.95) -> BootstrapResult:
+def bca_ci(
+    distribution: np.ndarray, *, estimate: float, jackknife: np.ndarray, confidence_level: float = 0.95
+) -> BootstrapResult:
     """Bias-corrected and accelerated (BCa) interval (Efron 1987), as ``scipy.stats.bootstrap`` computes it.
 
     Parameters
@@ -334,8 +388,8 @@ def bca_ci(distribution: np.ndarray, *, estimate: float, jackknife: np.ndarray,
         alpha = (1 - confidence_level) / 2
         z0 = special.ndtri(np.mean(ok < estimate))
         d = jk.mean() - jk
-        den = 6.0 * (d ** 2).sum() ** 1.5
-        a = (d ** 3).sum() / den if den > 0 else 0.0
+        den = 6.0 * (d**2).sum() ** 1.5
+        a = (d**3).sum() / den if den > 0 else 0.0
         qs = []
         for za in (special.ndtri(alpha), special.ndtri(1 - alpha)):
             qs.append(special.ndtr(z0 + (z0 + za) / (1 - a * (z0 + za))))
@@ -345,8 +399,17 @@ def bca_ci(distribution: np.ndarray, *, estimate: float, jackknife: np.ndarray,
             lo, hi = (float(v) for v in np.percentile(ok, [100 * qs[0], 100 * qs[1]]))
     sd = float(ok.std(ddof=1)) if ok.size > 1 else float("nan")
     mean = float(ok.mean()) if ok.size else float("nan")
-    return BootstrapResult(float(estimate), ConfidenceInterval(lo, hi), sd, mean, dist.copy(), int(dist.size),
-                           float(confidence_level), "BCa", n_undef)
+    return BootstrapResult(
+        float(estimate),
+        ConfidenceInterval(lo, hi),
+        sd,
+        mean,
+        dist.copy(),
+        int(dist.size),
+        float(confidence_level),
+        "BCa",
+        n_undef,
+    )
 
 
 def iter_shards(n: int, shard_size: int) -> Iterator[slice]:

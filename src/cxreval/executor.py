@@ -65,12 +65,23 @@ from ._typing import SupportsMap
 from .exceptions import DataUnavailableError, InvalidParameterError
 
 __all__ = [
-    "EXECUTOR_SPECS", "DASK_CONNECT_TIMEOUT_S", "Executor", "ExecutorLike", "OnItem", "SerialExecutor",
-    "ProcessExecutor", "DaskExecutor", "get_executor", "open_executor", "chunk_items",
+    "EXECUTOR_SPECS",
+    "DASK_CONNECT_TIMEOUT_S",
+    "Executor",
+    "ExecutorLike",
+    "OnItem",
+    "SerialExecutor",
+    "ProcessExecutor",
+    "DaskExecutor",
+    "get_executor",
+    "open_executor",
+    "chunk_items",
 ]
 
 _CHUNKS_PER_WORKER = 4
-_DASK_CHUNKS_PER_WORKER = 16  # a Dask task costs ~1 ms: smaller chunks balance uneven items (e.g. micro-average blocks)
+_DASK_CHUNKS_PER_WORKER = (
+    16  # a Dask task costs ~1 ms: smaller chunks balance uneven items (e.g. micro-average blocks)
+)
 
 #: The spec forms :func:`get_executor` accepts, as written in error messages and the CLI's help.
 EXECUTOR_SPECS = "serial, process:N, dask:local:N or dask://HOST:PORT"
@@ -103,8 +114,9 @@ class Executor(Protocol):
 
     in_process: bool
 
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
-        ...
+    def map(
+        self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None
+    ) -> list[Any]: ...
 
 
 ExecutorLike: TypeAlias = Union[Executor, SupportsMap, str, None]
@@ -122,7 +134,9 @@ class SerialExecutor:
 
     in_process = True
 
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
+    def map(
+        self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None
+    ) -> list[Any]:
         if on_item is None:
             return [func(x) for x in items]
         out = []
@@ -187,8 +201,9 @@ def _check_workers(value: object, *, name: str, func: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidParameterError(f"The '{name}' parameter of {func} must be a positive int or None. "
-                                    f"Got {value!r} instead.")
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {func} must be a positive int or None. Got {value!r} instead."
+        )
     return int(value)
 
 
@@ -224,16 +239,23 @@ class ProcessExecutor:
     An exception raised in a worker is re-raised here with its original type and message.
     """
 
-    def __init__(self, max_workers: int | None = None, *, chunks_per_worker: int = _CHUNKS_PER_WORKER,
-                 mp_context: Any = None) -> None:
+    def __init__(
+        self,
+        max_workers: int | None = None,
+        *,
+        chunks_per_worker: int = _CHUNKS_PER_WORKER,
+        mp_context: Any = None,
+    ) -> None:
         self.max_workers = _check_workers(max_workers, name="max_workers", func="ProcessExecutor")
         cpw = _check_workers(chunks_per_worker, name="chunks_per_worker", func="ProcessExecutor")
         self.chunks_per_worker = _CHUNKS_PER_WORKER if cpw is None else cpw
         if isinstance(mp_context, str):
             methods = multiprocessing.get_all_start_methods()
             if mp_context not in methods:
-                raise InvalidParameterError(f"The 'mp_context' parameter of ProcessExecutor must be one of {methods} "
-                                            f"or a multiprocessing context. Got {mp_context!r} instead.")
+                raise InvalidParameterError(
+                    f"The 'mp_context' parameter of ProcessExecutor must be one of {methods} "
+                    f"or a multiprocessing context. Got {mp_context!r} instead."
+                )
             mp_context = multiprocessing.get_context(mp_context)
         self.mp_context = mp_context
 
@@ -242,14 +264,17 @@ class ProcessExecutor:
     def __repr__(self) -> str:
         return f"ProcessExecutor(max_workers={self.max_workers})"
 
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
+    def map(
+        self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None
+    ) -> list[Any]:
         items = list(items)
         if not items:
             return []
         workers = min(self.max_workers or _default_workers(), len(items))
         chunks = chunk_items(items, workers * self.chunks_per_worker)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=self.mp_context, initializer=_init_worker,
-                                 initargs=(func,)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=self.mp_context, initializer=_init_worker, initargs=(func,)
+        ) as pool:
             futures = [pool.submit(_apply_worker_chunk, c) for c in chunks]
             try:
                 if on_item is not None:
@@ -273,7 +298,8 @@ def _import_distributed() -> Any:
     except ImportError as exc:
         raise DataUnavailableError(
             "The Dask executor needs dask.distributed, which is not installed; install the optional extra with "
-            "`pip install 'cxreval[dask]'` (or use the 'serial' or 'process' executor).") from exc
+            "`pip install 'cxreval[dask]'` (or use the 'serial' or 'process' executor)."
+        ) from exc
     return distributed
 
 
@@ -306,16 +332,25 @@ class DaskExecutor:
     the results are gathered in item order. A task's exception is re-raised here.
     """
 
-    def __init__(self, client: Any = None, *, address: str | None = None, n_workers: int | None = None,
-                 chunks_per_worker: int = _DASK_CHUNKS_PER_WORKER) -> None:
+    def __init__(
+        self,
+        client: Any = None,
+        *,
+        address: str | None = None,
+        n_workers: int | None = None,
+        chunks_per_worker: int = _DASK_CHUNKS_PER_WORKER,
+    ) -> None:
         self._distributed = _import_distributed()
         if address is not None and (not isinstance(address, str) or not address.strip()):
-            raise InvalidParameterError(f"The 'address' parameter of DaskExecutor must be a non-empty str. "
-                                        f"Got {address!r} instead.")
+            raise InvalidParameterError(
+                f"The 'address' parameter of DaskExecutor must be a non-empty str. Got {address!r} instead."
+            )
         self.n_workers = _check_workers(n_workers, name="n_workers", func="DaskExecutor")
         if self.n_workers is not None and (client is not None or address is not None):
-            raise InvalidParameterError("DaskExecutor: 'n_workers' starts a local cluster; it cannot be combined with "
-                                        "'client' or 'address'.")
+            raise InvalidParameterError(
+                "DaskExecutor: 'n_workers' starts a local cluster; it cannot be combined with "
+                "'client' or 'address'."
+            )
         cpw = _check_workers(chunks_per_worker, name="chunks_per_worker", func="DaskExecutor")
         self.chunks_per_worker = _DASK_CHUNKS_PER_WORKER if cpw is None else cpw
         self.address = address
@@ -327,7 +362,11 @@ class DaskExecutor:
     def __repr__(self) -> str:
         if self.n_workers is not None:
             return f"DaskExecutor(n_workers={self.n_workers})"
-        return f"DaskExecutor(address={self.address!r})" if self._client is None else f"DaskExecutor({self._client!r})"
+        return (
+            f"DaskExecutor(address={self.address!r})"
+            if self._client is None
+            else f"DaskExecutor({self._client!r})"
+        )
 
     @property
     def client(self) -> Any:
@@ -347,14 +386,21 @@ class DaskExecutor:
             if self.address is not None:
                 _check_reachable(self.address)
             try:
-                self._client = (dist.Client(self.address, timeout=DASK_CONNECT_TIMEOUT_S) if self.address is not None
-                                else dist.Client())
+                self._client = (
+                    dist.Client(self.address, timeout=DASK_CONNECT_TIMEOUT_S)
+                    if self.address is not None
+                    else dist.Client()
+                )
             except OSError as exc:
-                raise DataUnavailableError(f"Cannot connect to the Dask scheduler at {self.address!r} within "
-                                           f"{DASK_CONNECT_TIMEOUT_S:g} s: {exc}") from exc
+                raise DataUnavailableError(
+                    f"Cannot connect to the Dask scheduler at {self.address!r} within "
+                    f"{DASK_CONNECT_TIMEOUT_S:g} s: {exc}"
+                ) from exc
             except Exception as exc:  # noqa: BLE001 - something answered, but not as a Dask scheduler does
-                raise DataUnavailableError(f"{self.address!r} answered, but not as a Dask scheduler "
-                                           f"({type(exc).__name__}: {str(exc)[:120]}). Is the address right?") from exc
+                raise DataUnavailableError(
+                    f"{self.address!r} answered, but not as a Dask scheduler "
+                    f"({type(exc).__name__}: {str(exc)[:120]}). Is the address right?"
+                ) from exc
             self._owned = True
         return self._client
 
@@ -365,7 +411,9 @@ class DaskExecutor:
             n = 1
         return max(1, int(n))
 
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
+    def map(
+        self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None
+    ) -> list[Any]:
         items = list(items)
         if not items:
             return []
@@ -431,8 +479,13 @@ def _local_client(dist: Any, n_workers: int) -> Any:
     saved = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     try:
         with dask.config.set({"distributed.nanny.pre-spawn-environ": _worker_environ()}):
-            cluster = dist.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=logging.ERROR)
+            cluster = dist.LocalCluster(
+                n_workers=n_workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
     finally:
         if saved is not None:
             os.environ["MALLOC_TRIM_THRESHOLD_"] = saved
@@ -449,8 +502,10 @@ def _spec_count(spec: str, arg: str, prefix: str = "process:") -> int:
     except ValueError:
         n = 0
     if n < 1 or str(n) != arg.strip():
-        raise InvalidParameterError(f"Executor spec {spec!r}: the number of workers after {prefix!r} must be a "
-                                    f"positive int (e.g. '{prefix}4'). Got {arg!r} instead.")
+        raise InvalidParameterError(
+            f"Executor spec {spec!r}: the number of workers after {prefix!r} must be a "
+            f"positive int (e.g. '{prefix}4'). Got {arg!r} instead."
+        )
     return n
 
 
@@ -496,8 +551,10 @@ method).
             if isinstance(getattr(spec, "in_process", None), bool) and _takes_on_item(spec.map):
                 return spec  # type: ignore[return-value]
             return _MapOnly(spec)
-        raise InvalidParameterError(f"The executor must be None, a spec string or an object with a map(func, items) "
-                                    f"method. Got {spec!r} of type {type(spec).__name__} instead.")
+        raise InvalidParameterError(
+            f"The executor must be None, a spec string or an object with a map(func, items) "
+            f"method. Got {spec!r} of type {type(spec).__name__} instead."
+        )
     kind, sep, arg = spec.strip().partition(":")
     kind = kind.strip().lower()
     if kind == "serial" and not sep:
@@ -507,21 +564,28 @@ method).
     if kind == "dask":
         arg = arg.strip()
         if sep and not arg:
-            raise InvalidParameterError(f"Executor spec {spec!r}: give a scheduler address after 'dask:' "
-                                        "(e.g. 'dask://127.0.0.1:8786') or a local cluster ('dask:local:2').")
+            raise InvalidParameterError(
+                f"Executor spec {spec!r}: give a scheduler address after 'dask:' "
+                "(e.g. 'dask://127.0.0.1:8786') or a local cluster ('dask:local:2')."
+            )
         if arg.startswith("local"):
             _, sep2, n = arg.partition(":")
             if arg != "local" and not sep2:
-                raise InvalidParameterError(f"Executor spec {spec!r}: expected 'dask:local:N' (e.g. 'dask:local:2').")
+                raise InvalidParameterError(
+                    f"Executor spec {spec!r}: expected 'dask:local:N' (e.g. 'dask:local:2')."
+                )
             return DaskExecutor(n_workers=_spec_count(spec, n, "dask:local:") if sep2 else _default_workers())
         if arg.startswith("//"):
             if not arg[2:].strip():
-                raise InvalidParameterError(f"Executor spec {spec!r}: give HOST:PORT after 'dask://' "
-                                            "(e.g. 'dask://127.0.0.1:8786').")
+                raise InvalidParameterError(
+                    f"Executor spec {spec!r}: give HOST:PORT after 'dask://' (e.g. 'dask://127.0.0.1:8786')."
+                )
             arg = "tcp:" + arg
         return DaskExecutor(address=arg if sep else None)
-    raise InvalidParameterError(f"Unknown executor spec {spec!r}; expected {EXECUTOR_SPECS} (or 'process', 'dask', "
-                                "'dask:tcp://HOST:PORT', or an object with a map(func, items) method).")
+    raise InvalidParameterError(
+        f"Unknown executor spec {spec!r}; expected {EXECUTOR_SPECS} (or 'process', 'dask', "
+        "'dask:tcp://HOST:PORT', or an object with a map(func, items) method)."
+    )
 
 
 def _takes_on_item(method: Callable[..., Any]) -> bool:
@@ -545,7 +609,9 @@ class _MapOnly:
     def __repr__(self) -> str:
         return repr(self.inner)
 
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
+    def map(
+        self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None
+    ) -> list[Any]:
         items = list(items)
         out = list(self.inner.map(func, items))
         if on_item is not None:
@@ -561,14 +627,16 @@ def _check_reachable(address: str) -> None:
 
     if not address.startswith("tcp://"):
         return
-    host, _, port = address[len("tcp://"):].rpartition(":")
+    host, _, port = address[len("tcp://") :].rpartition(":")
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=DASK_CONNECT_TIMEOUT_S):
             pass
     except (OSError, ValueError) as exc:
-        raise DataUnavailableError(f"Cannot connect to the Dask scheduler at {address!r} (waited at most "
-                                   f"{DASK_CONNECT_TIMEOUT_S:g} s): {exc}. Is it running, and is the address "
-                                   f"right?") from None
+        raise DataUnavailableError(
+            f"Cannot connect to the Dask scheduler at {address!r} (waited at most "
+            f"{DASK_CONNECT_TIMEOUT_S:g} s): {exc}. Is it running, and is the address "
+            f"right?"
+        ) from None
 
 
 @contextlib.contextmanager

@@ -49,9 +49,24 @@ from ._validation import did_you_mean, read_yaml_file
 from .exceptions import SchemaError, UnknownNameError
 from .findings import CHESTXRAY14, VocabularyMapping, canonical_finding
 
-__all__ = ["FINDING_MAPS", "FINDING_MAP_COLUMNS", "SCORE_RULES", "NIH_TO_GOOGLE", "NIH_TO_CHEXPERT", "NIH_TO_VINDR",
-           "NIH_TO_PADCHEST", "get_finding_map", "read_finding_map", "parse_finding_map", "check_finding_map",
-           "finding_map_table", "map_label_table", "map_prediction_table", "combine_states", "combine_scores"]
+__all__ = [
+    "FINDING_MAPS",
+    "FINDING_MAP_COLUMNS",
+    "SCORE_RULES",
+    "NIH_TO_GOOGLE",
+    "NIH_TO_CHEXPERT",
+    "NIH_TO_VINDR",
+    "NIH_TO_PADCHEST",
+    "get_finding_map",
+    "read_finding_map",
+    "parse_finding_map",
+    "check_finding_map",
+    "finding_map_table",
+    "map_label_table",
+    "map_prediction_table",
+    "combine_states",
+    "combine_scores",
+]
 
 SCORE_RULES: tuple[str, ...] = ("max", "mean")
 """How a model's scores of several source findings make its score of a merged finding."""
@@ -61,8 +76,11 @@ FINDING_MAP_COLUMNS: tuple[str, ...] = ("map", "finding", "sources", "labels_rul
 
 NIH_TO_GOOGLE = VocabularyMapping(
     name="nih_to_google",
-    targets={"Pneumothorax": ("Pneumothorax",), "Nodule or Mass": ("Nodule", "Mass"),
-             "Airspace Opacity": ("Consolidation", "Pneumonia", "Infiltration")},
+    targets={
+        "Pneumothorax": ("Pneumothorax",),
+        "Nodule or Mass": ("Nodule", "Mass"),
+        "Airspace Opacity": ("Consolidation", "Pneumonia", "Infiltration"),
+    },
     combine="any",
     note="NIH finding(s) whose OR defines each Google finding; Fracture has no ChestX-ray14 counterpart.",
     unmapped=("Fracture",),
@@ -70,25 +88,54 @@ NIH_TO_GOOGLE = VocabularyMapping(
 """ChestX-ray14 -> Google 2019 (Majkowska et al.): the airspace findings make ``Airspace Opacity`` (Edema left
 out, a stated choice); ``Fracture`` has no counterpart."""
 
-_SAME_CHEXPERT = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Effusion", "Pneumonia", "Pneumothorax")
+_SAME_CHEXPERT = (
+    "Atelectasis",
+    "Cardiomegaly",
+    "Consolidation",
+    "Edema",
+    "Effusion",
+    "Pneumonia",
+    "Pneumothorax",
+)
 NIH_TO_CHEXPERT = VocabularyMapping(
     name="nih_to_chexpert",
-    targets={**{f: (f,) for f in _SAME_CHEXPERT}, "Lung Lesion": ("Nodule", "Mass"),
-             "Lung Opacity": ("Atelectasis", "Consolidation", "Edema", "Infiltration", "Pneumonia", "Nodule", "Mass")},
+    targets={
+        **{f: (f,) for f in _SAME_CHEXPERT},
+        "Lung Lesion": ("Nodule", "Mass"),
+        "Lung Opacity": (
+            "Atelectasis",
+            "Consolidation",
+            "Edema",
+            "Infiltration",
+            "Pneumonia",
+            "Nodule",
+            "Mass",
+        ),
+    },
     combine="any",
     note="The 7 shared findings as they are; CheXpert's Lung Lesion = Nodule OR Mass and Lung Opacity = OR of the "
-         "opacities (CheXpert's hierarchy: Lung Opacity is the parent of Edema, Consolidation, Pneumonia, Lung "
-         "Lesion and Atelectasis; Infiltration added).",
+    "opacities (CheXpert's hierarchy: Lung Opacity is the parent of Edema, Consolidation, Pneumonia, Lung "
+    "Lesion and Atelectasis; Infiltration added).",
     unmapped=("No Finding", "Enlarged Cardiomediastinum", "Pleural Other", "Fracture", "Support Devices"),
 )
 """ChestX-ray14 -> CheXpert / MIMIC-CXR 14 (where they overlap)."""
 
-_SAME_VINDR = ("Atelectasis", "Cardiomegaly", "Consolidation", "Infiltration", "Effusion", "Pleural Thickening",
-               "Pneumothorax")
+_SAME_VINDR = (
+    "Atelectasis",
+    "Cardiomegaly",
+    "Consolidation",
+    "Infiltration",
+    "Effusion",
+    "Pleural Thickening",
+    "Pneumothorax",
+)
 NIH_TO_VINDR = VocabularyMapping(
     name="nih_to_vindr",
-    targets={**{f: (f,) for f in _SAME_VINDR}, "Nodule or Mass": ("Nodule", "Mass"),
-             "Pulmonary Fibrosis": ("Fibrosis",)},
+    targets={
+        **{f: (f,) for f in _SAME_VINDR},
+        "Nodule or Mass": ("Nodule", "Mass"),
+        "Pulmonary Fibrosis": ("Fibrosis",),
+    },
     combine="any",
     note="The 7 shared findings as they are; VinDr's Nodule or Mass = Nodule OR Mass, Pulmonary Fibrosis = Fibrosis.",
     unmapped=("Aortic Enlargement", "Calcification", "ILD", "Lung Opacity", "Other Lesion", "No Finding"),
@@ -96,13 +143,17 @@ NIH_TO_VINDR = VocabularyMapping(
 """ChestX-ray14 -> VinDr-CXR (where they overlap)."""
 
 NIH_TO_PADCHEST = VocabularyMapping(
-    name="nih_to_padchest", targets={f: (f,) for f in CHESTXRAY14}, combine="any",
+    name="nih_to_padchest",
+    targets={f: (f,) for f in CHESTXRAY14},
+    combine="any",
     note="PadChest's labels are read into the ChestX-ray14 findings (cxreval.datasets.padchest.PADCHEST_MAPPING): "
-         "the identity on the 14.")
+    "the identity on the 14.",
+)
 """ChestX-ray14 -> PadChest (the identity on the 14 findings both use)."""
 
 FINDING_MAPS: Mapping[str, VocabularyMapping] = MappingProxyType(
-    {m.name: m for m in (NIH_TO_GOOGLE, NIH_TO_CHEXPERT, NIH_TO_VINDR, NIH_TO_PADCHEST)})
+    {m.name: m for m in (NIH_TO_GOOGLE, NIH_TO_CHEXPERT, NIH_TO_VINDR, NIH_TO_PADCHEST)}
+)
 """The built-in finding maps by name."""
 
 _ANY = re.compile(r"^\s*any\s*\((.*)\)\s*$", re.IGNORECASE)
@@ -112,8 +163,10 @@ _CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\(.*\)\s*$")
 def get_finding_map(name: str) -> VocabularyMapping:
     """A built-in finding map by name (:data:`FINDING_MAPS`); an unknown name raises with a did-you-mean."""
     if name not in FINDING_MAPS:
-        raise UnknownNameError(f"Unknown finding map {name!r}; built-in maps: {list(FINDING_MAPS)} (or give a YAML "
-                               f"file).{did_you_mean(name, list(FINDING_MAPS))}")
+        raise UnknownNameError(
+            f"Unknown finding map {name!r}; built-in maps: {list(FINDING_MAPS)} (or give a YAML "
+            f"file).{did_you_mean(name, list(FINDING_MAPS))}"
+        )
     return FINDING_MAPS[name]
 
 
@@ -142,12 +195,15 @@ def read_finding_map(spec: str | PathLike[str] | VocabularyMapping) -> Vocabular
     return parse_finding_map(data, name=p.stem, where=f"finding map file {text!r}")
 
 
-def parse_finding_map(data: Mapping[str, Any], *, name: str = "finding_map", where: str = "finding map") -> VocabularyMapping:
+def parse_finding_map(
+    data: Mapping[str, Any], *, name: str = "finding_map", where: str = "finding map"
+) -> VocabularyMapping:
     """A finding map from its YAML content: ``{"name": ..., "score": ..., "findings": {target: "any(A, B)" | "A" |
     [A, B]}}`` (or the ``findings`` mapping alone), checked by :func:`check_finding_map`."""
     if not isinstance(data, dict):
-        raise SchemaError(f"{where}: expected a mapping with 'findings' (target: any(A, B)). Got "
-                          f"{type(data).__name__}.")
+        raise SchemaError(
+            f"{where}: expected a mapping with 'findings' (target: any(A, B)). Got {type(data).__name__}."
+        )
     body = data.get("findings", data) if "findings" in data else data
     extra = set(data) - {"name", "score", "findings", "note"} if "findings" in data else set()
     if extra:
@@ -161,24 +217,34 @@ def parse_finding_map(data: Mapping[str, Any], *, name: str = "finding_map", whe
             m = _ANY.match(raw_def)
             call = _CALL.match(raw_def)
             if m is None and call is not None:
-                raise SchemaError(f"{where}: target {raw_target!r}: {raw_def!r} uses {call.group(1)}(...); the form "
-                                  f"supported is any(A, B) (a study is positive for the target when any source "
-                                  f"finding is), one finding or a list.")
+                raise SchemaError(
+                    f"{where}: target {raw_target!r}: {raw_def!r} uses {call.group(1)}(...); the form "
+                    f"supported is any(A, B) (a study is positive for the target when any source "
+                    f"finding is), one finding or a list."
+                )
             parts = m.group(1).split(",") if m else [raw_def]
         elif isinstance(raw_def, list):
             parts = [str(v) for v in raw_def]
         else:
-            raise SchemaError(f"{where}: target {raw_target!r}: expected any(A, B), one finding or a list. Got "
-                              f"{raw_def!r}.")
-        srcs = tuple(canonical_finding(s.strip(), where=f"{where}, target {raw_target!r}") for s in parts if s.strip())
+            raise SchemaError(
+                f"{where}: target {raw_target!r}: expected any(A, B), one finding or a list. Got {raw_def!r}."
+            )
+        srcs = tuple(
+            canonical_finding(s.strip(), where=f"{where}, target {raw_target!r}") for s in parts if s.strip()
+        )
         if not srcs:
             raise SchemaError(f"{where}: target {raw_target!r} has no source finding.")
         if target in targets:
             raise SchemaError(f"{where}: target {target!r} is defined twice.")
         targets[target] = srcs
     score = str(data.get("score", "max")) if "findings" in data else "max"
-    mp = VocabularyMapping(name=str(data.get("name", name)) if "findings" in data else name, targets=targets,
-                           combine="any", note=str(data.get("note", "")) if "findings" in data else "", score=score)
+    mp = VocabularyMapping(
+        name=str(data.get("name", name)) if "findings" in data else name,
+        targets=targets,
+        combine="any",
+        note=str(data.get("note", "")) if "findings" in data else "",
+        score=score,
+    )
     return check_finding_map(mp, where=where)
 
 
@@ -198,8 +264,10 @@ def check_finding_map(mapping: VocabularyMapping, *, where: str = "") -> Vocabul
         for s in srcs:
             if s != t and s in mapping.targets and s not in identity:
                 kind = "cycle" if t in mapping.targets[s] else "chain"
-                raise SchemaError(f"{w}: {kind}: {s!r} is defined by the map and used to define {t!r}; a map is one "
-                                  "step from the input findings (define each target from input findings only).")
+                raise SchemaError(
+                    f"{w}: {kind}: {s!r} is defined by the map and used to define {t!r}; a map is one "
+                    "step from the input findings (define each target from input findings only)."
+                )
     return mapping
 
 
@@ -207,8 +275,16 @@ def finding_map_table(mapping: VocabularyMapping | None) -> pd.DataFrame:
     """The map as ``finding_map.csv`` (:data:`FINDING_MAP_COLUMNS`; empty without a map)."""
     if mapping is None:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in FINDING_MAP_COLUMNS})
-    rows = [(mapping.name, t, " | ".join(s), "as labelled" if s == (t,) else f"any({', '.join(s)})",
-             "as scored" if s == (t,) else f"{mapping.score}({', '.join(s)})") for t, s in mapping.targets.items()]
+    rows = [
+        (
+            mapping.name,
+            t,
+            " | ".join(s),
+            "as labelled" if s == (t,) else f"any({', '.join(s)})",
+            "as scored" if s == (t,) else f"{mapping.score}({', '.join(s)})",
+        )
+        for t, s in mapping.targets.items()
+    ]
     return pd.DataFrame(rows, columns=list(FINDING_MAP_COLUMNS))
 
 
@@ -227,8 +303,9 @@ def combine_scores(scores: np.ndarray, rule: str) -> np.ndarray:
     return s.max(axis=-1) if rule == "max" else s.mean(axis=-1)
 
 
-def _targets(table: pd.DataFrame, by: str,
-             mapping: VocabularyMapping) -> Iterator[tuple[Any, pd.DataFrame, str, tuple[str, ...]]]:
+def _targets(
+    table: pd.DataFrame, by: str, mapping: VocabularyMapping
+) -> Iterator[tuple[Any, pd.DataFrame, str, tuple[str, ...]]]:
     """``(group, its rows, target, the findings it is made of)`` for each target of ``mapping`` one group of
     ``table`` (per ``by``: a source, a model) can have (:func:`_plan`; ``(target,)`` when it has the target
     itself)."""
@@ -241,7 +318,10 @@ def _targets(table: pd.DataFrame, by: str,
 def _plan(mapping: VocabularyMapping, have: Iterable[str]) -> dict[str, tuple[str, ...] | None]:
     """Per target: ``(target,)`` if present, its sources if all present, else None."""
     h = set(have)
-    return {t: (t,) if t in h else (srcs if all(s in h for s in srcs) else None) for t, srcs in mapping.targets.items()}
+    return {
+        t: (t,) if t in h else (srcs if all(s in h for s in srcs) else None)
+        for t, srcs in mapping.targets.items()
+    }
 
 
 def map_label_table(labels: pd.DataFrame, mapping: VocabularyMapping) -> pd.DataFrame:
@@ -263,15 +343,25 @@ def map_label_table(labels: pd.DataFrame, mapping: VocabularyMapping) -> pd.Data
         else:
             s = sub[sub["finding"].isin(use)]
             st = s["state"].astype("Int8").to_numpy(dtype=np.int16, na_value=-128)
-            wide = pd.DataFrame({"study_id": s["study_id"].to_numpy(), "finding": s["finding"].to_numpy(),
-                                 "st": st}).pivot(index="study_id", columns="finding", values="st")
+            wide = pd.DataFrame(
+                {"study_id": s["study_id"].to_numpy(), "finding": s["finding"].to_numpy(), "st": st}
+            ).pivot(index="study_id", columns="finding", values="st")
             wide = wide.reindex(columns=list(use)).fillna(-128).astype(np.int16)
             comb = combine_states(wide.to_numpy())
             pats = s.drop_duplicates("study_id").set_index("study_id")["patient_id"].reindex(wide.index)
             state = pd.array(comb.astype(np.int8), dtype="Int8")
             state[comb == -128] = pd.NA
-            parts.append(pd.DataFrame({"study_id": wide.index.to_numpy(), "patient_id": pats.to_numpy(),
-                                       "finding": t, "source": src, "state": state}))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "study_id": wide.index.to_numpy(),
+                        "patient_id": pats.to_numpy(),
+                        "finding": t,
+                        "source": src,
+                        "state": state,
+                    }
+                )
+            )
     if not parts:
         return labels.iloc[:0][cols].copy()
     out = pd.concat(parts, ignore_index=True)
@@ -293,8 +383,11 @@ def map_prediction_table(predictions: pd.DataFrame, mapping: VocabularyMapping) 
             wide = s.pivot(index="study_id", columns="finding", values="score").reindex(columns=list(use))
             sc = combine_scores(wide.to_numpy(dtype=float), mapping.score)
             ok = np.isfinite(sc)
-            parts.append(pd.DataFrame({"study_id": wide.index.to_numpy()[ok], "model": model, "finding": t,
-                                       "score": sc[ok]}))
+            parts.append(
+                pd.DataFrame(
+                    {"study_id": wide.index.to_numpy()[ok], "model": model, "finding": t, "score": sc[ok]}
+                )
+            )
     if not parts:
         return predictions.iloc[:0][["study_id", "model", "finding", "score"]].copy()
     return pd.concat(parts, ignore_index=True)

@@ -46,8 +46,20 @@ __all__ = [
 ]
 
 CHESTXRAY14: tuple[str, ...] = (
-    "Atelectasis", "Cardiomegaly", "Effusion", "Infiltration", "Mass", "Nodule", "Pneumonia",
-    "Pneumothorax", "Consolidation", "Edema", "Emphysema", "Fibrosis", "Pleural Thickening", "Hernia",
+    "Atelectasis",
+    "Cardiomegaly",
+    "Effusion",
+    "Infiltration",
+    "Mass",
+    "Nodule",
+    "Pneumonia",
+    "Pneumothorax",
+    "Consolidation",
+    "Edema",
+    "Emphysema",
+    "Fibrosis",
+    "Pleural Thickening",
+    "Hernia",
 )
 """The 14 ChestX-ray14 findings in the order of the NIH release."""
 
@@ -55,9 +67,20 @@ CHESTXRAY8: tuple[str, ...] = CHESTXRAY14[:8]
 """The 8 ChestX-ray8 findings (CVPR 2017), the findings with radiologist boxes."""
 
 CHEXPERT: tuple[str, ...] = (
-    "No Finding", "Enlarged Cardiomediastinum", "Cardiomegaly", "Lung Opacity", "Lung Lesion", "Edema",
-    "Consolidation", "Pneumonia", "Atelectasis", "Pneumothorax", "Effusion", "Pleural Other",
-    "Fracture", "Support Devices",
+    "No Finding",
+    "Enlarged Cardiomediastinum",
+    "Cardiomegaly",
+    "Lung Opacity",
+    "Lung Lesion",
+    "Edema",
+    "Consolidation",
+    "Pneumonia",
+    "Atelectasis",
+    "Pneumothorax",
+    "Effusion",
+    "Pleural Other",
+    "Fracture",
+    "Support Devices",
 )
 """The 14 CheXpert / MIMIC-CXR observations (``Pleural Effusion`` is canonically ``Effusion``)."""
 
@@ -65,9 +88,21 @@ CHEXPERT_COMPETITION: tuple[str, ...] = ("Atelectasis", "Cardiomegaly", "Consoli
 """The 5 CheXpert competition findings."""
 
 VINDR: tuple[str, ...] = (
-    "Aortic Enlargement", "Atelectasis", "Calcification", "Cardiomegaly", "Consolidation", "ILD",
-    "Infiltration", "Lung Opacity", "Nodule or Mass", "Other Lesion", "Effusion", "Pleural Thickening",
-    "Pneumothorax", "Pulmonary Fibrosis", "No Finding",
+    "Aortic Enlargement",
+    "Atelectasis",
+    "Calcification",
+    "Cardiomegaly",
+    "Consolidation",
+    "ILD",
+    "Infiltration",
+    "Lung Opacity",
+    "Nodule or Mass",
+    "Other Lesion",
+    "Effusion",
+    "Pleural Thickening",
+    "Pneumothorax",
+    "Pulmonary Fibrosis",
+    "No Finding",
 )
 """VinDr-CXR's 14 local findings plus ``No Finding`` (as in ``vinbigdata-train.csv``)."""
 
@@ -75,8 +110,18 @@ GOOGLE_NIH: tuple[str, ...] = ("Fracture", "Pneumothorax", "Airspace Opacity", "
 """The 4 findings of Google's 2019 adjudicated expert labels for NIH images (Majkowska et al., 2020)."""
 
 XQA: tuple[str, ...] = (
-    "Atelectasis", "Cardiomegaly", "Edema", "Enlarged Cardiomediastinum", "Consolidation", "Fracture",
-    "Lung Lesion", "Lung Opacity", "Effusion", "Pleural Other", "Pneumonia", "Pneumothorax",
+    "Atelectasis",
+    "Cardiomegaly",
+    "Edema",
+    "Enlarged Cardiomediastinum",
+    "Consolidation",
+    "Fracture",
+    "Lung Lesion",
+    "Lung Opacity",
+    "Effusion",
+    "Pleural Other",
+    "Pneumonia",
+    "Pneumothorax",
 )
 """The 12 pathologies of the XQA-Chest paper, in its order: the 14 CheXpert/MIMIC-CXR categories less
 ``No Finding`` and ``Support Devices`` (its section 2: "By focusing on pathologies, we exclude No
@@ -86,16 +131,18 @@ finding and Support devices from our analysis, yielding 12 pathologies"). Its "a
 XQA_SELECTED: tuple[str, ...] = ("Atelectasis", "Consolidation", "Lung Opacity", "Effusion")
 """The XQA paper's four selected findings (its ranking-stability analysis)."""
 
-VOCABULARIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "chestxray14": CHESTXRAY14,
-    "chestxray8": CHESTXRAY8,
-    "chexpert": CHEXPERT,
-    "chexpert_competition": CHEXPERT_COMPETITION,
-    "vindr": VINDR,
-    "google_nih": GOOGLE_NIH,
-    "xqa": XQA,
-    "xqa_selected": XQA_SELECTED,
-})
+VOCABULARIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "chestxray14": CHESTXRAY14,
+        "chestxray8": CHESTXRAY8,
+        "chexpert": CHEXPERT,
+        "chexpert_competition": CHEXPERT_COMPETITION,
+        "vindr": VINDR,
+        "google_nih": GOOGLE_NIH,
+        "xqa": XQA,
+        "xqa_selected": XQA_SELECTED,
+    }
+)
 
 ALL_FINDINGS: tuple[str, ...] = tuple(dict.fromkeys(f for v in VOCABULARIES.values() for f in v))
 """Every canonical finding name, in first-seen order."""
@@ -105,27 +152,29 @@ def _key(name: str) -> str:
     return " ".join(name.replace("_", " ").split()).casefold()
 
 
-ALIASES: Mapping[str, str] = MappingProxyType({
-    "Infiltrate": "Infiltration",
-    "Infiltrates": "Infiltration",
-    "Pleural_Thickening": "Pleural Thickening",
-    "Pleural Effusion": "Effusion",
-    "Pleural effusion": "Effusion",
-    "Nodule/Mass": "Nodule or Mass",
-    "Nodule or mass": "Nodule or Mass",
-    "Airspace opacity": "Airspace Opacity",
-    "Lung opacity": "Lung Opacity",
-    "Lung lesion": "Lung Lesion",
-    "No finding": "No Finding",
-    "No Findings": "No Finding",
-    "Aortic enlargement": "Aortic Enlargement",
-    "Other lesion": "Other Lesion",
-    "Pleural thickening": "Pleural Thickening",
-    "Pulmonary fibrosis": "Pulmonary Fibrosis",
-    "Enlarged cardiomediastinum": "Enlarged Cardiomediastinum",
-    "Support devices": "Support Devices",
-    "Pleural other": "Pleural Other",
-})
+ALIASES: Mapping[str, str] = MappingProxyType(
+    {
+        "Infiltrate": "Infiltration",
+        "Infiltrates": "Infiltration",
+        "Pleural_Thickening": "Pleural Thickening",
+        "Pleural Effusion": "Effusion",
+        "Pleural effusion": "Effusion",
+        "Nodule/Mass": "Nodule or Mass",
+        "Nodule or mass": "Nodule or Mass",
+        "Airspace opacity": "Airspace Opacity",
+        "Lung opacity": "Lung Opacity",
+        "Lung lesion": "Lung Lesion",
+        "No finding": "No Finding",
+        "No Findings": "No Finding",
+        "Aortic enlargement": "Aortic Enlargement",
+        "Other lesion": "Other Lesion",
+        "Pleural thickening": "Pleural Thickening",
+        "Pulmonary fibrosis": "Pulmonary Fibrosis",
+        "Enlarged cardiomediastinum": "Enlarged Cardiomediastinum",
+        "Support devices": "Support Devices",
+        "Pleural other": "Pleural Other",
+    }
+)
 """Dataset spellings -> canonical finding name. Matching ignores case, ``_`` vs space and repeated spaces."""
 
 _LOOKUP: dict[str, str] = {_key(f): f for f in ALL_FINDINGS}
@@ -160,8 +209,10 @@ def canonical_finding(name: str, *, where: str = "") -> str:
     names = list(dict.fromkeys(_LOOKUP[c] for c in close))
     hint = f" Did you mean {', '.join(map(repr, names))}?" if names else ""
     loc = f" in {where}" if where else ""
-    raise SchemaError(f"Unknown finding name {name!r}{loc}; expected one of cxreval.findings.ALL_FINDINGS "
-                      f"or an alias in cxreval.findings.ALIASES.{hint}")
+    raise SchemaError(
+        f"Unknown finding name {name!r}{loc}; expected one of cxreval.findings.ALL_FINDINGS "
+        f"or an alias in cxreval.findings.ALIASES.{hint}"
+    )
 
 
 def canonical_findings(names: Iterable[str], *, where: str = "") -> tuple[tuple[str, ...], dict[str, str]]:
@@ -206,5 +257,11 @@ class VocabularyMapping:
     score: str = "max"
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "targets": {k: list(v) for k, v in self.targets.items()},
-                "combine": self.combine, "score": self.score, "note": self.note, "unmapped": list(self.unmapped)}
+        return {
+            "name": self.name,
+            "targets": {k: list(v) for k, v in self.targets.items()},
+            "combine": self.combine,
+            "score": self.score,
+            "note": self.note,
+            "unmapped": list(self.unmapped),
+        }

@@ -49,8 +49,23 @@ from typing import cast
 from ._typing import PathLike
 from .exceptions import CxrevalError
 
-__all__ = ["write_run_record", "utc_now", "file_checksums", "check_unchanged", "OutputError", "RUN_FILE", "check_output_path", "output_folder", "atomic_file", "sha256_file",
-           "read_run", "run_files", "is_cxreval_folder", "write_error", "path_inside"]
+__all__ = [
+    "write_run_record",
+    "utc_now",
+    "file_checksums",
+    "check_unchanged",
+    "OutputError",
+    "RUN_FILE",
+    "check_output_path",
+    "output_folder",
+    "atomic_file",
+    "sha256_file",
+    "read_run",
+    "run_files",
+    "is_cxreval_folder",
+    "write_error",
+    "path_inside",
+]
 
 RUN_FILE = "run.json"
 _LOCK_SUFFIX = ".cxreval-lock"
@@ -110,17 +125,27 @@ def _check_inputs(out: Path, inputs: Sequence[str | os.PathLike[str]], *, replac
             continue
         real_in = _real(p)
         if real_in == real_out:
-            raise OutputError(f"out={str(out)!r} is the input {p}; writing there would destroy it. Choose another path.")
+            raise OutputError(
+                f"out={str(out)!r} is the input {p}; writing there would destroy it. Choose another path."
+            )
         if real_out in real_in.parents:
-            raise OutputError(f"out={str(out)!r} holds the input {p}; writing there would remove it. Choose another "
-                              f"path.")
+            raise OutputError(
+                f"out={str(out)!r} holds the input {p}; writing there would remove it. Choose another path."
+            )
         if replaces and real_in.is_dir() and real_in in real_out.parents:
-            raise OutputError(f"out={str(out)!r} lies inside the input folder {p}, and replacing it would change that "
-                              f"input. Choose an output path outside {p}.")
+            raise OutputError(
+                f"out={str(out)!r} lies inside the input folder {p}, and replacing it would change that "
+                f"input. Choose an output path outside {p}."
+            )
 
 
-def check_output_path(out: PathLike, *, overwrite: bool = False, kind: str = "folder",
-                      inputs: Sequence[str | os.PathLike[str]] = ()) -> Path:
+def check_output_path(
+    out: PathLike,
+    *,
+    overwrite: bool = False,
+    kind: str = "folder",
+    inputs: Sequence[str | os.PathLike[str]] = (),
+) -> Path:
     """Check that ``out`` can receive a new output (``kind`` 'folder' or 'file') before any work starts.
 
     ``inputs`` are the run's input files and folders: ``out`` must not be one, hold one, or lie inside a
@@ -137,21 +162,31 @@ def check_output_path(out: PathLike, *, overwrite: bool = False, kind: str = "fo
         raise OutputError(_dangling_link(out))
     if exists:
         if kind == "folder" and not out.is_dir():
-            raise OutputError(f"out={str(out)!r} is a file; an output folder is expected. Choose another path.")
+            raise OutputError(
+                f"out={str(out)!r} is a file; an output folder is expected. Choose another path."
+            )
         if kind == "file" and out.is_dir():
-            raise OutputError(f"out={str(out)!r} is a folder; an output file is expected. Choose another path.")
+            raise OutputError(
+                f"out={str(out)!r} is a folder; an output file is expected. Choose another path."
+            )
         if not overwrite and (kind == "file" or nonempty):
-            raise OutputError(f"out={str(out)!r} already exists. Choose a new path or pass overwrite=True to replace it whole.")
+            raise OutputError(
+                f"out={str(out)!r} already exists. Choose a new path or pass overwrite=True to replace it whole."
+            )
         if kind == "folder" and nonempty and not is_cxreval_folder(out):
-            raise OutputError(f"out={str(out)!r} is a folder cxreval did not write (it has no cxreval {RUN_FILE}); "
-                              f"overwrite=True replaces only an earlier cxreval output. Choose a new path.")
+            raise OutputError(
+                f"out={str(out)!r} is a folder cxreval did not write (it has no cxreval {RUN_FILE}); "
+                f"overwrite=True replaces only an earlier cxreval output. Choose a new path."
+            )
     anc = _nearest_existing(out.parent)
     if not anc.is_dir():
         raise OutputError(f"out={str(out)!r}: {anc} is a file, so nothing can be created under it.")
     if not os.access(anc, os.W_OK | os.X_OK):
         ro = bool(os.statvfs(anc).f_flag & os.ST_RDONLY)
-        raise OutputError(f"out={str(out)!r}: the folder {anc} is not writable"
-                          + (" (read-only file system)." if ro else "."))
+        raise OutputError(
+            f"out={str(out)!r}: the folder {anc} is not writable"
+            + (" (read-only file system)." if ro else ".")
+        )
     return out
 
 
@@ -163,10 +198,14 @@ def _dangling_link(out: Path) -> str:
         os.stat(out)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            return (f"out={str(out)!r} is a symbolic link that loops (it leads back to itself: "
-                    f"{os.readlink(out)!r}); remove the link or choose another path.")
-    return (f"out={str(out)!r} is a symbolic link to {os.readlink(out)!r}, which does not exist; remove the link "
-            f"or choose another path.")
+            return (
+                f"out={str(out)!r} is a symbolic link that loops (it leads back to itself: "
+                f"{os.readlink(out)!r}); remove the link or choose another path."
+            )
+    return (
+        f"out={str(out)!r} is a symbolic link to {os.readlink(out)!r}, which does not exist; remove the link "
+        f"or choose another path."
+    )
 
 
 def write_error(out: Path, exc: OSError, *, made: Sequence[Path] = ()) -> OutputError | None:
@@ -178,14 +217,18 @@ def write_error(out: Path, exc: OSError, *, made: Sequence[Path] = ()) -> Output
     under them), and the parent folders the run creates (``made``)."""
     if isinstance(exc, CxrevalError):
         return None
-    names = [f for f in (exc.filename, getattr(exc, "filename2", None)) if isinstance(f, (str, bytes, os.PathLike))]
+    names = [
+        f for f in (exc.filename, getattr(exc, "filename2", None)) if isinstance(f, (str, bytes, os.PathLike))
+    ]
     if names:
         parent, mine = _real(out.parent), {_real(m) for m in made}
 
         def ours(f: str | bytes | os.PathLike[str]) -> bool:
             q = _real(Path(os.fsdecode(f)).absolute())
             for a in (q, *q.parents):
-                if a in mine or (a.parent == parent and (a.name == out.name or a.name.startswith(f".{out.name}."))):
+                if a in mine or (
+                    a.parent == parent and (a.name == out.name or a.name.startswith(f".{out.name}."))
+                ):
                     return True
             return False
 
@@ -240,8 +283,10 @@ def path_inside(folder: PathLike, name: object, *, what: str) -> Path:
         if os.path.relpath(joined, os.path.normpath(str(base))).split(os.sep)[0] == "..":
             why = "it leads out of the folder"
     if why:
-        raise SchemaError(f"The {what} {name!r} cannot name a file inside {base}: {why}. Expected a relative name "
-                          f"(parts separated by '/', none of them '..').")
+        raise SchemaError(
+            f"The {what} {name!r} cannot name a file inside {base}: {why}. Expected a relative name "
+            f"(parts separated by '/', none of them '..')."
+        )
     return base / text  # type: ignore[operator]
 
 
@@ -286,8 +331,10 @@ def _take_lock(lock: Path, out: Path) -> None:
                 except FileNotFoundError:
                     continue
             if not stale:
-                raise OutputError(f"out={str(out)!r} is being written by another cxreval run (lock {lock}). Wait for it "
-                                  f"to finish, or remove the lock file if no run is active.") from None
+                raise OutputError(
+                    f"out={str(out)!r} is being written by another cxreval run (lock {lock}). Wait for it "
+                    f"to finish, or remove the lock file if no run is active."
+                ) from None
             with contextlib.suppress(FileNotFoundError):
                 lock.unlink()
             continue
@@ -306,7 +353,7 @@ def _remove_stale_tmp(out: Path) -> None:
         if not p.name.startswith(prefix):
             continue
         try:
-            pid = int(p.name[len(prefix):].split("-")[0])
+            pid = int(p.name[len(prefix) :].split("-")[0])
         except ValueError:
             continue
         if _pid_alive(pid):
@@ -335,27 +382,48 @@ def _inputs_record(inputs: Sequence[str | os.PathLike[str]]) -> list[dict[str, o
     return rec
 
 
-def write_run_record(folder: PathLike, *, started: str, inputs: Sequence[str | os.PathLike[str]] = (),
-                     argv: Sequence[str] | None = None, meta: dict[str, object] | None = None) -> dict[str, object]:
+def write_run_record(
+    folder: PathLike,
+    *,
+    started: str,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+    argv: Sequence[str] | None = None,
+    meta: dict[str, object] | None = None,
+) -> dict[str, object]:
     """Write ``folder/run.json`` for a successful run: argv, versions, start/end (UTC), the inputs with their
     SHA-256, every file under ``folder`` (except run.json) with its SHA-256, and ``meta``; return the record."""
     from . import __version__
 
     folder = Path(folder)
-    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != RUN_FILE)
-    record = {"argv": list(sys.argv if argv is None else argv), "cxreval_version": __version__,
-              "python": sys.version.split()[0], "started": started, "ended": utc_now(), "status": "success",
-              "inputs": _inputs_record(inputs), "files": files, "sha256": file_checksums(folder, files),
-              **(meta or {})}
+    files = sorted(
+        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != RUN_FILE
+    )
+    record = {
+        "argv": list(sys.argv if argv is None else argv),
+        "cxreval_version": __version__,
+        "python": sys.version.split()[0],
+        "started": started,
+        "ended": utc_now(),
+        "status": "success",
+        "inputs": _inputs_record(inputs),
+        "files": files,
+        "sha256": file_checksums(folder, files),
+        **(meta or {}),
+    }
     (folder / RUN_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n")
     return record
 
 
 @contextlib.contextmanager
-def output_folder(out: PathLike, *, overwrite: bool = False,
-                  inputs: Sequence[str | os.PathLike[str]] = (), argv: Sequence[str] | None = None,
-                  meta: dict[str, object] | None = None,
-                  protect: Sequence[str | os.PathLike[str]] = ()) -> Iterator[Path]:
+def output_folder(
+    out: PathLike,
+    *,
+    overwrite: bool = False,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+    argv: Sequence[str] | None = None,
+    meta: dict[str, object] | None = None,
+    protect: Sequence[str | os.PathLike[str]] = (),
+) -> Iterator[Path]:
     """Write a run's outputs atomically into the folder ``out`` (see the module docstring).
 
     Parameters
@@ -401,7 +469,9 @@ def output_folder(out: PathLike, *, overwrite: bool = False,
         old = None
         if out.exists():
             if not overwrite and any(out.iterdir()):
-                raise OutputError(f"out={str(out)!r} appeared during the run. Pass overwrite=True to replace it.")
+                raise OutputError(
+                    f"out={str(out)!r} appeared during the run. Pass overwrite=True to replace it."
+                )
             old = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-old-{secrets.token_hex(4)}"
             out.rename(old)
         tmp.rename(out)
@@ -455,8 +525,9 @@ def _remove_made(made: Sequence[Path]) -> None:
 
 
 @contextlib.contextmanager
-def atomic_file(out: PathLike, *, overwrite: bool = False,
-                inputs: Sequence[str | os.PathLike[str]] = ()) -> Iterator[Path]:
+def atomic_file(
+    out: PathLike, *, overwrite: bool = False, inputs: Sequence[str | os.PathLike[str]] = ()
+) -> Iterator[Path]:
     """Write one output file atomically: yields a temporary path beside ``out``, renamed onto ``out`` on success.
 
     ``out`` is checked by :func:`check_output_path` with ``inputs`` (the run's input files and folders: ``out``
@@ -524,5 +595,7 @@ def check_unchanged(path: PathLike, record: dict[str, object], name: str) -> Non
     digest = _VERIFIED.get(key) or sha256_file(p)
     _VERIFIED[key] = digest
     if digest != sums[name]:
-        raise OutputError(f"{p} has changed since the run wrote it (SHA-256 {digest[:12]}... instead of "
-                          f"{str(sums[name])[:12]}...; truncated or edited?). Re-run the command that wrote it.")
+        raise OutputError(
+            f"{p} has changed since the run wrote it (SHA-256 {digest[:12]}... instead of "
+            f"{str(sums[name])[:12]}...; truncated or edited?). Re-run the command that wrote it."
+        )

@@ -34,14 +34,11 @@ class Progress(Protocol):
     does nothing; the CLI's progress bars (``cxreval.cli._common.progress``) draw them on stderr.
     """
 
-    def add(self, description: str, total: float | None = None) -> int:
-        ...
+    def add(self, description: str, total: float | None = None) -> int: ...
 
-    def advance(self, task: int, n: float = 1) -> None:
-        ...
+    def advance(self, task: int, n: float = 1) -> None: ...
 
-    def done(self, task: int) -> None:
-        ...
+    def done(self, task: int) -> None: ...
 
 
 class NoProgress:
@@ -74,7 +71,9 @@ def as_progress(progress: object, *, func: str) -> Progress:
     if progress is None:
         return NoProgress()
     if not isinstance(progress, Progress):
-        raise InvalidParameterError(f"The 'progress' parameter of {func} must have add(description, total), "
-                                    f"advance(task, n) and done(task) methods (cxreval.progress.Progress) or be None. "
-                                    f"Got {progress!r} instead.")
+        raise InvalidParameterError(
+            f"The 'progress' parameter of {func} must have add(description, total), "
+            f"advance(task, n) and done(task) methods (cxreval.progress.Progress) or be None. "
+            f"Got {progress!r} instead."
+        )
     return progress

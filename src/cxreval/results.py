@@ -68,8 +68,14 @@ class ReadReport:
         return {str(k): int(v) for k, v in self.dropped["reason"].value_counts().sort_index().items()}
 
     def to_dict(self) -> dict[str, object]:
-        return {"source": self.source, "n_read": self.n_read, "n_kept": self.n_kept,
-                "n_dropped": self.n_dropped, "dropped_reasons": self.reasons(), "notes": list(self.notes)}
+        return {
+            "source": self.source,
+            "n_read": self.n_read,
+            "n_kept": self.n_kept,
+            "n_dropped": self.n_dropped,
+            "dropped_reasons": self.reasons(),
+            "notes": list(self.notes),
+        }
 
 
 def empty_table(columns: list[str] | None = None) -> pd.DataFrame:
@@ -127,12 +133,16 @@ def as_table(value: object, *, name: str, func: str) -> pd.DataFrame:
         for column in vocabulary:
             held = [column in part.columns for part in parts]
             if any(held) and not all(held):
-                raise SchemaError(f"{func}: {name} part {held.index(False)} (of {len(parts)}, from 0) has no "
-                                  f"column {column!r}, which part {held.index(True)} has: give every part the "
-                                  f"same columns.")
+                raise SchemaError(
+                    f"{func}: {name} part {held.index(False)} (of {len(parts)}, from 0) has no "
+                    f"column {column!r}, which part {held.index(True)} has: give every part the "
+                    f"same columns."
+                )
         return pd.concat(parts, ignore_index=True)
     got = f"an empty {type(value).__name__}" if isinstance(value, (list, tuple)) else type(value).__name__
-    raise InvalidParameterError(f"{func}: {name} must be a DataFrame, a ReadResult or a list of them; got {got}.")
+    raise InvalidParameterError(
+        f"{func}: {name} must be a DataFrame, a ReadResult or a list of them; got {got}."
+    )
 
 
 __all__ += ["as_table"]
@@ -155,7 +165,9 @@ class TableResult:
         """The tables :meth:`save` writes, by the names of ``FILES``: by default the one file of ``FILES``
         holds ``table``; a result with more files overrides this."""
         if len(self.FILES) != 1:
-            raise NotImplementedError(f"{type(self).__name__} has {len(self.FILES)} files: it defines tables()")
+            raise NotImplementedError(
+                f"{type(self).__name__} has {len(self.FILES)} files: it defines tables()"
+            )
         (name,) = self.FILES
         return {name: self.table}  # type: ignore[attr-defined]
 
@@ -166,9 +178,13 @@ class TableResult:
 
         tabs = self.tables()
         if set(tabs) != set(self.FILES):
-            raise RuntimeError(f"{type(self).__name__}.tables() gives {sorted(tabs)}, FILES names {sorted(self.FILES)}")
+            raise RuntimeError(
+                f"{type(self).__name__}.tables() gives {sorted(tabs)}, FILES names {sorted(self.FILES)}"
+            )
         Path(folder).mkdir(parents=True, exist_ok=True)
-        return {name: write_table(tabs[name], Path(folder), Path(file).stem) for name, file in self.FILES.items()}
+        return {
+            name: write_table(tabs[name], Path(folder), Path(file).stem) for name, file in self.FILES.items()
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:

@@ -18,8 +18,9 @@ import numpy as np
 __all__ = ["spill_arrays", "load_spilled"]
 
 
-def spill_arrays(arrays: Mapping[str, np.ndarray | str | None], folder: str | os.PathLike[str], *,
-                 prefix: str = "") -> dict[str, str | None]:
+def spill_arrays(
+    arrays: Mapping[str, np.ndarray | str | None], folder: str | os.PathLike[str], *, prefix: str = ""
+) -> dict[str, str | None]:
     """Write each array of ``arrays`` once as ``folder/<prefix><name>.npy``; return the absolute path of each
     (what a task carries to an executor's workers instead of the arrays; :func:`load_spilled` reads them).
 

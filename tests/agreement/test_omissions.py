@@ -66,7 +66,9 @@ def test_omission_rates_match_definitions():
     pa_nb = ((c.CR == "positive") & (c.Rep1 == "negative")).sum()
     pb_na = ((c.Rep1 == "positive") & (c.CR == "negative")).sum()
     assert row["pos_a_neg_b"] == pa_nb and row["rate_a_not_b"] == pytest.approx(pa_nb / pos_a)
-    assert row["pos_b_neg_a"] == pb_na and row["rate_b_not_a"] == pytest.approx(pb_na / (c.Rep1 == "positive").sum())
+    assert row["pos_b_neg_a"] == pb_na and row["rate_b_not_a"] == pytest.approx(
+        pb_na / (c.Rep1 == "positive").sum()
+    )
     ov = om.set_index("finding").loc["overall"]
     per = om[om.finding != "overall"]
     assert ov["pos_a_neg_b"] == per["pos_a_neg_b"].sum() and ov["n"] == per["n"].sum()

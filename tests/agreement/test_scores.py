@@ -43,6 +43,7 @@ def _sk_kappa(a, b, **kw):
 
 # --- kappa equals scikit-learn ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
 def test_kappa_equals_sklearn_on_random_three_class_data(weights):
     rng = np.random.default_rng(0)
@@ -77,6 +78,7 @@ def test_kappa_with_string_labels_and_custom_order():
 
 
 # --- properties: symmetry, identity, Low <= High --------------------------------------------------
+
 
 @SETTINGS
 @given(STATES4, st.sampled_from([None, "linear", "quadratic"]), st.sampled_from(["negative", "exclude"]))
@@ -138,8 +140,18 @@ def test_low_le_high_exhaustively_on_small_tables():
 # --- the hand-worked example of the docs --------------------------------------------------------------
 
 A = ["positive"] * 3 + ["negative"] * 4 + ["uncertain"] * 3
-B = ["positive", "positive", "uncertain", "negative", "negative", "negative", "positive",
-     "negative", "positive", "uncertain"]
+B = [
+    "positive",
+    "positive",
+    "uncertain",
+    "negative",
+    "negative",
+    "negative",
+    "positive",
+    "negative",
+    "positive",
+    "uncertain",
+]
 
 
 def test_hand_worked_low_high_example():
@@ -180,8 +192,14 @@ def test_table30_identical_labels_with_uncertain_agree_under_both_mappings():
     po, pe = 613 / 650, (183.5**2 + 466.5**2) / 650**2
     assert dis.kappa_low == pytest.approx((po - pe) / (1 - pe), abs=1e-12)
     # the same through the label-table path (compute_agreement, as `cxreval agree` and `fuse --adjudicated`)
-    t = pd.DataFrame({"study_id": np.tile(np.arange(650), 2), "finding": "Atelectasis",
-                      "source": np.repeat(["CR", "NN Fusion (PS)"], 650), "state": np.tile(cr, 2)})
+    t = pd.DataFrame(
+        {
+            "study_id": np.tile(np.arange(650), 2),
+            "finding": "Atelectasis",
+            "source": np.repeat(["CR", "NN Fusion (PS)"], 650),
+            "state": np.tile(cr, 2),
+        }
+    )
     row = compute_agreement(t, "CR:NN Fusion (PS)").table.iloc[0]
     assert (row.kappa_w, row.kappa_low, row.kappa_high, row.f1_low) == (1.0, 1.0, 1.0, 1.0)
     row = compute_agreement(t, "CR:NN Fusion (PS)", both_uncertain="disagree").table.iloc[0]
@@ -191,23 +209,57 @@ def test_table30_identical_labels_with_uncertain_agree_under_both_mappings():
 def test_hand_worked_mapping_rows():
     ya, yb, w = uncertainty_mapping(A, B, mapping="optimistic")
     # (POS, UNC) -> (1, 1); (UNC, NEG) -> (0, 0); (UNC, POS) -> (1, 1); (UNC, UNC) -> 1/2 (1,1) + 1/2 (0,0)
-    assert list(zip(ya[:10], yb[:10])) == [(1, 1), (1, 1), (1, 1), (0, 0), (0, 0), (0, 0), (0, 1), (0, 0),
-                                           (1, 1), (1, 1)]
+    assert list(zip(ya[:10], yb[:10])) == [
+        (1, 1),
+        (1, 1),
+        (1, 1),
+        (0, 0),
+        (0, 0),
+        (0, 0),
+        (0, 1),
+        (0, 0),
+        (1, 1),
+        (1, 1),
+    ]
     assert (ya[10], yb[10], w[9], w[10]) == (0, 0, 0.5, 0.5)
     ya, yb, w = uncertainty_mapping(A, B, mapping="pessimistic")
     # (UNC, UNC) -> 1/2 (1, 1) + 1/2 (0, 0) by default: identical labels agree under both mappings
-    assert list(zip(ya[:10], yb[:10])) == [(1, 1), (1, 1), (1, 0), (0, 0), (0, 0), (0, 0), (0, 1), (1, 0),
-                                           (0, 1), (1, 1)]
+    assert list(zip(ya[:10], yb[:10])) == [
+        (1, 1),
+        (1, 1),
+        (1, 0),
+        (0, 0),
+        (0, 0),
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (0, 1),
+        (1, 1),
+    ]
     assert (ya[10], yb[10]) == (0, 0)
     ya, yb, w = uncertainty_mapping(A, B, mapping="pessimistic", both_uncertain="disagree")
-    assert list(zip(ya[:10], yb[:10])) == [(1, 1), (1, 1), (1, 0), (0, 0), (0, 0), (0, 0), (0, 1), (1, 0),
-                                           (0, 1), (1, 0)]
+    assert list(zip(ya[:10], yb[:10])) == [
+        (1, 1),
+        (1, 1),
+        (1, 0),
+        (0, 0),
+        (0, 0),
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (0, 1),
+        (1, 0),
+    ]
     assert (ya[10], yb[10]) == (0, 1)
 
 
 @SETTINGS
-@given(STATES4, st.sampled_from(["pessimistic", "optimistic"]), st.sampled_from(["negative", "exclude"]),
-       st.sampled_from(["agree", "disagree"]))
+@given(
+    STATES4,
+    st.sampled_from(["pessimistic", "optimistic"]),
+    st.sampled_from(["negative", "exclude"]),
+    st.sampled_from(["agree", "disagree"]),
+)
 def test_low_high_and_f1_equal_sklearn_on_mapped_labels(pairs, mapping, nm, both):
     a, b = _split(pairs)
     ya, yb, w = uncertainty_mapping(a, b, mapping=mapping, not_mentioned=nm, both_uncertain=both)
@@ -239,6 +291,7 @@ def test_weighted_f1_equals_sklearn(pairs):
 
 # --- NOT_MENTIONED and missing ----------------------------------------------------------------------
 
+
 def test_not_mentioned_negative_or_excluded():
     a = ["positive", "not_mentioned", "negative", None, "uncertain"]
     b = ["positive", "negative", "not_mentioned", "positive", "uncertain"]
@@ -263,6 +316,7 @@ def test_codes_names_and_int8_series_agree():
 
 # --- label-table level: per finding, macro, micro ----------------------------------------------------
 
+
 def _table(rng, n=80, findings=XQA, sources=("CR", "Rep1"), nm=False):
     rows = []
     base = rng.integers(0, 3, (n, len(findings)))
@@ -271,20 +325,30 @@ def _table(rng, n=80, findings=XQA, sources=("CR", "Rep1"), nm=False):
         st_ = np.where(rng.random(base.shape) < 0.7, base, noise)
         for i in range(n):
             for j, f in enumerate(findings):
-                rows.append({"study_id": f"s{i}", "patient_id": f"p{i // 2}", "finding": f, "source": s,
-                             "state": int(st_[i, j])})
+                rows.append(
+                    {
+                        "study_id": f"s{i}",
+                        "patient_id": f"p{i // 2}",
+                        "finding": f,
+                        "source": s,
+                        "state": int(st_[i, j]),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 def test_agreement_table_macro_micro_against_direct_computation():
     rng = np.random.default_rng(3)
     t = _table(rng, nm=True)
-    out = compute_agreement(t, "CR:Rep1", finding_sets={"selected": XQA_SELECTED, "all": XQA},
-                          not_mentioned="exclude").table
+    out = compute_agreement(
+        t, "CR:Rep1", finding_sets={"selected": XQA_SELECTED, "all": XQA}, not_mentioned="exclude"
+    ).table
     assert tuple(out.columns) == AGREEMENT_COLUMNS
     per = out[out["finding_set"].isna()].set_index("finding")
     assert list(per.index) == list(XQA)
-    wide = {s: t[t.source == s].pivot(index="study_id", columns="finding", values="state") for s in ("CR", "Rep1")}
+    wide = {
+        s: t[t.source == s].pivot(index="study_id", columns="finding", values="state") for s in ("CR", "Rep1")
+    }
     for f in XQA:
         res = agreement_scores(wide["CR"][f].to_numpy(), wide["Rep1"][f].to_numpy(), not_mentioned="exclude")
         for k in ("kappa_w", "kappa_low", "kappa_high", "f1_w", "f1_low", "f1_high"):
@@ -295,8 +359,11 @@ def test_agreement_table_macro_micro_against_direct_computation():
         micro = out[(out.finding == "micro") & (out.finding_set == name)].iloc[0]
         assert macro["kappa_w"] == pytest.approx(per.loc[list(fs), "kappa_w"].mean())
         assert macro["f1_high"] == pytest.approx(per.loc[list(fs), "f1_high"].mean())
-        pooled = agreement_scores(wide["CR"][list(fs)].to_numpy().ravel(), wide["Rep1"][list(fs)].to_numpy().ravel(),
-                                  not_mentioned="exclude")
+        pooled = agreement_scores(
+            wide["CR"][list(fs)].to_numpy().ravel(),
+            wide["Rep1"][list(fs)].to_numpy().ravel(),
+            not_mentioned="exclude",
+        )
         assert micro["kappa_w"] == pytest.approx(pooled.kappa_w)
         assert micro["kappa_low"] == pytest.approx(pooled.kappa_low)
         assert micro["n"] == pooled.n == per.loc[list(fs), "n"].sum()
@@ -307,24 +374,31 @@ def test_agreement_table_several_pairs_and_records_choices():
     t = _table(rng, n=40, findings=XQA_SELECTED, sources=("Img1", "Img2", "CR"))
     res = compute_agreement(t, [("Img1", "Img2"), "CR:Img1"], weights="linear")
     out = res.table
-    pd.testing.assert_frame_equal(out, compute_agreement(t, [("Img1", "Img2"), "CR:Img1"], weights="linear").table)
+    pd.testing.assert_frame_equal(
+        out, compute_agreement(t, [("Img1", "Img2"), "CR:Img1"], weights="linear").table
+    )
     assert list(pd.unique(out["pair"])) == ["Img1:Img2", "CR:Img1"]
     assert len(out) == 2 * (4 + 2)
     assert res.weights == "linear" and res.not_mentioned == "negative"
     assert [p.pair for p in res.pairs] == ["Img1:Img2", "CR:Img1"] and not out.attrs
     row = out[(out.pair == "CR:Img1") & (out.finding == "Atelectasis")].iloc[0]
-    wide = {s: t[t.source == s].pivot(index="study_id", columns="finding", values="state") for s in ("CR", "Img1")}
-    assert row["kappa_w"] == pytest.approx(cohen_kappa_score(wide["CR"]["Atelectasis"], wide["Img1"]["Atelectasis"],
-                                                             weights="linear"))
+    wide = {
+        s: t[t.source == s].pivot(index="study_id", columns="finding", values="state") for s in ("CR", "Img1")
+    }
+    assert row["kappa_w"] == pytest.approx(
+        cohen_kappa_score(wide["CR"]["Atelectasis"], wide["Img1"]["Atelectasis"], weights="linear")
+    )
 
 
 def test_pair_states_intersection_and_unmatched_findings():
-    t = pd.DataFrame({
-        "study_id": ["s1", "s2", "s3", "s1", "s2", "s4", "s1"],
-        "finding": ["Edema"] * 6 + ["Fracture"],
-        "source": ["A", "A", "A", "B", "B", "B", "A"],
-        "state": ["positive", "negative", "negative", "positive", "uncertain", "negative", "positive"],
-    })
+    t = pd.DataFrame(
+        {
+            "study_id": ["s1", "s2", "s3", "s1", "s2", "s4", "s1"],
+            "finding": ["Edema"] * 6 + ["Fracture"],
+            "source": ["A", "A", "A", "B", "B", "B", "A"],
+            "state": ["positive", "negative", "negative", "positive", "uncertain", "negative", "positive"],
+        }
+    )
     ps = pair_states(t, "A", "B", studies="each")
     assert ps.studies == ("s1", "s2") and ps.findings == ("Edema",)
     assert (ps.n_only_a, ps.n_only_b) == (1, 1)
@@ -336,12 +410,23 @@ def test_pair_states_intersection_and_unmatched_findings():
 
 
 def test_macro_leaves_out_undefined_findings_with_warning():
-    t = pd.DataFrame({
-        "study_id": ["s1", "s2", "s1", "s2"] * 2,
-        "finding": ["Edema"] * 4 + ["Fracture"] * 4,
-        "source": ["A", "A", "B", "B"] * 2,
-        "state": ["positive", "negative", "positive", "negative", "negative", "negative", "negative", "negative"],
-    })
+    t = pd.DataFrame(
+        {
+            "study_id": ["s1", "s2", "s1", "s2"] * 2,
+            "finding": ["Edema"] * 4 + ["Fracture"] * 4,
+            "source": ["A", "A", "B", "B"] * 2,
+            "state": [
+                "positive",
+                "negative",
+                "positive",
+                "negative",
+                "negative",
+                "negative",
+                "negative",
+                "negative",
+            ],
+        }
+    )
     with pytest.warns(UndefinedMetricWarning, match="left out of the macro"):
         out = compute_agreement(t, "A:B").table
     per = out.set_index("finding")
@@ -357,17 +442,20 @@ def test_nih_vs_google_real_data_equals_direct_sklearn(metadata_dir):
 
     g = google.load_labels().table
     n = nih.load_labels().table
-    labels = pd.concat([g.drop(columns="split"), google.map_nih_to_google(n[n.study_id.isin(set(g.study_id))])])
+    labels = pd.concat(
+        [g.drop(columns="split"), google.map_nih_to_google(n[n.study_id.isin(set(g.study_id))])]
+    )
     res = compute_agreement(labels, "google_expert:nih_textmined")
     out = res.table.set_index("finding")
     assert res.pairs[0].findings_only_a == ("Fracture",)
     raw_g = pd.read_csv(metadata_dir / "google2019_nih-chest-xray-labels.csv.gz").set_index("Image Index")
     raw_n = pd.read_csv(metadata_dir / "Data_Entry_2017_v2020.csv.gz").set_index("Image Index")
     fl = raw_n.loc[raw_g.index, "Finding Labels"].str.split("|")
-    for finding, google_col, nih_names in (("Pneumothorax", "Pneumothorax", {"Pneumothorax"}),
-                                           ("Nodule or Mass", "Nodule or mass", {"Nodule", "Mass"}),
-                                           ("Airspace Opacity", "Airspace opacity",
-                                            {"Consolidation", "Pneumonia", "Infiltration"})):
+    for finding, google_col, nih_names in (
+        ("Pneumothorax", "Pneumothorax", {"Pneumothorax"}),
+        ("Nodule or Mass", "Nodule or mass", {"Nodule", "Mass"}),
+        ("Airspace Opacity", "Airspace opacity", {"Consolidation", "Pneumonia", "Infiltration"}),
+    ):
         y_g = (raw_g[google_col] == "YES").astype(int).to_numpy()
         y_n = fl.map(lambda xs, s=nih_names: int(bool(s & set(xs)))).to_numpy()
         assert out.loc[finding, "n"] == len(raw_g) == 4376

@@ -71,14 +71,25 @@ def test_evaluate_auc_point_and_ci_equal_sklearn_loop_on_the_same_plan():
     assert list(res.table.columns) == list(AUC_COLUMNS)
     plan = res.plan
     studies = np.array(plan.study_ids)
-    for (m, f, r) in [("M0", "Atelectasis", "R0"), ("M3", "Effusion", "R1"), ("M2", "Consolidation", "R1")]:
+    for m, f, r in [("M0", "Atelectasis", "R0"), ("M3", "Effusion", "R1"), ("M2", "Consolidation", "R1")]:
         lab = labels[(labels.source == r) & (labels.finding == f)].set_index("study_id").reindex(studies)
         y = lab.state.map({"positive": 1.0, "negative": 0.0}).to_numpy()
-        s = preds[(preds.model == m) & (preds.finding == f)].set_index("study_id").reindex(studies).score.to_numpy()
+        s = (
+            preds[(preds.model == m) & (preds.finding == f)]
+            .set_index("study_id")
+            .reindex(studies)
+            .score.to_numpy()
+        )
         ok = np.isfinite(y)
-        row = res.table[(res.table.model == m) & (res.table.finding == f) & (res.table.reference == r)].iloc[0]
+        row = res.table[(res.table.model == m) & (res.table.finding == f) & (res.table.reference == r)].iloc[
+            0
+        ]
         assert abs(row.auc - sk_auc(y[ok], s[ok])) < 1e-12
-        assert (row.n_pos, row.n_neg, row.n_dropped) == (int((y == 1).sum()), int((y == 0).sum()), int((~ok).sum()))
+        assert (row.n_pos, row.n_neg, row.n_dropped) == (
+            int((y == 1).sum()),
+            int((y == 0).sum()),
+            int((~ok).sum()),
+        )
         loop = []
         for b in range(plan.n_resamples):
             idx = plan.study_indices(b)
@@ -95,10 +106,18 @@ def _pooled(preds, labels, studies, model, reference):
     """Pooled (finding, study) labels, scores and the study of each pair, finding-major (as sklearn sees them)."""
     ys, ss, st = [], [], []
     for f in AUC_FINDINGS:
-        lab = labels[(labels.source == reference) & (labels.finding == f)].set_index("study_id").reindex(studies)
+        lab = (
+            labels[(labels.source == reference) & (labels.finding == f)]
+            .set_index("study_id")
+            .reindex(studies)
+        )
         ys.append(lab.state.map({"positive": 1.0, "negative": 0.0}).to_numpy())
-        ss.append(preds[(preds.model == model) & (preds.finding == f)].set_index("study_id").reindex(studies)
-                  .score.to_numpy())
+        ss.append(
+            preds[(preds.model == model) & (preds.finding == f)]
+            .set_index("study_id")
+            .reindex(studies)
+            .score.to_numpy()
+        )
         st.append(np.arange(len(studies)))
     return np.concatenate(ys), np.concatenate(ss), np.concatenate(st)
 
@@ -112,9 +131,15 @@ def test_micro_auc_equals_sklearn_on_pooled_scores_with_the_same_patient_bootstr
     for m, r in [("M0", "R0"), ("M3", "R1")]:
         y, s, st = _pooled(preds, labels, studies, m, r)
         ok = np.isfinite(y)
-        row = res.table[(res.table.model == m) & (res.table.finding == "micro") & (res.table.reference == r)].iloc[0]
+        row = res.table[
+            (res.table.model == m) & (res.table.finding == "micro") & (res.table.reference == r)
+        ].iloc[0]
         assert abs(row.auc - sk_auc(y[ok], s[ok])) < 1e-12
-        assert (row.n_pos, row.n_neg, row.n_dropped) == (int((y == 1).sum()), int((y == 0).sum()), int((~ok).sum()))
+        assert (row.n_pos, row.n_neg, row.n_dropped) == (
+            int((y == 1).sum()),
+            int((y == 0).sum()),
+            int((~ok).sum()),
+        )
         # replicate b: a study drawn c times (through its patient) weighs c in every one of its pooled pairs
         i, k = res.models.index(m), res.references.index(r)
         loop = []
@@ -140,10 +165,18 @@ def test_micro_auc_equals_sklearn_on_pooled_scores_with_the_same_patient_bootstr
     assert one.findings == ("Effusion",)
     without_macro = evaluate_auc(preds, labels, n_resamples=5, rng=0, macro=False)
     assert without_macro.findings == (*AUC_FINDINGS, "micro")
-    np.testing.assert_allclose(without_macro.point[:, -1], evaluate_auc(preds, labels, n_resamples=0).point[:, -1])
+    np.testing.assert_allclose(
+        without_macro.point[:, -1], evaluate_auc(preds, labels, n_resamples=0).point[:, -1]
+    )
     with pytest.raises(InvalidParameterError, match="not the macro or micro average"):
-        compare_auc(res, ("M0", "micro", "R0"), ("M1", "micro", "R0"), method="delong", predictions=preds,
-                    labels=labels)
+        compare_auc(
+            res,
+            ("M0", "micro", "R0"),
+            ("M1", "micro", "R0"),
+            method="delong",
+            predictions=preds,
+            labels=labels,
+        )
 
 
 def test_macro_and_mean_rows_and_policy():
@@ -155,8 +188,9 @@ def test_macro_and_mean_rows_and_policy():
     assert macro == pytest.approx(per.mean(), abs=1e-15)
     mean = t[(t.model == "Mean") & (t.finding == "Effusion") & (t.reference == "R1")]
     assert mean.group.iloc[0] == "summary"
-    assert mean.auc.iloc[0] == pytest.approx(t[(t.group != "summary") & (t.finding == "Effusion")
-                                               & (t.reference == "R1")].auc.mean())
+    assert mean.auc.iloc[0] == pytest.approx(
+        t[(t.group != "summary") & (t.finding == "Effusion") & (t.reference == "R1")].auc.mean()
+    )
     assert (t[t.model != "Mean"].n_dropped == 0).all()  # zeros policy keeps uncertain labels
 
 
@@ -178,7 +212,9 @@ def test_one_class_reference_is_nan_with_warning():
     preds, labels = auc_inputs(n_models=2)
     labels = labels.copy()
     labels.loc[(labels.source == "R1") & (labels.finding == "Effusion"), "state"] = "negative"
-    with pytest.warns(UndefinedMetricWarning, match=r"Reference 'R1' has only one class for finding\(s\) 'Effusion'"):
+    with pytest.warns(
+        UndefinedMetricWarning, match=r"Reference 'R1' has only one class for finding\(s\) 'Effusion'"
+    ):
         res = evaluate_auc(preds, labels, n_resamples=10, rng=0)
     t = res.table
     assert t[(t.reference == "R1") & (t.finding == "Effusion")].auc.isna().all()
@@ -189,7 +225,9 @@ def test_one_class_reference_is_nan_with_warning():
 def test_bad_inputs_raise_clear_errors():
     preds, labels = auc_inputs(n_models=2, n_studies=30)
     extra = pd.DataFrame({"study_id": ["zzz"], "model": ["M0"], "finding": ["Effusion"], "score": [0.3]})
-    with pytest.raises(SchemaError, match=r"1 prediction study id\(s\) are absent from the label table, e.g. \['zzz'\]"):
+    with pytest.raises(
+        SchemaError, match=r"1 prediction study id\(s\) are absent from the label table, e.g. \['zzz'\]"
+    ):
         evaluate_auc(pd.concat([preds, extra]), labels, n_resamples=5)
     res = evaluate_auc(pd.concat([preds, extra]), labels, n_resamples=5, unlabeled="drop")
     assert res.dropped.study_id.tolist() == ["zzz"]
@@ -201,7 +239,9 @@ def test_bad_inputs_raise_clear_errors():
         evaluate_auc(bad, labels)
     with pytest.raises(InvalidParameterError, match="Unknown reference 'R9'"):
         evaluate_auc(preds, labels, references=["R9"])
-    with pytest.raises(InvalidParameterError, match="Unknown finding 'Cardiomegaly': no model has predictions"):
+    with pytest.raises(
+        InvalidParameterError, match="Unknown finding 'Cardiomegaly': no model has predictions"
+    ):
         evaluate_auc(preds, labels, findings=["Cardiomegaly"])
     nopat = labels.copy()
     nopat.loc[nopat.study_id == "s0003", "patient_id"] = None
@@ -219,6 +259,7 @@ def _delong_bruteforce(y, a, b):
         pos, neg = s[y == 1], s[y == 0]
         k = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
         return k.mean(axis=1), k.mean(axis=0), k.mean()
+
     v10a, v01a, aa = comps(a)
     v10b, v01b, ab = comps(b)
     m, n = len(v10a), len(v01a)
@@ -235,7 +276,9 @@ def test_delong_equals_bruteforce_and_compare_auc():
     b = np.round(0.5 * y + g.normal(size=150), 1)
     res = delong_test(y, a, b)
     d, se = _delong_bruteforce(y, a, b)
-    assert res.difference == pytest.approx(d, abs=1e-12) and res.standard_error == pytest.approx(se, rel=1e-10)
+    assert res.difference == pytest.approx(d, abs=1e-12) and res.standard_error == pytest.approx(
+        se, rel=1e-10
+    )
     assert res.auc_a == pytest.approx(sk_auc(y, a), abs=1e-12)
     assert 0 <= res.pvalue <= 1
     preds, labels = auc_inputs(n_models=3)
@@ -243,15 +286,31 @@ def test_delong_equals_bruteforce_and_compare_auc():
     c = compare_auc(r, ("M0", "Effusion", "R0"), ("M1", "Effusion", "R0"))
     i0, i1 = r.models.index("M0"), r.models.index("M1")
     j, k = r.findings.index("Effusion"), r.references.index("R0")
-    assert np.array_equal(c.difference.bootstrap_distribution, r.distribution[i0, j, k] - r.distribution[i1, j, k])
+    assert np.array_equal(
+        c.difference.bootstrap_distribution, r.distribution[i0, j, k] - r.distribution[i1, j, k]
+    )
     cr = compare_auc(r, ("M0", "Effusion", "R0"), ("M0", "Effusion", "R1"))
     assert cr.difference.estimate == pytest.approx(r.point[i0, j, 0] - r.point[i0, j, 1])
-    cd = compare_auc(r, ("M0", "Effusion", "R0"), ("M1", "Effusion", "R0"), method="delong", predictions=preds,
-                     labels=labels)
+    cd = compare_auc(
+        r,
+        ("M0", "Effusion", "R0"),
+        ("M1", "Effusion", "R0"),
+        method="delong",
+        predictions=preds,
+        labels=labels,
+    )
     assert cd.delong is not None and cd.delong.difference == pytest.approx(c.difference.estimate, abs=1e-12)
-    with pytest.raises(InvalidParameterError, match="method='delong' compares two models on the same finding"):
-        compare_auc(r, ("M0", "Effusion", "R0"), ("M0", "Effusion", "R1"), method="delong", predictions=preds,
-                    labels=labels)
+    with pytest.raises(
+        InvalidParameterError, match="method='delong' compares two models on the same finding"
+    ):
+        compare_auc(
+            r,
+            ("M0", "Effusion", "R0"),
+            ("M0", "Effusion", "R1"),
+            method="delong",
+            predictions=preds,
+            labels=labels,
+        )
 
 
 def test_plan_reuse_pairs_results():
@@ -272,9 +331,18 @@ def test_jackknife_and_bca():
     r = evaluate_auc(preds, labels, n_resamples=200, rng=0)
     jk = r.jackknife("M1", "Effusion", "R0")
     studies = np.array(r.plan.study_ids)
-    lab = labels[(labels.source == "R0") & (labels.finding == "Effusion")].set_index("study_id").reindex(studies)
+    lab = (
+        labels[(labels.source == "R0") & (labels.finding == "Effusion")]
+        .set_index("study_id")
+        .reindex(studies)
+    )
     y = lab.state.map({"positive": 1.0, "negative": 0.0}).to_numpy()
-    s = preds[(preds.model == "M1") & (preds.finding == "Effusion")].set_index("study_id").reindex(studies).score
+    s = (
+        preds[(preds.model == "M1") & (preds.finding == "Effusion")]
+        .set_index("study_id")
+        .reindex(studies)
+        .score
+    )
     for p in (0, 5, len(r.plan.patients) - 1):
         keep = np.isfinite(y) & (r.plan.study_patient != p)
         assert abs(jk[p] - sk_auc(y[keep], s.to_numpy()[keep])) < 1e-12
@@ -316,9 +384,13 @@ def test_weighted_auc_exact_for_large_integer_weights(scale):
 def test_weighted_auc_rejects_bad_weights():
     with pytest.raises(InvalidParameterError, match="'weights' must be finite and non-negative; found -1.0"):
         weighted_auc([0, 1, 1], [0.1, 0.2, 0.3], np.array([[1, -1, 2]]))
-    with pytest.raises(InvalidParameterError, match="'weights' must be finite and non-negative; found a non-finite"):
+    with pytest.raises(
+        InvalidParameterError, match="'weights' must be finite and non-negative; found a non-finite"
+    ):
         weighted_auc([0, 1, 1], [0.1, 0.2, 0.3], np.array([[1.0, np.nan, 2.0]]))
-    with pytest.raises(InvalidParameterError, match="'weights' must be integer or float counts; got dtype bool"):
+    with pytest.raises(
+        InvalidParameterError, match="'weights' must be integer or float counts; got dtype bool"
+    ):
         weighted_auc([0, 1, 1], [0.1, 0.2, 0.3], np.ones((1, 3), dtype=bool))
 
 
@@ -329,7 +401,7 @@ def test_grouped_kernel_equals_per_study_weights():
     g = np.random.default_rng(5)
     n, n_pat = 300, 90
     group = g.integers(0, n_pat, n)
-    y = (g.random(n) < 0.2)
+    y = g.random(n) < 0.2
     s = np.round(g.normal(size=n) + y, 1)
     ct = np.ascontiguousarray(g.multinomial(n_pat, np.full(n_pat, 1 / n_pat), size=50).T.astype(np.int32))
     idx = AUCIndex(y, s)

@@ -31,8 +31,10 @@ def tables() -> tuple[pd.DataFrame, pd.DataFrame]:
             for i in range(n):
                 lab = y[i] if rng.random() >= flip else 1 - y[i]
                 labels.append((ids[i], f"p{i // 2}", f, src, 2 * lab))
-    return (pd.DataFrame(preds, columns=["study_id", "model", "finding", "score"]),
-            pd.DataFrame(labels, columns=["study_id", "patient_id", "finding", "source", "state"]))
+    return (
+        pd.DataFrame(preds, columns=["study_id", "model", "finding", "score"]),
+        pd.DataFrame(labels, columns=["study_id", "patient_id", "finding", "source", "state"]),
+    )
 
 
 def test_bootstrap_comparisons_match_the_replicates(tables) -> None:
@@ -69,17 +71,30 @@ def test_without_a_plan_delong_per_finding(tables) -> None:
     res = evaluate_auc(preds, labels, references=["r1", "r2"], n_resamples=0, rng=0)
     t = compare_best_models(res, predictions=preds, labels=labels).table
     per = t[~t["finding"].isin(["macro", "micro"])]
-    assert (per["method"] == "delong").all() and (t.loc[t["finding"].isin(["macro", "micro"]), "method"] == "none").all()
+    assert (per["method"] == "delong").all() and (
+        t.loc[t["finding"].isin(["macro", "micro"]), "method"] == "none"
+    ).all()
     from scipy.stats import norm
 
     row = per.iloc[0]
-    lab = labels[(labels["finding"] == row["finding"]) & (labels["source"] == row["reference"])].set_index("study_id")
-    sa = preds[(preds["model"] == row["model_a"]) & (preds["finding"] == row["finding"])].set_index("study_id")
-    sb = preds[(preds["model"] == row["model_b"]) & (preds["finding"] == row["finding"])].set_index("study_id")
-    dl = delong_test((lab["state"] == 2).astype(int).to_numpy(), sa.loc[lab.index, "score"].to_numpy(),
-                     sb.loc[lab.index, "score"].to_numpy())
+    lab = labels[(labels["finding"] == row["finding"]) & (labels["source"] == row["reference"])].set_index(
+        "study_id"
+    )
+    sa = preds[(preds["model"] == row["model_a"]) & (preds["finding"] == row["finding"])].set_index(
+        "study_id"
+    )
+    sb = preds[(preds["model"] == row["model_b"]) & (preds["finding"] == row["finding"])].set_index(
+        "study_id"
+    )
+    dl = delong_test(
+        (lab["state"] == 2).astype(int).to_numpy(),
+        sa.loc[lab.index, "score"].to_numpy(),
+        sb.loc[lab.index, "score"].to_numpy(),
+    )
     half = norm.ppf(1 - 0.05 / row["n_comparisons"] / 2) * dl.standard_error
-    assert row["ci_low"] == pytest.approx(dl.difference - half) and row["ci_high"] == pytest.approx(dl.difference + half)
+    assert row["ci_low"] == pytest.approx(dl.difference - half) and row["ci_high"] == pytest.approx(
+        dl.difference + half
+    )
     # no plan and no tables: not assessed, never an interval
     t0 = compare_best_models(res).table
     assert (t0["method"] == "none").all() and t0["ci_low"].isna().all() and not t0["separable"].any()
@@ -119,5 +134,9 @@ def test_verdicts_do_not_depend_on_the_order_of_references(tables) -> None:
         for w in row["comparison"]:
             if w.startswith("best under "):
                 other = w.removeprefix("best under ")
-                assert ((a["reference"] == other) & (a["finding"] == row["finding"]) & (a["model_a"] == row["model_b"])
-                        & (a["model_b"] == row["model_a"])).any()
+                assert (
+                    (a["reference"] == other)
+                    & (a["finding"] == row["finding"])
+                    & (a["model_a"] == row["model_b"])
+                    & (a["model_b"] == row["model_a"])
+                ).any()

@@ -32,10 +32,21 @@ def _tables(seed: int = 0, n: int = 60, n_models: int = 3, unlabeled: int = 3):
     rng = np.random.default_rng(seed)
     study = np.array([f"s{k:03d}" for k in rng.permutation(n)], dtype=object)
     patient = np.array([f"p{k // 3}" for k in range(n)], dtype=object)
-    rows = [(s, f"m{m}", f, float(np.round(rng.random(), 2))) for m in range(n_models) for s in study for f in FINDINGS]
-    preds = pd.DataFrame(rows, columns=["study_id", "model", "finding", "score"]).sample(frac=1, random_state=seed)
-    lab = [(s, patient[i], f, src, STATES[rng.integers(0, 5)]) for i, s in enumerate(study[unlabeled:], unlabeled)
-           for f in FINDINGS for src in ("chexpert", "radiologist")]
+    rows = [
+        (s, f"m{m}", f, float(np.round(rng.random(), 2)))
+        for m in range(n_models)
+        for s in study
+        for f in FINDINGS
+    ]
+    preds = pd.DataFrame(rows, columns=["study_id", "model", "finding", "score"]).sample(
+        frac=1, random_state=seed
+    )
+    lab = [
+        (s, patient[i], f, src, STATES[rng.integers(0, 5)])
+        for i, s in enumerate(study[unlabeled:], unlabeled)
+        for f in FINDINGS
+        for src in ("chexpert", "radiologist")
+    ]
     labels = pd.DataFrame(lab, columns=["study_id", "patient_id", "finding", "source", "state"])
     return preds.reset_index(drop=True), labels
 
@@ -73,8 +84,11 @@ def blocks(request, monkeypatch):
     return request.param
 
 
-OPTIONS = [dict(), dict(findings=["Edema", "Effusion"], references=["radiologist"], policy="ones"),
-           dict(not_mentioned="exclude", policy="zeros", findings=["Cardiomegaly"])]
+OPTIONS = [
+    dict(),
+    dict(findings=["Edema", "Effusion"], references=["radiologist"], policy="ones"),
+    dict(not_mentioned="exclude", policy="zeros", findings=["Cardiomegaly"]),
+]
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
@@ -83,8 +97,17 @@ def test_files_give_the_arrays_of_the_pandas_reading(tmp_path, fmt, opts, blocks
     preds, labels = _tables()
     p, lab = _write(preds, tmp_path / "preds", fmt), _write(labels, tmp_path / "labels", fmt)
     rp, rl = read_prediction_tables([p])[0], read_label_tables([lab])[0]
-    kw = dict(references=None, findings=None, policy="exclude", not_mentioned="negative", model_groups=None,
-              unlabeled="drop") | opts
+    kw = (
+        dict(
+            references=None,
+            findings=None,
+            policy="exclude",
+            not_mentioned="negative",
+            model_groups=None,
+            unlabeled="drop",
+        )
+        | opts
+    )
     ref = reference_prepare(rp, rl, **kw)
     assert len(ref["dropped"]) == 3
     _assert_same(_from_files_only(p, lab, **kw), ref)
@@ -98,28 +121,59 @@ def test_folder_of_parquet_parts_is_one_table(tmp_path, blocks):
     for k, part in enumerate(np.array_split(np.arange(len(preds)), 4)):
         preds.iloc[part].to_parquet(tmp_path / "p" / f"part-{k}.parquet", index=False)
     labels.iloc[: len(labels) // 2].to_parquet(tmp_path / "l" / "a.parquet", index=False)
-    labels.iloc[len(labels) // 2:].to_csv(tmp_path / "l" / "b.csv", index=False)
-    ref = reference_prepare(preds, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
-                            model_groups=None, unlabeled="drop")
+    labels.iloc[len(labels) // 2 :].to_csv(tmp_path / "l" / "b.csv", index=False)
+    ref = reference_prepare(
+        preds,
+        labels,
+        references=None,
+        findings=None,
+        policy="exclude",
+        not_mentioned="negative",
+        model_groups=None,
+        unlabeled="drop",
+    )
     _assert_same(_from_files_only(tmp_path / "p", tmp_path / "l", unlabeled="drop"), ref)
     # the pandas reading of a folder of parts agrees (it is what errors are raised from)
     df, _ = read_prediction_tables([tmp_path / "p"])
-    _assert_same(prepare_inputs(df, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
-                          model_groups=None, unlabeled="drop"), ref)
+    _assert_same(
+        prepare_inputs(
+            df,
+            labels,
+            references=None,
+            findings=None,
+            policy="exclude",
+            not_mentioned="negative",
+            model_groups=None,
+            unlabeled="drop",
+        ),
+        ref,
+    )
 
 
 def test_several_files_and_chexpert_states(tmp_path, blocks):
     preds, labels = _tables(seed=2, unlabeled=0)
     half = len(preds) // 2
-    p1, p2 = _write(preds.iloc[:half], tmp_path / "p1", "csv"), _write(preds.iloc[half:], tmp_path / "p2", "parquet")
+    p1, p2 = (
+        _write(preds.iloc[:half], tmp_path / "p1", "csv"),
+        _write(preds.iloc[half:], tmp_path / "p2", "parquet"),
+    )
     coded = labels.assign(state=labels["state"].map(CHEXPERT))
     l1 = _write(coded[coded.source == "chexpert"], tmp_path / "l1", "csv")
     l2 = _write(coded[coded.source != "chexpert"], tmp_path / "l2", "csv")
     rl, _ = read_label_tables([l1, l2], state_encoding="chexpert")
-    ref = reference_prepare(preds, rl, references=None, findings=None, policy="exclude", not_mentioned="negative",
-                            model_groups={"m0": "a", "m1": "b", "m2": "a"}, unlabeled="error")
-    got = _from_files_only([p1, p2], [l1, l2], state_encoding="chexpert",
-                           model_groups={"m0": "a", "m1": "b", "m2": "a"})
+    ref = reference_prepare(
+        preds,
+        rl,
+        references=None,
+        findings=None,
+        policy="exclude",
+        not_mentioned="negative",
+        model_groups={"m0": "a", "m1": "b", "m2": "a"},
+        unlabeled="error",
+    )
+    got = _from_files_only(
+        [p1, p2], [l1, l2], state_encoding="chexpert", model_groups={"m0": "a", "m1": "b", "m2": "a"}
+    )
     _assert_same(got, ref)
     with pytest.raises(SchemaError, match="can be read two ways"):
         prepare_from_files([p1, p2], [l1, l2])
@@ -128,6 +182,7 @@ def test_several_files_and_chexpert_states(tmp_path, blocks):
 def _from_files_only(*args, **kwargs):
     """prepare_from_files with the pandas readers (the fallback for bad input) disabled."""
     with pytest.MonkeyPatch.context() as mp:
+
         def fail(*a, **k):
             raise AssertionError("the pandas readers were used for a valid input")
 
@@ -141,15 +196,27 @@ def test_wide_model_folder(tmp_path, blocks):
     (tmp_path / "w").mkdir()
     for m, g in preds.groupby("model"):
         wide = g.pivot(index="study_id", columns="finding", values="score")
-        wide = (wide.add_prefix("prob_") if m != "m2" else wide).reset_index().rename(columns={"study_id": "Study"})
+        wide = (
+            (wide.add_prefix("prob_") if m != "m2" else wide)
+            .reset_index()
+            .rename(columns={"study_id": "Study"})
+        )
         wide.insert(1, "Age", 50)  # not a finding: ignored, with a note
         _write(wide, tmp_path / "w" / m, "csv" if m != "m1" else "parquet")
     (tmp_path / "w" / "README.txt").write_text("not read")
     lab = _write(labels, tmp_path / "labels", "csv")
     rp, notes = read_prediction_tables([tmp_path / "w"])
     assert len(notes) == 4
-    ref = reference_prepare(rp, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
-                            model_groups=None, unlabeled="error")
+    ref = reference_prepare(
+        rp,
+        labels,
+        references=None,
+        findings=None,
+        policy="exclude",
+        not_mentioned="negative",
+        model_groups=None,
+        unlabeled="error",
+    )
     got = _from_files_only(tmp_path / "w", lab)
     _assert_same(got, ref)
     assert list(got.notes) == notes
@@ -164,11 +231,15 @@ def test_evaluate_auc_tables_equal(tmp_path):
     b = evaluate_auc_prepared(prepare_from_files(p, lab, unlabeled="drop"), **kw)
     pd.testing.assert_frame_equal(a.table, b.table)
     np.testing.assert_array_equal(a.distribution, b.distribution)
-    with pytest.raises(InvalidParameterError, match=r"for inputs prepared beforehand \(PreparedInputs\) call "
-                                                    r"evaluate_auc_prepared"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"for inputs prepared beforehand \(PreparedInputs\) call "
+        r"evaluate_auc_prepared",
+    ):
         evaluate_auc(prepare_from_files(p, lab, unlabeled="drop"), labels=None)
-    with pytest.raises(InvalidParameterError, match="'inputs' parameter of evaluate_auc_prepared must be a "
-                                                    "PreparedInputs"):
+    with pytest.raises(
+        InvalidParameterError, match="'inputs' parameter of evaluate_auc_prepared must be a PreparedInputs"
+    ):
         evaluate_auc_prepared(rp)
 
 
@@ -192,12 +263,20 @@ def _bad_inputs():
     pred_finding.loc[2, "finding"] = "Nothing"
     missing_score = preds.drop(index=4)
     no_col = preds.drop(columns="score")
-    return [("label duplicate", preds, lab_dup, None), ("two patients", preds, two_patients, None),
-            ("unknown label finding", preds, bad_finding, None), ("state outside the domain", preds, bad_state, None),
-            ("missing study id", preds, no_study, None), ("ambiguous numeric states", preds, numeric, None),
-            ("numeric state outside binary", preds, numeric, "binary"), ("prediction duplicate", pred_dup, labels, None),
-            ("non-numeric score", nan_score, labels, None), ("unknown predicted finding", pred_finding, labels, None),
-            ("a model misses a labelled study", missing_score, labels, None), ("missing column", no_col, labels, None)]
+    return [
+        ("label duplicate", preds, lab_dup, None),
+        ("two patients", preds, two_patients, None),
+        ("unknown label finding", preds, bad_finding, None),
+        ("state outside the domain", preds, bad_state, None),
+        ("missing study id", preds, no_study, None),
+        ("ambiguous numeric states", preds, numeric, None),
+        ("numeric state outside binary", preds, numeric, "binary"),
+        ("prediction duplicate", pred_dup, labels, None),
+        ("non-numeric score", nan_score, labels, None),
+        ("unknown predicted finding", pred_finding, labels, None),
+        ("a model misses a labelled study", missing_score, labels, None),
+        ("missing column", no_col, labels, None),
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
@@ -207,8 +286,16 @@ def test_bad_inputs_raise_the_pandas_message(tmp_path, case, fmt):
     p, lab = _write(preds, tmp_path / "p", fmt), _write(labels, tmp_path / "l", fmt)
     with pytest.raises(SchemaError) as expected:  # the whole-table reading: readers, then its layout
         rp, rl = read_prediction_tables([p])[0], read_label_tables([lab], state_encoding=enc)[0]
-        reference_prepare(rp, rl, references=None, findings=None, policy="exclude", not_mentioned="negative",
-                          model_groups=None, unlabeled="error")
+        reference_prepare(
+            rp,
+            rl,
+            references=None,
+            findings=None,
+            policy="exclude",
+            not_mentioned="negative",
+            model_groups=None,
+            unlabeled="error",
+        )
     with pytest.raises(SchemaError) as got:
         prepare_from_files(p, lab, state_encoding=enc)
     assert str(got.value) == str(expected.value)
@@ -235,14 +322,37 @@ def test_bad_paths(tmp_path):
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_model_order_over_kept_rows(tmp_path, fmt):
     """A model whose first row is a dropped (unlabelled) study is ordered by its first kept row, as before."""
-    preds = pd.DataFrame({"study_id": ["u", "a", "b", "a", "b"], "model": ["m1", "m0", "m0", "m1", "m1"],
-                          "finding": "Edema", "score": [0.1, 0.2, 0.3, 0.4, 0.5]})
-    labels = pd.DataFrame({"study_id": ["a", "b"], "patient_id": ["p", "q"], "finding": "Edema", "source": "r",
-                           "state": ["positive", "negative"]})
-    ref = reference_prepare(preds, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
-                            model_groups=None, unlabeled="drop")
+    preds = pd.DataFrame(
+        {
+            "study_id": ["u", "a", "b", "a", "b"],
+            "model": ["m1", "m0", "m0", "m1", "m1"],
+            "finding": "Edema",
+            "score": [0.1, 0.2, 0.3, 0.4, 0.5],
+        }
+    )
+    labels = pd.DataFrame(
+        {
+            "study_id": ["a", "b"],
+            "patient_id": ["p", "q"],
+            "finding": "Edema",
+            "source": "r",
+            "state": ["positive", "negative"],
+        }
+    )
+    ref = reference_prepare(
+        preds,
+        labels,
+        references=None,
+        findings=None,
+        policy="exclude",
+        not_mentioned="negative",
+        model_groups=None,
+        unlabeled="drop",
+    )
     assert ref["models"] == ["m0", "m1"] and list(ref["groups"]) == ["m1", "m0"]
-    got = _from_files_only(_write(preds, tmp_path / "p", fmt), _write(labels, tmp_path / "l", fmt), unlabeled="drop")
+    got = _from_files_only(
+        _write(preds, tmp_path / "p", fmt), _write(labels, tmp_path / "l", fmt), unlabeled="drop"
+    )
     _assert_same(got, ref)
 
 
@@ -262,7 +372,9 @@ def _block_per_model(df: pd.DataFrame) -> pd.DataFrame:
 
 FRAME_LAYOUTS = {
     "object columns": lambda df: df.astype({c: object for c in df.columns if df[c].dtype.kind in "OUT"}),
-    "Arrow text columns": lambda df: df.astype({c: "string[pyarrow]" for c in df.columns if df[c].dtype == object}),
+    "Arrow text columns": lambda df: df.astype(
+        {c: "string[pyarrow]" for c in df.columns if df[c].dtype == object}
+    ),
     "Arrow text columns, a block per model": _block_per_model,
     "integer study ids": lambda df: df.assign(study_id=df["study_id"].str[1:].astype(int)),
     "whole float study ids": lambda df: df.assign(study_id=df["study_id"].str[1:].astype(float)),
@@ -278,8 +390,17 @@ def test_frames_give_the_arrays_of_the_pandas_validation(layout, opts, monkeypat
     preds, labels = _tables(seed=8)
     to = FRAME_LAYOUTS[layout]
     preds, labels = to(preds), to(labels)
-    kw = dict(references=None, findings=None, policy="exclude", not_mentioned="negative", model_groups=None,
-              unlabeled="drop") | opts
+    kw = (
+        dict(
+            references=None,
+            findings=None,
+            policy="exclude",
+            not_mentioned="negative",
+            model_groups=None,
+            unlabeled="drop",
+        )
+        | opts
+    )
     ref = reference_prepare(preds, labels, **kw)
     if layout != "whole float study ids":  # decided on the columns: the whole-table validation is not called
 
@@ -302,9 +423,14 @@ def _bad_frames():
     inf_score.loc[3, "score"] = np.inf
     names = [c[0] for c in _bad_inputs() if c[3] is None and c[0] != "ambiguous numeric states"]
     cases = [(c[0], c[1], c[2]) for c in _bad_inputs() if c[0] in names]
-    return cases + [("blank model", blank_model, labels), ("blank source", blank_source, labels),
-                    ("Int8 state outside the domain", preds, int8_state), ("infinite score", inf_score, labels), ("not a frame", preds.to_dict(), labels),
-                    ("no label rows", preds, labels.iloc[:0])]
+    return cases + [
+        ("blank model", blank_model, labels),
+        ("blank source", blank_source, labels),
+        ("Int8 state outside the domain", preds, int8_state),
+        ("infinite score", inf_score, labels),
+        ("not a frame", preds.to_dict(), labels),
+        ("no label rows", preds, labels.iloc[:0]),
+    ]
 
 
 @pytest.mark.parametrize("arrow", [False, True], ids=["object", "arrow"])
@@ -312,9 +438,18 @@ def _bad_frames():
 def test_bad_frames_raise_the_pandas_message(case, arrow):
     _, preds, labels = case
     if arrow and isinstance(preds, pd.DataFrame):
-        preds, labels = FRAME_LAYOUTS["Arrow text columns"](preds), FRAME_LAYOUTS["Arrow text columns"](labels)
-    kw = dict(references=None, findings=None, policy="exclude", not_mentioned="negative", model_groups=None,
-              unlabeled="error")
+        preds, labels = (
+            FRAME_LAYOUTS["Arrow text columns"](preds),
+            FRAME_LAYOUTS["Arrow text columns"](labels),
+        )
+    kw = dict(
+        references=None,
+        findings=None,
+        policy="exclude",
+        not_mentioned="negative",
+        model_groups=None,
+        unlabeled="error",
+    )
     with pytest.raises((SchemaError, InvalidParameterError)) as expected:
         reference_prepare(preds, labels, **kw)
     with pytest.raises(type(expected.value)) as got:

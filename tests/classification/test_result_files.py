@@ -45,12 +45,29 @@ def _tables(n: int = 60, n_models: int = 4, seed: int = 0) -> tuple[pd.DataFrame
     for r in ("CR", "Rep1"):
         for j, f in enumerate(("Effusion", "Atelectasis")):
             st = np.where(truth[j] ^ (g.random(n) < 0.1), "positive", "negative")
-            labs.append(pd.DataFrame({"study_id": studies, "patient_id": [f"p{i // 2}" for i in range(n)],
-                                      "finding": f, "source": r, "state": st}))
+            labs.append(
+                pd.DataFrame(
+                    {
+                        "study_id": studies,
+                        "patient_id": [f"p{i // 2}" for i in range(n)],
+                        "finding": f,
+                        "source": r,
+                        "state": st,
+                    }
+                )
+            )
     for m in range(n_models):
         for j, f in enumerate(("Effusion", "Atelectasis")):
-            preds.append(pd.DataFrame({"study_id": studies + ["extra"], "model": f"M{m}", "finding": f,
-                                       "score": np.r_[truth[j] * g.random() + g.normal(size=n), 0.5]}))
+            preds.append(
+                pd.DataFrame(
+                    {
+                        "study_id": studies + ["extra"],
+                        "model": f"M{m}",
+                        "finding": f,
+                        "score": np.r_[truth[j] * g.random() + g.normal(size=n), 0.5],
+                    }
+                )
+            )
     return pd.concat(preds, ignore_index=True), pd.concat(labs, ignore_index=True)
 
 
@@ -62,10 +79,18 @@ def auc() -> AUCResult:
 
 def test_auc_result_saves_exactly_its_files(auc, tmp_path):
     written = auc.save(tmp_path)
-    assert {p.name for p in written.values()} == set(AUCResult.FILES.values()) == {
-        "auc.csv", "counts.csv", "coverage.csv", "finding_map.csv", "dropped.csv"}
-    cols = {"auc": AUCResult.COLUMNS, "counts": COUNT_COLUMNS, "dropped": DROPPED_COLUMNS,
-            "coverage": COVERAGE_COLUMNS, "finding_map": FINDING_MAP_COLUMNS}
+    assert (
+        {p.name for p in written.values()}
+        == set(AUCResult.FILES.values())
+        == {"auc.csv", "counts.csv", "coverage.csv", "finding_map.csv", "dropped.csv"}
+    )
+    cols = {
+        "auc": AUCResult.COLUMNS,
+        "counts": COUNT_COLUMNS,
+        "dropped": DROPPED_COLUMNS,
+        "coverage": COVERAGE_COLUMNS,
+        "finding_map": FINDING_MAP_COLUMNS,
+    }
     for name, file in AUCResult.FILES.items():
         for t in (pd.read_csv(tmp_path / file), pd.read_parquet(tmp_path / file.replace(".csv", ".parquet"))):
             assert tuple(t.columns) == cols[name] and not t.attrs
@@ -78,7 +103,9 @@ def test_auc_result_saves_exactly_its_files(auc, tmp_path):
 
 def test_auc_summary_is_the_classify_summary(auc):
     text = auc.summary("cxreval classify")
-    assert text.startswith("# cxreval classify\n\n4 models, findings ['Effusion', 'Atelectasis', 'macro', 'micro']")
+    assert text.startswith(
+        "# cxreval classify\n\n4 models, findings ['Effusion', 'Atelectasis', 'macro', 'micro']"
+    )
     assert "(seed 5), 95% percentile CIs." in text
     assert "Dropped 1 prediction studies (no label in the label table: 1; see dropped.csv)." in text
     assert "## AUC (macro)\n\n| model | CR | Rep1 |" in text and "| finding | reference | n_pos |" in text
@@ -88,15 +115,21 @@ def test_ranking_result_saves_exactly_its_files(auc, tmp_path):
     rs = compare_rankings(auc)
     assert rs.table is rs.correlations
     rs.save(tmp_path)
-    assert {p.name for p in tmp_path.iterdir()} == {f for v in RankingStabilityResult.FILES.values()
-                                                    for f in (v, v.replace(".csv", ".parquet"))}
-    for name, cols in (("rank_correlation", CORRELATION_COLUMNS), ("rankings", RANKING_COLUMNS),
-                       ("top_changes", TOP_COLUMNS)):
+    assert {p.name for p in tmp_path.iterdir()} == {
+        f for v in RankingStabilityResult.FILES.values() for f in (v, v.replace(".csv", ".parquet"))
+    }
+    for name, cols in (
+        ("rank_correlation", CORRELATION_COLUMNS),
+        ("rankings", RANKING_COLUMNS),
+        ("top_changes", TOP_COLUMNS),
+    ):
         assert tuple(pd.read_csv(tmp_path / RankingStabilityResult.FILES[name]).columns) == cols
     assert RankingStabilityResult.COLUMNS == CORRELATION_COLUMNS
     text = rs.summary("cxreval rank")
-    assert text.startswith("# cxreval rank\n\nFrom predictions + labels: 4 models, references ['CR', 'Rep1'], 30 "
-                           "patient-bootstrap replicates (seed 5)")
+    assert text.startswith(
+        "# cxreval rank\n\nFrom predictions + labels: 4 models, references ['CR', 'Rep1'], 30 "
+        "patient-bootstrap replicates (seed 5)"
+    )
     assert "the XQA-Chest paper's formula" in text and "## Rank correlations, all models" in text
 
 
@@ -104,9 +137,13 @@ def test_read_and_rank_auc_tables(tmp_path):
     xqa = read_auc_table(XQA_AUC_TABLES)
     assert xqa.published and set(AUCTableResult.COLUMNS) <= set(xqa.table.columns)
     rs = rank_auc_table(xqa)
-    assert rs.correlations["paper_mean"].notna().sum() == 168 and rs.source.startswith("From the AUC table XQA")
+    assert rs.correlations["paper_mean"].notna().sum() == 168 and rs.source.startswith(
+        "From the AUC table XQA"
+    )
     user = xqa.table[(xqa.table.dataset == "XQA-RR") & (xqa.table.group != "summary")]
-    user = user.assign(finding=user.finding.replace({"macro": "Macro average"}))[["model", "finding", "reference", "auc"]]
+    user = user.assign(finding=user.finding.replace({"macro": "Macro average"}))[
+        ["model", "finding", "reference", "auc"]
+    ]
     user.to_csv(tmp_path / "t.csv", index=False)
     mine = read_auc_table(tmp_path / "t.csv")
     assert not mine.published and "macro" in set(mine.table.finding) and str(tmp_path) in mine.name
@@ -116,18 +153,21 @@ def test_read_and_rank_auc_tables(tmp_path):
         read_auc_table(tmp_path / "none.csv")
 
 
-
 def test_files_equal_frames_and_groups_file(tmp_path):
     p, lab = _tables(seed=1)
     pp, lp = write_predictions(p, tmp_path / "p.parquet"), write_labels(lab, tmp_path / "l.csv")
     gp = tmp_path / "g.csv"
-    pd.DataFrame({"model": [f"M{m}" for m in range(4)], "group": ["A", "A", "B", "B"]}).to_csv(gp, index=False)
+    pd.DataFrame({"model": [f"M{m}" for m in range(4)], "group": ["A", "A", "B", "B"]}).to_csv(
+        gp, index=False
+    )
     seen = RecordedProgress()
     a = evaluate_auc_files(pp, lp, model_groups=gp, unlabeled="drop", n_resamples=10, rng=1, progress=seen)
     b = evaluate_auc(p, lab, model_groups=read_model_groups(gp), unlabeled="drop", n_resamples=10, rng=1)
     n_blocks = 4 * (2 + 1)  # the 4 models x (the 2 findings and their micro average)
-    assert seen.tasks == [("reading predictions and labels", None),
-                          ("AUC blocks (model x finding, every replicate)", n_blocks)]
+    assert seen.tasks == [
+        ("reading predictions and labels", None),
+        ("AUC blocks (model x finding, every replicate)", n_blocks),
+    ]
     assert seen.events == [(0, "done")] + [(1, 1)] * n_blocks
     for name, t in a.tables().items():
         pd.testing.assert_frame_equal(t, b.tables()[name], check_exact=True)
@@ -149,12 +189,19 @@ class _BadType:
         return "BadType()"
 
 
-@pytest.mark.parametrize(("func", "kw", "name"), [
-    (read_auc_table, {"spec": _BadType()}, "spec"),
-    (rank_auc_table, {"auc": _BadType()}, "auc"),
-    (read_model_groups, {"path": _BadType()}, "path"),
-    (evaluate_auc_files, {"predictions": "p.csv", "labels": "l.csv", "model_groups": _BadType()}, "model_groups"),
-])
+@pytest.mark.parametrize(
+    ("func", "kw", "name"),
+    [
+        (read_auc_table, {"spec": _BadType()}, "spec"),
+        (rank_auc_table, {"auc": _BadType()}, "auc"),
+        (read_model_groups, {"path": _BadType()}, "path"),
+        (
+            evaluate_auc_files,
+            {"predictions": "p.csv", "labels": "l.csv", "model_groups": _BadType()},
+            "model_groups",
+        ),
+    ],
+)
 def test_new_public_functions_reject_bad_types(func, kw, name):
     with pytest.raises(CxrevalError, match=f"'{name}' parameter of {func.__name__}"):
         func(**kw)

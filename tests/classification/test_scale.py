@@ -99,8 +99,16 @@ def test_spilled_block_equals_in_memory_block(tmp_path):
     shards = plan.count_shards(8)
     assert shards.shape == (3, plan.n_patients, 8) and shards.dtype == np.int16
     assert np.array_equal(shards.transpose(0, 2, 1).reshape(-1, plan.n_patients)[:21], plan.counts)
-    inp = BlockInputs(S, Y, plan.study_patient, shards, positive_weights(Y, plan.study_patient, shards),
-                      plan.n_resamples, plan.n_patients, int(plan.counts.max()))
+    inp = BlockInputs(
+        S,
+        Y,
+        plan.study_patient,
+        shards,
+        positive_weights(Y, plan.study_patient, shards),
+        plan.n_resamples,
+        plan.n_patients,
+        int(plan.counts.max()),
+    )
     spilled = spill_inputs(inp, tmp_path)
     assert isinstance(spilled.scores, str) and Path(spilled.shards).exists()
     for block in [(0, 0), (1, 2), (1, n_f)]:  # (1, n_f): the micro average
@@ -143,6 +151,7 @@ def test_jackknife_and_bca_rebuild_indices_on_demand():
 
 # ----------------------------------------------------------------------- CLI: executors
 
+
 def _write(tmp_path: Path) -> tuple[Path, Path]:
     preds, labels = auc_inputs(n_models=3, n_studies=120, rng=5)
     lp, pp = tmp_path / "labels.csv", tmp_path / "preds.csv"
@@ -172,8 +181,27 @@ def test_cli_process_executor_equals_serial_byte_for_byte(tmp_path, command):
     before = _children()
     extra = ["--min-models", "2"] if command == "rank" else []
     for ex in ("serial", "process:2"):
-        assert main([command, "-p", str(pp), "-l", str(lp), "--n-resamples", "30", "--seed", "3", *extra,
-                     "--executor", ex, "-o", str(tmp_path / ex.replace(":", "_"))]) == 0
+        assert (
+            main(
+                [
+                    command,
+                    "-p",
+                    str(pp),
+                    "-l",
+                    str(lp),
+                    "--n-resamples",
+                    "30",
+                    "--seed",
+                    "3",
+                    *extra,
+                    "--executor",
+                    ex,
+                    "-o",
+                    str(tmp_path / ex.replace(":", "_")),
+                ]
+            )
+            == 0
+        )
     _no_children_left(before)
     _same_outputs(tmp_path / "serial", tmp_path / "process_2")
 
@@ -183,8 +211,27 @@ def test_cli_dask_cluster_equals_serial_byte_for_byte(tmp_path, dask_cluster, co
     pp, lp = _write(tmp_path)
     extra = ["--min-models", "2"] if command == "rank" else []
     for ex in ("serial", dask_cluster.replace("tcp://", "dask://")):
-        assert main([command, "-p", str(pp), "-l", str(lp), "--n-resamples", "30", "--seed", "3", *extra,
-                     "--executor", ex, "-o", str(tmp_path / ("serial" if ex == "serial" else "dask"))]) == 0
+        assert (
+            main(
+                [
+                    command,
+                    "-p",
+                    str(pp),
+                    "-l",
+                    str(lp),
+                    "--n-resamples",
+                    "30",
+                    "--seed",
+                    "3",
+                    *extra,
+                    "--executor",
+                    ex,
+                    "-o",
+                    str(tmp_path / ("serial" if ex == "serial" else "dask")),
+                ]
+            )
+            == 0
+        )
     _same_outputs(tmp_path / "serial", tmp_path / "dask")
 
 
@@ -194,7 +241,25 @@ def test_cli_dask_local_leaves_no_process(tmp_path):
     pp, lp = _write(tmp_path)
     before = _children()
     for ex in ("serial", "dask:local:2"):
-        assert main(["classify", "-p", str(pp), "-l", str(lp), "--n-resamples", "20", "--seed", "1",
-                     "--executor", ex, "-o", str(tmp_path / ex.replace(":", "_"))]) == 0
+        assert (
+            main(
+                [
+                    "classify",
+                    "-p",
+                    str(pp),
+                    "-l",
+                    str(lp),
+                    "--n-resamples",
+                    "20",
+                    "--seed",
+                    "1",
+                    "--executor",
+                    ex,
+                    "-o",
+                    str(tmp_path / ex.replace(":", "_")),
+                ]
+            )
+            == 0
+        )
     _no_children_left(before)
     _same_outputs(tmp_path / "serial", tmp_path / "dask_local_2")

@@ -32,14 +32,37 @@ def soft_tables(n=120, seed=0, models=4, ties=True):
         p = np.clip(np.where(t, rng.beta(5, 2, n), rng.beta(2, 5, n)), 0, 1)
         p[:6] = 0.0
         p[6:10] = 1.0
-        labs.append(pd.DataFrame({"study_id": sid, "patient_id": pid, "finding": f, "source": "soft",
-                                  "state": np.where(p >= 0.5, "positive", "negative"), "p_positive": p}))
-        labs.append(pd.DataFrame({"study_id": sid, "patient_id": pid, "finding": f, "source": "hard",
-                                  "state": np.where(t, "positive", "negative"), "p_positive": np.nan}))
+        labs.append(
+            pd.DataFrame(
+                {
+                    "study_id": sid,
+                    "patient_id": pid,
+                    "finding": f,
+                    "source": "soft",
+                    "state": np.where(p >= 0.5, "positive", "negative"),
+                    "p_positive": p,
+                }
+            )
+        )
+        labs.append(
+            pd.DataFrame(
+                {
+                    "study_id": sid,
+                    "patient_id": pid,
+                    "finding": f,
+                    "source": "hard",
+                    "state": np.where(t, "positive", "negative"),
+                    "p_positive": np.nan,
+                }
+            )
+        )
         for m in range(models):
             s = rng.normal(size=n) + (0.5 + 0.5 * m) * t
-            preds.append(pd.DataFrame({"study_id": sid, "model": f"m{m}", "finding": f,
-                                       "score": np.round(s, 1) if ties else s}))
+            preds.append(
+                pd.DataFrame(
+                    {"study_id": sid, "model": f"m{m}", "finding": f, "score": np.round(s, 1) if ties else s}
+                )
+            )
     return pd.concat(preds, ignore_index=True), pd.concat(labs, ignore_index=True)
 
 
@@ -65,8 +88,9 @@ def test_equals_latent_auc_score_point_and_every_replicate():
         assert res.point[i, macro, k] == pytest.approx(res.point[i, :2, k].mean(), abs=1e-12)
         micro = res.findings.index("micro")
         ss, pp = zip(*(_arrays(preds, labs, m, f) for f in FINDINGS))
-        assert res.point[i, micro, k] == pytest.approx(latent_auc_score(np.concatenate(ss), np.concatenate(pp)),
-                                                       abs=1e-12)
+        assert res.point[i, micro, k] == pytest.approx(
+            latent_auc_score(np.concatenate(ss), np.concatenate(pp)), abs=1e-12
+        )
 
 
 def test_jackknife_and_executor_on_a_soft_reference():
@@ -78,8 +102,9 @@ def test_jackknife_and_executor_on_a_soft_reference():
     np.testing.assert_allclose(res.jackknife("m1", "Edema", "soft"), want, rtol=0, atol=1e-12)
     ci = res.bootstrap("m1", "Edema", "soft", ci_method="bca").confidence_interval
     assert ci.low <= res.point[1, 0, 0] <= ci.high
-    procs = evaluate_auc(preds, labs, references=["soft"], findings=["Edema"], n_resamples=20, rng=2,
-                         executor="process:2")
+    procs = evaluate_auc(
+        preds, labs, references=["soft"], findings=["Edema"], n_resamples=20, rng=2, executor="process:2"
+    )
     np.testing.assert_array_equal(procs.distribution, res.distribution)
 
 
@@ -87,8 +112,14 @@ def test_delong_on_a_soft_reference_refused():
     preds, labs = soft_tables(n=60)
     res = evaluate_auc(preds, labs, references=["soft"], n_resamples=10, rng=0)
     with pytest.raises(InvalidParameterError, match="needs 0/1 labels; reference 'soft' has soft labels"):
-        compare_auc(res, ("m0", "Edema", "soft"), ("m1", "Edema", "soft"), method="delong", predictions=preds,
-                    labels=labs)
+        compare_auc(
+            res,
+            ("m0", "Edema", "soft"),
+            ("m1", "Edema", "soft"),
+            method="delong",
+            predictions=preds,
+            labels=labs,
+        )
 
 
 def test_zero_one_probabilities_give_the_ordinary_auc_on_both_paths():
@@ -99,9 +130,16 @@ def test_zero_one_probabilities_give_the_ordinary_auc_on_both_paths():
     res = evaluate_auc(preds, hard, n_resamples=30, rng=1)
     inputs = res._inputs
     shards = res.plan.count_shards(16)
-    full = BlockInputs(inputs.scores, inputs.labels, res.plan.study_patient, shards=shards,
-                       wpos=np.zeros((2, 1, shards.shape[0] * 16), np.int64), n_resamples=30,
-                       n_patients=res.plan.n_patients, ct_max=int(res.plan.counts.max()))
+    full = BlockInputs(
+        inputs.scores,
+        inputs.labels,
+        res.plan.study_patient,
+        shards=shards,
+        wpos=np.zeros((2, 1, shards.shape[0] * 16), np.int64),
+        n_resamples=30,
+        n_patients=res.plan.n_patients,
+        ct_max=int(res.plan.counts.max()),
+    )
     w_all = res.plan.counts[:, res.plan.study_patient]
     for i in range(len(res.models)):
         for j in range(len(FINDINGS)):
@@ -137,11 +175,17 @@ def test_is_the_ratio_of_expected_numerator_and_denominator_over_label_draws():
     den = n1 * (s.size - n1)
     ratio = num.mean() / den.mean()
     assert res.point[0, 0, 0] == pytest.approx(ratio, abs=2e-3)  # MC standard error here is about 5e-4
-    exact_num = sum(p[i] * (1 - p[j]) * ((s[i] > s[j]) + 0.5 * (s[i] == s[j]))
-                    for i in range(s.size) for j in range(s.size) if i != j)
+    exact_num = sum(
+        p[i] * (1 - p[j]) * ((s[i] > s[j]) + 0.5 * (s[i] == s[j]))
+        for i in range(s.size)
+        for j in range(s.size)
+        if i != j
+    )
     exact_den = sum(p[i] * (1 - p[j]) for i in range(s.size) for j in range(s.size) if i != j)
     assert res.point[0, 0, 0] == pytest.approx(exact_num / exact_den, abs=1e-12)
-    assert num.mean() == pytest.approx(exact_num, rel=5e-3) and den.mean() == pytest.approx(exact_den, rel=5e-3)
+    assert num.mean() == pytest.approx(exact_num, rel=5e-3) and den.mean() == pytest.approx(
+        exact_den, rel=5e-3
+    )
 
 
 def _files(tmp_path, labs, preds):
@@ -160,7 +204,9 @@ def test_bad_probability_refused_naming_file_row_and_value(tmp_path, value):
     with pytest.raises(SchemaError) as err:
         prepare_from_files(pp, lp)
     msg = str(err.value)
-    assert str(lp) in msg and "row 7" in msg and "'p_positive'" in msg and repr(value) in msg and "[0, 1]" in msg
+    assert (
+        str(lp) in msg and "row 7" in msg and "'p_positive'" in msg and repr(value) in msg and "[0, 1]" in msg
+    )
 
 
 def test_blank_probability_only_where_the_label_is_missing(tmp_path):
@@ -168,7 +214,9 @@ def test_blank_probability_only_where_the_label_is_missing(tmp_path):
     blank = labs.copy()
     blank.iloc[3, blank.columns.get_loc("p_positive")] = np.nan
     pp, lp = _files(tmp_path, blank, preds)
-    with pytest.raises(SchemaError, match=r"row 3, column 'p_positive': blank, but the state labels the finding"):
+    with pytest.raises(
+        SchemaError, match=r"row 3, column 'p_positive': blank, but the state labels the finding"
+    ):
         prepare_from_files(pp, lp)
     missing = blank.copy()
     missing["state"] = missing["state"].astype(object)
@@ -193,8 +241,12 @@ def test_soft_reference_split_over_a_table_without_the_column_refused(tmp_path):
 def test_soft_labels_with_a_finding_map_refused():
     preds, labs = soft_tables(n=20)
     with pytest.raises(InvalidParameterError, match="Soft labels .* with a finding map"):
-        evaluate_auc(preds, labs, finding_map=VocabularyMapping("both", {"Edema": ("Edema", "Effusion")}),
-                     n_resamples=0)
+        evaluate_auc(
+            preds,
+            labs,
+            finding_map=VocabularyMapping("both", {"Edema": ("Edema", "Effusion")}),
+            n_resamples=0,
+        )
 
 
 def test_cli_bad_probability_exit_2(tmp_path, capsys):
@@ -218,30 +270,86 @@ def test_classify_and_rank_on_a_fuse_output(tmp_path):
     read = pd.concat(readers, ignore_index=True).drop(columns="p_positive")
     pp, lp = _files(tmp_path, read, preds)
     fused = tmp_path / "fused"
-    assert main(["fuse", "--labels", str(lp), "--readers", "r0,r1,r2", "--methods", "mv,ds", "--seed", "0",
-                 "--out", str(fused)]) == 0
+    assert (
+        main(
+            [
+                "fuse",
+                "--labels",
+                str(lp),
+                "--readers",
+                "r0,r1,r2",
+                "--methods",
+                "mv,ds",
+                "--seed",
+                "0",
+                "--out",
+                str(fused),
+            ]
+        )
+        == 0
+    )
     fl = pd.read_csv(fused / "fused_labels.csv")
     ds = fl[fl["source"] == "fused_ds"]
-    assert ds["p_positive"].between(0, 1).all() and fl.loc[fl["source"] == "fused_mv", "p_positive"].isna().all()
+    assert (
+        ds["p_positive"].between(0, 1).all() and fl.loc[fl["source"] == "fused_mv", "p_positive"].isna().all()
+    )
     out = tmp_path / "cls"
-    assert main(["classify", "-p", str(pp), "-l", str(fused / "fused_labels.csv"), "--studies", "each",
-                 "--n-resamples", "20", "--seed", "1", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(pp),
+                "-l",
+                str(fused / "fused_labels.csv"),
+                "--studies",
+                "each",
+                "--n-resamples",
+                "20",
+                "--seed",
+                "1",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     auc = pd.read_csv(out / "auc.csv")
     kept = ds[ds["state"].isin(["positive", "negative"])]  # the default policy excludes an uncertain state
     for m in ("m0", "m3"):
         for f in FINDINGS:
             lab = kept[kept["finding"] == f].sort_values("study_id")
-            sc = preds[(preds["model"] == m) & (preds["finding"] == f)].set_index("study_id").loc[lab["study_id"],
-                                                                                                  "score"]
+            sc = (
+                preds[(preds["model"] == m) & (preds["finding"] == f)]
+                .set_index("study_id")
+                .loc[lab["study_id"], "score"]
+            )
             row = auc[(auc["model"] == m) & (auc["finding"] == f) & (auc["reference"] == "fused_ds")].iloc[0]
-            assert row["auc"] == pytest.approx(latent_auc_score(sc.to_numpy(), lab["p_positive"].to_numpy()),
-                                               abs=1e-12)
+            assert row["auc"] == pytest.approx(
+                latent_auc_score(sc.to_numpy(), lab["p_positive"].to_numpy()), abs=1e-12
+            )
             assert row["ci_low"] <= row["auc"] <= row["ci_high"]
     summary = (out / "summary.md").read_text()
     assert summary.count(SOFT_AUC_MEANING) == 1 and "['fused_ds']" in summary
     rk = tmp_path / "rank"
-    assert main(["rank", "-p", str(pp), "-l", str(fused / "fused_labels.csv"), "--n-resamples", "20", "--seed", "1",
-                 "-o", str(rk)]) == 0
+    assert (
+        main(
+            [
+                "rank",
+                "-p",
+                str(pp),
+                "-l",
+                str(fused / "fused_labels.csv"),
+                "--n-resamples",
+                "20",
+                "--seed",
+                "1",
+                "-o",
+                str(rk),
+            ]
+        )
+        == 0
+    )
     assert SOFT_AUC_MEANING in (rk / "summary.md").read_text()
 
 

@@ -41,6 +41,8 @@ def install(seconds: float) -> None:
     outputs.write_run_record = held_record  # type: ignore[assignment]
 
 
-MAIN = ("import sys; sys.path.insert(0, {path!r}); import _hold; _hold.install({seconds!r}); sys.argv[0] = 'cxreval'; "
-        "from cxreval.cli.main import main; sys.exit(main(sys.argv[1:]))")
+MAIN = (
+    "import sys; sys.path.insert(0, {path!r}); import _hold; _hold.install({seconds!r}); sys.argv[0] = 'cxreval'; "
+    "from cxreval.cli.main import main; sys.exit(main(sys.argv[1:]))"
+)
 """``python -c`` code that runs ``cxreval ARGS`` (as ``python -m cxreval`` does) with the hold installed."""

@@ -11,9 +11,28 @@ import pytest
 
 from _factories import label_table, prediction_table
 
-WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa-degrade", "iqa-score",
-                    "iqa-agree", "iqa-compare", "data-split", "data-audit", "data-export", "demo", "label-reports", "reader-export", "predict",
-                    "finetune", "plan", "mrmc")
+WRITING_COMMANDS = (
+    "classify",
+    "rank",
+    "agree",
+    "fuse",
+    "localize",
+    "synth",
+    "iqa-degrade",
+    "iqa-score",
+    "iqa-agree",
+    "iqa-compare",
+    "data-split",
+    "data-audit",
+    "data-export",
+    "demo",
+    "label-reports",
+    "reader-export",
+    "predict",
+    "finetune",
+    "plan",
+    "mrmc",
+)
 """Every command that writes an output folder (ids: the command words joined by '-')."""
 
 COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
@@ -64,8 +83,10 @@ def _data_entry(d: Path) -> Path:
 
 def _bbox(d: Path) -> Path:
     p = d / "bbox.csv"
-    p.write_text("Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
-                 "im1.png,Atelectasis,100,200,200,300\nim2.png,Nodule,600,600,40,50\n")
+    p.write_text(
+        "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
+        "im1.png,Atelectasis,100,200,200,300\nim2.png,Nodule,600,600,40,50\n"
+    )
     return p
 
 
@@ -95,16 +116,31 @@ def _tiny_model(d: Path) -> Path:
     torch = pytest.importorskip("torch")
     import yaml
 
-    (d / "arch.py").write_text("import torch\n\ndef build():\n    return torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), "
-                               "torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), "
-                               "torch.nn.Linear(2, 2))\n")
+    (d / "arch.py").write_text(
+        "import torch\n\ndef build():\n    return torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), "
+        "torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), "
+        "torch.nn.Linear(2, 2))\n"
+    )
     torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
-                              torch.nn.Flatten(), torch.nn.Linear(2, 2))
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 2, 3),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(2, 2),
+    )
     torch.save(net.state_dict(), d / "m.pt")
-    (d / "m.yaml").write_text(yaml.safe_dump({"checkpoint": "m.pt", "architecture": "arch.py:build",
-                                              "input": {"size": 16}, "findings": ["Atelectasis", "Nodule"],
-                                              "target_layer": "1"}))
+    (d / "m.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "checkpoint": "m.pt",
+                "architecture": "arch.py:build",
+                "input": {"size": 16},
+                "findings": ["Atelectasis", "Nodule"],
+                "target_layer": "1",
+            }
+        )
+    )
     return d / "m.yaml"
 
 
@@ -113,11 +149,22 @@ def command_args(name: str, d: Path) -> list[str]:
     d.mkdir(parents=True, exist_ok=True)
     if name in ("classify", "rank"):
         return [name, "-p", str(_preds(d)), "-l", str(_labels(d)), "--n-resamples", "20", "--seed", "1"] + (
-            ["--min-models", "2"] if name == "rank" else [])
+            ["--min-models", "2"] if name == "rank" else []
+        )
     if name == "agree":
         return ["agree", "-l", str(_labels(d)), "--pairs", "CR:Rep1,CR:Rep2"]
     if name == "fuse":
-        return ["fuse", "-l", str(_labels(d)), "--readers", "Rep1,Rep2", "--methods", "mv,or", "--adjudicated", "CR"]
+        return [
+            "fuse",
+            "-l",
+            str(_labels(d)),
+            "--readers",
+            "Rep1,Rep2",
+            "--methods",
+            "mv,or",
+            "--adjudicated",
+            "CR",
+        ]
     if name == "localize":
         return ["localize", "--heatmaps", str(_heatmaps(d)), "--boxes", str(_bbox(d)), "--rule", "IoBB"]
     if name == "synth":
@@ -129,39 +176,93 @@ def command_args(name: str, d: Path) -> list[str]:
     if name == "iqa-score":
         imgs = _images(d)
         pairs = d / "pairs.csv"
-        pairs.write_text(f"reference,test\n{imgs / 'im0.png'},{imgs / 'im1.png'}\n{imgs / 'im1.png'},{imgs / 'im0.png'}\n")
+        pairs.write_text(
+            f"reference,test\n{imgs / 'im0.png'},{imgs / 'im1.png'}\n{imgs / 'im1.png'},{imgs / 'im0.png'}\n"
+        )
         return ["iqa", "score", "--pairs", str(pairs), "--metrics", "psnr,rmse"]
     if name == "iqa-agree":
         tests = [f"/x/t{i}.png" for i in range(6)]
-        scores = pd.DataFrame([{"reference": "/x/r.png", "test": t, "metric": m, "value": float(v + k)}
-                               for k, m in enumerate(("psnr", "rmse")) for v, t in enumerate(tests)])
+        scores = pd.DataFrame(
+            [
+                {"reference": "/x/r.png", "test": t, "metric": m, "value": float(v + k)}
+                for k, m in enumerate(("psnr", "rmse"))
+                for v, t in enumerate(tests)
+            ]
+        )
         scores.to_csv(d / "scores.csv", index=False)
-        ratings = pd.DataFrame([{"image": f"t{i}", "rater": r, "rating": 1 + (i * (j + 1)) % 4}
-                                for i in range(6) for j, r in enumerate("ABC")])
+        ratings = pd.DataFrame(
+            [
+                {"image": f"t{i}", "rater": r, "rating": 1 + (i * (j + 1)) % 4}
+                for i in range(6)
+                for j, r in enumerate("ABC")
+            ]
+        )
         ratings.to_csv(d / "ratings.csv", index=False)
-        return ["iqa", "agree", "--scores", str(d / "scores.csv"), "--ratings", str(d / "ratings.csv"),
-                "--n-resamples", "20"]
+        return [
+            "iqa",
+            "agree",
+            "--scores",
+            str(d / "scores.csv"),
+            "--ratings",
+            str(d / "ratings.csv"),
+            "--n-resamples",
+            "20",
+        ]
     if name == "iqa-compare":
-        scores = pd.DataFrame([{"test": f"/x/t{i}_{g}.png", "degradation": g, "metric": m, "value": float(i + k + j)}
-                               for k, m in enumerate(("psnr", "rmse")) for i in range(3)
-                               for j, g in enumerate(("blur", "noise"))])
+        scores = pd.DataFrame(
+            [
+                {"test": f"/x/t{i}_{g}.png", "degradation": g, "metric": m, "value": float(i + k + j)}
+                for k, m in enumerate(("psnr", "rmse"))
+                for i in range(3)
+                for j, g in enumerate(("blur", "noise"))
+            ]
+        )
         scores.to_csv(d / "scores.csv", index=False)
         return ["iqa", "compare", "--scores", str(d / "scores.csv")]
     if name == "data-split":
-        return ["data", "split", "chestxray14", "--data-entry", str(_data_entry(d)), "--fractions", "0.5,0.5",
-                "--names", "train,test"]
+        return [
+            "data",
+            "split",
+            "chestxray14",
+            "--data-entry",
+            str(_data_entry(d)),
+            "--fractions",
+            "0.5,0.5",
+            "--names",
+            "train,test",
+        ]
     if name == "data-audit":
-        return ["data", "audit", "chestxray14", "--data-entry", str(_data_entry(d)), "--bbox-list", str(_bbox(d))]
+        return [
+            "data",
+            "audit",
+            "chestxray14",
+            "--data-entry",
+            str(_data_entry(d)),
+            "--bbox-list",
+            str(_bbox(d)),
+        ]
     if name == "data-export":
         return ["data", "export", "chestxray14", "--path", str(_data_entry(d))]
     if name == "demo":
-        return ["demo", "--offline", "--data-mirror", str(d / "no-mirror"), "--cache-dir", str(d / "no-cache"),
-                "--section", "xqa_published"]
+        return [
+            "demo",
+            "--offline",
+            "--data-mirror",
+            str(d / "no-mirror"),
+            "--cache-dir",
+            str(d / "no-cache"),
+            "--section",
+            "xqa_published",
+        ]
     if name == "label-reports":
         p = d / "reports.csv"
-        pd.DataFrame({"study_id": [f"r{i}" for i in range(6)],
-                      "findings": ["Small left effusion.", "No pneumothorax.", "Heart size is normal."] * 2,
-                      "impression": ["Effusion.", "No acute disease.", "Possible atelectasis."] * 2}).to_csv(p, index=False)
+        pd.DataFrame(
+            {
+                "study_id": [f"r{i}" for i in range(6)],
+                "findings": ["Small left effusion.", "No pneumothorax.", "Heart size is normal."] * 2,
+                "impression": ["Effusion.", "No acute disease.", "Possible atelectasis."] * 2,
+            }
+        ).to_csv(p, index=False)
         return ["label-reports", "--reports", str(p)]
     if name == "reader-export":
         return ["reader", "export", "--db", _reader_db(d)]
@@ -173,21 +274,61 @@ def command_args(name: str, d: Path) -> list[str]:
         imgs = d / "ft_imgs"
         imgs.mkdir(exist_ok=True)
         rng = np.random.default_rng(0)
-        for i in range(4):                     # patient i // 2: one positive and one negative image each
+        for i in range(4):  # patient i // 2: one positive and one negative image each
             Image.fromarray(rng.integers(0, 256, (16, 16), dtype=np.uint8)).save(imgs / f"im{i}.png")
-        pd.DataFrame({"study_id": [f"im{i}.png" for i in range(4)] * 2, "patient_id": [f"p{i // 2}" for i in range(4)] * 2,
-                      "finding": ["Atelectasis"] * 4 + ["Nodule"] * 4, "source": "s",
-                      "state": ["positive", "negative"] * 4}).to_csv(d / "ft_labels.csv", index=False)
-        return ["finetune", "--images", str(imgs), "--labels", str(d / "ft_labels.csv"), "--model",
-                f"torch:{_tiny_model(d)}", "--epochs", "1", "--val-fraction", "0.5", "--no-progress"]
+        pd.DataFrame(
+            {
+                "study_id": [f"im{i}.png" for i in range(4)] * 2,
+                "patient_id": [f"p{i // 2}" for i in range(4)] * 2,
+                "finding": ["Atelectasis"] * 4 + ["Nodule"] * 4,
+                "source": "s",
+                "state": ["positive", "negative"] * 4,
+            }
+        ).to_csv(d / "ft_labels.csv", index=False)
+        return [
+            "finetune",
+            "--images",
+            str(imgs),
+            "--labels",
+            str(d / "ft_labels.csv"),
+            "--model",
+            f"torch:{_tiny_model(d)}",
+            "--epochs",
+            "1",
+            "--val-fraction",
+            "0.5",
+            "--no-progress",
+        ]
     if name == "plan":
-        return ["plan", "-p", str(_preds(d)), "-l", str(_labels(d)), "--reference", "CR", "--budget", "5",
-                "--n-draws", "10"]
+        return [
+            "plan",
+            "-p",
+            str(_preds(d)),
+            "-l",
+            str(_labels(d)),
+            "--reference",
+            "CR",
+            "--budget",
+            "5",
+            "--n-draws",
+            "10",
+        ]
     if name == "mrmc":  # 60 studies: every bootstrap replicate draws both classes (no warning line)
         label_table(60, seed=0).to_csv(d / "mrmc_labels.csv", index=False)
         prediction_table(60, seed=1).to_csv(d / "mrmc_preds.csv", index=False)
-        return ["mrmc", "-l", str(d / "mrmc_labels.csv"), "--readers", "Rep1,Rep2", "-p", str(d / "mrmc_preds.csv"),
-                "-r", "CR", "--n-resamples", "20"]
+        return [
+            "mrmc",
+            "-l",
+            str(d / "mrmc_labels.csv"),
+            "--readers",
+            "Rep1,Rep2",
+            "-p",
+            str(d / "mrmc_preds.csv"),
+            "-r",
+            "CR",
+            "--n-resamples",
+            "20",
+        ]
     raise KeyError(name)
 
 
@@ -204,8 +345,13 @@ def _reader_db(d: Path) -> str:
     store, _ = ReaderStore.create(url, load_study(d / "study.yaml"))
     for row in store.readers().itertuples():
         for k, item in enumerate(sorted(store.items["image"])):
-            store.submit(Reader(int(row.id), row.name, row.role), f"{row.name}-{k:06d}", "image", item,
-                         {"labels": {"Effusion": "positive" if k else "negative"}})
+            store.submit(
+                Reader(int(row.id), row.name, row.role),
+                f"{row.name}-{k:06d}",
+                "image",
+                item,
+                {"labels": {"Effusion": "positive" if k else "negative"}},
+            )
     store.close()
     return url
 

@@ -37,7 +37,9 @@ from .conftest import command_args
 class Case:
     id: str
     command: str  # a name of tests/cli/conftest.py's command_args, or a bare command line (args)
-    mutate: Callable[[list[str], Path], list[str]] | None = None  # (args, folder) -> new args (may edit files)
+    mutate: Callable[[list[str], Path], list[str]] | None = (
+        None  # (args, folder) -> new args (may edit files)
+    )
     extra: tuple[str, ...] = ()
     must_refuse: bool = True
     args: tuple[str, ...] = field(default=())  # a command line of its own (no command_args)
@@ -46,8 +48,12 @@ class Case:
     warns: str = ""  # a legitimate empty result: exit 0, this warning on stderr and in summary.md
 
 
-ACCEPTED = {("classify", "--n-resamples", "0"), ("rank", "--n-resamples", "0"), ("rank", "--min-models", "0"),
-            ("rank", "--min-models", "-1")}
+ACCEPTED = {
+    ("classify", "--n-resamples", "0"),
+    ("rank", "--n-resamples", "0"),
+    ("rank", "--min-models", "0"),
+    ("rank", "--min-models", "-1"),
+}
 """Option values that are valid (0 replicates: point estimates only; a --min-models below 2 skips no group)."""
 
 
@@ -64,6 +70,7 @@ def _absent(name: str):
     def m(args, d):
         _table(args, name).unlink()
         return args
+
     return m
 
 
@@ -73,6 +80,7 @@ def _folder(name: str):
         t.unlink()
         t.mkdir()
         return args
+
     return m
 
 
@@ -81,6 +89,7 @@ def _content(name: str, data: bytes | Callable[[bytes], bytes]):
         t = _table(args, name)
         t.write_bytes(data(t.read_bytes()) if callable(data) else data)
         return args
+
     return m
 
 
@@ -96,6 +105,7 @@ def _truncated_gz(name: str):
         z.write_bytes(data[: len(data) // 2])
         t.unlink()
         return _replace(args, t, z)
+
     return m
 
 
@@ -105,6 +115,7 @@ def _frame_edit(name: str, edit: Callable[[pd.DataFrame], pd.DataFrame]):
         df = pd.read_csv(t, dtype=str, keep_default_na=False)
         edit(df).to_csv(t, index=False)
         return args
+
     return m
 
 
@@ -116,6 +127,7 @@ def _blank(column: str, row: int = 1):
     def e(df):
         df.loc[row, column] = ""
         return df
+
     return e
 
 
@@ -123,6 +135,7 @@ def _set(column: str, value: str, row: int = 2):
     def e(df):
         df.loc[row, column] = value
         return df
+
     return e
 
 
@@ -132,37 +145,84 @@ def _duplicate_row(df):
 
 TABLES = {  # command -> {table file: (its required columns, the columns whose blank cell must be refused)}
     # (a blank patient_id on one row of a study whose other rows name its patient is read from those rows)
-    "classify": {"preds.csv": (("study_id", "model", "finding", "score"), ("study_id", "model", "finding", "score")),
-                 "labels.csv": (("study_id", "patient_id", "finding", "source", "state"),
-                                ("study_id", "finding", "source", "state"))},
-    "rank": {"preds.csv": (("study_id", "model", "finding", "score"), ("study_id", "model", "finding", "score")),
-             "labels.csv": (("study_id", "patient_id", "finding", "source", "state"),
-                            ("study_id", "finding", "source", "state"))},
-    "agree": {"labels.csv": (("study_id", "finding", "source", "state"), ("study_id", "finding", "source", "state"))},
-    "fuse": {"labels.csv": (("study_id", "finding", "source", "state"), ("study_id", "finding", "source", "state"))},
+    "classify": {
+        "preds.csv": (("study_id", "model", "finding", "score"), ("study_id", "model", "finding", "score")),
+        "labels.csv": (
+            ("study_id", "patient_id", "finding", "source", "state"),
+            ("study_id", "finding", "source", "state"),
+        ),
+    },
+    "rank": {
+        "preds.csv": (("study_id", "model", "finding", "score"), ("study_id", "model", "finding", "score")),
+        "labels.csv": (
+            ("study_id", "patient_id", "finding", "source", "state"),
+            ("study_id", "finding", "source", "state"),
+        ),
+    },
+    "agree": {
+        "labels.csv": (("study_id", "finding", "source", "state"), ("study_id", "finding", "source", "state"))
+    },
+    "fuse": {
+        "labels.csv": (("study_id", "finding", "source", "state"), ("study_id", "finding", "source", "state"))
+    },
     "localize": {"bbox.csv": ((), ())},
     "iqa-score": {"pairs.csv": (("reference", "test"), ())},
-    "iqa-agree": {"scores.csv": (("reference", "test", "metric", "value"), ()),
-                  "ratings.csv": (("image", "rater", "rating"), ())},
+    "iqa-agree": {
+        "scores.csv": (("reference", "test", "metric", "value"), ()),
+        "ratings.csv": (("image", "rater", "rating"), ()),
+    },
     "iqa-compare": {"scores.csv": (("test", "metric", "value", "degradation"), ())},
-    "data-split": {"de.csv": (("Image Index", "Finding Labels", "Patient ID", "View Position"),
-                              ("Image Index", "Finding Labels", "Patient ID"))},
-    "data-audit": {"de.csv": (("Image Index", "Finding Labels", "Patient ID", "View Position"),
-                              ("Image Index", "Finding Labels", "Patient ID")),
-                   "bbox.csv": ((), ())},
-    "data-export": {"de.csv": (("Image Index", "Finding Labels", "Patient ID", "View Position"),
-                               ("Image Index", "Finding Labels", "Patient ID"))},
+    "data-split": {
+        "de.csv": (
+            ("Image Index", "Finding Labels", "Patient ID", "View Position"),
+            ("Image Index", "Finding Labels", "Patient ID"),
+        )
+    },
+    "data-audit": {
+        "de.csv": (
+            ("Image Index", "Finding Labels", "Patient ID", "View Position"),
+            ("Image Index", "Finding Labels", "Patient ID"),
+        ),
+        "bbox.csv": ((), ()),
+    },
+    "data-export": {
+        "de.csv": (
+            ("Image Index", "Finding Labels", "Patient ID", "View Position"),
+            ("Image Index", "Finding Labels", "Patient ID"),
+        )
+    },
     "label-reports": {"reports.csv": (("study_id",), ("study_id",))},
 }
-COLUMNS = {"preds.csv": ("study_id", "model", "finding", "score"),
-           "labels.csv": ("study_id", "patient_id", "finding", "source", "state"),
-           "pairs.csv": ("reference", "test"), "ratings.csv": ("image", "rater", "rating"),
-           "de.csv": ("Image Index", "Finding Labels", "Follow-up #", "Patient ID", "Patient Age", "Patient Gender",
-                      "View Position"),
-           "reports.csv": ("study_id", "findings", "impression")}
-SCORES_COLUMNS = {"iqa-agree": ("reference", "test", "metric", "value"),
-                  "iqa-compare": ("test", "degradation", "metric", "value")}
-GZ_READERS = {"preds.csv", "labels.csv", "de.csv", "bbox.csv", "scores.csv", "ratings.csv", "reports.csv", "pairs.csv"}
+COLUMNS = {
+    "preds.csv": ("study_id", "model", "finding", "score"),
+    "labels.csv": ("study_id", "patient_id", "finding", "source", "state"),
+    "pairs.csv": ("reference", "test"),
+    "ratings.csv": ("image", "rater", "rating"),
+    "de.csv": (
+        "Image Index",
+        "Finding Labels",
+        "Follow-up #",
+        "Patient ID",
+        "Patient Age",
+        "Patient Gender",
+        "View Position",
+    ),
+    "reports.csv": ("study_id", "findings", "impression"),
+}
+SCORES_COLUMNS = {
+    "iqa-agree": ("reference", "test", "metric", "value"),
+    "iqa-compare": ("test", "degradation", "metric", "value"),
+}
+GZ_READERS = {
+    "preds.csv",
+    "labels.csv",
+    "de.csv",
+    "bbox.csv",
+    "scores.csv",
+    "ratings.csv",
+    "reports.csv",
+    "pairs.csv",
+}
 
 
 def _table_cases() -> list[Case]:
@@ -170,80 +230,189 @@ def _table_cases() -> list[Case]:
     for cmd, tables in TABLES.items():
         for name, (required, no_blank) in tables.items():
             k = f"{cmd}-{name}"
-            cases += [Case(f"{k}-absent", cmd, _absent(name)), Case(f"{k}-folder", cmd, _folder(name)),
-                      Case(f"{k}-empty-file", cmd, _content(name, b"")),
-                      Case(f"{k}-header-only", cmd, _content(name, _header_only)),
-                      Case(f"{k}-binary", cmd, _content(name, bytes(range(256)) * 8)),
-                      Case(f"{k}-not-utf8", cmd, _content(name, lambda raw: raw + b"\xff\xfe\xfa,\xc3\x28\n"),
-                           must_refuse=False)]
+            cases += [
+                Case(f"{k}-absent", cmd, _absent(name)),
+                Case(f"{k}-folder", cmd, _folder(name)),
+                Case(f"{k}-empty-file", cmd, _content(name, b"")),
+                Case(f"{k}-header-only", cmd, _content(name, _header_only)),
+                Case(f"{k}-binary", cmd, _content(name, bytes(range(256)) * 8)),
+                Case(
+                    f"{k}-not-utf8",
+                    cmd,
+                    _content(name, lambda raw: raw + b"\xff\xfe\xfa,\xc3\x28\n"),
+                    must_refuse=False,
+                ),
+            ]
             if name in GZ_READERS:
                 cases.append(Case(f"{k}-truncated-gz", cmd, _truncated_gz(name)))
             cols = COLUMNS.get(name) or SCORES_COLUMNS.get(cmd) or ()
             for c in cols:
                 slug = c.replace(" ", "_").replace("#", "n").lower()
-                cases.append(Case(f"{k}-no-{slug}", cmd, _frame_edit(name, _drop(c)), must_refuse=c in required))
-                cases.append(Case(f"{k}-blank-{slug}", cmd, _frame_edit(name, _blank(c)),
-                                  must_refuse=c in no_blank))
+                cases.append(
+                    Case(f"{k}-no-{slug}", cmd, _frame_edit(name, _drop(c)), must_refuse=c in required)
+                )
+                cases.append(
+                    Case(f"{k}-blank-{slug}", cmd, _frame_edit(name, _blank(c)), must_refuse=c in no_blank)
+                )
             if name in ("preds.csv", "labels.csv"):
                 cases.append(Case(f"{k}-duplicate-row", cmd, _frame_edit(name, _duplicate_row)))
-                cases.append(Case(f"{k}-unknown-finding", cmd, _frame_edit(name, _set("finding", "Dragon scales"))))
+                cases.append(
+                    Case(f"{k}-unknown-finding", cmd, _frame_edit(name, _set("finding", "Dragon scales")))
+                )
             if name == "labels.csv":
-                cases += [Case(f"{k}-state-outside", cmd, _frame_edit(name, _set("state", "maybe"))),
-                          Case(f"{k}-state-numeric-ambiguous", cmd,
-                               _frame_edit(name, lambda df: df.assign(state="1"))),
-                          Case(f"{k}-renamed-source", cmd,
-                               _frame_edit(name, lambda df: df.rename(columns={"source": "reader"})))]
+                cases += [
+                    Case(f"{k}-state-outside", cmd, _frame_edit(name, _set("state", "maybe"))),
+                    Case(
+                        f"{k}-state-numeric-ambiguous",
+                        cmd,
+                        _frame_edit(name, lambda df: df.assign(state="1")),
+                    ),
+                    Case(
+                        f"{k}-renamed-source",
+                        cmd,
+                        _frame_edit(name, lambda df: df.rename(columns={"source": "reader"})),
+                    ),
+                ]
             if name == "preds.csv":
-                cases += [Case(f"{k}-score-text", cmd, _frame_edit(name, _set("score", "high"))),
-                          Case(f"{k}-score-nan", cmd, _frame_edit(name, _set("score", "nan"))),
-                          Case(f"{k}-score-inf", cmd, _frame_edit(name, _set("score", "inf")))]
+                cases += [
+                    Case(f"{k}-score-text", cmd, _frame_edit(name, _set("score", "high"))),
+                    Case(f"{k}-score-nan", cmd, _frame_edit(name, _set("score", "nan"))),
+                    Case(f"{k}-score-inf", cmd, _frame_edit(name, _set("score", "inf"))),
+                ]
     return cases
 
 
 # --------------------------------------------------------------------------------------------- options
 OPTION_VALUES: dict[str, list[tuple[str, ...]]] = {
-    "classify": [("--n-resamples", "0"), ("--n-resamples", "-5"), ("--n-resamples", "many"),
-                 ("--n-resamples", "1000000000000"), ("--confidence-level", "0"), ("--confidence-level", "1"),
-                 ("--confidence-level", "1.5"), ("--confidence-level", "nan"), ("--findings", "Dragon"),
-                 ("--references", "NoSuchSource"), ("--executor", "bogus"), ("--executor", "process:0"),
-                 ("--executor", "process:-2"), ("--executor", "dask://"), ("--state-encoding", "bogus"),
-                 ("--blank-state", "bogus"), ("--policy", "bogus"), ("--not-mentioned", "bogus"),
-                 ("--unlabeled", "bogus"), ("--model-groups", "/nonexistent/groups.csv")],
-    "rank": [("--n-resamples", "0"), ("--confidence-level", "2"), ("--min-models", "0"), ("--min-models", "-1"),
-             ("--findings", "Dragon"), ("--executor", "bogus"), ("--policy", "bogus"), ("--state-encoding", "x"),
-             ("--blank-state", "x"), ("--pairs", "CR"), ("--auc-table", "/nonexistent/auc.csv")],
-    "agree": [("--pairs", "CR:Nobody"), ("--pairs", "CR"), ("--pairs", ":"), ("--findings", "Dragon"),
-              ("--not-mentioned", "bogus"), ("--weights", "bogus"), ("--state-encoding", "bogus"),
-              ("--blank-state", "bogus"), ("--finding-set", "bogus")],
-    "fuse": [("--methods", "bogus"), ("--readers", "Nobody"), ("--adjudicated", "Nobody"), ("--findings", "Dragon"),
-             ("--executor", "bogus"), ("--not-mentioned", "bogus"), ("--labels-format", "bogus"),
-             ("--load-model", "/nonexistent/model.json"), ("--state-encoding", "bogus"), ("--blank-state", "bogus")],
-    "localize": [("-t", "2"), ("-t", "0"), ("-t", "-0.5"), ("-t", "x"), ("-t", "1/0"), ("--image-size", "-8"),
-                 ("--image-size", "0"), ("--t-iou", "0.5", "--t-iou", "0.3"), ("--t-iou", "3"),
-                 ("--threshold", "300"), ("--threshold", "-1"), ("--connectivity", "5"), ("--rule", "bogus"),
-                 ("--upsampling", "bogus"), ("--afp-denominator", "bogus"), ("--missing-maps", "bogus"),
-                 ("--executor", "bogus")],
-    "synth": [("--per-size", "0"), ("--per-size", "-1"), ("--per-size", "x"), ("--real-boxes", "/nonexistent.csv")],
+    "classify": [
+        ("--n-resamples", "0"),
+        ("--n-resamples", "-5"),
+        ("--n-resamples", "many"),
+        ("--n-resamples", "1000000000000"),
+        ("--confidence-level", "0"),
+        ("--confidence-level", "1"),
+        ("--confidence-level", "1.5"),
+        ("--confidence-level", "nan"),
+        ("--findings", "Dragon"),
+        ("--references", "NoSuchSource"),
+        ("--executor", "bogus"),
+        ("--executor", "process:0"),
+        ("--executor", "process:-2"),
+        ("--executor", "dask://"),
+        ("--state-encoding", "bogus"),
+        ("--blank-state", "bogus"),
+        ("--policy", "bogus"),
+        ("--not-mentioned", "bogus"),
+        ("--unlabeled", "bogus"),
+        ("--model-groups", "/nonexistent/groups.csv"),
+    ],
+    "rank": [
+        ("--n-resamples", "0"),
+        ("--confidence-level", "2"),
+        ("--min-models", "0"),
+        ("--min-models", "-1"),
+        ("--findings", "Dragon"),
+        ("--executor", "bogus"),
+        ("--policy", "bogus"),
+        ("--state-encoding", "x"),
+        ("--blank-state", "x"),
+        ("--pairs", "CR"),
+        ("--auc-table", "/nonexistent/auc.csv"),
+    ],
+    "agree": [
+        ("--pairs", "CR:Nobody"),
+        ("--pairs", "CR"),
+        ("--pairs", ":"),
+        ("--findings", "Dragon"),
+        ("--not-mentioned", "bogus"),
+        ("--weights", "bogus"),
+        ("--state-encoding", "bogus"),
+        ("--blank-state", "bogus"),
+        ("--finding-set", "bogus"),
+    ],
+    "fuse": [
+        ("--methods", "bogus"),
+        ("--readers", "Nobody"),
+        ("--adjudicated", "Nobody"),
+        ("--findings", "Dragon"),
+        ("--executor", "bogus"),
+        ("--not-mentioned", "bogus"),
+        ("--labels-format", "bogus"),
+        ("--load-model", "/nonexistent/model.json"),
+        ("--state-encoding", "bogus"),
+        ("--blank-state", "bogus"),
+    ],
+    "localize": [
+        ("-t", "2"),
+        ("-t", "0"),
+        ("-t", "-0.5"),
+        ("-t", "x"),
+        ("-t", "1/0"),
+        ("--image-size", "-8"),
+        ("--image-size", "0"),
+        ("--t-iou", "0.5", "--t-iou", "0.3"),
+        ("--t-iou", "3"),
+        ("--threshold", "300"),
+        ("--threshold", "-1"),
+        ("--connectivity", "5"),
+        ("--rule", "bogus"),
+        ("--upsampling", "bogus"),
+        ("--afp-denominator", "bogus"),
+        ("--missing-maps", "bogus"),
+        ("--executor", "bogus"),
+    ],
+    "synth": [
+        ("--per-size", "0"),
+        ("--per-size", "-1"),
+        ("--per-size", "x"),
+        ("--real-boxes", "/nonexistent.csv"),
+    ],
     "iqa-degrade": [("--images", "/nonexistent/imgs"), ("--plan", "/nonexistent/plan.yaml")],
     "iqa-score": [("--metrics", "bogus"), ("--metrics", ""), ("--executor", "bogus")],
-    "iqa-agree": [("--n-resamples", "0"), ("--confidence-level", "1"), ("--scale-min", "5"),
-                  ("--scale-min", "nan"), ("--unscored", "bogus")],
-    "data-split": [("--fractions", "0.5,0.6"), ("--fractions", "a,b"), ("--fractions", "-0.5,1.5"),
-                   ("--by", "bogus"), ("--stratify", "Dragon"), ("--names", "a"), ("--names", "a,a")],
+    "iqa-agree": [
+        ("--n-resamples", "0"),
+        ("--confidence-level", "1"),
+        ("--scale-min", "5"),
+        ("--scale-min", "nan"),
+        ("--unscored", "bogus"),
+    ],
+    "data-split": [
+        ("--fractions", "0.5,0.6"),
+        ("--fractions", "a,b"),
+        ("--fractions", "-0.5,1.5"),
+        ("--by", "bogus"),
+        ("--stratify", "Dragon"),
+        ("--names", "a"),
+        ("--names", "a,a"),
+    ],
     "data-audit": [("--split-dir", "/nonexistent/splits"), ("--bbox-list", "/nonexistent/bbox.csv")],
     "data-export": [("--path", "/nonexistent/de.csv")],
-    "label-reports": [("--sections", "bogus"), ("--vocabulary", "bogus"), ("--rules", "/nonexistent/rules.yaml"),
-                      ("--validate-against", "/nonexistent/labels.csv"), ("--chunk-size", "0"),
-                      ("--uncertain", "bogus"), ("--executor", "bogus"), ("--findings", "Effusion")],
+    "label-reports": [
+        ("--sections", "bogus"),
+        ("--vocabulary", "bogus"),
+        ("--rules", "/nonexistent/rules.yaml"),
+        ("--validate-against", "/nonexistent/labels.csv"),
+        ("--chunk-size", "0"),
+        ("--uncertain", "bogus"),
+        ("--executor", "bogus"),
+        ("--findings", "Effusion"),
+    ],
     "reader-export": [("--db", "sqlite:////nonexistent/dir/study.db")],
     "demo": [("--section", "bogus"), ("--n-resamples", "0")],
 }
 
 
 def _option_cases() -> list[Case]:
-    return [Case(f"{cmd}-{'-'.join(v.lstrip('-') if v.startswith('--') else (v or 'blank') for v in vals)}", cmd,
-                 extra=vals, must_refuse=(cmd, *vals) not in ACCEPTED)
-            for cmd, values in OPTION_VALUES.items() for vals in values]
+    return [
+        Case(
+            f"{cmd}-{'-'.join(v.lstrip('-') if v.startswith('--') else (v or 'blank') for v in vals)}",
+            cmd,
+            extra=vals,
+            must_refuse=(cmd, *vals) not in ACCEPTED,
+        )
+        for cmd, values in OPTION_VALUES.items()
+        for vals in values
+    ]
 
 
 # ----------------------------------------------------------------------------------------------- --out
@@ -260,10 +429,14 @@ def _out_cases() -> list[Case]:
         if cmd == "predict":
             continue  # its small run needs torch (its --out cases: tests/cli/test_run_matrix.py)
         if cmd not in ("synth", "demo"):  # (these two read no input file)
-            cases += [Case(f"{cmd}-out-is-an-input-file", cmd, _out_input_file),
-                      Case(f"{cmd}-out-is-the-input-folder", cmd, lambda a, d: [*a, "-o", str(d), "--overwrite"])]
-        cases += [Case(f"{cmd}-out-is-a-user-folder", cmd, _user_folder_out),
-                  Case(f"{cmd}-out-under-a-file", cmd, _under_file_out)]
+            cases += [
+                Case(f"{cmd}-out-is-an-input-file", cmd, _out_input_file),
+                Case(f"{cmd}-out-is-the-input-folder", cmd, lambda a, d: [*a, "-o", str(d), "--overwrite"]),
+            ]
+        cases += [
+            Case(f"{cmd}-out-is-a-user-folder", cmd, _user_folder_out),
+            Case(f"{cmd}-out-under-a-file", cmd, _under_file_out),
+        ]
     return cases
 
 
@@ -287,7 +460,10 @@ BARE = [
     ("predict-absent-images", ("predict", "--images", "{d}/none", "--model", "xrv:nonsense")),
     ("report-absent-folder", ("report", "{d}/none", "-o", "{d}/r.html")),
     ("report-empty-folder", ("report", "{d}", "-o", "{d}/r.html")),
-    ("reader-init-absent-study", ("reader", "init", "--study", "{d}/none.yaml", "--db", "sqlite:///{d}/s.db")),
+    (
+        "reader-init-absent-study",
+        ("reader", "init", "--study", "{d}/none.yaml", "--db", "sqlite:///{d}/s.db"),
+    ),
     ("reader-init-bad-yaml", ("reader", "init", "--study", "{d}/bad.yaml", "--db", "sqlite:///{d}/s.db")),
     ("reader-status-absent-db", ("reader", "status", "--db", "sqlite:///{d}/none/s.db")),
     ("data-audit-unknown-dataset", ("data", "audit", "nosuchdataset")),
@@ -306,11 +482,17 @@ def _bare_cases() -> list[Case]:
 # ------------------------------------------------------------- empty results, silent choices, unclear messages
 def _auc_table(models: dict[str, float], references: tuple[str, ...] = ("CR", "Rep1")):
     """A point AUC table of ``models`` (name -> AUC, NaN for an undefined one) on Edema and Effusion."""
+
     def m(args, d):
-        rows = [{"model": name, "group": "g", "finding": f, "reference": r, "auc": auc + 0.01 * k}
-                for name, auc in models.items() for k, r in enumerate(references) for f in ("Edema", "Effusion")]
+        rows = [
+            {"model": name, "group": "g", "finding": f, "reference": r, "auc": auc + 0.01 * k}
+            for name, auc in models.items()
+            for k, r in enumerate(references)
+            for f in ("Edema", "Effusion")
+        ]
         pd.DataFrame(rows).to_csv(d / "auc.csv", index=False)
         return ["rank", "--auc-table", str(d / "auc.csv")]
+
     return m
 
 
@@ -347,24 +529,64 @@ def _gzip_reports(args, d):
 
 
 HONEST_CASES = [
-    Case("rank-auc-table-undefined-auc-below-min-models", "rank",
-         _auc_table({"a": 0.7, "b": 0.75, "c": float("nan")}), says="fewer than --min-models 3 models"),
+    Case(
+        "rank-auc-table-undefined-auc-below-min-models",
+        "rank",
+        _auc_table({"a": 0.7, "b": 0.75, "c": float("nan")}),
+        says="fewer than --min-models 3 models",
+    ),
     Case("rank-auc-table-two-models", "rank", _auc_table({"a": 0.7, "b": 0.75}), says="--min-models"),
-    Case("rank-auc-table-one-reference", "rank", _auc_table({"a": 0.7, "b": 0.75, "c": 0.8}, ("CR",)),
-         must_refuse=False, warns="the AUCs have one (['CR'])"),
-    Case("rank-one-reference", "rank", extra=("-r", "CR"), must_refuse=False, warns="the AUCs have one (['CR'])"),
-    Case("rank-auc-table-with-references", "rank",
-         lambda a, d: [*_auc_table({"a": 0.7, "b": 0.75, "c": 0.8})(a, d), "-r", "CR"], says="--references"),
-    Case("classify-unlabeled-drop-leaves-nothing", "classify", _unlabelled_predictions, extra=("--n-resamples", "0"),
-         says="--unlabeled drop would leave nothing"),
-    Case("classify-unlabeled-drop-leaves-nothing-bootstrap", "classify", _unlabelled_predictions,
-         says="--unlabeled drop would leave nothing"),
-    Case("rank-unlabeled-drop-leaves-nothing", "rank", _unlabelled_predictions,
-         says="--unlabeled drop would leave nothing"),
-    Case("classify-preds.csv-two-score-columns", "classify", _two_score_columns, says="2 columns named 'score'"),
-    Case("agree-pair-twice", "agree", extra=("--pairs", "CR:Rep1,CR:Rep1"), says="--pairs lists CR:Rep1 twice"),
-    Case("agree-flow-pair-twice", "agree", extra=("--flow-pairs", "Rep1:Rep2,Rep1:Rep2"),
-         says="--flow-pairs lists Rep1:Rep2 twice"),
+    Case(
+        "rank-auc-table-one-reference",
+        "rank",
+        _auc_table({"a": 0.7, "b": 0.75, "c": 0.8}, ("CR",)),
+        must_refuse=False,
+        warns="the AUCs have one (['CR'])",
+    ),
+    Case(
+        "rank-one-reference",
+        "rank",
+        extra=("-r", "CR"),
+        must_refuse=False,
+        warns="the AUCs have one (['CR'])",
+    ),
+    Case(
+        "rank-auc-table-with-references",
+        "rank",
+        lambda a, d: [*_auc_table({"a": 0.7, "b": 0.75, "c": 0.8})(a, d), "-r", "CR"],
+        says="--references",
+    ),
+    Case(
+        "classify-unlabeled-drop-leaves-nothing",
+        "classify",
+        _unlabelled_predictions,
+        extra=("--n-resamples", "0"),
+        says="--unlabeled drop would leave nothing",
+    ),
+    Case(
+        "classify-unlabeled-drop-leaves-nothing-bootstrap",
+        "classify",
+        _unlabelled_predictions,
+        says="--unlabeled drop would leave nothing",
+    ),
+    Case(
+        "rank-unlabeled-drop-leaves-nothing",
+        "rank",
+        _unlabelled_predictions,
+        says="--unlabeled drop would leave nothing",
+    ),
+    Case(
+        "classify-preds.csv-two-score-columns", "classify", _two_score_columns, says="2 columns named 'score'"
+    ),
+    Case(
+        "agree-pair-twice", "agree", extra=("--pairs", "CR:Rep1,CR:Rep1"), says="--pairs lists CR:Rep1 twice"
+    ),
+    Case(
+        "agree-flow-pair-twice",
+        "agree",
+        extra=("--flow-pairs", "Rep1:Rep2,Rep1:Rep2"),
+        says="--flow-pairs lists Rep1:Rep2 twice",
+    ),
     Case("classify-finding-map-all", "classify", _finding_map_all, says="the form supported is any(A, B)"),
     Case("classify-out-symlink-loop", "classify", _out_symlink_loop, says="is a symbolic link that loops"),
     Case("label-reports-reports.csv.gz", "label-reports", _gzip_reports, must_refuse=False, must_accept=True),
@@ -381,8 +603,11 @@ def test_sweep_size() -> None:
 
 
 def _digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _dirs(folder: Path) -> set[str]:
@@ -442,8 +667,9 @@ def test_bad_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str
 # ------------------------------------------------------------------------------ header before data
 @pytest.mark.parametrize("name", ["classify", "rank", "agree", "fuse"])
 @pytest.mark.parametrize("fault", ["no-state", "source-renamed", "no-score"])
-def test_header_is_checked_before_any_data_block(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                 monkeypatch: pytest.MonkeyPatch, name: str, fault: str) -> None:
+def test_header_is_checked_before_any_data_block(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str, fault: str
+) -> None:
     """A missing or renamed column is refused from the header alone: no data block of any table is read."""
     import cxreval.labels._common as common
     import cxreval.labels._files as files
@@ -454,9 +680,11 @@ def test_header_is_checked_before_any_data_block(tmp_path: Path, capsys: pytest.
         pytest.skip(f"{name} reads no predictions")
     table = _table(args, "preds.csv" if fault == "no-score" else "labels.csv")
     df = pd.read_csv(table, dtype=str)
-    df = {"no-state": lambda: df.drop(columns=["state"]),
-          "source-renamed": lambda: df.rename(columns={"source": "reader"}),
-          "no-score": lambda: df.drop(columns=["score"])}[fault]()
+    df = {
+        "no-state": lambda: df.drop(columns=["state"]),
+        "source-renamed": lambda: df.rename(columns={"source": "reader"}),
+        "no-score": lambda: df.drop(columns=["score"]),
+    }[fault]()
     df.to_csv(table, index=False)
 
     def no_data(*a: object, **k: object) -> None:
@@ -482,18 +710,30 @@ def test_header_error_on_a_large_input_comes_before_the_run(tmp_path: Path) -> N
     import numpy as np
 
     rng = np.random.default_rng(0)
-    n_studies, models, findings = 50_000, [f"m{k}" for k in range(8)], ["Edema", "Effusion", "Atelectasis",
-                                                                         "Cardiomegaly", "Pneumonia"]
+    n_studies, models, findings = (
+        50_000,
+        [f"m{k}" for k in range(8)],
+        ["Edema", "Effusion", "Atelectasis", "Cardiomegaly", "Pneumonia"],
+    )
     studies = np.array([f"s{k}" for k in range(n_studies)])
-    preds = pd.DataFrame({"study_id": np.tile(np.repeat(studies, len(findings)), len(models)),
-                          "model": np.repeat(models, n_studies * len(findings)),
-                          "finding": np.tile(findings, n_studies * len(models)),
-                          "score": rng.random(n_studies * len(findings) * len(models)).round(4)})
+    preds = pd.DataFrame(
+        {
+            "study_id": np.tile(np.repeat(studies, len(findings)), len(models)),
+            "model": np.repeat(models, n_studies * len(findings)),
+            "finding": np.tile(findings, n_studies * len(models)),
+            "score": rng.random(n_studies * len(findings) * len(models)).round(4),
+        }
+    )
     preds.to_csv(tmp_path / "preds.csv", index=False)
-    labels = pd.DataFrame({"study_id": np.repeat(studies, len(findings)),
-                           "patient_id": np.repeat([f"p{k // 2}" for k in range(n_studies)], len(findings)),
-                           "finding": np.tile(findings, n_studies), "source": "CR",
-                           "state": rng.choice(["positive", "negative"], n_studies * len(findings))})
+    labels = pd.DataFrame(
+        {
+            "study_id": np.repeat(studies, len(findings)),
+            "patient_id": np.repeat([f"p{k // 2}" for k in range(n_studies)], len(findings)),
+            "finding": np.tile(findings, n_studies),
+            "source": "CR",
+            "state": rng.choice(["positive", "negative"], n_studies * len(findings)),
+        }
+    )
     labels.to_csv(tmp_path / "labels.csv", index=False)
     labels.drop(columns=["state"]).to_csv(tmp_path / "no_state.csv", index=False)
     base = ["classify", "-p", str(tmp_path / "preds.csv"), "--n-resamples", "50"]
@@ -508,8 +748,9 @@ def test_header_error_on_a_large_input_comes_before_the_run(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("name", ["classify", "agree", "fuse"])
-def test_folder_of_parts_with_different_columns_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                           name: str) -> None:
+def test_folder_of_parts_with_different_columns_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
     args = command_args(name, tmp_path / "in")
     lab = _table(args, "labels.csv")
     df = pd.read_csv(lab, dtype=str)

@@ -28,8 +28,24 @@ def _files(tmp_path):
 def test_folder_equals_the_library_result(tmp_path):
     preds, labs, pp, lp = _files(tmp_path)
     out = tmp_path / "out"
-    rc = main(["classify", "-p", str(pp), "-l", str(lp), "--latent-truth", "--readers", "r1,r2,r3",
-               "--n-resamples", "20", "--seed", "1", "-o", str(out)])
+    rc = main(
+        [
+            "classify",
+            "-p",
+            str(pp),
+            "-l",
+            str(lp),
+            "--latent-truth",
+            "--readers",
+            "r1,r2,r3",
+            "--n-resamples",
+            "20",
+            "--seed",
+            "1",
+            "-o",
+            str(out),
+        ]
+    )
     assert rc == 0
     res = evaluate_latent_auc(preds, labs, readers=["r1", "r2", "r3"], n_resamples=20, rng=1)
     (tmp_path / "lib").mkdir()
@@ -43,22 +59,62 @@ def test_folder_equals_the_library_result(tmp_path):
 def test_two_readers_exit_2_with_the_sentence(tmp_path, capsys):
     _, _, pp, lp = _files(tmp_path)
     out = tmp_path / "out"
-    rc = main(["classify", "-p", str(pp), "-l", str(lp), "--latent-truth", "--readers", "r1,r2", "-o", str(out)])
+    rc = main(
+        ["classify", "-p", str(pp), "-l", str(lp), "--latent-truth", "--readers", "r1,r2", "-o", str(out)]
+    )
     assert rc == 2 and not out.exists()
     line = one_error_line(capsys)
-    assert ("With fewer than three readers of a finding the latent-class model is not identified: give each "
-            "reader's sensitivity and specificity (--reader-accuracy) or a subset of studies labelled by an anchor "
-            "reference treated as exact (--anchor).") in line
+    assert (
+        "With fewer than three readers of a finding the latent-class model is not identified: give each "
+        "reader's sensitivity and specificity (--reader-accuracy) or a subset of studies labelled by an anchor "
+        "reference treated as exact (--anchor)."
+    ) in line
 
 
 def test_known_accuracies_make_two_readers_usable(tmp_path):
     _, _, pp, lp = _files(tmp_path)
     three = tmp_path / "three"
-    assert main(["classify", "-p", str(pp), "-l", str(lp), "--latent-truth", "--readers", "r1,r2,r3",
-                 "--n-resamples", "0", "-o", str(three)]) == 0
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--latent-truth",
+                "--readers",
+                "r1,r2,r3",
+                "--n-resamples",
+                "0",
+                "-o",
+                str(three),
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "two"
-    assert main(["classify", "-p", str(pp), "-l", str(lp), "--latent-truth", "--readers", "r1,r2",
-                 "--reader-accuracy", str(three / "reader_accuracy.csv"), "--n-resamples", "0", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--latent-truth",
+                "--readers",
+                "r1,r2",
+                "--reader-accuracy",
+                str(three / "reader_accuracy.csv"),
+                "--n-resamples",
+                "0",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert pd.read_csv(out / "reader_accuracy.csv")["fixed"].all()
 
 

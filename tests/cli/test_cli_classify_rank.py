@@ -24,44 +24,134 @@ def _files(tmp_path, n=80, n_models=5, rng=0):
     for r in ("CR", "Rep1"):
         st = np.where(truth ^ (g.random(n) < 0.15), "positive", "negative").astype(object)
         st[g.random(n) < 0.1] = "uncertain"
-        labs.append(pd.DataFrame({"study_id": studies, "patient_id": pat, "finding": "Pleural Effusion",
-                                  "source": r, "state": st}))
-        labs.append(pd.DataFrame({"study_id": studies, "patient_id": pat, "finding": "Atelectasis", "source": r,
-                                  "state": np.where(g.random(n) < 0.3, "positive", "negative")}))
+        labs.append(
+            pd.DataFrame(
+                {
+                    "study_id": studies,
+                    "patient_id": pat,
+                    "finding": "Pleural Effusion",
+                    "source": r,
+                    "state": st,
+                }
+            )
+        )
+        labs.append(
+            pd.DataFrame(
+                {
+                    "study_id": studies,
+                    "patient_id": pat,
+                    "finding": "Atelectasis",
+                    "source": r,
+                    "state": np.where(g.random(n) < 0.3, "positive", "negative"),
+                }
+            )
+        )
     preds = []
     for m in range(n_models):
         for f in ("Effusion", "Atelectasis"):
-            preds.append(pd.DataFrame({"study_id": studies, "model": f"M{m}", "finding": f,
-                                       "score": np.round(truth * g.random() + g.normal(size=n), 2)}))
+            preds.append(
+                pd.DataFrame(
+                    {
+                        "study_id": studies,
+                        "model": f"M{m}",
+                        "finding": f,
+                        "score": np.round(truth * g.random() + g.normal(size=n), 2),
+                    }
+                )
+            )
     lp, pp = tmp_path / "labels.csv", tmp_path / "preds.parquet"
     write_labels(pd.concat(labs, ignore_index=True), lp)
     write_predictions(pd.concat(preds, ignore_index=True), pp)
     gp = tmp_path / "groups.csv"
-    pd.DataFrame({"model": [f"M{m}" for m in range(n_models)],
-                  "group": ["A" if m < 3 else "B" for m in range(n_models)]}).to_csv(gp, index=False)
+    pd.DataFrame(
+        {
+            "model": [f"M{m}" for m in range(n_models)],
+            "group": ["A" if m < 3 else "B" for m in range(n_models)],
+        }
+    ).to_csv(gp, index=False)
     return pp, lp, gp
 
 
 def test_classify_writes_auc_table(tmp_path, capsys):
     pp, lp, gp = _files(tmp_path)
     out = tmp_path / "out"
-    rc = main(["classify", "-p", str(pp), "-l", str(lp), "--model-groups", str(gp), "--n-resamples", "50",
-               "--seed", "3", "--out", str(out)])
+    rc = main(
+        [
+            "classify",
+            "-p",
+            str(pp),
+            "-l",
+            str(lp),
+            "--model-groups",
+            str(gp),
+            "--n-resamples",
+            "50",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     t = pd.read_csv(out / "auc.csv")
-    assert list(t.columns) == ["model", "group", "finding", "reference", "auc", "ci_low", "ci_high", "n_pos",
-                               "n_neg", "n_dropped", "chance"]
+    assert list(t.columns) == [
+        "model",
+        "group",
+        "finding",
+        "reference",
+        "auc",
+        "ci_low",
+        "ci_high",
+        "n_pos",
+        "n_neg",
+        "n_dropped",
+        "chance",
+    ]
     assert set(t.finding) == {"Effusion", "Atelectasis", "macro", "micro"}
     assert (out / "auc.parquet").is_file() and "cxreval classify" in (out / "summary.md").read_text()
     assert (t.dropna().ci_low <= t.dropna().auc).all()
     # deterministic: same seed, same bytes
     out2 = tmp_path / "out2"
-    main(["classify", "-p", str(pp), "-l", str(lp), "--model-groups", str(gp), "--n-resamples", "50", "--seed", "3",
-          "--out", str(out2)])
+    main(
+        [
+            "classify",
+            "-p",
+            str(pp),
+            "-l",
+            str(lp),
+            "--model-groups",
+            str(gp),
+            "--n-resamples",
+            "50",
+            "--seed",
+            "3",
+            "--out",
+            str(out2),
+        ]
+    )
     assert (out / "auc.csv").read_bytes() == (out2 / "auc.csv").read_bytes()
     capsys.readouterr()
-    assert main(["classify", "-p", str(pp), "-l", str(lp), "-r", "CR", "-f", "Effusion", "--n-resamples", "5",
-                 "--out", str(tmp_path / "o3"), "--json"]) == 0
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "-r",
+                "CR",
+                "-f",
+                "Effusion",
+                "--n-resamples",
+                "5",
+                "--out",
+                str(tmp_path / "o3"),
+                "--json",
+            ]
+        )
+        == 0
+    )
     js = json.loads(capsys.readouterr().out)
     assert {r["reference"] for r in js["auc"]} == {"CR"}
 
@@ -70,18 +160,47 @@ def test_classify_errors_exit_2(tmp_path, capsys):
     pp, lp, _ = _files(tmp_path)
     assert main(["classify", "-p", str(pp), "-l", str(lp), "-r", "Nope", "--out", str(tmp_path / "o")]) == 2
     assert "Unknown reference 'Nope'" in capsys.readouterr().err
-    assert main(["classify", "-p", str(tmp_path / "missing.csv"), "-l", str(lp), "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(["classify", "-p", str(tmp_path / "missing.csv"), "-l", str(lp), "--out", str(tmp_path / "o")])
+        == 2
+    )
     assert "does not exist" in capsys.readouterr().err
 
 
 def test_rank_from_predictions(tmp_path):
     pp, lp, gp = _files(tmp_path, n_models=6)
     out = tmp_path / "r"
-    assert main(["rank", "-p", str(pp), "-l", str(lp), "--model-groups", str(gp), "--n-resamples", "40",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "rank",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--model-groups",
+                str(gp),
+                "--n-resamples",
+                "40",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     c = pd.read_csv(out / "rank_correlation.csv")
-    for col in ("finding", "group", "reference_a", "reference_b", "method", "statistic", "boot_mean", "boot_sd",
-                "ci_low", "ci_high"):
+    for col in (
+        "finding",
+        "group",
+        "reference_a",
+        "reference_b",
+        "method",
+        "statistic",
+        "boot_mean",
+        "boot_sd",
+        "ci_low",
+        "ci_high",
+    ):
         assert col in c.columns
     # no published values to compare with: the table is RankingStabilityResult's, as the demo writes it
     assert "paper_mean" not in c.columns and "paper_sd" not in c.columns
@@ -93,15 +212,35 @@ def test_rank_from_predictions(tmp_path):
     y = e[e.reference == "Rep1"].set_index("model").auc.reindex(x.index)
     row = c[(c.finding == "Effusion") & (c.group == "All Models") & (c.method == "SRCC")].iloc[0]
     d = rankdata(x) - rankdata(y)  # the XQA-Chest paper's formula by default
-    assert row.statistic == pytest.approx(1 - 6 * (d ** 2).sum() / (len(x) * (len(x) ** 2 - 1)), abs=1e-12)
+    assert row.statistic == pytest.approx(1 - 6 * (d**2).sum() / (len(x) * (len(x) ** 2 - 1)), abs=1e-12)
     assert set(c.variant) == {"formula", "tau-a"} and set(c.finding) >= {"macro", "micro"}
     assert set(r.columns) >= {"finding", "group", "reference", "model", "auc", "rank", "tied"}
     assert (out / "top_changes.csv").is_file()
     assert "the XQA-Chest paper's formula" in (out / "summary.md").read_text()
     # the scipy variants on request, stated in the table and the summary
     out2 = tmp_path / "r2"
-    assert main(["rank", "-p", str(pp), "-l", str(lp), "--model-groups", str(gp), "--n-resamples", "40",
-                 "--kendall", "tau-b", "--spearman", "pearson", "--out", str(out2)]) == 0
+    assert (
+        main(
+            [
+                "rank",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--model-groups",
+                str(gp),
+                "--n-resamples",
+                "40",
+                "--kendall",
+                "tau-b",
+                "--spearman",
+                "pearson",
+                "--out",
+                str(out2),
+            ]
+        )
+        == 0
+    )
     c2 = pd.read_csv(out2 / "rank_correlation.csv")
     assert set(c2.variant) == {"pearson", "tau-b"}
     row = c2[(c2.finding == "Effusion") & (c2.group == "All Models") & (c2.method == "SRCC")].iloc[0]
@@ -118,9 +257,15 @@ def test_rank_from_packaged_xqa_table(tmp_path, capsys):
     js = json.loads(capsys.readouterr().out)
     assert js["n_resamples"] == 0
     c = pd.read_csv(out / "rank_correlation.csv", keep_default_na=False, na_values=[""])
-    assert c.paper_mean.notna().sum() == 168  # every published row, the 8 micro rows without a recomputed value
+    assert (
+        c.paper_mean.notna().sum() == 168
+    )  # every published row, the 8 micro rows without a recomputed value
     micro = c[c.finding == "micro"]
-    assert len(micro) == 8 and micro.statistic.isna().all() and micro.note.str.contains("micro-average AUC").all()
+    assert (
+        len(micro) == 8
+        and micro.statistic.isna().all()
+        and micro.note.str.contains("micro-average AUC").all()
+    )
     assert js["kendall"] == "tau-a" and js["spearman"] == "formula"
     s = (out / "summary.md").read_text()
     assert "0.80 ± 0.07" in s and "GLORIA-G-CUH" in s
@@ -165,9 +310,11 @@ def test_classify_reads_parquet_and_upper_case_csv_model_files(tmp_path, capsys)
     folder.mkdir()
     for m, g in preds.groupby("model"):
         wide = g.pivot(index="study_id", columns="finding", values="score").reset_index()
-        {"m1": lambda w: w.to_csv(folder / "m1.csv", index=False),
-         "m2": lambda w: w.to_parquet(folder / "m2.parquet", index=False),
-         "m3": lambda w: w.to_csv(folder / "m3.CSV", index=False)}[m](wide)
+        {
+            "m1": lambda w: w.to_csv(folder / "m1.csv", index=False),
+            "m2": lambda w: w.to_parquet(folder / "m2.parquet", index=False),
+            "m3": lambda w: w.to_csv(folder / "m3.CSV", index=False),
+        }[m](wide)
     (folder / "notes.txt").write_text("x")
     args[args.index("-p") + 1] = str(folder)
     assert main([*args, "-o", str(tmp_path / "o"), "--json"]) == 0
@@ -178,8 +325,11 @@ def test_classify_reads_parquet_and_upper_case_csv_model_files(tmp_path, capsys)
 
 @pytest.mark.parametrize("auc", [1.7, -0.2])
 def test_rank_refuses_auc_outside_0_1(tmp_path, capsys, auc):
-    rows = [{"model": f"m{i}", "finding": "Edema", "reference": r, "auc": 0.5 + 0.1 * i}
-            for i in range(3) for r in ("A", "B")]
+    rows = [
+        {"model": f"m{i}", "finding": "Edema", "reference": r, "auc": 0.5 + 0.1 * i}
+        for i in range(3)
+        for r in ("A", "B")
+    ]
     rows[4]["auc"] = auc
     p = tmp_path / "auc.csv"
     pd.DataFrame(rows).to_csv(p, index=False)
@@ -197,8 +347,18 @@ def test_summaries_state_the_separability_verdicts_in_either_order_of_references
         part.mkdir()
         for r in order:
             labels[labels.source == r].to_csv(part / f"{r}.csv", index=False)
-        args = ["-p", str(pp), "-l", str(part / f"{order[0]}.csv"), "-l", str(part / f"{order[1]}.csv"),
-                "--n-resamples", "50", "--seed", "0"]
+        args = [
+            "-p",
+            str(pp),
+            "-l",
+            str(part / f"{order[0]}.csv"),
+            "-l",
+            str(part / f"{order[1]}.csv"),
+            "--n-resamples",
+            "50",
+            "--seed",
+            "0",
+        ]
         assert main(["classify", *args, "-o", str(tmp_path / f"c{k}")]) == 0
         assert main(["rank", *args, "--min-models", "2", "-o", str(tmp_path / f"r{k}")]) == 0
     verdicts = []
@@ -224,8 +384,24 @@ def test_design_notes_say_what_an_option_did_not_do(tmp_path, capsys):
     lp2 = tmp_path / "labels2.csv"
     pd.concat([labels, extra[extra.source == "Rep1"]], ignore_index=True).to_csv(lp2, index=False)
     capsys.readouterr()
-    assert main(["classify", "-p", str(pp), "-l", str(lp2), "--missing-scores", "chance", "--n-resamples", "20",
-                 "-o", str(tmp_path / "c")]) == 0
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp2),
+                "--missing-scores",
+                "chance",
+                "--n-resamples",
+                "20",
+                "-o",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
     shown = capsys.readouterr().out
     assert "Missing scores `chance` had no effect" in shown
     cov = pd.read_csv(tmp_path / "c" / "coverage.csv")
@@ -235,8 +411,24 @@ def test_design_notes_say_what_an_option_did_not_do(tmp_path, capsys):
     assert "Missing scores `chance` had no effect" in summary and "not scored" in summary
     assert main(["rank", "-p", str(pp), "-l", str(lp), "--n-resamples", "20", "-o", str(tmp_path / "r")]) == 0
     assert "Column `dataset` is blank" in (tmp_path / "r" / "summary.md").read_text()
-    assert main(["rank", "-p", str(pp), "-l", str(lp), "--n-resamples", "20", "--dataset", "NIH",
-                 "-o", str(tmp_path / "r2")]) == 0
+    assert (
+        main(
+            [
+                "rank",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--n-resamples",
+                "20",
+                "--dataset",
+                "NIH",
+                "-o",
+                str(tmp_path / "r2"),
+            ]
+        )
+        == 0
+    )
     assert "Column `dataset` is blank" not in (tmp_path / "r2" / "summary.md").read_text()
     assert main(["rank", "--auc-table", str(tmp_path / "c" / "auc.csv"), "-o", str(tmp_path / "t")]) == 0
     rc = pd.read_csv(tmp_path / "t" / "rank_correlation.csv")
@@ -244,5 +436,7 @@ def test_design_notes_say_what_an_option_did_not_do(tmp_path, capsys):
     text = (tmp_path / "t" / "summary.md").read_text()
     assert "2-decimal" not in text and "`paper`" not in text and "Tables 26-29" not in text
     assert "Column `dataset` is blank" not in text  # a table's datasets are its own column
-    assert main(["rank", "--auc-table", "xqa", "-o", str(tmp_path / "x")]) == 0  # the paper's own tables: beside it
+    assert (
+        main(["rank", "--auc-table", "xqa", "-o", str(tmp_path / "x")]) == 0
+    )  # the paper's own tables: beside it
     assert "`paper` = the XQA paper's bootstrap mean ± sd" in (tmp_path / "x" / "summary.md").read_text()

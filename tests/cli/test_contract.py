@@ -24,6 +24,7 @@ from .conftest import command_args, one_error_line
 
 # --- every command: --version, --help with its vocabulary and example ------------------------------------------
 
+
 def _commands():
     """Every command path of the app, e.g. ('data', 'audit'), found by walking the click tree."""
     root = typer.main.get_command(app)
@@ -59,8 +60,17 @@ def test_help_on_every_command(path, capsys):
 
 
 def test_cxreval_error_is_one_line_and_exit_2(tmp_path, capsys):
-    rc = main(["data", "audit", "chestxray14", "--data-entry", str(tmp_path / "missing.csv"),
-               "--bbox-list", str(tmp_path / "missing_bbox.csv")])
+    rc = main(
+        [
+            "data",
+            "audit",
+            "chestxray14",
+            "--data-entry",
+            str(tmp_path / "missing.csv"),
+            "--bbox-list",
+            str(tmp_path / "missing_bbox.csv"),
+        ]
+    )
     assert rc == 2
     cap = capsys.readouterr()
     lines = cap.err.strip().splitlines()
@@ -153,28 +163,40 @@ def test_root_help_lists_every_command_without_importing_one():
     for name in names:
         cmd = group.get_command(ctx, name)
         for limit in (30, 45, 200):
-            assert click.Command(name, help=cli_main._SUMMARIES[name]).get_short_help_str(limit) == \
-                cmd.get_short_help_str(limit), name
-    code = ("import sys; from cxreval.cli.main import main; rc = main(['--help']); "
-            "heavy = [m for m in sys.modules if m.split('.')[0] in ('pandas', 'numpy', 'scipy', 'pyarrow') "
-            "or (m.startswith('cxreval.cli.') and m not in ('cxreval.cli.main',))]; print(rc, heavy)")
+            assert click.Command(name, help=cli_main._SUMMARIES[name]).get_short_help_str(
+                limit
+            ) == cmd.get_short_help_str(limit), name
+    code = (
+        "import sys; from cxreval.cli.main import main; rc = main(['--help']); "
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('pandas', 'numpy', 'scipy', 'pyarrow') "
+        "or (m.startswith('cxreval.cli.') and m not in ('cxreval.cli.main',))]; print(rc, heavy)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip().splitlines()[-1] == "0 []", r.stdout + r.stderr
 
 
 def test_version_imports_no_command_module():
-    code = ("import sys; from cxreval.cli.main import main; rc = main(['--version']); "
-            "heavy = [m for m in ('pandas', 'numpy', 'scipy', 'cxreval.cli.classify', 'cxreval.cli.iqa') "
-            "if m in sys.modules]; print(rc, heavy)")
+    code = (
+        "import sys; from cxreval.cli.main import main; rc = main(['--version']); "
+        "heavy = [m for m in ('pandas', 'numpy', 'scipy', 'cxreval.cli.classify', 'cxreval.cli.iqa') "
+        "if m in sys.modules]; print(rc, heavy)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip().splitlines()[-1] == "0 []", r.stdout + r.stderr
 
 
 # --- errors: one line and exit 2, never a traceback ------------------------------------------------------------
 
-@pytest.mark.parametrize("cmd", [["data", "fetch"], ["data", "audit", "chestxray14"],
-                                 ["data", "split", "chestxray14", "-o", "{tmp}/o"],
-                                 ["demo", "--offline", "-o", "{tmp}/o"]])
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["data", "fetch"],
+        ["data", "audit", "chestxray14"],
+        ["data", "split", "chestxray14", "-o", "{tmp}/o"],
+        ["demo", "--offline", "-o", "{tmp}/o"],
+    ],
+)
 @pytest.mark.parametrize("where", ["file", "under-file"])
 def test_cache_dir_file_is_one_line(tmp_path, capsys, cmd, where):
     f = tmp_path / "f"
@@ -196,6 +218,7 @@ def test_library_parameter_names_become_flags(tmp_path, capsys):
 
 # --- options shared by commands --------------------------------------------------------------------------------
 
+
 def test_findings_comma_separated_equals_repeated_and_labels_repeatable(tmp_path, capsys):
     args = command_args("classify", tmp_path)
     assert main([*args, "--findings", "Edema,Effusion", "-o", str(tmp_path / "a"), "--json"]) == 0
@@ -205,13 +228,28 @@ def test_findings_comma_separated_equals_repeated_and_labels_repeatable(tmp_path
     lab = pd.read_csv(args[args.index("-l") + 1])
     lab[lab.source == "CR"].to_csv(tmp_path / "cr.csv", index=False)
     lab[lab.source != "CR"].to_csv(tmp_path / "readers.csv", index=False)
-    for cmd in (["agree", "--pairs", "CR:Rep1"], ["fuse", "--readers", "Rep1,Rep2", "--methods", "mv",
-                                                  "--adjudicated", "CR"]):
-        assert main([*cmd, "-l", str(tmp_path / "cr.csv"), "-l", str(tmp_path / "readers.csv"),
-                     "-o", str(tmp_path / cmd[0])]) == 0, capsys.readouterr().err
+    for cmd in (
+        ["agree", "--pairs", "CR:Rep1"],
+        ["fuse", "--readers", "Rep1,Rep2", "--methods", "mv", "--adjudicated", "CR"],
+    ):
+        assert (
+            main(
+                [
+                    *cmd,
+                    "-l",
+                    str(tmp_path / "cr.csv"),
+                    "-l",
+                    str(tmp_path / "readers.csv"),
+                    "-o",
+                    str(tmp_path / cmd[0]),
+                ]
+            )
+            == 0
+        ), capsys.readouterr().err
 
 
 # --- what a run prints: warnings once, one line each; progress only on a terminal ------------------------------
+
 
 def test_warnings_are_summarised_one_line_each(tmp_path, capsys):
     args = command_args("classify", tmp_path)
@@ -227,8 +265,12 @@ def test_warnings_are_summarised_one_line_each(tmp_path, capsys):
 
 def test_no_progress_output_when_stderr_is_not_a_terminal(tmp_path):
     args = command_args("fuse", tmp_path)
-    r = subprocess.run([sys.executable, "-m", "cxreval", *args, "-o", str(tmp_path / "o")], capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "cxreval", *args, "-o", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     # only the once-per-run warning summary (e.g. fusion's over-fused states) may appear: no progress output
     assert r.returncode == 0, r.stderr
     assert all(ln.startswith("cxreval: warning: ") for ln in r.stderr.splitlines()), r.stderr

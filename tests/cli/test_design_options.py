@@ -15,8 +15,13 @@ from cxreval.labels import write_labels
 
 def _labels() -> pd.DataFrame:
     """Sources A and C on 30 studies, B on the first 20; Nodule and Mass positive or negative."""
-    return label_table({"A": 30, "B": 20, "C": 30}, ("Nodule", "Mass"), sources=("A", "B", "C"),
-                       states=("positive", "negative"), seed=1)
+    return label_table(
+        {"A": 30, "B": 20, "C": 30},
+        ("Nodule", "Mass"),
+        sources=("A", "B", "C"),
+        states=("positive", "negative"),
+        seed=1,
+    )
 
 
 def test_common_study_labels_keeps_the_studies_every_source_labels():
@@ -54,11 +59,45 @@ def test_agree_finding_map(tmp_path):
 def test_fuse_studies_common_needs_adjudicated_and_restricts(tmp_path, capsys):
     t = _labels()
     lp = write_labels(t, tmp_path / "l.csv")
-    assert main(["fuse", "-l", str(lp), "--readers", "A,C", "--methods", "mv", "--studies", "common",
-                 "-o", str(tmp_path / "bad")]) == 2
+    assert (
+        main(
+            [
+                "fuse",
+                "-l",
+                str(lp),
+                "--readers",
+                "A,C",
+                "--methods",
+                "mv",
+                "--studies",
+                "common",
+                "-o",
+                str(tmp_path / "bad"),
+            ]
+        )
+        == 2
+    )
     assert "--adjudicated" in capsys.readouterr().err
     out = tmp_path / "fuse"
-    assert main(["fuse", "-l", str(lp), "--readers", "A,C", "--methods", "mv", "--adjudicated", "B",
-                 "--studies", "common", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "fuse",
+                "-l",
+                str(lp),
+                "--readers",
+                "A,C",
+                "--methods",
+                "mv",
+                "--adjudicated",
+                "B",
+                "--studies",
+                "common",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     fused = pd.read_csv(out / "fused_labels.csv")
     assert fused["study_id"].nunique() == 20

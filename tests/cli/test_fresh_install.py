@@ -25,10 +25,16 @@ def runtime_cxreval(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env_dir = tmp_path_factory.mktemp("runtime-venv")
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
-    done = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", "-e", str(ROOT)],
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", "-e", str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if done.returncode != 0:
-        pytest.skip(f"pip could not install cxreval's runtime dependencies here: {done.stderr.strip()[-400:]}")
+        pytest.skip(
+            f"pip could not install cxreval's runtime dependencies here: {done.stderr.strip()[-400:]}"
+        )
     return env_dir / "bin" / "cxreval"
 
 
@@ -44,7 +50,11 @@ def _command_paths(script: Path, path: tuple[str, ...] = ()) -> list[tuple[str, 
     lines = out.stdout.splitlines()
     if "Commands:" not in lines:
         return []
-    names = [line.split()[0] for line in lines[lines.index("Commands:") + 1:] if line.startswith("  ") and line.split()]
+    names = [
+        line.split()[0]
+        for line in lines[lines.index("Commands:") + 1 :]
+        if line.startswith("  ") and line.split()
+    ]
     found = []
     for name in names:
         found.append((*path, name))
@@ -77,4 +87,3 @@ def test_every_subcommand_help(runtime_cxreval: Path) -> None:
         assert out.returncode == 0, (path, out.stderr)
         assert "Usage: cxreval" in out.stdout, path
         assert "internal error" not in out.stderr, (path, out.stderr)
-

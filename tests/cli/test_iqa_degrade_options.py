@@ -30,8 +30,25 @@ def _folder(tmp: Path, n: int = 5) -> Path:
 def test_sample_and_max_size_with_the_demo_plan(tmp_path: Path) -> None:
     imgs = _folder(tmp_path)
     out = tmp_path / "deg"
-    assert main(["iqa", "degrade", "--images", str(imgs), "--plan", "demo", "--sample", "2", "--max-size", "8",
-                 "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "iqa",
+                "degrade",
+                "--images",
+                str(imgs),
+                "--plan",
+                "demo",
+                "--sample",
+                "2",
+                "--max-size",
+                "8",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     man = pd.read_csv(out / "manifest.csv")
     # 5 names, 2 wanted: every (5 // 2)-th from the first -> img0, img2
     assert sorted(man["source"].unique()) == ["references/img0.png", "references/img2.png"]
@@ -52,12 +69,28 @@ def test_without_sample_every_image_is_copied(tmp_path: Path) -> None:
     assert len(pd.read_csv(out / "manifest.csv")) == 3 * len(DEMO_DEGRADATIONS)
 
 
-@pytest.mark.parametrize("args", [["--sample", "0"], ["--max-size", "0"], ["--sample", "-2"], ["--sample", "two"],
-                                  ["--plan", "no_such_plan"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--sample", "0"],
+        ["--max-size", "0"],
+        ["--sample", "-2"],
+        ["--sample", "two"],
+        ["--plan", "no_such_plan"],
+    ],
+)
 def test_bad_value_is_exit_2_and_writes_nothing(tmp_path: Path, args: list[str]) -> None:
     imgs = _folder(tmp_path)
     out = tmp_path / "deg"
-    cmd = ["iqa", "degrade", "--images", str(imgs), *(["--plan", "demo"] if "--plan" not in args else []), *args,
-           "-o", str(out)]
+    cmd = [
+        "iqa",
+        "degrade",
+        "--images",
+        str(imgs),
+        *(["--plan", "demo"] if "--plan" not in args else []),
+        *args,
+        "-o",
+        str(out),
+    ]
     assert main(cmd) == 2
     assert not out.exists()

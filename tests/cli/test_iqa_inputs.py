@@ -31,7 +31,9 @@ def test_iqa_score_empty_or_header_only_pairs(tmp_path, capsys, content):
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("which, content", [("scores", ""), ("ratings", ""), ("ratings", "image,rater,rating\n")])
+@pytest.mark.parametrize(
+    "which, content", [("scores", ""), ("ratings", ""), ("ratings", "image,rater,rating\n")]
+)
 def test_iqa_agree_empty_or_header_only_inputs(tmp_path, capsys, which, content):
     args = command_args("iqa-agree", tmp_path)
     (tmp_path / f"{which}.csv").write_text(content)
@@ -45,18 +47,27 @@ def test_iqa_degrade_refuses_float_images_outside_0_1(tmp_path, capsys):
     _float_tiff(imgs / "a.tif", 4000.0)  # e.g. raw detector values: clipping would saturate ~every pixel
     plan = tmp_path / "plan.yaml"
     plan.write_text("degradations:\n  - {transform: gaussian_blur, params: {sigma: 1.0}}\n")
-    assert main(["iqa", "degrade", "--images", str(imgs), "--plan", str(plan), "-o", str(tmp_path / "o")]) == 2
+    assert (
+        main(["iqa", "degrade", "--images", str(imgs), "--plan", str(plan), "-o", str(tmp_path / "o")]) == 2
+    )
     line = one_error_line(capsys)
     assert "outside the data range 0..1" in line and "a.tif" in line
     assert not (tmp_path / "o").exists()
     _float_tiff(imgs / "a.tif", 1.0)  # in range: accepted
-    assert main(["iqa", "degrade", "--images", str(imgs), "--plan", str(plan), "-o", str(tmp_path / "o")]) == 0
+    assert (
+        main(["iqa", "degrade", "--images", str(imgs), "--plan", str(plan), "-o", str(tmp_path / "o")]) == 0
+    )
 
 
-@pytest.mark.parametrize("entry", ["{transform: gaussian_blur, params: {sigma: -1}}",
-                                   "{transform: gaussian_blur, params: {sigma: 0}}",
-                                   "{transform: gaussian_noise, params: {sigma: -0.1}}",
-                                   "{transform: unsharp_mask, params: {sigma: 1, amount: 0}}"])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "{transform: gaussian_blur, params: {sigma: -1}}",
+        "{transform: gaussian_blur, params: {sigma: 0}}",
+        "{transform: gaussian_noise, params: {sigma: -0.1}}",
+        "{transform: unsharp_mask, params: {sigma: 1, amount: 0}}",
+    ],
+)
 def test_iqa_degrade_refuses_no_op_or_negative_parameters_before_writing(tmp_path, capsys, entry):
     args = command_args("iqa-degrade", tmp_path)
     plan = Path(args[args.index("--plan") + 1])

@@ -24,7 +24,9 @@ def test_synth_real_boxes_header_only(tmp_path, capsys):
 def test_localize_refuses_non_square_heatmaps_and_duplicated_boxes(tmp_path, capsys):
     args = command_args("localize", tmp_path)
     npz, bbox = Path(args[args.index("--heatmaps") + 1]), Path(args[args.index("--boxes") + 1])
-    np.savez(tmp_path / "rect.npz", **{"im1.png/Atelectasis": np.ones((8, 16)), "im2.png/Nodule": np.ones((8, 8))})
+    np.savez(
+        tmp_path / "rect.npz", **{"im1.png/Atelectasis": np.ones((8, 16)), "im2.png/Nodule": np.ones((8, 8))}
+    )
     rect = [*args]
     rect[rect.index("--heatmaps") + 1] = str(tmp_path / "rect.npz")
     assert main([*rect, "-o", str(tmp_path / "o")]) == 2

@@ -24,37 +24,76 @@ def _err_line(capsys: pytest.CaptureFixture[str]) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("args, msg, shown", [
-    (["classify"], "out='/tmp/r' is a file; pass overwrite=True to replace it.",
-     "--out /tmp/r is a file; pass --overwrite to replace it."),
-    (["classify"], "out='/tmp/my results' is a file.", "--out '/tmp/my results' is a file."),
-    (["synth"], "pass synthetic=False (with real_boxes=) and out=.",
-     "pass --no-synthetic (with --real-boxes) and --out."),
-    (["agree"], "Pass a state_encoding= (cxreval, chexpert or binary), or blank_state='missing'.",
-     "Pass a --state-encoding (cxreval, chexpert or binary), or --blank-state missing."),
-    (["agree"], "Pass studies='each' to compare them on the studies both label.",
-     "Pass --intersect to compare them on the studies both label."),
-    (["reader", "status"], "url='sqlite:///s.db?mode=ro&uri=true': the SQLite file s.db does not exist.",
-     "--db sqlite:///s.db?mode=ro&uri=true: the SQLite file s.db does not exist."),
-    (["reader", "init"], "url='sqlite://': the reader study needs an SQLite file, not memory.",
-     "--db sqlite://: the reader study needs an SQLite file, not memory."),  # not its --url (the links' base)
-    (["data", "split", "chestxray14"], "The 'rng' parameter of patient_split must be an int.",
-     "--seed must be an int."),
-    (["classify"], "The 'n_resamples' parameter of evaluate_auc must be > 0.", "--n-resamples must be > 0."),
-    (["classify"], "ddof=1 and mode='fast' are not options of classify.",
-     "ddof=1 and mode='fast' are not options of classify."),
-    (["nosuchcommand"], "out='/tmp/r' is a file.", "out='/tmp/r' is a file."),
-])
+@pytest.mark.parametrize(
+    "args, msg, shown",
+    [
+        (
+            ["classify"],
+            "out='/tmp/r' is a file; pass overwrite=True to replace it.",
+            "--out /tmp/r is a file; pass --overwrite to replace it.",
+        ),
+        (["classify"], "out='/tmp/my results' is a file.", "--out '/tmp/my results' is a file."),
+        (
+            ["synth"],
+            "pass synthetic=False (with real_boxes=) and out=.",
+            "pass --no-synthetic (with --real-boxes) and --out.",
+        ),
+        (
+            ["agree"],
+            "Pass a state_encoding= (cxreval, chexpert or binary), or blank_state='missing'.",
+            "Pass a --state-encoding (cxreval, chexpert or binary), or --blank-state missing.",
+        ),
+        (
+            ["agree"],
+            "Pass studies='each' to compare them on the studies both label.",
+            "Pass --intersect to compare them on the studies both label.",
+        ),
+        (
+            ["reader", "status"],
+            "url='sqlite:///s.db?mode=ro&uri=true': the SQLite file s.db does not exist.",
+            "--db sqlite:///s.db?mode=ro&uri=true: the SQLite file s.db does not exist.",
+        ),
+        (
+            ["reader", "init"],
+            "url='sqlite://': the reader study needs an SQLite file, not memory.",
+            "--db sqlite://: the reader study needs an SQLite file, not memory.",
+        ),  # not its --url (the links' base)
+        (
+            ["data", "split", "chestxray14"],
+            "The 'rng' parameter of patient_split must be an int.",
+            "--seed must be an int.",
+        ),
+        (
+            ["classify"],
+            "The 'n_resamples' parameter of evaluate_auc must be > 0.",
+            "--n-resamples must be > 0.",
+        ),
+        (
+            ["classify"],
+            "ddof=1 and mode='fast' are not options of classify.",
+            "ddof=1 and mode='fast' are not options of classify.",
+        ),
+        (["nosuchcommand"], "out='/tmp/r' is a file.", "out='/tmp/r' is a file."),
+    ],
+)
 def test_parameters_become_the_commands_options(args, msg, shown):
     assert user_message(msg, args) == shown
 
 
 # ---- end to end: the library's message, then the command's one line ------------------------------------
 
+
 def _labels(d: Path, states: list[object]) -> Path:
     p = d / "labels.csv"
-    pd.DataFrame({"study_id": [f"s{i}" for i in range(len(states))] * 2, "patient_id": "p1", "finding": "Edema",
-                  "source": ["CR"] * len(states) + ["Rep1"] * len(states), "state": states * 2}).to_csv(p, index=False)
+    pd.DataFrame(
+        {
+            "study_id": [f"s{i}" for i in range(len(states))] * 2,
+            "patient_id": "p1",
+            "finding": "Edema",
+            "source": ["CR"] * len(states) + ["Rep1"] * len(states),
+            "state": states * 2,
+        }
+    ).to_csv(p, index=False)
     return p
 
 
@@ -87,7 +126,9 @@ def test_thresholds_is_named_as_the_flag_by_the_cli(tmp_path, capsys):
 
     bad = tmp_path / "thresholds.json"
     bad.write_text("{not json")
-    with pytest.raises(InvalidParameterError, match=re.escape(f"thresholds={str(bad)!r}: cannot read it as JSON")):
+    with pytest.raises(
+        InvalidParameterError, match=re.escape(f"thresholds={str(bad)!r}: cannot read it as JSON")
+    ):
         load_thresholds(bad)
     assert main(["report", str(tmp_path), "--thresholds", str(bad), "-o", str(tmp_path / "r.html")]) == 2
     assert _err_line(capsys).startswith(f"cxreval: error: --thresholds {bad}: cannot read it as JSON")
@@ -97,7 +138,9 @@ def test_db_is_named_as_the_flag_by_the_cli(tmp_path, capsys):
     pytest.importorskip("sqlalchemy")
     from cxreval.reader.db import make_engine
 
-    with pytest.raises(InvalidParameterError, match=r"url='sqlite://': the reader study needs an SQLite file"):
+    with pytest.raises(
+        InvalidParameterError, match=r"url='sqlite://': the reader study needs an SQLite file"
+    ):
         make_engine("sqlite://")
     url = f"sqlite:///{tmp_path / 'none.db'}"
     assert main(["reader", "status", "--db", url]) == 2
@@ -107,6 +150,7 @@ def test_db_is_named_as_the_flag_by_the_cli(tmp_path, capsys):
 
 # ---- the library names no command-line option in its errors ---------------------------------------------
 
+
 def _error_texts(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, text) of every string inside a call of something named ``...Error``."""
     out = []
@@ -115,8 +159,11 @@ def _error_texts(tree: ast.AST) -> list[tuple[int, str]]:
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
             if name.endswith("Error"):
-                out += [(c.lineno, c.value) for c in ast.walk(node)
-                        if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+                out += [
+                    (c.lineno, c.value)
+                    for c in ast.walk(node)
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                ]
     return out
 
 

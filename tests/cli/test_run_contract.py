@@ -76,8 +76,22 @@ def _plan_tables(d: Path, ids: Callable[[str], str] = str) -> tuple[Path, Path]:
 def _plan(*extra: str, ids: Callable[[str], str] = str, images: bool = False) -> Callable[[Path], list[str]]:
     def build(d: Path) -> list[str]:
         preds, labels = _plan_tables(d, ids)
-        args = ["plan", "-p", str(preds), "-l", str(labels), "--reference", "CR", "--budget", "5", "--n-draws", "10"]
-        if images:  # every study's image where its id leads from the image folder (two levels up for '../../s1')
+        args = [
+            "plan",
+            "-p",
+            str(preds),
+            "-l",
+            str(labels),
+            "--reference",
+            "CR",
+            "--budget",
+            "5",
+            "--n-draws",
+            "10",
+        ]
+        if (
+            images
+        ):  # every study's image where its id leads from the image folder (two levels up for '../../s1')
             from PIL import Image
 
             (d / "a" / "b" / "imgs").mkdir(parents=True)
@@ -87,6 +101,7 @@ def _plan(*extra: str, ids: Callable[[str], str] = str, images: bool = False) ->
                 Image.fromarray(np.zeros((8, 8), dtype=np.uint8)).save(target)
             args += ["--images", str(d / "a" / "b" / "imgs")]
         return [*args, *extra, "-o", OUT]
+
     return build
 
 
@@ -98,7 +113,18 @@ def _classify_compressed(table: str, codec: str) -> Callable[[Path], list[str]]:
         bad.write_bytes(_damaged(chosen.read_bytes(), codec))
         chosen.unlink()
         tables = {"labels": labels, "preds": preds, table: bad}
-        return ["classify", "-p", str(tables["preds"]), "-l", str(tables["labels"]), "--n-resamples", "0", "-o", OUT]
+        return [
+            "classify",
+            "-p",
+            str(tables["preds"]),
+            "-l",
+            str(tables["labels"]),
+            "--n-resamples",
+            "0",
+            "-o",
+            OUT,
+        ]
+
     return build
 
 
@@ -109,12 +135,15 @@ def _mimic(damage: str = "", *extra: str) -> Callable[[Path], list[str]]:
             f = root / damage
             f.write_bytes(_damaged(gzip.decompress(f.read_bytes()), "gz"))
         return ["data", "export", "mimic_cxr", "--path", str(root), *extra, "-o", OUT]
+
     return build
 
 
-RELEASE_HEADER = ("Path,Sex,Age,Frontal/Lateral,AP/PA,No Finding,Enlarged Cardiomediastinum,Cardiomegaly,Lung Opacity,"
-                  "Lung Lesion,Edema,Consolidation,Pneumonia,Atelectasis,Pneumothorax,Pleural Effusion,Pleural Other,"
-                  "Fracture,Support Devices")
+RELEASE_HEADER = (
+    "Path,Sex,Age,Frontal/Lateral,AP/PA,No Finding,Enlarged Cardiomediastinum,Cardiomegaly,Lung Opacity,"
+    "Lung Lesion,Edema,Consolidation,Pneumonia,Atelectasis,Pneumothorax,Pleural Effusion,Pleural Other,"
+    "Fracture,Support Devices"
+)
 
 
 def _chexpert(*extra: str) -> Callable[[Path], list[str]]:
@@ -123,9 +152,11 @@ def _chexpert(*extra: str) -> Callable[[Path], list[str]]:
         root.mkdir()
         row = ",Female,68,Frontal,AP,1.0,,,,,,,,,0.0,,,,1.0"
         for name, part in (("train.csv", "train"), ("valid.csv", "valid")):
-            (root / name).write_text(f"{RELEASE_HEADER}\nCheXpert-v1.0-small/{part}/patient00001/study1/"
-                                     f"view1_frontal.jpg{row}\n")
+            (root / name).write_text(
+                f"{RELEASE_HEADER}\nCheXpert-v1.0-small/{part}/patient00001/study1/view1_frontal.jpg{row}\n"
+            )
         return ["data", "export", "chexpert", "--path", str(root), *extra, "-o", OUT]
+
     return build
 
 
@@ -139,13 +170,17 @@ def _rsna(codec: str) -> Callable[[Path], list[str]]:
         (d / "rsna" / f"stage_2_train_labels.csv.{codec}").write_bytes(_damaged(RSNA_LABELS.encode(), codec))
         (d / "rsna" / "stage_2_detailed_class_info.csv").write_text(RSNA_CLASSES)
         return ["data", "export", "rsna_pneumonia_boxes", "--path", str(d / "rsna"), "-o", OUT]
+
     return build
 
 
 def _siim(dataset: str, encoded: str) -> Callable[[Path], list[str]]:
     def build(d: Path) -> list[str]:
-        (d / "train-rle.csv").write_text(f"ImageId, EncodedPixels\n1.2.3.1,-1\n1.2.3.2, 1 2 4 2\n1.2.3.3, {encoded}\n")
+        (d / "train-rle.csv").write_text(
+            f"ImageId, EncodedPixels\n1.2.3.1,-1\n1.2.3.2, 1 2 4 2\n1.2.3.3, {encoded}\n"
+        )
         return ["data", "export", dataset, "--path", str(d / "train-rle.csv"), "-o", OUT]
+
     return build
 
 
@@ -154,8 +189,19 @@ def _finetune(*extra: str) -> Callable[[Path], list[str]]:
         (d / "imgs").mkdir()
         label_table(4, seed=0).to_csv(d / "labels.csv", index=False)
         (d / "m.yaml").write_text("checkpoint: m.pt\n")
-        return ["finetune", "--images", str(d / "imgs"), "--labels", str(d / "labels.csv"), "--model",
-                f"torch:{d / 'm.yaml'}", *extra, "-o", OUT]
+        return [
+            "finetune",
+            "--images",
+            str(d / "imgs"),
+            "--labels",
+            str(d / "labels.csv"),
+            "--model",
+            f"torch:{d / 'm.yaml'}",
+            *extra,
+            "-o",
+            OUT,
+        ]
+
     return build
 
 
@@ -167,14 +213,20 @@ def _reader_init(patients: bytes) -> Callable[[Path], list[str]]:
         for i in range(2):
             Image.fromarray(np.zeros((8, 8), dtype=np.uint8)).save(d / "imgs" / f"im{i}.png")
         (d / "patients.csv").write_bytes(patients)
-        (d / "study.yaml").write_text("findings: [Effusion]\nimages: imgs\npatients: patients.csv\nreaders: [r1]\n")
+        (d / "study.yaml").write_text(
+            "findings: [Effusion]\nimages: imgs\npatients: patients.csv\nreaders: [r1]\n"
+        )
         return ["reader", "init", "--study", str(d / "study.yaml"), "--db", f"sqlite:///{OUT}"]
+
     return build
 
 
 def _classify_folder(d: Path) -> Path:
     preds, labels = _plan_tables(d)
-    assert main(["classify", "-p", str(preds), "-l", str(labels), "--n-resamples", "0", "-o", str(d / "cls")]) == 0
+    assert (
+        main(["classify", "-p", str(preds), "-l", str(labels), "--n-resamples", "0", "-o", str(d / "cls")])
+        == 0
+    )
     return d / "cls"
 
 
@@ -184,19 +236,46 @@ def _report_over(name: str, *extra: str, record: bool = True) -> Callable[[Path]
         if not record:  # a folder of tables without cxreval's run.json: every result file counts
             (folder / "run.json").unlink()
         return ["report", str(folder), "--out", str(folder / name), *extra]
+
     return build
 
 
 def _report_thresholds(d: Path) -> list[str]:
     folder = _classify_folder(d)
     (d / "th.json").write_text('{"srcc": {"stable": 0.9, "unstable": -1}}')
-    return ["report", str(folder), "--thresholds", str(d / "th.json"), "--out", str(d / "th.json"), "--overwrite"]
+    return [
+        "report",
+        str(folder),
+        "--thresholds",
+        str(d / "th.json"),
+        "--out",
+        str(d / "th.json"),
+        "--overwrite",
+    ]
 
 
 def _report_lost_power(d: Path) -> list[str]:
     preds, labels = _plan_tables(d)
-    assert main(["plan", "-p", str(preds), "-l", str(labels), "--reference", "CR", "--budget", "5", "--n-draws", "10",
-                 "-o", str(d / "plan")]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "-p",
+                str(preds),
+                "-l",
+                str(labels),
+                "--reference",
+                "CR",
+                "--budget",
+                "5",
+                "--n-draws",
+                "10",
+                "-o",
+                str(d / "plan"),
+            ]
+        )
+        == 0
+    )
     for suffix in (".csv", ".parquet"):
         (d / "plan" / f"power{suffix}").unlink()
     return ["report", str(d / "plan"), "--out", OUT]
@@ -207,6 +286,7 @@ def _seed(command: str) -> Callable[[Path], list[str]]:
         preds, labels = _plan_tables(d)
         extra = ["--reference", "CR", "--budget", "5"] if command == "plan" else []
         return [command, "-p", str(preds), "-l", str(labels), *extra, "--seed", "-1", "-o", OUT]
+
     return build
 
 
@@ -216,37 +296,63 @@ CASES = [
     Case("report-out-is-a-result-file", _report_over("auc.csv"), "--out"),
     Case("report-out-is-its-parquet-twin", _report_over("auc.parquet", "--overwrite"), "is the input"),
     Case("report-out-is-the-run-record", _report_over("run.json", "--overwrite"), "is the input"),
-    Case("report-out-is-a-result-file-no-run-record", _report_over("auc.csv", "--overwrite", record=False),
-         "is the input"),
+    Case(
+        "report-out-is-a-result-file-no-run-record",
+        _report_over("auc.csv", "--overwrite", record=False),
+        "is the input",
+    ),
     Case("report-pdf-out-is-the-page", _report_over("r.pdf", "--pdf"), "--pdf"),
     Case("report-out-is-the-thresholds", _report_thresholds, "is the input"),
     # 2. a write outside --out: a study id leading out of the image folder
-    Case("plan-study-id-traversal-images", _plan(ids=lambda s: f"../../{s}", images=True), "study_id '../../"),
+    Case(
+        "plan-study-id-traversal-images", _plan(ids=lambda s: f"../../{s}", images=True), "study_id '../../"
+    ),
     Case("plan-study-id-traversal", _plan(ids=lambda s: f"../../{s}"), "study_id '../../"),
     Case("plan-study-id-absolute", _plan(ids=lambda s: f"/tmp/{s}"), "is an absolute path"),
     # 3. internal errors: decompressors, an overflow, a Unicode digit, empty or undecodable files, torch's checks
-    *[Case(f"classify-{t}-damaged-{c}", _classify_compressed(t, c), f"{t}.csv.{c}' as CSV")
-      for t in ("labels", "preds") for c in ("gz", "zip", "xz", "bz2")],
-    Case("mimic-damaged-labels-gz", _mimic("mimic-cxr-2.0.0-chexpert.csv.gz"), "mimic-cxr-2.0.0-chexpert.csv.gz"),
-    Case("mimic-damaged-metadata-gz", _mimic("mimic-cxr-2.0.0-metadata.csv.gz", "--views", "PA"),
-         "mimic-cxr-2.0.0-metadata.csv.gz"),
-    Case("mimic-damaged-split-gz", _mimic("mimic-cxr-2.0.0-split.csv.gz", "--split", "test"),
-         "mimic-cxr-2.0.0-split.csv.gz"),
+    *[
+        Case(f"classify-{t}-damaged-{c}", _classify_compressed(t, c), f"{t}.csv.{c}' as CSV")
+        for t in ("labels", "preds")
+        for c in ("gz", "zip", "xz", "bz2")
+    ],
+    Case(
+        "mimic-damaged-labels-gz",
+        _mimic("mimic-cxr-2.0.0-chexpert.csv.gz"),
+        "mimic-cxr-2.0.0-chexpert.csv.gz",
+    ),
+    Case(
+        "mimic-damaged-metadata-gz",
+        _mimic("mimic-cxr-2.0.0-metadata.csv.gz", "--views", "PA"),
+        "mimic-cxr-2.0.0-metadata.csv.gz",
+    ),
+    Case(
+        "mimic-damaged-split-gz",
+        _mimic("mimic-cxr-2.0.0-split.csv.gz", "--split", "test"),
+        "mimic-cxr-2.0.0-split.csv.gz",
+    ),
     Case("rsna-damaged-zip", _rsna("zip"), "stage_2_train_labels.csv.zip"),
     Case("rsna-damaged-gz", _rsna("gz"), "stage_2_train_labels.csv.gz"),
-    Case("siim-boxes-beyond-64-bits", _siim("siim_acr_pneumothorax_boxes", "1 99999999999999999999999"),
-         "column 'EncodedPixels'"),
+    Case(
+        "siim-boxes-beyond-64-bits",
+        _siim("siim_acr_pneumothorax_boxes", "1 99999999999999999999999"),
+        "column 'EncodedPixels'",
+    ),
     Case("plan-budgets-unicode-digit", _plan("--budgets", "5,²"), "--budgets"),
     Case("plan-budgets-arabic-digit", _plan("--budgets", "5,٣"), "--budgets"),
     Case("reader-init-empty-patients", _reader_init(b""), "patients.csv"),
-    Case("reader-init-not-utf8-patients", _reader_init(b"study_id,patient_id\nim0,\xff\xfe\n"), "patients.csv"),
+    Case(
+        "reader-init-not-utf8-patients", _reader_init(b"study_id,patient_id\nim0,\xff\xfe\n"), "patients.csv"
+    ),
     Case("finetune-negative-lr", _finetune("--lr", "-1"), "--lr"),
     Case("finetune-nan-lr", _finetune("--lr", "nan"), "--lr"),
     Case("finetune-negative-weight-decay", _finetune("--weight-decay", "-1"), "--weight-decay"),
     # 4. accepted silently, or an empty success
     Case("siim-labels-not-rle", _siim("siim_acr_pneumothorax", "pneumothorax"), "column 'EncodedPixels'"),
-    Case("siim-labels-beyond-64-bits", _siim("siim_acr_pneumothorax", "1 99999999999999999999999"),
-         "past the 1024 x 1024 image"),
+    Case(
+        "siim-labels-beyond-64-bits",
+        _siim("siim_acr_pneumothorax", "1 99999999999999999999999"),
+        "past the 1024 x 1024 image",
+    ),
     Case("mimic-views-unknown", _mimic("", "--views", "XYZ"), "--views"),
     Case("chexpert-views-unknown", _chexpert("--views", "XYZ"), "--views"),
     Case("report-plan-power-lost", _report_lost_power, "power.csv is missing"),
@@ -258,14 +364,27 @@ CASES = [
 
 
 def _digest(folder: Path, skip: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file() and skip not in (p, *p.parents)}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and skip not in (p, *p.parents)
+    }
 
 
 def test_the_table_covers_every_command_of_the_issue() -> None:
     assert len(CASES) >= 26 and len({c.id for c in CASES}) == len(CASES)
     commands = {c.id.split("-")[0] for c in CASES}
-    assert {"report", "plan", "classify", "mimic", "chexpert", "rsna", "siim", "reader", "finetune"} <= commands
+    assert {
+        "report",
+        "plan",
+        "classify",
+        "mimic",
+        "chexpert",
+        "rsna",
+        "siim",
+        "reader",
+        "finetune",
+    } <= commands
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -300,7 +419,9 @@ def test_load_dataset_names_a_damaged_file(tmp_path: Path) -> None:
     root = write_mimic_folder(tmp_path / "mimic")
     f = root / "mimic-cxr-2.0.0-negbio.csv.gz"
     f.write_bytes(_damaged(gzip.decompress(f.read_bytes()), "gz"))
-    with pytest.raises(SchemaError, match=r"mimic-cxr-2\.0\.0-negbio\.csv\.gz' as CSV: its gzip data is damaged"):
+    with pytest.raises(
+        SchemaError, match=r"mimic-cxr-2\.0\.0-negbio\.csv\.gz' as CSV: its gzip data is damaged"
+    ):
         load_dataset("mimic_cxr", root)
 
 
@@ -315,13 +436,16 @@ def test_a_truncated_compressed_table_names_the_file(tmp_path: Path) -> None:
         read_table(t, text=True)
     with pytest.raises(SchemaError, match=r"^custom: .*t\.csv\.xz"):
         read_csv_file(t, error=lambda p, exc: f"custom: {p}: {exc}")
-    shutil.copyfile(t, tmp_path / "plain.csv")  # the same bytes, uncompressed by name: a parse error, said as such
+    shutil.copyfile(
+        t, tmp_path / "plain.csv"
+    )  # the same bytes, uncompressed by name: a parse error, said as such
     with pytest.raises(SchemaError, match=r"plain\.csv' as CSV"):
         read_table(tmp_path / "plain.csv", text=True)
 
 
-def test_out_of_memory_names_the_commands_own_options(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_out_of_memory_names_the_commands_own_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A run out of memory is exit 2 naming the options of that command that size it: plan's --n-draws, never
     --n-resamples, which plan does not have."""
     import cxreval.planning
@@ -331,10 +455,24 @@ def test_out_of_memory_names_the_commands_own_options(tmp_path: Path, capsys: py
 
     monkeypatch.setattr(cxreval.planning, "plan_relabelling", exhausted)
     preds, labels = _plan_tables(tmp_path)
-    argv = ["plan", "-p", str(preds), "-l", str(labels), "--reference", "CR", "--budget", "5", "-o", str(tmp_path / "o")]
+    argv = [
+        "plan",
+        "-p",
+        str(preds),
+        "-l",
+        str(labels),
+        "--reference",
+        "CR",
+        "--budget",
+        "5",
+        "-o",
+        str(tmp_path / "o"),
+    ]
     assert main(argv) == 2
     line = capsys.readouterr().err.strip()
-    assert line.startswith("cxreval: error: out of memory (Unable to allocate 179. GiB") and "--n-draws" in line, line
+    assert (
+        line.startswith("cxreval: error: out of memory (Unable to allocate 179. GiB") and "--n-draws" in line
+    ), line
     assert "--n-resamples" not in line
 
 

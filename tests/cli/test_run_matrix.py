@@ -50,9 +50,14 @@ class Run:
     """A cxreval subprocess whose stderr is read by a thread (so waiting for the hold marker cannot hang)."""
 
     def __init__(self, args: list[str], *, hold: float | None = None) -> None:
-        run = ["-m", "cxreval"] if hold is None else ["-c", _hold.MAIN.format(path=str(HERE), seconds=float(hold))]
-        self.proc = subprocess.Popen([sys.executable, *run, *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+        run = (
+            ["-m", "cxreval"]
+            if hold is None
+            else ["-c", _hold.MAIN.format(path=str(HERE), seconds=float(hold))]
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, *run, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         self.lines: list[str] = []
         self.held = threading.Event()
         self._t = threading.Thread(target=self._read, daemon=True)
@@ -125,8 +130,9 @@ class ForkServer:
     """A process that has imported cxreval's commands once and forks one child per run."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", _SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.proc.stdout.readline().strip() == "ready"  # type: ignore[union-attr]
 
     def request(self, **req: object) -> int:
@@ -150,8 +156,14 @@ class ForkedRun:
         base = Path(os.environ.get("TMPDIR", "/tmp"))
         self.err = base / f"cxreval-run-{os.getpid()}-{ForkedRun._n}.err"
         outf = self.err.with_suffix(".out")
-        self.pid = server.request(op="run", argv=args, hold=None if hold is None else float(hold), here=str(HERE),
-                                  stdout=str(outf), stderr=str(self.err))
+        self.pid = server.request(
+            op="run",
+            argv=args,
+            hold=None if hold is None else float(hold),
+            here=str(HERE),
+            stdout=str(outf),
+            stderr=str(self.err),
+        )
         self._files = (self.err, outf)
 
     def _lines(self) -> list[str]:
@@ -188,8 +200,11 @@ def fork_server():
 
 
 def _digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _assert_readable(out: Path) -> None:
@@ -269,7 +284,10 @@ def _matrix(tmp_path: Path, name: str, start) -> None:
     b = start([*args, "-o", str(out), "--overwrite"])
     rc, err = b.finish()
     assert rc == 2 and "is being written by another cxreval run" in _one_error_line(err), err
-    assert sorted(p.name for p in out.iterdir()) == ["previous.txt", "run.json"]  # nothing visible before the commit
+    assert sorted(p.name for p in out.iterdir()) == [
+        "previous.txt",
+        "run.json",
+    ]  # nothing visible before the commit
     a.send_signal(signal.SIGUSR1)  # release A: it succeeds and replaces the earlier folder whole
     rc, err = a.finish()
     assert rc == 0, err
@@ -307,8 +325,9 @@ def _forbid(monkeypatch: pytest.MonkeyPatch, dotted: str) -> None:
 
 @pytest.mark.parametrize("case", ["file", "under-file", "unwritable"])
 @pytest.mark.parametrize("name", WRITING_COMMANDS)
-def test_bad_out_is_one_line_exit_2_before_computing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                      monkeypatch: pytest.MonkeyPatch, name: str, case: str) -> None:
+def test_bad_out_is_one_line_exit_2_before_computing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str, case: str
+) -> None:
     args = command_args(name, tmp_path / "in")
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
@@ -358,8 +377,11 @@ def test_every_command_with_out_is_in_the_matrix():
 # --------------------------------------------------------------------------- inputs are never lost
 def _tree(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` (hidden ones included) with its SHA-256: what must survive a refused run."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _refused(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -377,7 +399,8 @@ NO_INPUT_FILES = ("synth", "demo")
 
 @pytest.mark.parametrize("name", [n for n in WRITING_COMMANDS if n not in NO_INPUT_FILES])
 def test_out_onto_the_input_folder_with_overwrite_keeps_every_input(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
     """``-o`` = the folder holding the inputs, ``--overwrite``: refused before computing, naming an input (or
     the folder, where the command's inputs are not files there), and every file in it intact."""
     d = tmp_path / "in"
@@ -392,7 +415,8 @@ def test_out_onto_the_input_folder_with_overwrite_keeps_every_input(
 
 @pytest.mark.parametrize("name", WRITING_COMMANDS)
 def test_overwrite_refuses_a_folder_cxreval_did_not_write(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
     args = command_args(name, tmp_path / "in")
     user = tmp_path / "thesis"
     user.mkdir()
@@ -405,8 +429,9 @@ def test_overwrite_refuses_a_folder_cxreval_did_not_write(
 
 
 @pytest.mark.parametrize("name", ["classify", "agree"])
-def test_out_inside_a_folder_input_is_not_replaced(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                    name: str) -> None:
+def test_out_inside_a_folder_input_is_not_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
     """A folder of label parts as input and an earlier output inside it: --overwrite would change the input."""
     d = tmp_path / "in"
     args = command_args(name, d)
@@ -440,7 +465,8 @@ def _labels_arg(args: list[str]) -> Path:
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 @pytest.mark.parametrize("name", LABEL_COMMANDS)
 def test_blank_state_cell_is_refused_with_file_row_and_column(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, fmt: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, fmt: str
+) -> None:
     args = command_args(name, tmp_path / "in")
     lab = _labels_arg(args)
     t = pd.read_csv(lab, dtype=str)
@@ -454,7 +480,9 @@ def test_blank_state_cell_is_refused_with_file_row_and_column(
         t.to_csv(lab, index=False)
     out = tmp_path / "out"
     line = _refused(capsys, [*args, "-o", str(out)])
-    assert str(lab) in line and "row 7" in line and "column 'state'" in line and "--blank-state missing" in line, line
+    assert (
+        str(lab) in line and "row 7" in line and "column 'state'" in line and "--blank-state missing" in line
+    ), line
     assert not out.exists()
 
 
@@ -473,8 +501,9 @@ def _table_inputs(args: list[str]) -> list[Path]:
     return [Path(a) for a in args if a.endswith(".csv") and Path(a).is_file()]
 
 
-TABLE_COMMANDS = tuple(n for n in WRITING_COMMANDS if n not in ("synth", "demo", "iqa-degrade", "reader-export",
-                                                                "predict"))
+TABLE_COMMANDS = tuple(
+    n for n in WRITING_COMMANDS if n not in ("synth", "demo", "iqa-degrade", "reader-export", "predict")
+)
 """The writing commands that read a CSV table (synth, demo, iqa degrade, reader export and predict read none)."""
 
 
@@ -503,8 +532,9 @@ def small_mount(tmp_path: Path):
     mounted: list[Path] = []
 
     def mount(options: str) -> Path:
-        r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)], capture_output=True,
-                           text=True)
+        r = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)], capture_output=True, text=True
+        )
         if r.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
         mounted.append(point)
@@ -516,8 +546,9 @@ def small_mount(tmp_path: Path):
 
 
 @pytest.mark.parametrize("name", [n for n in WRITING_COMMANDS if n != "demo"])
-def test_disk_full_is_one_line_naming_out(tmp_path: Path, capsys: pytest.CaptureFixture[str], small_mount,
-                                          name: str) -> None:
+def test_disk_full_is_one_line_naming_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_mount, name: str
+) -> None:
     """ENOSPC on a tmpfs of two pages: one line naming --out and the cause, exit 2, nothing left behind."""
     args = command_args(name, tmp_path / "in")
     point = small_mount("size=8k,nr_inodes=64")
@@ -527,14 +558,19 @@ def test_disk_full_is_one_line_naming_out(tmp_path: Path, capsys: pytest.Capture
     left = list(point.iterdir())
     if name == "predict":  # predict keeps its documented resume store (whole shards only) for the rerun
         from cxreval.predict import partial_path
+
         left = [p for p in left if p != partial_path(out)]
     assert left == []
 
 
 @pytest.mark.parametrize("name", WRITING_COMMANDS)
-def test_read_only_file_system_is_one_line_naming_out(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                      monkeypatch: pytest.MonkeyPatch, small_mount,
-                                                      name: str) -> None:
+def test_read_only_file_system_is_one_line_naming_out(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    small_mount,
+    name: str,
+) -> None:
     args = command_args(name, tmp_path / "in")
     point = small_mount("ro,size=64k")
     out = point / "sub" / "res"

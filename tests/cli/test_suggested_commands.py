@@ -127,14 +127,17 @@ def _fake_wheel(d: Path) -> tuple[Path, str]:
     return p, hashlib.sha256(p.read_bytes()).hexdigest()
 
 
-def run_data_fetch(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+def run_data_fetch(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     mp.setenv("CXREVAL_CACHE", str(request.getfixturevalue("metadata_dir").parent))
     assert main(["data", "fetch"]) == 0
     assert capsys.readouterr().out.startswith("cached: 7 metadata files in ")
 
 
-def run_data_fetch_from_wheel(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                              request: pytest.FixtureRequest) -> None:
+def run_data_fetch_from_wheel(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     import cxreval.cli.data as cli_data
     from cxreval.datasets import fetch_metadata
 
@@ -145,33 +148,42 @@ def run_data_fetch_from_wheel(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.
     assert capsys.readouterr().out.startswith("extracted: 7 metadata files in ")
 
 
-def run_audit_json(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+def run_audit_json(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     mp.setenv("CXREVAL_CACHE", str(request.getfixturevalue("metadata_dir").parent))
     assert main(["data", "audit", "chestxray14", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_images"] == 112_120
 
 
-def run_rank_xqa(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+def run_rank_xqa(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     mp.chdir(tmp)
     assert main(["rank", "--auc-table", "xqa", "--out", "xqa"]) == 0
     assert (tmp / "xqa" / "rank_correlation.csv").exists()
 
 
-def run_rank_predictions(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                         request: pytest.FixtureRequest) -> None:
+def run_rank_predictions(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     args = request.getfixturevalue("make_args")("rank", tmp / "in")  # tests/cli/conftest.py: small inputs
     assert main(args + ["--out", str(tmp / "rank")]) == 0
     assert len(pd.read_csv(tmp / "rank" / "rank_correlation.csv")) > 0
 
 
-def run_iqa_agree(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+def run_iqa_agree(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     args = request.getfixturevalue("make_args")("iqa-agree", tmp / "in")
     s, r = args[args.index("--scores") + 1], args[args.index("--ratings") + 1]
     assert main(["iqa", "agree", "--scores", s, "--ratings", r, "--out", str(tmp / "OUT")]) == 0
     assert len(pd.read_csv(tmp / "OUT" / "metric_agreement.csv")) > 0
 
 
-def run_reader_init(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+def run_reader_init(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
     args = request.getfixturevalue("make_args")("iqa-degrade", tmp)  # writes two small PNGs into tmp/imgs
     imgs = Path(args[args.index("--images") + 1])
@@ -184,8 +196,9 @@ def run_reader_init(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFix
     assert (tmp / DEFAULT_URL.removeprefix("sqlite:///")).exists() and "r1: http" in capsys.readouterr().out
 
 
-def run_plan_reader_study(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                          request: pytest.FixtureRequest) -> None:
+def run_plan_reader_study(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     """`cxreval plan --images` says `reader init --study OUT/study.yaml`; its summary.md says `reader init --study
     study.yaml --db sqlite:///relabel.db` and `reader add-reader NAME --db sqlite:///relabel.db`, in the folder."""
     pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
@@ -193,18 +206,42 @@ def run_plan_reader_study(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.Capt
 
     from cxreval.planning import simulate_study_set
 
-    sim = simulate_study_set(30, auc=[0.85, 0.75], sensitivity=[0.8], specificity=[0.85], prevalence=0.3, rng=0)
+    sim = simulate_study_set(
+        30, auc=[0.85, 0.75], sensitivity=[0.8], specificity=[0.85], prevalence=0.3, rng=0
+    )
     sim.predictions.to_csv(tmp / "p.csv", index=False)
     sim.labels.to_csv(tmp / "l.csv", index=False)
     (tmp / "imgs").mkdir()
     for sid in sim.truth.index:
         Image.new("L", (8, 8), 9).save(tmp / "imgs" / f"{sid}.png")
     out = tmp / "OUT"
-    assert main(["plan", "-p", str(tmp / "p.csv"), "-l", str(tmp / "l.csv"), "--reference", "ref0", "--budget", "4",
-                 "--n-draws", "5", "--images", str(tmp / "imgs"), "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "-p",
+                str(tmp / "p.csv"),
+                "-l",
+                str(tmp / "l.csv"),
+                "--reference",
+                "ref0",
+                "--budget",
+                "4",
+                "--n-draws",
+                "5",
+                "--images",
+                str(tmp / "imgs"),
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     said = capsys.readouterr().out
     assert f"cxreval reader init --study {out / 'study.yaml'}" in said
-    assert main(["reader", "init", "--study", str(out / "study.yaml"), "--db", f"sqlite:///{tmp / 'a.db'}"]) == 0
+    assert (
+        main(["reader", "init", "--study", str(out / "study.yaml"), "--db", f"sqlite:///{tmp / 'a.db'}"]) == 0
+    )
     summary = (out / "summary.md").read_text()
     assert "`cxreval reader init --study study.yaml --db sqlite:///relabel.db`" in summary
     mp.chdir(out)
@@ -213,8 +250,9 @@ def run_plan_reader_study(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.Capt
     assert "http" in capsys.readouterr().out
 
 
-def run_plan_pilot(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                   request: pytest.FixtureRequest) -> None:
+def run_plan_pilot(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     """`cxreval plan --pilot`'s summary.md says `reader init --study study.yaml` and `reader add-reader`, in the
     folder: both run there."""
     pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
@@ -223,18 +261,53 @@ def run_plan_pilot(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixt
     from cxreval.mrmc import simulate_roe_metz
 
     sim = simulate_roe_metz(n_readers=4, n_cases_negative=30, n_cases_positive=30, rng=0)
-    pd.DataFrame([{"reader": f"r{r}", "modality": ("unaided", "aided")[m], "study_id": f"s{i}", "finding": "Effusion",
-                   "rating": float(sim.ratings[m, r, i])} for m in range(2) for r in range(4) for i in range(60)]
-                 ).to_csv(tmp / "pilot.csv", index=False)
-    pd.DataFrame({"study_id": [f"s{i}" for i in range(60)], "patient_id": [f"p{i}" for i in range(60)],
-                  "finding": "Effusion", "source": "gt", "state": ["positive" if t else "negative" for t in sim.truth]}
-                 ).to_csv(tmp / "labels.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "reader": f"r{r}",
+                "modality": ("unaided", "aided")[m],
+                "study_id": f"s{i}",
+                "finding": "Effusion",
+                "rating": float(sim.ratings[m, r, i]),
+            }
+            for m in range(2)
+            for r in range(4)
+            for i in range(60)
+        ]
+    ).to_csv(tmp / "pilot.csv", index=False)
+    pd.DataFrame(
+        {
+            "study_id": [f"s{i}" for i in range(60)],
+            "patient_id": [f"p{i}" for i in range(60)],
+            "finding": "Effusion",
+            "source": "gt",
+            "state": ["positive" if t else "negative" for t in sim.truth],
+        }
+    ).to_csv(tmp / "labels.csv", index=False)
     (tmp / "imgs").mkdir()
     for i in range(60):
         Image.new("L", (8, 8), 9).save(tmp / "imgs" / f"s{i}.png")
     out = tmp / "OUT"
-    assert main(["plan", "--pilot", str(tmp / "pilot.csv"), "-l", str(tmp / "labels.csv"), "--reference", "gt",
-                 "--effect", "0.05", "--images", str(tmp / "imgs"), "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "--pilot",
+                str(tmp / "pilot.csv"),
+                "-l",
+                str(tmp / "labels.csv"),
+                "--reference",
+                "gt",
+                "--effect",
+                "0.05",
+                "--images",
+                str(tmp / "imgs"),
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     summary = (out / "summary.md").read_text()
     assert "`cxreval reader init --study study.yaml`" in summary and "`cxreval reader add-reader`" in summary
     mp.chdir(out)
@@ -244,8 +317,9 @@ def run_plan_pilot(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixt
     assert "#token=" in capsys.readouterr().out
 
 
-def run_reader_add_reader(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                          request: pytest.FixtureRequest) -> None:
+def run_reader_add_reader(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     """`reader init` of a study file without readers suggests `add-reader NAME --db DB`: it adds one."""
     pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
     args = request.getfixturevalue("make_args")("iqa-degrade", tmp)
@@ -258,23 +332,31 @@ def run_reader_add_reader(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.Capt
     assert "#token=" in capsys.readouterr().out
 
 
-def run_label_reports(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                      request: pytest.FixtureRequest) -> None:
-    assert main(request.getfixturevalue("make_args")("label-reports", tmp / "in") + ["--out", str(tmp / "lab")]) == 0
+def run_label_reports(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
+    assert (
+        main(request.getfixturevalue("make_args")("label-reports", tmp / "in") + ["--out", str(tmp / "lab")])
+        == 0
+    )
     assert (tmp / "lab" / "run.json").exists()
 
 
-def run_report_thresholds(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                          request: pytest.FixtureRequest) -> None:
-    assert main(request.getfixturevalue("make_args")("classify", tmp / "in") + ["--out", str(tmp / "cls")]) == 0
+def run_report_thresholds(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
+    assert (
+        main(request.getfixturevalue("make_args")("classify", tmp / "in") + ["--out", str(tmp / "cls")]) == 0
+    )
     thr = tmp / "FILE"
     thr.write_text(json.dumps({"srcc": {"stable": 0.95, "moderately stable": 0.8, "unstable": -1}}))
     assert main(["report", str(tmp / "cls"), "--thresholds", str(thr), "--out", str(tmp / "r.html")]) == 0
     assert "stable" in (tmp / "r.html").read_text()
 
 
-def run_demo_section(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                     request: pytest.FixtureRequest) -> None:
+def run_demo_section(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
     """The report's command for a missing analysis, run for the audit kind (the others: tests/demo/test_demo.py);
     for every kind, the demo command parses to a demo section and '<its own command> --help' runs."""
     from cxreval.demo.sections import SECTIONS
@@ -302,8 +384,9 @@ def run_help(command: str) -> Callable[..., None]:
     """For a command named without its arguments (a heading, an error prefix, a help text, a report kind's
     own command): ``<command> --help`` runs and lists every option the mention names."""
 
-    def run(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-            request: pytest.FixtureRequest) -> None:
+    def run(
+        tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+    ) -> None:
         path, _, rest = _resolve(command.split()[1:])
         assert main([*path, "--help"]) == 0, command
         out = capsys.readouterr().out
@@ -326,7 +409,9 @@ def run_export_openi_mesh_held_out(tmp_path, monkeypatch, capsys, request) -> No
     dropped = pd.read_csv(tmp_path / "DIR" / "dropped.csv")
     assert set(lab["source"]) == {"openi_mesh"}
     # one half of the reports with images and usable codes; the development half is listed as dropped
-    n_dev = int((dropped["reason"] == "in the development half (cxreval.datasets.openi.openi_tuning_split)").sum())
+    n_dev = int(
+        (dropped["reason"] == "in the development half (cxreval.datasets.openi.openi_tuning_split)").sum()
+    )
     assert lab["study_id"].nunique() in (n_dev, n_dev + 1)
     assert json.loads((tmp_path / "DIR" / "run.json").read_text())["half"] == "held-out"
 
@@ -345,9 +430,15 @@ RUNS: dict[str, Callable[..., None]] = {
     "cxreval iqa agree --scores S --ratings R --out OUT": run_iqa_agree,
     "cxreval reader init": run_reader_init,
     "cxreval reader add-reader NAME --db {}": run_reader_add_reader,
-    **{c: run_plan_reader_study for c in ("cxreval reader init --study OUT", "cxreval reader init --study {}",
-                                          "cxreval reader init --study study.yaml --db sqlite",
-                                          "cxreval reader add-reader NAME --db sqlite")},
+    **{
+        c: run_plan_reader_study
+        for c in (
+            "cxreval reader init --study OUT",
+            "cxreval reader init --study {}",
+            "cxreval reader init --study study.yaml --db sqlite",
+            "cxreval reader add-reader NAME --db sqlite",
+        )
+    },
     "cxreval reader add-reader": run_plan_pilot,
     "cxreval label-reports": run_label_reports,
     "cxreval data list": run_data_list,
@@ -355,26 +446,63 @@ RUNS: dict[str, Callable[..., None]] = {
     "cxreval data export openi_mesh --half held-out": run_export_openi_mesh_held_out,
     "cxreval report --thresholds FILE": run_report_thresholds,
     "cxreval demo --out cxreval-demo-{} --section {}": run_demo_section,
-    **{c: run_help(c) for c in (
-        "cxreval agree", "cxreval classify", "cxreval data audit", "cxreval finetune", "cxreval data split",
-        "cxreval data split --names", "cxreval demo", "cxreval fuse", "cxreval iqa agree", "cxreval iqa compare",
-        "cxreval iqa degrade",
-        "cxreval iqa score", "cxreval localize", "cxreval localize --heatmaps", "cxreval predict", "cxreval rank",
-        "cxreval reader", "cxreval report", "cxreval synth", "cxreval plan", "cxreval classify --latent-truth",
-        "cxreval mrmc", "cxreval reader export", "cxreval mrmc --ratings")},
+    **{
+        c: run_help(c)
+        for c in (
+            "cxreval agree",
+            "cxreval classify",
+            "cxreval data audit",
+            "cxreval finetune",
+            "cxreval data split",
+            "cxreval data split --names",
+            "cxreval demo",
+            "cxreval fuse",
+            "cxreval iqa agree",
+            "cxreval iqa compare",
+            "cxreval iqa degrade",
+            "cxreval iqa score",
+            "cxreval localize",
+            "cxreval localize --heatmaps",
+            "cxreval predict",
+            "cxreval rank",
+            "cxreval reader",
+            "cxreval report",
+            "cxreval synth",
+            "cxreval plan",
+            "cxreval classify --latent-truth",
+            "cxreval mrmc",
+            "cxreval reader export",
+            "cxreval mrmc --ratings",
+        )
+    },
     # a demo section's run.json `commands`: run as written, in an empty folder, by
     # tests/demo/test_recorded_commands.py (real data); here their options are checked against --help
-    **{c: run_help(c) for c in (
-        "cxreval agree -l nih", "cxreval data audit chestxray14", "cxreval data export", "cxreval data export {} -o {}",
-        "cxreval rank --auc-table xqa -o xqa_published", "cxreval rank -p {} -l nih",
-        "cxreval synth --seed 0 --per-size 60 -o localization_synthetic",
-        "cxreval data export {} --path {} -o {}", "cxreval rank -p chexpert_predictions", "cxreval agree -l chexpert",
-        "cxreval fuse -l chexpert", "cxreval synth --no-synthetic --real-boxes auto",
-        "cxreval data export openi_mesh --half held-out -o openi_mesh",
-        "cxreval label-reports --reports {} --sections whole --validate-against openi_mesh",
-        "cxreval label-reports --reports {} --sections findings", "cxreval agree -l openi_sections",
-        "cxreval iqa degrade --images {} --plan {} --sample {} --max-size {} -o iqa", "cxreval iqa score --pairs iqa",
-        "cxreval iqa compare --scores iqa", "cxreval plan -p chexpert_predictions", "cxreval mrmc -l chexpert")},
+    **{
+        c: run_help(c)
+        for c in (
+            "cxreval agree -l nih",
+            "cxreval data audit chestxray14",
+            "cxreval data export",
+            "cxreval data export {} -o {}",
+            "cxreval rank --auc-table xqa -o xqa_published",
+            "cxreval rank -p {} -l nih",
+            "cxreval synth --seed 0 --per-size 60 -o localization_synthetic",
+            "cxreval data export {} --path {} -o {}",
+            "cxreval rank -p chexpert_predictions",
+            "cxreval agree -l chexpert",
+            "cxreval fuse -l chexpert",
+            "cxreval synth --no-synthetic --real-boxes auto",
+            "cxreval data export openi_mesh --half held-out -o openi_mesh",
+            "cxreval label-reports --reports {} --sections whole --validate-against openi_mesh",
+            "cxreval label-reports --reports {} --sections findings",
+            "cxreval agree -l openi_sections",
+            "cxreval iqa degrade --images {} --plan {} --sample {} --max-size {} -o iqa",
+            "cxreval iqa score --pairs iqa",
+            "cxreval iqa compare --scores iqa",
+            "cxreval plan -p chexpert_predictions",
+            "cxreval mrmc -l chexpert",
+        )
+    },
 }
 """Every command mentioned in cxreval's messages and report (as it stands in the source) and its test run."""
 
@@ -399,12 +527,19 @@ def test_every_mention_has_a_run() -> None:
     """RUNS is complete (a new suggestion without a run fails here) and has no stale entry."""
     found = mentions()
     assert set(found) - set(RUNS) == set(), {m: found[m] for m in set(found) - set(RUNS)}
-    assert set(RUNS) - set(found) == set(), f"RUNS lists commands no longer mentioned: {set(RUNS) - set(found)}"
+    assert set(RUNS) - set(found) == set(), (
+        f"RUNS lists commands no longer mentioned: {set(RUNS) - set(found)}"
+    )
 
 
 @pytest.mark.parametrize("command", sorted(RUNS))
-def test_suggested_command_runs(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+def test_suggested_command_runs(
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+) -> None:
     RUNS[command](tmp_path, monkeypatch, capsys, request)
 
 
@@ -424,12 +559,15 @@ def _all_options(cmd: Any = None) -> set[str]:
     return opts
 
 
-NOT_CXREVAL_OPTIONS = {"--no-deps": "pip's option, in the install hint of iqa/adapters.py",
-                       "--force-reinstall": "pip's option, in the torchvision-mismatch fix of predict/models.py",
-                       "--index-url": "pip's option, in the torchvision-mismatch fix of predict/models.py",
-                       "--help": "every command's help ('<command> --help' in the report)"}
-PENDING_OPTIONS = {"--executor": "rank, fuse and iqa take --executor SPEC; cli.main suggests it "
-                                 "for --workers"}
+NOT_CXREVAL_OPTIONS = {
+    "--no-deps": "pip's option, in the install hint of iqa/adapters.py",
+    "--force-reinstall": "pip's option, in the torchvision-mismatch fix of predict/models.py",
+    "--index-url": "pip's option, in the torchvision-mismatch fix of predict/models.py",
+    "--help": "every command's help ('<command> --help' in the report)",
+}
+PENDING_OPTIONS = {
+    "--executor": "rank, fuse and iqa take --executor SPEC; cli.main suggests it for --workers"
+}
 
 
 def test_every_option_a_message_names_exists() -> None:
@@ -441,6 +579,9 @@ def test_every_option_a_message_names_exists() -> None:
     for p in sorted(SRC.rglob("*.py")):
         for line, text in _literals(ast.parse(p.read_text(), str(p))):
             if " " in text.strip():
-                bad += [f"{p.relative_to(SRC)}:{line}: {o} ({text[:80]!r})"
-                        for o in re.findall(r"(?<![\w-])--[a-z][\w-]*", text) if o not in known | pending]
+                bad += [
+                    f"{p.relative_to(SRC)}:{line}: {o} ({text[:80]!r})"
+                    for o in re.findall(r"(?<![\w-])--[a-z][\w-]*", text)
+                    if o not in known | pending
+                ]
     assert not bad, "\n".join(bad)

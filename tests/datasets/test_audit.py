@@ -54,16 +54,20 @@ def test_small_audit_hand_counts(small):
     assert f.loc["Hernia", ["n_images", "n_patients"]].tolist() == [2, 1]
     assert f.loc["No Finding", ["n_images", "n_patients"]].tolist() == [2, 2]
     assert f.loc["Atelectasis", "n_images"] == 0 and len(f) == 15
-    assert res.views.to_dict(orient="records") == [{"view": "AP", "n_images": 2, "n_patients": 2},
-                                                   {"view": "PA", "n_images": 4, "n_patients": 3}]
+    assert res.views.to_dict(orient="records") == [
+        {"view": "AP", "n_images": 2, "n_patients": 2},
+        {"view": "PA", "n_images": 4, "n_patients": 3},
+    ]
     assert (res.n_boxes, res.n_boxed_images) == (4, 3)
     assert res.boxes.to_dict(orient="records") == [
         {"finding": "Cardiomegaly", "n_boxes": 2, "n_images": 2, "n_images_labelled": 2},
-        {"finding": "Infiltration", "n_boxes": 2, "n_images": 1, "n_images_labelled": 1}]
+        {"finding": "Infiltration", "n_boxes": 2, "n_images": 1, "n_images_labelled": 1},
+    ]
     s = res.split
     assert s.sizes.to_dict(orient="records") == [
         {"split": "test", "n_studies": 3, "n_patients": 3, "n_unknown": 0},
-        {"split": "train_val", "n_studies": 3, "n_patients": 3, "n_unknown": 0}]
+        {"split": "train_val", "n_studies": 3, "n_patients": 3, "n_unknown": 0},
+    ]
     assert s.shared_patients["patient_id"].tolist() == ["1", "3"] and s.leaks
 
 
@@ -76,8 +80,9 @@ def test_save_writes_the_audit_files(small, tmp_path):
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     for t in ("findings", "views", "boxes", "split_sizes", "split_pairs", "shared_patients"):
         assert f"{t}.csv" in names and f"{t}.parquet" in names
-        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / f"{t}.parquet"), res.tables()[t],
-                                      check_dtype=False)
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(tmp_path / "out" / f"{t}.parquet"), res.tables()[t], check_dtype=False
+        )
     d = json.loads(written["audit"].read_text())
     assert d["n_images"] == 6 and d["split"]["n_shared_patients"] == 2 and d["boxes"]["n_boxes"] == 4
     summary = written["summary"].read_text()
@@ -90,11 +95,16 @@ def test_audit_errors(small, tmp_path):
         audit_chestxray14(path=de, bbox_path=bb, split_dir=splits, splits=pd.DataFrame())
     bad = tmp_path / "bad_bbox.csv"
     bad.write_text("Image Index,Finding Label\na.png,Cardiomegaly\nb.png,Lung Opacity\n")
-    with pytest.raises(SchemaError, match=rf"Box label 'Lung Opacity' in file '{re.escape(str(bad))}', row 1, column "
-                                          r"'Finding Label' is not a ChestX-ray14 finding"):
+    with pytest.raises(
+        SchemaError,
+        match=rf"Box label 'Lung Opacity' in file '{re.escape(str(bad))}', row 1, column "
+        r"'Finding Label' is not a ChestX-ray14 finding",
+    ):
         count_boxes(bad)
     bad.write_text("Image Index,Finding Label\na.png,Nodul\n")
-    with pytest.raises(SchemaError, match=r"Unknown finding name 'Nodul' in file .*row 0, column 'Finding Label'"):
+    with pytest.raises(
+        SchemaError, match=r"Unknown finding name 'Nodul' in file .*row 0, column 'Finding Label'"
+    ):
         count_boxes(bad)
     bad.write_text("Image,Finding Label\na.png,Nodule\n")
     with pytest.raises(SchemaError, match=r"missing required column\(s\) \['Image Index'\]"):
@@ -113,8 +123,22 @@ def test_boxes_outside_data_entry_are_noted(small, tmp_path):
 def test_cli_audit_small(small, tmp_path, capsys):
     de, bb, splits = small
     out = tmp_path / "cli"
-    rc = main(["data", "audit", "chestxray14", "--data-entry", str(de), "--bbox-list", str(bb),
-               "--split-dir", str(splits), "--json", "--out", str(out)])
+    rc = main(
+        [
+            "data",
+            "audit",
+            "chestxray14",
+            "--data-entry",
+            str(de),
+            "--bbox-list",
+            str(bb),
+            "--split-dir",
+            str(splits),
+            "--json",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads((out / "audit.json").read_text())
@@ -124,7 +148,9 @@ def test_cli_audit_small(small, tmp_path, capsys):
 def test_cli_audit_unknown_dataset(capsys):
     assert main(["data", "audit", "mimic"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["cxreval: error: cxreval data audit: unknown dataset 'mimic'; expected one of ['chestxray14', 'mimic_cxr']. Did you mean 'mimic_cxr'?"]
+    assert err == [
+        "cxreval: error: cxreval data audit: unknown dataset 'mimic'; expected one of ['chestxray14', 'mimic_cxr']. Did you mean 'mimic_cxr'?"
+    ]
 
 
 # ---- acceptance on the real metadata ---------------------------------------------------------------
@@ -147,10 +173,12 @@ def test_acceptance_counts_match_independent_pandas(real, metadata_dir):
     pat = ex.groupby("label")["Patient ID"].nunique()
     got = real.findings.set_index("finding")
     assert set(got.index) == set(img.index)
-    pd.testing.assert_series_equal(got["n_images"].sort_index(), img.sort_index(), check_names=False,
-                                   check_dtype=False)
-    pd.testing.assert_series_equal(got["n_patients"].sort_index(), pat.sort_index(), check_names=False,
-                                   check_dtype=False)
+    pd.testing.assert_series_equal(
+        got["n_images"].sort_index(), img.sort_index(), check_names=False, check_dtype=False
+    )
+    pd.testing.assert_series_equal(
+        got["n_patients"].sort_index(), pat.sort_index(), check_names=False, check_dtype=False
+    )
     assert got.loc["No Finding", "n_images"] == (de["Finding Labels"] == "No Finding").sum()
     views = de["View Position"].value_counts().sort_index()
     assert real.views.set_index("view")["n_images"].to_dict() == views.to_dict()
@@ -178,7 +206,9 @@ def test_acceptance_official_split_and_random_image_split(real, metadata_dir):
 
 @pytest.mark.slow
 def test_acceptance_cli_json(metadata_dir, shared_data, capsys):
-    assert main(["data", "audit", "chestxray14", "--json", "--split-dir", str(shared_data / "chestxray14")]) == 0
+    assert (
+        main(["data", "audit", "chestxray14", "--json", "--split-dir", str(shared_data / "chestxray14")]) == 0
+    )
     d = json.loads(capsys.readouterr().out)
     assert (d["n_images"], d["n_patients"]) == (112_120, 30_805)
     assert (d["boxes"]["n_boxes"], d["boxes"]["n_boxed_images"]) == (984, 880)
@@ -196,8 +226,11 @@ def test_dataset_audit_owns_its_files(small, tmp_path, with_split):
     res = audit_chestxray14(path=de, bbox_path=bb, split_dir=splits if with_split else None)
     (tmp_path / "lib").mkdir()
     paths = res.save(tmp_path / "lib")
-    want = dict(DatasetAudit.FILES) if with_split else {k: v for k, v in DatasetAudit.FILES.items()
-                                                        if k not in DatasetAudit.SPLIT_FILES}
+    want = (
+        dict(DatasetAudit.FILES)
+        if with_split
+        else {k: v for k, v in DatasetAudit.FILES.items() if k not in DatasetAudit.SPLIT_FILES}
+    )
     assert {k: p.name for k, p in paths.items()} == {**want, "summary": "summary.md"}
     assert tuple(pd.read_csv(paths["findings"]).columns) == DatasetAudit.COLUMNS
     assert tuple(pd.read_csv(paths["views"]).columns) == DatasetAudit.VIEW_COLUMNS
@@ -206,8 +239,23 @@ def test_dataset_audit_owns_its_files(small, tmp_path, with_split):
     assert res.summary() == audit_summary(res)
     out = tmp_path / "cli"
     args = ["--split-dir", str(splits)] if with_split else []
-    assert main(["data", "audit", "chestxray14", "--data-entry", str(de), "--bbox-list", str(bb), *args,
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "audit",
+                "chestxray14",
+                "--data-entry",
+                str(de),
+                "--bbox-list",
+                str(bb),
+                *args,
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     for p in (tmp_path / "lib").iterdir():
         assert (out / p.name).read_bytes() == p.read_bytes(), p.name
     assert (out / "summary.md").read_text() == res.summary()
@@ -216,10 +264,22 @@ def test_dataset_audit_owns_its_files(small, tmp_path, with_split):
 # ---- ChestX-ray8's published counts beside the audit -------------------------------------------------------------
 
 # the ChestX-ray8 paper's counts as the ChestX-ray14 article ("Dataset Size") quotes them, typed here from that text
-PAPER_TOTALS = {"images": 108_948, "patients": 32_717, "images with one of the 8 findings": 24_636,
-                "images with none of the 8 findings": 84_312}
-PAPER_TABLE_1 = {"Atelectasis": 5_789, "Cardiomegaly": 1_010, "Effusion": 6_331, "Infiltration": 10_317,
-                 "Mass": 6_046, "Nodule": 1_971, "Pneumonia": 1_062, "Pneumothorax": 2_793}
+PAPER_TOTALS = {
+    "images": 108_948,
+    "patients": 32_717,
+    "images with one of the 8 findings": 24_636,
+    "images with none of the 8 findings": 84_312,
+}
+PAPER_TABLE_1 = {
+    "Atelectasis": 5_789,
+    "Cardiomegaly": 1_010,
+    "Effusion": 6_331,
+    "Infiltration": 10_317,
+    "Mass": 6_046,
+    "Nodule": 1_971,
+    "Pneumonia": 1_062,
+    "Pneumothorax": 2_793,
+}
 
 
 def test_published_counts_equal_the_paper():
@@ -243,20 +303,50 @@ def test_published_counts_beside_the_small_audit(small, tmp_path, capsys):
     assert totals["published"].to_dict() == PAPER_TOTALS
     # audited by hand from DATA_ENTRY: 6 images, 4 patients; 3 carry one of the eight (Cardiomegaly x2,
     # Infiltration|Hernia), 3 none of them (2 No Finding and the Hernia-only image)
-    assert totals["audited"].to_dict() == {"images": 6, "patients": 4, "images with one of the 8 findings": 3,
-                                           "images with none of the 8 findings": 3}
+    assert totals["audited"].to_dict() == {
+        "images": 6,
+        "patients": 4,
+        "images with one of the 8 findings": 3,
+        "images with none of the 8 findings": 3,
+    }
     per = pub[pub["finding"] != ""].set_index("finding")
     assert per["published"].to_dict() == PAPER_TABLE_1
-    assert per["audited"].to_dict() == {**dict.fromkeys(PAPER_TABLE_1, 0), "Cardiomegaly": 2, "Infiltration": 1}
-    assert set(per["published_in"]) == {"Wang et al., ChestX-ray8, CVPR 2017 (doi:10.1109/CVPR.2017.369), Table 1"}
+    assert per["audited"].to_dict() == {
+        **dict.fromkeys(PAPER_TABLE_1, 0),
+        "Cardiomegaly": 2,
+        "Infiltration": 1,
+    }
+    assert set(per["published_in"]) == {
+        "Wang et al., ChestX-ray8, CVPR 2017 (doi:10.1109/CVPR.2017.369), Table 1"
+    }
     # the command: published_counts.csv, the JSON and summary.md (a table beside the audit's)
     out = tmp_path / "cli"
-    assert main(["data", "audit", "chestxray14", "--data-entry", str(de), "--bbox-list", str(bb), "--json",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "audit",
+                "chestxray14",
+                "--data-entry",
+                str(de),
+                "--bbox-list",
+                str(bb),
+                "--json",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = json.loads(capsys.readouterr().out)
-    assert {(r["quantity"], r["finding"]): r["published"] for r in printed["published"]}[("images", "")] == 108_948
+    assert {(r["quantity"], r["finding"]): r["published"] for r in printed["published"]}[
+        ("images", "")
+    ] == 108_948
     csv = pd.read_csv(out / DatasetAudit.FILES["published_counts"], keep_default_na=False)
-    assert csv["published"].tolist() == pub["published"].tolist() and csv["audited"].tolist() == pub["audited"].tolist()
+    assert (
+        csv["published"].tolist() == pub["published"].tolist()
+        and csv["audited"].tolist() == pub["audited"].tolist()
+    )
     summary = (out / "summary.md").read_text()
     assert "## As published: Wang et al., ChestX-ray8, CVPR 2017" in summary
     assert "108,948" in summary and "32,717" in summary and "10,317" in summary

@@ -77,8 +77,10 @@ def test_from_wheel_extracts_every_file_then_is_cached(tmp_path):
     # second call: nothing to do
     again = fetch_metadata(cache_dir=tmp_path / "cache", from_wheel=whl, expected_sha256=sha)
     assert again.action == "cached" and again.files == res.files
-    assert fetch_metadata(cache_dir=tmp_path / "cache", from_wheel=whl, expected_sha256=sha,
-                          force=True).action == "extracted"
+    assert (
+        fetch_metadata(cache_dir=tmp_path / "cache", from_wheel=whl, expected_sha256=sha, force=True).action
+        == "extracted"
+    )
     d = res.to_dict()
     assert d["action"] == "extracted" and d["files"][METADATA_FILES[0]].endswith(METADATA_FILES[0])
 
@@ -93,8 +95,10 @@ def test_missing_file_in_cache_triggers_extraction(tmp_path):
 
 def test_checksum_mismatch_is_rejected(tmp_path):
     whl, sha = _fake_wheel(tmp_path)
-    msg = (rf"Checksum mismatch for wheel '{re.escape(str(whl))}': SHA-256 {sha}, expected {WHEEL_SHA256} "
-           r"\(torchxrayvision==1.5.7\). The file is corrupt or not the pinned release")
+    msg = (
+        rf"Checksum mismatch for wheel '{re.escape(str(whl))}': SHA-256 {sha}, expected {WHEEL_SHA256} "
+        r"\(torchxrayvision==1.5.7\). The file is corrupt or not the pinned release"
+    )
     with pytest.raises(DataUnavailableError, match=msg):
         fetch_metadata(cache_dir=tmp_path / "cache", from_wheel=whl)
     # nothing was stamped as fetched
@@ -103,8 +107,11 @@ def test_checksum_mismatch_is_rejected(tmp_path):
 
 def test_wheel_without_metadata_and_missing_wheel(tmp_path):
     whl, sha = _fake_wheel(tmp_path, with_data=False)
-    with pytest.raises(DataUnavailableError, match=rf"Wheel '{re.escape(str(whl))}' does not hold the expected "
-                                                   r"metadata: .*Data_Entry_2017_v2020.csv.gz"):
+    with pytest.raises(
+        DataUnavailableError,
+        match=rf"Wheel '{re.escape(str(whl))}' does not hold the expected "
+        r"metadata: .*Data_Entry_2017_v2020.csv.gz",
+    ):
         fetch_metadata(cache_dir=tmp_path, from_wheel=whl, expected_sha256=sha)
     with pytest.raises(DataUnavailableError, match=r"Wheel '.*nope.whl' does not exist"):
         fetch_metadata(cache_dir=tmp_path, from_wheel=tmp_path / "nope.whl")
@@ -115,13 +122,21 @@ def test_offline_pip_failure_gives_clear_error(tmp_path, monkeypatch):
 
     def fake_run(cmd, **kwargs):
         calls.append(cmd)
-        return subprocess.CompletedProcess(cmd, 1, stdout="", stderr=(
-            "WARNING: Retrying ... NewConnectionError\n"
-            "ERROR: Could not find a version that satisfies the requirement torchxrayvision==1.5.7\n"))
+        return subprocess.CompletedProcess(
+            cmd,
+            1,
+            stdout="",
+            stderr=(
+                "WARNING: Retrying ... NewConnectionError\n"
+                "ERROR: Could not find a version that satisfies the requirement torchxrayvision==1.5.7\n"
+            ),
+        )
 
     monkeypatch.setattr(fetch.subprocess, "run", fake_run)
-    msg = (r"Could not download torchxrayvision==1.5.7 from PyPI \(offline\?\): ERROR: Could not find a version.*"
-           r"run `cxreval data fetch --from-wheel PATH`")
+    msg = (
+        r"Could not download torchxrayvision==1.5.7 from PyPI \(offline\?\): ERROR: Could not find a version.*"
+        r"run `cxreval data fetch --from-wheel PATH`"
+    )
     with pytest.raises(DataUnavailableError, match=msg):
         fetch_metadata(cache_dir=tmp_path)
     cmd = calls[0]
@@ -134,8 +149,11 @@ def test_pip_cannot_run(tmp_path, monkeypatch):
         raise OSError("no such interpreter")
 
     monkeypatch.setattr(fetch.subprocess, "run", boom)
-    with pytest.raises(DataUnavailableError, match=r"Could not run pip to download torchxrayvision==1.5.7: "
-                                                   r"no such interpreter"):
+    with pytest.raises(
+        DataUnavailableError,
+        match=r"Could not run pip to download torchxrayvision==1.5.7: "
+        r"no such interpreter",
+    ):
         fetch_metadata(cache_dir=tmp_path)
 
 
@@ -164,8 +182,11 @@ def test_cache_dir_resolution(tmp_path, monkeypatch):
 
 
 def test_metadata_path(tmp_path):
-    with pytest.raises(DataUnavailableError, match=r"BBox_List_2017.csv.gz is not in the cache .*; run "
-                                                   r"`cxreval data fetch` first"):
+    with pytest.raises(
+        DataUnavailableError,
+        match=r"BBox_List_2017.csv.gz is not in the cache .*; run "
+        r"`cxreval data fetch` first",
+    ):
         metadata_path("BBox_List_2017.csv.gz", cache_dir=tmp_path)
     with pytest.raises(DataUnavailableError, match=r"'x.csv' is not one of the fetched metadata files"):
         metadata_path("x.csv", cache_dir=tmp_path)
@@ -187,7 +208,9 @@ def test_cli_fetch_from_wheel(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cli_data, "fetch_metadata", partial(fetch_metadata, expected_sha256=sha))
     assert main(["data", "fetch", "--from-wheel", str(whl), "--cache-dir", str(tmp_path / "c")]) == 0
     assert capsys.readouterr().out.startswith(f"extracted: {len(METADATA_FILES)} metadata files in ")
-    assert main(["data", "fetch", "--from-wheel", str(whl), "--cache-dir", str(tmp_path / "c"), "--json"]) == 0
+    assert (
+        main(["data", "fetch", "--from-wheel", str(whl), "--cache-dir", str(tmp_path / "c"), "--json"]) == 0
+    )
     assert '"action": "cached"' in capsys.readouterr().out
 
 
@@ -204,8 +227,11 @@ def test_downloaded_wheel_with_wrong_checksum_is_refused_and_not_kept(tmp_path, 
         return subprocess.CompletedProcess(cmd, 0, stdout="Saved\n", stderr="")
 
     monkeypatch.setattr(fetch.subprocess, "run", fake_pip)
-    with pytest.raises(DataUnavailableError, match=rf"Checksum mismatch for wheel '.*{re.escape(WHEEL_FILE)}': "
-                                                   rf"SHA-256 {sha}, expected {WHEEL_SHA256} \(torchxrayvision"):
+    with pytest.raises(
+        DataUnavailableError,
+        match=rf"Checksum mismatch for wheel '.*{re.escape(WHEEL_FILE)}': "
+        rf"SHA-256 {sha}, expected {WHEEL_SHA256} \(torchxrayvision",
+    ):
         fetch_metadata(cache_dir=tmp_path / "c")
     assert not list((tmp_path / "c").rglob("*.whl"))
     assert not (tmp_path / "c" / "torchxrayvision-data" / ".wheel_sha256").exists()

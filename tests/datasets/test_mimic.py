@@ -37,8 +37,14 @@ def test_files_are_gzipped_csv_with_the_published_headers(mimic):
     with gzip.open(mimic / "mimic-cxr-2.0.0-split.csv.gz", "rt") as f:
         assert f.readline().strip() == "dicom_id,study_id,subject_id,split"
     with gzip.open(mimic / "mimic-cxr-2.0.0-metadata.csv.gz", "rt") as f:
-        assert f.readline().strip().startswith("dicom_id,subject_id,study_id,PerformedProcedureStepDescription,"
-                                               "ViewPosition,Rows,Columns,StudyDate,StudyTime")
+        assert (
+            f.readline()
+            .strip()
+            .startswith(
+                "dicom_id,subject_id,study_id,PerformedProcedureStepDescription,"
+                "ViewPosition,Rows,Columns,StudyDate,StudyTime"
+            )
+        )
 
 
 def test_state_codes_ids_and_the_two_labellers(mimic):
@@ -58,9 +64,22 @@ def test_state_codes_ids_and_the_two_labellers(mimic):
     assert pid == {s: p for _, s, p, _, _ in MIMIC_IMAGES}
     per = t.groupby("source")["study_id"].nunique().to_dict()
     assert per == {"mimic_chexpert": 5, "mimic_negbio": 5, "mimic_radiologist": 2}
-    assert set(t["finding"]) == {"No Finding", "Enlarged Cardiomediastinum", "Cardiomegaly", "Lung Opacity",
-                                 "Lung Lesion", "Edema", "Consolidation", "Pneumonia", "Atelectasis",
-                                 "Pneumothorax", "Effusion", "Pleural Other", "Fracture", "Support Devices"}
+    assert set(t["finding"]) == {
+        "No Finding",
+        "Enlarged Cardiomediastinum",
+        "Cardiomegaly",
+        "Lung Opacity",
+        "Lung Lesion",
+        "Edema",
+        "Consolidation",
+        "Pneumonia",
+        "Atelectasis",
+        "Pneumothorax",
+        "Effusion",
+        "Pleural Other",
+        "Fracture",
+        "Support Devices",
+    }
     assert res.report.n_read == 12 and res.report.n_dropped == 0
 
 
@@ -100,7 +119,10 @@ def test_views_keep_studies_with_such_an_image(mimic):
     res = load_labels(mimic, sources=["mimic_chexpert"], views="PA,ap")
     assert set(res.table["study_id"]) == {"50414267", "53189527", "57375967", "56666666"}
     d = res.report.dropped
-    assert d["value"].tolist() == ["mimic_chexpert:55555555"] and "ViewPosition in ['PA', 'AP']" in d["reason"].iloc[0]
+    assert (
+        d["value"].tolist() == ["mimic_chexpert:55555555"]
+        and "ViewPosition in ['PA', 'AP']" in d["reason"].iloc[0]
+    )
     lateral = load_labels(mimic, sources=["mimic_chexpert"], views=["LATERAL"]).table
     assert set(lateral["study_id"]) == {"50414267", "57375967"}
 
@@ -131,7 +153,9 @@ def test_bad_values_and_missing_files_name_the_file(mimic, tmp_path):
     df = pd.read_csv(f, dtype=str)
     df.loc[2, "Edema"] = "2.0"
     df.to_csv(f, index=False)
-    with pytest.raises(SchemaError, match=r"Label 2.0 outside the domain in file .*negbio.*row 2, column 'Edema'"):
+    with pytest.raises(
+        SchemaError, match=r"Label 2.0 outside the domain in file .*negbio.*row 2, column 'Edema'"
+    ):
         load_labels(mimic)
     df.drop(columns=["Edema"]).to_csv(f, index=False)
     with pytest.raises(SchemaError, match=r"lacks the observation columns \['Edema'\]"):
@@ -181,7 +205,9 @@ def test_cli_audit_and_missing_split(mimic, tmp_path, capsys):
     out = tmp_path / "audit"
     assert main(["data", "audit", "mimic_cxr", "--split-dir", str(mimic), "-o", str(out)]) == 0
     d = json.loads((out / "audit.json").read_text())
-    assert d["dataset"] == "mimic_cxr" and d["split"]["n_shared_patients"] == 0 and d["split"]["leaks"] is False
+    assert (
+        d["dataset"] == "mimic_cxr" and d["split"]["n_shared_patients"] == 0 and d["split"]["leaks"] is False
+    )
     assert (out / "split_sizes.csv").is_file()
     capsys.readouterr()
     (mimic / "mimic-cxr-2.0.0-split.csv.gz").unlink()
@@ -196,13 +222,22 @@ def test_registry_and_cli_export_with_views(mimic, tmp_path, capsys):
     res = load_dataset("mimic_cxr", mimic, sources=("mimic_chexpert",))
     assert set(res.table["source"]) == {"mimic_chexpert"}
     out = tmp_path / "labels"
-    assert main(["data", "export", "mimic_cxr", "--path", str(mimic), "--views", "PA,AP", "-o", str(out)]) == 0
+    assert (
+        main(["data", "export", "mimic_cxr", "--path", str(mimic), "--views", "PA,AP", "-o", str(out)]) == 0
+    )
     lab = pd.read_csv(out / "labels.csv", dtype=str)
-    assert "55555555" not in set(lab["study_id"]) and set(lab["state"]) <= {"positive", "negative", "uncertain",
-                                                                            "not_mentioned"}
+    assert "55555555" not in set(lab["study_id"]) and set(lab["state"]) <= {
+        "positive",
+        "negative",
+        "uncertain",
+        "not_mentioned",
+    }
     dropped = pd.read_csv(out / "dropped.csv", dtype=str)
-    assert sorted(dropped["value"]) == ["mimic_chexpert:55555555", "mimic_negbio:55555555",
-                                        "mimic_radiologist:55555555"]
+    assert sorted(dropped["value"]) == [
+        "mimic_chexpert:55555555",
+        "mimic_negbio:55555555",
+        "mimic_radiologist:55555555",
+    ]
     capsys.readouterr()
     assert main(["data", "export", "chestxray14", "--views", "PA", "-o", str(tmp_path / "x")]) == 2
     assert "--views applies to mimic_cxr, chexpert, chexpert_train only" in capsys.readouterr().err
@@ -218,20 +253,56 @@ def test_agree_and_rank_on_the_exported_labels_with_the_two_labellers(mimic, tmp
     out = tmp_path / "labels"
     assert main(["data", "export", "mimic_cxr", "--path", str(mimic), "-o", str(out)]) == 0
     agree = tmp_path / "agree"
-    assert main(["agree", "--labels", str(out / "labels.csv"), "--pairs", "mimic_chexpert:mimic_negbio",
-                 "-o", str(agree)]) == 0
+    assert (
+        main(
+            [
+                "agree",
+                "--labels",
+                str(out / "labels.csv"),
+                "--pairs",
+                "mimic_chexpert:mimic_negbio",
+                "-o",
+                str(agree),
+            ]
+        )
+        == 0
+    )
     ag = pd.read_csv(agree / "agreement.csv").set_index("finding")
     assert set(ag["pair"]) == {"mimic_chexpert:mimic_negbio"} and ag.loc["Effusion", "n"] == 5
     assert ag.loc["Effusion", "f1_w"] == 1.0 and ag.loc["Pneumonia", "f1_w"] < 1.0  # uncertain vs negative
     # scores of three models on the five studies; the two labellers as references
     rng = np.random.default_rng(0)
     studies = sorted({s for _, s, *_ in MIMIC_IMAGES})
-    preds = pd.DataFrame([{"study_id": s, "model": m, "finding": f, "score": float(rng.random())}
-                          for s in studies for m in ("m1", "m2", "m3") for f in ("Effusion", "No Finding")])
+    preds = pd.DataFrame(
+        [
+            {"study_id": s, "model": m, "finding": f, "score": float(rng.random())}
+            for s in studies
+            for m in ("m1", "m2", "m3")
+            for f in ("Effusion", "No Finding")
+        ]
+    )
     preds.to_csv(tmp_path / "preds.csv", index=False)
     rank = tmp_path / "rank"
-    assert main(["rank", "-p", str(tmp_path / "preds.csv"), "-l", str(out / "labels.csv"), "--references",
-                 "mimic_chexpert,mimic_negbio", "--n-resamples", "20", "--seed", "0", "-o", str(rank)]) == 0
+    assert (
+        main(
+            [
+                "rank",
+                "-p",
+                str(tmp_path / "preds.csv"),
+                "-l",
+                str(out / "labels.csv"),
+                "--references",
+                "mimic_chexpert,mimic_negbio",
+                "--n-resamples",
+                "20",
+                "--seed",
+                "0",
+                "-o",
+                str(rank),
+            ]
+        )
+        == 0
+    )
     rk = pd.read_csv(rank / "rankings.csv")
     assert set(rk["reference"]) == {"mimic_chexpert", "mimic_negbio"}
     # Effusion: positive on 50414267 under both labellers, not mentioned (negative) on the other studies

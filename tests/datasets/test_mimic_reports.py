@@ -40,11 +40,16 @@ def test_zip_ids_from_the_path(mimic):
 
 
 def test_mimic_headers_split_into_sections():
-    found = [(s.name, s.header, MIMIC_REPORT[s.start:s.end].strip()) for s in split_sections(MIMIC_REPORT)]
-    assert [(n, h) for n, h, _ in found] == [("preamble", ""), ("technique", "EXAMINATION"),
-                                             ("indication", "INDICATION"), ("technique", "TECHNIQUE"),
-                                             ("comparison", "COMPARISON"), ("findings", "FINDINGS"),
-                                             ("impression", "IMPRESSION")]
+    found = [(s.name, s.header, MIMIC_REPORT[s.start : s.end].strip()) for s in split_sections(MIMIC_REPORT)]
+    assert [(n, h) for n, h, _ in found] == [
+        ("preamble", ""),
+        ("technique", "EXAMINATION"),
+        ("indication", "INDICATION"),
+        ("technique", "TECHNIQUE"),
+        ("comparison", "COMPARISON"),
+        ("findings", "FINDINGS"),
+        ("impression", "IMPRESSION"),
+    ]
     secs = {n: t for n, _, t in found}
     assert secs["findings"].startswith("There is a small left pleural effusion.")
     assert secs["impression"] == "Small left pleural effusion.  No pneumonia."
@@ -62,8 +67,10 @@ def test_other_members_are_dropped_with_their_reason_and_bad_inputs_named(mimic,
         zf.writestr("files/p11/p10000032/s50000000.txt", "group folder does not match the subject")
     res = read_mimic_reports(z)
     assert res.table["study_id"].tolist() == ["50414267"]
-    assert res.report.dropped["value"].tolist() == ["files/p10/p10000032/notes.txt",
-                                                    "files/p11/p10000032/s50000000.txt"]
+    assert res.report.dropped["value"].tolist() == [
+        "files/p10/p10000032/notes.txt",
+        "files/p11/p10000032/s50000000.txt",
+    ]
     (tmp_path / "bad.zip").write_text("not a zip")
     with pytest.raises(SchemaError, match="bad.zip.*not a zip archive"):
         read_mimic_reports(tmp_path / "bad.zip")
@@ -77,8 +84,20 @@ def test_other_members_are_dropped_with_their_reason_and_bad_inputs_named(mimic,
 
 def test_label_reports_on_the_zip(mimic, tmp_path):
     out = tmp_path / "labelled"
-    assert main(["label-reports", "--reports", str(mimic / "mimic-cxr-reports.zip"), "--vocabulary", "chexpert",
-                 "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "label-reports",
+                "--reports",
+                str(mimic / "mimic-cxr-reports.zip"),
+                "--vocabulary",
+                "chexpert",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     lab = pd.read_csv(out / "labels.csv", dtype=str)
     s = lab[lab.study_id == "50414267"].set_index(["source", "finding"])["state"]
     assert s[("report_findings", "Effusion")] == "positive"
@@ -93,5 +112,17 @@ def test_exported_reports_are_a_label_reports_input(mimic, tmp_path):
     assert main(["data", "export", "mimic_cxr_reports", "--path", str(mimic), "-o", str(out)]) == 0
     t = pd.read_csv(out / "reports.csv", dtype=str, keep_default_na=False)
     assert list(t.columns) == ["study_id", "patient_id", "text"] and len(t) == 5
-    assert main(["label-reports", "--reports", str(out / "reports.csv"), "--sections", "impression",
-                 "-o", str(tmp_path / "lab")]) == 0
+    assert (
+        main(
+            [
+                "label-reports",
+                "--reports",
+                str(out / "reports.csv"),
+                "--sections",
+                "impression",
+                "-o",
+                str(tmp_path / "lab"),
+            ]
+        )
+        == 0
+    )

@@ -35,16 +35,23 @@ def test_small_file_labels_and_metadata(tmp_path):
     assert len(t) == 4 * 14 and res.report.n_read == res.report.n_kept == 4 and res.report.n_dropped == 0
     assert (t["source"] == SOURCE).all() and SOURCE == "nih_textmined"
     pos = t[t.state == 2].groupby("study_id")["finding"].apply(sorted).to_dict()
-    assert pos == {"00000001_000.png": ["Cardiomegaly"],
-                   "00000001_001.png": ["Cardiomegaly", "Pleural Thickening"],
-                   "00000100_000.png": ["Effusion", "Hernia", "Infiltration"]}
+    assert pos == {
+        "00000001_000.png": ["Cardiomegaly"],
+        "00000001_001.png": ["Cardiomegaly", "Pleural Thickening"],
+        "00000100_000.png": ["Effusion", "Hernia", "Infiltration"],
+    }
     assert (t[t.study_id == "00000002_000.png"]["state"] == 0).all()
     assert set(t["state"].unique()) == {0, 2}  # no uncertain / not mentioned in NIH labels
     assert t.groupby("study_id")["patient_id"].first().tolist() == ["1", "1", "2", "100"]
     # the table is a valid long label table
     pd.testing.assert_frame_equal(validate_label_table(t), t, check_dtype=False)
     meta = load_metadata(p)
-    assert meta["study_id"].tolist()[0] == "00000001_000.png" and meta["view"].tolist() == ["PA", "PA", "AP", "AP"]
+    assert meta["study_id"].tolist()[0] == "00000001_000.png" and meta["view"].tolist() == [
+        "PA",
+        "PA",
+        "AP",
+        "AP",
+    ]
     assert meta["age"].tolist() == [57, 58, 81, 40] and meta["sex"].tolist() == ["M", "M", "F", "F"]
     assert meta["follow_up"].tolist() == [0, 1, 0, 0]
 
@@ -58,27 +65,37 @@ def test_finding_matrix_against_string_membership():
 
 def test_unknown_label_names_row(tmp_path):
     p = _write(tmp_path, HEADER + ROWS + "00000003_000.png,Cardiomegaly|Pneumonitis,0,3,1,M,PA\n")
-    with pytest.raises(SchemaError, match=rf"Unknown finding name 'Pneumonitis' in file '{re.escape(str(p))}', "
-                                          r"column 'Finding Labels', row 4"):
+    with pytest.raises(
+        SchemaError,
+        match=rf"Unknown finding name 'Pneumonitis' in file '{re.escape(str(p))}', "
+        r"column 'Finding Labels', row 4",
+    ):
         load_labels(p)
 
 
 def test_non_chestxray14_finding(tmp_path):
     p = _write(tmp_path, HEADER + "00000003_000.png,Fracture,0,3,1,M,PA\n")
-    with pytest.raises(SchemaError, match=r"Label 'Fracture' in file .*column 'Finding Labels', row 0 is not a "
-                                          r"ChestX-ray14 finding"):
+    with pytest.raises(
+        SchemaError,
+        match=r"Label 'Fracture' in file .*column 'Finding Labels', row 0 is not a "
+        r"ChestX-ray14 finding",
+    ):
         load_labels(p)
 
 
 def test_missing_values_columns_and_duplicates(tmp_path):
     p = _write(tmp_path, HEADER + "00000003_000.png,Mass,0,,1,M,PA\n")
-    with pytest.raises(SchemaError, match=rf"Missing value in file '{re.escape(str(p))}', row 0, column 'Patient ID'"):
+    with pytest.raises(
+        SchemaError, match=rf"Missing value in file '{re.escape(str(p))}', row 0, column 'Patient ID'"
+    ):
         load_labels(p)
     p = _write(tmp_path, "Image Index,Finding Labels,Patient ID\na.png,Mass,1\n")
     with pytest.raises(SchemaError, match=r"is missing required column\(s\) \['View Position'\]"):
         load_metadata(p)
     p = _write(tmp_path, HEADER + ROWS + ROWS.splitlines()[1] + "\n")
-    with pytest.raises(SchemaError, match=r"Duplicate image '00000001_001.png' in file .*column 'Image Index'"):
+    with pytest.raises(
+        SchemaError, match=r"Duplicate image '00000001_001.png' in file .*column 'Image Index'"
+    ):
         load_labels(p)
 
 

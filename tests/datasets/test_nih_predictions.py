@@ -17,10 +17,18 @@ def _write(d, name, cols, rows):
 
 
 def test_wide_files_column_order_and_logits(tmp_path):
-    _write(tmp_path, "a", ["Image Index", "prob_Mass", "prob_Nodule", "prob_Pleural_Thickening"],
-           [["x1.png", 0.1, 0.2, 0.3], ["x2.png", 0.4, 0.5, 0.6]])
-    _write(tmp_path, "b_logits", ["Image Index", "prob_Nodule", "prob_Pleural_Thickening", "prob_Mass"],
-           [["x1.png", -1.0, 2.0, 0.0], ["x2.png", 1.0, -2.0, 3.0]])
+    _write(
+        tmp_path,
+        "a",
+        ["Image Index", "prob_Mass", "prob_Nodule", "prob_Pleural_Thickening"],
+        [["x1.png", 0.1, 0.2, 0.3], ["x2.png", 0.4, 0.5, 0.6]],
+    )
+    _write(
+        tmp_path,
+        "b_logits",
+        ["Image Index", "prob_Nodule", "prob_Pleural_Thickening", "prob_Mass"],
+        [["x1.png", -1.0, 2.0, 0.0], ["x2.png", 1.0, -2.0, 3.0]],
+    )
     res = nh.load_predictions(tmp_path)
     t = res.table
     assert nh.list_models(tmp_path) == ["a", "b_logits"]

@@ -37,12 +37,23 @@ XML = """<?xml version="1.0" encoding="utf-8"?>
 """
 
 
-def _xml(rid, *, findings="Heart normal.", impression="No acute disease.", indication="Cough",
-         mesh=("normal",), automatic=(), images=("IM-1", "IM-2")):
-    m = "".join(f"<major>{t}</major>" for t in mesh) + "".join(f"<automatic>{t}</automatic>" for t in automatic)
+def _xml(
+    rid,
+    *,
+    findings="Heart normal.",
+    impression="No acute disease.",
+    indication="Cough",
+    mesh=("normal",),
+    automatic=(),
+    images=("IM-1", "IM-2"),
+):
+    m = "".join(f"<major>{t}</major>" for t in mesh) + "".join(
+        f"<automatic>{t}</automatic>" for t in automatic
+    )
     im = "".join(f'<parentImage id="{rid}_{i}"><figureId>F1</figureId></parentImage>' for i in images)
-    return XML.format(rid=rid, findings=findings, impression=impression, indication=indication, mesh=m,
-                      images=im).encode()
+    return XML.format(
+        rid=rid, findings=findings, impression=impression, indication=indication, mesh=m, images=im
+    ).encode()
 
 
 def _tgz(tmp_path, members):
@@ -62,16 +73,25 @@ def _tgz(tmp_path, members):
 
 @pytest.fixture()
 def archive(tmp_path):
-    return _tgz(tmp_path, [
-        ("ecgen-radiology", None),
-        ("ecgen-radiology/10.xml", _xml("CXR10", mesh=("Opacity/lung/upper lobe/right", "Cardiomegaly/mild"),
-                                        automatic=("atelectases",))),
-        ("ecgen-radiology/2.xml", _xml("CXR2", findings="", images=())),
-        ("ecgen-radiology/3.xml", b"<eCitation><uId id='CXR3'></eCitation"),
-        ("ecgen-radiology/4.xml", _xml("", images=("a",))),
-        ("ecgen-radiology/5.xml", _xml("CXR10")),
-        ("ecgen-radiology/readme.txt", b"hello"),
-    ])
+    return _tgz(
+        tmp_path,
+        [
+            ("ecgen-radiology", None),
+            (
+                "ecgen-radiology/10.xml",
+                _xml(
+                    "CXR10",
+                    mesh=("Opacity/lung/upper lobe/right", "Cardiomegaly/mild"),
+                    automatic=("atelectases",),
+                ),
+            ),
+            ("ecgen-radiology/2.xml", _xml("CXR2", findings="", images=())),
+            ("ecgen-radiology/3.xml", b"<eCitation><uId id='CXR3'></eCitation"),
+            ("ecgen-radiology/4.xml", _xml("", images=("a",))),
+            ("ecgen-radiology/5.xml", _xml("CXR10")),
+            ("ecgen-radiology/readme.txt", b"hello"),
+        ],
+    )
 
 
 def test_reads_sections_images_mesh_and_reports_skips(archive):
@@ -115,15 +135,21 @@ def test_folder_input_gives_same_table(archive, tmp_path):
 def test_images_and_mesh_tables(archive):
     t = read_openi_reports(archive).table
     im = openi_images(t)
-    assert im.to_dict(orient="list") == {"report_id": ["CXR10", "CXR10"], "image_id": ["CXR10_IM-1", "CXR10_IM-2"]}
+    assert im.to_dict(orient="list") == {
+        "report_id": ["CXR10", "CXR10"],
+        "image_id": ["CXR10_IM-1", "CXR10_IM-2"],
+    }
     mesh = openi_mesh(t)
     assert mesh["code"].tolist() == ["normal", "Opacity/lung/upper lobe/right", "Cardiomegaly/mild"]
     assert mesh["term"].tolist() == ["normal", "Opacity", "Cardiomegaly"]
     assert mesh["qualifiers"].tolist()[1:] == ["lung/upper lobe/right", "mild"]
     assert mesh["qualifiers"].isna().tolist() == [True, False, False]
     assert openi_mesh(t, kind="automatic")["term"].tolist() == ["atelectases"]
-    with pytest.raises(InvalidParameterError, match=r"The 'kind' parameter of openi_mesh must be one of "
-                                                    r"\['major', 'automatic'\]. Got 'minor' instead"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"The 'kind' parameter of openi_mesh must be one of "
+        r"\['major', 'automatic'\]. Got 'minor' instead",
+    ):
         openi_mesh(t, kind="minor")
 
 
@@ -135,8 +161,11 @@ def test_bad_archives(tmp_path):
     empty = _tgz(tmp_path, [("a.txt", b"x")])
     with pytest.raises(SchemaError, match=r"holds no OpenI report \(1 files read, 1 skipped\)"):
         read_openi_reports(empty)
-    with pytest.raises(InvalidParameterError, match=r"The 'require_images' parameter of read_openi_reports must be "
-                                                    r"a bool. Got 'yes' instead"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"The 'require_images' parameter of read_openi_reports must be "
+        r"a bool. Got 'yes' instead",
+    ):
         read_openi_reports(empty, require_images="yes")  # type: ignore[arg-type]
 
 
@@ -165,20 +194,27 @@ def test_real_openi_archive(metadata_dir):
 
 # ---------------------------------------------------------------------------------------------- MeSH labels
 
+
 def _reports(rows):
     """A reports table as read_openi_reports returns: (report_id, image_ids, mesh_major)."""
     return pd.DataFrame(rows, columns=["report_id", "image_ids", "mesh_major"])
 
 
-MESH_TABLE = _reports([
-    ("CXR1", "CXR1_a|CXR1_b", "normal"),
-    ("CXR2", "CXR2_a", "Pulmonary Atelectasis/base/left|Lung/hypoinflation|Cardiomegaly/borderline"),
-    ("CXR3", "", "No Indexing"),
-    ("CXR4", "CXR4_a", ""),
-    ("CXR5", "CXR5_a", "Thickening/pleura/apex|Thickening/bronchi|Mass/breast/large|Nodule/lung"),
-    ("CXR6", "CXR6_a", "Cardiac Shadow/enlarged/borderline|Cardiomegaly/mild|subcutaneous  EMPHYSEMA/neck"),
-    ("CXR7", "", "Pleural Effusion/right|Hydropneumothorax/right"),
-])
+MESH_TABLE = _reports(
+    [
+        ("CXR1", "CXR1_a|CXR1_b", "normal"),
+        ("CXR2", "CXR2_a", "Pulmonary Atelectasis/base/left|Lung/hypoinflation|Cardiomegaly/borderline"),
+        ("CXR3", "", "No Indexing"),
+        ("CXR4", "CXR4_a", ""),
+        ("CXR5", "CXR5_a", "Thickening/pleura/apex|Thickening/bronchi|Mass/breast/large|Nodule/lung"),
+        (
+            "CXR6",
+            "CXR6_a",
+            "Cardiac Shadow/enlarged/borderline|Cardiomegaly/mild|subcutaneous  EMPHYSEMA/neck",
+        ),
+        ("CXR7", "", "Pleural Effusion/right|Hydropneumothorax/right"),
+    ]
+)
 
 
 def _states(t):
@@ -196,8 +232,14 @@ def test_mesh_labels_mapping_qualifiers_normal_and_drops():
     s = _states(t)
     pos = {k for k, v in s.items() if v == 2}
     unc = {k for k, v in s.items() if v == 1}
-    assert pos == {("CXR2", "Atelectasis"), ("CXR5", "Pleural Thickening"), ("CXR5", "Nodule"),
-                   ("CXR6", "Cardiomegaly"), ("CXR7", "Effusion"), ("CXR7", "Pneumothorax")}
+    assert pos == {
+        ("CXR2", "Atelectasis"),
+        ("CXR5", "Pleural Thickening"),
+        ("CXR5", "Nodule"),
+        ("CXR6", "Cardiomegaly"),
+        ("CXR7", "Effusion"),
+        ("CXR7", "Pneumothorax"),
+    }
     # borderline -> uncertain; a positive code for the same finding wins (CXR6); Lung/hypoinflation,
     # Thickening/bronchi, Mass/breast and Subcutaneous Emphysema assert none of the findings
     assert unc == {("CXR2", "Cardiomegaly")}
@@ -205,8 +247,10 @@ def test_mesh_labels_mapping_qualifiers_normal_and_drops():
     rep = res.report
     assert rep.n_read == 7 and rep.n_kept == 5
     assert rep.dropped.to_dict(orient="list") == {
-        "row": [2, 3], "value": ["CXR3", "CXR4"],
-        "reason": ["only unusable MeSH major codes ['No Indexing']", "no MeSH major code"]}
+        "row": [2, 3],
+        "value": ["CXR3", "CXR4"],
+        "reason": ["only unusable MeSH major codes ['No Indexing']", "no MeSH major code"],
+    }
     unm = next(n for n in rep.notes if n.startswith("unmapped MeSH headings"))
     assert unm.endswith("4 headings: Lung 1, Mass 1, Thickening 1, subcutaneous  EMPHYSEMA 1")
     assert "patient_id = report id: OpenI has no patient identifiers linking reports" in rep.notes
@@ -214,9 +258,15 @@ def test_mesh_labels_mapping_qualifiers_normal_and_drops():
 
 
 def test_mesh_labels_options():
-    t = openi_mesh_labels(reports=MESH_TABLE, uncertain_qualifiers=(), findings=["Cardiomegaly", "Pleural_Thickening"],
-                          source="mesh").table
-    assert t["finding"].unique().tolist() == ["Cardiomegaly", "Pleural Thickening"] and set(t["source"]) == {"mesh"}
+    t = openi_mesh_labels(
+        reports=MESH_TABLE,
+        uncertain_qualifiers=(),
+        findings=["Cardiomegaly", "Pleural_Thickening"],
+        source="mesh",
+    ).table
+    assert t["finding"].unique().tolist() == ["Cardiomegaly", "Pleural Thickening"] and set(t["source"]) == {
+        "mesh"
+    }
     assert _states(t)[("CXR2", "Cardiomegaly")] == 2
     rule = MeshRule("Lung", "Atelectasis", qualifier="hypoinflation")
     t = openi_mesh_labels(reports=MESH_TABLE, rules=[rule], findings=["Atelectasis"]).table
@@ -237,35 +287,60 @@ def test_mesh_labels_from_archive_and_bad_input(archive):
     assert res.table["study_id"].unique().tolist() == ["CXR2", "CXR10"]
     assert _states(res.table)[("CXR10", "Cardiomegaly")] == 2 and res.report.source == str(archive)
     assert any(n.startswith("read_openi_reports skipped 4 archive files") for n in res.report.notes)
-    with pytest.raises(InvalidParameterError, match=r"openi_mesh_labels takes either 'path' or 'reports', not both"):
+    with pytest.raises(
+        InvalidParameterError, match=r"openi_mesh_labels takes either 'path' or 'reports', not both"
+    ):
         openi_mesh_labels(archive, reports=MESH_TABLE)
-    with pytest.raises(InvalidParameterError, match=r"The 'findings' parameter of openi_mesh_labels names "
-                                                    r"\['Fracture'\], which no MeSH rule maps to"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"The 'findings' parameter of openi_mesh_labels names "
+        r"\['Fracture'\], which no MeSH rule maps to",
+    ):
         openi_mesh_labels(reports=MESH_TABLE, findings=["Effusion", "Fracture"])
     with pytest.raises(SchemaError, match=r"Unknown finding|not a known finding|'Kidney'"):
         openi_mesh_labels(reports=MESH_TABLE, findings=["Kidney"])
-    with pytest.raises(InvalidParameterError, match=r"The 'findings' parameter of openi_mesh_labels must be a "
-                                                    r"non-empty sequence of finding names. Got 'Mass' instead"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"The 'findings' parameter of openi_mesh_labels must be a "
+        r"non-empty sequence of finding names. Got 'Mass' instead",
+    ):
         openi_mesh_labels(reports=MESH_TABLE, findings="Mass")
-    with pytest.raises(InvalidParameterError, match=r"The 'unit' parameter of openi_mesh_labels must be one of "
-                                                    r"\['report', 'image'\]. Got 'patient' instead"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"The 'unit' parameter of openi_mesh_labels must be one of "
+        r"\['report', 'image'\]. Got 'patient' instead",
+    ):
         openi_mesh_labels(reports=MESH_TABLE, unit="patient")
-    with pytest.raises(InvalidParameterError, match=r"The 'uncertain_qualifiers' parameter .* Got 'borderline'"):
+    with pytest.raises(
+        InvalidParameterError, match=r"The 'uncertain_qualifiers' parameter .* Got 'borderline'"
+    ):
         openi_mesh_labels(reports=MESH_TABLE, uncertain_qualifiers="borderline")
-    with pytest.raises(InvalidParameterError, match=r"The 'rules' parameter of openi_mesh_labels must be a "
-                                                    r"non-empty sequence of MeshRule"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"The 'rules' parameter of openi_mesh_labels must be a "
+        r"non-empty sequence of MeshRule",
+    ):
         openi_mesh_labels(reports=MESH_TABLE, rules={"Mass": "Mass"})  # type: ignore[arg-type]
-    with pytest.raises(InvalidParameterError, match=r"The 'reports' parameter of openi_mesh_labels must be the "
-                                                    r"DataFrame of read_openi_reports\(\). Got list instead"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"The 'reports' parameter of openi_mesh_labels must be the "
+        r"DataFrame of read_openi_reports\(\). Got list instead",
+    ):
         openi_mesh_labels(reports=[1])  # type: ignore[arg-type]
-    with pytest.raises(SchemaError, match=r"OpenI reports table is missing required column\(s\) \['mesh_major'\]"):
+    with pytest.raises(
+        SchemaError, match=r"OpenI reports table is missing required column\(s\) \['mesh_major'\]"
+    ):
         openi_mesh_labels(reports=MESH_TABLE.drop(columns="mesh_major"))
 
 
 def test_mesh_rules_findings_are_canonical():
     assert {r.finding for r in MESH_RULES} == set(CHESTXRAY14)
-    assert MESH_RULES[0].to_dict() == {"heading": "Pulmonary Atelectasis", "finding": "Atelectasis",
-                                       "qualifier": None, "exclude": []}
+    assert MESH_RULES[0].to_dict() == {
+        "heading": "Pulmonary Atelectasis",
+        "finding": "Atelectasis",
+        "qualifier": None,
+        "exclude": [],
+    }
 
 
 def test_real_openi_mesh_labels(metadata_dir):
@@ -281,23 +356,33 @@ def test_real_openi_mesh_labels(metadata_dir):
     # independent counts with str.contains over the raw '|'-joined MeSH strings
     raw = reports.set_index("report_id")["mesh_major"]
     state = t.pivot(index="study_id", columns="finding", values="state")
-    card = raw.str.contains(r"(?:^|\|)Cardiomegaly(?:/|\||$)") | raw.str.contains(r"(?:^|\|)Cardiac Shadow/enlarged")
-    card_bl = raw.str.split("|").map(lambda cs: [c for c in cs if c.startswith(("Cardiomegaly", "Cardiac Shadow/enl",
-                                                                                   "Cardiac Shadow/borderline"))])
+    card = raw.str.contains(r"(?:^|\|)Cardiomegaly(?:/|\||$)") | raw.str.contains(
+        r"(?:^|\|)Cardiac Shadow/enlarged"
+    )
+    card_bl = raw.str.split("|").map(
+        lambda cs: [
+            c for c in cs if c.startswith(("Cardiomegaly", "Cardiac Shadow/enl", "Cardiac Shadow/borderline"))
+        ]
+    )
     card_pos = card_bl.map(lambda cs: any("borderline" not in c for c in cs))
     assert int((state["Cardiomegaly"] == 2).sum()) == int(card_pos.sum()) == 345
-    assert int((state["Cardiomegaly"] >= 1).sum()) == int((card | raw.str.contains("Cardiac Shadow/borderline")).sum())
+    assert int((state["Cardiomegaly"] >= 1).sum()) == int(
+        (card | raw.str.contains("Cardiac Shadow/borderline")).sum()
+    )
     atel = raw.str.contains(r"(?:^|\|)Pulmonary Atelectasis")
     assert int((state["Atelectasis"] == 2).sum()) == int(atel.sum()) == 332
     eff = raw.str.contains(r"(?:^|\|)Pleural Effusion(?:/|\||$)")
-    eff_pos = raw.str.split("|").map(lambda cs: any(c.startswith("Pleural Effusion") and "borderline" not in c
-                                                    for c in cs))
+    eff_pos = raw.str.split("|").map(
+        lambda cs: any(c.startswith("Pleural Effusion") and "borderline" not in c for c in cs)
+    )
     assert int((state["Effusion"] >= 1).sum()) == int(eff.sum())
     assert int((state["Effusion"] == 2).sum()) == int(eff_pos.sum()) == 160
     normal = raw[raw == "normal"].index
     assert len(normal) == 1391 and (state.loc[normal] == 0).all().all()
-    assert any(n.startswith("unmapped MeSH headings (codes in kept reports), 102 headings: Lung 568, Opacity 536")
-               for n in rep.notes)
+    assert any(
+        n.startswith("unmapped MeSH headings (codes in kept reports), 102 headings: Lung 568, Opacity 536")
+        for n in rep.notes
+    )
     # through the registry, from the fetched archive
     via = load_dataset("openi_mesh", cache_dir=metadata_dir.parent)
     pd.testing.assert_frame_equal(via.table, t)
@@ -316,7 +401,9 @@ def test_mesh_labels_half_of_the_tuning_split():
     assert dev.table["study_id"].unique().tolist() == dev_ids.tolist()
     assert held.table["study_id"].unique().tolist() == held_ids.tolist()
     assert not set(dev_ids) & set(held_ids) and dev.report.n_kept + held.report.n_kept == every.report.n_kept
-    assert held.report.reasons()["in the development half (cxreval.datasets.openi.openi_tuning_split)"] == len(dev_ids)
+    assert held.report.reasons()[
+        "in the development half (cxreval.datasets.openi.openi_tuning_split)"
+    ] == len(dev_ids)
     full = every.table.set_index(["study_id", "finding"])["state"]
     part = held.table.set_index(["study_id", "finding"])["state"]
     assert part.equals(full.loc[part.index])  # the same labels, fewer reports

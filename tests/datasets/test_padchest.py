@@ -25,7 +25,14 @@ HEADER = "ImageID,StudyID,PatientID,Projection,MethodLabel,Labels\n"
 ROWS = [
     ("i1.png", "s1", "p1", "PA", "Physician", "['cardiomegaly', ' pleural effusion']"),
     ("i2.png", "s1", "p1", "L", "Physician", "['normal']"),
-    ("i3.png", "s2", "p2", "PA", "RNN_model", "['laminar atelectasis', 'COPD signs', ' subcutaneous emphysema', '']"),
+    (
+        "i3.png",
+        "s2",
+        "p2",
+        "PA",
+        "RNN_model",
+        "['laminar atelectasis', 'COPD signs', ' subcutaneous emphysema', '']",
+    ),
     ("i4.png", "s3", "p3", "AP", "RNN_model", "['hiatal hernia', 'Nodule', 'exclude', 'COPD signs']"),
     ("i5.png", "s4", "p4", "PA", "RNN_model", "['normal', 'cardiomegaly']"),
     # dropped rows, one per reason
@@ -50,29 +57,51 @@ def test_small_file_mapping_sources_and_drops(tmp_path):
     findings = list(dict.fromkeys(PADCHEST_MAPPING.values()))
     assert findings == [*CHESTXRAY14, "No Finding"]
     assert rep.n_read == 11 and rep.n_kept == 5 and rep.n_kept + rep.n_dropped == rep.n_read
-    assert len(t) == 5 * len(findings) and t.columns.tolist() == ["study_id", "patient_id", "finding", "source",
-                                                                  "state"]
+    assert len(t) == 5 * len(findings) and t.columns.tolist() == [
+        "study_id",
+        "patient_id",
+        "finding",
+        "source",
+        "state",
+    ]
     pos = t[t.state == 2].groupby("study_id")["finding"].apply(sorted).to_dict()
-    assert pos == {"i1.png": ["Cardiomegaly", "Effusion"], "i2.png": ["No Finding"], "i3.png": ["Atelectasis"],
-                   "i4.png": ["Hernia", "Nodule"], "i5.png": ["Cardiomegaly", "No Finding"]}
+    assert pos == {
+        "i1.png": ["Cardiomegaly", "Effusion"],
+        "i2.png": ["No Finding"],
+        "i3.png": ["Atelectasis"],
+        "i4.png": ["Hernia", "Nodule"],
+        "i5.png": ["Cardiomegaly", "No Finding"],
+    }
     # subcutaneous emphysema is not Emphysema; everything unlisted is negative, nothing else
     assert set(t["state"].unique()) == {0, 2}
     assert t.loc[(t.study_id == "i3.png") & (t.finding == "Emphysema"), "state"].item() == 0
     src = t.groupby("study_id")["source"].first().to_dict()
-    assert src == {"i1.png": "padchest_physician", "i2.png": "padchest_physician", "i3.png": "padchest_rnn",
-                   "i4.png": "padchest_rnn", "i5.png": "padchest_rnn"}
+    assert src == {
+        "i1.png": "padchest_physician",
+        "i2.png": "padchest_physician",
+        "i3.png": "padchest_rnn",
+        "i4.png": "padchest_rnn",
+        "i5.png": "padchest_rnn",
+    }
     assert t.groupby("study_id")["patient_id"].first().to_dict()["i2.png"] == "p1"
     pd.testing.assert_frame_equal(validate_label_table(t), t, check_dtype=False)
     d = rep.dropped
     assert d["row"].tolist() == [5, 6, 7, 8, 9, 10]
     assert [r.split(" (")[0] for r in d["reason"]] == [
-        "missing ImageID", "missing PatientID", "unknown MethodLabel", "unparseable Labels",
-        "no informative label", "no informative label"]
+        "missing ImageID",
+        "missing PatientID",
+        "unknown MethodLabel",
+        "unparseable Labels",
+        "no informative label",
+        "no informative label",
+    ]
     assert d["value"].tolist()[2:4] == ["Radiologist", "nan"]
     notes = "\n".join(rep.notes)
     assert "images per source: padchest_physician 2, padchest_rnn 3" in notes
-    assert "2 unmapped PadChest terms (term: images; not labels here): 'copd signs' 2, 'subcutaneous emphysema' 1" \
+    assert (
+        "2 unmapped PadChest terms (term: images; not labels here): 'copd signs' 2, 'subcutaneous emphysema' 1"
         in notes
+    )
     assert "'normal' listed together with a mapped abnormal finding in 1 images" in notes
 
 
@@ -101,10 +130,17 @@ def test_parse_label_lists():
 
 def test_bad_inputs(tmp_path):
     with pytest.raises(SchemaError, match=r"padchest.csv' is missing required column\(s\) \['MethodLabel'\]"):
-        load_labels(_write(tmp_path, [r[:4] + r[5:] for r in ROWS],
-                           header="ImageID,StudyID,PatientID,Projection,Labels\n"))
+        load_labels(
+            _write(
+                tmp_path,
+                [r[:4] + r[5:] for r in ROWS],
+                header="ImageID,StudyID,PatientID,Projection,Labels\n",
+            )
+        )
     dup = [*ROWS[:3], ROWS[0]]
-    with pytest.raises(SchemaError, match=r"Duplicate image 'i1.png' in file .*column 'ImageID' \(rows \[0, 3\]\)"):
+    with pytest.raises(
+        SchemaError, match=r"Duplicate image 'i1.png' in file .*column 'ImageID' \(rows \[0, 3\]\)"
+    ):
         load_labels(_write(tmp_path, dup, name="dup.csv"))
     bad = tmp_path / "bad.csv.gz"
     bad.write_bytes(b"not gzip at all")
@@ -131,8 +167,9 @@ def test_real_file_counts(metadata_dir):
     res = load_labels(path)
     t, rep = res.table, res.report
     with gzip.open(path, "rt") as fh:
-        raw = pd.read_csv(fh, usecols=["ImageID", "PatientID", "MethodLabel", "Labels"], dtype=str,
-                          keep_default_na=False)
+        raw = pd.read_csv(
+            fh, usecols=["ImageID", "PatientID", "MethodLabel", "Labels"], dtype=str, keep_default_na=False
+        )
     assert rep.n_read == len(raw) == 160_861
     assert rep.n_kept + rep.n_dropped == rep.n_read
     per_source = t.groupby("source")["study_id"].nunique()
@@ -144,7 +181,9 @@ def test_real_file_counts(metadata_dir):
     assert 0.24 < n_phys / len(raw) < 0.25 + 0.03
     # independent parse: literal_eval of every parseable list, exact term match, per source
     ok = raw["Labels"].str.startswith("[")
-    assert rep.reasons()["unparseable Labels (expected a list literal such as \"['normal']\")"] == int((~ok).sum())
+    assert rep.reasons()["unparseable Labels (expected a list literal such as \"['normal']\")"] == int(
+        (~ok).sum()
+    )
     lists = raw.loc[ok, "Labels"].map(lambda s: {x.strip().casefold() for x in ast.literal_eval(s)})
     informative = lists.map(lambda s: bool(s - {"", "exclude"}))
     assert rep.n_kept == int(informative.sum())

@@ -25,8 +25,11 @@ CLASSES = """patientId,class
 00436515-870c-4b36-a041-de91049b9ab4,Lung Opacity
 00313ee0-9eaa-42f4-b0ab-c148ed3241cd,Normal
 """
-OPAQUE, NOT_NORMAL, NORMAL = "00436515-870c-4b36-a041-de91049b9ab4", "0004cfab-14fd-4e49-80ba-63a80b6bddd6", \
-    "00313ee0-9eaa-42f4-b0ab-c148ed3241cd"
+OPAQUE, NOT_NORMAL, NORMAL = (
+    "00436515-870c-4b36-a041-de91049b9ab4",
+    "0004cfab-14fd-4e49-80ba-63a80b6bddd6",
+    "00313ee0-9eaa-42f4-b0ab-c148ed3241cd",
+)
 
 
 @pytest.fixture()
@@ -53,7 +56,10 @@ def test_boxes_half_open(rsna):
     res = load_boxes(rsna)
     b = res.table
     assert list(b.columns) == ["study_id", "finding", "x_min", "y_min", "x_max", "y_max"]
-    assert b[["x_min", "y_min", "x_max", "y_max"]].to_numpy().tolist() == [[264, 152, 477, 531], [562, 152, 818, 605]]
+    assert b[["x_min", "y_min", "x_max", "y_max"]].to_numpy().tolist() == [
+        [264, 152, 477, 531],
+        [562, 152, 818, 605],
+    ]
     assert set(b["finding"]) == {"Lung Opacity"} and set(b["study_id"]) == {OPAQUE}
     assert res.report.dropped["reason"].tolist() == ["no box", "no box"]
 
@@ -64,7 +70,9 @@ def test_inconsistent_rows_are_refused(rsna):
     with pytest.raises(SchemaError, match="Row 1 of .*Target 0 with x, y, width, height"):
         load_labels(rsna)
     p.write_text(LABELS)
-    (rsna / "stage_2_detailed_class_info.csv").write_text(CLASSES.replace(f"{NORMAL},Normal", f"{NORMAL},Lung Opacity"))
+    (rsna / "stage_2_detailed_class_info.csv").write_text(
+        CLASSES.replace(f"{NORMAL},Normal", f"{NORMAL},Lung Opacity")
+    )
     with pytest.raises(SchemaError, match=f"Image '{NORMAL}': class 'Lung Opacity' .* but Target 0"):
         load_labels(rsna)
     (rsna / "stage_2_detailed_class_info.csv").write_text(CLASSES.replace(",Normal\n", ",normal\n"))
@@ -75,7 +83,10 @@ def test_inconsistent_rows_are_refused(rsna):
 def test_missing_file_names_it_and_export(rsna, tmp_path, capsys):
     out = tmp_path / "boxes"
     assert main(["data", "export", "rsna_pneumonia_boxes", "--path", str(rsna), "-o", str(out)]) == 0
-    assert read_box_file(out / "boxes.csv").table[["x_max", "y_max"]].to_numpy().tolist() == [[477, 531], [818, 605]]
+    assert read_box_file(out / "boxes.csv").table[["x_max", "y_max"]].to_numpy().tolist() == [
+        [477, 531],
+        [818, 605],
+    ]
     (rsna / "stage_2_detailed_class_info.csv").unlink()
     with pytest.raises(DataUnavailableError, match="has no 'stage_2_detailed_class_info.csv'.*place it in"):
         load_dataset("rsna_pneumonia", rsna)
@@ -86,8 +97,22 @@ def test_missing_file_names_it_and_export(rsna, tmp_path, capsys):
     cy, cx = (152 + 531) / 2 / 32, (264 + 477) / 2 / 32
     maps = {f"{OPAQUE}/Lung Opacity": np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / 8.0)}
     np.savez(tmp_path / "maps.npz", **maps)
-    assert main(["localize", "--heatmaps", str(tmp_path / "maps.npz"), "--boxes", str(out / "boxes.csv"),
-                 "--rule", "IoBB", "-o", str(tmp_path / "loc")]) == 0
+    assert (
+        main(
+            [
+                "localize",
+                "--heatmaps",
+                str(tmp_path / "maps.npz"),
+                "--boxes",
+                str(out / "boxes.csv"),
+                "--rule",
+                "IoBB",
+                "-o",
+                str(tmp_path / "loc"),
+            ]
+        )
+        == 0
+    )
     loc = pd.read_csv(tmp_path / "loc" / "localization.csv")
     assert set(loc["n_boxes"]) == {2}
 

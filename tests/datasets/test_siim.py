@@ -36,7 +36,7 @@ def reference_rle2mask(rle: str, width: int, height: int) -> np.ndarray:
     current = 0
     for index, start in enumerate(starts):
         current += start
-        mask[current:current + lengths[index]] = 255
+        mask[current : current + lengths[index]] = 255
         current += lengths[index]
     return mask.reshape(width, height).T
 
@@ -60,20 +60,26 @@ def test_components_to_half_open_boxes():
 @pytest.fixture()
 def rle_file(tmp_path):
     p = tmp_path / "train-rle.csv"
-    p.write_text("ImageId, EncodedPixels\n"
-                 "1.2.276.0.7230010.3.1.4.8323329.6904.1517875201.850819,-1\n"
-                 "1.2.276.0.7230010.3.1.4.8323329.13666.1517875247.117800, 1 2 4 2\n"
-                 "1.2.276.0.7230010.3.1.4.8323329.13666.1517875247.117800, 22 1 3 2\n")
+    p.write_text(
+        "ImageId, EncodedPixels\n"
+        "1.2.276.0.7230010.3.1.4.8323329.6904.1517875201.850819,-1\n"
+        "1.2.276.0.7230010.3.1.4.8323329.13666.1517875247.117800, 1 2 4 2\n"
+        "1.2.276.0.7230010.3.1.4.8323329.13666.1517875247.117800, 22 1 3 2\n"
+    )
     return p
 
 
 def test_file_labels_and_boxes(rle_file):
     lab = load_labels(rle_file).table.set_index("study_id")["state"].to_dict()
-    assert lab == {"1.2.276.0.7230010.3.1.4.8323329.6904.1517875201.850819": 0,
-                   "1.2.276.0.7230010.3.1.4.8323329.13666.1517875247.117800": 2}
+    assert lab == {
+        "1.2.276.0.7230010.3.1.4.8323329.6904.1517875201.850819": 0,
+        "1.2.276.0.7230010.3.1.4.8323329.13666.1517875247.117800": 2,
+    }
     res = load_boxes(rle_file, shape=(6, 5))  # the two masks of the second image are united, then split
     assert res.table[["x_min", "y_min", "x_max", "y_max"]].to_numpy().tolist() == [[0, 1, 2, 3], [3, 2, 5, 5]]
-    assert set(res.table["finding"]) == {"Pneumothorax"} and res.report.dropped["reason"].tolist() == ["no mask"]
+    assert set(res.table["finding"]) == {"Pneumothorax"} and res.report.dropped["reason"].tolist() == [
+        "no mask"
+    ]
     both = rle_file.read_text() + "1.2.276.0.7230010.3.1.4.8323329.6904.1517875201.850819,5 1\n"
     rle_file.write_text(both)
     with pytest.raises(SchemaError, match="both '-1' .* and a mask"):
@@ -82,18 +88,30 @@ def test_file_labels_and_boxes(rle_file):
 
 def test_export_feeds_localize_and_missing_file(rle_file, tmp_path, capsys):
     out = tmp_path / "boxes"
-    assert main(["data", "export", "siim_acr_pneumothorax_boxes", "--path", str(rle_file), "-o", str(out)]) == 0
+    assert (
+        main(["data", "export", "siim_acr_pneumothorax_boxes", "--path", str(rle_file), "-o", str(out)]) == 0
+    )
     boxes = read_box_file(out / "boxes.csv").table
     # on the 1024 x 1024 image the same runs lie in column 0: rows 1-2, 7-8, 22 and 26-27, four components
-    assert boxes[["x_min", "y_min", "x_max", "y_max"]].to_numpy().tolist() == [[0, 1, 1, 3], [0, 7, 1, 9],
-                                                                               [0, 22, 1, 23], [0, 26, 1, 28]]
-    assert main(["data", "export", "siim_acr_pneumothorax", "--path", str(tmp_path), "-o", str(tmp_path / "l")]) == 0
+    assert boxes[["x_min", "y_min", "x_max", "y_max"]].to_numpy().tolist() == [
+        [0, 1, 1, 3],
+        [0, 7, 1, 9],
+        [0, 22, 1, 23],
+        [0, 26, 1, 28],
+    ]
+    assert (
+        main(["data", "export", "siim_acr_pneumothorax", "--path", str(tmp_path), "-o", str(tmp_path / "l")])
+        == 0
+    )
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(DataUnavailableError, match="has no 'train-rle.csv'.*place it"):
         load_labels(empty)
     capsys.readouterr()
-    assert main(["data", "export", "siim_acr_pneumothorax", "--path", str(empty), "-o", str(tmp_path / "x")]) == 2
+    assert (
+        main(["data", "export", "siim_acr_pneumothorax", "--path", str(empty), "-o", str(tmp_path / "x")])
+        == 2
+    )
     assert "train-rle.csv" in capsys.readouterr().err
 
 
@@ -111,7 +129,11 @@ def test_real_train_rle_against_the_reference_decoder_and_scikit_image(tmp_path)
     if not f.is_file():
         pytest.skip("torchxrayvision has no siim-pneumothorax-train-rle.csv.gz")
     lab = load_labels(str(f))
-    assert (lab.report.n_read, len(lab.table), int((lab.table["state"] == 2).sum())) == (12_954, 12_047, 2_669)
+    assert (lab.report.n_read, len(lab.table), int((lab.table["state"] == 2).sum())) == (
+        12_954,
+        12_047,
+        2_669,
+    )
     raw = pd.read_csv(str(f))
     masked = raw[raw[" EncodedPixels"].str.strip() != "-1"]
     first = list(dict.fromkeys(masked["ImageId"]))[:20]

@@ -15,10 +15,10 @@ ROWS = (
     "a,No finding,14,R1,,,,\n"
     "a,No finding,14,R2,,,,\n"
     "a,Cardiomegaly,3,R10,10,20,110,220\n"
-    "a,Cardiomegaly,3,R10,12,22,100,200\n"       # second box, same label
+    "a,Cardiomegaly,3,R10,12,22,100,200\n"  # second box, same label
     "a,Nodule/Mass,8,R10,5,5,15,15\n"
     "b,Pleural effusion,10,R9,0,0,50,40\n"
-    "b,Aortic enlargement,0,R8,1,1,1,9\n"       # zero width box
+    "b,Aortic enlargement,0,R8,1,1,1,9\n"  # zero width box
     "b,No finding,14,R3,,,,\n"
 )
 
@@ -38,10 +38,17 @@ def test_labels_hand_worked(small_csv):
     assert len(t) == 6 * len(VINDR)
     assert (t["patient_id"] == t["study_id"]).all()
     pos = t[t["state"] == 2][["study_id", "source", "finding"]].apply(tuple, axis=1).tolist()
-    assert sorted(pos) == sorted([
-        ("a", "R1", "No Finding"), ("a", "R2", "No Finding"), ("a", "R10", "Cardiomegaly"),
-        ("a", "R10", "Nodule or Mass"), ("b", "R9", "Effusion"), ("b", "R8", "Aortic Enlargement"),
-        ("b", "R3", "No Finding")])
+    assert sorted(pos) == sorted(
+        [
+            ("a", "R1", "No Finding"),
+            ("a", "R2", "No Finding"),
+            ("a", "R10", "Cardiomegaly"),
+            ("a", "R10", "Nodule or Mass"),
+            ("b", "R9", "Effusion"),
+            ("b", "R8", "Aortic Enlargement"),
+            ("b", "R3", "No Finding"),
+        ]
+    )
     assert set(t["state"].astype(int)) == {0, 2}
     # numeric reader order inside each image: R1, R2, R10
     assert list(pd.unique(t.loc[t.study_id == "a", "source"])) == ["R1", "R2", "R10"]
@@ -54,8 +61,15 @@ def test_boxes_hand_worked(small_csv):
     res = read_vindr_boxes(small_csv)
     b = res.table
     assert len(b) == 4
-    assert b.iloc[0].to_dict() == {"study_id": "a", "finding": "Cardiomegaly", "source": "R10",
-                                   "x_min": 10.0, "y_min": 20.0, "x_max": 110.0, "y_max": 220.0}
+    assert b.iloc[0].to_dict() == {
+        "study_id": "a",
+        "finding": "Cardiomegaly",
+        "source": "R10",
+        "x_min": 10.0,
+        "y_min": 20.0,
+        "x_max": 110.0,
+        "y_max": 220.0,
+    }
     assert res.report.reasons() == {"no finding (no box)": 3, "non-positive box width or height": 1}
     assert res.report.n_kept + res.report.n_dropped == res.report.n_read
 

@@ -25,7 +25,9 @@ compared exactly, so any number shows the same code ran)."""
 def run_demo_section(key: str, out: Path, shared_data: Path, metadata_dir: Path, **kw: object) -> Path:
     """Run the demo's section ``key`` alone into ``out``; return the section's folder (asserting it was built)."""
     kw = {"n_resamples": N_RESAMPLES, "rng": 0, **kw}
-    res = run_demo(out, data_mirror=shared_data, cache_dir=metadata_dir.parent, download=False, sections=[key], **kw)
+    res = run_demo(
+        out, data_mirror=shared_data, cache_dir=metadata_dir.parent, download=False, sections=[key], **kw
+    )
     (sec,) = res.sections
     assert sec.status == "built", sec.to_dict()
     assert sec.folder is not None
@@ -39,8 +41,12 @@ def assert_same_tables(demo: Path, cli: Path, files: Iterable[str]) -> None:
     for name in files:
         for ext in (".csv", ".parquet"):
             a, b = demo / Path(name).with_suffix(ext), cli / Path(name).with_suffix(ext)
-            assert a.is_file(), f"the demo did not write {a.name} (files: {sorted(p.name for p in demo.iterdir())})"
-            assert b.is_file(), f"the command did not write {b.name} (files: {sorted(p.name for p in cli.iterdir())})"
+            assert a.is_file(), (
+                f"the demo did not write {a.name} (files: {sorted(p.name for p in demo.iterdir())})"
+            )
+            assert b.is_file(), (
+                f"the command did not write {b.name} (files: {sorted(p.name for p in cli.iterdir())})"
+            )
             read = pd.read_csv if ext == ".csv" else pd.read_parquet
             ta, tb = read(a), read(b)
             ta.attrs, tb.attrs = {}, {}
@@ -75,6 +81,8 @@ def assert_same_bytes(demo: Path, cli: Path, files: Iterable[str]) -> None:
 @pytest.fixture()
 def demo_section(shared_data: Path, metadata_dir: Path, tmp_path: Path):
     """``demo_section(key, **run_demo_options)`` -> the built section's folder (under ``tmp_path/demo``)."""
+
     def run(key: str, **kw: object) -> Path:
         return run_demo_section(key, tmp_path / f"demo-{key}", shared_data, metadata_dir, **kw)
+
     return run

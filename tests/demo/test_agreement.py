@@ -45,15 +45,40 @@ def test_chexpert_agreement_equals_cxreval_agree(demo_section, shared_data, meta
     run on the two pairs the demo draws."""
     demo = demo_section("chexpert_agreement")
     chexpert_labels(_context(tmp_path, shared_data, metadata_dir))  # the files the demo reads are there
-    labels = load_labels(shared_data / "chexpert_test").table  # what `cxreval data export chexpert_test` writes
+    labels = load_labels(
+        shared_data / "chexpert_test"
+    ).table  # what `cxreval data export chexpert_test` writes
     labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
     lp = write_labels(labels, tmp_path / "chexpert_labels.parquet")
-    others = [*CHEXPERT_GT_READERS, *CHEXPERT_BENCH_READERS, "chexpert_labeler", "chexbert"]  # the demo's pairs
+    others = [
+        *CHEXPERT_GT_READERS,
+        *CHEXPERT_BENCH_READERS,
+        "chexpert_labeler",
+        "chexbert",
+    ]  # the demo's pairs
     assert sorted(others) == sorted(s for s in dict.fromkeys(labels["source"]) if s != "consensus")
-    findings = ",".join(CHEXPERT_COMPETITION)  # in this order (the demo's run.json `commands` read the same way)
-    cli = _agree(tmp_path, lp, "agree", "--pairs", ",".join(f"consensus:{s}" for s in others), "--intersect",
-                 "-f", findings)
+    findings = ",".join(
+        CHEXPERT_COMPETITION
+    )  # in this order (the demo's run.json `commands` read the same way)
+    cli = _agree(
+        tmp_path,
+        lp,
+        "agree",
+        "--pairs",
+        ",".join(f"consensus:{s}" for s in others),
+        "--intersect",
+        "-f",
+        findings,
+    )
     assert_same_tables(demo, cli, [*AgreementTableResult.FILES.values(), *PrevalenceResult.FILES.values()])
-    cli = _agree(tmp_path, lp, "flows", "--pairs", "consensus:chexpert_labeler,consensus:bc4", "--intersect",
-                 "-f", findings)
+    cli = _agree(
+        tmp_path,
+        lp,
+        "flows",
+        "--pairs",
+        "consensus:chexpert_labeler,consensus:bc4",
+        "--intersect",
+        "-f",
+        findings,
+    )
     assert_same_tables(demo, cli, [*FlowsResult.FILES.values(), *OmissionsResult.FILES.values()])

@@ -17,9 +17,26 @@ def test_audit_equals_cxreval_data_audit(demo_section, shared_data, metadata_dir
     split_dir = pinned(ctx, "chestxray14/official_test_list.txt").parent
     assert pinned(ctx, "chestxray14/official_train_val_list.txt").parent == split_dir
     cli = tmp_path / "audit"
-    assert main(["data", "audit", "chestxray14", "--data-entry", str(metadata(ctx, DATA_ENTRY)), "--bbox-list",
-                 str(metadata(ctx, BBOX_FILE)), "--split-dir", str(split_dir), "--cache-dir",
-                 str(metadata_dir.parent), "-o", str(cli)]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "audit",
+                "chestxray14",
+                "--data-entry",
+                str(metadata(ctx, DATA_ENTRY)),
+                "--bbox-list",
+                str(metadata(ctx, BBOX_FILE)),
+                "--split-dir",
+                str(split_dir),
+                "--cache-dir",
+                str(metadata_dir.parent),
+                "-o",
+                str(cli),
+            ]
+        )
+        == 0
+    )
     name = DatasetAudit.FILES["audit"]
     assert (demo / name).read_bytes() == (cli / name).read_bytes()
     tables = [f for k, f in DatasetAudit.FILES.items() if k != "audit"]

@@ -25,7 +25,9 @@ def _chexpert_labels(cx: Path, out: Path) -> Path:
     files = {"consensus": "groundtruth.csv"}
     files.update({r: f"radiologists/groundtruth/{r}_gt.csv" for r in CHEXPERT_GT_READERS})
     files.update({r: f"radiologists/benchmark_radiologists/{r}.csv" for r in CHEXPERT_BENCH_READERS})
-    files.update({"chexpert_labeler": "labeler/chexpert_labels.csv", "chexbert": "labeler/chexbert_labels.csv"})
+    files.update(
+        {"chexpert_labeler": "labeler/chexpert_labels.csv", "chexbert": "labeler/chexbert_labels.csv"}
+    )
     parts = [read_wide_labels(cx / rel, source=src, id_column="Study").table for src, rel in files.items()]
     return write_labels(pd.concat(parts, ignore_index=True), out)
 
@@ -34,9 +36,30 @@ def test_demo_fusion_files_equal_cxreval_fuse(demo_section, shared_data: Path, t
     demo = demo_section("chexpert_fusion")
     labels = _chexpert_labels(shared_data / "chexpert_test", tmp_path / "labels.csv")
     cli = tmp_path / "fuse"
-    assert main(["fuse", "-l", str(labels), "--readers", ",".join(CHEXPERT_GT_READERS), "--methods",
-                 "mv,or,and,ds,mace", "--adjudicated", "consensus", "--findings", ",".join(CHEXPERT_COMPETITION),
-                 "--seed", "0", "--labels-format", "both", "-o", str(cli)]) == 0
+    assert (
+        main(
+            [
+                "fuse",
+                "-l",
+                str(labels),
+                "--readers",
+                ",".join(CHEXPERT_GT_READERS),
+                "--methods",
+                "mv,or,and,ds,mace",
+                "--adjudicated",
+                "consensus",
+                "--findings",
+                ",".join(CHEXPERT_COMPETITION),
+                "--seed",
+                "0",
+                "--labels-format",
+                "both",
+                "-o",
+                str(cli),
+            ]
+        )
+        == 0
+    )
     files = [f for f in FusionResult.FILES.values() if (demo / f).exists() or (cli / f).exists()]
     # every file a run with a reference and both iterative methods writes (no over-fused state on these readers)
     assert set(FusionResult.FILES.values()) - set(files) == {"fusion_warnings.csv"}

@@ -24,8 +24,12 @@ def test_iqa_section_equals_degrade_score_compare(demo_section, tmp_path: Path) 
     assert len(list(refs.glob("*.png"))) == 2
     deg, sc, cmp = tmp_path / "deg", tmp_path / "scores", tmp_path / "cmp"
     assert main(["iqa", "degrade", "--images", str(refs), "--plan", "demo", "-o", str(deg)]) == 0
-    assert main(["iqa", "score", "--pairs", str(deg / "pairs.csv"), "--metrics", ",".join(METRICS),
-                 "-o", str(sc)]) == 0
+    assert (
+        main(
+            ["iqa", "score", "--pairs", str(deg / "pairs.csv"), "--metrics", ",".join(METRICS), "-o", str(sc)]
+        )
+        == 0
+    )
     assert main(["iqa", "compare", "--scores", str(sc / "scores.csv"), "-o", str(cmp)]) == 0
 
     assert_same_tables(demo, deg, DegradeResult.FILES.values())

@@ -65,4 +65,3 @@ def test_demo_real_boxes_equal_cxreval_synth_real_boxes(demo_section, shared_dat
     assert len(res.images) == 12 and set(res.table.columns) == set(OverlayResult.COLUMNS)
     assert_same_tables(demo, lib, OverlayResult.FILES.values())
     _same_files(lib, demo)
-

@@ -19,7 +19,9 @@ def test_chexpert_models_equal_rank_with_pairs(demo_section, shared_data, metada
     demo = demo_section("chexpert_models")
     args, refs = chexpert_inputs(tmp_path, shared_data, metadata_dir)
     cli = tmp_path / "rank"
-    pairs = ",".join(f"consensus:{r}" for r in refs[1:])  # the section correlates the consensus with each other
+    pairs = ",".join(
+        f"consensus:{r}" for r in refs[1:]
+    )  # the section correlates the consensus with each other
     assert main(["rank", *args, *common(), "--pairs", pairs, "-o", str(cli)]) == 0
     assert_same_tables(demo, cli, [*RankingStabilityResult.FILES.values(), *AUCResult.FILES.values()])
     rc = pd.read_csv(cli / RankingStabilityResult.FILES["rank_correlation"])

@@ -15,9 +15,21 @@ import pytest
 
 from .conftest import assert_same_bytes, run_recorded_commands
 
-RECORDED: tuple[str, ...] = ("audit", "nih_vs_google_agreement", "nih_models", "xqa_published", "localization",
-                             "chexpert_models", "chexpert_agreement", "chexpert_fusion", "localization_real",
-                             "openi_report_labels", "iqa", "chexpert_relabelling", "chexpert_reader_study")
+RECORDED: tuple[str, ...] = (
+    "audit",
+    "nih_vs_google_agreement",
+    "nih_models",
+    "xqa_published",
+    "localization",
+    "chexpert_models",
+    "chexpert_agreement",
+    "chexpert_fusion",
+    "localization_real",
+    "openi_report_labels",
+    "iqa",
+    "chexpert_relabelling",
+    "chexpert_reader_study",
+)
 PENDING: tuple[str, ...] = ()
 
 
@@ -30,7 +42,9 @@ def test_recorded_commands_write_the_section_tables(key, demo_section, metadata_
     assert_same_bytes(demo, cli, csvs)
     if key == "openi_report_labels":  # the labeller's validation and the Findings-vs-Impression agreement
         assert {"labeller_validation.csv", "findings_vs_impression/agreement.csv"} <= set(csvs)
-    if key == "nih_models":  # Google's macro AUC is finite under the map, on the 935 images both references label
+    if (
+        key == "nih_models"
+    ):  # Google's macro AUC is finite under the map, on the 935 images both references label
         auc = pd.read_csv(cli / "auc.csv")
         assert auc[(auc.finding == "macro") & (auc.reference == "google_expert")]["auc"].notna().all()
         counts = pd.read_csv(cli / "counts.csv")

@@ -27,7 +27,9 @@ from .conftest import N_RESAMPLES, assert_same_tables, run_demo_section
 @pytest.fixture(scope="module")
 def demo(shared_data: Path, metadata_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo's OpenI section, built once for both tests."""
-    return run_demo_section("openi_report_labels", tmp_path_factory.mktemp("demo") / "out", shared_data, metadata_dir)
+    return run_demo_section(
+        "openi_report_labels", tmp_path_factory.mktemp("demo") / "out", shared_data, metadata_dir
+    )
 
 
 def _reports(metadata_dir: Path) -> tuple[Path, pd.DataFrame]:
@@ -38,12 +40,46 @@ def _reports(metadata_dir: Path) -> tuple[Path, pd.DataFrame]:
 
 def test_openi_labeller_validation_equals_label_reports(demo, metadata_dir, tmp_path):
     tgz, _ = _reports(metadata_dir)
-    assert main(["data", "export", "openi_mesh", "--half", "held-out", "--cache-dir", str(metadata_dir.parent),
-                 "-o", str(tmp_path / "mesh")]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "export",
+                "openi_mesh",
+                "--half",
+                "held-out",
+                "--cache-dir",
+                str(metadata_dir.parent),
+                "-o",
+                str(tmp_path / "mesh"),
+            ]
+        )
+        == 0
+    )
     ref = tmp_path / "mesh" / "labels.csv"
     cli = tmp_path / "labels"
-    assert main(["label-reports", "--reports", str(tgz), "--sections", "whole", "--validate-against", str(ref),
-                 "--findings", "chestxray8", "--n-resamples", str(N_RESAMPLES), "--seed", "0", "-o", str(cli)]) == 0
+    assert (
+        main(
+            [
+                "label-reports",
+                "--reports",
+                str(tgz),
+                "--sections",
+                "whole",
+                "--validate-against",
+                str(ref),
+                "--findings",
+                "chestxray8",
+                "--n-resamples",
+                str(N_RESAMPLES),
+                "--seed",
+                "0",
+                "-o",
+                str(cli),
+            ]
+        )
+        == 0
+    )
     assert_same_tables(demo, cli, LabellerValidationResult.FILES.values())
     assert set(ReportLabelsResult.FILES.values()) <= {p.name for p in cli.iterdir()}
 
@@ -51,14 +87,49 @@ def test_openi_labeller_validation_equals_label_reports(demo, metadata_dir, tmp_
 def test_openi_findings_vs_impression_equals_label_reports_then_agree(demo, metadata_dir, tmp_path):
     tgz, rep = _reports(metadata_dir)
     lab = tmp_path / "labels"
-    assert main(["label-reports", "--reports", str(tgz), "--sections", "findings,impression", "--vocabulary",
-                 "chexpert", "-o", str(lab)]) == 0
+    assert (
+        main(
+            [
+                "label-reports",
+                "--reports",
+                str(tgz),
+                "--sections",
+                "findings,impression",
+                "--vocabulary",
+                "chexpert",
+                "-o",
+                str(lab),
+            ]
+        )
+        == 0
+    )
     cli = tmp_path / "agree"
-    assert main(["agree", "--labels", str(lab / ReportLabelsResult.FILES["labels"]), "--pairs",
-                 "report_findings:report_impression", "--findings", "xqa", "--finding-set", "selected=xqa_selected",
-                 "--finding-set", "all=xqa", "--studies", "common", "-o", str(cli)]) == 0
+    assert (
+        main(
+            [
+                "agree",
+                "--labels",
+                str(lab / ReportLabelsResult.FILES["labels"]),
+                "--pairs",
+                "report_findings:report_impression",
+                "--findings",
+                "xqa",
+                "--finding-set",
+                "selected=xqa_selected",
+                "--finding-set",
+                "all=xqa",
+                "--studies",
+                "common",
+                "-o",
+                str(cli),
+            ]
+        )
+        == 0
+    )
     assert_same_tables(demo / "findings_vs_impression", cli, SourceComparisonResult.FILES.values())
-    both = ((rep["findings"].fillna("").str.strip() != "") & (rep["impression"].fillna("").str.strip() != "")).sum()
+    both = (
+        (rep["findings"].fillna("").str.strip() != "") & (rep["impression"].fillna("").str.strip() != "")
+    ).sum()
     prevalence = pd.read_csv(cli / "prevalence.csv")
     # every finding's states are counted on the reports with both sections, nothing else
     assert (prevalence.groupby(["source", "finding"])["count"].sum() == both).all()

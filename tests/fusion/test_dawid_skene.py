@@ -11,13 +11,15 @@ from cxreval.exceptions import InvalidParameterError
 from cxreval.fusion import DawidSkene, MajorityVote
 
 PRIOR = np.array([0.55, 0.15, 0.30])
-CONFUSION = np.array([  # reader x true x observed
-    [[.90, .05, .05], [.20, .60, .20], [.05, .10, .85]],
-    [[.80, .15, .05], [.30, .50, .20], [.10, .10, .80]],
-    [[.70, .10, .20], [.10, .70, .20], [.20, .10, .70]],
-    [[.95, .04, .01], [.40, .40, .20], [.30, .10, .60]],
-    [[.60, .20, .20], [.20, .60, .20], [.10, .20, .70]],
-])
+CONFUSION = np.array(
+    [  # reader x true x observed
+        [[0.90, 0.05, 0.05], [0.20, 0.60, 0.20], [0.05, 0.10, 0.85]],
+        [[0.80, 0.15, 0.05], [0.30, 0.50, 0.20], [0.10, 0.10, 0.80]],
+        [[0.70, 0.10, 0.20], [0.10, 0.70, 0.20], [0.20, 0.10, 0.70]],
+        [[0.95, 0.04, 0.01], [0.40, 0.40, 0.20], [0.30, 0.10, 0.60]],
+        [[0.60, 0.20, 0.20], [0.20, 0.60, 0.20], [0.10, 0.20, 0.70]],
+    ]
+)
 
 
 def simulate(n_items=3000, seed=0, p_missing=0.0, confusion=CONFUSION, prior=PRIOR):
@@ -25,13 +27,14 @@ def simulate(n_items=3000, seed=0, p_missing=0.0, confusion=CONFUSION, prior=PRI
     rng = np.random.default_rng(seed)
     z = rng.choice(3, size=n_items, p=prior)
     n_readers = len(confusion)
-    cum = np.cumsum(confusion, axis=2)                        # reader x true x observed
+    cum = np.cumsum(confusion, axis=2)  # reader x true x observed
     u = rng.random((n_items, n_readers))
     labels = (u[:, :, None] > cum[np.arange(n_readers)[None, :], z[:, None], :]).sum(axis=2)
     keep = rng.random((n_items, n_readers)) >= p_missing
     ii, jj = np.nonzero(keep)
-    d = pd.DataFrame({"study_id": [f"s{i:05d}" for i in ii], "source": [f"r{j}" for j in jj],
-                      "state": labels[ii, jj]})
+    d = pd.DataFrame(
+        {"study_id": [f"s{i:05d}" for i in ii], "source": [f"r{j}" for j in jj], "state": labels[ii, jj]}
+    )
     return d, z
 
 
@@ -104,14 +107,21 @@ def test_per_finding_and_joint():
     per = DawidSkene().fit(d)
     assert list(per.priors_.index) == ["Edema", "Effusion"]
     alone = DawidSkene().fit(d2)
-    np.testing.assert_allclose(per.probas_.xs("Effusion", level="finding").to_numpy(), alone.probas_.to_numpy())
+    np.testing.assert_allclose(
+        per.probas_.xs("Effusion", level="finding").to_numpy(), alone.probas_.to_numpy()
+    )
     joint = DawidSkene(pooling="joint").fit(d)
     assert list(joint.priors_.index) == ["*"] and len(joint.labels_) == 400
 
 
 def test_unused_state_is_impossible():
-    d = pd.DataFrame({"study_id": np.repeat(["a", "b", "c", "d"], 2), "source": ["x", "y"] * 4,
-                      "state": [0, 0, 2, 2, 0, 2, 2, 2]})
+    d = pd.DataFrame(
+        {
+            "study_id": np.repeat(["a", "b", "c", "d"], 2),
+            "source": ["x", "y"] * 4,
+            "state": [0, 0, 2, 2, 0, 2, 2, 2],
+        }
+    )
     ds = DawidSkene().fit(d)
     assert (ds.probas_[1] == 0).all()
     assert set(ds.errors_["true_state"]) == {0, 2}
@@ -125,7 +135,9 @@ def test_bad_params():
         DawidSkene(tol=-1).fit(d)
     with pytest.raises(InvalidParameterError, match="'pooling' parameter"):
         DawidSkene(pooling="all").fit(d)
-    with pytest.raises(InvalidParameterError, match="'init_smoothing' parameter of DawidSkene must be a float >= 0"):
+    with pytest.raises(
+        InvalidParameterError, match="'init_smoothing' parameter of DawidSkene must be a float >= 0"
+    ):
         DawidSkene(init_smoothing=-0.1).fit(d)
 
 
@@ -134,5 +146,6 @@ def test_against_crowdkit_converged(sim):
     d, _ = sim
     ours = DawidSkene(n_iter=100, tol=0).fit_predict(d)
     theirs = ck.DawidSkene(n_iter=100, tol=-np.inf).fit_predict(
-        d.rename(columns={"study_id": "task", "source": "worker", "state": "label"}))
+        d.rename(columns={"study_id": "task", "source": "worker", "state": "label"})
+    )
     assert (ours.to_numpy() == theirs.reindex(ours.index).to_numpy()).mean() > 0.995

@@ -29,13 +29,19 @@ def test_vindr_competence_reflects_assignment(metadata_dir):
 
     t = read_vindr(metadata_dir / "vinbigdata-train.csv.gz").table
     readers = [f"R{i}" for i in range(1, 18)]
-    res = fuse_labels(t, readers, ["mv", "ds", "mace"], findings=["Cardiomegaly"],
-                           params={"mace": {"n_restarts": 2, "n_iter": 20}}, rng=0)
+    res = fuse_labels(
+        t,
+        readers,
+        ["mv", "ds", "mace"],
+        findings=["Cardiomegaly"],
+        params={"mace": {"n_restarts": 2, "n_iter": 20}},
+        rng=0,
+    )
     assert res.readers_per_item == {3: 15000}
     err = res.estimators["ds"].errors_
     sens = err[(err.true_state == 2) & (err.observed_state == 2)].set_index("source")["probability"]
-    assert (sens[[f"R{i}" for i in range(1, 8)]] == 0).all()        # never mark a finding
-    assert (sens[["R8", "R9", "R10"]] > 0.6).all()                    # read the abnormal block
+    assert (sens[[f"R{i}" for i in range(1, 8)]] == 0).all()  # never mark a finding
+    assert (sens[["R8", "R9", "R10"]] > 0.6).all()  # read the abnormal block
     comp = res.estimators["mace"].competence_.set_index("source")["competence"]
     assert comp[["R8", "R9", "R10"]].min() > comp[[f"R{i}" for i in range(1, 8)]].max()
 

@@ -23,13 +23,15 @@ from cxreval.fusion._patterns import answer_patterns
 from cxreval.labels import read_labels
 
 METHODS = "mv,or,and,ds,mace"
-CONFUSION = np.array([  # reader x true x observed
-    [[.90, .05, .05], [.20, .60, .20], [.05, .10, .85]],
-    [[.80, .15, .05], [.30, .50, .20], [.10, .10, .80]],
-    [[.70, .10, .20], [.10, .70, .20], [.20, .10, .70]],
-    [[.95, .04, .01], [.40, .40, .20], [.30, .10, .60]],
-    [[.60, .20, .20], [.20, .60, .20], [.10, .20, .70]],
-])
+CONFUSION = np.array(
+    [  # reader x true x observed
+        [[0.90, 0.05, 0.05], [0.20, 0.60, 0.20], [0.05, 0.10, 0.85]],
+        [[0.80, 0.15, 0.05], [0.30, 0.50, 0.20], [0.10, 0.10, 0.80]],
+        [[0.70, 0.10, 0.20], [0.10, 0.70, 0.20], [0.20, 0.10, 0.70]],
+        [[0.95, 0.04, 0.01], [0.40, 0.40, 0.20], [0.30, 0.10, 0.60]],
+        [[0.60, 0.20, 0.20], [0.20, 0.60, 0.20], [0.10, 0.20, 0.70]],
+    ]
+)
 NAMES = {0: "negative", 1: "uncertain", 2: "positive"}
 
 
@@ -41,8 +43,9 @@ def simulate_ds(n_items, seed, p_missing=0.0, prior=(0.55, 0.15, 0.30)):
     u = rng.random((n_items, 5))
     labels = (u[:, :, None] > cum[np.arange(5)[None, :], z[:, None], :]).sum(axis=2)
     ii, jj = np.nonzero(rng.random((n_items, 5)) >= p_missing)
-    return pd.DataFrame({"study_id": [f"s{i:05d}" for i in ii], "source": [f"r{j}" for j in jj],
-                         "state": labels[ii, jj]}), z
+    return pd.DataFrame(
+        {"study_id": [f"s{i:05d}" for i in ii], "source": [f"r{j}" for j in jj], "state": labels[ii, jj]}
+    ), z
 
 
 def make_table(n, seed):
@@ -51,9 +54,9 @@ def make_table(n, seed):
     rows = []
     for i in range(n):
         for f in ("Atelectasis", "Effusion", "Edema"):
-            t = int(rng.choice(3, p=[.5, .2, .3]))
+            t = int(rng.choice(3, p=[0.5, 0.2, 0.3]))
             rows.append((f"s{i:03d}", f"p{i // 2:03d}", f, "CR", NAMES[t]))
-            for r, acc in (("Rep1", .8), ("Rep2", .7)):
+            for r, acc in (("Rep1", 0.8), ("Rep2", 0.7)):
                 lab = t if rng.random() < acc else int(rng.integers(0, 3))
                 rows.append((f"s{i:03d}", f"p{i // 2:03d}", f, r, NAMES[lab]))
     return pd.DataFrame(rows, columns=["study_id", "patient_id", "finding", "source", "state"])
@@ -68,7 +71,7 @@ def sparse():
 def test_answer_patterns_group_equal_items(sparse):
     ann = encode_annotations(sparse, func="test")
     pat = answer_patterns(ann.item, ann.reader, ann.label, ann.n_items, ann.n_readers, 3)
-    assert pat.n_patterns <= 4 ** 5 - 1 and pat.weight.sum() == ann.n_items
+    assert pat.n_patterns <= 4**5 - 1 and pat.weight.sum() == ann.n_items
     # independent check: the sorted (reader, label) tuple of every item, grouped with pandas
     key = pd.Series(list(zip(ann.reader, ann.label))).groupby(ann.item).agg(tuple)
     assert key.nunique() == pat.n_patterns
@@ -84,8 +87,9 @@ def test_pattern_fits_equal_item_by_item_fits(sparse):
     ann = encode_annotations(sparse, func="test")
     init = np.bincount(ann.item * 3 + ann.label, minlength=ann.n_items * 3).reshape(-1, 3) + 0.01
     init = init / init.sum(axis=1, keepdims=True)
-    T, prior, err, hist, conv = dawid_skene_em(ann.item, ann.reader, ann.label, ann.n_items, ann.n_readers, 3,
-                                               init, n_iter=500, tol=1e-9)
+    T, prior, err, hist, conv = dawid_skene_em(
+        ann.item, ann.reader, ann.label, ann.n_items, ann.n_readers, 3, init, n_iter=500, tol=1e-9
+    )
     ds = DawidSkene().fit(sparse)
     np.testing.assert_allclose(ds.probas_.to_numpy(), T, rtol=0, atol=1e-9)
     np.testing.assert_allclose(ds.log_likelihood_history_["*"], hist, rtol=1e-12)
@@ -93,9 +97,21 @@ def test_pattern_fits_equal_item_by_item_fits(sparse):
     assert ds.fit_info_["n_patterns"].item() < ann.n_items / 3
 
     starts = mace_starts(np.random.default_rng(5), 3, ann.n_readers, 3)
-    post, spam, strategy, lls, *_ = mace_fit(ann.item, ann.reader, ann.label, ann.n_items, ann.n_readers, 3,
-                                             n_restarts=3, n_iter=20, method="vb", alpha=0.5, beta=0.5,
-                                             smoothing=0.01 / 3, starts=starts)
+    post, spam, strategy, lls, *_ = mace_fit(
+        ann.item,
+        ann.reader,
+        ann.label,
+        ann.n_items,
+        ann.n_readers,
+        3,
+        n_restarts=3,
+        n_iter=20,
+        method="vb",
+        alpha=0.5,
+        beta=0.5,
+        smoothing=0.01 / 3,
+        starts=starts,
+    )
     m = MACE(n_restarts=3, n_iter=20, rng=5).fit(sparse)
     np.testing.assert_allclose(m.probas_.to_numpy(), post, rtol=0, atol=1e-9)
     np.testing.assert_allclose(m.log_likelihoods_["*"], lls, rtol=1e-12)
@@ -135,8 +151,24 @@ def labels_csv(tmp_path):
 
 
 def _fuse(labels_csv, out, *extra):
-    return main(["fuse", "--labels", str(labels_csv), "--readers", "Rep1,Rep2", "--methods", METHODS,
-                 "--adjudicated", "CR", "--seed", "4", "--out", str(out), *extra])
+    return main(
+        [
+            "fuse",
+            "--labels",
+            str(labels_csv),
+            "--readers",
+            "Rep1,Rep2",
+            "--methods",
+            METHODS,
+            "--adjudicated",
+            "CR",
+            "--seed",
+            "4",
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
 
 
 def test_fused_only_by_default_inputs_and_parquet_on_request(labels_csv, tmp_path, capsys):
@@ -149,8 +181,12 @@ def test_fused_only_by_default_inputs_and_parquet_on_request(labels_csv, tmp_pat
     assert set(conv["method"]) == {"ds", "mace"} and len(conv) == 6  # 3 findings x 2 methods
     assert conv.loc[conv.method == "ds", "converged"].all()
     summary = (tmp_path / "a" / "summary.md").read_text()
-    assert "## Stopping rule" in summary and "ds: stops when the log-likelihood per item rises by less than " \
-                                               "tol=1e-09, else after n_iter=500 iterations; 3/3 fits converged" in summary
+    assert (
+        "## Stopping rule" in summary
+        and "ds: stops when the log-likelihood per item rises by less than "
+        "tol=1e-09, else after n_iter=500 iterations; 3/3 fits converged"
+        in summary
+    )
 
     assert _fuse(labels_csv, tmp_path / "b", "--write-inputs", "--labels-format", "parquet") == 0
     both = pd.read_parquet(tmp_path / "b" / "fused_labels.parquet")
@@ -158,8 +194,11 @@ def test_fused_only_by_default_inputs_and_parquet_on_request(labels_csv, tmp_pat
     assert set(both["source"]) == {"CR", "Rep1", "Rep2"} | set(fused["source"])
     inputs = read_labels(labels_csv).table
     assert (both["source"].isin(["CR", "Rep1", "Rep2"])).sum() == len(inputs)
-    pd.testing.assert_frame_equal(both[both.source.str.startswith("fused_")].reset_index(drop=True),
-                                  pd.read_csv(tmp_path / "a" / "fused_labels.csv"), check_dtype=False)
+    pd.testing.assert_frame_equal(
+        both[both.source.str.startswith("fused_")].reset_index(drop=True),
+        pd.read_csv(tmp_path / "a" / "fused_labels.csv"),
+        check_dtype=False,
+    )
     assert _fuse(labels_csv, tmp_path / "c", "--labels-format", "xlsx") == 2
     assert "--labels-format must be one of" in capsys.readouterr().err and not (tmp_path / "c").exists()
 
@@ -184,7 +223,10 @@ def test_fuse_process_executor_equals_serial_byte_for_byte(labels_csv, tmp_path,
 
 
 def test_fuse_dask_cluster_equals_serial_byte_for_byte(labels_csv, tmp_path, serial_run, dask_cluster):
-    assert _fuse(labels_csv, tmp_path / "dask", "--labels-format", "both", "--executor", f"dask:{dask_cluster}") == 0
+    assert (
+        _fuse(labels_csv, tmp_path / "dask", "--labels-format", "both", "--executor", f"dask:{dask_cluster}")
+        == 0
+    )
     got = _files(tmp_path / "dask")
     assert list(got) == list(serial_run)
     for name in serial_run:
@@ -206,8 +248,12 @@ def test_fuse_label_table_executor_equals_serial():
         par = fuse_labels(t, ["Rep1", "Rep2", "CR"], ["ds", "mace", "mv"], executor=ex, **kw)
     pd.testing.assert_frame_equal(par.labels, serial.labels, check_exact=True)
     for m in ("ds", "mace"):
-        pd.testing.assert_frame_equal(par.estimators[m].probas_, serial.estimators[m].probas_, check_exact=True)
-    pd.testing.assert_frame_equal(par.estimators["ds"].errors_, serial.estimators["ds"].errors_, check_exact=True)
+        pd.testing.assert_frame_equal(
+            par.estimators[m].probas_, serial.estimators[m].probas_, check_exact=True
+        )
+    pd.testing.assert_frame_equal(
+        par.estimators["ds"].errors_, serial.estimators["ds"].errors_, check_exact=True
+    )
     pd.testing.assert_frame_equal(par.convergence, serial.convergence, check_exact=True)
     by_spec = fuse_labels(t, ["Rep1", "Rep2", "CR"], ["ds", "mace", "mv"], executor="process:2", **kw)
     pd.testing.assert_frame_equal(by_spec.labels, serial.labels, check_exact=True)

@@ -32,8 +32,10 @@ def test_values_are_kept_as_given_and_shown_by_repr() -> None:
     assert (ds.n_iter, ds.tol, ds.pooling, ds.init_smoothing) == (7, 0.5, "joint", 0.25)
     assert repr(ds) == "DawidSkene(n_iter=7, tol=0.5, pooling='joint', init_smoothing=0.25)"
     mace = get_fusion("mace")(n_restarts=3, method="em", smoothing=0.1, rng=5)
-    assert repr(mace) == ("MACE(n_restarts=3, n_iter=50, method='em', alpha=0.5, beta=0.5, smoothing=0.1, "
-                          "pooling='finding', tol=None, rng=5)")
+    assert repr(mace) == (
+        "MACE(n_restarts=3, n_iter=50, method='em', alpha=0.5, beta=0.5, smoothing=0.1, "
+        "pooling='finding', tol=None, rng=5)"
+    )
     nn = get_fusion("nn")(hidden=4, selection_findings=["Edema"], rng=1)
     assert (nn.hidden, nn.selection_findings, nn.rng) == (4, ("Edema",), 1)
 

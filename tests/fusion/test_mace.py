@@ -19,8 +19,13 @@ def simulate(n_items=2000, competence=(0.9, 0.8, 0.7, 0.1, 0.1), seed=0, n_class
     spam = rng.integers(0, n_classes, (n_items, len(comp)))
     labels = np.where(knows, z[:, None], spam)
     ii, jj = np.indices(labels.shape)
-    d = pd.DataFrame({"study_id": [f"s{i:05d}" for i in ii.ravel()], "source": [f"r{j}" for j in jj.ravel()],
-                      "state": labels.ravel()})
+    d = pd.DataFrame(
+        {
+            "study_id": [f"s{i:05d}" for i in ii.ravel()],
+            "source": [f"r{j}" for j in jj.ravel()],
+            "state": labels.ravel(),
+        }
+    )
     return d, z
 
 
@@ -45,7 +50,7 @@ def test_restarts_differ_and_best_is_kept(sim):
     d, _ = sim
     m = MACE(n_restarts=5, n_iter=3, rng=1).fit(d.iloc[:3000])
     lls = m.log_likelihoods_["*"]
-    assert len(np.unique(lls)) == 5          # crowd-kit 1.4.2 gives 5 identical values
+    assert len(np.unique(lls)) == 5  # crowd-kit 1.4.2 gives 5 identical values
     one = [MACE(n_restarts=1, n_iter=3, rng=np.random.default_rng(1)).fit(d.iloc[:3000])]
     assert one[0].log_likelihoods_["*"][0] == lls[0]
 
@@ -65,7 +70,7 @@ def test_deterministic_and_permutation_invariant(sim):
 
 def test_em_method_and_states():
     d, z = simulate(n_items=600, competence=(0.9, 0.8, 0.2), seed=3, n_classes=2)
-    d["state"] = d["state"] * 2              # states NEG / POS only
+    d["state"] = d["state"] * 2  # states NEG / POS only
     m = MACE(method="em", rng=0).fit(d)
     assert (m.probas_[1] == 0).all()
     assert set(m.labels_.unique()) <= {0, 2}
@@ -89,6 +94,8 @@ def test_against_crowdkit_sorted(sim):
     d, _ = sim
     d = d.iloc[:3000]
     ours = MACE(rng=0).fit_predict(d)
-    c = d.rename(columns={"study_id": "task", "source": "worker", "state": "label"}).sort_values(["worker", "label", "task"])
+    c = d.rename(columns={"study_id": "task", "source": "worker", "state": "label"}).sort_values(
+        ["worker", "label", "task"]
+    )
     theirs = ck.MACE().fit_predict(c)
     assert (ours.to_numpy() == theirs.reindex(ours.index).to_numpy()).mean() > 0.99

@@ -32,8 +32,9 @@ def simulate(n: int, prevalence: float, seed: int) -> tuple[pd.DataFrame, np.nda
     for j, conf in enumerate(CONFUSIONS):
         p = np.asarray(conf)[(truth == 2).astype(int)]
         lab = (gen.random(n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
-        frames.append(pd.DataFrame({"study_id": [f"s{i:05d}" for i in range(n)], "source": f"R{j + 1}",
-                                    "state": lab}))
+        frames.append(
+            pd.DataFrame({"study_id": [f"s{i:05d}" for i in range(n)], "source": f"R{j + 1}", "state": lab})
+        )
     return pd.concat(frames, ignore_index=True), truth
 
 
@@ -79,8 +80,9 @@ def test_overfusion_warning(low_prevalence):
 def test_fuse_label_table_reports_the_warning(low_prevalence):
     ann, _ = low_prevalence
     table = ann.assign(finding="Nodule")
-    res = fuse_labels(table, [f"R{j}" for j in range(1, 6)], ["mv", "mace"],
-                           params={"mace": {"n_restarts": 2}}, rng=0)
+    res = fuse_labels(
+        table, [f"R{j}" for j in range(1, 6)], ["mv", "mace"], params={"mace": {"n_restarts": 2}}, rng=0
+    )
     assert res.warnings and all(w.startswith("Nodule: mace: ") for w in res.warnings)
     assert res.to_dict()["warnings"] == list(res.warnings)
 
@@ -89,8 +91,12 @@ def test_state_share_ratios_by_hand():
     ann = pd.DataFrame({"study_id": list("aabbcc"), "source": ["r1", "r2"] * 3, "state": [0, 0, 0, 1, 2, 2]})
     got = state_share_ratios(ann, pd.Series([1, 1, 2], index=list("abc")))
     # readers: r1 (0, 0, 2) -> NEG 2/3, POS 1/3; r2 (0, 1, 2) -> 1/3 each. fused: UNC 2/3, POS 1/3
-    assert got.to_dict("list") == {"state": [0, 1, 2], "fused_share": [0.0, 2 / 3, 1 / 3],
-                                   "reader_max_share": [2 / 3, 1 / 3, 1 / 3], "ratio": [0.0, 2.0, 1.0]}
+    assert got.to_dict("list") == {
+        "state": [0, 1, 2],
+        "fused_share": [0.0, 2 / 3, 1 / 3],
+        "reader_max_share": [2 / 3, 1 / 3, 1 / 3],
+        "ratio": [0.0, 2.0, 1.0],
+    }
 
 
 def test_fuse_cli_writes_warnings_and_report_shows_them(low_prevalence, tmp_path):
@@ -103,8 +109,22 @@ def test_fuse_cli_writes_warnings_and_report_shows_them(low_prevalence, tmp_path
     table["state"] = table["state"].astype("Int8")
     write_labels(table, tmp_path / "l.parquet")
     out = tmp_path / "f"
-    assert main(["fuse", "--labels", str(tmp_path / "l.parquet"), "--readers", "R1,R2,R3,R4,R5", "--methods",
-                 "mv,mace", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "fuse",
+                "--labels",
+                str(tmp_path / "l.parquet"),
+                "--readers",
+                "R1,R2,R3,R4,R5",
+                "--methods",
+                "mv,mace",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     w = pd.read_csv(out / "fusion_warnings.csv")
     assert set(w.method) == {"mace"} and set(w.finding) == {"Nodule"}
     assert "Warnings: states fused far more often" in (out / "summary.md").read_text()

@@ -14,14 +14,23 @@ from cxreval.fusion import FuseAnd, FuseOr, MajorityVote, get_fusion, list_fusio
 NEG, UNC, POS = 0, 1, 2
 # every ordered pair of two readers' states -> (MV, OR, AND)
 PAIRS = {
-    (NEG, NEG): (NEG, NEG, NEG), (UNC, UNC): (UNC, UNC, UNC), (POS, POS): (POS, POS, POS),
-    (NEG, UNC): (UNC, UNC, NEG), (UNC, NEG): (UNC, UNC, NEG),
-    (NEG, POS): (UNC, POS, NEG), (POS, NEG): (UNC, POS, NEG),
-    (UNC, POS): (UNC, POS, UNC), (POS, UNC): (UNC, POS, UNC),
+    (NEG, NEG): (NEG, NEG, NEG),
+    (UNC, UNC): (UNC, UNC, UNC),
+    (POS, POS): (POS, POS, POS),
+    (NEG, UNC): (UNC, UNC, NEG),
+    (UNC, NEG): (UNC, UNC, NEG),
+    (NEG, POS): (UNC, POS, NEG),
+    (POS, NEG): (UNC, POS, NEG),
+    (UNC, POS): (UNC, POS, UNC),
+    (POS, UNC): (UNC, POS, UNC),
 }
 TRIPLES = {
-    (NEG, NEG, POS): (NEG, POS, NEG), (POS, POS, NEG): (POS, POS, NEG), (UNC, UNC, POS): (UNC, POS, UNC),
-    (NEG, UNC, POS): (UNC, POS, NEG), (POS, POS, UNC): (POS, POS, UNC), (NEG, NEG, UNC): (NEG, UNC, NEG),
+    (NEG, NEG, POS): (NEG, POS, NEG),
+    (POS, POS, NEG): (POS, POS, NEG),
+    (UNC, UNC, POS): (UNC, POS, UNC),
+    (NEG, UNC, POS): (UNC, POS, NEG),
+    (POS, POS, UNC): (POS, POS, UNC),
+    (NEG, NEG, UNC): (NEG, UNC, NEG),
     (UNC, UNC, UNC): (UNC, UNC, UNC),
 }
 
@@ -54,15 +63,21 @@ def test_single_reader_and_four_way():
 def test_probas_and_ties():
     d = _table([(NEG, POS), (POS, POS), (NEG, UNC, POS)])
     mv = MajorityVote().fit(d)
-    np.testing.assert_allclose(mv.probas_.to_numpy(), [[.5, 0, .5], [0, 0, 1], [1 / 3, 1 / 3, 1 / 3]])
+    np.testing.assert_allclose(mv.probas_.to_numpy(), [[0.5, 0, 0.5], [0, 0, 1], [1 / 3, 1 / 3, 1 / 3]])
     assert mv.n_ties_ == 2
     np.testing.assert_array_equal(FuseOr().fit_predict_proba(d).to_numpy(), np.eye(3)[[2, 2, 2]])
     assert list(mv.probas_.columns) == [0, 1, 2]
 
 
 def test_state_names_and_finding_column():
-    d = pd.DataFrame({"study_id": ["a", "a", "a", "a"], "finding": ["Edema", "Edema", "Effusion", "Effusion"],
-                      "source": ["x", "y", "x", "y"], "state": ["positive", "negative", "positive", "positive"]})
+    d = pd.DataFrame(
+        {
+            "study_id": ["a", "a", "a", "a"],
+            "finding": ["Edema", "Edema", "Effusion", "Effusion"],
+            "source": ["x", "y", "x", "y"],
+            "state": ["positive", "negative", "positive", "positive"],
+        }
+    )
     got = MajorityVote().fit_predict(d)
     assert got.index.names == ["study_id", "finding"]
     assert got.to_dict() == {("a", "Edema"): UNC, ("a", "Effusion"): POS}
@@ -70,8 +85,13 @@ def test_state_names_and_finding_column():
 
 def test_permutation_invariance():
     rng = np.random.default_rng(0)
-    d = pd.DataFrame({"study_id": np.repeat([f"s{i}" for i in range(60)], 3),
-                      "source": np.tile(["a", "b", "c"], 60), "state": rng.integers(0, 3, 180)})
+    d = pd.DataFrame(
+        {
+            "study_id": np.repeat([f"s{i}" for i in range(60)], 3),
+            "source": np.tile(["a", "b", "c"], 60),
+            "state": rng.integers(0, 3, 180),
+        }
+    )
     for name in ("mv", "or", "and"):
         ref = get_fusion(name)().fit_predict_proba(d)
         for _ in range(3):
@@ -86,7 +106,9 @@ def test_bad_input():
     with pytest.raises(SchemaError, match=r"missing required column\(s\) \['state'\]"):
         MajorityVote().fit(good.drop(columns="state"))
     # crowd-kit's / earlier cxreval's column names are refused naming the vocabulary's
-    with pytest.raises(SchemaError, match="Column 'reader': did you mean 'source'\\? Column 'label': did you mean 'state'"):
+    with pytest.raises(
+        SchemaError, match="Column 'reader': did you mean 'source'\\? Column 'label': did you mean 'state'"
+    ):
         MajorityVote().fit(good.rename(columns={"source": "reader", "state": "label"}))
     for bad in (-1, 3, "maybe", np.nan, 1.5):
         d = good.copy()

@@ -19,13 +19,15 @@ def simulate(n=240, seed=0):
     rows, ref = [], []
     for i in range(n):
         for f in FINDINGS:
-            t = int(rng.choice(3, p=[.5, .2, .3]))
-            a = t if rng.random() < .85 else int(rng.integers(0, 3))
+            t = int(rng.choice(3, p=[0.5, 0.2, 0.3]))
+            a = t if rng.random() < 0.85 else int(rng.integers(0, 3))
             b = 0 if t == 0 else 2
             rows += [(f"s{i:03d}", f, "A", a), (f"s{i:03d}", f, "B", b)]
             ref.append((f"s{i:03d}", f, t))
-    return (pd.DataFrame(rows, columns=["study_id", "finding", "source", "state"]),
-            pd.DataFrame(ref, columns=["study_id", "finding", "state"]))
+    return (
+        pd.DataFrame(rows, columns=["study_id", "finding", "source", "state"]),
+        pd.DataFrame(ref, columns=["study_id", "finding", "state"]),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +57,7 @@ def test_learns_better_than_majority_vote(sim):
 def test_ps_variant_has_specialists(sim):
     d, ref = sim
     ps = NeuralFusionPS(epochs=60, rng=0).fit(d, ref)
-    assert set(ps.n_epochs_) == {"shared", "Atelectasis", "Effusion"}   # Edema is not a selection finding
+    assert set(ps.n_epochs_) == {"shared", "Atelectasis", "Effusion"}  # Edema is not a selection finding
     assert _acc(ps.labels_, ref) > 0.8
 
 
@@ -88,7 +90,9 @@ def test_errors(sim):
         NeuralFusion().fit(d, ref.assign(study_id="x" + ref["study_id"]))
     with pytest.raises(SchemaError, match="3 studies have a reference label; 5-fold"):
         NeuralFusion().fit(d, ref[ref.study_id.isin(["s000", "s001", "s002"])])
-    with pytest.raises(InvalidParameterError, match="'n_folds' parameter of NeuralFusion must be an int >= 2"):
+    with pytest.raises(
+        InvalidParameterError, match="'n_folds' parameter of NeuralFusion must be an int >= 2"
+    ):
         NeuralFusion(n_folds=1).fit(d, ref)
     with pytest.raises(InvalidParameterError, match="'learning_rate' parameter"):
         NeuralFusion(learning_rate=0).fit(d, ref)
@@ -103,12 +107,16 @@ def _noisy(n=80, seed=0, readers=4):
     rows, ref = [], []
     for i in range(n):
         for f in FINDINGS:
-            t = int(rng.choice(3, p=[.5, .2, .3]))
-            rows += [(f"s{i:03d}", f, f"R{r}", t if rng.random() < .6 else int(rng.integers(0, 3)))
-                     for r in range(readers)]
+            t = int(rng.choice(3, p=[0.5, 0.2, 0.3]))
+            rows += [
+                (f"s{i:03d}", f, f"R{r}", t if rng.random() < 0.6 else int(rng.integers(0, 3)))
+                for r in range(readers)
+            ]
             ref.append((f"s{i:03d}", f, t))
-    return (pd.DataFrame(rows, columns=["study_id", "finding", "source", "state"]),
-            pd.DataFrame(ref, columns=["study_id", "finding", "state"]))
+    return (
+        pd.DataFrame(rows, columns=["study_id", "finding", "source", "state"]),
+        pd.DataFrame(ref, columns=["study_id", "finding", "state"]),
+    )
 
 
 def test_labels_from_in_sample_vs_out_of_fold():
@@ -127,7 +135,12 @@ def test_labels_from_in_sample_vs_out_of_fold():
     again = NeuralFusion(epochs=100, rng=0).fit(d, ref)
     pd.testing.assert_frame_equal(again.probas_, oof.probas_)  # seeded: reproducible
     other = NeuralFusion(epochs=100, rng=1).fit(d, ref)
-    assert not np.allclose(other.oof_probas_.to_numpy(), oof.oof_probas_.to_numpy())  # folds and weights from rng
-    with pytest.raises(InvalidParameterError, match=r"'labels_from' parameter of NeuralFusion must be one of "
-                                                    r"\['out-of-fold', 'in-sample'\]"):
+    assert not np.allclose(
+        other.oof_probas_.to_numpy(), oof.oof_probas_.to_numpy()
+    )  # folds and weights from rng
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"'labels_from' parameter of NeuralFusion must be one of "
+        r"\['out-of-fold', 'in-sample'\]",
+    ):
         NeuralFusion(labels_from="insample").fit(d, ref)

@@ -51,7 +51,7 @@ def test_png_jpeg_tiff_npy_values_unchanged(tmp_path):
     Image.fromarray(grey_rgb).save(tmp_path / "g.png")
     Image.fromarray(np.dstack([grey_rgb, np.full(a8.shape, 255, np.uint8)])).save(tmp_path / "ga.png")
     _check(read_image(tmp_path / "g.png"), grey_rgb, 255, 8)
-    _check(read_image(tmp_path / "ga.png"), grey_rgb, 255, 8)          # alpha dropped
+    _check(read_image(tmp_path / "ga.png"), grey_rgb, 255, 8)  # alpha dropped
     Image.fromarray(a8).convert("LA").save(tmp_path / "la.png")
     _check(read_image(tmp_path / "la.png"), a8, 255, 8)
     Image.fromarray(a8).save(tmp_path / "j.jpg", quality=90)
@@ -66,7 +66,9 @@ def test_png_jpeg_tiff_npy_values_unchanged(tmp_path):
     f = np.linspace(0, 1, 12).reshape(3, 4).astype(np.float32)
     tifffile.imwrite(tmp_path / "f.tif", f)
     got = read_image(tmp_path / "f.tif")
-    assert got.data_range == 1.0 and got.dtype == "float32" and np.array_equal(got.image, f.astype(np.float64))
+    assert (
+        got.data_range == 1.0 and got.dtype == "float32" and np.array_equal(got.image, f.astype(np.float64))
+    )
     assert set(IMAGE_SUFFIXES) == {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".dcm", ".dicom", ".npy"}
 
 
@@ -84,9 +86,9 @@ def test_header_size_and_errors(tmp_path):
     rgb[..., 0] = 9
     Image.fromarray(rgb).save(tmp_path / "c.png")
     colour = read_image(tmp_path / "c.png")
-    assert colour.channels == 3 and np.array_equal(colour.pixels, rgb)   # the model commands take colour
+    assert colour.channels == 3 and np.array_equal(colour.pixels, rgb)  # the model commands take colour
     with pytest.raises(SchemaError, match="colour image .* channels differ"):
-        assert colour.image is None                                       # the metrics need one grey plane
+        assert colour.image is None  # the metrics need one grey plane
     np.save(tmp_path / "nan.npy", np.array([[0.0, np.nan]]))
     with pytest.raises(ImageReadError, match="non-finite"):
         read_image(tmp_path / "nan.npy")
@@ -116,14 +118,14 @@ def _dicom(path, pixels, *, photometric="MONOCHROME2", bits=12, signed=False):
 
 def test_dicom_monochrome_signed_and_preamble(tmp_path):
     pytest.importorskip("pydicom")
-    v = _ramp((5, 6), np.uint16) >> 4                                    # 12-bit values
+    v = _ramp((5, 6), np.uint16) >> 4  # 12-bit values
     m2 = read_image(_dicom(tmp_path / "m2.dcm", v))
     assert m2.max_value == 4095 and m2.bit_depth == 12 and m2.dtype == "uint16"
     np.testing.assert_array_equal(m2.pixels, v)
     m1 = read_image(_dicom(tmp_path / "m1.dcm", v, photometric="MONOCHROME1"))
-    np.testing.assert_array_equal(m1.image, 4095.0 - v)                  # inverted to MONOCHROME2
+    np.testing.assert_array_equal(m1.image, 4095.0 - v)  # inverted to MONOCHROME2
     s = read_image(_dicom(tmp_path / "s.dcm", np.array([[-2048, 0], [2047, 5]]), signed=True))
-    np.testing.assert_array_equal(s.image, [[0, 2048], [4095, 2053]])   # shifted into [0, 4095]
-    _dicom(tmp_path / "noext", v)                                        # no suffix: found by its DICM marker
+    np.testing.assert_array_equal(s.image, [[0, 2048], [4095, 2053]])  # shifted into [0, 4095]
+    _dicom(tmp_path / "noext", v)  # no suffix: found by its DICM marker
     assert is_dicom(tmp_path / "noext") and np.array_equal(read_image(tmp_path / "noext").pixels, v)
     assert image_size(tmp_path / "m2.dcm") == (5, 6)

@@ -17,9 +17,15 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-collect_ignore = ["make_reference_values.py", "make_reference_values_iqa2.py", "make_reference_values_sewar.py"]
+collect_ignore = [
+    "make_reference_values.py",
+    "make_reference_values_iqa2.py",
+    "make_reference_values_sewar.py",
+]
 IQA2_CSV = Path(__file__).parent / "data" / "reference_values_iqa2.csv"
-NIH_IMAGE = Path("images") / "nih" / "00000075_000.png"  # the radiograph make_reference_values_iqa2.py degrades
+NIH_IMAGE = (
+    Path("images") / "nih" / "00000075_000.png"
+)  # the radiograph make_reference_values_iqa2.py degrades
 
 
 def _frozen(pairs: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -32,8 +38,9 @@ def _frozen(pairs: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, tuple[
 @pytest.fixture(scope="session")
 def iqa2_generator() -> ModuleType:
     """make_reference_values_iqa2.py as a module (its ``main`` needs piq/pyiqa; the rest only numpy/scipy)."""
-    spec = importlib.util.spec_from_file_location("make_reference_values_iqa2",
-                                                  Path(__file__).parent / "make_reference_values_iqa2.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_reference_values_iqa2", Path(__file__).parent / "make_reference_values_iqa2.py"
+    )
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -77,8 +84,9 @@ def niqe_test_model(iqa2_generator: ModuleType) -> tuple[np.ndarray, np.ndarray]
 
 
 @pytest.fixture(scope="session")
-def niqe_model_file(niqe_test_model: tuple[np.ndarray, np.ndarray],
-                    tmp_path_factory: pytest.TempPathFactory) -> Path:
+def niqe_model_file(
+    niqe_test_model: tuple[np.ndarray, np.ndarray], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
     """:func:`niqe_test_model` saved as an ``.npz`` model file (``mu_prisparam``, ``cov_prisparam``)."""
     mu, cov = niqe_test_model
     path = tmp_path_factory.mktemp("niqe") / "niqe_model.npz"

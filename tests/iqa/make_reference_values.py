@@ -78,10 +78,14 @@ def peers() -> list[tuple[str, str, str, object]]:
     rows = [
         ("psnr", "piq", "piq.psnr(data_range=1) float64", p(piq.psnr)),
         ("ssim", "piq", "piq.ssim(downsample=False) float64", p(piq.ssim, downsample=False)),
-        ("ssim", "piq", "piq.ssim(downsample=True) float64 [cxreval downsample=True]", p(piq.ssim, downsample=True)),
+        (
+            "ssim",
+            "piq",
+            "piq.ssim(downsample=True) float64 [cxreval downsample=True]",
+            p(piq.ssim, downsample=True),
+        ),
         ("ms_ssim", "piq", "piq.multi_scale_ssim() float64 (avg_pool2d padding)", p(piq.multi_scale_ssim)),
-        ("iw_ssim", "piq", "piq.information_weighted_ssim() float64",
-         p(piq.information_weighted_ssim)),
+        ("iw_ssim", "piq", "piq.information_weighted_ssim() float64", p(piq.information_weighted_ssim)),
         ("vifp", "piq", "piq.vif_p(sigma_n_sq=2) float64", p(piq.vif_p)),
         ("gmsd", "piq", "piq.gmsd() float64 (grey: no colour conversion)", p(piq.gmsd)),
         ("haarpsi", "piq", "piq.haarpsi(scales=3, subsample=True, c=30, alpha=4.2) float64", p(piq.haarpsi)),
@@ -108,18 +112,42 @@ def peers() -> list[tuple[str, str, str, object]]:
                 if m.metric_mode == "NR":
                     return float(m(_t(y, ch).float()))
                 return float(m(_t(y, ch).float(), _t(x, ch).float()))
+
         return f
 
     rows += [
         ("psnr", "pyiqa", "pyiqa psnr, 1 channel, float32", q("psnr", test_y_channel=False)),
-        ("ssim", "pyiqa", "pyiqa ssim, 1 channel: x*255 rounded to integers, relu(cs), data_range 255",
-         q("ssim", test_y_channel=False)),
-        ("ms_ssim", "pyiqa", "pyiqa ms_ssim, 1 channel: x*255 rounded, avg_pool2d", q("ms_ssim", test_y_channel=False)),
-        ("cw_ssim", "pyiqa", "pyiqa cw_ssim(level=4, ori=8), 1 channel, float32 masks", q("cw_ssim", test_y_channel=False)),
-        ("vif", "pyiqa", "pyiqa vif (sp5Filters spatial steerable pyramid), grey as 3 channels -> Y (x*255)",
-         q("vif", ch=3)),
+        (
+            "ssim",
+            "pyiqa",
+            "pyiqa ssim, 1 channel: x*255 rounded to integers, relu(cs), data_range 255",
+            q("ssim", test_y_channel=False),
+        ),
+        (
+            "ms_ssim",
+            "pyiqa",
+            "pyiqa ms_ssim, 1 channel: x*255 rounded, avg_pool2d",
+            q("ms_ssim", test_y_channel=False),
+        ),
+        (
+            "cw_ssim",
+            "pyiqa",
+            "pyiqa cw_ssim(level=4, ori=8), 1 channel, float32 masks",
+            q("cw_ssim", test_y_channel=False),
+        ),
+        (
+            "vif",
+            "pyiqa",
+            "pyiqa vif (sp5Filters spatial steerable pyramid), grey as 3 channels -> Y (x*255)",
+            q("vif", ch=3),
+        ),
         ("gmsd", "pyiqa", "pyiqa gmsd, grey as 3 channels -> Y (x*255, rounded)", q("gmsd", ch=3)),
-        ("fsim", "pyiqa", "pyiqa fsim(chromatic=False), grey as 3 channels", q("fsim", ch=3, chromatic=False)),
+        (
+            "fsim",
+            "pyiqa",
+            "pyiqa fsim(chromatic=False), grey as 3 channels",
+            q("fsim", ch=3, chromatic=False),
+        ),
         ("vsi", "pyiqa", "pyiqa vsi, grey as 3 channels", q("vsi", ch=3)),
         ("piqe", "pyiqa", "pyiqa piqe, grey as 3 channels -> Y (x*255, rounded)", q("piqe", ch=3)),
     ]
@@ -138,8 +166,15 @@ def main() -> None:
             except Exception as exc:  # record why a peer cannot compute
                 print(f"{metric}/{lib} failed on {name}: {type(exc).__name__}: {exc}"[:300])
                 break
-            rows.append({"metric": metric, "pair": name, "library": lib, "value": repr(float(v)),
-                         "settings": settings})
+            rows.append(
+                {
+                    "metric": metric,
+                    "pair": name,
+                    "library": lib,
+                    "value": repr(float(v)),
+                    "settings": settings,
+                }
+            )
             n_ok += 1
         print(f"{metric:<12} {lib:<6} {n_ok} pairs {time.perf_counter() - t0:7.1f}s  {settings}", flush=True)
     import piq
@@ -152,8 +187,10 @@ def main() -> None:
     except Exception:
         pass
     df = pd.DataFrame(rows, columns=["metric", "pair", "library", "value", "settings"])
-    header = (f"# made by tests/iqa/make_reference_values.py with torch {torch.__version__}, piq {piq.__version__}, "
-              f"pyiqa {pyiqa_version}; OMP_NUM_THREADS=1; images as float64 in [0,1]\n")
+    header = (
+        f"# made by tests/iqa/make_reference_values.py with torch {torch.__version__}, piq {piq.__version__}, "
+        f"pyiqa {pyiqa_version}; OMP_NUM_THREADS=1; images as float64 in [0,1]\n"
+    )
     with open(OUT, "w") as fh:
         fh.write(header)
         df.to_csv(fh, index=False)

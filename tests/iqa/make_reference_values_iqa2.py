@@ -42,9 +42,11 @@ def nih_pairs() -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
     ref = np.asarray(Image.open(NIH).convert("L"), dtype=np.float64)
     rng = np.random.default_rng(0)
-    return {"nih0075_blur": (ref, ndimage.gaussian_filter(ref, 1.5)),
-            "nih0075_noise": (ref, np.clip(ref + rng.normal(0.0, 8.0, ref.shape), 0.0, 255.0)),
-            "nih0075_gamma": (ref, 255.0 * (ref / 255.0) ** 0.7)}
+    return {
+        "nih0075_blur": (ref, ndimage.gaussian_filter(ref, 1.5)),
+        "nih0075_noise": (ref, np.clip(ref + rng.normal(0.0, 8.0, ref.shape), 0.0, 255.0)),
+        "nih0075_gamma": (ref, 255.0 * (ref / 255.0) ** 0.7),
+    }
 
 
 def niqe_test_model() -> tuple[np.ndarray, np.ndarray]:
@@ -72,8 +74,10 @@ def main() -> None:
         "mdsi": (lambda r, d: piq.mdsi(t(d), t(r), data_range=255.0), {}),
         "haarpsi": (lambda r, d: piq.haarpsi(t(d), t(r), data_range=255.0), {}),
         "haarpsi_med": (lambda r, d: piq.haarpsi(t(d), t(r), data_range=255.0, c=5.0, alpha=4.9), {}),
-        "fsim": (lambda r, d: piq.fsim(t(d), t(r), data_range=255.0, chromatic=False),
-                 {"downsample": "pool", "median": "lower", "epsilon": eps}),
+        "fsim": (
+            lambda r, d: piq.fsim(t(d), t(r), data_range=255.0, chromatic=False),
+            {"downsample": "pool", "median": "lower", "epsilon": eps},
+        ),
         "vsi": (lambda r, d: piq.vsi(t(d), t(r), data_range=255.0), {"downsample": "piq"}),
         "dss": (lambda r, d: piq.dss(t(d), t(r), data_range=255.0), {}),
     }
@@ -89,12 +93,31 @@ def main() -> None:
             rows.append((metric, pair, "piq-0.8.0", float(fn(ref, dist)), json.dumps(settings)))
         for which, img in (("ref", ref), ("test", dist)):
             value = float(pyiqa_piqe(torch.from_numpy(img / 255.0)[None, None])[0][0])
-            rows.append(("piqe", f"{pair}:{which}", "pyiqa-0.1.16", value,
-                         json.dumps({"normalize": "max", "round_8bit": True})))
-            value = float(niqe_arch.niqe(torch.round(torch.from_numpy(img))[None, None],
-                                         torch.from_numpy(mu)[None], torch.from_numpy(cov)[None]))
-            rows.append(("niqe", f"{pair}:{which}", "pyiqa-0.1.16", value,
-                         json.dumps({"round_8bit": True, "model": "niqe_test_model"})))
+            rows.append(
+                (
+                    "piqe",
+                    f"{pair}:{which}",
+                    "pyiqa-0.1.16",
+                    value,
+                    json.dumps({"normalize": "max", "round_8bit": True}),
+                )
+            )
+            value = float(
+                niqe_arch.niqe(
+                    torch.round(torch.from_numpy(img))[None, None],
+                    torch.from_numpy(mu)[None],
+                    torch.from_numpy(cov)[None],
+                )
+            )
+            rows.append(
+                (
+                    "niqe",
+                    f"{pair}:{which}",
+                    "pyiqa-0.1.16",
+                    value,
+                    json.dumps({"round_8bit": True, "model": "niqe_test_model"}),
+                )
+            )
     OUT.parent.mkdir(parents=True, exist_ok=True)
     with open(OUT, "w", newline="") as fh:
         w = csv.writer(fh)

@@ -58,25 +58,50 @@ def main() -> None:
     uniform8 = {"fltr": Filter.UNIFORM, "ws": 8}
     peers = [
         ("rmse", "sewar", "sewar.full_ref.rmse, [0,1] float64", lambda x, y: rmse(x, y)),
-        ("uqi", "sewar", "sewar.full_ref.ssim(ws=8, uniform, K1=K2=1e-7, MAX=1, valid) = UQI",
-         lambda x, y: ssim(x, y, ws=8, K1=1e-7, K2=1e-7, MAX=1.0, fltr_specs=uniform8, mode="valid")[0]),
+        (
+            "uqi",
+            "sewar",
+            "sewar.full_ref.ssim(ws=8, uniform, K1=K2=1e-7, MAX=1, valid) = UQI",
+            lambda x, y: ssim(x, y, ws=8, K1=1e-7, K2=1e-7, MAX=1.0, fltr_specs=uniform8, mode="valid")[0],
+        ),
         ("psnr", "sewar", "sewar.full_ref.psnr(MAX=1) float64", lambda x, y: psnr(x, y, MAX=1.0)),
-        ("vifp", "sewar", "sewar.full_ref.vifp(255x, 255y, sigma_nsq=2)",
-         lambda x, y: vifp(255.0 * x, 255.0 * y, sigma_nsq=2)),
-        ("ambe", "definition", "abs(mean(x) - mean(y)) float64",
-         lambda x, y: abs(float(np.mean(x)) - float(np.mean(y)))),
-        ("piqe", "pyiqa", "pyiqa.archs.piqe_arch.piqe, float64, 1 channel (max-normalised, rounded)",
-         lambda x, y: float(piqe(torch.from_numpy(np.ascontiguousarray(y))[None, None])[0][0])),
+        (
+            "vifp",
+            "sewar",
+            "sewar.full_ref.vifp(255x, 255y, sigma_nsq=2)",
+            lambda x, y: vifp(255.0 * x, 255.0 * y, sigma_nsq=2),
+        ),
+        (
+            "ambe",
+            "definition",
+            "abs(mean(x) - mean(y)) float64",
+            lambda x, y: abs(float(np.mean(x)) - float(np.mean(y))),
+        ),
+        (
+            "piqe",
+            "pyiqa",
+            "pyiqa.archs.piqe_arch.piqe, float64, 1 channel (max-normalised, rounded)",
+            lambda x, y: float(piqe(torch.from_numpy(np.ascontiguousarray(y))[None, None])[0][0]),
+        ),
     ]
     prs = pairs()
     rows = []
     for metric, lib, settings, fn in peers:
         for name, x, y in prs:
-            rows.append({"metric": metric, "pair": name, "library": lib, "value": repr(float(fn(x, y))),
-                         "settings": f"{settings} [extra]"})
+            rows.append(
+                {
+                    "metric": metric,
+                    "pair": name,
+                    "library": lib,
+                    "value": repr(float(fn(x, y))),
+                    "settings": f"{settings} [extra]",
+                }
+            )
         print(metric, lib, len(prs), "pairs", flush=True)
     lines = OUT.read_text().splitlines(keepends=True)
-    header = [ln for ln in lines if ln.startswith("#") and "tests/iqa/make_reference_values_sewar.py" not in ln]
+    header = [
+        ln for ln in lines if ln.startswith("#") and "tests/iqa/make_reference_values_sewar.py" not in ln
+    ]
     old = pd.read_csv(OUT, comment="#", dtype={"value": str})
     old = old[~old.settings.str.endswith("[extra]")]
     df = pd.concat([old, pd.DataFrame(rows)], ignore_index=True)

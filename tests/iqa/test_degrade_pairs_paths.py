@@ -18,15 +18,19 @@ def test_degrade_then_score_from_another_directory(tmp_path, monkeypatch):
     (work / "src").mkdir(parents=True)
     rng = np.random.default_rng(0)
     Image.fromarray((rng.random((32, 32)) * 255).astype(np.uint8)).save(work / "src" / "a.png")
-    (work / "plan.yaml").write_text("seed: 1\ndegradations:\n  - {transform: gaussian_blur, params: {sigma: 1.0}}\n")
+    (work / "plan.yaml").write_text(
+        "seed: 1\ndegradations:\n  - {transform: gaussian_blur, params: {sigma: 1.0}}\n"
+    )
     monkeypatch.chdir(work)
     assert main(["iqa", "degrade", "--images", "src", "--plan", "plan.yaml", "-o", "deg"]) == 0
     pairs = pd.read_csv(work / "deg" / "pairs.csv")
     assert list(pairs.columns) == ["image", "reference", "test", "degradation"]
     assert pairs.loc[0, "reference"] == "references/a.png"
     assert (work / "deg" / "references" / "a.png").read_bytes() == (work / "src" / "a.png").read_bytes()
-    assert all(not Path(p).is_absolute() and (work / "deg" / p).is_file()
-               for p in pairs[["reference", "test"]].to_numpy().ravel())
+    assert all(
+        not Path(p).is_absolute() and (work / "deg" / p).is_file()
+        for p in pairs[["reference", "test"]].to_numpy().ravel()
+    )
     monkeypatch.chdir(tmp_path)
     (work / "deg").rename(tmp_path / "moved")  # self-contained: still scores after a move
     assert main(["iqa", "score", "--pairs", "moved/pairs.csv", "--metrics", "psnr", "-o", "scores"]) == 0

@@ -13,7 +13,9 @@ from cxreval.iqa import fsim, phase_congruency
 def test_defaults_follow_matlab_and_stay_close_to_piq(synthetic_pairs, iqa2_values):
     ref, dist = synthetic_pairs["synthetic512_noise"]
     # f = 2 at 512 px: MATLAB's conv2 alignment equals avg_pool; only median/epsilon differ
-    assert fsim(ref, dist, data_range=255) == pytest.approx(iqa2_values["fsim", "synthetic512_noise"], rel=1e-4)
+    assert fsim(ref, dist, data_range=255) == pytest.approx(
+        iqa2_values["fsim", "synthetic512_noise"], rel=1e-4
+    )
 
 
 def test_identity_and_phase_congruency_range():

@@ -49,4 +49,9 @@ def test_full_reference_adapters_are_named_and_documented():
     for func, title in ((adapters.lpips, "(LPIPS)"), (adapters.dists, "(DISTS)")):
         assert func.__name__ == func.__qualname__ == title[1:-1].lower()
         assert title in func.__doc__ and "DataUnavailableError" in func.__doc__
-        assert list(inspect.signature(func).parameters) == ["image_true", "image_test", "data_range", "backend"]
+        assert list(inspect.signature(func).parameters) == [
+            "image_true",
+            "image_test",
+            "data_range",
+            "backend",
+        ]

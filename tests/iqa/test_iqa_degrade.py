@@ -41,10 +41,15 @@ def test_deterministic_and_manifest(tmp_path):
 
     for i in range(2):
         Image.fromarray((rng.random((40, 40)) * 65535).astype(np.uint16)).save(tmp_path / f"im{i}.png")
-    plan = {"seed": 3, "degradations": [{"transform": "gaussian_noise", "params": {"sigma": [0.01, 0.02]}},
-                                        {"transform": "poisson_noise", "params": {"peak": 500}},
-                                        {"transform": "resample", "params": {"factor": 2}},
-                                        {"transform": "window", "params": {"level": 0.5, "width": 0.5}}]}
+    plan = {
+        "seed": 3,
+        "degradations": [
+            {"transform": "gaussian_noise", "params": {"sigma": [0.01, 0.02]}},
+            {"transform": "poisson_noise", "params": {"peak": 500}},
+            {"transform": "resample", "params": {"factor": 2}},
+            {"transform": "window", "params": {"level": 0.5, "width": 0.5}},
+        ],
+    }
     a = degrade_images([tmp_path / "im0.png", tmp_path / "im1.png"], plan, tmp_path / "a")
     b = degrade_images([tmp_path / "im0.png", tmp_path / "im1.png"], plan, tmp_path / "b")
     assert a.manifest["sha256"].tolist() == b.manifest["sha256"].tolist()
@@ -57,19 +62,26 @@ def test_deterministic_and_manifest(tmp_path):
 
 def test_transforms_in_float64_and_range():
     x = np.linspace(0, 1000, 64 * 64).reshape(64, 64)
-    for name, params in [("window", {"level": 0.5, "width": 0.5}), ("gamma", {"gamma": 2.0}),
-                         ("unsharp_mask", {"sigma": 1, "amount": 1}), ("gaussian_blur", {"sigma": 1}),
-                         ("gaussian_noise", {"sigma": 0.05}), ("poisson_noise", {"peak": 100}),
-                         ("resample", {"factor": 2}), ("jpeg", {"quality": 50}),
-                         ("contrast_stretch", {"low": 1, "high": 99})]:
+    for name, params in [
+        ("window", {"level": 0.5, "width": 0.5}),
+        ("gamma", {"gamma": 2.0}),
+        ("unsharp_mask", {"sigma": 1, "amount": 1}),
+        ("gaussian_blur", {"sigma": 1}),
+        ("gaussian_noise", {"sigma": 0.05}),
+        ("poisson_noise", {"peak": 100}),
+        ("resample", {"factor": 2}),
+        ("jpeg", {"quality": 50}),
+        ("contrast_stretch", {"low": 1, "high": 99}),
+    ]:
         y = apply_degradation(x, name, params, data_range=1000.0, rng=0)
         assert y.dtype == np.float64 and y.shape == x.shape and y.min() >= 0 and y.max() <= 1000
     assert set(TRANSFORMS) >= {"window", "gamma", "jpeg", "resample"}
     # gamma exactly: R (x/R)^g
-    np.testing.assert_allclose(apply_degradation(x, "gamma", {"gamma": 2.0}, data_range=1000.0), x ** 2 / 1000)
+    np.testing.assert_allclose(apply_degradation(x, "gamma", {"gamma": 2.0}, data_range=1000.0), x**2 / 1000)
     # window level 0.5 width 0.5 maps [250, 750] linearly onto [0, 1000]
-    w = apply_degradation(np.array([[250.0, 500.0, 750.0, 900.0]]), "window", {"level": 0.5, "width": 0.5},
-                          data_range=1000.0)
+    w = apply_degradation(
+        np.array([[250.0, 500.0, 750.0, 900.0]]), "window", {"level": 0.5, "width": 0.5}, data_range=1000.0
+    )
     np.testing.assert_allclose(w, [[0.0, 500.0, 1000.0, 1000.0]])
 
 

@@ -46,8 +46,11 @@ def _score(pairs, out, *extra):
 def test_blocks_equal_score_pairs_on_a_process_pool(pairs_file):
     table = pd.read_csv(pairs_file)
     whole = score_pairs(table, METRICS, base_dir=pairs_file.parent).table
-    blocks = list(score_pair_batches(table, METRICS, base_dir=pairs_file.parent, batch_size=2,
-                                     executor=ProcessExecutor(2)))
+    blocks = list(
+        score_pair_batches(
+            table, METRICS, base_dir=pairs_file.parent, batch_size=2, executor=ProcessExecutor(2)
+        )
+    )
     assert [len(b) for b in blocks] == [12, 12, 12, 6]  # 2 pairs x 6 metrics per block, input order kept
     pd.testing.assert_frame_equal(pd.concat(blocks, ignore_index=True), whole)
     assert whole["reference"].iloc[0] == "img/ref0.png"  # the paths as given
@@ -76,7 +79,9 @@ def test_process_and_dask_outputs_equal_serial_byte_for_byte(tmp_path, pairs_fil
     assert _files(tmp_path / "proc") == serial
     assert _score(pairs_file, tmp_path / "dask", "--executor", f"dask:{dask_cluster}") == 0
     assert _files(tmp_path / "dask") == serial
-    assert _score(pairs_file, tmp_path / "dask2", "--executor", "dask" + dask_cluster[len("tcp"):]) == 0  # dask://
+    assert (
+        _score(pairs_file, tmp_path / "dask2", "--executor", "dask" + dask_cluster[len("tcp") :]) == 0
+    )  # dask://
     assert _files(tmp_path / "dask2") == serial
 
 
@@ -100,12 +105,21 @@ def test_a_bad_image_fails_before_any_pair_is_scored(tmp_path, pairs_file, capsy
     table.to_csv(pairs_file, index=False)
     assert _score(pairs_file, tmp_path / "o", "--executor", "process:2") == 2
     err = capsys.readouterr().err
-    assert str(pairs_file) in err and "pair 6, test image: " in err and "cannot be read as an image" in err and "broken.png" in err
+    assert (
+        str(pairs_file) in err
+        and "pair 6, test image: " in err
+        and "cannot be read as an image" in err
+        and "broken.png" in err
+    )
     table.loc[len(table) - 1, "test"] = "img/t0_0.png"  # 48x48, against a 32x32 reference
     write_image(pairs_file.parent / "img" / "small.png", np.zeros((32, 32)), data_range=1.0)
     table.loc[len(table) - 1, "reference"] = "img/small.png"
     table.to_csv(pairs_file, index=False)
     assert _score(pairs_file, tmp_path / "o") == 2
     err = capsys.readouterr().err
-    assert "pair 6: reference" in err and "small.png (32, 32) and test" in err and "(48, 48) differ in shape" in err
+    assert (
+        "pair 6: reference" in err
+        and "small.png (32, 32) and test" in err
+        and "(48, 48) differ in shape" in err
+    )
     assert not (tmp_path / "o").exists()

@@ -17,11 +17,13 @@ from cxreval.iqa import (
 )
 
 # 2 raters x 4 images (hand-worked below)
-RATINGS = pd.DataFrame({
-    "image": ["a", "b", "c", "d"] * 2,
-    "rater": ["r1"] * 4 + ["r2"] * 4,
-    "rating": [1, 2, 3, 4, 2, 2, 4, 4],
-})
+RATINGS = pd.DataFrame(
+    {
+        "image": ["a", "b", "c", "d"] * 2,
+        "rater": ["r1"] * 4 + ["r2"] * 4,
+        "rating": [1, 2, 3, 4, 2, 2, 4, 4],
+    }
+)
 
 
 def test_zmos_hand_worked():
@@ -34,7 +36,9 @@ def test_zmos_hand_worked():
     assert res.zmos["image"].tolist() == ["a", "b", "c", "d"]
     # e.g. image a: (-1.5/1.118034 - 1) / 2 = -1.170820
     assert res.zmos["zmos"].iloc[0] == pytest.approx(-1.1708203932499369, abs=1e-12)
-    np.testing.assert_allclose(res.zscores.query("rater == 'r1'")["z"], stats.zscore([1, 2, 3, 4]), atol=1e-15)
+    np.testing.assert_allclose(
+        res.zscores.query("rater == 'r1'")["z"], stats.zscore([1, 2, 3, 4]), atol=1e-15
+    )
 
 
 def test_table3_matches_scipy():
@@ -95,7 +99,9 @@ def test_errors():
 
 def test_unrated_scores_are_reported():
     res = zscores(RATINGS)
-    sc = pd.concat([_scores(), pd.DataFrame([{"reference": "R2", "test": "out/e.png", "metric": "ssim", "value": 1}])])
+    sc = pd.concat(
+        [_scores(), pd.DataFrame([{"reference": "R2", "test": "out/e.png", "metric": "ssim", "value": 1}])]
+    )
     ma = metric_agreement(sc, res.zmos, n_resamples=10, rng=0, metrics=["ssim"])
     t4, dropped = ma.table, ma.dropped
     assert dropped["test"].tolist() == ["e"] and t4.iloc[0].n == 4
@@ -108,10 +114,21 @@ def test_unrated_scores_are_reported():
 #   ranks t1 < t3 < t2 = the metric's (0.1, 0.9, 0.5): SRCC = KRCC = 1.
 # exclude: A: t1, t2, t3 = 1, 4, 2 (mu 7/3), B: 3, 2, 3 (mu 8/3): z-MOS ranks t1 < t2 < t3, so against the
 #   metric's ranks (1, 3, 2): SRCC = 1 - 6 * 2 / (3 * 8) = 0.5, KRCC = (2 - 1) / 3.
-REF_RATINGS = pd.DataFrame({"image": ["ref", "t1", "t2", "t3"] * 2, "rater": ["A"] * 4 + ["B"] * 4,
-                            "rating": [4, 1, 4, 2, 4, 3, 2, 3]})
-REF_SCORES = pd.DataFrame({"reference": "ref", "test": ["d/t1.png", "d/t2.png", "d/t3.png"], "metric": "ssim",
-                           "value": [0.1, 0.9, 0.5]})
+REF_RATINGS = pd.DataFrame(
+    {
+        "image": ["ref", "t1", "t2", "t3"] * 2,
+        "rater": ["A"] * 4 + ["B"] * 4,
+        "rating": [4, 1, 4, 2, 4, 3, 2, 3],
+    }
+)
+REF_SCORES = pd.DataFrame(
+    {
+        "reference": "ref",
+        "test": ["d/t1.png", "d/t2.png", "d/t3.png"],
+        "metric": "ssim",
+        "value": [0.1, 0.9, 0.5],
+    }
+)
 
 
 def test_rated_reference_kept_in_mean_and_sd():
@@ -125,8 +142,13 @@ def test_rated_reference_kept_in_mean_and_sd():
     ma = metric_agreement(REF_SCORES, res.zmos, n_resamples=5, rng=0)
     t4, dropped = ma.table, ma.dropped
     assert (t4.srcc.item(), t4.krcc.item(), t4.n.item()) == (pytest.approx(1.0), pytest.approx(1.0), 3)
-    assert dropped.to_dict("records") == [{"metric": "ssim", "test": "ref",
-                                           "reason": "rated, not scored: in the raters' mean/SD, not correlated"}]
+    assert dropped.to_dict("records") == [
+        {
+            "metric": "ssim",
+            "test": "ref",
+            "reason": "rated, not scored: in the raters' mean/SD, not correlated",
+        }
+    ]
 
 
 def test_rated_reference_excluded_or_refused():
@@ -143,11 +165,13 @@ def test_rated_reference_excluded_or_refused():
 
 # --- SRCC/KRCC variants and the z-score divisor, against scipy and hand-worked values -------------------------------
 
-TIED_RATINGS = pd.DataFrame({  # 3 raters x 6 images on the 4-point scale: many ties
-    "image": list("abcdef") * 3,
-    "rater": ["r1"] * 6 + ["r2"] * 6 + ["r3"] * 6,
-    "rating": [1, 2, 2, 3, 4, 4, 1, 1, 3, 2, 4, 3, 2, 1, 2, 4, 3, 4],
-})
+TIED_RATINGS = pd.DataFrame(
+    {  # 3 raters x 6 images on the 4-point scale: many ties
+        "image": list("abcdef") * 3,
+        "rater": ["r1"] * 6 + ["r2"] * 6 + ["r3"] * 6,
+        "rating": [1, 2, 2, 3, 4, 4, 1, 1, 3, 2, 4, 3, 2, 1, 2, 4, 3, 4],
+    }
+)
 
 
 def _rho_formula(x, y):
@@ -166,8 +190,10 @@ def _tau_a(x, y):
     return s / (n * (n - 1) / 2)
 
 
-@pytest.mark.parametrize(("spearman", "kendall"), [("pearson", "tau-b"), ("formula", "tau-a"),
-                                                    ("formula", "tau-b"), ("pearson", "tau-a")])
+@pytest.mark.parametrize(
+    ("spearman", "kendall"),
+    [("pearson", "tau-b"), ("formula", "tau-a"), ("formula", "tau-b"), ("pearson", "tau-a")],
+)
 def test_table3_variants_match_references(spearman, kendall):
     res = zscores(TIED_RATINGS)
     t3 = rater_agreement(res, spearman=spearman, kendall=kendall)
@@ -191,8 +217,14 @@ def test_table3_variants_match_references(spearman, kendall):
 
 def test_table4_variants_point_and_bootstrap_match_references():
     res = zscores(TIED_RATINGS)
-    scores = pd.DataFrame({"reference": ["R1", "R1", "R1", "R2", "R2", "R2"], "test": list("abcdef"),
-                           "metric": "ssim", "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7]})
+    scores = pd.DataFrame(
+        {
+            "reference": ["R1", "R1", "R1", "R2", "R2", "R2"],
+            "test": list("abcdef"),
+            "metric": "ssim",
+            "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7],
+        }
+    )
     v, z = scores["value"].to_numpy(), res.zmos.set_index("image").loc[list("abcdef"), "zmos"].to_numpy()
     default = metric_agreement(scores, res.zmos, n_resamples=30, rng=0)
     seed = metric_agreement(scores, res.zmos, n_resamples=30, rng=0, spearman="formula", kendall="tau-a")
@@ -202,7 +234,12 @@ def test_table4_variants_point_and_bootstrap_match_references():
     assert row_d2.srcc == pytest.approx(_rho_formula(v, z), abs=1e-12)
     assert row_d2.krcc == pytest.approx(_tau_a(v, z), abs=1e-12)
     assert row_d2.krcc != pytest.approx(row.krcc)  # the tie in ssim makes tau-a smaller than tau-b
-    assert (default.spearman, default.kendall, seed.spearman, seed.kendall) == ("pearson", "tau-b", "formula", "tau-a")
+    assert (default.spearman, default.kendall, seed.spearman, seed.kendall) == (
+        "pearson",
+        "tau-b",
+        "formula",
+        "tau-a",
+    )
     # the same resampling plan (same rng) under both variants: the intervals are the variants' own
     assert row_d2.krcc_ci_high <= row.krcc_ci_high + 1e-12
 
@@ -211,7 +248,9 @@ def test_variant_and_ddof_errors_name_the_parameter():
     res = zscores(TIED_RATINGS)
     with pytest.raises(InvalidParameterError, match="'kendall' parameter of rater_agreement must be one of"):
         rater_agreement(res, kendall="tau-c")
-    with pytest.raises(InvalidParameterError, match="'spearman' parameter of metric_agreement must be one of"):
+    with pytest.raises(
+        InvalidParameterError, match="'spearman' parameter of metric_agreement must be one of"
+    ):
         metric_agreement(_scores(), res.zmos, spearman="d2")
     with pytest.raises(InvalidParameterError, match=r"'ddof' parameter of zscores must be one of \[0, 1\]"):
         zscores(RATINGS, ddof=2)
@@ -227,22 +266,49 @@ def test_zscores_ddof_hand_worked():
     np.testing.assert_allclose(res.zscores.query("rater == 'r1'")["z"], z1, atol=1e-15)
     np.testing.assert_allclose(res.zscores.query("rater == 'r2'")["z"], z2, atol=1e-15)
     np.testing.assert_allclose(res.zmos["zmos"], (z1 + z2) / 2, atol=1e-15)
-    np.testing.assert_allclose(res.zscores.query("rater == 'r1'")["z"], stats.zscore([1, 2, 3, 4], ddof=1), atol=1e-15)
+    np.testing.assert_allclose(
+        res.zscores.query("rater == 'r1'")["z"], stats.zscore([1, 2, 3, 4], ddof=1), atol=1e-15
+    )
     # ddof rescales each rater's z-scores by sqrt((n - 1) / n) only: with equal n, ranks and correlations agree
-    np.testing.assert_allclose(zscores(RATINGS, ddof=0).zmos["zmos"] * np.sqrt(3 / 4), res.zmos["zmos"], atol=1e-15)
+    np.testing.assert_allclose(
+        zscores(RATINGS, ddof=0).zmos["zmos"] * np.sqrt(3 / 4), res.zmos["zmos"], atol=1e-15
+    )
 
 
 def test_expert_agreement_records_its_choices():
-    res = compare_with_experts(TIED_RATINGS, pd.DataFrame({"reference": "R", "test": list("abcdef"), "metric": "ssim",
-                                                       "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7]}),
-                           n_resamples=5, rng=0, ddof=1, spearman="formula", kendall="tau-a")
+    res = compare_with_experts(
+        TIED_RATINGS,
+        pd.DataFrame(
+            {
+                "reference": "R",
+                "test": list("abcdef"),
+                "metric": "ssim",
+                "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7],
+            }
+        ),
+        n_resamples=5,
+        rng=0,
+        ddof=1,
+        spearman="formula",
+        kendall="tau-a",
+    )
     assert (res.ddof, res.spearman, res.kendall) == (1, "formula", "tau-a")
     d = res.to_dict()
     assert (d["ddof"], d["spearman"], d["kendall"]) == (1, "formula", "tau-a")
     text = res.summary()
     assert "ddof=1" in text and "the XQA-Chest paper's formula" in text and "tau-a" in text
-    default = compare_with_experts(TIED_RATINGS, pd.DataFrame({"reference": "R", "test": list("abcdef"), "metric": "ssim",
-                                                           "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7]}),
-                               n_resamples=5, rng=0)
+    default = compare_with_experts(
+        TIED_RATINGS,
+        pd.DataFrame(
+            {
+                "reference": "R",
+                "test": list("abcdef"),
+                "metric": "ssim",
+                "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7],
+            }
+        ),
+        n_resamples=5,
+        rng=0,
+    )
     assert (default.ddof, default.spearman, default.kendall) == (0, "pearson", "tau-b")
     assert "scipy.stats.spearmanr" in default.summary() and "ddof=0" in default.summary()

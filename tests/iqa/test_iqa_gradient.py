@@ -16,7 +16,9 @@ def test_identity_and_scale_invariance(func):
     x = rng.uniform(0, 1, (64, 64))
     y = np.clip(x + rng.normal(0, 0.05, x.shape), 0, 1)
     assert func(x, x, data_range=1.0) == pytest.approx(0.0, abs=1e-12)
-    assert func(x, y, data_range=1.0) == pytest.approx(func(x * 65535, y * 65535, data_range=65535), rel=1e-10)
+    assert func(x, y, data_range=1.0) == pytest.approx(
+        func(x * 65535, y * 65535, data_range=65535), rel=1e-10
+    )
 
 
 def test_sixteen_bit_precision():

@@ -17,7 +17,9 @@ def test_identity_symmetry_and_med_parameters():
     assert haarpsi(x, x, data_range=255) == pytest.approx(1.0, abs=1e-12)
     assert haarpsi(x, y, data_range=255) == pytest.approx(haarpsi(y, x, data_range=255), rel=1e-12)
     assert haarpsi_med(x, y, data_range=255) == pytest.approx(haarpsi(x, y, data_range=255, c=5.0, alpha=4.9))
-    assert haarpsi(x / 255, y / 255, data_range=1.0) == pytest.approx(haarpsi(x, y, data_range=255), rel=1e-10)
+    assert haarpsi(x / 255, y / 255, data_range=1.0) == pytest.approx(
+        haarpsi(x, y, data_range=255), rel=1e-10
+    )
 
 
 def test_errors():

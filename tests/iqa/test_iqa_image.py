@@ -107,7 +107,9 @@ def test_matlab_filters_match_scipy(shape):
     kh, kw = k.shape
     ch, cw = (kh - 1) // 2, (kw - 1) // 2  # MATLAB's centre floor((k+1)/2), 1-based
     p = np.pad(x, ((ch, kh - 1 - ch), (cw, kw - 1 - cw)), mode="symmetric")
-    np.testing.assert_allclose(imfilter(x, k, mode="symmetric"), signal.correlate2d(p, k, "valid"), atol=1e-12)
+    np.testing.assert_allclose(
+        imfilter(x, k, mode="symmetric"), signal.correlate2d(p, k, "valid"), atol=1e-12
+    )
 
 
 def test_gaussian_kernel_and_auto_downsample():
@@ -126,7 +128,7 @@ def test_box_downsample_conventions(shape, f):
     # tiny images and blocks larger than the image: every block overlaps the padding
     x = np.random.default_rng(f).uniform(0, 255, shape)
     # 'matlab': conv2(x, ones(f)/f^2, 'same') then x(1:f:end, 1:f:end)
-    want = conv2(x, np.full((f, f), 1.0 / f ** 2), "same")[::f, ::f]
+    want = conv2(x, np.full((f, f), 1.0 / f**2), "same")[::f, ::f]
     np.testing.assert_allclose(box_downsample(x, f), want, rtol=1e-13)
     # 'pool': blocks from the origin, remainder dropped (torch's avg_pool2d)
     h, w = shape[0] // f * f, shape[1] // f * f
@@ -155,6 +157,10 @@ def test_rescaled_pair_keeps_16_bit_precision_and_copies():
     assert np.array_equal(a255, x) and a255 is not x
     a2, _ = rescaled_pair(x, y, 65535, func="m", factor=2)
     np.testing.assert_allclose(a2, box_downsample(x, 2) * 255.0 / 65535, rtol=1e-13)
-    assert rescaled_pair(np.zeros((600, 600)), np.zeros((600, 600)), 1.0, func="m", factor="auto")[0].shape == (300, 300)
-    with pytest.raises(InvalidParameterError, match="m: 'image_true' and 'image_test' must have the same shape"):
+    assert rescaled_pair(np.zeros((600, 600)), np.zeros((600, 600)), 1.0, func="m", factor="auto")[
+        0
+    ].shape == (300, 300)
+    with pytest.raises(
+        InvalidParameterError, match="m: 'image_true' and 'image_test' must have the same shape"
+    ):
         rescaled_pair(x, x[:, :60], 65535, func="m")

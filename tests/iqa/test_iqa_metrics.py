@@ -32,21 +32,25 @@ def _uqi_bruteforce(x, y, b=8):
     vals = []
     for i in range(x.shape[0] - b + 1):
         for j in range(x.shape[1] - b + 1):
-            a, c = x[i:i + b, j:j + b].ravel(), y[i:i + b, j:j + b].ravel()
+            a, c = x[i : i + b, j : j + b].ravel(), y[i : i + b, j : j + b].ravel()
             ma, mc = a.mean(), c.mean()
             va, vc = a.var(ddof=1), c.var(ddof=1)
             cov = np.sum((a - ma) * (c - mc)) / (b * b - 1)
-            vals.append(4 * cov * ma * mc / ((va + vc) * (ma ** 2 + mc ** 2)))
+            vals.append(4 * cov * ma * mc / ((va + vc) * (ma**2 + mc**2)))
     return np.mean(vals)
 
 
 def test_pixel_metrics_definitions():
     mse = np.mean((X - Y) ** 2)
     assert psnr(X, Y, data_range=1.0) == pytest.approx(10 * np.log10(1 / mse), rel=1e-12)
-    assert psnr(X * 65535, Y * 65535, data_range=65535) == pytest.approx(psnr(X, Y, data_range=1.0), rel=1e-12)
+    assert psnr(X * 65535, Y * 65535, data_range=65535) == pytest.approx(
+        psnr(X, Y, data_range=1.0), rel=1e-12
+    )
     assert psnr(X, X, data_range=1.0) == np.inf
     assert rmse(X * 255, Y * 255, data_range=255) == pytest.approx(np.sqrt(mse), rel=1e-12)
-    assert rmse(X * 255, Y * 255, data_range=255, normalize=False) == pytest.approx(255 * np.sqrt(mse), rel=1e-12)
+    assert rmse(X * 255, Y * 255, data_range=255, normalize=False) == pytest.approx(
+        255 * np.sqrt(mse), rel=1e-12
+    )
     assert ambe(X, Y, data_range=1.0) == pytest.approx(abs(X.mean() - Y.mean()), rel=1e-12)
 
 
@@ -61,8 +65,9 @@ def test_uqi_against_bruteforce_and_scale_invariance():
 def test_ssim_against_skimage():
     from skimage.metrics import structural_similarity
 
-    ref = structural_similarity(X, Y, data_range=1.0, gaussian_weights=True, sigma=1.5,
-                                use_sample_covariance=False, full=True)[1]
+    ref = structural_similarity(
+        X, Y, data_range=1.0, gaussian_weights=True, sigma=1.5, use_sample_covariance=False, full=True
+    )[1]
     # skimage pads and reports the mean over the interior (crop 5 px); the 'valid' map is that interior
     assert ssim(X, Y, data_range=1.0) == pytest.approx(ref[5:-5, 5:-5].mean(), rel=1e-9)
 
@@ -91,7 +96,9 @@ def test_sixteen_bit_change_below_one_over_255_is_seen(metric):
 
 def test_registry_metadata():
     names = list_metrics(reference="full")
-    assert {"psnr", "rmse", "uqi", "ambe", "ssim", "ms_ssim", "iw_ssim", "cw_ssim", "vif", "vifp"} <= set(names)
+    assert {"psnr", "rmse", "uqi", "ambe", "ssim", "ms_ssim", "iw_ssim", "cw_ssim", "vif", "vifp"} <= set(
+        names
+    )
     spec = get_metric("rmse")
     assert spec.reference == "full" and spec.higher_is_better is False
     with pytest.raises(KeyError, match="Did you mean 'ms_ssim'"):
@@ -130,9 +137,14 @@ def test_metric_functions_have_modules_of_other_names():
 
     import cxreval.iqa as iqa
 
-    for name, module in (("fsim", "feature_similarity"), ("ssim", "structural_similarity"),
-                         ("vif", "visual_information")):
+    for name, module in (
+        ("fsim", "feature_similarity"),
+        ("ssim", "structural_similarity"),
+        ("vif", "visual_information"),
+    ):
         mod = importlib.import_module(f"cxreval.iqa._{module}")
-        assert callable(getattr(iqa, name)) and getattr(iqa, name) is getattr(mod, name) and name in mod.__all__
+        assert (
+            callable(getattr(iqa, name)) and getattr(iqa, name) is getattr(mod, name) and name in mod.__all__
+        )
     modules = {m.name for m in pkgutil.iter_modules(iqa.__path__)}
     assert not modules & set(iqa.__all__), "an exported name is also a module of cxreval.iqa (it shadows it)"

@@ -47,7 +47,9 @@ def test_iw_ssim_weights_are_normalised_like_iwssim_m(pair):
     g1 = iw_ssim(x, y, data_range=255, weights=(1.0,) * 5)
     g2 = iw_ssim(x, y, data_range=255, weights=(3.0,) * 5)
     assert g1 == pytest.approx(g2, rel=1e-13)
-    assert iw_ssim(x, y, data_range=255, weights=(1.0,) * 5, normalize_weights=False) == pytest.approx(g1 ** 5, rel=1e-12)
+    assert iw_ssim(x, y, data_range=255, weights=(1.0,) * 5, normalize_weights=False) == pytest.approx(
+        g1**5, rel=1e-12
+    )
 
 
 def test_issue_gap_on_goldhill_is_the_normalisation():
@@ -64,16 +66,20 @@ def test_iw_ssim_rejects_non_positive_weights(pair):
 
 def _gms_map_scipy(x: np.ndarray, y: np.ndarray, t: float = 170.0) -> np.ndarray:
     def down(a):
-        m = ndimage.correlate(a, np.full((2, 2), 0.25), mode="constant", origin=(-1, -1))  # MATLAB conv2 'same'
+        m = ndimage.correlate(
+            a, np.full((2, 2), 0.25), mode="constant", origin=(-1, -1)
+        )  # MATLAB conv2 'same'
         return m[::2, ::2]
 
     hx = np.array([[1, 0, -1]] * 3) / 3.0
 
     def mag(a):
-        return np.hypot(ndimage.correlate(a, hx, mode="constant"), ndimage.correlate(a, hx.T, mode="constant"))
+        return np.hypot(
+            ndimage.correlate(a, hx, mode="constant"), ndimage.correlate(a, hx.T, mode="constant")
+        )
 
     mr, md = mag(down(x)), mag(down(y))
-    return (2 * mr * md + t) / (mr ** 2 + md ** 2 + t)
+    return (2 * mr * md + t) / (mr**2 + md**2 + t)
 
 
 def test_gmsd_default_is_matlab_std2(pair):

@@ -46,8 +46,11 @@ def _mirror_index(i: int, n: int) -> int:
 
 def _corr_at(a: np.ndarray, k: np.ndarray, i: int, j: int) -> float:
     r = k.shape[0] // 2
-    return sum(k[u, v] * a[_mirror_index(i + u - r, a.shape[0]), _mirror_index(j + v - r, a.shape[1])]
-               for u in range(k.shape[0]) for v in range(k.shape[1]))
+    return sum(
+        k[u, v] * a[_mirror_index(i + u - r, a.shape[0]), _mirror_index(j + v - r, a.shape[1])]
+        for u in range(k.shape[0])
+        for v in range(k.shape[1])
+    )
 
 
 def test_sp5_pyramid_corrdn_conventions():

@@ -27,9 +27,14 @@ from cxreval.iqa import (
     select_metrics,
 )
 
-PLAN = {"seed": 1, "degradations": [{"name": "blur", "transform": "gaussian_blur", "params": {"sigma": 1.0}},
-                                    {"name": "noise", "transform": "gaussian_noise", "params": {"sigma": 0.05}},
-                                    {"name": "gamma", "transform": "gamma", "params": {"gamma": 1.5}}]}
+PLAN = {
+    "seed": 1,
+    "degradations": [
+        {"name": "blur", "transform": "gaussian_blur", "params": {"sigma": 1.0}},
+        {"name": "noise", "transform": "gaussian_noise", "params": {"sigma": 0.05}},
+        {"name": "gamma", "transform": "gamma", "params": {"gamma": 1.5}},
+    ],
+}
 
 
 @pytest.fixture
@@ -53,8 +58,12 @@ def _check_save(res, folder: Path, extra: set[str] = frozenset()) -> None:
     folder.mkdir(exist_ok=True)
     written = res.save(folder)
     assert set(written) == set(res.FILES) and {p.name for p in written.values()} == set(res.FILES.values())
-    assert _files(folder) == ({*res.FILES.values()} | {f.replace(".csv", ".parquet") for f in res.FILES.values()}
-                              | set(extra) | {"summary.md"})
+    assert _files(folder) == (
+        {*res.FILES.values()}
+        | {f.replace(".csv", ".parquet") for f in res.FILES.values()}
+        | set(extra)
+        | {"summary.md"}
+    )
     assert (folder / "summary.md").read_text().rstrip("\n") == res.summary().rstrip("\n")
     tables = res.tables()
     for name, file in res.FILES.items():
@@ -75,7 +84,10 @@ def test_degrade_folder_is_self_contained(degraded, tmp_path):
         assert not Path(p).is_absolute() and (out / p).is_file()
     _check_save(res, tmp_path / "saved", {"manifest.json"})
     pairs = pd.read_csv(tmp_path / "saved" / "pairs.csv")
-    assert list(pairs.columns) == ["image", "reference", "test", "degradation"] and pairs["image"].iloc[0] == "im0"
+    assert (
+        list(pairs.columns) == ["image", "reference", "test", "degradation"]
+        and pairs["image"].iloc[0] == "im0"
+    )
     assert "3 source image(s) x 3 degradation(s) = 9 image(s)" in res.summary()
 
 
@@ -87,15 +99,23 @@ def test_scores_carry_pairs_columns_and_stream_equals_save(degraded, tmp_path):
     table = res.table
     assert list(table.columns) == ["image", "reference", "test", "metric", "value", "degradation"]
     assert (table.groupby("test")["degradation"].nunique() == 1).all() and len(table) == 18
-    assert table["degradation"].tolist()[:2] == ["blur", "blur"] and table["metric"].tolist()[:2] == ["psnr", "gmsd"]
+    assert table["degradation"].tolist()[:2] == ["blur", "blur"] and table["metric"].tolist()[:2] == [
+        "psnr",
+        "gmsd",
+    ]
     _check_save(res, tmp_path / "whole")
     (tmp_path / "streamed").mkdir()
-    n = ScoresResult.save_batches(tmp_path / "streamed",
-                                  score_pair_batches(deg.pairs(), sel.names, base_dir=out, batch_size=2))
+    n = ScoresResult.save_batches(
+        tmp_path / "streamed", score_pair_batches(deg.pairs(), sel.names, base_dir=out, batch_size=2)
+    )
     assert n == 18
-    assert (tmp_path / "whole" / "scores.csv").read_bytes() == (tmp_path / "streamed" / "scores.csv").read_bytes()
-    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "whole" / "scores.parquet"),
-                                  pd.read_parquet(tmp_path / "streamed" / "scores.parquet"))
+    assert (tmp_path / "whole" / "scores.csv").read_bytes() == (
+        tmp_path / "streamed" / "scores.csv"
+    ).read_bytes()
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "whole" / "scores.parquet"),
+        pd.read_parquet(tmp_path / "streamed" / "scores.parquet"),
+    )
     assert res.summary() == ScoresResult.describe(9, sel)
     with pytest.raises(SchemaError, match="would be overwritten"):
         score_pairs(deg.pairs().assign(value=1), ["psnr"], base_dir=out)
@@ -110,7 +130,9 @@ def test_compare_metrics_is_ranking_and_rank_agreement(degraded, tmp_path):
     by_deg = metric_rank_agreement(scores, over="degradation")
     got = res.table[res.table["over"] == "degradations"].drop(columns="over").reset_index(drop=True)
     pd.testing.assert_frame_equal(got, by_deg.drop(columns="over"))
-    assert list(res.table.columns) == list(res.COLUMNS) and list(res.ranking.columns) == list(res.RANKING_COLUMNS)
+    assert list(res.table.columns) == list(res.COLUMNS) and list(res.ranking.columns) == list(
+        res.RANKING_COLUMNS
+    )
     # gamma 1.5 changes every pixel far more than a 1-pixel blur: PSNR ranks blur above gamma
     psnr = res.ranking[res.ranking["metric"] == "psnr"].set_index("degradation")["rank"]
     assert psnr["blur"] < psnr["gamma"]
@@ -121,14 +143,27 @@ def test_compare_metrics_is_ranking_and_rank_agreement(degraded, tmp_path):
 
 def test_expert_agreement_owns_its_files(tmp_path):
     tests = [f"d/t{i}.png" for i in range(6)]
-    scores = pd.DataFrame({"reference": ["r0", "r0", "r1", "r1", "r2", "r2"], "test": tests, "metric": "psnr",
-                           "value": [30.0, 25.0, 28.0, 20.0, 35.0, 22.0]})
-    ratings = pd.DataFrame([{"image": f"t{i}", "rater": r, "rating": v}
-                            for r, vals in (("A", [3, 2, 3, 1, 4, 2]), ("B", [4, 2, 3, 1, 4, 1]))
-                            for i, v in enumerate(vals)])
+    scores = pd.DataFrame(
+        {
+            "reference": ["r0", "r0", "r1", "r1", "r2", "r2"],
+            "test": tests,
+            "metric": "psnr",
+            "value": [30.0, 25.0, 28.0, 20.0, 35.0, 22.0],
+        }
+    )
+    ratings = pd.DataFrame(
+        [
+            {"image": f"t{i}", "rater": r, "rating": v}
+            for r, vals in (("A", [3, 2, 3, 1, 4, 2]), ("B", [4, 2, 3, 1, 4, 1]))
+            for i, v in enumerate(vals)
+        ]
+    )
     res = compare_with_experts(ratings, scores, n_resamples=20, rng=0)
     assert isinstance(res, ExpertAgreementResult)
     assert set(res.FILES) == {"zscores", "zmos", "rater_agreement", "metric_agreement", "dropped"}
     assert res.table.loc[0, "metric"] == "psnr" and res.table.loc[0, "n"] == 6
     _check_save(res, tmp_path / "agree")
-    assert "## Metrics vs z-MOS (as the XQA-Chest paper's Table 4)" in res.summary() and "| psnr |" in res.summary()
+    assert (
+        "## Metrics vs z-MOS (as the XQA-Chest paper's Table 4)" in res.summary()
+        and "| psnr |" in res.summary()
+    )

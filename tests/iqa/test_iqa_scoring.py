@@ -44,23 +44,34 @@ def test_scores_equal_the_metrics_on_the_images_read(images):
     got = score_pairs([(ref, t16), (str(ref), str(t8))], "psnr,ssim,piqe").table
     assert list(got.columns) == ["reference", "test", "metric", "value"]
     assert got[["reference", "test", "metric"]].values.tolist() == [
-        [str(ref), str(t16), m] for m in ("psnr", "ssim", "piqe")] + [[str(ref), str(t8), m] for m in ("psnr", "ssim", "piqe")]
+        [str(ref), str(t16), m] for m in ("psnr", "ssim", "piqe")
+    ] + [[str(ref), str(t8), m] for m in ("psnr", "ssim", "piqe")]
     r, a, b = read_image(ref).image, read_image(t16).image, read_image(t8).image
     b16 = b * (65535 / 255)  # the 8-bit test image in the reference's range, no rounding
-    want = [psnr(r, a, data_range=65535), ssim(r, a, data_range=65535), piqe(a, data_range=65535),
-            psnr(r, b16, data_range=65535), ssim(r, b16, data_range=65535), piqe(b16, data_range=65535)]
+    want = [
+        psnr(r, a, data_range=65535),
+        ssim(r, a, data_range=65535),
+        piqe(a, data_range=65535),
+        psnr(r, b16, data_range=65535),
+        ssim(r, b16, data_range=65535),
+        piqe(b16, data_range=65535),
+    ]
     assert got["value"].tolist() == want
 
 
 def test_table_input_relative_paths_and_options(images, tmp_path):
     ref, t16, _ = images
     table = pd.DataFrame({"reference": ["ref.png"], "test": ["t16.png"], "other": [1]})
-    got = score_pairs(table, ["FSIM", "gmsd"], base_dir=tmp_path / "img",
-                      metric_options={"fsim": {"median": "lower"}}).table
+    got = score_pairs(
+        table, ["FSIM", "gmsd"], base_dir=tmp_path / "img", metric_options={"fsim": {"median": "lower"}}
+    ).table
     r, a = read_image(ref).image, read_image(t16).image
     assert got["metric"].tolist() == ["fsim", "gmsd"]  # registry spelling
     assert got["reference"].tolist() == ["ref.png", "ref.png"]
-    assert got["value"].tolist() == [fsim(r, a, data_range=65535, median="lower"), gmsd(r, a, data_range=65535)]
+    assert got["value"].tolist() == [
+        fsim(r, a, data_range=65535, median="lower"),
+        gmsd(r, a, data_range=65535),
+    ]
     assert got["value"].iloc[0] != fsim(r, a, data_range=65535)
 
 
@@ -83,8 +94,9 @@ def test_executor_is_the_seam(images):
             return [func(x) for x in reversed(items)][::-1]
 
     serial = score_pairs([(ref, t16), (ref, t8)], ["psnr", "gmsd"]).table
-    pd.testing.assert_frame_equal(score_pairs([(ref, t16), (ref, t8)], ["psnr", "gmsd"], executor=Recording()).table,
-                                  serial)
+    pd.testing.assert_frame_equal(
+        score_pairs([(ref, t16), (ref, t8)], ["psnr", "gmsd"], executor=Recording()).table, serial
+    )
     assert [i for i, _, _ in seen] == [0, 1]
 
 
@@ -111,15 +123,20 @@ def test_select_metrics():
 
 def test_errors_name_the_pair_and_file(images, tmp_path):
     ref, t16, _ = images
-    with pytest.raises(DataUnavailableError, match=r"pair 1, test image: Image file .*missing.png does not exist"):
+    with pytest.raises(
+        DataUnavailableError, match=r"pair 1, test image: Image file .*missing.png does not exist"
+    ):
         score_pairs([(ref, t16), (ref, tmp_path / "missing.png")], ["psnr"])
     bad = tmp_path / "bad.png"
     bad.write_text("not an image")
     with pytest.raises(SchemaError, match=r"pair 0, reference image: .*bad.png: cannot be read as an image"):
         score_pairs([(bad, t16)], ["psnr"])
     small = write_image(tmp_path / "small.png", np.zeros((32, 32)), data_range=1.0)
-    with pytest.raises(SchemaError, match=r"pair 0: reference .*ref.png \(64, 64\) and test .*small.png \(32, 32\) "
-                                          r"differ in shape"):
+    with pytest.raises(
+        SchemaError,
+        match=r"pair 0: reference .*ref.png \(64, 64\) and test .*small.png \(32, 32\) "
+        r"differ in shape",
+    ):
         score_pairs([(ref, small)], ["psnr"])
     with pytest.raises(InvalidParameterError, match=r"pair 0 \(.*ref.png, .*t16.png\): iw_ssim: .*at least"):
         score_pairs([(ref, t16)], ["psnr", "iw_ssim"])
@@ -142,15 +159,24 @@ def scores():
     rows = []
     for i in range(12):
         deg = f"d{i % 3}"
-        for m, v in (("psnr", 30 + 5 * q[i] + rng.normal()), ("gmsd", 0.1 - 0.02 * q[i] + 0.01 * rng.normal()),
-                     ("ssim", 0.9 + 0.02 * rng.normal())):
-            rows.append({"reference": f"r{i % 4}", "test": f"t{i}", "degradation": deg, "metric": m, "value": v})
+        for m, v in (
+            ("psnr", 30 + 5 * q[i] + rng.normal()),
+            ("gmsd", 0.1 - 0.02 * q[i] + 0.01 * rng.normal()),
+            ("ssim", 0.9 + 0.02 * rng.normal()),
+        ):
+            rows.append(
+                {"reference": f"r{i % 4}", "test": f"t{i}", "degradation": deg, "metric": m, "value": v}
+            )
     return pd.DataFrame(rows)
 
 
 def test_rank_agreement_equals_scipy(scores):
     got = metric_rank_agreement(scores)
-    assert got[["metric_a", "metric_b"]].values.tolist() == [["psnr", "gmsd"], ["psnr", "ssim"], ["gmsd", "ssim"]]
+    assert got[["metric_a", "metric_b"]].values.tolist() == [
+        ["psnr", "gmsd"],
+        ["psnr", "ssim"],
+        ["gmsd", "ssim"],
+    ]
     assert set(got["over"]) == {"test"} and set(got["n"]) == {12}
     wide = scores.pivot(index="test", columns="metric", values="value")
     row = got.iloc[0]
@@ -162,9 +188,15 @@ def test_rank_agreement_equals_scipy(scores):
     # over degradations: mean oriented score per degradation
     by_deg = metric_rank_agreement(scores, over="degradation", metrics=["ssim", "psnr"])
     means = scores.assign(q=oriented_scores(scores)).groupby(["degradation", "metric"])["q"].mean().unstack()
-    assert by_deg[["metric_a", "metric_b", "over", "n"]].values.tolist() == [["ssim", "psnr", "degradation", 3]]
-    assert by_deg["srcc"].item() == pytest.approx(spearmanr(means["ssim"], means["psnr"]).statistic, abs=1e-12)
-    assert by_deg["krcc"].item() == pytest.approx(kendalltau(means["ssim"], means["psnr"]).statistic, abs=1e-12)
+    assert by_deg[["metric_a", "metric_b", "over", "n"]].values.tolist() == [
+        ["ssim", "psnr", "degradation", 3]
+    ]
+    assert by_deg["srcc"].item() == pytest.approx(
+        spearmanr(means["ssim"], means["psnr"]).statistic, abs=1e-12
+    )
+    assert by_deg["krcc"].item() == pytest.approx(
+        kendalltau(means["ssim"], means["psnr"]).statistic, abs=1e-12
+    )
 
 
 def test_rank_agreement_missing_units_constant_metric_and_errors(scores):
@@ -180,7 +212,9 @@ def test_rank_agreement_missing_units_constant_metric_and_errors(scores):
     with pytest.raises(SchemaError, match=r"missing required column\(s\) \['degradation'\]"):
         metric_rank_agreement(scores.drop(columns="degradation"), over="degradation")
     with pytest.raises(SchemaError, match="row 2 has 'high'"):
-        metric_rank_agreement(scores.astype({"value": object}).assign(value=lambda d: d["value"].where(d.index != 2, "high")))
+        metric_rank_agreement(
+            scores.astype({"value": object}).assign(value=lambda d: d["value"].where(d.index != 2, "high"))
+        )
     with pytest.raises(InvalidParameterError, match="direction of metric 'mine' is unknown"):
         metric_rank_agreement(scores.replace({"metric": {"ssim": "mine"}}))
     assert len(metric_rank_agreement(scores.replace({"metric": {"ssim": "mine"}}), orient=False)) == 3
@@ -191,7 +225,9 @@ class BadType:
         return "BadType()"
 
 
-@pytest.mark.parametrize("param", ["pairs", "metrics", "data_range", "base_dir", "metric_options", "executor"])
+@pytest.mark.parametrize(
+    "param", ["pairs", "metrics", "data_range", "base_dir", "metric_options", "executor"]
+)
 def test_score_pairs_rejects_bad_types(images, param):
     ref, t16, _ = images
     kwargs = {"pairs": [(ref, t16)], "metrics": ["psnr"], param: BadType()}

@@ -53,51 +53,91 @@ def _r8(f, **kw):
 # (metric, library, substring of settings) -> (relative tolerance, cxreval call, why; optional pair prefix:
 # only those pairs are comparable)
 CASES = {
-    ("psnr", "piq", ""): (1e-4, lambda x, y: psnr(x, y, data_range=1.0),
-                          "piq adds 1e-8 to the MSE (2e-5 relative at 40-50 dB)"),
+    ("psnr", "piq", ""): (
+        1e-4,
+        lambda x, y: psnr(x, y, data_range=1.0),
+        "piq adds 1e-8 to the MSE (2e-5 relative at 40-50 dB)",
+    ),
     ("psnr", "pyiqa", ""): (1e-4, lambda x, y: psnr(x, y, data_range=1.0), "pyiqa adds 1e-8 to the MSE too"),
     ("psnr", "sewar", ""): (1e-9, lambda x, y: psnr(x, y, data_range=1.0), "float64, same formula"),
     ("rmse", "sewar", ""): (1e-9, lambda x, y: rmse(x, y, data_range=1.0), "float64, same formula"),
     ("ambe", "definition", ""): (1e-9, lambda x, y: ambe(x, y, data_range=1.0), "float64, same formula"),
-    ("uqi", "sewar", ""): (1e-4, lambda x, y: uqi(x, y, data_range=1.0),
-                           "UQI = sewar's SSIM with C1 = C2 = 1e-14 (not 0), 8x8 uniform window"),
+    ("uqi", "sewar", ""): (
+        1e-4,
+        lambda x, y: uqi(x, y, data_range=1.0),
+        "UQI = sewar's SSIM with C1 = C2 = 1e-14 (not 0), 8x8 uniform window",
+    ),
     ("ssim", "piq", "downsample=False"): (1e-6, lambda x, y: ssim(x, y, data_range=1.0), "float64"),
-    ("ssim", "piq", "downsample=True"): (1e-6, lambda x, y: ssim(x, y, data_range=1.0, downsample=True),
-                                         "ssim.m's downsampling (option), = piq's avg_pool2d for f = 2: 512-px "
-                                         "pairs only (at f = 4 the block alignment differs)", "fixture/"),
+    ("ssim", "piq", "downsample=True"): (
+        1e-6,
+        lambda x, y: ssim(x, y, data_range=1.0, downsample=True),
+        "ssim.m's downsampling (option), = piq's avg_pool2d for f = 2: 512-px "
+        "pairs only (at f = 4 the block alignment differs)",
+        "fixture/",
+    ),
     ("ssim", "pyiqa", ""): (1e-4, _r8(ssim), "pyiqa rounds to 8 bits (reproduced) and works in float32"),
-    ("ms_ssim", "piq", ""): (1e-6, lambda x, y: ms_ssim(x, y, data_range=1.0),
-                             "float64 (even sizes: avg_pool2d == MATLAB's 2x2 filter)"),
-    ("ms_ssim", "pyiqa", ""): (1e-4, _r8(ms_ssim), "pyiqa rounds to 8 bits (reproduced) and works in float32"),
-    ("iw_ssim", "piq", ""): (1e-4, lambda x, y: iw_ssim(x, y, data_range=1.0),
-                             "float64; piq's Laplacian pyramid pads differently at odd sizes"),
+    ("ms_ssim", "piq", ""): (
+        1e-6,
+        lambda x, y: ms_ssim(x, y, data_range=1.0),
+        "float64 (even sizes: avg_pool2d == MATLAB's 2x2 filter)",
+    ),
+    ("ms_ssim", "pyiqa", ""): (
+        1e-4,
+        _r8(ms_ssim),
+        "pyiqa rounds to 8 bits (reproduced) and works in float32",
+    ),
+    ("iw_ssim", "piq", ""): (
+        1e-4,
+        lambda x, y: iw_ssim(x, y, data_range=1.0),
+        "float64; piq's Laplacian pyramid pads differently at odd sizes",
+    ),
     ("cw_ssim", "pyiqa", ""): (1e-4, lambda x, y: cw_ssim(x, y, data_range=1.0), "pyiqa's float32 masks"),
     ("vif", "pyiqa", ""): (1e-4, _r8(vif), "sp5 pyramid; pyiqa rounds Y to 8 bits (reproduced), float32"),
     ("vifp", "piq", ""): (1e-6, lambda x, y: vifp(x, y, data_range=1.0), "float64"),
     ("vifp", "sewar", ""): (1e-6, lambda x, y: vifp(x, y, data_range=1.0), "float64"),
-    ("gmsd", "piq", ""): (1e-6, lambda x, y: gmsd(x, y, data_range=1.0, std="population"),
-                          "float64, piq's population std (default: MATLAB std2, N - 1)"),
+    ("gmsd", "piq", ""): (
+        1e-6,
+        lambda x, y: gmsd(x, y, data_range=1.0, std="population"),
+        "float64, piq's population std (default: MATLAB std2, N - 1)",
+    ),
     ("gmsd", "pyiqa", ""): (1e-4, _r8(gmsd), "pyiqa rounds Y to 8 bits (reproduced), float32"),
     ("haarpsi", "piq", ""): (1e-6, lambda x, y: haarpsi(x, y, data_range=1.0), "float64"),
     ("haarpsi_med", "piq", ""): (1e-6, lambda x, y: haarpsi_med(x, y, data_range=1.0), "float64"),
     ("mdsi", "piq", ""): (1e-6, lambda x, y: mdsi(x, y, data_range=1.0), "float64, grey replicated"),
-    ("fsim", "piq", ""): (1e-5, lambda x, y: fsim(x, y, data_range=1.0, downsample="pool", median="lower",
-                                                  epsilon=EPS), "float64, piq's pooling/median/epsilon"),
-    ("fsim", "pyiqa", ""): (1e-4, lambda x, y: fsim(x, y, data_range=1.0, downsample="pool", median="lower",
-                                                    epsilon=EPS), "pyiqa (piq's port) in float32"),
-    ("vsi", "piq", ""): (1e-6, lambda x, y: vsi(x, y, data_range=1.0, downsample="piq"),
-                         "float64, piq's downsampling"),
-    ("vsi", "pyiqa", ""): (1e-4, lambda x, y: vsi(x, y, data_range=1.0, downsample="piq"),
-                           "pyiqa (piq's port) in float32"),
+    ("fsim", "piq", ""): (
+        1e-5,
+        lambda x, y: fsim(x, y, data_range=1.0, downsample="pool", median="lower", epsilon=EPS),
+        "float64, piq's pooling/median/epsilon",
+    ),
+    ("fsim", "pyiqa", ""): (
+        1e-4,
+        lambda x, y: fsim(x, y, data_range=1.0, downsample="pool", median="lower", epsilon=EPS),
+        "pyiqa (piq's port) in float32",
+    ),
+    ("vsi", "piq", ""): (
+        1e-6,
+        lambda x, y: vsi(x, y, data_range=1.0, downsample="piq"),
+        "float64, piq's downsampling",
+    ),
+    ("vsi", "pyiqa", ""): (
+        1e-4,
+        lambda x, y: vsi(x, y, data_range=1.0, downsample="piq"),
+        "pyiqa (piq's port) in float32",
+    ),
     ("dss", "piq", ""): (1e-6, lambda x, y: dss(x, y, data_range=1.0), "piq keeps subband scores in float32"),
-    ("piqe", "pyiqa", "float64"): (1e-3, lambda x, y: piqe(y, data_range=1.0, normalize="max", round_8bit=True),
-                                   "pyiqa's max-normalisation and 8-bit rounding reproduced (options); 22 of 24 "
-                                   "pairs within 1.5e-5, 2 pairs 8e-4: PIQE thresholds block statistics, and "
-                                   "rounding-level MSCN differences flip single blocks"),
-    ("piqe", "pyiqa", "grey as 3"): (1e-2, lambda x, y: piqe(y, data_range=1.0, normalize="max",
-                                                             round_8bit=True),
-                                     "pyiqa's wrapper computes in float32 and PIQE thresholds block "
-                                     "statistics, so more single blocks flip"),
+    ("piqe", "pyiqa", "float64"): (
+        1e-3,
+        lambda x, y: piqe(y, data_range=1.0, normalize="max", round_8bit=True),
+        "pyiqa's max-normalisation and 8-bit rounding reproduced (options); 22 of 24 "
+        "pairs within 1.5e-5, 2 pairs 8e-4: PIQE thresholds block statistics, and "
+        "rounding-level MSCN differences flip single blocks",
+    ),
+    ("piqe", "pyiqa", "grey as 3"): (
+        1e-2,
+        lambda x, y: piqe(y, data_range=1.0, normalize="max", round_8bit=True),
+        "pyiqa's wrapper computes in float32 and PIQE thresholds block "
+        "statistics, so more single blocks flip",
+    ),
 }
 
 
@@ -107,8 +147,12 @@ def reference_rows() -> list[tuple]:
     rows = []
     for (metric, lib, key), case in CASES.items():
         tol, fn, only = case[0], case[1], case[3] if len(case) > 3 else ""
-        sel = ref[(ref.metric == metric) & (ref.library == lib) & ref.settings.str.contains(key, regex=False)
-                  & ref.pair.str.startswith(only)]
+        sel = ref[
+            (ref.metric == metric)
+            & (ref.library == lib)
+            & ref.settings.str.contains(key, regex=False)
+            & ref.pair.str.startswith(only)
+        ]
         if metric == "ssim" and lib == "piq" and key == "downsample=False":
             sel = sel[~sel.settings.str.contains("downsample=True")]
         rows += [(metric, lib, key, tol, fn, r.pair, float(r.value)) for r in sel.itertuples()]
@@ -166,4 +210,6 @@ def test_against_reference_values(shared_data, tmp_path):
         x, y = pairs[pair]
         got = fn(x, y)
         rel = abs(got - expected) / max(abs(expected), 1e-12)
-        assert rel <= tol, f"{metric}/{lib} {key} on {pair}: cxreval {got!r} vs {expected!r} (rel {rel:.2e} > {tol})"
+        assert rel <= tol, (
+            f"{metric}/{lib} {key} on {pair}: cxreval {got!r} vs {expected!r} (rel {rel:.2e} > {tol})"
+        )

@@ -23,16 +23,16 @@ CSV = Path(__file__).parent / "data" / "reference_values_iqa2.csv"
 
 # metric -> relative tolerance; the comment gives the largest relative difference seen and why
 TOL = {
-    "gmsd": 1e-6,         # conventions match piq exactly; seen < 1e-12
-    "mdsi": 1e-6,         # conventions match piq exactly; seen < 1e-12
-    "haarpsi": 1e-6,      # conventions match piq; seen < 1e-12
+    "gmsd": 1e-6,  # conventions match piq exactly; seen < 1e-12
+    "mdsi": 1e-6,  # conventions match piq exactly; seen < 1e-12
+    "haarpsi": 1e-6,  # conventions match piq; seen < 1e-12
     "haarpsi_med": 1e-6,  # conventions match piq; seen < 1e-12
-    "fsim": 1e-5,         # piq's conventions via settings; seen < 1e-6
-    "vsi": 1e-6,          # piq's conventions via settings; seen < 1e-14
-    "dss": 1e-6,          # same conventions as piq; seen < 2e-8 (piq keeps subband scores in float32)
-    "piqe": 1e-5,         # pyiqa's conventions via settings; seen < 2e-6
-    "niqe": 1e-3,         # the AGGD shape is picked on a 0.001 grid, so float differences can move it one
-                          # step; seen < 3e-4
+    "fsim": 1e-5,  # piq's conventions via settings; seen < 1e-6
+    "vsi": 1e-6,  # piq's conventions via settings; seen < 1e-14
+    "dss": 1e-6,  # same conventions as piq; seen < 2e-8 (piq keeps subband scores in float32)
+    "piqe": 1e-5,  # pyiqa's conventions via settings; seen < 2e-6
+    "niqe": 1e-3,  # the AGGD shape is picked on a 0.001 grid, so float differences can move it one
+    # step; seen < 3e-4
 }
 
 with open(CSV, newline="") as _fh:
@@ -41,9 +41,15 @@ SLOW_ON_NIH = {"piqe", "niqe"}  # no-reference rows score both 1024x1024 images 
 
 
 def _params(prefix: str) -> list[object]:
-    return [pytest.param(r, id=f"{r['metric']}-{r['pair']}",
-                         marks=[pytest.mark.slow] if prefix == "nih" and r["metric"] in SLOW_ON_NIH else [])
-            for r in ROWS if r["pair"].startswith(prefix)]
+    return [
+        pytest.param(
+            r,
+            id=f"{r['metric']}-{r['pair']}",
+            marks=[pytest.mark.slow] if prefix == "nih" and r["metric"] in SLOW_ON_NIH else [],
+        )
+        for r in ROWS
+        if r["pair"].startswith(prefix)
+    ]
 
 
 def _score(row: dict[str, str], pairs: dict[str, tuple[np.ndarray, np.ndarray]], niqe_model: Path) -> float:

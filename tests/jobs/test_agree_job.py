@@ -14,21 +14,48 @@ from cxreval.labels import read_label_tables, read_labels
 
 
 def _labels(tmp_path):
-    t = label_table({"CR": 30, "Rep1": 30, "Rep2": 26}, ("Atelectasis", "Edema", "Effusion"), states=STATES, seed=3)
-    nih = t.assign(finding=t["finding"].replace({"Atelectasis": "Nodule", "Effusion": "Mass"}))  # NIH findings
+    t = label_table(
+        {"CR": 30, "Rep1": 30, "Rep2": 26}, ("Atelectasis", "Edema", "Effusion"), states=STATES, seed=3
+    )
+    nih = t.assign(
+        finding=t["finding"].replace({"Atelectasis": "Nodule", "Effusion": "Mass"})
+    )  # NIH findings
     path = tmp_path / "labels.csv"
     nih.to_csv(path, index=False)
     return path
 
 
-@pytest.mark.parametrize("options, job", [
-    (["--pairs", "CR:Rep1,CR:Rep2", "--flow-pairs", "CR:Rep2", "--intersect", "--weights", "linear"],
-     {"pairs": "CR:Rep1,CR:Rep2", "flow_pairs": "CR:Rep2", "studies": "each", "weights": "linear"}),
-    (["--pairs", "CR:Rep1,Rep1:Rep2", "--studies", "common", "--finding-map", "nih_to_google",
-      "--not-mentioned", "exclude", "--both-uncertain", "disagree"],
-     {"pairs": "CR:Rep1,Rep1:Rep2", "studies": "common", "finding_map": "nih_to_google",
-      "not_mentioned": "exclude", "both_uncertain": "disagree"}),
-], ids=["flow-pairs", "finding-map"])
+@pytest.mark.parametrize(
+    "options, job",
+    [
+        (
+            ["--pairs", "CR:Rep1,CR:Rep2", "--flow-pairs", "CR:Rep2", "--intersect", "--weights", "linear"],
+            {"pairs": "CR:Rep1,CR:Rep2", "flow_pairs": "CR:Rep2", "studies": "each", "weights": "linear"},
+        ),
+        (
+            [
+                "--pairs",
+                "CR:Rep1,Rep1:Rep2",
+                "--studies",
+                "common",
+                "--finding-map",
+                "nih_to_google",
+                "--not-mentioned",
+                "exclude",
+                "--both-uncertain",
+                "disagree",
+            ],
+            {
+                "pairs": "CR:Rep1,Rep1:Rep2",
+                "studies": "common",
+                "finding_map": "nih_to_google",
+                "not_mentioned": "exclude",
+                "both_uncertain": "disagree",
+            },
+        ),
+    ],
+    ids=["flow-pairs", "finding-map"],
+)
 def test_command_folder_is_the_job_save(tmp_path, options, job):
     path = _labels(tmp_path)
     assert main(["agree", "-l", str(path), *options, "-o", str(tmp_path / "cli")]) == 0

@@ -41,9 +41,31 @@ def _saved(res, folder: Path) -> Path:
 def test_command_folder_is_the_job_save(tmp_path):
     _, _, pp, lp, gp = _inputs(tmp_path / "in")
     cli = tmp_path / "cli"
-    assert main(["classify", "-p", str(pp), "-l", str(lp), "--model-groups", str(gp), "-r", "CR,Rep1",
-                 "--n-resamples", "30", "--seed", "4", "-o", str(cli)]) == 0
-    res = evaluate_classifiers_files(pp, lp, model_groups=gp, references=["CR", "Rep1"], n_resamples=30, rng=4)
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--model-groups",
+                str(gp),
+                "-r",
+                "CR,Rep1",
+                "--n-resamples",
+                "30",
+                "--seed",
+                "4",
+                "-o",
+                str(cli),
+            ]
+        )
+        == 0
+    )
+    res = evaluate_classifiers_files(
+        pp, lp, model_groups=gp, references=["CR", "Rep1"], n_resamples=30, rng=4
+    )
     assert_same_files(cli, _saved(res, tmp_path / "job"))
     assert {"auc.csv", "auc_comparison.csv", "summary.md"} <= {p.name for p in cli.iterdir()}
 
@@ -51,8 +73,24 @@ def test_command_folder_is_the_job_save(tmp_path):
 def test_command_folder_is_the_job_save_each_design(tmp_path):
     _, _, pp, lp, _ = _inputs(tmp_path / "in")
     cli = tmp_path / "cli"
-    assert main(["classify", "-p", str(pp), "-l", str(lp), "--studies", "each", "--n-resamples", "0",
-                 "-o", str(cli)]) == 0
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--studies",
+                "each",
+                "--n-resamples",
+                "0",
+                "-o",
+                str(cli),
+            ]
+        )
+        == 0
+    )
     res = evaluate_classifiers_files(pp, lp, studies="each", n_resamples=0, rng=0)  # --seed 0
     assert_same_files(cli, _saved(res, tmp_path / "job"))
 
@@ -63,14 +101,38 @@ def test_latent_truth_folder_is_the_job_save(tmp_path):
     write_predictions(preds, pp)
     write_labels(labs, lp)
     cli = tmp_path / "cli"
-    assert main(["classify", "-p", str(pp), "-l", str(lp), "--latent-truth", "--readers", "r1,r2,r3",
-                 "--n-resamples", "5", "--seed", "1", "-o", str(cli)]) == 0
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--latent-truth",
+                "--readers",
+                "r1,r2,r3",
+                "--n-resamples",
+                "5",
+                "--seed",
+                "1",
+                "-o",
+                str(cli),
+            ]
+        )
+        == 0
+    )
     res = evaluate_classifiers_files(pp, lp, readers=["r1", "r2", "r3"], n_resamples=5, rng=1)
     assert res.latent and res.comparison is None
     assert_same_files(cli, _saved(res, tmp_path / "job"))
     # the table twin: the same files from the tables in memory
-    assert_same_files(cli, _saved(evaluate_classifiers(preds, labs, readers=["r1", "r2", "r3"], n_resamples=5,
-                                                       rng=1), tmp_path / "tables"))
+    assert_same_files(
+        cli,
+        _saved(
+            evaluate_classifiers(preds, labs, readers=["r1", "r2", "r3"], n_resamples=5, rng=1),
+            tmp_path / "tables",
+        ),
+    )
 
 
 def test_table_job_equals_the_files_job(tmp_path):

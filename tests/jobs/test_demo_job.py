@@ -33,14 +33,30 @@ class _Tasks:
 
 
 def test_demo_command_equals_the_job(shared_data: Path, metadata_dir: Path, tmp_path: Path) -> None:
-    common = ["--data-mirror", str(shared_data), "--cache-dir", str(metadata_dir.parent), "--offline",
-              "--section", "audit", "--seed", "0"]
+    common = [
+        "--data-mirror",
+        str(shared_data),
+        "--cache-dir",
+        str(metadata_dir.parent),
+        "--offline",
+        "--section",
+        "audit",
+        "--seed",
+        "0",
+    ]
     out = tmp_path / "demo-out"  # the report names the section folders: both runs write to the same path
     assert main(["demo", "-o", str(out), *common]) == 0
     out.rename(tmp_path / "cli")
     tasks = _Tasks()
-    res = run_demo(out, data_mirror=shared_data, cache_dir=metadata_dir.parent, download=False,
-                   sections=["audit"], rng=0, progress=tasks)
+    res = run_demo(
+        out,
+        data_mirror=shared_data,
+        cache_dir=metadata_dir.parent,
+        download=False,
+        sections=["audit"],
+        rng=0,
+        progress=tasks,
+    )
     assert [s.status for s in res.sections] == ["built"]
     assert tasks.added == [f"demo: {res.sections[0].title}"] and tasks.finished == [0]
     assert (out / "chestxray14_audit" / "summary.md").exists()

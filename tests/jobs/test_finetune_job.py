@@ -30,10 +30,17 @@ def task(tmp_path, one_torch_thread):
         a = g.normal(90, 25, (32, 32))
         if i % 2 == 0:
             r, c = g.integers(0, 24, 2)
-            a[r:r + 8, c:c + 8] += 120
+            a[r : r + 8, c : c + 8] += 120
         Image.fromarray(np.clip(a, 0, 255).astype(np.uint8)).save(tmp_path / "imgs" / f"im{i:02d}.png")
-        rows.append({"study_id": f"im{i:02d}.png", "patient_id": f"p{i // 2}", "finding": "Mass",
-                     "source": "synthetic", "state": "positive" if i % 2 == 0 else "negative"})
+        rows.append(
+            {
+                "study_id": f"im{i:02d}.png",
+                "patient_id": f"p{i // 2}",
+                "finding": "Mass",
+                "source": "synthetic",
+                "state": "positive" if i % 2 == 0 else "negative",
+            }
+        )
     pd.DataFrame(rows).to_csv(tmp_path / "labels.csv", index=False)
     (tmp_path / "arch.py").write_text(ARCH)
     spec = importlib.util.spec_from_file_location("finetune_job_arch", tmp_path / "arch.py")
@@ -41,10 +48,19 @@ def task(tmp_path, one_torch_thread):
     spec.loader.exec_module(mod)
     one_torch_thread.manual_seed(0)
     one_torch_thread.save(mod.build(3).state_dict(), tmp_path / "base.pt")
-    (tmp_path / "base.yaml").write_text(yaml.safe_dump({
-        "name": "base", "checkpoint": "base.pt", "architecture": "arch.py:build", "architecture_kwargs": {"n_out": 3},
-        "input": {"size": 32, "channels": 1, "normalization": "xrv"}, "findings": ["Atelectasis", "Nodule", "Mass"],
-        "target_layer": "features"}))
+    (tmp_path / "base.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "base",
+                "checkpoint": "base.pt",
+                "architecture": "arch.py:build",
+                "architecture_kwargs": {"n_out": 3},
+                "input": {"size": 32, "channels": 1, "normalization": "xrv"},
+                "findings": ["Atelectasis", "Nodule", "Mass"],
+                "target_layer": "features",
+            }
+        )
+    )
     return tmp_path
 
 
@@ -53,12 +69,37 @@ def test_command_folder_is_the_job_folder(task, mode):
     from cxreval.predict import finetune
 
     out, model = task / "out", f"torch:{task / 'base.yaml'}"
-    assert main(["finetune", "--images", str(task / "imgs"), "--labels", str(task / "labels.csv"), "--model", model,
-                 "--mode", mode, "--epochs", "2", "--val-fraction", "0.5", "--seed", "3", "--no-progress",
-                 "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "finetune",
+                "--images",
+                str(task / "imgs"),
+                "--labels",
+                str(task / "labels.csv"),
+                "--model",
+                model,
+                "--mode",
+                mode,
+                "--epochs",
+                "2",
+                "--val-fraction",
+                "0.5",
+                "--seed",
+                "3",
+                "--no-progress",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     shutil.move(out, task / "cli")
-    res = finetune(task / "imgs", task / "labels.csv", out=out, model=model, mode=mode, epochs=2, val_fraction=0.5,
-                   rng=3)
+    res = finetune(
+        task / "imgs", task / "labels.csv", out=out, model=model, mode=mode, epochs=2, val_fraction=0.5, rng=3
+    )
     assert_same_files(task / "cli", out)
-    assert {"model.pt", "model.yaml", "training.csv", "split.csv", "summary.md"} <= {p.name for p in out.iterdir()}
+    assert {"model.pt", "model.yaml", "training.csv", "split.csv", "summary.md"} <= {
+        p.name for p in out.iterdir()
+    }
     assert res.best_epoch >= 1

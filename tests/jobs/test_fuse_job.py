@@ -14,28 +14,77 @@ from cxreval.labels import read_label_tables, read_labels
 
 
 def _labels(tmp_path):
-    t = label_table({"CR": 40, "Rep1": 40, "Rep2": 40, "Rep3": 34}, ("Atelectasis", "Edema"),
-                    sources=("CR", "Rep1", "Rep2", "Rep3"), seed=5)
+    t = label_table(
+        {"CR": 40, "Rep1": 40, "Rep2": 40, "Rep3": 34},
+        ("Atelectasis", "Edema"),
+        sources=("CR", "Rep1", "Rep2", "Rep3"),
+        seed=5,
+    )
     path = tmp_path / "labels.csv"
     t.to_csv(path, index=False)
     return path
 
 
-@pytest.mark.parametrize("options, job", [
-    (["--methods", "mv,or,ds,mace", "--studies", "common", "--mace-method", "em", "--labels-format", "csv"],
-     {"methods": ["mv", "or", "ds", "mace"], "studies": "common", "mace_method": "em", "labels_format": "csv"}),
-    (["--methods", "mv,nn", "--nn-hidden", "4", "--nn-epochs", "20", "--nn-folds", "2", "--save-model",
-      "--write-inputs", "--seed", "3"],
-     {"methods": ["mv", "nn"], "nn_hidden": 4, "nn_epochs": 20, "nn_folds": 2, "save_model": True,
-      "include_inputs": True, "rng": 3, "labels_format": "csv", "mace_method": "vb"}),
-], ids=["common", "nn-model"])
+@pytest.mark.parametrize(
+    "options, job",
+    [
+        (
+            [
+                "--methods",
+                "mv,or,ds,mace",
+                "--studies",
+                "common",
+                "--mace-method",
+                "em",
+                "--labels-format",
+                "csv",
+            ],
+            {
+                "methods": ["mv", "or", "ds", "mace"],
+                "studies": "common",
+                "mace_method": "em",
+                "labels_format": "csv",
+            },
+        ),
+        (
+            [
+                "--methods",
+                "mv,nn",
+                "--nn-hidden",
+                "4",
+                "--nn-epochs",
+                "20",
+                "--nn-folds",
+                "2",
+                "--save-model",
+                "--write-inputs",
+                "--seed",
+                "3",
+            ],
+            {
+                "methods": ["mv", "nn"],
+                "nn_hidden": 4,
+                "nn_epochs": 20,
+                "nn_folds": 2,
+                "save_model": True,
+                "include_inputs": True,
+                "rng": 3,
+                "labels_format": "csv",
+                "mace_method": "vb",
+            },
+        ),
+    ],
+    ids=["common", "nn-model"],
+)
 def test_command_folder_is_the_job_save(tmp_path, options, job):
     path = _labels(tmp_path)
     argv = ["fuse", "-l", str(path), "--readers", "Rep1,Rep2,Rep3", "--adjudicated", "CR", *options]
     assert main([*argv, "-o", str(tmp_path / "cli")]) == 0
     table, _ = read_label_tables([path])
     job = {"rng": 0, "mace_method": "vb", **job}
-    res = fuse_and_compare(table, ["Rep1", "Rep2", "Rep3"], adjudicated="CR", title=f"cxreval fuse: {path}", **job)
+    res = fuse_and_compare(
+        table, ["Rep1", "Rep2", "Rep3"], adjudicated="CR", title=f"cxreval fuse: {path}", **job
+    )
     (tmp_path / "job").mkdir()
     res.save(tmp_path / "job")
     assert_same_files(tmp_path / "cli", tmp_path / "job")

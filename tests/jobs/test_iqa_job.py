@@ -42,18 +42,61 @@ def folders(tmp_path_factory):
     d = tmp_path_factory.mktemp("iqa_job")
     imgs = _images(d / "imgs")
     deg, sc, cmp_, agr = d / "deg", d / "scores", d / "cmp", d / "agree"
-    assert main(["iqa", "degrade", "--images", str(imgs), "--plan", "demo", "--sample", "3", "--max-size", "16",
-                 "-o", str(deg)]) == 0
-    assert main(["iqa", "score", "--pairs", str(deg / "pairs.csv"), "--metrics", "psnr,ssim,gmsd",
-                 "-o", str(sc)]) == 0
+    assert (
+        main(
+            [
+                "iqa",
+                "degrade",
+                "--images",
+                str(imgs),
+                "--plan",
+                "demo",
+                "--sample",
+                "3",
+                "--max-size",
+                "16",
+                "-o",
+                str(deg),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            ["iqa", "score", "--pairs", str(deg / "pairs.csv"), "--metrics", "psnr,ssim,gmsd", "-o", str(sc)]
+        )
+        == 0
+    )
     assert main(["iqa", "compare", "--scores", str(sc / "scores.csv"), "-o", str(cmp_)]) == 0
     tests = pd.read_csv(sc / "scores.csv")["test"].drop_duplicates()
     g = np.random.default_rng(2)
-    ratings = pd.DataFrame([{"image": Path(t).stem, "rater": r, "rating": int(g.integers(1, 5))}
-                            for t in tests for r in ("A", "B", "C")])
+    ratings = pd.DataFrame(
+        [
+            {"image": Path(t).stem, "rater": r, "rating": int(g.integers(1, 5))}
+            for t in tests
+            for r in ("A", "B", "C")
+        ]
+    )
     ratings.to_csv(d / "ratings.csv", index=False)
-    assert main(["iqa", "agree", "--scores", str(sc / "scores.csv"), "--ratings", str(d / "ratings.csv"),
-                 "--n-resamples", "40", "--seed", "3", "-o", str(agr)]) == 0
+    assert (
+        main(
+            [
+                "iqa",
+                "agree",
+                "--scores",
+                str(sc / "scores.csv"),
+                "--ratings",
+                str(d / "ratings.csv"),
+                "--n-resamples",
+                "40",
+                "--seed",
+                "3",
+                "-o",
+                str(agr),
+            ]
+        )
+        == 0
+    )
     return {"root": d, "imgs": imgs, "deg": deg, "scores": sc, "cmp": cmp_, "agree": agr}
 
 
@@ -61,7 +104,9 @@ def test_degrade_folder_is_the_job_save(folders, tmp_path):
     job = tmp_path / "job"
     res = degrade_folder(folders["imgs"], "demo", job, sample=3, max_size=16)
     assert_same_files(folders["deg"], _saved(res, job))
-    assert {"references", "images", "manifest.csv", "pairs.csv", "summary.md"} <= {p.name for p in job.iterdir()}
+    assert {"references", "images", "manifest.csv", "pairs.csv", "summary.md"} <= {
+        p.name for p in job.iterdir()
+    }
     # without --sample / --max-size the folder's other files are listed as skipped, on both paths
     cli, lib = tmp_path / "cli_all", tmp_path / "job_all"
     assert main(["iqa", "degrade", "--images", str(folders["imgs"]), "--plan", "demo", "-o", str(cli)]) == 0
@@ -84,8 +129,10 @@ def test_score_is_the_job_save(folders, tmp_path):
 
 
 def test_compare_is_the_job_save(folders, tmp_path):
-    scores = pd.read_csv(folders["scores"] / "scores.csv",
-                         dtype={"reference": str, "test": str, "metric": str, "degradation": str, "image": str})
+    scores = pd.read_csv(
+        folders["scores"] / "scores.csv",
+        dtype={"reference": str, "test": str, "metric": str, "degradation": str, "image": str},
+    )
     res = compare_metrics(scores)
     assert_same_files(folders["cmp"], _saved(res, tmp_path / "job"))
     read = ReadResult(scores, ReadReport("scores.csv", len(scores), len(scores)))
@@ -98,6 +145,10 @@ def test_agree_is_the_job_save(folders, tmp_path):
     ratings = pd.read_csv(folders["root"] / "ratings.csv")
     res = compare_with_experts(ratings, scores, n_resamples=40, rng=3)
     assert_same_files(folders["agree"], _saved(res, tmp_path / "job"))
-    both = compare_with_experts(ReadResult(ratings, ReadReport("r", len(ratings), len(ratings))),
-                                [scores.iloc[:7], scores.iloc[7:]], n_resamples=40, rng=3)
+    both = compare_with_experts(
+        ReadResult(ratings, ReadReport("r", len(ratings), len(ratings))),
+        [scores.iloc[:7], scores.iloc[7:]],
+        n_resamples=40,
+        rng=3,
+    )
     pd.testing.assert_frame_equal(both.table, res.table)

@@ -13,14 +13,27 @@ from cxreval.datasets.report_files import read_report_file
 from cxreval.labeller import label_reports
 from cxreval.labels import read_label_tables, write_labels
 
-PHRASES = ("No pleural effusion.", "Small left pleural effusion.", "Possible atelectasis at the bases.",
-           "Cardiomegaly.", "Lungs are clear.", "No pneumothorax.", "Mild pulmonary edema.")
+PHRASES = (
+    "No pleural effusion.",
+    "Small left pleural effusion.",
+    "Possible atelectasis at the bases.",
+    "Cardiomegaly.",
+    "Lungs are clear.",
+    "No pneumothorax.",
+    "Mild pulmonary edema.",
+)
 
 
 def _reports(tmp_path, n=30):
-    rows = [{"study_id": f"s{i}", "patient_id": f"p{i // 2}",
-             "findings": " ".join(PHRASES[(i + k) % len(PHRASES)] for k in range(2)),
-             "impression": PHRASES[(3 * i) % len(PHRASES)] if i % 5 else ""} for i in range(n)]
+    rows = [
+        {
+            "study_id": f"s{i}",
+            "patient_id": f"p{i // 2}",
+            "findings": " ".join(PHRASES[(i + k) % len(PHRASES)] for k in range(2)),
+            "impression": PHRASES[(3 * i) % len(PHRASES)] if i % 5 else "",
+        }
+        for i in range(n)
+    ]
     path = tmp_path / "reports.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
@@ -37,12 +50,43 @@ def test_command_folder_is_the_job_save(tmp_path, validate):
     options, job = ["--sections", "findings,impression"], {"sections": "findings,impression"}
     if validate:
         ref = _reference(tmp_path, reports)
-        options = ["--sections", "whole", "--validate-against", str(ref), "--findings", "Effusion,Cardiomegaly",
-                   "--n-resamples", "20", "--seed", "4", "--uncertain", "positive"]
-        job = {"sections": "whole", "reference_labels": read_label_tables([ref])[0],
-               "findings": ["Effusion", "Cardiomegaly"], "n_resamples": 20, "rng": 4, "uncertain": "positive"}
-    assert main(["label-reports", "--reports", str(reports), *options, "--chunk-size", "7",
-                 "-o", str(tmp_path / "cli")]) == 0
+        options = [
+            "--sections",
+            "whole",
+            "--validate-against",
+            str(ref),
+            "--findings",
+            "Effusion,Cardiomegaly",
+            "--n-resamples",
+            "20",
+            "--seed",
+            "4",
+            "--uncertain",
+            "positive",
+        ]
+        job = {
+            "sections": "whole",
+            "reference_labels": read_label_tables([ref])[0],
+            "findings": ["Effusion", "Cardiomegaly"],
+            "n_resamples": 20,
+            "rng": 4,
+            "uncertain": "positive",
+        }
+    assert (
+        main(
+            [
+                "label-reports",
+                "--reports",
+                str(reports),
+                *options,
+                "--chunk-size",
+                "7",
+                "-o",
+                str(tmp_path / "cli"),
+            ]
+        )
+        == 0
+    )
     res = label_reports(read_report_file(reports), where=f"file {str(reports)!r}", chunk_size=7, **job)
     (tmp_path / "job").mkdir()
     res.save(tmp_path / "job")
@@ -56,7 +100,7 @@ def test_job_takes_a_read_result_an_executor_spec_and_a_list_of_tables(tmp_path)
     ref = read_label_tables([_reference(tmp_path, reports)])[0]
     kw = {"sections": "whole", "reference_labels": ref, "n_resamples": 10, "rng": 0}
     whole = label_reports(read.table, read=read.report, **kw)
-    halves = [ref.iloc[: len(ref) // 2], ref.iloc[len(ref) // 2:]]
+    halves = [ref.iloc[: len(ref) // 2], ref.iloc[len(ref) // 2 :]]
     res = label_reports(read, executor="process:2", chunk_size=8, **{**kw, "reference_labels": halves})
     assert res.read == read.report
     for name, df in whole.tables().items():

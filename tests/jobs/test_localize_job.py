@@ -15,8 +15,11 @@ from cxreval.datasets.boxes import read_box_file
 from cxreval.localization import LocalizationProtocol, coverage, evaluate_heatmap_files
 
 HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
-BOXES = {"im1.png/Atelectasis": (100, 200, 300, 500), "im2.png/Nodule": (600, 600, 640, 650),
-         "im3.png/Mass": (300, 300, 500, 420)}
+BOXES = {
+    "im1.png/Atelectasis": (100, 200, 300, 500),
+    "im2.png/Nodule": (600, 600, 640, 650),
+    "im3.png/Mass": (300, 300, 500, 420),
+}
 
 
 def _map(box: tuple[int, int, int, int], noise: np.random.Generator) -> np.ndarray:
@@ -28,8 +31,13 @@ def _map(box: tuple[int, int, int, int], noise: np.random.Generator) -> np.ndarr
 def inputs(tmp_path):
     noise = np.random.default_rng(0)
     bbox = tmp_path / "bbox.csv"
-    bbox.write_text(HEADER + "".join(f"{k.split('/')[0]},{k.split('/')[1]},{x0},{y0},{x1 - x0},{y1 - y0}\n"
-                                     for k, (x0, y0, x1, y1) in BOXES.items()))
+    bbox.write_text(
+        HEADER
+        + "".join(
+            f"{k.split('/')[0]},{k.split('/')[1]},{x0},{y0},{x1 - x0},{y1 - y0}\n"
+            for k, (x0, y0, x1, y1) in BOXES.items()
+        )
+    )
     npz = tmp_path / "maps.npz"
     np.savez(npz, **{k: _map(b, noise) for k, b in BOXES.items()})
     return npz, bbox
@@ -38,15 +46,43 @@ def inputs(tmp_path):
 def test_localize_folder_is_the_jobs_save(inputs, tmp_path):
     npz, bbox = inputs
     cli = tmp_path / "cli"
-    assert main(["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "-t", "0.1", "-t", "1/3",
-                 "--rule", "IoBB", "--rule", "IoU", "--afp-denominator", "boxes", "-o", str(cli)]) == 0
-    res = evaluate_heatmap_files([npz], read_box_file(bbox), executor="serial",
-                                 protocol=LocalizationProtocol(T_values=("0.1", "1/3"), rules=("IoBB", "IoU"),
-                                                               afp_denominator="boxes"))
+    assert (
+        main(
+            [
+                "localize",
+                "--heatmaps",
+                str(npz),
+                "--boxes",
+                str(bbox),
+                "-t",
+                "0.1",
+                "-t",
+                "1/3",
+                "--rule",
+                "IoBB",
+                "--rule",
+                "IoU",
+                "--afp-denominator",
+                "boxes",
+                "-o",
+                str(cli),
+            ]
+        )
+        == 0
+    )
+    res = evaluate_heatmap_files(
+        [npz],
+        read_box_file(bbox),
+        executor="serial",
+        protocol=LocalizationProtocol(
+            T_values=("0.1", "1/3"), rules=("IoBB", "IoU"), afp_denominator="boxes"
+        ),
+    )
     res.save(tmp_path / "job")
     assert_same_files(cli, tmp_path / "job")
     assert {"localization.csv", "localization.parquet", "boxes.csv", "boxes.parquet", "summary.md"} <= {
-        p.name for p in (tmp_path / "job").iterdir()}
+        p.name for p in (tmp_path / "job").iterdir()
+    }
 
 
 def test_localize_folder_on_the_real_boxes_is_the_jobs_save(metadata_dir, tmp_path):
@@ -55,12 +91,19 @@ def test_localize_folder_on_the_real_boxes_is_the_jobs_save(metadata_dir, tmp_pa
     boxes = read_box_file(bbox).table
     first = boxes.drop_duplicates("study_id").head(12)
     noise = np.random.default_rng(1)
-    maps = {f"{r.study_id}/{r.finding}": _map((int(r.x_min), int(r.y_min), int(r.x_max), int(r.y_max)), noise)
-            for r in first.itertuples()}
+    maps = {
+        f"{r.study_id}/{r.finding}": _map((int(r.x_min), int(r.y_min), int(r.x_max), int(r.y_max)), noise)
+        for r in first.itertuples()
+    }
     npz = tmp_path / "maps.npz"
     np.savez(npz, **maps)
     cli = tmp_path / "cli"
-    assert main(["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "--studies-from-maps", "-o", str(cli)]) == 0
+    assert (
+        main(
+            ["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "--studies-from-maps", "-o", str(cli)]
+        )
+        == 0
+    )
     evaluate_heatmap_files(npz, read_box_file(bbox), studies_from_maps=True).save(tmp_path / "job")
     assert_same_files(cli, tmp_path / "job")
 

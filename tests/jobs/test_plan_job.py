@@ -17,8 +17,14 @@ from cxreval.results import ReadReport, ReadResult
 
 def _inputs(d: Path) -> tuple[Path, Path, Path]:
     d.mkdir()
-    ss = simulate_study_set(40, auc=[0.85, 0.8, 0.7], sensitivity=[0.8, 0.75, 0.7], specificity=[0.85, 0.9, 0.8],
-                            prevalence=0.3, rng=0)
+    ss = simulate_study_set(
+        40,
+        auc=[0.85, 0.8, 0.7],
+        sensitivity=[0.8, 0.75, 0.7],
+        specificity=[0.85, 0.9, 0.8],
+        prevalence=0.3,
+        rng=0,
+    )
     preds, labels, expert = d / "preds.csv", d / "labels.csv", d / "expert.csv"
     ss.predictions.to_csv(preds, index=False)
     ss.labels[ss.labels["source"] != "truth"].to_csv(labels, index=False)
@@ -35,10 +41,42 @@ def _saved(res, folder: Path) -> Path:
 def test_command_folder_is_the_job_save(tmp_path):
     preds, labels, _ = _inputs(tmp_path / "in")
     cli = tmp_path / "cli"
-    assert main(["plan", "-p", str(preds), "-l", str(labels), "--reference", "ref0", "--readers", "ref1,ref2",
-                 "--budget", "8", "--budgets", "0,4,8", "--n-draws", "20", "--seed", "3", "-o", str(cli)]) == 0
-    res = plan_relabelling(read_prediction_tables([preds])[0], read_label_tables([labels])[0], reference="ref0",
-                           readers=["ref1", "ref2"], budget=8, budgets=[0, 4, 8], n_draws=20, rng=3)
+    assert (
+        main(
+            [
+                "plan",
+                "-p",
+                str(preds),
+                "-l",
+                str(labels),
+                "--reference",
+                "ref0",
+                "--readers",
+                "ref1,ref2",
+                "--budget",
+                "8",
+                "--budgets",
+                "0,4,8",
+                "--n-draws",
+                "20",
+                "--seed",
+                "3",
+                "-o",
+                str(cli),
+            ]
+        )
+        == 0
+    )
+    res = plan_relabelling(
+        read_prediction_tables([preds])[0],
+        read_label_tables([labels])[0],
+        reference="ref0",
+        readers=["ref1", "ref2"],
+        budget=8,
+        budgets=[0, 4, 8],
+        n_draws=20,
+        rng=3,
+    )
     assert_same_files(cli, _saved(res, tmp_path / "job"))
     assert {"relabel.csv", "power.csv", "study.yaml", "summary.md"} <= {p.name for p in cli.iterdir()}
 
@@ -47,15 +85,65 @@ def test_second_round_folder_is_the_job_save(tmp_path):
     """--anchor-studies FILE (an earlier plan's relabel.csv) is the job's anchor_studies= table."""
     preds, labels, expert = _inputs(tmp_path / "in")
     first = tmp_path / "first"
-    assert main(["plan", "-p", str(preds), "-l", str(labels), "--reference", "ref0", "--budget", "10",
-                 "--n-draws", "10", "-o", str(first)]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "-p",
+                str(preds),
+                "-l",
+                str(labels),
+                "--reference",
+                "ref0",
+                "--budget",
+                "10",
+                "--n-draws",
+                "10",
+                "-o",
+                str(first),
+            ]
+        )
+        == 0
+    )
     cli = tmp_path / "cli"
-    assert main(["plan", "-p", str(preds), "-l", str(labels), "-l", str(expert), "--reference", "ref0",
-                 "--anchor", "expert", "--anchor-studies", str(first / "relabel.csv"), "--budget", "6",
-                 "--n-draws", "10", "--seed", "1", "-o", str(cli)]) == 0
-    res = plan_relabelling(pd.read_csv(preds), [pd.read_csv(labels), pd.read_csv(expert)], reference="ref0",
-                           anchor="expert", anchor_studies=pd.read_csv(first / "relabel.csv"), budget=6, n_draws=10,
-                           rng=1)
+    assert (
+        main(
+            [
+                "plan",
+                "-p",
+                str(preds),
+                "-l",
+                str(labels),
+                "-l",
+                str(expert),
+                "--reference",
+                "ref0",
+                "--anchor",
+                "expert",
+                "--anchor-studies",
+                str(first / "relabel.csv"),
+                "--budget",
+                "6",
+                "--n-draws",
+                "10",
+                "--seed",
+                "1",
+                "-o",
+                str(cli),
+            ]
+        )
+        == 0
+    )
+    res = plan_relabelling(
+        pd.read_csv(preds),
+        [pd.read_csv(labels), pd.read_csv(expert)],
+        reference="ref0",
+        anchor="expert",
+        anchor_studies=pd.read_csv(first / "relabel.csv"),
+        budget=6,
+        n_draws=10,
+        rng=1,
+    )
     assert_same_files(cli, _saved(res, tmp_path / "job"))
     assert res.estimate.table["n_anchored"].eq(10).all()
 
@@ -65,8 +153,11 @@ def test_job_takes_a_read_result_and_a_list_of_tables(tmp_path):
     p, lab = pd.read_csv(preds), pd.read_csv(labels)
     opts = {"reference": "ref0", "readers": ["ref1"], "budget": 5, "budgets": [0, 5], "n_draws": 10, "rng": 2}
     plain = plan_relabelling(p, lab, **opts)
-    wrapped = plan_relabelling(ReadResult(p, ReadReport("preds.csv", len(p), len(p))),
-                               ReadResult(lab, ReadReport("labels.csv", len(lab), len(lab))), **opts)
+    wrapped = plan_relabelling(
+        ReadResult(p, ReadReport("preds.csv", len(p), len(p))),
+        ReadResult(lab, ReadReport("labels.csv", len(lab), len(lab))),
+        **opts,
+    )
     halves = plan_relabelling([p.iloc[:50], p.iloc[50:]], [lab.iloc[:30], lab.iloc[30:]], **opts)
     for res in (wrapped, halves):
         for name, table in plain.tables().items():

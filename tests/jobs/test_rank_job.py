@@ -47,13 +47,37 @@ def _saved(res, folder: Path) -> Path:
 def test_command_folder_is_the_job_save(tmp_path):
     _, _, pp, lp = _inputs(tmp_path / "in")
     cli = tmp_path / "cli"
-    assert main(["rank", "-p", str(pp), "-l", str(lp), "--pairs", "CR:Rep1,CR:Rep2", "--kendall", "tau-b",
-                 "--n-resamples", "25", "--seed", "5", "--dataset", "toy", "-o", str(cli)]) == 0
-    res = compare_references_files(pp, lp, pairs=[("CR", "Rep1"), ("CR", "Rep2")], kendall="tau-b",
-                                   n_resamples=25, rng=5, dataset="toy")
+    assert (
+        main(
+            [
+                "rank",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--pairs",
+                "CR:Rep1,CR:Rep2",
+                "--kendall",
+                "tau-b",
+                "--n-resamples",
+                "25",
+                "--seed",
+                "5",
+                "--dataset",
+                "toy",
+                "-o",
+                str(cli),
+            ]
+        )
+        == 0
+    )
+    res = compare_references_files(
+        pp, lp, pairs=[("CR", "Rep1"), ("CR", "Rep2")], kendall="tau-b", n_resamples=25, rng=5, dataset="toy"
+    )
     assert_same_files(cli, _saved(res, tmp_path / "job"))
     assert {"auc_summary.md", "auc_comparison.csv", "rank_correlation.csv", "summary.md"} <= {
-        p.name for p in cli.iterdir()}
+        p.name for p in cli.iterdir()
+    }
 
 
 def test_auc_table_folder_is_the_job_save(tmp_path):
@@ -62,7 +86,9 @@ def test_auc_table_folder_is_the_job_save(tmp_path):
     res = compare_auc_table_file(XQA_AUC_TABLES, groups="overall")
     assert res.comparison is None
     assert_same_files(cli, _saved(res, tmp_path / "job"))
-    assert_same_files(cli, _saved(compare_auc_table(read_auc_table("xqa"), groups="overall"), tmp_path / "table"))
+    assert_same_files(
+        cli, _saved(compare_auc_table(read_auc_table("xqa"), groups="overall"), tmp_path / "table")
+    )
 
 
 def test_table_job_equals_the_files_job_and_takes_what_loaders_return(tmp_path):
@@ -88,8 +114,11 @@ def _cxreval_imports(path: Path) -> list[tuple[str, str]]:
 
 def test_rank_cli_imports_only_the_jobs_their_options_and_the_output_writer():
     found = _cxreval_imports(RANK_CLI)
-    wrong = [(m, n) for m, n in found
-             if not ((m == "..ranking" and n in RANK_JOBS) or m == "._common" or m == "..outputs")]
+    wrong = [
+        (m, n)
+        for m, n in found
+        if not ((m == "..ranking" and n in RANK_JOBS) or m == "._common" or m == "..outputs")
+    ]
     assert not wrong, f"cli/rank.py imports more than the jobs, cli/_common.py and cxreval.outputs: {wrong}"
     assert {n for m, n in found if m == "..ranking"} == RANK_JOBS
 
@@ -97,4 +126,7 @@ def test_rank_cli_imports_only_the_jobs_their_options_and_the_output_writer():
 def test_the_import_check_fails_on_an_orchestration_import(tmp_path):
     p = tmp_path / "rank.py"
     p.write_text("from ..ranking import compare_rankings\nfrom ..classification import evaluate_auc_files\n")
-    assert _cxreval_imports(p) == [("..ranking", "compare_rankings"), ("..classification", "evaluate_auc_files")]
+    assert _cxreval_imports(p) == [
+        ("..ranking", "compare_rankings"),
+        ("..classification", "evaluate_auc_files"),
+    ]

@@ -24,8 +24,10 @@ def _study(root: Path) -> Path:
     for k, name in enumerate(["s1", "s2", "-3"]):  # '-3': a formula-like id, exported as '-3
         a = rng.integers(0, 4096 if k else 256, size=(30, 40))
         Image.fromarray(a.astype(np.uint16 if k else np.uint8)).save(root / "images" / f"{name}.png")
-    (root / "study.yaml").write_text(f"name: job-study\nfindings: [{', '.join(FINDINGS)}]\nimages: images\n"
-                                     "readers: [r1, r2]\nresolvers: [boss]\n")
+    (root / "study.yaml").write_text(
+        f"name: job-study\nfindings: [{', '.join(FINDINGS)}]\nimages: images\n"
+        "readers: [r1, r2]\nresolvers: [boss]\n"
+    )
     return root / "study.yaml"
 
 
@@ -40,10 +42,20 @@ def _labelled(tmp_path: Path) -> str:
         reader = store.authenticate(made.tokens[name])
         for k, item in enumerate(sorted(store.items["image"])):
             pos = (k + (name == "r2")) % 2 == 0
-            store.submit(reader, f"{name}-{k:06d}", "image", item, {
-                "labels": {"Effusion": "positive" if pos else "negative", "Nodule": "uncertain"},
-                "boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 2, "x_max": 9, "y_max": 12}] if pos else [],
-                "comment": ["a\r=1+1", "b\n@SUM(1)", "c\r\n+2"][k], "seconds": 4.5})
+            store.submit(
+                reader,
+                f"{name}-{k:06d}",
+                "image",
+                item,
+                {
+                    "labels": {"Effusion": "positive" if pos else "negative", "Nodule": "uncertain"},
+                    "boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 2, "x_max": 9, "y_max": 12}]
+                    if pos
+                    else [],
+                    "comment": ["a\r=1+1", "b\n@SUM(1)", "c\r\n+2"][k],
+                    "seconds": 4.5,
+                },
+            )
     store.close()
     return url
 
@@ -58,7 +70,9 @@ def test_reader_export_writes_what_the_job_saves(tmp_path: Path) -> None:
     saved = res.save(tmp_path / "job")
     assert_same_files(tmp_path / "cli", tmp_path / "job")
     assert {p.relative_to(tmp_path / "job").as_posix() for p in saved} == set(res.texts)
-    assert {"labels.csv", "boxes.csv", "boxes/img_r1.csv", "notes.csv", "audit.csv", "events.csv"} <= set(res.texts)
+    assert {"labels.csv", "boxes.csv", "boxes/img_r1.csv", "notes.csv", "audit.csv", "events.csv"} <= set(
+        res.texts
+    )
     # 2 readers x 3 studies x 2 findings, and conflict_resolved: the readers agree on Nodule (3 studies) and
     # disagree on Effusion everywhere (3 pairs not yet resolved, left out)
     assert (res.n_labels, res.n_boxes, res.n_notes, res.n_submissions, res.n_unresolved) == (15, 3, 6, 6, 3)

@@ -15,9 +15,16 @@ from cxreval.datasets.boxes import read_box_file
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.localization import simulate_localization_study
 
-BOXES = pd.DataFrame({"study_id": ["a.png", "a.png", "b.png"], "finding": ["Mass", "Nodule", "Mass"],
-                      "x_min": [100.0, 500.0, 300.0], "y_min": [200.0, 400.0, 300.0],
-                      "x_max": [400.0, 600.0, 700.0], "y_max": [500.0, 520.0, 600.0]})
+BOXES = pd.DataFrame(
+    {
+        "study_id": ["a.png", "a.png", "b.png"],
+        "finding": ["Mass", "Nodule", "Mass"],
+        "x_min": [100.0, 500.0, 300.0],
+        "y_min": [200.0, 400.0, 300.0],
+        "x_max": [400.0, 600.0, 700.0],
+        "y_max": [500.0, 520.0, 600.0],
+    }
+)
 
 
 def _radiographs(folder):
@@ -42,9 +49,28 @@ def test_synth_real_boxes_and_overlays_folder_is_the_jobs_save(tmp_path, synthet
     BOXES.to_csv(boxes, index=False)
     images = _radiographs(tmp_path / "radiographs")
     flag = "--synthetic" if synthetic else "--no-synthetic"
-    assert main(["synth", flag, "--seed", "3", "--per-size", "2", "--real-boxes", str(boxes), "--images", str(images),
-                 "-o", str(tmp_path / "cli")]) == 0
-    res = simulate_localization_study(read_box_file(boxes), rng=3, per_size=2, synthetic=synthetic, images=images)
+    assert (
+        main(
+            [
+                "synth",
+                flag,
+                "--seed",
+                "3",
+                "--per-size",
+                "2",
+                "--real-boxes",
+                str(boxes),
+                "--images",
+                str(images),
+                "-o",
+                str(tmp_path / "cli"),
+            ]
+        )
+        == 0
+    )
+    res = simulate_localization_study(
+        read_box_file(boxes), rng=3, per_size=2, synthetic=synthetic, images=images
+    )
     res.save(tmp_path / "job")
     assert_same_files(tmp_path / "cli", tmp_path / "job")
     top = tmp_path / "job" / ("real_boxes" if synthetic else "")
@@ -59,9 +85,26 @@ def test_synth_on_the_real_boxes_and_radiographs_is_the_jobs_save(metadata_dir, 
     names = {p.name for p in images.glob("*.png")}
     boxes = tmp_path / "boxes.csv"
     read.table[read.table.study_id.isin(names)].to_csv(boxes, index=False)
-    assert main(["synth", "--no-synthetic", "--seed", "0", "--real-boxes", str(boxes), "--images", str(images),
-                 "-o", str(tmp_path / "cli")]) == 0
-    simulate_localization_study(pd.read_csv(boxes), rng=0, synthetic=False, images=images).save(tmp_path / "job")
+    assert (
+        main(
+            [
+                "synth",
+                "--no-synthetic",
+                "--seed",
+                "0",
+                "--real-boxes",
+                str(boxes),
+                "--images",
+                str(images),
+                "-o",
+                str(tmp_path / "cli"),
+            ]
+        )
+        == 0
+    )
+    simulate_localization_study(pd.read_csv(boxes), rng=0, synthetic=False, images=images).save(
+        tmp_path / "job"
+    )
     assert_same_files(tmp_path / "cli", tmp_path / "job")
 
 
@@ -71,7 +114,9 @@ def test_synth_job_takes_a_read_result_and_a_list_of_tables(tmp_path):
     read = read_box_file(boxes)
     whole = simulate_localization_study(BOXES, rng=0, synthetic=False)
     for given in (read, [BOXES.iloc[:2], BOXES.iloc[2:]], [read]):
-        pd.testing.assert_frame_equal(simulate_localization_study(given, rng=0, synthetic=False).table, whole.table)
+        pd.testing.assert_frame_equal(
+            simulate_localization_study(given, rng=0, synthetic=False).table, whole.table
+        )
     assert whole.synthetic is None and whole.overlays is None and whole.real_boxes.n_boxes == 3
 
 

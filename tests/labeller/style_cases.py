@@ -27,7 +27,7 @@ def load_cases(path: Path = CASES) -> list[dict[str, object]]:
         raise ValueError(f"{path}: repeated case ids")
     for c in cases:
         for f, st in c["expect"].items():
-            for s in (st.values() if isinstance(st, dict) else [st]):
+            for s in st.values() if isinstance(st, dict) else [st]:
                 if s not in STATE_NAMES:
                     raise ValueError(f"{path}: case {c['id']}: {f}: unknown state {s!r}")
     return cases
@@ -54,9 +54,19 @@ def score_cases(cases: list[dict[str, object]]) -> pd.DataFrame:
                         exp = st
                     g = got.get((c["id"], f))
                     name = "missing" if g is None or pd.isna(g) else STATES[int(g)]
-                    rows.append({"id": c["id"], "style": c["style"], "category": c["category"], "finding": f,
-                                 "vocabulary": vocabulary, "conventions": conv, "expected": exp, "got": name,
-                                 "correct": name == exp})
+                    rows.append(
+                        {
+                            "id": c["id"],
+                            "style": c["style"],
+                            "category": c["category"],
+                            "finding": f,
+                            "vocabulary": vocabulary,
+                            "conventions": conv,
+                            "expected": exp,
+                            "got": name,
+                            "correct": name == exp,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 

@@ -43,7 +43,7 @@ def test_split_sections_spans_and_names():
     t = "History: cough\n  FINDINGS :  No effusion.\nImpressions-- Normal.\nRecommendation: none"
     secs = split_sections(t)
     assert [s.name for s in secs] == ["history", "findings", "impression", "recommendation"]
-    assert t[secs[1].start:secs[1].end].strip() == "No effusion."
+    assert t[secs[1].start : secs[1].end].strip() == "No effusion."
     assert split_sections("") == [] and [s.name for s in split_sections("No effusion.")] == ["preamble"]
     # a word that merely starts a line is not a header
     assert [s.name for s in split_sections("Report of a small effusion.")] == ["preamble"]
@@ -54,15 +54,21 @@ def test_sentences_and_spans_are_traceable():
     m = res.mentions
     text = dict(zip(_table().study_id, TEXTS))
     for r in m.itertuples():
-        assert text[r.study_id][r.start:r.end] == r.phrase
+        assert text[r.study_id][r.start : r.end] == r.phrase
         assert r.phrase in r.sentence_text
     pneu = m[(m.study_id == "s0") & (m.finding == "Pneumonia")].iloc[0]
     assert (pneu.section, pneu.sentence, pneu.state, pneu.state_rule) == (
-        "impression", 0, "uncertain", "uncertain:before:possible")
+        "impression",
+        0,
+        "uncertain",
+        "uncertain:before:possible",
+    )
     atel = m[(m.study_id == "s0") & (m.finding == "Atelectasis")].iloc[0]
     assert (atel.sentence, atel.state_rule) == (1, "uncertain_pre_negation:after:cannot be excluded")
     # "vs." and decimals do not end a sentence
-    m2 = label_reports(pd.DataFrame({"study_id": ["a"], "text": ["A 2.5 cm nodule vs. mass. No effusion."]})).mentions
+    m2 = label_reports(
+        pd.DataFrame({"study_id": ["a"], "text": ["A 2.5 cm nodule vs. mass. No effusion."]})
+    ).mentions
     assert m2.sentence.tolist() == [0, 0, 1]
 
 
@@ -86,7 +92,6 @@ def test_labels_are_a_valid_label_table_in_input_order():
     assert s["n_reports"] == 5 and s["states"]["missing"] == int(lab.state.isna().sum())
 
 
-
 def test_chunking_and_processes_do_not_change_results():
     t = pd.concat([_table()] * 7, ignore_index=True)
     t["study_id"] = [f"s{i}" for i in range(len(t))]
@@ -106,24 +111,35 @@ def test_chunking_and_processes_do_not_change_results():
 
 def test_rules_override_file(tmp_path):
     base = load_rules()
-    assert base.before_words == 12 and {t.category for t in base.triggers} == {*CATEGORIES, "pseudo", "termination"}
+    assert base.before_words == 12 and {t.category for t in base.triggers} == {
+        *CATEGORIES,
+        "pseudo",
+        "termination",
+    }
     p = tmp_path / "r.yaml"
-    p.write_text("scope:\n  before_words: 2\n"
-                 "triggers:\n  negation:\n    before: [without]\n"
-                 "findings:\n  Nodule:\n    phrases: [nodule, nodules, spot]\n")
+    p.write_text(
+        "scope:\n  before_words: 2\n"
+        "triggers:\n  negation:\n    before: [without]\n"
+        "findings:\n  Nodule:\n    phrases: [nodule, nodules, spot]\n"
+    )
     rs = load_rules(p)
     assert rs.before_words == 2 and rs.after_words == base.after_words and rs.sources[-1] == str(p)
     neg_before = [t.text for t in rs.triggers if t.category == "negation" and t.side == "before"]
     assert neg_before == ["without"]
     # negation.after and the other findings keep the packaged values
-    assert [t for t in rs.triggers if t.category == "negation" and t.side == "after"] == \
-        [t for t in base.triggers if t.category == "negation" and t.side == "after"]
-    t = pd.DataFrame({"study_id": ["a", "b", "c"],
-                      "text": ["No effusion.", "Lungs without a clear large right effusion.", "A spot in the lung."]})
+    assert [t for t in rs.triggers if t.category == "negation" and t.side == "after"] == [
+        t for t in base.triggers if t.category == "negation" and t.side == "after"
+    ]
+    t = pd.DataFrame(
+        {
+            "study_id": ["a", "b", "c"],
+            "text": ["No effusion.", "Lungs without a clear large right effusion.", "A spot in the lung."],
+        }
+    )
     lab = label_reports(t, sections="whole", rules=p).labels.set_index(["study_id", "finding"])["state"]
-    assert lab["a", "Effusion"] == 2          # 'no' is no longer a negation trigger
-    assert lab["b", "Effusion"] == 2          # 'without' is 5 words away, beyond before_words=2
-    assert lab["c", "Nodule"] == 2            # a user phrase
+    assert lab["a", "Effusion"] == 2  # 'no' is no longer a negation trigger
+    assert lab["b", "Effusion"] == 2  # 'without' is 5 words away, beyond before_words=2
+    assert lab["c", "Nodule"] == 2  # a user phrase
     assert "Effusion" in load_rules(p).findings
 
 
@@ -135,44 +151,77 @@ def test_packaged_rules_text_round_trips(tmp_path):
         packaged_rules_text("mimic")
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("No effusion. Mild cardiomegaly.", ["No effusion.", "Mild cardiomegaly."]),
-    ("Heart size 2.5 cm. Dr. XXXX was notified.", ["Heart size 2.5 cm.", "Dr. XXXX was notified."]),
-    ("? pneumonia. Atelectasis vs. scarring!  Next", ["? pneumonia.", "Atelectasis vs. scarring!", "Next"]),
-    ("Line one\n\n  Line two is a hard-wrapped line of the report\nstill two",
-     ["Line one", "Line two is a hard-wrapped line of the report\nstill two"]),
-    ("No pneumothorax\nSmall left pneumothorax", ["No pneumothorax", "Small left pneumothorax"]),
-    ("no ptx\nsmall effusion", ["no ptx", "small effusion"]),
-    ("Small effusion and\nno pneumothorax", ["Small effusion and\nno pneumothorax"]),
-    ("Heart size normal.No pneumothorax.Small effusion.", ["Heart size normal.", "No pneumothorax.",
-                                                           "Small effusion."]),
-    ("A 2.5 cm nodule, e.g. a granuloma. Dr.Smith called.", ["A 2.5 cm nodule, e.g. a granuloma.",
-                                                             "Dr.Smith called."]),
-    ("There is a small left pleural effusion and a moderate\nright effusion. 1. No PTX\n2. Mild edema",
-     ["There is a small left pleural effusion and a moderate\nright effusion.", "1. No PTX", "2. Mild edema"]),
-    ("- no pneumothorax\n- small right effusion", ["- no pneumothorax", "- small right effusion"]),
-    ("x-XXXX. i.e. none", ["x-XXXX.", "i.e. none"]),
-    ("   ", []),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("No effusion. Mild cardiomegaly.", ["No effusion.", "Mild cardiomegaly."]),
+        ("Heart size 2.5 cm. Dr. XXXX was notified.", ["Heart size 2.5 cm.", "Dr. XXXX was notified."]),
+        (
+            "? pneumonia. Atelectasis vs. scarring!  Next",
+            ["? pneumonia.", "Atelectasis vs. scarring!", "Next"],
+        ),
+        (
+            "Line one\n\n  Line two is a hard-wrapped line of the report\nstill two",
+            ["Line one", "Line two is a hard-wrapped line of the report\nstill two"],
+        ),
+        ("No pneumothorax\nSmall left pneumothorax", ["No pneumothorax", "Small left pneumothorax"]),
+        ("no ptx\nsmall effusion", ["no ptx", "small effusion"]),
+        ("Small effusion and\nno pneumothorax", ["Small effusion and\nno pneumothorax"]),
+        (
+            "Heart size normal.No pneumothorax.Small effusion.",
+            ["Heart size normal.", "No pneumothorax.", "Small effusion."],
+        ),
+        (
+            "A 2.5 cm nodule, e.g. a granuloma. Dr.Smith called.",
+            ["A 2.5 cm nodule, e.g. a granuloma.", "Dr.Smith called."],
+        ),
+        (
+            "There is a small left pleural effusion and a moderate\nright effusion. 1. No PTX\n2. Mild edema",
+            [
+                "There is a small left pleural effusion and a moderate\nright effusion.",
+                "1. No PTX",
+                "2. Mild edema",
+            ],
+        ),
+        ("- no pneumothorax\n- small right effusion", ["- no pneumothorax", "- small right effusion"]),
+        ("x-XXXX. i.e. none", ["x-XXXX.", "i.e. none"]),
+        ("   ", []),
+    ],
+)
 def test_split_sentences(text, expected):
     from cxreval.labeller import split_sentences
 
     assert [text[a:b] for a, b in split_sentences(text)] == expected
 
 
-@pytest.mark.parametrize(("text", "finding", "state"), [
-    # a sentence conditioned on the clinical picture hedges its finding across its copula
-    ("Right lower lobe infiltrate. In the appropriate clinical setting this appearance is compatible with "
-     "pneumonia.", "Pneumonia", 1),
-    ("Airspace disease. In the correct clinical setting, this is consistent with pneumonia.", "Pneumonia", 1),
-    ("Right lower lobe infiltrate. In the appropriate clinical setting this appearance is compatible with "
-     "pneumonia.", "Infiltration", 2),
-    ("Findings are compatible with pneumonia.", "Pneumonia", 2),
-    ("In the appropriate clinical setting, no pneumonia.", "Pneumonia", 0),
-    # "fibronodular" names nodules
-    ("Bilateral upper lobe fibronodular infiltrates.", "Nodule", 2),
-    ("No fibronodular change.", "Nodule", 0),
-])
+@pytest.mark.parametrize(
+    ("text", "finding", "state"),
+    [
+        # a sentence conditioned on the clinical picture hedges its finding across its copula
+        (
+            "Right lower lobe infiltrate. In the appropriate clinical setting this appearance is compatible with "
+            "pneumonia.",
+            "Pneumonia",
+            1,
+        ),
+        (
+            "Airspace disease. In the correct clinical setting, this is consistent with pneumonia.",
+            "Pneumonia",
+            1,
+        ),
+        (
+            "Right lower lobe infiltrate. In the appropriate clinical setting this appearance is compatible with "
+            "pneumonia.",
+            "Infiltration",
+            2,
+        ),
+        ("Findings are compatible with pneumonia.", "Pneumonia", 2),
+        ("In the appropriate clinical setting, no pneumonia.", "Pneumonia", 0),
+        # "fibronodular" names nodules
+        ("Bilateral upper lobe fibronodular infiltrates.", "Nodule", 2),
+        ("No fibronodular change.", "Nodule", 0),
+    ],
+)
 def test_clinical_setting_hedge_and_fibronodular(text, finding, state):
     lab = label_reports(pd.DataFrame({"study_id": ["s0"], "text": [text]}), sections="whole").labels
     got = lab.loc[lab["finding"] == finding, "state"]

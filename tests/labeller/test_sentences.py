@@ -136,11 +136,11 @@ def test_at_least_80_sentences():
 
 # --- aggregation ---------------------------------------------------------------------------------------
 AGG = [
-    ("No effusion. Small right effusion.", P),                      # positive > negative
-    ("Possible effusion. No effusion on the left.", U),              # uncertain > negative
-    ("Possible effusion. Large left effusion.", P),                  # positive > uncertain
+    ("No effusion. Small right effusion.", P),  # positive > negative
+    ("Possible effusion. No effusion on the left.", U),  # uncertain > negative
+    ("Possible effusion. Large left effusion.", P),  # positive > uncertain
     ("No effusion. No effusion.", N),
-    ("The lungs are clear.", M),                                     # never mentioned
+    ("The lungs are clear.", M),  # never mentioned
 ]
 
 
@@ -151,14 +151,17 @@ def test_aggregation_positive_over_uncertain_over_negative(text, expected):
 
 
 # --- section headers in odd case and spacing -------------------------------------------------------------
-@pytest.mark.parametrize("text", [
-    "FINDINGS: Small left effusion.\nIMPRESSION: No pneumothorax.",
-    "findings : Small left effusion.\n  impression:No pneumothorax.",
-    "Findings - Small left effusion.\nImpression -- No pneumothorax.",
-    "F I N D I N G S: Small left effusion.\nI M P R E S S I O N: No pneumothorax.",
-    "FINDINGS\nSmall left effusion.\n\nIMPRESSION\nNo pneumothorax.",
-    "INDICATION: cough\nFINDINGS:   Small left effusion.\nCONCLUSION: No pneumothorax.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FINDINGS: Small left effusion.\nIMPRESSION: No pneumothorax.",
+        "findings : Small left effusion.\n  impression:No pneumothorax.",
+        "Findings - Small left effusion.\nImpression -- No pneumothorax.",
+        "F I N D I N G S: Small left effusion.\nI M P R E S S I O N: No pneumothorax.",
+        "FINDINGS\nSmall left effusion.\n\nIMPRESSION\nNo pneumothorax.",
+        "INDICATION: cough\nFINDINGS:   Small left effusion.\nCONCLUSION: No pneumothorax.",
+    ],
+)
 def test_section_headers(text):
     lab = _label(text, sections="findings,impression,whole").set_index(["source", "finding"])["state"]
     assert lab["report_findings", "Effusion"] == 2 and lab["report_findings", "Pneumothorax"] == -1
@@ -167,9 +170,17 @@ def test_section_headers(text):
 
 
 def test_chexpert_no_finding_rule():
-    t = pd.DataFrame({"study_id": ["a", "b", "c", "d"],
-                      "text": ["Lungs are clear. Left PICC line in place.", "Possible pneumonia.",
-                               "No effusion or pneumothorax.", "Mild cardiomegaly."]})
+    t = pd.DataFrame(
+        {
+            "study_id": ["a", "b", "c", "d"],
+            "text": [
+                "Lungs are clear. Left PICC line in place.",
+                "Possible pneumonia.",
+                "No effusion or pneumothorax.",
+                "Mild cardiomegaly.",
+            ],
+        }
+    )
     lab = label_reports(t, sections="whole", vocabulary="chexpert").labels
     nf = lab[lab.finding == "No Finding"].set_index("study_id")["state"].astype(int).to_dict()
     assert nf == {"a": 2, "b": 0, "c": 2, "d": 0}
@@ -179,28 +190,44 @@ def test_chexpert_no_finding_rule():
 
 # --- inline headers in any case, list-style negation ----------------------------------------------------------------
 
-@pytest.mark.parametrize("text, expected", [
-    ("findings: no effusion. impression: small pneumothorax.",
-     [("findings", "no effusion."), ("impression", "small pneumothorax.")]),
-    ("Findings:Heart normal.Impression:Cardiomegaly.", [("findings", "Heart normal."), ("impression", "Cardiomegaly.")]),
-    ("Heart size is normal. Impression: no acute process",
-     [("preamble", "Heart size is normal."), ("impression", "no acute process")]),
-    ("FINDINGS: Clear.\nIMPRESSION: Summary of findings: no effusion.",
-     [("findings", "Clear."), ("impression", "Summary of findings: no effusion.")]),
-])
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "findings: no effusion. impression: small pneumothorax.",
+            [("findings", "no effusion."), ("impression", "small pneumothorax.")],
+        ),
+        (
+            "Findings:Heart normal.Impression:Cardiomegaly.",
+            [("findings", "Heart normal."), ("impression", "Cardiomegaly.")],
+        ),
+        (
+            "Heart size is normal. Impression: no acute process",
+            [("preamble", "Heart size is normal."), ("impression", "no acute process")],
+        ),
+        (
+            "FINDINGS: Clear.\nIMPRESSION: Summary of findings: no effusion.",
+            [("findings", "Clear."), ("impression", "Summary of findings: no effusion.")],
+        ),
+    ],
+)
 def test_inline_headers_in_any_case(text, expected):
     from cxreval.labeller import split_sections
 
-    assert [(s.name, text[s.start:s.end].strip()) for s in split_sections(text)] == expected
+    assert [(s.name, text[s.start : s.end].strip()) for s in split_sections(text)] == expected
 
 
-@pytest.mark.parametrize("sentence, finding, state", [
-    ("Pneumothorax: none.", "Pneumothorax", 0),
-    ("PLEURAL EFFUSION: NEGATIVE", "Effusion", 0),
-    ("Nodule: not seen.", "Nodule", 0),
-    ("Effusion: small left.", "Effusion", 2),
-    ("Effusion: no change.", "Effusion", 2),
-])
+@pytest.mark.parametrize(
+    "sentence, finding, state",
+    [
+        ("Pneumothorax: none.", "Pneumothorax", 0),
+        ("PLEURAL EFFUSION: NEGATIVE", "Effusion", 0),
+        ("Nodule: not seen.", "Nodule", 0),
+        ("Effusion: small left.", "Effusion", 2),
+        ("Effusion: no change.", "Effusion", 2),
+    ],
+)
 def test_list_style_findings_with_colon(sentence, finding, state):
     from cxreval.labeller import Engine, load_rules
 
@@ -210,11 +237,14 @@ def test_list_style_findings_with_colon(sentence, finding, state):
     assert got[finding] == state
 
 
-@pytest.mark.parametrize("text", [
-    "FINDINGS\r\nSmall effusion.\r\n\r\nIMPRESSION\r\nNo pneumothorax.\r\n",
-    "FINDINGS\rSmall effusion.\rIMPRESSION\rNo pneumothorax.",
-    "FINDINGS:\r\nSmall effusion.\r\nIMPRESSION:\r\nNo pneumothorax.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FINDINGS\r\nSmall effusion.\r\n\r\nIMPRESSION\r\nNo pneumothorax.\r\n",
+        "FINDINGS\rSmall effusion.\rIMPRESSION\rNo pneumothorax.",
+        "FINDINGS:\r\nSmall effusion.\r\nIMPRESSION:\r\nNo pneumothorax.",
+    ],
+)
 def test_windows_and_mac_line_ends(text):
     lab = label_reports(pd.DataFrame({"study_id": ["a"], "text": [text]})).labels
     lab = lab.set_index(["source", "finding"])["state"]
@@ -223,7 +253,9 @@ def test_windows_and_mac_line_ends(text):
 
 
 def test_blank_line_with_lone_cr_ends_the_negation_scope():
-    lab = label_reports(pd.DataFrame({"study_id": ["a"], "text": ["No effusion\r\rPneumothorax"]}), sections="whole").labels
+    lab = label_reports(
+        pd.DataFrame({"study_id": ["a"], "text": ["No effusion\r\rPneumothorax"]}), sections="whole"
+    ).labels
     assert lab.set_index("finding")["state"][["Effusion", "Pneumothorax"]].tolist() == [0, 2]
 
 

@@ -17,8 +17,16 @@ from cxreval.labeller._spelling import Speller, osa_distance
 
 CASE_SCORING = Path(__file__).resolve().parent / "style_cases.py"
 STYLES = ("mimic", "chexpert", "nhs", "ed", "templated", "icu")
-CATEGORIES = ("plain", "sentences", "negation_scope", "pseudo_negation", "hedges", "vocabulary", "context",
-              "conventions")
+CATEGORIES = (
+    "plain",
+    "sentences",
+    "negation_scope",
+    "pseudo_negation",
+    "hedges",
+    "vocabulary",
+    "context",
+    "conventions",
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,19 +69,26 @@ def test_accuracy_overall_per_style_and_on_uncertain_cases(checks):
 
 
 def _state(text: str, finding: str, *, vocabulary: str = "chexpert", conventions: str = "cxreval") -> str:
-    lab = label_reports(pd.DataFrame({"study_id": ["s"], "text": [text]}), sections="whole", vocabulary=vocabulary,
-                        conventions=conventions).labels
+    lab = label_reports(
+        pd.DataFrame({"study_id": ["s"], "text": [text]}),
+        sections="whole",
+        vocabulary=vocabulary,
+        conventions=conventions,
+    ).labels
     st = int(lab.loc[lab["finding"] == finding, "state"].iloc[0])
     return {-1: "not_mentioned", 0: "negative", 1: "uncertain", 2: "positive"}[st]
 
 
-@pytest.mark.parametrize(("text", "finding", "cxreval", "chexpert"), [
-    ("No definite pleural effusion.", "Effusion", "uncertain", "negative"),
-    ("No new consolidation.", "Consolidation", "negative", "uncertain"),
-    ("No pleural effusion.", "Effusion", "negative", "negative"),
-    ("Possible consolidation.", "Consolidation", "uncertain", "uncertain"),
-    ("No definite change in the small effusion.", "Effusion", "positive", "positive"),
-])
+@pytest.mark.parametrize(
+    ("text", "finding", "cxreval", "chexpert"),
+    [
+        ("No definite pleural effusion.", "Effusion", "uncertain", "negative"),
+        ("No new consolidation.", "Consolidation", "negative", "uncertain"),
+        ("No pleural effusion.", "Effusion", "negative", "negative"),
+        ("Possible consolidation.", "Consolidation", "uncertain", "uncertain"),
+        ("No definite change in the small effusion.", "Effusion", "positive", "positive"),
+    ],
+)
 def test_conventions_differ_only_where_named(text, finding, cxreval, chexpert):
     assert _state(text, finding, conventions="cxreval") == cxreval
     assert _state(text, finding, conventions="chexpert") == chexpert
@@ -90,48 +105,117 @@ def test_conventions_recorded_in_summary_and_checked(tmp_path):
         lab = pd.read_csv(out / "labels.csv")
         st = lab.loc[(lab["finding"] == "Effusion") & (lab["source"] == "report"), "state"].iloc[0]
         assert st == ("uncertain" if conv == "cxreval" else "negative")
-    assert main(["label-reports", "--reports", str(p), "--conventions", "nih", "-o", str(tmp_path / "x")]) == 2
+    assert (
+        main(["label-reports", "--reports", str(p), "--conventions", "nih", "-o", str(tmp_path / "x")]) == 2
+    )
     assert not (tmp_path / "x").exists()
     with pytest.raises(CxrevalError, match="conventions"):
         load_rules(conventions="nih")
 
 
-@pytest.mark.parametrize(("a", "b", "d"), [("pnuemothorax", "pneumothorax", 1), ("effussion", "effusion", 1),
-                                           ("pnemonia", "pneumonia", 1), ("effusion", "infusion", 2),
-                                           ("ab", "ba", 1), ("", "abc", 3), ("kitten", "sitting", 3)])
+@pytest.mark.parametrize(
+    ("a", "b", "d"),
+    [
+        ("pnuemothorax", "pneumothorax", 1),
+        ("effussion", "effusion", 1),
+        ("pnemonia", "pneumonia", 1),
+        ("effusion", "infusion", 2),
+        ("ab", "ba", 1),
+        ("", "abc", 3),
+        ("kitten", "sitting", 3),
+    ],
+)
 def test_osa_distance_hand_computed(a, b, d):
     assert osa_distance(a, b) == d == osa_distance(b, a)
 
 
-@pytest.mark.parametrize("word", ["pnuemothorax", "pneumothroax", "pneumothora", "effussion", "efusion",
-                                  "pnemonia", "pneumnia", "atelectsis", "atelectais", "consolidaton",
-                                  "cardiomegaly", "emphysma"])
+@pytest.mark.parametrize(
+    "word",
+    [
+        "pnuemothorax",
+        "pneumothroax",
+        "pneumothora",
+        "effussion",
+        "efusion",
+        "pnemonia",
+        "pneumnia",
+        "atelectsis",
+        "atelectais",
+        "consolidaton",
+        "cardiomegaly",
+        "emphysma",
+    ],
+)
 def test_misspelt_finding_words_are_read(word):
     text = f"Small {word}."
     rs = load_rules(vocabulary="chestxray14")
-    fix = Speller([w for r in rs.mentions if not r.regex for w in r.text.split()],
-                  known=[], min_length=rs.spelling_min_length, exclude=rs.spelling_exclude)
+    fix = Speller(
+        [w for r in rs.mentions if not r.regex for w in r.text.split()],
+        known=[],
+        min_length=rs.spelling_min_length,
+        exclude=rs.spelling_exclude,
+    )
     target = fix.correct(word) or word
     lab = label_reports(pd.DataFrame({"study_id": ["s"], "text": [text]}), sections="whole").labels
     assert (lab["state"] == 2).sum() == 1, (word, target)
 
 
 # real words one edit from a finding word, or common report words near one: none may label a finding
-NOT_FINDINGS = ["injection", "infusion", "diffusion", "lessons", "modular", "destiny", "fibrosus", "opacify",
-                "pleurae", "effacement", "emphasis", "pneumatic", "consultation", "consolation", "congestive",
-                "atelectatic", "cardiology", "pneumology", "plurality", "fraction", "nodularity", "herniation",
-                "massive", "emphysematous", "infiltrating", "effusive", "nodulus", "thorax", "pneumatocele",
-                "stenosis", "sclerosis", "fibrous", "collapsing", "masseter"]
+NOT_FINDINGS = [
+    "injection",
+    "infusion",
+    "diffusion",
+    "lessons",
+    "modular",
+    "destiny",
+    "fibrosus",
+    "opacify",
+    "pleurae",
+    "effacement",
+    "emphasis",
+    "pneumatic",
+    "consultation",
+    "consolation",
+    "congestive",
+    "atelectatic",
+    "cardiology",
+    "pneumology",
+    "plurality",
+    "fraction",
+    "nodularity",
+    "herniation",
+    "massive",
+    "emphysematous",
+    "infiltrating",
+    "effusive",
+    "nodulus",
+    "thorax",
+    "pneumatocele",
+    "stenosis",
+    "sclerosis",
+    "fibrous",
+    "collapsing",
+    "masseter",
+]
 
 
 @pytest.mark.parametrize("vocabulary", ["chestxray14", "chexpert"])
 def test_spelling_correction_has_no_false_positives_on_real_words(vocabulary):
     texts = [f"The {w} is seen." for w in NOT_FINDINGS]
-    lab = label_reports(pd.DataFrame({"study_id": [f"s{i}" for i in range(len(texts))], "text": texts}),
-                        sections="whole", vocabulary=vocabulary).labels
+    lab = label_reports(
+        pd.DataFrame({"study_id": [f"s{i}" for i in range(len(texts))], "text": texts}),
+        sections="whole",
+        vocabulary=vocabulary,
+    ).labels
     hits = lab[(lab["state"] >= 0) & (lab["finding"] != "No Finding")]
-    allowed = {"atelectatic": "Atelectasis", "emphysematous": "Emphysema", "infiltrating": None,
-               "collapsing": None, "fibrous": None, "congestive": None}
+    allowed = {
+        "atelectatic": "Atelectasis",
+        "emphysematous": "Emphysema",
+        "infiltrating": None,
+        "collapsing": None,
+        "fibrous": None,
+        "congestive": None,
+    }
     got = {NOT_FINDINGS[int(s[1:])]: f for s, f in zip(hits["study_id"], hits["finding"])}
     assert {w: f for w, f in got.items() if allowed.get(w) != f} == {}
 
@@ -141,46 +225,54 @@ def test_spelling_correction_can_be_turned_off(tmp_path):
     y.write_text("spelling:\n  min_length: 0\n")
     rs = load_rules(y)
     assert rs.spelling_min_length == 0
-    lab = label_reports(pd.DataFrame({"study_id": ["s"], "text": ["Small pnuemothorax."]}), rules=rs,
-                        sections="whole").labels
+    lab = label_reports(
+        pd.DataFrame({"study_id": ["s"], "text": ["Small pnuemothorax."]}), rules=rs, sections="whole"
+    ).labels
     assert (lab["state"] == 2).sum() == 0
 
 
-@pytest.mark.parametrize(("text", "finding", "expected"), [
-    # a trailing hedge about a cause does not reach back onto the finding it explains ...
-    ("Left basilar opacity, likely atelectasis.", "Lung Opacity", "positive"),
-    ("Left basilar opacity, likely atelectasis.", "Atelectasis", "uncertain"),
-    # ... but a trailing hedge at the end of its clause does
-    ("Left basilar atelectasis, likely.", "Atelectasis", "uncertain"),
-    ("Pneumonia is likely.", "Pneumonia", "uncertain"),
-    # versus hedges both sides, and not the finding before them
-    ("Opacity, atelectasis versus pneumonia.", "Atelectasis", "uncertain"),
-    ("Opacity, atelectasis versus pneumonia.", "Pneumonia", "uncertain"),
-    ("Opacity, atelectasis versus pneumonia.", "Lung Opacity", "positive"),
-    # a trailing trigger reaches across a copula, but not across another clause boundary
-    ("Pneumonia is not ruled out.", "Pneumonia", "uncertain"),
-    ("Pneumonia, which is not ruled out.", "Pneumonia", "positive"),
-    # negation terminators
-    ("No effusion other than a small left pleural effusion.", "Effusion", "positive"),
-    ("No acute findings besides mild cardiomegaly.", "Cardiomegaly", "positive"),
-    # pseudo-negations of change keep the finding; a negated development does not
-    ("No interval increase in the small pneumothorax.", "Pneumothorax", "positive"),
-    ("Not significantly changed small left effusion.", "Effusion", "positive"),
-    ("No interval development of pneumothorax.", "Pneumothorax", "negative"),
-    ("No enlargement of the heart.", "Cardiomegaly", "negative"),
-    # a sign of a finding is uncertain, negated it is negative
-    ("Mild vascular congestion.", "Edema", "uncertain"),
-    ("No vascular congestion.", "Edema", "negative"),
-])
+@pytest.mark.parametrize(
+    ("text", "finding", "expected"),
+    [
+        # a trailing hedge about a cause does not reach back onto the finding it explains ...
+        ("Left basilar opacity, likely atelectasis.", "Lung Opacity", "positive"),
+        ("Left basilar opacity, likely atelectasis.", "Atelectasis", "uncertain"),
+        # ... but a trailing hedge at the end of its clause does
+        ("Left basilar atelectasis, likely.", "Atelectasis", "uncertain"),
+        ("Pneumonia is likely.", "Pneumonia", "uncertain"),
+        # versus hedges both sides, and not the finding before them
+        ("Opacity, atelectasis versus pneumonia.", "Atelectasis", "uncertain"),
+        ("Opacity, atelectasis versus pneumonia.", "Pneumonia", "uncertain"),
+        ("Opacity, atelectasis versus pneumonia.", "Lung Opacity", "positive"),
+        # a trailing trigger reaches across a copula, but not across another clause boundary
+        ("Pneumonia is not ruled out.", "Pneumonia", "uncertain"),
+        ("Pneumonia, which is not ruled out.", "Pneumonia", "positive"),
+        # negation terminators
+        ("No effusion other than a small left pleural effusion.", "Effusion", "positive"),
+        ("No acute findings besides mild cardiomegaly.", "Cardiomegaly", "positive"),
+        # pseudo-negations of change keep the finding; a negated development does not
+        ("No interval increase in the small pneumothorax.", "Pneumothorax", "positive"),
+        ("Not significantly changed small left effusion.", "Effusion", "positive"),
+        ("No interval development of pneumothorax.", "Pneumothorax", "negative"),
+        ("No enlargement of the heart.", "Cardiomegaly", "negative"),
+        # a sign of a finding is uncertain, negated it is negative
+        ("Mild vascular congestion.", "Edema", "uncertain"),
+        ("No vascular congestion.", "Edema", "negative"),
+    ],
+)
 def test_scope_rules(text, finding, expected):
     assert _state(text, finding) == expected
 
 
 def test_hedged_sign_traced_to_its_rule():
-    t = pd.DataFrame({"study_id": ["s"], "text": ["Mild vascular congestion. No pulmonary vascular congestion."]})
+    t = pd.DataFrame(
+        {"study_id": ["s"], "text": ["Mild vascular congestion. No pulmonary vascular congestion."]}
+    )
     m = label_reports(t, sections="whole", vocabulary="chexpert").mentions
-    assert m[["state", "state_rule"]].values.tolist() == [["uncertain", "hedged:vascular congestion"],
-                                                          ["negative", "negation:before:no"]]
+    assert m[["state", "state_rule"]].values.tolist() == [
+        ["uncertain", "hedged:vascular congestion"],
+        ["negative", "negation:before:no"],
+    ]
 
 
 def test_scope_rules_are_data(tmp_path):
@@ -190,8 +282,9 @@ def test_scope_rules_are_data(tmp_path):
     y = tmp_path / "rules.yaml"
     y.write_text("scope:\n  before_words: 12\n  after_words: 5\n  hedge_object_words: 0\ncopulas: []\n")
     rs2 = load_rules(y, vocabulary="chexpert")
-    t = pd.DataFrame({"study_id": ["s"], "text": ["Left basilar opacity, likely atelectasis. Pneumonia is not "
-                                                  "ruled out."]})
+    t = pd.DataFrame(
+        {"study_id": ["s"], "text": ["Left basilar opacity, likely atelectasis. Pneumonia is not ruled out."]}
+    )
     lab = label_reports(t, rules=rs2, sections="whole").labels.set_index("finding")["state"]
     assert int(lab["Lung Opacity"]) == 1  # the hedge reaches back without the object rule
     assert int(lab["Pneumonia"]) == 2  # "is" separates the trailing trigger without the copula rule

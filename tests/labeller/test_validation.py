@@ -18,16 +18,26 @@ def _tables(n=300, k=3, rng=0):
     pred = np.where(g.random((n, k)) < 0.8, gold, g.choice([-1, 0, 1, 2], size=(n, k)))
     rows = []
     for src, st in (("gold", gold), ("lab", pred)):
-        rows.append(pd.DataFrame({"study_id": np.repeat([f"s{i}" for i in range(n)], k),
-                                  "patient_id": np.repeat([f"p{i // 3}" for i in range(n)], k),
-                                  "finding": np.tile(fs, n), "source": src, "state": st.ravel()}))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "study_id": np.repeat([f"s{i}" for i in range(n)], k),
+                    "patient_id": np.repeat([f"p{i // 3}" for i in range(n)], k),
+                    "finding": np.tile(fs, n),
+                    "source": src,
+                    "state": st.ravel(),
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True), gold, pred, fs
 
 
 @pytest.mark.parametrize("uncertain", ["negative", "positive"])
 def test_point_estimates_match_sklearn(uncertain):
     t, gold, pred, fs = _tables()
-    res = compute_precision_recall(t, reference="gold", predicted="lab", uncertain=uncertain, n_resamples=200, rng=1).table
+    res = compute_precision_recall(
+        t, reference="gold", predicted="lab", uncertain=uncertain, n_resamples=200, rng=1
+    ).table
     assert list(res.columns) == list(PRF_COLUMNS) and res.finding.tolist() == [*fs, "micro", "macro"]
     thr = 1 if uncertain == "positive" else 2
     yt, yp = gold >= thr, pred >= thr
@@ -63,4 +73,6 @@ def test_nih_figures_and_errors():
     with pytest.raises(SchemaError, match="Source 'x'"):
         compute_precision_recall(t, reference="gold", predicted="x")
     with pytest.raises(SchemaError, match="lacks 1 studies"):
-        compute_precision_recall(t[~((t.source == "lab") & (t.study_id == "s0"))], reference="gold", predicted="lab")
+        compute_precision_recall(
+            t[~((t.source == "lab") & (t.study_id == "s0"))], reference="gold", predicted="lab"
+        )

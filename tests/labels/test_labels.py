@@ -33,13 +33,15 @@ SMALL_WIDE = (
 
 
 def _long() -> pd.DataFrame:
-    return pd.DataFrame({
-        "study_id": ["s1", "s1", "s2", "s2", "s3", "s3"],
-        "patient_id": ["p1", "p1", "p1", "p1", "p2", "p2"],
-        "finding": ["Effusion", "Edema"] * 3,
-        "source": ["CR"] * 6,
-        "state": ["positive", "uncertain", "negative", "not_mentioned", None, "positive"],
-    })
+    return pd.DataFrame(
+        {
+            "study_id": ["s1", "s1", "s2", "s2", "s3", "s3"],
+            "patient_id": ["p1", "p1", "p1", "p1", "p2", "p2"],
+            "finding": ["Effusion", "Edema"] * 3,
+            "source": ["CR"] * 6,
+            "state": ["positive", "uncertain", "negative", "not_mentioned", None, "positive"],
+        }
+    )
 
 
 def test_small_wide_csv_round_trips_byte_for_byte(tmp_path):
@@ -110,7 +112,11 @@ def test_long_round_trip_keeps_missing_states_and_names(tmp_path, suffix):
     if suffix == ".csv":
         text = p.read_text().splitlines()
         assert text[0] == "study_id,patient_id,finding,source,state"
-        assert text[2].endswith(",uncertain") and text[4].endswith(",not_mentioned") and text[5].endswith(",missing")
+        assert (
+            text[2].endswith(",uncertain")
+            and text[4].endswith(",not_mentioned")
+            and text[5].endswith(",missing")
+        )
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -120,11 +126,15 @@ def test_blank_state_cell_is_refused_unless_read_as_missing(tmp_path, suffix):
     t.loc[4, "state"] = "" if suffix == ".csv" else None
     p = tmp_path / f"labels{suffix}"
     (t.to_parquet if suffix == ".parquet" else t.to_csv)(p, index=False)
-    with pytest.raises(SchemaError, match=r"Blank state in file .*labels.*, row 4, column 'state'.*blank_state='missing'"):
+    with pytest.raises(
+        SchemaError, match=r"Blank state in file .*labels.*, row 4, column 'state'.*blank_state='missing'"
+    ):
         read_labels(p)
     back = read_labels(p, blank_state="missing")
     assert back.table["state"].isna().tolist() == [False, False, False, False, True, False]
-    assert read_labels(p, state_encoding="cxreval").table["state"].isna().sum() == 1  # blank = missing (cxreval codes)
+    assert (
+        read_labels(p, state_encoding="cxreval").table["state"].isna().sum() == 1
+    )  # blank = missing (cxreval codes)
 
 
 def test_validate_canonicalises_and_casts():
@@ -144,11 +154,14 @@ def test_float_patient_ids_with_missing_lose_the_dot_zero():
     assert t["patient_id"].iloc[0] == "1" and t["patient_id"].isna().sum() == 2
 
 
-@pytest.mark.parametrize("policy, expected", [
-    ("exclude", [1.0, np.nan, 0.0, 0.0, np.nan, 1.0]),
-    ("zeros", [1.0, 0.0, 0.0, 0.0, np.nan, 1.0]),
-    ("ones", [1.0, 1.0, 0.0, 0.0, np.nan, 1.0]),
-])
+@pytest.mark.parametrize(
+    "policy, expected",
+    [
+        ("exclude", [1.0, np.nan, 0.0, 0.0, np.nan, 1.0]),
+        ("zeros", [1.0, 0.0, 0.0, 0.0, np.nan, 1.0]),
+        ("ones", [1.0, 1.0, 0.0, 0.0, np.nan, 1.0]),
+    ],
+)
 def test_binarisation_policies(policy, expected):
     t = validate_label_table(_long())
     np.testing.assert_array_equal(binarize(t["state"], policy=policy), expected)
@@ -182,8 +195,14 @@ def test_label_matrix_pivots_one_source():
 
 
 def test_predictions_long_and_wide(tmp_path):
-    wide = pd.DataFrame({"Image Index": ["a.png", "b.png"], "prob_Atelectasis": [0.1, 0.9],
-                         "prob_Pleural_Thickening": [0.3, 0.2], "fold": [1, 2]})
+    wide = pd.DataFrame(
+        {
+            "Image Index": ["a.png", "b.png"],
+            "prob_Atelectasis": [0.1, 0.9],
+            "prob_Pleural_Thickening": [0.3, 0.2],
+            "fold": [1, 2],
+        }
+    )
     wide.to_csv(tmp_path / "w.csv", index=False)
     res = read_wide_predictions(tmp_path / "w.csv", model="m1", prefix="prob_")
     assert sorted(res.table["finding"].unique()) == ["Atelectasis", "Pleural Thickening"]

@@ -24,8 +24,15 @@ FINDINGS = ["Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Pleural Ef
 
 def _long(states, *, dtype=None):
     n = len(states)
-    df = pd.DataFrame({"study_id": [f"s{i}" for i in range(n)], "patient_id": [f"p{i}" for i in range(n)],
-                       "finding": "Edema", "source": "rad", "state": states})
+    df = pd.DataFrame(
+        {
+            "study_id": [f"s{i}" for i in range(n)],
+            "patient_id": [f"p{i}" for i in range(n)],
+            "finding": "Edema",
+            "source": "rad",
+            "state": states,
+        }
+    )
     if dtype is not None:
         df["state"] = df["state"].astype(dtype)
     return df
@@ -44,10 +51,13 @@ def test_ambiguous_numeric_states_are_refused_naming_both_readings(tmp_path, fmt
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "parquet-Int8", "parquet-str"])
-@pytest.mark.parametrize("encoding, expected", [
-    ("chexpert", [2, 0, 1, 2, -1]),   # 1 positive, 0 negative, -1 uncertain, blank not mentioned
-    ("cxreval", [1, 0, -1, 1, None]),  # 1 uncertain, -1 not mentioned, blank missing
-])
+@pytest.mark.parametrize(
+    "encoding, expected",
+    [
+        ("chexpert", [2, 0, 1, 2, -1]),  # 1 positive, 0 negative, -1 uncertain, blank not mentioned
+        ("cxreval", [1, 0, -1, 1, None]),  # 1 uncertain, -1 not mentioned, blank missing
+    ],
+)
 def test_csv_and_parquet_read_identically(tmp_path, fmt, encoding, expected):
     states = [1, 0, -1, 1, None]
     p = tmp_path / ("l.csv" if fmt == "csv" else "l.parquet")
@@ -101,8 +111,17 @@ def _wide_and_long(tmp_path, cells, findings, n):
         wide[f] = [cells[i][j] for i in range(n)]
     wide_path = tmp_path / "wide.csv"
     wide.to_csv(wide_path, index=False)
-    rows = [{"study_id": ids[i], "patient_id": f"patient{i // 2:05d}", "finding": f, "source": "rad",
-             "state": cells[i][j]} for i in range(n) for j, f in enumerate(findings)]
+    rows = [
+        {
+            "study_id": ids[i],
+            "patient_id": f"patient{i // 2:05d}",
+            "finding": f,
+            "source": "rad",
+            "state": cells[i][j],
+        }
+        for i in range(n)
+        for j, f in enumerate(findings)
+    ]
     return wide_path, pd.DataFrame(rows)
 
 
@@ -116,10 +135,17 @@ _cell = st.sampled_from([1.0, 0.0, -1.0, None])
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data(), n=st.integers(1, 6), k=st.integers(1, len(FINDINGS)),
-       writer=st.sampled_from(["csv", "csv-int-text", "parquet-float", "parquet-Int8", "parquet-text",
-                               "csv-shuffled"]))
-def test_chexpert_long_table_through_every_entry_point_equals_the_wide_reader(tmp_path_factory, data, n, k, writer):
+@given(
+    data=st.data(),
+    n=st.integers(1, 6),
+    k=st.integers(1, len(FINDINGS)),
+    writer=st.sampled_from(
+        ["csv", "csv-int-text", "parquet-float", "parquet-Int8", "parquet-text", "csv-shuffled"]
+    ),
+)
+def test_chexpert_long_table_through_every_entry_point_equals_the_wide_reader(
+    tmp_path_factory, data, n, k, writer
+):
     tmp_path = tmp_path_factory.mktemp("enc")
     findings = FINDINGS[:k]
     cells = [[data.draw(_cell) for _ in findings] for _ in range(n)]
@@ -156,12 +182,20 @@ def _chexpert_coded_labels(tmp_path):
     rows = []
     for i in range(30):
         for src in ("A", "B"):
-            rows.append({"study_id": f"s{i}", "patient_id": f"p{i}", "finding": "Edema", "source": src,
-                         "state": int(rng.choice([1, 0, -1]))})
+            rows.append(
+                {
+                    "study_id": f"s{i}",
+                    "patient_id": f"p{i}",
+                    "finding": "Edema",
+                    "source": src,
+                    "state": int(rng.choice([1, 0, -1])),
+                }
+            )
     p = tmp_path / "labels.parquet"
     pd.DataFrame(rows).to_parquet(p, index=False)
-    preds = pd.DataFrame({"study_id": [f"s{i}" for i in range(30)], "model": "m", "finding": "Edema",
-                          "score": rng.random(30)})
+    preds = pd.DataFrame(
+        {"study_id": [f"s{i}" for i in range(30)], "model": "m", "finding": "Edema", "score": rng.random(30)}
+    )
     pp = tmp_path / "preds.csv"
     preds.to_csv(pp, index=False)
     return p, pp
@@ -170,19 +204,26 @@ def _chexpert_coded_labels(tmp_path):
 @pytest.mark.parametrize("command", ["classify", "rank", "agree", "fuse"])
 def test_every_label_reading_command_refuses_ambiguity_and_takes_the_flag(tmp_path, capsys, command):
     lp, pp = _chexpert_coded_labels(tmp_path)
-    args = {"classify": ["classify", "-p", str(pp), "-l", str(lp), "--n-resamples", "5"],
-            "rank": ["rank", "-p", str(pp), "-l", str(lp), "--n-resamples", "5", "--min-models", "1"],
-            "agree": ["agree", "-l", str(lp), "--pairs", "A:B"],
-            "fuse": ["fuse", "-l", str(lp), "--readers", "A,B", "--methods", "mv", "--write-inputs"]}[command]
+    args = {
+        "classify": ["classify", "-p", str(pp), "-l", str(lp), "--n-resamples", "5"],
+        "rank": ["rank", "-p", str(pp), "-l", str(lp), "--n-resamples", "5", "--min-models", "1"],
+        "agree": ["agree", "-l", str(lp), "--pairs", "A:B"],
+        "fuse": ["fuse", "-l", str(lp), "--readers", "A,B", "--methods", "mv", "--write-inputs"],
+    }[command]
     assert main([*args, "-o", str(tmp_path / "o1")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "can be read two ways" in err[0]
     assert not (tmp_path / "o1").exists()
-    assert main([*args, "-o", str(tmp_path / "o2"), "--state-encoding", "chexpert"]) == 0, capsys.readouterr().err
+    assert main([*args, "-o", str(tmp_path / "o2"), "--state-encoding", "chexpert"]) == 0, (
+        capsys.readouterr().err
+    )
     if command == "fuse":  # CheXpert 1 is written back as positive, -1 as uncertain
         fused = pd.read_csv(tmp_path / "o2" / "fused_labels.csv")
         raw = pd.read_parquet(lp)
         a = fused[fused.source == "A"].set_index("study_id")["state"]
-        want = raw[raw.source == "A"].set_index("study_id")["state"].map({1: "positive", 0: "negative",
-                                                                           -1: "uncertain"})
+        want = (
+            raw[raw.source == "A"]
+            .set_index("study_id")["state"]
+            .map({1: "positive", 0: "negative", -1: "uncertain"})
+        )
         assert (a.sort_index() == want.sort_index()).all()

@@ -31,7 +31,8 @@ def test_hard_posteriors_give_the_ordinary_auc():
     assert latent_auc_score(s, y.astype(float)) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
     w = rng.integers(0, 4, size=300).astype(float)
     assert latent_auc_score(s, y.astype(float), sample_weight=w) == pytest.approx(
-        roc_auc_score(y, s, sample_weight=w), abs=1e-12)
+        roc_auc_score(y, s, sample_weight=w), abs=1e-12
+    )
 
 
 def test_soft_posteriors_match_the_double_sum():
@@ -57,12 +58,21 @@ def test_undefined_without_pairs_is_nan():
     assert np.isnan(latent_auc_score([0.1, 0.2], [1.0, 1.0]))
 
 
-@pytest.mark.parametrize(("kwargs", "msg"), [
-    ({"score": [0.1, np.nan], "posterior": [0.5, 0.5]}, "'score' must be finite; found nan at 1"),
-    ({"score": [0.1, 0.2], "posterior": [0.5, 1.5]}, r"'posterior' must be probabilities in \[0, 1\]; found 1.5 at 1"),
-    ({"score": [0.1, 0.2], "posterior": [0.5]}, "must be 1-D of one length"),
-    ({"score": [0.1, 0.2], "posterior": [0.5, 0.5], "sample_weight": [1, -1]}, "'sample_weight' must be finite"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "msg"),
+    [
+        ({"score": [0.1, np.nan], "posterior": [0.5, 0.5]}, "'score' must be finite; found nan at 1"),
+        (
+            {"score": [0.1, 0.2], "posterior": [0.5, 1.5]},
+            r"'posterior' must be probabilities in \[0, 1\]; found 1.5 at 1",
+        ),
+        ({"score": [0.1, 0.2], "posterior": [0.5]}, "must be 1-D of one length"),
+        (
+            {"score": [0.1, 0.2], "posterior": [0.5, 0.5], "sample_weight": [1, -1]},
+            "'sample_weight' must be finite",
+        ),
+    ],
+)
 def test_bad_input_is_refused(kwargs, msg):
     with pytest.raises(InvalidParameterError, match=msg):
         latent_auc_score(**kwargs)

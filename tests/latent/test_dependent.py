@@ -55,11 +55,14 @@ def test_keeps_the_independence_fit_on_conditionally_independent_readers():
 
 def test_bootstrap_of_the_dependent_model_brackets_its_estimate():
     t, y, x = simulate(slope=1.2, n=1200, seed=3)
-    res = bootstrap_latent_class(y, x, draw_plan(np.arange(x.size), n_resamples=30, rng=0),
-                                 score_model="dependent")
+    res = bootstrap_latent_class(
+        y, x, draw_plan(np.arange(x.size), n_resamples=30, rng=0), score_model="dependent"
+    )
     ci = res.auc_bootstrap.confidence_interval
     assert ci.low < res.auc < ci.high
-    assert res.auc == pytest.approx(latent_auc_score(x, fit_latent_class(y, x, score_model="dependent").posterior))
+    assert res.auc == pytest.approx(
+        latent_auc_score(x, fit_latent_class(y, x, score_model="dependent").posterior)
+    )
 
 
 def test_auto_keeps_the_independence_model_without_dependence_and_chooses_it_with():

@@ -22,24 +22,38 @@ from cxreval.latent import (
 STATE = {1.0: "positive", 0.0: "negative"}
 
 
-def tables(n=400, seed=0, exact=False, readers=("r1", "r2", "r3"), findings=("Edema", "Effusion"), p_uncertain=0.05):
+def tables(
+    n=400, seed=0, exact=False, readers=("r1", "r2", "r3"), findings=("Edema", "Effusion"), p_uncertain=0.05
+):
     rng = np.random.default_rng(seed)
     labs, preds = [], []
     sid = [f"s{i:04d}" for i in range(n)]
     pid = [f"p{i // 2:04d}" for i in range(n)]
     for f in findings:
         t = rng.random(n) < 0.3
-        labs.append(pd.DataFrame({"study_id": sid, "patient_id": pid, "finding": f, "source": "truth",
-                                  "state": np.where(t, "positive", "negative")}))
+        labs.append(
+            pd.DataFrame(
+                {
+                    "study_id": sid,
+                    "patient_id": pid,
+                    "finding": f,
+                    "source": "truth",
+                    "state": np.where(t, "positive", "negative"),
+                }
+            )
+        )
         for k, r in enumerate(readers):
             se, sp = (1.0, 1.0) if exact else (0.9 - 0.05 * k, 0.85 + 0.03 * k)
             y = np.where(t, rng.random(n) < se, rng.random(n) > sp)
             state = np.where(y, "positive", "negative").astype(object)
             state[rng.random(n) < p_uncertain] = "uncertain"  # excluded under the default policy
-            labs.append(pd.DataFrame({"study_id": sid, "patient_id": pid, "finding": f, "source": r, "state": state}))
+            labs.append(
+                pd.DataFrame({"study_id": sid, "patient_id": pid, "finding": f, "source": r, "state": state})
+            )
         for m, d in (("m1", 1.0), ("m2", 2.0)):
-            preds.append(pd.DataFrame({"study_id": sid, "model": m, "finding": f,
-                                       "score": rng.normal(size=n) + d * t}))
+            preds.append(
+                pd.DataFrame({"study_id": sid, "model": m, "finding": f, "score": rng.normal(size=n) + d * t})
+            )
     return pd.concat(preds, ignore_index=True), pd.concat(labs, ignore_index=True)
 
 
@@ -56,7 +70,9 @@ def test_saves_its_files_and_estimates_the_truth(tmp_path):
     merged = auc.merge(truth[["model", "finding", "auc"]], on=["model", "finding"], suffixes=("", "_truth"))
     assert len(merged) == 6  # 2 models x (2 findings + macro)
     assert (merged["auc"] - merged["auc_truth"]).abs().max() < 0.03
-    assert ((merged["ci_low"] < merged["auc_truth"]) & (merged["auc_truth"] < merged["ci_high"])).mean() >= 0.8
+    assert (
+        (merged["ci_low"] < merged["auc_truth"]) & (merged["auc_truth"] < merged["ci_high"])
+    ).mean() >= 0.8
     summary = res.summary()
     assert "readers' errors are independent" in summary and "latent_score_association.csv" in summary
 
@@ -71,8 +87,10 @@ def test_exact_readers_give_the_ordinary_auc():
 
 def test_two_readers_are_refused_before_any_fit():
     preds, labs = tables()
-    with pytest.raises(NotIdentifiedError, match=r"^Finding 'Edema' has 2 reader\(s\) with labels \(r1, r2\)\. "
-                       + re.escape(NOT_IDENTIFIED)):
+    with pytest.raises(
+        NotIdentifiedError,
+        match=r"^Finding 'Edema' has 2 reader\(s\) with labels \(r1, r2\)\. " + re.escape(NOT_IDENTIFIED),
+    ):
         evaluate_latent_auc(preds, labs, readers=["r1", "r2"], n_resamples=0)
 
 
@@ -83,14 +101,18 @@ def test_two_readers_with_known_accuracy_or_an_anchor(tmp_path):
     acc = read_reader_accuracy(tmp_path / "reader_accuracy.csv")
     fixed = evaluate_latent_auc(preds, labs, readers=["r1", "r2"], reader_accuracy=acc, n_resamples=0)
     assert fixed.reader_accuracy["fixed"].all()
-    diff = fixed.table.set_index(["model", "finding"])["auc"] - three.table.set_index(["model", "finding"])["auc"]
+    diff = (
+        fixed.table.set_index(["model", "finding"])["auc"]
+        - three.table.set_index(["model", "finding"])["auc"]
+    )
     assert diff.abs().max() < 0.03
     # an anchor: the truth revealed on a random fifth of the studies
     rng = np.random.default_rng(0)
     keep = set(rng.choice(labs["study_id"].unique(), 240, replace=False))
     anchor = labs[(labs["source"] == "truth") & labs["study_id"].isin(keep)].assign(source="expert")
-    two = evaluate_latent_auc(preds, pd.concat([labs, anchor]), readers=["r1", "r2"], anchor="expert",
-                              n_resamples=0)
+    two = evaluate_latent_auc(
+        preds, pd.concat([labs, anchor]), readers=["r1", "r2"], anchor="expert", n_resamples=0
+    )
     truth = evaluate_auc(preds, labs, references=["truth"], n_resamples=0).table
     m = two.table.merge(truth, on=["model", "finding"], suffixes=("", "_truth"))
     assert (m["auc"] - m["auc_truth"]).abs().max() < 0.04
@@ -98,7 +120,9 @@ def test_two_readers_with_known_accuracy_or_an_anchor(tmp_path):
 
 def test_bad_reader_accuracy_file_is_refused(tmp_path):
     p = tmp_path / "acc.csv"
-    pd.DataFrame({"finding": ["Edema"], "source": ["r1"], "sensitivity": [1.2], "specificity": [0.9]}).to_csv(p)
+    pd.DataFrame({"finding": ["Edema"], "source": ["r1"], "sensitivity": [1.2], "specificity": [0.9]}).to_csv(
+        p
+    )
     with pytest.raises(Exception, match=r"column 'sensitivity', row 1: .*not a probability"):
         read_reader_accuracy(p)
     with pytest.raises(Exception, match="is missing required column"):

@@ -114,18 +114,33 @@ def test_reader_only_posteriors_equal_crowdkit_dawid_skene():
     np.testing.assert_allclose(fit.posterior[labelled], theirs, atol=1e-6)
 
 
-@pytest.mark.parametrize(("kwargs", "msg"), [
-    ({"reader_labels": [[1, 0, 2]]}, r"'reader_labels' must hold only 1.0 \(positive\), 0.0 \(negative\) and NaN "
-                                     r"\(no label\); found 2.0 at \(0, 2\)"),
-    ({"reader_labels": [1, 0, 1]}, "'reader_labels' must have 2-D"),
-    ({"reader_labels": [[1, 0, 1]], "score": [0.1, 0.2]}, r"'score' must have shape \(1,\)"),
-    ({"reader_labels": [[1, 0, 1]], "score": [np.inf]}, "'score' must be finite"),
-    ({"reader_labels": [[1, 0, 1]], "anchor": [0.5]}, "'anchor' must hold only"),
-    ({"reader_labels": [[1, 0, 1]], "reader_accuracy": [[0.9, 0.9]]}, r"'reader_accuracy' must have shape \(3, 2\)"),
-    ({"reader_labels": [[1, 0, 1]], "reader_accuracy": [[0.9, np.nan]] * 3}, "gives only one of"),
-    ({"reader_labels": [[1, 0, 1]], "sample_weight": [-1.0]}, "'sample_weight' must be finite, non-negative"),
-    ({"reader_labels": [[1, 0, 1]], "score": [0.3], "n_bins": 0}, "'n_bins' parameter of fit_latent_class"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "msg"),
+    [
+        (
+            {"reader_labels": [[1, 0, 2]]},
+            r"'reader_labels' must hold only 1.0 \(positive\), 0.0 \(negative\) and NaN "
+            r"\(no label\); found 2.0 at \(0, 2\)",
+        ),
+        ({"reader_labels": [1, 0, 1]}, "'reader_labels' must have 2-D"),
+        ({"reader_labels": [[1, 0, 1]], "score": [0.1, 0.2]}, r"'score' must have shape \(1,\)"),
+        ({"reader_labels": [[1, 0, 1]], "score": [np.inf]}, "'score' must be finite"),
+        ({"reader_labels": [[1, 0, 1]], "anchor": [0.5]}, "'anchor' must hold only"),
+        (
+            {"reader_labels": [[1, 0, 1]], "reader_accuracy": [[0.9, 0.9]]},
+            r"'reader_accuracy' must have shape \(3, 2\)",
+        ),
+        ({"reader_labels": [[1, 0, 1]], "reader_accuracy": [[0.9, np.nan]] * 3}, "gives only one of"),
+        (
+            {"reader_labels": [[1, 0, 1]], "sample_weight": [-1.0]},
+            "'sample_weight' must be finite, non-negative",
+        ),
+        (
+            {"reader_labels": [[1, 0, 1]], "score": [0.3], "n_bins": 0},
+            "'n_bins' parameter of fit_latent_class",
+        ),
+    ],
+)
 def test_bad_input_is_refused(kwargs, msg):
     with pytest.raises(InvalidParameterError, match=msg):
         fit_latent_class(**kwargs)

@@ -31,7 +31,8 @@ def test_each_replicate_is_the_fit_to_its_weights(score_model):
         np.testing.assert_allclose(res.sensitivity[b], one.sensitivity, atol=1e-5)
         assert res.prevalence[b] == pytest.approx(one.prevalence, abs=1e-5)
         assert res.auc_bootstrap.bootstrap_distribution[b] == pytest.approx(
-            latent_auc_score(s, one.posterior, sample_weight=w[b]), abs=1e-5)
+            latent_auc_score(s, one.posterior, sample_weight=w[b]), abs=1e-5
+        )
 
 
 def test_readers_only_intervals():
@@ -39,11 +40,15 @@ def test_readers_only_intervals():
     res = bootstrap_latent_class(y, None, draw_plan(pid, n_resamples=100, rng=0))
     assert res.auc_bootstrap is None and np.isnan(res.auc)
     iv = res.reader_interval()
-    assert (iv["sensitivity_low"] < res.fit.sensitivity).all() and (res.fit.sensitivity < iv["sensitivity_high"]).all()
+    assert (iv["sensitivity_low"] < res.fit.sensitivity).all() and (
+        res.fit.sensitivity < iv["sensitivity_high"]
+    ).all()
     assert (iv["specificity_low"] < res.fit.specificity).all()
 
 
 def test_plan_of_other_studies_is_refused():
     t, y, s, pid = _data()
-    with pytest.raises(InvalidParameterError, match="'plan' covers 10 studies but 'reader_labels' has 500 rows"):
+    with pytest.raises(
+        InvalidParameterError, match="'plan' covers 10 studies but 'reader_labels' has 500 rows"
+    ):
         bootstrap_latent_class(y, s, draw_plan(np.arange(10), n_resamples=2, rng=0))

@@ -27,7 +27,7 @@ def ref_boxes_from(hm, order, thr, conn=8):
     return [(s[1].start, s[0].start, s[1].stop, s[0].stop) for s in ndimage.find_objects(lab)]
 
 
-PAPER_SCRIPT = r'''
+PAPER_SCRIPT = r"""
 import os
 from fractions import Fraction
 import numpy as np
@@ -174,7 +174,7 @@ for name, vals in table4.items():
         ns = [n for n in range(1, 201) if all(fits(n, v, mode) for v in vals)]
         out.append(f"{mode}: {ns[:4]}{' ...' if len(ns) > 4 else ''} ({len(ns)})")
     print(f" {name:13s} " + " ".join(out))
-'''
+"""
 
 
 def reference_study(seed: int = 0, per_size: int = 60) -> list[str]:

@@ -32,13 +32,15 @@ from cxreval.localization import (
 from cxreval.report import detect_kinds
 from cxreval.schema import BOX_COLUMNS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS
 
-VINDR = ("image_id,class_name,class_id,rad_id,x_min,y_min,x_max,y_max\n"
-         "a,Cardiomegaly,3,R8,100,200,300,500\n"
-         "a,Cardiomegaly,3,R9,110,210,290,480\n"      # a second reader's box of the same finding
-         "a,No finding,14,R1,,,,\n"
-         "b,Nodule/Mass,8,R8,600,600,640,650\n"
-         "b,Nodule/Mass,8,R10,700,100,760,160\n"      # a box no map covers: missed
-         "c,No finding,14,R2,,,,\n")
+VINDR = (
+    "image_id,class_name,class_id,rad_id,x_min,y_min,x_max,y_max\n"
+    "a,Cardiomegaly,3,R8,100,200,300,500\n"
+    "a,Cardiomegaly,3,R9,110,210,290,480\n"  # a second reader's box of the same finding
+    "a,No finding,14,R1,,,,\n"
+    "b,Nodule/Mass,8,R8,600,600,640,650\n"
+    "b,Nodule/Mass,8,R10,700,100,760,160\n"  # a box no map covers: missed
+    "c,No finding,14,R2,,,,\n"
+)
 NIH = "Image Index,Finding Label,Bbox [x,y,w,h],,,\na.png,Mass,10,20,30,40\n"
 
 
@@ -51,7 +53,10 @@ def _map_for(box):
 def vindr_case(tmp_path):
     p = tmp_path / "vinbigdata-train.csv"
     p.write_text(VINDR)
-    maps = {"a/Cardiomegaly": _map_for((100, 200, 300, 500)), "b/Nodule or Mass": _map_for((600, 600, 640, 650))}
+    maps = {
+        "a/Cardiomegaly": _map_for((100, 200, 300, 500)),
+        "b/Nodule or Mass": _map_for((600, 600, 640, 650)),
+    }
     npz = tmp_path / "maps.npz"
     np.savez(npz, **maps)
     return p, npz, maps
@@ -60,11 +65,17 @@ def vindr_case(tmp_path):
 def test_readers_share_the_box_schema(tmp_path, vindr_case):
     nih = tmp_path / "bbox.csv"
     nih.write_text(NIH)
-    assert tuple(read_nih_boxes(nih).table.columns) == BOX_COLUMNS == ("study_id", "finding", "x_min", "y_min",
-                                                                       "x_max", "y_max")
+    assert (
+        tuple(read_nih_boxes(nih).table.columns)
+        == BOX_COLUMNS
+        == ("study_id", "finding", "x_min", "y_min", "x_max", "y_max")
+    )
     vin = read_vindr_boxes(vindr_case[0]).table
-    assert tuple(vin.columns) == SOURCED_BOX_COLUMNS == ("study_id", "finding", "source", "x_min", "y_min",
-                                                         "x_max", "y_max")
+    assert (
+        tuple(vin.columns)
+        == SOURCED_BOX_COLUMNS
+        == ("study_id", "finding", "source", "x_min", "y_min", "x_max", "y_max")
+    )
     # the registered dataset is the same table, and read_box_file recognises each format
     pd.testing.assert_frame_equal(load_dataset("vindr_boxes", vindr_case[0]).table, vin)
     assert [box_file_format(p) for p in (nih, vindr_case[0])] == ["nih", "vindr"]
@@ -78,7 +89,9 @@ def test_readers_share_the_box_schema(tmp_path, vindr_case):
 def test_localize_scores_vindr_boxes(tmp_path, vindr_case):
     p, npz, maps = vindr_case
     out = tmp_path / "loc"
-    assert main(["localize", "--heatmaps", str(npz), "--boxes", str(p), "--rule", "IoBB", "-o", str(out)]) == 0
+    assert (
+        main(["localize", "--heatmaps", str(npz), "--boxes", str(p), "--rule", "IoBB", "-o", str(out)]) == 0
+    )
     loc = pd.read_csv(out / "localization.csv", dtype={"threshold": str})
     assert tuple(loc.columns) == LOCALIZATION_COLUMNS
     at = loc[(loc.threshold == "180") & (loc["T"] == 0.5)].set_index("finding")
@@ -87,9 +100,12 @@ def test_localize_scores_vindr_boxes(tmp_path, vindr_case):
     assert at.loc["Cardiomegaly", ["hits", "n_boxes", "n_images"]].tolist() == [2, 2, 1]
     assert at.loc["Nodule or Mass", ["hits", "n_boxes", "acc"]].tolist() == [1, 2, 0.5]
     # the command == the library on the registered dataset's table
-    lib = evaluate_heatmaps(maps, load_dataset("vindr_boxes", p).table, protocol=LocalizationProtocol(rules=("IoBB",)))
-    pd.testing.assert_frame_equal(loc, pd.read_csv(pd.io.common.StringIO(lib.table.to_csv(index=False)),
-                                                   dtype={"threshold": str}))
+    lib = evaluate_heatmaps(
+        maps, load_dataset("vindr_boxes", p).table, protocol=LocalizationProtocol(rules=("IoBB",))
+    )
+    pd.testing.assert_frame_equal(
+        loc, pd.read_csv(pd.io.common.StringIO(lib.table.to_csv(index=False)), dtype={"threshold": str})
+    )
     det = pd.read_csv(out / "boxes.csv")
     assert tuple(det.columns[:6]) == BOX_COLUMNS
     assert "vinbigdata-train.csv" in (out / "summary.md").read_text()
@@ -97,8 +113,16 @@ def test_localize_scores_vindr_boxes(tmp_path, vindr_case):
 
 def test_old_image_id_spelling_is_refused(tmp_path, vindr_case, capsys):
     _, npz, maps = vindr_case
-    old = pd.DataFrame({"image_id": ["a"], "finding": ["Cardiomegaly"], "x_min": [100.0], "y_min": [200.0],
-                        "x_max": [300.0], "y_max": [500.0]})
+    old = pd.DataFrame(
+        {
+            "image_id": ["a"],
+            "finding": ["Cardiomegaly"],
+            "x_min": [100.0],
+            "y_min": [200.0],
+            "x_max": [300.0],
+            "y_max": [500.0],
+        }
+    )
     with pytest.raises(SchemaError, match=r"Column 'image_id': did you mean 'study_id'\?"):
         evaluate_heatmaps(maps, old)
     with pytest.raises(SchemaError, match=r"Column 'image_id': did you mean 'study_id'\?"):
@@ -124,8 +148,9 @@ def test_results_own_their_files(tmp_path, vindr_case):
         written = res.save(d)
         extra = set(getattr(res, "TEXT_FILES", {}).values())
         assert {q.name for q in written.values()} == set(res.FILES.values()) | extra
-        assert {q.name for q in d.iterdir()} == (set(res.FILES.values()) | extra
-                                                | {f.replace(".csv", ".parquet") for f in res.FILES.values()})
+        assert {q.name for q in d.iterdir()} == (
+            set(res.FILES.values()) | extra | {f.replace(".csv", ".parquet") for f in res.FILES.values()}
+        )
         assert tuple(pd.read_csv(d / "localization.csv").columns) == res.COLUMNS == LOCALIZATION_COLUMNS
         assert isinstance(res.summary(), str) and res.summary()
     assert len({r.FILES["localization"] for r in results.values()}) == 1

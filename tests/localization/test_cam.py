@@ -37,7 +37,7 @@ class Tiny(nn.Module):
         self.features = nn.Sequential(*layers)
         self.drop = nn.Dropout(dropout)
         self.classifier = nn.Linear(3, 2)
-        self.double()                  # before setting the weights: 0.1 is not a float32
+        self.double()  # before setting the weights: 0.1 is not a float32
         with torch.no_grad():
             self.features[0].weight.copy_(torch.tensor(CONV_W)[:, :, None, None])
             self.features[0].bias.copy_(torch.tensor(CONV_B))
@@ -46,7 +46,7 @@ class Tiny(nn.Module):
 
     def forward(self, x):
         f = self.features(x)
-        if self.inplace_tail:          # torchvision DenseNet: F.relu(features, inplace=True) after the hook
+        if self.inplace_tail:  # torchvision DenseNet: F.relu(features, inplace=True) after the hook
             f = torch.nn.functional.relu(f, inplace=True)
         return self.classifier(self.drop(f.mean(dim=(2, 3))))
 
@@ -70,11 +70,11 @@ def test_cam_closed_form(images):
     model = Tiny()
     maps = class_activation_maps(model, images, target_layer="features")
     A = features_np(images)
-    expected = np.einsum("ck,nkhw->nchw", LIN_W, A)             # CAM = sum_k w_ck A_k, no bias, no ReLU
+    expected = np.einsum("ck,nkhw->nchw", LIN_W, A)  # CAM = sum_k w_ck A_k, no bias, no ReLU
     assert maps.shape == (5, 2, 4, 4) and maps.dtype == np.float64
     np.testing.assert_allclose(maps, expected, rtol=1e-12, atol=1e-12)
-    assert (maps < 0).any()                                        # raw CAM keeps its sign
-    logits = model(torch.tensor(images)).detach().numpy()          # GAP head: mean of CAM + bias = score
+    assert (maps < 0).any()  # raw CAM keeps its sign
+    logits = model(torch.tensor(images)).detach().numpy()  # GAP head: mean of CAM + bias = score
     np.testing.assert_allclose(maps.mean(axis=(2, 3)) + LIN_B, logits, rtol=1e-12)
     # explicit classifier and a class subset give the same columns
     sub = class_activation_maps(model, images, target_layer="features", classifier="classifier", classes=[1])
@@ -117,7 +117,7 @@ def test_grad_cam_closed_form_spatial_head():
     V = rng.normal(size=(2, 3, 4, 4))
     g = grad_cam(SpatialHead(V), x, target_layer="features", classes=[1, 0])
     A = np.einsum("kc,nchw->nkhw", CONV_W, x) + CONV_B[None, :, None, None]
-    alpha = V.mean(axis=(2, 3))                                    # dy_c/dA_k,ij = V_c,k,ij
+    alpha = V.mean(axis=(2, 3))  # dy_c/dA_k,ij = V_c,k,ij
     expected = np.maximum(np.einsum("ck,nkhw->nchw", alpha, A), 0)[:, [1, 0]]
     np.testing.assert_allclose(g, expected, rtol=1e-12, atol=1e-15)
 
@@ -137,15 +137,21 @@ def test_inplace_relu_after_target_layer(images):
 @pytest.mark.parametrize("fn", [class_activation_maps, grad_cam])
 def test_batch_equals_single_and_inputs(fn, images):
     model = Tiny(dropout=0.5)
-    model.train()                                                  # eval() inside: dropout off, mode restored
+    model.train()  # eval() inside: dropout off, mode restored
     full = fn(model, images, target_layer="features")
     for bs in (1, 2, 5, 64):
-        np.testing.assert_allclose(fn(model, images, target_layer="features", batch_size=bs), full, rtol=1e-13)
-    single = np.concatenate([fn(model, images[i:i + 1], target_layer="features") for i in range(len(images))])
+        np.testing.assert_allclose(
+            fn(model, images, target_layer="features", batch_size=bs), full, rtol=1e-13
+        )
+    single = np.concatenate(
+        [fn(model, images[i : i + 1], target_layer="features") for i in range(len(images))]
+    )
     np.testing.assert_allclose(single, full, rtol=1e-13)
-    np.testing.assert_array_equal(fn(model, torch.tensor(images), target_layer="features", device="cpu"), full)
+    np.testing.assert_array_equal(
+        fn(model, torch.tensor(images), target_layer="features", device="cpu"), full
+    )
     assert model.training and all(p.grad is None for p in model.parameters())
-    assert not model.features._forward_hooks                       # hooks removed
+    assert not model.features._forward_hooks  # hooks removed
     # float32 model: images are cast; same maps up to float32 precision
     f32 = fn(Tiny().float(), images.astype(np.float32), target_layer="features")
     assert f32.dtype == np.float64
@@ -156,24 +162,40 @@ def test_frozen_model_grad_cam(images):
     model = Tiny()
     for p in model.parameters():
         p.requires_grad_(False)
-    np.testing.assert_allclose(grad_cam(model, images, target_layer="features"),
-                               grad_cam(Tiny(), images, target_layer="features"), rtol=1e-13)
+    np.testing.assert_allclose(
+        grad_cam(model, images, target_layer="features"),
+        grad_cam(Tiny(), images, target_layer="features"),
+        rtol=1e-13,
+    )
 
 
 def test_errors(images):
     model = Tiny()
     with pytest.raises(InvalidParameterError, match=r"Got 'featurs'.*close names: \['features'"):
         class_activation_maps(model, images, target_layer="featurs")
-    with pytest.raises(InvalidParameterError, match=r"Got 'layer4', which Tiny does not have; its top-level "
-                                                    r"modules are \['features', 'drop', 'classifier'\]"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"Got 'layer4', which Tiny does not have; its top-level "
+        r"modules are \['features', 'drop', 'classifier'\]",
+    ):
         grad_cam(model, images, target_layer="layer4")
-    with pytest.raises(InvalidParameterError, match=r"target layer 'classifier' must output a tensor of shape "
-                                                    r"\(N, C, h, w\).*shape \(5, 2\)"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"target layer 'classifier' must output a tensor of shape "
+        r"\(N, C, h, w\).*shape \(5, 2\)",
+    ):
         grad_cam(model, images, target_layer="classifier")
-    with pytest.raises(InvalidParameterError, match=r"target layer 'features' outputs 3 channels but the "
-                                                    r"classifier has 48 inputs"):
-        class_activation_maps(SpatialHead(np.ones((2, 3, 4, 4))), images[:, :, :4, :4], target_layer="features")
-    with pytest.raises(InvalidParameterError, match=r"classifier 'features' of class_activation_maps must be"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"target layer 'features' outputs 3 channels but the "
+        r"classifier has 48 inputs",
+    ):
+        class_activation_maps(
+            SpatialHead(np.ones((2, 3, 4, 4))), images[:, :, :4, :4], target_layer="features"
+        )
+    with pytest.raises(
+        InvalidParameterError, match=r"classifier 'features' of class_activation_maps must be"
+    ):
         class_activation_maps(model, images, target_layer="features", classifier="features")
     with pytest.raises(InvalidParameterError, match=r"class indices in \[0, 1\].*Got \[2\]"):
         grad_cam(model, images, target_layer="features", classes=[2])
@@ -183,44 +205,68 @@ def test_errors(images):
     bad[1, 0, 2, 3] = np.nan
     with pytest.raises(SchemaError, match=r"must be finite; found nan at index \(1, 0, 2, 3\)"):
         class_activation_maps(model, bad, target_layer="features")
-    with pytest.raises(InvalidParameterError, match=r"'model' parameter of grad_cam must be a torch.nn.Module"):
+    with pytest.raises(
+        InvalidParameterError, match=r"'model' parameter of grad_cam must be a torch.nn.Module"
+    ):
         grad_cam(lambda x: x, images, target_layer="features")
-    with pytest.raises(InvalidParameterError, match=r"'batch_size' parameter of grad_cam must be an int >= 1"):
+    with pytest.raises(
+        InvalidParameterError, match=r"'batch_size' parameter of grad_cam must be an int >= 1"
+    ):
         grad_cam(model, images, target_layer="features", batch_size=0)
     unused = SpatialHead(np.ones((2, 3, 4, 4)))
     unused.spare = nn.Conv2d(1, 1, 1)
-    with pytest.raises(InvalidParameterError, match=r"target layer 'spare' did not run in the model's forward pass"):
+    with pytest.raises(
+        InvalidParameterError, match=r"target layer 'spare' did not run in the model's forward pass"
+    ):
         grad_cam(unused, images[:, :, :4, :4], target_layer="spare")
 
 
 def test_no_torch(monkeypatch, images):
-    monkeypatch.setitem(sys.modules, "torch", None)                # `import torch` raises ImportError
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError
     with pytest.raises(DataUnavailableError, match=r"torch is not installed; pip install cxreval\[torch\]"):
         cam_mod.grad_cam(None, images, target_layer="features")
     # the package itself never needs torch
-    code = ("import sys; sys.modules['torch'] = None; import cxreval.localization as L; "
-            "assert 'class_activation_maps' in L.__all__; print('ok')")
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout.strip() == "ok"
+    code = (
+        "import sys; sys.modules['torch'] = None; import cxreval.localization as L; "
+        "assert 'class_activation_maps' in L.__all__; print('ok')"
+    )
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        == "ok"
+    )
 
 
 def test_heatmap_dict_and_save_errors(tmp_path):
     m = np.arange(2 * 2 * 3 * 3, dtype=float).reshape(2, 2, 3, 3)
     d = heatmap_dict(m, image_ids=["a.png", "dir/b.png"], findings=["Infiltrate", "pleural_thickening"])
-    assert list(d) == ["a.png/Infiltration", "a.png/Pleural Thickening",
-                       "dir/b.png/Infiltration", "dir/b.png/Pleural Thickening"]
+    assert list(d) == [
+        "a.png/Infiltration",
+        "a.png/Pleural Thickening",
+        "dir/b.png/Infiltration",
+        "dir/b.png/Pleural Thickening",
+    ]
     np.testing.assert_array_equal(d["dir/b.png/Infiltration"], m[1, 0])
-    renames = save_heatmaps(tmp_path / "m.npz", m, image_ids=["a.png", "dir/b.png"], findings=["Infiltrate", "Mass"])
+    renames = save_heatmaps(
+        tmp_path / "m.npz", m, image_ids=["a.png", "dir/b.png"], findings=["Infiltrate", "Mass"]
+    )
     assert renames == {"Infiltrate": "Infiltration"}
     with np.load(tmp_path / "m.npz") as z:
-        assert sorted(z.files) == sorted(["a.png/Infiltration", "a.png/Mass", "dir/b.png/Infiltration",
-                                          "dir/b.png/Mass"])
+        assert sorted(z.files) == sorted(
+            ["a.png/Infiltration", "a.png/Mass", "dir/b.png/Infiltration", "dir/b.png/Mass"]
+        )
         np.testing.assert_array_equal(z["a.png/Mass"], m[0, 1])
     assert save_heatmaps(tmp_path / "k.npz", {"x.png/Infiltrate": m[0, 0]}) == {"Infiltrate": "Infiltration"}
-    with pytest.raises(SchemaError, match=r"2 image\(s\) x 2 finding\(s\), but 1 image id\(s\) and 2 finding"):
+    with pytest.raises(
+        SchemaError, match=r"2 image\(s\) x 2 finding\(s\), but 1 image id\(s\) and 2 finding"
+    ):
         heatmap_dict(m, image_ids=["a"], findings=["Mass", "Nodule"])
-    with pytest.raises(SchemaError, match=r"'Infiltrate' \(position 0\) and 'infiltration' \(position 1\) are "
-                                          r"both 'Infiltration'"):
+    with pytest.raises(
+        SchemaError,
+        match=r"'Infiltrate' \(position 0\) and 'infiltration' \(position 1\) are "
+        r"both 'Infiltration'",
+    ):
         heatmap_dict(m, image_ids=["a", "b"], findings=["Infiltrate", "infiltration"])
     with pytest.raises(SchemaError, match=r"Unknown finding name 'Nodul'"):
         heatmap_dict(m, image_ids=["a", "b"], findings=["Mass", "Nodul"])
@@ -232,7 +278,9 @@ def test_heatmap_dict_and_save_errors(tmp_path):
         save_heatmaps(tmp_path / "x.npz", m2, image_ids=["a", "b"], findings=["Mass", "Nodule"])
     with pytest.raises(SchemaError, match=r"shape \(n_images, n_findings, h, w\).*got shape \(2, 3, 3\)"):
         heatmap_dict(m[0], image_ids=["a", "b"], findings=["Mass"])
-    with pytest.raises(SchemaError, match=r"'image_ids' must be a sequence of str \(one per image id\); got int"):
+    with pytest.raises(
+        SchemaError, match=r"'image_ids' must be a sequence of str \(one per image id\); got int"
+    ):
         heatmap_dict(m, image_ids=3, findings=["Mass", "Nodule"])
     with pytest.raises(SchemaError, match=r"are required to key an array"):
         save_heatmaps(tmp_path / "x.npz", m)
@@ -254,30 +302,44 @@ def test_end_to_end_cxreval_localize(tmp_path):
     assert maps.shape == (2, 2, 8, 8)
     assert set(zip(*np.nonzero(maps[0, 0] == maps[0, 0].max()))) == {(2, 4), (2, 5), (3, 4), (3, 5)}
     npz = tmp_path / "cam.npz"
-    save_heatmaps(npz, maps, image_ids=["hit.png", "miss.png"], findings=["Atelectasis", "Pleural_Thickening"])
+    save_heatmaps(
+        npz, maps, image_ids=["hit.png", "miss.png"], findings=["Atelectasis", "Pleural_Thickening"]
+    )
     boxes = tmp_path / "bbox.csv"
-    boxes.write_text("Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
-                     "hit.png,Atelectasis,512,256,256,256\nmiss.png,Atelectasis,512,256,256,256\n")
+    boxes.write_text(
+        "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
+        "hit.png,Atelectasis,512,256,256,256\nmiss.png,Atelectasis,512,256,256,256\n"
+    )
     out = tmp_path / "out"
     assert main(["localize", "--heatmaps", str(npz), "--boxes", str(boxes), "--out", str(out)]) == 0
     loc = pd.read_csv(out / "localization.csv")
-    row = loc[(loc.finding == "Atelectasis") & (loc.threshold == 180) & (loc.rule == "IoBB") & (loc["T"] == 0.9)]
+    row = loc[
+        (loc.finding == "Atelectasis") & (loc.threshold == 180) & (loc.rule == "IoBB") & (loc["T"] == 0.9)
+    ]
     assert row[["acc", "afp", "n_boxes", "n_images"]].iloc[0].tolist() == [0.5, 0.5, 2, 2]
     det = pd.read_csv(out / "boxes.csv")
     hit = det[(det.study_id == "hit.png") & (det.threshold == 180)]
-    assert len(hit) == 1 and hit.iobb.item() == 1.0                # detected box inside the reference box
-    assert (det.finding == "Atelectasis").all()                    # the Pleural Thickening maps have no boxes
+    assert len(hit) == 1 and hit.iobb.item() == 1.0  # detected box inside the reference box
+    assert (det.finding == "Atelectasis").all()  # the Pleural Thickening maps have no boxes
     assert "without a reference box not scored" in (out / "summary.md").read_text()
 
 
 def test_grad_cam_matches_retain_grad_on_a_cnn_with_batchnorm():
     # an independent computation: one image at a time, .backward() and retain_grad() on the hooked output
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
-                          nn.Conv2d(4, 6, 3, stride=2, padding=1), nn.BatchNorm2d(6), nn.ReLU(),
-                          nn.AdaptiveAvgPool2d(2), nn.Flatten(), nn.Linear(24, 3)).double()
+    model = nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.BatchNorm2d(4),
+        nn.ReLU(inplace=True),
+        nn.Conv2d(4, 6, 3, stride=2, padding=1),
+        nn.BatchNorm2d(6),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(2),
+        nn.Flatten(),
+        nn.Linear(24, 3),
+    ).double()
     model.train()
-    model(torch.randn(8, 1, 12, 12, dtype=torch.float64))          # non-trivial running statistics
+    model(torch.randn(8, 1, 12, 12, dtype=torch.float64))  # non-trivial running statistics
     x = np.random.default_rng(2).normal(size=(4, 1, 12, 12))
     got = grad_cam(model, x, target_layer="4", batch_size=3)
     assert got.shape == (4, 3, 6, 6) and model.training
@@ -286,7 +348,7 @@ def test_grad_cam_matches_retain_grad_on_a_cnn_with_batchnorm():
         for c in range(3):
             store: dict = {}
             h = model[4].register_forward_hook(lambda m, i, o, store=store: store.setdefault("a", o))
-            y = model(torch.tensor(x[n:n + 1]))
+            y = model(torch.tensor(x[n : n + 1]))
             h.remove()
             a = store["a"]
             a.retain_grad()

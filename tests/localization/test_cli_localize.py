@@ -30,6 +30,7 @@ def _csv(tmp_path, rows, name="bbox.csv"):
 
 def _map_for(box):
     from scipy import ndimage
+
     m = ndimage.gaussian_filter(coverage(box), 0.8, mode="constant")
     return m / m.max()
 
@@ -53,7 +54,7 @@ def test_real_file(metadata_dir):
     counts = r.table.finding.value_counts().to_dict()
     assert len(r.table) == 984 and r.table.study_id.nunique() == 880
     t4 = table4_denominators(box_counts=counts)
-    assert t4.n_boxes_fits.all()           # Table 4's truncation denominators are the public box counts
+    assert t4.n_boxes_fits.all()  # Table 4's truncation denominators are the public box counts
 
 
 def test_table4_arithmetic():
@@ -83,22 +84,39 @@ def test_evaluate_and_cli(tmp_path):
     out = tmp_path / "out"
     assert main(["localize", "--heatmaps", str(npz), "--boxes", str(p), "--out", str(out)]) == 0
     loc = pd.read_csv(out / "localization.csv")
-    assert loc.columns[:8].tolist() == ["finding", "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images"]
+    assert loc.columns[:8].tolist() == [
+        "finding",
+        "T",
+        "threshold",
+        "rule",
+        "acc",
+        "afp",
+        "n_boxes",
+        "n_images",
+    ]
     assert len(loc) == 2 * 2 * 3 * 5 and (out / "boxes.csv").exists() and (out / "summary.md").exists()
     # an unknown finding key and a missing map are clear errors (exit 2)
-    np.savez(npz, **{"im1.png/Atelectasis": maps["im1.png/Atelectasis"], "im2.png/Nodulez": maps["im2.png/Nodule"]})
+    np.savez(
+        npz, **{"im1.png/Atelectasis": maps["im1.png/Atelectasis"], "im2.png/Nodulez": maps["im2.png/Nodule"]}
+    )
     assert main(["localize", "--heatmaps", str(npz), "--boxes", str(p), "--out", str(out)]) == 2
     with pytest.raises(SchemaError, match=r"Unknown finding name 'Nodulez' in heatmap key 'im2.png/Nodulez'"):
         evaluate_heatmaps({"im2.png/Nodulez": maps["im2.png/Nodule"]}, read_nih_boxes(p).table)
-    with pytest.raises(SchemaError, match=r"1 \(image, finding\) pair\(s\) with reference boxes have no heatmap"):
+    with pytest.raises(
+        SchemaError, match=r"1 \(image, finding\) pair\(s\) with reference boxes have no heatmap"
+    ):
         evaluate_heatmaps({"im1.png/Atelectasis": maps["im1.png/Atelectasis"]}, read_nih_boxes(p).table)
-    r2 = evaluate_heatmaps({"im1.png/Atelectasis": maps["im1.png/Atelectasis"]}, read_nih_boxes(p).table,
-                           missing_maps="miss")
+    r2 = evaluate_heatmaps(
+        {"im1.png/Atelectasis": maps["im1.png/Atelectasis"]}, read_nih_boxes(p).table, missing_maps="miss"
+    )
     assert r2.table[r2.table.finding == "Nodule"].acc.isna().all()  # no Nodule map at all: N/A, not 0
     assert r2.not_scored == ("Nodule",)
     # a Nodule map elsewhere (im1, no Nodule box there): im2's Nodule box has no map and is scored as missed
-    r3 = evaluate_heatmaps({"im1.png/Atelectasis": maps["im1.png/Atelectasis"], "im1.png/Nodule": maps["im2.png/Nodule"]},
-                           read_nih_boxes(p).table, missing_maps="miss")
+    r3 = evaluate_heatmaps(
+        {"im1.png/Atelectasis": maps["im1.png/Atelectasis"], "im1.png/Nodule": maps["im2.png/Nodule"]},
+        read_nih_boxes(p).table,
+        missing_maps="miss",
+    )
     assert r3.table[r3.table.finding == "Nodule"].acc.max() == 0.0 and r3.not_scored == ()
     with pytest.raises(SchemaError, match=r"must be a 2-D array"):
         evaluate_heatmaps({"im1.png/Atelectasis": np.zeros((2, 2, 2))}, read_nih_boxes(p).table)
@@ -111,4 +129,13 @@ def test_synth_cli_small(tmp_path, capsys):
     assert text == (out / "synth_output.txt").read_text()
     assert "data large : 3 images" in text
     loc = pd.read_csv(out / "localization.csv")
-    assert loc.columns[:8].tolist() == ["finding", "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images"]
+    assert loc.columns[:8].tolist() == [
+        "finding",
+        "T",
+        "threshold",
+        "rule",
+        "acc",
+        "afp",
+        "n_boxes",
+        "n_images",
+    ]

@@ -44,9 +44,11 @@ def case(tmp_path):
         maps[key] = m
         if i != 10:
             x, y = rng.uniform(0, 700, 2)
-            rows.append(f"{i:04d}.png,{FINDINGS[i % 3]},{x:.1f},{y:.1f},{rng.uniform(50, 300):.1f},"
-                        f"{rng.uniform(50, 300):.1f}\n")
-    maps["0000.png/Nodule"] = maps.pop("0010.png/Mass")     # a box image, no box of Nodule: AFP only
+            rows.append(
+                f"{i:04d}.png,{FINDINGS[i % 3]},{x:.1f},{y:.1f},{rng.uniform(50, 300):.1f},"
+                f"{rng.uniform(50, 300):.1f}\n"
+            )
+    maps["0000.png/Nodule"] = maps.pop("0010.png/Mass")  # a box image, no box of Nodule: AFP only
     csv = tmp_path / "bbox.csv"
     csv.write_text(HEADER + "".join(rows))
     return maps, csv
@@ -56,7 +58,7 @@ def _write_all(tmp_path, maps):
     """The same maps in every accepted layout."""
     np.savez(tmp_path / "stored.npz", **maps)
     np.savez_compressed(tmp_path / "compressed.npz", **maps)
-    with NpzWriter(tmp_path / "predict.npz") as w:                 # cxreval predict --heatmaps' layout
+    with NpzWriter(tmp_path / "predict.npz") as w:  # cxreval predict --heatmaps' layout
         for k, v in maps.items():
             w.add(k, v)
     folder = tmp_path / "folder"
@@ -66,9 +68,13 @@ def _write_all(tmp_path, maps):
     keys = list(maps)
     np.savez(tmp_path / "part1.npz", **{k: maps[k] for k in keys[:5]})
     np.savez_compressed(tmp_path / "part2.npz", **{k: maps[k] for k in keys[5:]})
-    return {"stored": [tmp_path / "stored.npz"], "compressed": [tmp_path / "compressed.npz"],
-            "predict": [tmp_path / "predict.npz"], "folder": [folder],
-            "two files": [tmp_path / "part1.npz", tmp_path / "part2.npz"]}
+    return {
+        "stored": [tmp_path / "stored.npz"],
+        "compressed": [tmp_path / "compressed.npz"],
+        "predict": [tmp_path / "predict.npz"],
+        "folder": [folder],
+        "two files": [tmp_path / "part1.npz", tmp_path / "part2.npz"],
+    }
 
 
 def _localize(paths, csv, out, *extra):
@@ -92,7 +98,7 @@ def test_index_and_reader_round_trip(tmp_path, case):
 
 def test_streamed_equals_in_memory(tmp_path, case, monkeypatch):
     maps, csv = case
-    monkeypatch.setattr(evaluate_mod, "FILE_CHUNK", 3)           # several chunks, shapes mixed within a chunk
+    monkeypatch.setattr(evaluate_mod, "FILE_CHUNK", 3)  # several chunks, shapes mixed within a chunk
     refs = read_nih_boxes(csv).table
     proto = LocalizationProtocol(afp_denominator="box_images")
     mem = evaluate_heatmaps(maps, refs, protocol=proto)
@@ -130,7 +136,9 @@ def test_dask_cluster_equals_serial(tmp_path, case, monkeypatch, dask_cluster):
     monkeypatch.setattr(evaluate_mod, "FILE_CHUNK", 2)
     folder = _write_all(tmp_path, maps)["folder"]
     assert _localize(folder, csv, tmp_path / "serial") == 0
-    assert _localize(folder, csv, tmp_path / "dask", "--executor", f"dask://{dask_cluster.split('://')[1]}") == 0
+    assert (
+        _localize(folder, csv, tmp_path / "dask", "--executor", f"dask://{dask_cluster.split('://')[1]}") == 0
+    )
     _same_outputs(tmp_path / "serial", tmp_path / "dask")
 
 
@@ -195,8 +203,10 @@ def test_non_finite_map_names_file_and_key(tmp_path, case, capsys):
     out = tmp_path / "out"
     assert _localize([p], csv, out) == 2
     err = capsys.readouterr().err
-    assert "nan.npz (member 0002.png/Nodule.npy): heatmap '0002.png/Nodule' must be finite; found nan at index " \
-           "(3, 4)" in err
+    assert (
+        "nan.npz (member 0002.png/Nodule.npy): heatmap '0002.png/Nodule' must be finite; found nan at index "
+        "(3, 4)" in err
+    )
     assert not out.exists()
     with pytest.raises(SchemaError, match="must be finite"):
         evaluate_heatmaps(scan_heatmaps([p]), read_nih_boxes(csv).table)
@@ -206,6 +216,9 @@ def test_aspect_ratio_names_the_file(tmp_path, case):
     maps, csv = case
     p = tmp_path / "wide.npz"
     np.savez(p, **{**maps, "0001.png/Mass": np.zeros((8, 16))})
-    with pytest.raises(SchemaError, match=r"heatmap '0001.png/Mass' \(.*wide.npz \(member 0001.png/Mass.npy\)\) "
-                                          "is 8 x 16"):
+    with pytest.raises(
+        SchemaError,
+        match=r"heatmap '0001.png/Mass' \(.*wide.npz \(member 0001.png/Mass.npy\)\) "
+        "is 8 x 16",
+    ):
         evaluate_heatmaps(scan_heatmaps([p]), read_nih_boxes(csv).table)

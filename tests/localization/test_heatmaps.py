@@ -37,14 +37,22 @@ def _maps(seed, n, h, w, sigma):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**31), h=st.integers(3, 20), w=st.integers(3, 20), factor=st.sampled_from([4, 8, 16]),
-       extra=st.integers(0, 7), sigma=st.sampled_from([0, 0.8, 1.5]), upsampling=st.sampled_from(["bilinear", "nearest"]),
-       conn=st.sampled_from([8, 4]))
+@given(
+    seed=st.integers(0, 2**31),
+    h=st.integers(3, 20),
+    w=st.integers(3, 20),
+    factor=st.sampled_from([4, 8, 16]),
+    extra=st.integers(0, 7),
+    sigma=st.sampled_from([0, 0.8, 1.5]),
+    upsampling=st.sampled_from(["bilinear", "nearest"]),
+    conn=st.sampled_from([8, 4]),
+)
 def test_boxes_equal_reference_pipeline(seed, h, w, factor, extra, sigma, upsampling, conn):
-    shape = (h * factor + extra, w * factor)       # integer and non-integer factors
+    shape = (h * factor + extra, w * factor)  # integer and non-integer factors
     maps = _maps(seed, 3, h, w, sigma)
-    got = heatmaps_to_boxes(maps, image_shape=shape, upsampling=upsampling, thresholds=(60.0, 180.0),
-                            connectivity=conn).boxes
+    got = heatmaps_to_boxes(
+        maps, image_shape=shape, upsampling=upsampling, thresholds=(60.0, 180.0), connectivity=conn
+    ).boxes
     order = 1 if upsampling == "bilinear" else 0
     for k in range(3):
         for ti, thr in enumerate((60, 180)):
@@ -73,7 +81,7 @@ def test_upsampling_matches_skimage_and_matrix_form():
 def test_peaks_are_argmax_of_dense_map():
     maps = _maps(3, 6, 32, 32, 1.0)
     maps[5] = 0.0
-    maps[5, 0, 31] = 1.0                         # a corner maximum: held edge values tie
+    maps[5, 0, 31] = 1.0  # a corner maximum: held edge values tie
     pk = heatmap_peaks(maps)
     for k in range(6):
         assert tuple(pk[k]) == np.unravel_index(np.argmax(upsample(maps[k])), (1024, 1024))
@@ -83,7 +91,9 @@ def test_strict_vs_inclusive_and_constant_map():
     hm = np.zeros((4, 4))
     hm[1, 1] = 1.0
     assert heatmap_boxes(hm, image_shape=(8, 8), upsampling="nearest", threshold=255).shape == (0, 4)
-    assert heatmap_boxes(hm, image_shape=(8, 8), upsampling="nearest", threshold=255, strict=False).tolist() == [[2, 2, 4, 4]]
+    assert heatmap_boxes(
+        hm, image_shape=(8, 8), upsampling="nearest", threshold=255, strict=False
+    ).tolist() == [[2, 2, 4, 4]]
     assert heatmap_boxes(np.full((5, 5), 3.0)).shape == (0, 4)
     assert heatmap_boxes(np.full((5, 5), 3.0), upsampling="nearest").shape == (0, 4)
 

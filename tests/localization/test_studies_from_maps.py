@@ -72,9 +72,14 @@ def test_miss_scores_unmapped_finding_na_not_zero(real_boxes):
 
 
 def test_no_mapped_image_with_a_box_is_refused(real_boxes):
-    with pytest.raises(SchemaError, match=r"studies_from_maps: none of the 1 image\(s\) with a heat map has a "
-                                          r"reference box"):
-        evaluate_heatmaps({"nope.png/Mass": np.ones((32, 32))}, real_boxes, protocol=PROTO, studies_from_maps=True)
+    with pytest.raises(
+        SchemaError,
+        match=r"studies_from_maps: none of the 1 image\(s\) with a heat map has a "
+        r"reference box",
+    ):
+        evaluate_heatmaps(
+            {"nope.png/Mass": np.ones((32, 32))}, real_boxes, protocol=PROTO, studies_from_maps=True
+        )
 
 
 def test_cli_studies_from_maps(real_boxes, metadata_dir, tmp_path, capsys):
@@ -82,8 +87,27 @@ def test_cli_studies_from_maps(real_boxes, metadata_dir, tmp_path, capsys):
     npz = tmp_path / "maps.npz"
     np.savez(npz, **maps)
     out = tmp_path / "loc"
-    assert main(["localize", "--heatmaps", str(npz), "--boxes", str(metadata_dir / "BBox_List_2017.csv.gz"),
-                 "--studies-from-maps", "--rule", "IoBB", "--threshold", "60", "-t", "0.5", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "localize",
+                "--heatmaps",
+                str(npz),
+                "--boxes",
+                str(metadata_dir / "BBox_List_2017.csv.gz"),
+                "--studies-from-maps",
+                "--rule",
+                "IoBB",
+                "--threshold",
+                "60",
+                "-t",
+                "0.5",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     t = pd.read_csv(out / "localization.csv")
     n = int(real_boxes["study_id"].isin(ims).sum())

@@ -64,8 +64,13 @@ def test_checks_and_tables(study):
     assert c["n_scored_boxes"] == 1977 and c["containing"] == 1034 and c["inside"] == 638
     assert c["iobb_lt_iou"] == 0 and c["or_rule_differs"] == 0 and c["pixel_count_mismatches"] == 0
     s = study.scores
-    row = s[(s.variant == "noisy") & (s.localizer == "tiny box") & (s["size"] == "small") & (s.rule == "IoBB")
-            & (s["T"] == "9/10")]
+    row = s[
+        (s.variant == "noisy")
+        & (s.localizer == "tiny box")
+        & (s["size"] == "small")
+        & (s.rule == "IoBB")
+        & (s["T"] == "9/10")
+    ]
     assert row.acc.item() == pytest.approx(52 / 60)
     assert len(study.boxes) == 1977
 
@@ -80,7 +85,7 @@ def test_other_seed_and_size_runs():
 def test_coverage_exact_fractions():
     cov = coverage((16, 0, 48, 32), ErrorModel())
     assert cov[0, 0] == 0.5 and cov[0, 1] == 0.5 and cov[1].sum() == 0
-    assert cov.sum() == pytest.approx(32 * 32 / 32 ** 2)
+    assert cov.sum() == pytest.approx(32 * 32 / 32**2)
 
 
 def test_rng_draw_order_matches_reference_script():
@@ -111,7 +116,11 @@ def test_the_checks_reference_is_skimage_resize_bit_for_bit():
     from cxreval.localization._synthetic import skimage_resize
 
     rng = np.random.default_rng(3)
-    maps = [synthetic_cases(rng=0, per_size=1)["medium"][0].noisy, rng.random((32, 32)), rng.normal(size=(16, 16))]
+    maps = [
+        synthetic_cases(rng=0, per_size=1)["medium"][0].noisy,
+        rng.random((32, 32)),
+        rng.normal(size=(16, 16)),
+    ]
     for m in maps:
         for order in (0, 1):
             ref = resize(m, (1024, 1024), order=order, mode="edge", anti_aliasing=False)
@@ -136,8 +145,9 @@ def test_gaussian_blur_is_scipy_gaussian_filter_bit_for_bit():
         for _ in range(20):
             a = rng.random(shape) * 10.0 ** rng.uniform(-3, 3)
             a[rng.random(shape) < 0.5] = 0.0
-            assert np.array_equal(gaussian_blur(a, sigma), ndimage.gaussian_filter(a, sigma, mode="constant")), \
-                (shape, sigma)
+            assert np.array_equal(
+                gaussian_blur(a, sigma), ndimage.gaussian_filter(a, sigma, mode="constant")
+            ), (shape, sigma)
     box = coverage((300, 420, 390, 530), ErrorModel())
     assert np.array_equal(gaussian_blur(box, 0.8), ndimage.gaussian_filter(box, 0.8, mode="constant"))
 
@@ -147,14 +157,16 @@ def test_printing_the_study_imports_no_table_or_scipy_module():
     import subprocess
     import sys
 
-    code = ("import sys, io, contextlib; from cxreval.cli.main import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):\n"
-            "    rc = main(['synth', '--per-size', '3'])\n"
-            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pandas', 'pyarrow', 'scipy', 'skimage')"
-            " or m.startswith('numpy.f2py'))\n"
-            "from cxreval.localization import simulate_localization\n"
-            "res = simulate_localization(0, per_size=3)\n"
-            "print(rc, heavy, 'pandas' in sys.modules, len(res.table), 'pandas' in sys.modules,"
-            " 'Part C' in out.getvalue())")
+    code = (
+        "import sys, io, contextlib; from cxreval.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):\n"
+        "    rc = main(['synth', '--per-size', '3'])\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pandas', 'pyarrow', 'scipy', 'skimage')"
+        " or m.startswith('numpy.f2py'))\n"
+        "from cxreval.localization import simulate_localization\n"
+        "res = simulate_localization(0, per_size=3)\n"
+        "print(rc, heavy, 'pandas' in sys.modules, len(res.table), 'pandas' in sys.modules,"
+        " 'Part C' in out.getvalue())"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.stdout.strip().splitlines()[-1] == "0 [] False 225 True True", r.stdout + r.stderr

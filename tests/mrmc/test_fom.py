@@ -73,9 +73,16 @@ def test_delong_covariance_equals_the_structural_components_pair_by_pair():
     aucs = [p.mean() for p in psis]
     v10 = [p.mean(axis=1) for p in psis]
     v01 = [p.mean(axis=0) for p in psis]
-    expected = np.array([[np.sum((v10[a] - aucs[a]) * (v10[b] - aucs[b])) / ((n1 - 1) * n1)
-                          + np.sum((v01[a] - aucs[a]) * (v01[b] - aucs[b])) / ((n0 - 1) * n0)
-                          for b in range(6)] for a in range(6)])
+    expected = np.array(
+        [
+            [
+                np.sum((v10[a] - aucs[a]) * (v10[b] - aucs[b])) / ((n1 - 1) * n1)
+                + np.sum((v01[a] - aucs[a]) * (v01[b] - aucs[b])) / ((n0 - 1) * n0)
+                for b in range(6)
+            ]
+            for a in range(6)
+        ]
+    )
     np.testing.assert_allclose(auc_covariance(x, y, method="delong").reshape(6, 6), expected, rtol=1e-12)
 
 
@@ -104,7 +111,9 @@ def test_clustered_delong_equals_obuchowski_1997_written_out():
     s01 = i01 / ((i01 - 1) * big_n) * np.sum((v01 - n * auc) ** 2)
     s11 = i / (i - 1) * np.sum((v10 - m * auc) * (v01 - n * auc))
     expected = s10 / big_m + s01 / big_n + 2 * s11 / (big_m * big_n)
-    assert auc_covariance(x, y, method="delong", clusters=clusters)[0, 0, 0, 0] == pytest.approx(expected, rel=1e-12)
+    assert auc_covariance(x, y, method="delong", clusters=clusters)[0, 0, 0, 0] == pytest.approx(
+        expected, rel=1e-12
+    )
 
 
 def test_unbiased_covariance_equals_the_u_statistic_over_distinct_cases():
@@ -121,8 +130,9 @@ def test_unbiased_covariance_equals_the_u_statistic_over_distinct_cases():
             if i != i2 and j != j2:
                 total += psis[a][i, j] * psis[b][i2, j2]
         expected[a, b] = psis[a].mean() * psis[b].mean() - total / (n1 * (n1 - 1) * n0 * (n0 - 1))
-    np.testing.assert_allclose(auc_covariance(x, y, method="unbiased").reshape(6, 6), expected, rtol=1e-10,
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        auc_covariance(x, y, method="unbiased").reshape(6, 6), expected, rtol=1e-10, atol=1e-15
+    )
 
 
 def test_readers_of_disjoint_cases_have_no_unbiased_covariance():

@@ -30,7 +30,9 @@ def test_one_modality_rrrc_equals_or_with_the_model_replicated(vandyke, covarian
     assert res.rrrc.test.ddf == pytest.approx(two.rrrc.test.ddf, rel=1e-10)
     assert res.rrrc.test.p_value == pytest.approx(two.rrrc.test.p_value, rel=1e-10)
     (d,), (d2,) = res.rrrc.differences, two.rrrc.differences
-    assert (d.estimate, d.low, d.high) == pytest.approx((-d2.estimate, -d2.high, -d2.low), rel=1e-10)  # readers-model
+    assert (d.estimate, d.low, d.high) == pytest.approx(
+        (-d2.estimate, -d2.high, -d2.low), rel=1e-10
+    )  # readers-model
 
 
 @pytest.mark.shared_data
@@ -43,8 +45,14 @@ def test_jackknife_of_the_differences_as_rjafroc(vandyke):
     cov = np.cov(diff_loo) * (k - 1) ** 2 / k
     var_error = np.diag(cov).mean()
     cov2 = cov[~np.eye(5, dtype=bool)].mean()
-    aucs = np.array([[stats.mannwhitneyu(r[truth == 1], r[truth == 0]).statistic / (45 * 69)
-                      for r in np.concatenate([model[None], readers])]])[0]
+    aucs = np.array(
+        [
+            [
+                stats.mannwhitneyu(r[truth == 1], r[truth == 0]).statistic / (45 * 69)
+                for r in np.concatenate([model[None], readers])
+            ]
+        ]
+    )[0]
     psi = aucs[1:] - aucs[0]
     msr = psi.var(ddof=1)
     den = msr + max(5 * cov2, 0)
@@ -57,7 +65,9 @@ def test_jackknife_of_the_differences_as_rjafroc(vandyke):
     half = stats.t.ppf(0.975, ddf) * np.sqrt(den / 5)
     assert (d.low, d.high) == pytest.approx((psi.mean() - half, psi.mean() + half), rel=1e-10)
     (m,) = res.rrrc.modalities
-    assert (m.auc, m.low, m.high) == pytest.approx((aucs[1:].mean(), aucs[0] + d.low, aucs[0] + d.high), rel=1e-10)
+    assert (m.auc, m.low, m.high) == pytest.approx(
+        (aucs[1:].mean(), aucs[0] + d.low, aucs[0] + d.high), rel=1e-10
+    )
 
 
 @pytest.mark.shared_data
@@ -74,12 +84,15 @@ def test_fixed_cases_is_a_one_sample_t_test(vandyke):
     assert set(tables["tests"]["analysis"]) == {"RRRC", "FRRC", "RRFC"}
 
 
-@pytest.mark.parametrize(("readers", "model", "match"), [
-    (np.zeros((1, 6)), np.arange(6.0), "at least 2 readers"),
-    (np.zeros((2, 6)), np.arange(5.0), "'model_score'.*one score per case"),
-    (np.zeros((2, 6)), np.array([0, 1, 2, 3, 4, np.nan]), "'model_score'.*missing"),
-    (np.zeros(6), np.arange(6.0), "'reader_ratings'.*shape"),
-])
+@pytest.mark.parametrize(
+    ("readers", "model", "match"),
+    [
+        (np.zeros((1, 6)), np.arange(6.0), "at least 2 readers"),
+        (np.zeros((2, 6)), np.arange(5.0), "'model_score'.*one score per case"),
+        (np.zeros((2, 6)), np.array([0, 1, 2, 3, 4, np.nan]), "'model_score'.*missing"),
+        (np.zeros(6), np.arange(6.0), "'reader_ratings'.*shape"),
+    ],
+)
 def test_bad_input(readers, model, match):
     with pytest.raises(InvalidParameterError, match=match):
         model_vs_readers(readers, model, [0, 0, 0, 1, 1, 1])

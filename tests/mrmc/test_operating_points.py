@@ -69,15 +69,25 @@ def _polyline_min(ys: np.ndarray, xs: np.ndarray, y: float) -> float:
     return min(vals)
 
 
-def _study(n: int, rng: np.random.Generator, mu: float = 1.5, mu_r: tuple[float, ...] = (1.2, 1.0, 1.4),
-           cut: tuple[float, ...] = (0.8, 0.5, 1.1), rho: float = 0.5):
+def _study(
+    n: int,
+    rng: np.random.Generator,
+    mu: float = 1.5,
+    mu_r: tuple[float, ...] = (1.2, 1.0, 1.4),
+    cut: tuple[float, ...] = (0.8, 0.5, 1.1),
+    rho: float = 0.5,
+):
     """A binormal study: model score ``mu * y + Z``; reader ``r`` calls positive when
     ``mu_r * y + rho * Z + sqrt(1 - rho^2) * E > cut_r`` (its latent correlated with the model's)."""
     y = (rng.random(n) < 0.5).astype(float)
     z = rng.normal(size=n)
     s = mu * y + z
-    d = np.array([(m * y + rho * z + np.sqrt(1 - rho**2) * rng.normal(size=n) > c).astype(float)
-                  for m, c in zip(mu_r, cut)])
+    d = np.array(
+        [
+            (m * y + rho * z + np.sqrt(1 - rho**2) * rng.normal(size=n) > c).astype(float)
+            for m, c in zip(mu_r, cut)
+        ]
+    )
     return d, s, y
 
 
@@ -125,21 +135,36 @@ STEP_TRUTH = np.array([1, 1, 1, 0, 0, 0], dtype=float)
 STEP_SCORES = np.array([0.9, 0.8, 0.3, 0.7, 0.2, 0.1])
 
 
-@pytest.mark.parametrize(("fp", "tp", "below", "d_se", "d_sp"), [
-    (0, 2, False, 0, 0),  # on a vertex (the top of the riser at fpr 0): on the curve
-    (0, 1, True, 1, 0),  # on the riser at fpr 0 (the model reaches tpr 2/3 at specificity 1): below
-    (1, 2, True, 1, 1),  # on the vertical riser at fpr 1/3 (the model reaches tpr 1 there): below
-    (0, 3, False, -1, -1),  # above the curve
-    (2, 2, True, 1, 2),  # strictly below
-    (2, 3, False, 0, 1),  # on the horizontal tread at tpr 1 (the model reaches it at fpr 1/3): on the curve
-])
+@pytest.mark.parametrize(
+    ("fp", "tp", "below", "d_se", "d_sp"),
+    [
+        (0, 2, False, 0, 0),  # on a vertex (the top of the riser at fpr 0): on the curve
+        (0, 1, True, 1, 0),  # on the riser at fpr 0 (the model reaches tpr 2/3 at specificity 1): below
+        (1, 2, True, 1, 1),  # on the vertical riser at fpr 1/3 (the model reaches tpr 1 there): below
+        (0, 3, False, -1, -1),  # above the curve
+        (2, 2, True, 1, 2),  # strictly below
+        (
+            2,
+            3,
+            False,
+            0,
+            1,
+        ),  # on the horizontal tread at tpr 1 (the model reaches it at fpr 1/3): on the curve
+    ],
+)
 def test_below_the_curve_on_hand_made_points(fp, tp, below, d_se, d_sp):
-    res = reader_operating_points(_decisions(STEP_TRUTH, fp, tp), STEP_SCORES, STEP_TRUTH, n_resamples=20, rng=0)
+    res = reader_operating_points(
+        _decisions(STEP_TRUTH, fp, tp), STEP_SCORES, STEP_TRUTH, n_resamples=20, rng=0
+    )
     row = res.readers_vs_curve.iloc[0]
     assert bool(row.below_curve) is below and res.n_below == int(below)
     assert row.curve_gap == pytest.approx(d_se / 3, abs=1e-15)
-    assert _row(res, "reader_1", "sensitivity_at_reader_specificity").difference == pytest.approx(d_se / 3, abs=1e-15)
-    assert _row(res, "reader_1", "specificity_at_reader_sensitivity").difference == pytest.approx(d_sp / 3, abs=1e-15)
+    assert _row(res, "reader_1", "sensitivity_at_reader_specificity").difference == pytest.approx(
+        d_se / 3, abs=1e-15
+    )
+    assert _row(res, "reader_1", "specificity_at_reader_sensitivity").difference == pytest.approx(
+        d_sp / 3, abs=1e-15
+    )
     assert res.below_count.loc[res.below_count.observed, "n_readers_below"].item() == int(below)
 
 
@@ -148,15 +173,33 @@ TIED_TRUTH = np.array([1, 1, 0, 1, 0, 0], dtype=float)
 TIED_SCORES = np.array([0.9, 0.5, 0.5, 0.5, 0.5, 0.1])
 
 
-@pytest.mark.parametrize(("matching", "fp", "tp", "below", "d_se", "d_sp"), [
-    ("step", 1, 2, False, -1, -1),  # above the step curve (the model has no threshold at fpr 1/3 reaching tpr 2/3)
-    ("interpolated", 1, 2, False, 0, 0),  # on the diagonal
-    ("step", 1, 1, False, 0, 1),  # on the step curve's tread
-    ("interpolated", 1, 1, True, 1, 1),  # below the diagonal; at Se 1/3 the model's vertex (0, 1) has fpr 0
-])
+@pytest.mark.parametrize(
+    ("matching", "fp", "tp", "below", "d_se", "d_sp"),
+    [
+        (
+            "step",
+            1,
+            2,
+            False,
+            -1,
+            -1,
+        ),  # above the step curve (the model has no threshold at fpr 1/3 reaching tpr 2/3)
+        ("interpolated", 1, 2, False, 0, 0),  # on the diagonal
+        ("step", 1, 1, False, 0, 1),  # on the step curve's tread
+        (
+            "interpolated",
+            1,
+            1,
+            True,
+            1,
+            1,
+        ),  # below the diagonal; at Se 1/3 the model's vertex (0, 1) has fpr 0
+    ],
+)
 def test_matching_conventions_on_a_diagonal_segment(matching, fp, tp, below, d_se, d_sp):
-    res = reader_operating_points(_decisions(TIED_TRUTH, fp, tp), TIED_SCORES, TIED_TRUTH, matching=matching,
-                                  n_resamples=20, rng=0)
+    res = reader_operating_points(
+        _decisions(TIED_TRUTH, fp, tp), TIED_SCORES, TIED_TRUTH, matching=matching, n_resamples=20, rng=0
+    )
     assert bool(res.readers_vs_curve.below_curve.iloc[0]) is below
     naive = _naive(_decisions(TIED_TRUTH, fp, tp), TIED_SCORES, TIED_TRUTH, matching)
     got_se = _row(res, "reader_1", "sensitivity_at_reader_specificity").difference
@@ -190,8 +233,12 @@ def test_point_estimates_equal_the_naive_definitions(matching):
     for r in range(3):
         ref = _naive(d[r], s, y, matching)
         name = f"reader_{r + 1}"
-        assert _row(res, name, "sensitivity_at_reader_specificity").difference == pytest.approx(ref["d_se"], abs=1e-12)
-        assert _row(res, name, "specificity_at_reader_sensitivity").difference == pytest.approx(ref["d_sp"], abs=1e-12)
+        assert _row(res, name, "sensitivity_at_reader_specificity").difference == pytest.approx(
+            ref["d_se"], abs=1e-12
+        )
+        assert _row(res, name, "specificity_at_reader_sensitivity").difference == pytest.approx(
+            ref["d_sp"], abs=1e-12
+        )
         assert bool(res.readers_vs_curve.set_index("reader").loc[name, "below_curve"]) is bool(ref["below"])
 
 
@@ -203,7 +250,9 @@ def test_panel_is_the_mean_operating_point_against_the_full_curve():
     se, sp = op.loc[(PANEL, "sensitivity")], op.loc[(PANEL, "specificity")]
     fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)
     model_se = tpr[fpr <= 1 - sp + 1e-12].max()
-    assert _row(res, PANEL, "sensitivity_at_reader_specificity").difference == pytest.approx(model_se - se, abs=1e-12)
+    assert _row(res, PANEL, "sensitivity_at_reader_specificity").difference == pytest.approx(
+        model_se - se, abs=1e-12
+    )
     assert res.readers_vs_curve.set_index("reader").loc[PANEL, "below_curve"] == (model_se > se)
 
 
@@ -262,7 +311,8 @@ def test_pvalue_holm_verdict_and_below_count_distribution():
     c = res.comparisons
     for _, row in c.iterrows():
         dist = (res.delta_sensitivity if row.metric.startswith("sensitivity") else res.delta_specificity)[
-            :, list(res.readers).index(row.reader) if row.kind == "reader" else -1]
+            :, list(res.readers).index(row.reader) if row.kind == "reader" else -1
+        ]
         assert row.pvalue == pytest.approx(np.mean(dist <= -0.05))
         lo = np.percentile(dist, 2.5)
         assert row.ci_low == pytest.approx(lo) and row.non_inferior == (lo > -0.05)
@@ -299,7 +349,9 @@ def test_intervals_cover_the_binormal_truth(matching):
     """200 studies of a binormal model: the 95% intervals of ΔSe and ΔSp cover their closed forms ~95% of the time."""
     mu, mu_r, cut = 1.5, (1.2,), (0.8,)
     se_r, sp_r = norm.sf(cut[0] - mu_r[0]), norm.cdf(cut[0])
-    true_dse = norm.cdf(mu - norm.ppf(sp_r)) - se_r  # the model's Se at the reader's Sp, minus the reader's Se
+    true_dse = (
+        norm.cdf(mu - norm.ppf(sp_r)) - se_r
+    )  # the model's Se at the reader's Sp, minus the reader's Se
     true_dsp = norm.cdf(mu - norm.ppf(se_r)) - sp_r
     rng = np.random.default_rng(2024)
     hits = np.zeros(2)
@@ -336,31 +388,72 @@ def test_non_inferiority_keeps_its_level_at_the_margin():
 # --- bad input -----------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("kwargs", "exc", "match"), [
-    ({"decisions": [[0, 1, 2, 0]]}, SchemaError, r"'decisions' must be 0, 1 or NaN .* reader 'reader_1' has 2.0 at case 2"),
-    ({"decisions": [["a", "b", "c", "d"]]}, SchemaError, "'decisions' parameter .* must be numeric"),
-    ({"decisions": [[1, 1, np.nan, np.nan]]}, InvalidParameterError,
-     "reader 'reader_1' read 2 positive and 0 negative cases"),
-    ({"decisions": [[1, 0, 0]]}, InvalidParameterError, "inconsistent numbers of cases: decisions has 3 columns"),
-    ({"decisions": np.zeros((1, 1, 4))}, InvalidParameterError, "must be a 2-D array"),
-    ({"truth": [1, 1, 0, 0.5]}, SchemaError, r"'truth' must be 0 or 1; case 3 has 0.5"),
-    ({"truth": [1, 1, 0, np.nan]}, SchemaError, r"'truth' must be 0 or 1; case 3 has nan"),
-    ({"scores": [0.1, np.inf, 0.3, 0.4]}, SchemaError, "'scores' must be finite; case 1 has inf"),
-    ({"margin": 0}, InvalidParameterError, r"'margin' parameter .* must be a float in \(0, 1\)\. Got 0"),
-    ({"margin": 1.5}, InvalidParameterError, r"'margin' parameter .* must be a float in \(0, 1\)\. Got 1.5"),
-    ({"matching": "linear"}, InvalidParameterError, r"'matching' parameter .* must be one of \['step', 'interpolated'\]"),
-    ({"confidence_level": 95}, InvalidParameterError, "'confidence_level' parameter"),
-    ({"n_resamples": 0}, InvalidParameterError, "'n_resamples' parameter"),
-    ({"reader_names": ["a", "b"]}, InvalidParameterError, "'reader_names' has 2 names but 'decisions' has 1 readers"),
-    ({"reader_names": ["panel"]}, InvalidParameterError, "the name 'panel'"),
-    ({"reader_names": "a"}, InvalidParameterError, "'reader_names' parameter .* must be a sequence of str"),
-    ({"reader_names": 3}, InvalidParameterError, "'reader_names' parameter .* must be a sequence of str"),
-    ({"patients": [1, 2, 3]}, InvalidParameterError, r"'patients' has shape \(3,\) but 'scores' has 4 cases"),
-    ({"plan": "plan"}, InvalidParameterError, "'plan' parameter .* must be a ResamplingPlan"),
-    ({"plan": draw_plan([1, 2, 3], n_resamples=2, rng=0)}, InvalidParameterError, "the plan covers 3 cases"),
-    ({"plan": draw_plan([1, 2, 3, 4], n_resamples=2, rng=0), "patients": [1, 2, 3, 4]}, InvalidParameterError,
-     "give 'patients' or 'plan', not both"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        (
+            {"decisions": [[0, 1, 2, 0]]},
+            SchemaError,
+            r"'decisions' must be 0, 1 or NaN .* reader 'reader_1' has 2.0 at case 2",
+        ),
+        ({"decisions": [["a", "b", "c", "d"]]}, SchemaError, "'decisions' parameter .* must be numeric"),
+        (
+            {"decisions": [[1, 1, np.nan, np.nan]]},
+            InvalidParameterError,
+            "reader 'reader_1' read 2 positive and 0 negative cases",
+        ),
+        (
+            {"decisions": [[1, 0, 0]]},
+            InvalidParameterError,
+            "inconsistent numbers of cases: decisions has 3 columns",
+        ),
+        ({"decisions": np.zeros((1, 1, 4))}, InvalidParameterError, "must be a 2-D array"),
+        ({"truth": [1, 1, 0, 0.5]}, SchemaError, r"'truth' must be 0 or 1; case 3 has 0.5"),
+        ({"truth": [1, 1, 0, np.nan]}, SchemaError, r"'truth' must be 0 or 1; case 3 has nan"),
+        ({"scores": [0.1, np.inf, 0.3, 0.4]}, SchemaError, "'scores' must be finite; case 1 has inf"),
+        ({"margin": 0}, InvalidParameterError, r"'margin' parameter .* must be a float in \(0, 1\)\. Got 0"),
+        (
+            {"margin": 1.5},
+            InvalidParameterError,
+            r"'margin' parameter .* must be a float in \(0, 1\)\. Got 1.5",
+        ),
+        (
+            {"matching": "linear"},
+            InvalidParameterError,
+            r"'matching' parameter .* must be one of \['step', 'interpolated'\]",
+        ),
+        ({"confidence_level": 95}, InvalidParameterError, "'confidence_level' parameter"),
+        ({"n_resamples": 0}, InvalidParameterError, "'n_resamples' parameter"),
+        (
+            {"reader_names": ["a", "b"]},
+            InvalidParameterError,
+            "'reader_names' has 2 names but 'decisions' has 1 readers",
+        ),
+        ({"reader_names": ["panel"]}, InvalidParameterError, "the name 'panel'"),
+        (
+            {"reader_names": "a"},
+            InvalidParameterError,
+            "'reader_names' parameter .* must be a sequence of str",
+        ),
+        ({"reader_names": 3}, InvalidParameterError, "'reader_names' parameter .* must be a sequence of str"),
+        (
+            {"patients": [1, 2, 3]},
+            InvalidParameterError,
+            r"'patients' has shape \(3,\) but 'scores' has 4 cases",
+        ),
+        ({"plan": "plan"}, InvalidParameterError, "'plan' parameter .* must be a ResamplingPlan"),
+        (
+            {"plan": draw_plan([1, 2, 3], n_resamples=2, rng=0)},
+            InvalidParameterError,
+            "the plan covers 3 cases",
+        ),
+        (
+            {"plan": draw_plan([1, 2, 3, 4], n_resamples=2, rng=0), "patients": [1, 2, 3, 4]},
+            InvalidParameterError,
+            "give 'patients' or 'plan', not both",
+        ),
+    ],
+)
 def test_bad_input_is_refused_by_name(kwargs, exc, match):
     data = {"decisions": [[1, 0, 0, 1]], "scores": [0.9, 0.2, 0.3, 0.8], "truth": [1, 1, 0, 0]}
     options = {"n_resamples": 10, "rng": 0}
@@ -372,8 +465,14 @@ def test_bad_input_is_refused_by_name(kwargs, exc, match):
 
 def test_duplicate_reader_names_are_refused():
     with pytest.raises(InvalidParameterError, match=r"duplicate names \['a'\]"):
-        reader_operating_points([[1, 0, 0, 1], [1, 1, 0, 0]], [0.9, 0.2, 0.3, 0.8], [1, 1, 0, 0],
-                                reader_names=["a", "a"], n_resamples=10, rng=0)
+        reader_operating_points(
+            [[1, 0, 0, 1], [1, 1, 0, 0]],
+            [0.9, 0.2, 0.3, 0.8],
+            [1, 1, 0, 0],
+            reader_names=["a", "a"],
+            n_resamples=10,
+            rng=0,
+        )
 
 
 def test_speed_three_readers_500_cases_2000_replicates():
@@ -403,14 +502,23 @@ def test_chexpert_benchmark_radiologists_below_the_curve(shared_data, capsys):
     counts = {}
     for finding in chexpert.COMPETITION_FINDINGS:
         lab = labels[labels.finding == finding].pivot(index="study_id", columns="source", values="state")
-        patient = labels[labels.finding == finding].drop_duplicates("study_id").set_index("study_id").patient_id
+        patient = (
+            labels[labels.finding == finding].drop_duplicates("study_id").set_index("study_id").patient_id
+        )
         for model in models:
             p = preds[(preds.finding == finding) & (preds.model == model)].set_index("study_id").score
             ids = p.index.intersection(lab.index)
             truth = (lab.loc[ids, "consensus"].astype(int) == 2).astype(float).to_numpy()
             dec = np.array([(lab.loc[ids, r].astype(int) == 2).astype(float).to_numpy() for r in readers])
-            res = reader_operating_points(dec, p.loc[ids].to_numpy(), truth, patients=patient.loc[ids].to_numpy(),
-                                          reader_names=readers, n_resamples=200, rng=0)
+            res = reader_operating_points(
+                dec,
+                p.loc[ids].to_numpy(),
+                truth,
+                patients=patient.loc[ids].to_numpy(),
+                reader_names=readers,
+                n_resamples=200,
+                rng=0,
+            )
             counts[(finding, model)] = res.n_below
             assert len(ids) == 500 and res.n_patients == 500
             # by hand: a reader is below when some threshold has fpr <= the reader's and tpr > the reader's

@@ -34,14 +34,22 @@ def _row(table, **where):
 
 # --- Van Dyke ---------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.shared_data
 def test_vandyke_aucs_equal_or_dbm_mrmc(vandyke, published):
     res = or_analysis(vandyke.ratings, vandyke.truth)
-    printed = [["0.91964573", "0.85877617", "0.90386473", "0.97310789", "0.82979066"],  # Iowa VanDyke.txt
-                 ["0.94782609", "0.90531401", "0.92173913", "0.99935588", "0.92995169"]]
+    printed = [
+        ["0.91964573", "0.85877617", "0.90386473", "0.97310789", "0.82979066"],  # Iowa VanDyke.txt
+        ["0.94782609", "0.90531401", "0.92173913", "0.99935588", "0.92995169"],
+    ]
     published([(res.aucs[t, r], printed[t][r]) for t, r in product(range(2), range(5))])
-    published([(res.modality_aucs[0], "0.89703704"), (res.modality_aucs[1], "0.94083736"),
-            (res.modality_aucs[0] - res.modality_aucs[1], "-0.04380032")])
+    published(
+        [
+            (res.modality_aucs[0], "0.89703704"),
+            (res.modality_aucs[1], "0.94083736"),
+            (res.modality_aucs[0] - res.modality_aucs[1], "-0.04380032"),
+        ]
+    )
     published([(res.modality_aucs[0], "0.8970"), (res.modality_aucs[1], "0.9408")])
 
 
@@ -50,26 +58,67 @@ def test_vandyke_delong_rrrc_equals_mrmcaov(vandyke, published):
     res = or_analysis(vandyke.ratings, vandyke.truth, covariance="delong")
     c, test = res.components, res.rrrc.test
     assert test is not None
-    published([(c.var_reader, "0.0015364254"), (c.var_treatment_reader, "0.0002045840"),
-            (c.var_error, "0.0007921325"), (c.cov1, "0.0003420090"), (c.cov2, "0.0003395265"),
-            (c.cov3, "0.0002358497"), (c.cov1 / c.var_error, "0.4317573"), (c.cov2 / c.var_error, "0.4286234"),
-            (c.cov3 / c.var_error, "0.2977402"), (c.ms_treatment, "0.004796171"),
-            (c.ms_treatment_reader, "0.0005510306"), (test.denominator, "0.001069415"), (test.statistic, "4.484854"),
-            (test.df, "1"), (test.ddf, "15.06611"), (test.p_value, "0.05123303")])
+    published(
+        [
+            (c.var_reader, "0.0015364254"),
+            (c.var_treatment_reader, "0.0002045840"),
+            (c.var_error, "0.0007921325"),
+            (c.cov1, "0.0003420090"),
+            (c.cov2, "0.0003395265"),
+            (c.cov3, "0.0002358497"),
+            (c.cov1 / c.var_error, "0.4317573"),
+            (c.cov2 / c.var_error, "0.4286234"),
+            (c.cov3 / c.var_error, "0.2977402"),
+            (c.ms_treatment, "0.004796171"),
+            (c.ms_treatment_reader, "0.0005510306"),
+            (test.denominator, "0.001069415"),
+            (test.statistic, "4.484854"),
+            (test.df, "1"),
+            (test.ddf, "15.06611"),
+            (test.p_value, "0.05123303"),
+        ]
+    )
     # the brief's headline digits: F = 4.485, ddf = 15.07, p = 0.0512, CI (-0.0879, 0.0003)
     (d,) = res.rrrc.differences
-    published([(test.statistic, "4.485"), (test.ddf, "15.07"), (test.p_value, "0.0512"), (d.low, "-0.0879"),
-            (d.high, "0.0003")])
-    published([(d.estimate, "-0.04380032"), (d.standard_error, "0.0206825"), (d.df, "15.06611"),
-            (d.low, "-0.0878671960"), (d.high, "0.0002665519"), (d.statistic, "-2.117747"),
-            (d.p_value, "0.05123303")])
+    published(
+        [
+            (test.statistic, "4.485"),
+            (test.ddf, "15.07"),
+            (test.p_value, "0.0512"),
+            (d.low, "-0.0879"),
+            (d.high, "0.0003"),
+        ]
+    )
+    published(
+        [
+            (d.estimate, "-0.04380032"),
+            (d.standard_error, "0.0206825"),
+            (d.df, "15.06611"),
+            (d.low, "-0.0878671960"),
+            (d.high, "0.0002665519"),
+            (d.statistic, "-2.117747"),
+            (d.p_value, "0.05123303"),
+        ]
+    )
     m1, m2 = res.rrrc.modalities
-    published([(m1.auc, "0.8970370"), (c.ms_reader_by_modality[0], "0.003082629"),
-            (c.cov2_by_modality[0], "0.0004775239"), (m1.standard_error, "0.03307642"), (m1.df, "12.59597"),
-            (m1.low, "0.8253461"), (m1.high, "0.9687280"),
-            (m2.auc, "0.9408374"), (c.ms_reader_by_modality[1], "0.001304602"),
-            (c.cov2_by_modality[1], "0.0002015292"), (m2.standard_error, "0.02150464"), (m2.df, "12.56530"),
-            (m2.low, "0.8942155"), (m2.high, "0.9874592")])
+    published(
+        [
+            (m1.auc, "0.8970370"),
+            (c.ms_reader_by_modality[0], "0.003082629"),
+            (c.cov2_by_modality[0], "0.0004775239"),
+            (m1.standard_error, "0.03307642"),
+            (m1.df, "12.59597"),
+            (m1.low, "0.8253461"),
+            (m1.high, "0.9687280"),
+            (m2.auc, "0.9408374"),
+            (c.ms_reader_by_modality[1], "0.001304602"),
+            (c.cov2_by_modality[1], "0.0002015292"),
+            (m2.standard_error, "0.02150464"),
+            (m2.df, "12.56530"),
+            (m2.low, "0.8942155"),
+            (m2.high, "0.9874592"),
+        ]
+    )
 
 
 @pytest.mark.shared_data
@@ -79,16 +128,34 @@ def test_vandyke_unbiased_rrrc_equals_mrmcaov(vandyke, published):
     assert test is not None
     (d,) = res.rrrc.differences
     m1, m2 = res.rrrc.modalities
-    published([(c.var_reader, "0.0015365290"), (c.var_treatment_reader, "0.0002077588"),
-            (c.var_error, "0.0007883925"), (c.cov1, "0.0003416706"), (c.cov2, "0.0003390650"),
-            (c.cov3, "0.0002356148"), (test.denominator, "0.001068281"), (test.statistic, "4.489614"),
-            (test.ddf, "15.03418"), (test.p_value, "0.0511618"),
-            (d.standard_error, "0.02067154"), (d.low, "-0.0878519409"), (d.high, "0.0002512968"),
+    published(
+        [
+            (c.var_reader, "0.0015365290"),
+            (c.var_treatment_reader, "0.0002077588"),
+            (c.var_error, "0.0007883925"),
+            (c.cov1, "0.0003416706"),
+            (c.cov2, "0.0003390650"),
+            (c.cov3, "0.0002356148"),
+            (test.denominator, "0.001068281"),
+            (test.statistic, "4.489614"),
+            (test.ddf, "15.03418"),
+            (test.p_value, "0.0511618"),
+            (d.standard_error, "0.02067154"),
+            (d.low, "-0.0878519409"),
+            (d.high, "0.0002512968"),
             (d.statistic, "-2.118871"),
-            (c.cov2_by_modality[0], "0.0004771788"), (m1.standard_error, "0.0330712"), (m1.df, "12.58802"),
-            (m1.low, "0.8253526"), (m1.high, "0.9687214"),
-            (c.cov2_by_modality[1], "0.0002009512"), (m2.standard_error, "0.0214912"), (m2.df, "12.53391"),
-            (m2.low, "0.8942323"), (m2.high, "0.9874424")])
+            (c.cov2_by_modality[0], "0.0004771788"),
+            (m1.standard_error, "0.0330712"),
+            (m1.df, "12.58802"),
+            (m1.low, "0.8253526"),
+            (m1.high, "0.9687214"),
+            (c.cov2_by_modality[1], "0.0002009512"),
+            (m2.standard_error, "0.0214912"),
+            (m2.df, "12.53391"),
+            (m2.low, "0.8942323"),
+            (m2.high, "0.9874424"),
+        ]
+    )
 
 
 @pytest.mark.shared_data
@@ -100,20 +167,47 @@ def test_vandyke_jackknife_rrrc_equals_or_dbm_mrmc(vandyke, published):
     (d,) = res.rrrc.differences
     m1, m2 = res.rrrc.modalities
     ss_t, ss_r, ss_tr = c.ms_treatment, 4 * c.ms_reader, 4 * c.ms_treatment_reader
-    published([(ss_t, "0.00479617"), (ss_r, "0.01534480"), (ss_tr, "0.00220412"), (c.ms_reader, "0.00383620"),
-            (c.ms_treatment_reader, "0.00055103"), (c.ms_reader_by_modality[0], "0.00308263"),
+    published(
+        [
+            (ss_t, "0.00479617"),
+            (ss_r, "0.01534480"),
+            (ss_tr, "0.00220412"),
+            (c.ms_reader, "0.00383620"),
+            (c.ms_treatment_reader, "0.00055103"),
+            (c.ms_reader_by_modality[0], "0.00308263"),
             (c.ms_reader_by_modality[1], "0.00130460"),
-            (c.var_reader, "0.00153500"), (c.var_treatment_reader, "0.00020040"), (c.cov1, "0.00034661"),
-            (c.cov2, "0.00034407"), (c.cov3, "0.00023903"), (c.var_error, "0.00080229"),
-            (c.cov1 / c.var_error, "0.43203138"), (c.cov2 / c.var_error, "0.42886683"),
+            (c.var_reader, "0.00153500"),
+            (c.var_treatment_reader, "0.00020040"),
+            (c.cov1, "0.00034661"),
+            (c.cov2, "0.00034407"),
+            (c.cov3, "0.00023903"),
+            (c.var_error, "0.00080229"),
+            (c.cov1 / c.var_error, "0.43203138"),
+            (c.cov2 / c.var_error, "0.42886683"),
             (c.cov3 / c.var_error, "0.29793328"),
-            (test.statistic, "4.46"), (test.p_value, "0.0517"), (test.ddf, "15.26"), (test.denominator, "0.00107626"),
-            (d.estimate, "-0.04380"), (d.standard_error, "0.02075"), (d.df, "15.26"), (d.statistic, "-2.11"),
-            (d.p_value, "0.0517"), (d.low, "-0.08796"), (d.high, "0.00036"),
-            (m1.standard_error, "0.03317360"), (m1.df, "12.74"), (m1.low, "0.82522360"), (m1.high, "0.96885048"),
+            (test.statistic, "4.46"),
+            (test.p_value, "0.0517"),
+            (test.ddf, "15.26"),
+            (test.denominator, "0.00107626"),
+            (d.estimate, "-0.04380"),
+            (d.standard_error, "0.02075"),
+            (d.df, "15.26"),
+            (d.statistic, "-2.11"),
+            (d.p_value, "0.0517"),
+            (d.low, "-0.08796"),
+            (d.high, "0.00036"),
+            (m1.standard_error, "0.03317360"),
+            (m1.df, "12.74"),
+            (m1.low, "0.82522360"),
+            (m1.high, "0.96885048"),
             (c.cov2_by_modality[0], "0.00048396"),
-            (m2.standard_error, "0.02156637"), (m2.df, "12.71"), (m2.low, "0.89413783"), (m2.high, "0.98753689"),
-            (c.cov2_by_modality[1], "0.00020419")])
+            (m2.standard_error, "0.02156637"),
+            (m2.df, "12.71"),
+            (m2.low, "0.89413783"),
+            (m2.high, "0.98753689"),
+            (c.cov2_by_modality[1], "0.00020419"),
+        ]
+    )
     # the brief's headline digits for DBM = OR with the jackknife: F = 4.456, ddf = 15.26, p = 0.0517
     published([(test.statistic, "4.456"), (test.ddf, "15.26"), (test.p_value, "0.0517")])
 
@@ -125,35 +219,72 @@ def test_vandyke_fixed_readers_equals_mrmcaov_and_or_dbm_mrmc(vandyke, published
     assert test is not None and test.statistic_name == "chi2"
     (d,) = res.frrc.differences
     m1, m2 = res.frrc.modalities
-    published([(c.var_reader, "0.0015349993"), (c.var_treatment_reader, "0.0002004025"),  # MRMCaov fixed(reader)
-            (c.var_error, "0.0008022883"), (c.cov1, "0.0003466137"), (c.cov2, "0.0003440748"),
-            (c.cov3, "0.0002390284"), (test.denominator, "0.0008758604"), (test.statistic, "5.475953"),
-            (test.df, "1"), (test.p_value, "0.01927984"),
-            (d.estimate, "-0.04380032"), (d.standard_error, "0.01871748"), (d.low, "-0.08048591"),
-            (d.high, "-0.00711473"), (d.statistic, "-2.340075"), (d.p_value, "0.01927984"),
-            (m1.auc, "0.8970370"), (c.var_error_by_modality[0], "0.0010141028"),
-            (c.cov2_by_modality[0], "0.0004839618"), (m1.standard_error, "0.02428971"), (m1.low, "0.8494301"),
+    published(
+        [
+            (c.var_reader, "0.0015349993"),
+            (c.var_treatment_reader, "0.0002004025"),  # MRMCaov fixed(reader)
+            (c.var_error, "0.0008022883"),
+            (c.cov1, "0.0003466137"),
+            (c.cov2, "0.0003440748"),
+            (c.cov3, "0.0002390284"),
+            (test.denominator, "0.0008758604"),
+            (test.statistic, "5.475953"),
+            (test.df, "1"),
+            (test.p_value, "0.01927984"),
+            (d.estimate, "-0.04380032"),
+            (d.standard_error, "0.01871748"),
+            (d.low, "-0.08048591"),
+            (d.high, "-0.00711473"),
+            (d.statistic, "-2.340075"),
+            (d.p_value, "0.01927984"),
+            (m1.auc, "0.8970370"),
+            (c.var_error_by_modality[0], "0.0010141028"),
+            (c.cov2_by_modality[0], "0.0004839618"),
+            (m1.standard_error, "0.02428971"),
+            (m1.low, "0.8494301"),
             (m1.high, "0.9446440"),
-            (m2.auc, "0.9408374"), (c.var_error_by_modality[1], "0.0005904738"),
-            (c.cov2_by_modality[1], "0.0002041879"), (m2.standard_error, "0.01677632"), (m2.low, "0.9079564"),
+            (m2.auc, "0.9408374"),
+            (c.var_error_by_modality[1], "0.0005904738"),
+            (c.cov2_by_modality[1], "0.0002041879"),
+            (m2.standard_error, "0.01677632"),
+            (m2.low, "0.9079564"),
             (m2.high, "0.9737183"),
-            (test.statistic, "5.47595"), (test.p_value, "0.0193")])  # Iowa
+            (test.statistic, "5.47595"),
+            (test.p_value, "0.0193"),
+        ]
+    )  # Iowa
     assert np.isinf(d.df)
     printed = [  # MRMCaov: reader, estimate, SE, CI, z, p
         ("1", "-0.02818035", "0.02551213", "-0.078183215", "0.021822507", "-1.1045864", "0.26933885"),
         ("2", "-0.04653784", "0.02630183", "-0.098088476", "0.005012792", "-1.7693768", "0.07683102"),
         ("3", "-0.01787440", "0.03120965", "-0.079044180", "0.043295388", "-0.5727202", "0.56683414"),
         ("4", "-0.02624799", "0.01729129", "-0.060138290", "0.007642316", "-1.5179891", "0.12901715"),
-        ("5", "-0.10016103", "0.04405746", "-0.186512066", "-0.013809995", "-2.2734182", "0.02300099")]
+        ("5", "-0.10016103", "0.04405746", "-0.186512066", "-0.013809995", "-2.2734182", "0.02300099"),
+    ]
     rd = res.tables()["reader_differences"]
     for reader, est, se, low, high, z, p in printed:
         row = _row(rd, reader=reader)
-        published([(row.estimate, est), (row.standard_error, se), (row.low, low), (row.high, high),
-                (row.statistic, z), (row.p_value, p)])
-    iowa = {"1": ("0.00069890", "0.00037347"), "2": ("0.00110605", "0.00076016"), "3": ("0.00084234", "0.00035532"),
-            "4": ("0.00015058", "0.00000108"), "5": ("0.00121357", "0.00024304")}
-    published([(c.var_error_by_reader[int(r) - 1], v) for r, (v, _) in iowa.items()]
-           + [(c.cov1_by_reader[int(r) - 1], v) for r, (_, v) in iowa.items()])
+        published(
+            [
+                (row.estimate, est),
+                (row.standard_error, se),
+                (row.low, low),
+                (row.high, high),
+                (row.statistic, z),
+                (row.p_value, p),
+            ]
+        )
+    iowa = {
+        "1": ("0.00069890", "0.00037347"),
+        "2": ("0.00110605", "0.00076016"),
+        "3": ("0.00084234", "0.00035532"),
+        "4": ("0.00015058", "0.00000108"),
+        "5": ("0.00121357", "0.00024304"),
+    }
+    published(
+        [(c.var_error_by_reader[int(r) - 1], v) for r, (v, _) in iowa.items()]
+        + [(c.cov1_by_reader[int(r) - 1], v) for r, (_, v) in iowa.items()]
+    )
     readers = [  # MRMCaov "Single reader 95% CIs": AUC, SE, CI (clipped to [0, 1])
         ("1", "1", "0.9196457", "0.0301255164", "0.8606008", "0.9786907"),
         ("1", "2", "0.8587762", "0.0363753335", "0.7874818", "0.9300705"),
@@ -164,7 +295,8 @@ def test_vandyke_fixed_readers_equals_mrmcaov_and_or_dbm_mrmc(vandyke, published
         ("2", "2", "0.9053140", "0.0298151099", "0.8468775", "0.9637506"),
         ("2", "3", "0.9217391", "0.0297673065", "0.8633963", "0.9800820"),
         ("2", "4", "0.9993559", "0.0007213348", "0.9979421", "1.0000000"),
-        ("2", "5", "0.9299517", "0.0262023046", "0.8785961", "0.9813073")]
+        ("2", "5", "0.9299517", "0.0262023046", "0.8785961", "0.9813073"),
+    ]
     rt = res.tables()["readers"]
     for mod, reader, auc, se, low, high in readers:
         row = _row(rt, modality=mod, reader=reader)
@@ -178,59 +310,133 @@ def test_vandyke_fixed_cases_equals_mrmcaov(vandyke, published):
     assert test is not None
     (d,) = res.rrfc.differences
     m1, m2 = res.rrfc.modalities
-    published([(test.statistic, "8.704"), (test.df, "1"), (test.ddf, "4"), (test.p_value, "0.04195875"),
-            (d.df, "4"), (d.standard_error, "0.01484629"), (d.low, "-0.08502022"), (d.high, "-0.00258042"),
-            (d.statistic, "-2.950254"), (d.p_value, "0.04195875"),
-            (m1.standard_error, "0.02482994"), (m1.df, "4"), (m1.low, "0.8280981"), (m1.high, "0.9659760"),
-            (m2.standard_error, "0.01615303"), (m2.df, "4"), (m2.low, "0.8959894"), (m2.high, "0.9856854")])
+    published(
+        [
+            (test.statistic, "8.704"),
+            (test.df, "1"),
+            (test.ddf, "4"),
+            (test.p_value, "0.04195875"),
+            (d.df, "4"),
+            (d.standard_error, "0.01484629"),
+            (d.low, "-0.08502022"),
+            (d.high, "-0.00258042"),
+            (d.statistic, "-2.950254"),
+            (d.p_value, "0.04195875"),
+            (m1.standard_error, "0.02482994"),
+            (m1.df, "4"),
+            (m1.low, "0.8280981"),
+            (m1.high, "0.9659760"),
+            (m2.standard_error, "0.01615303"),
+            (m2.df, "4"),
+            (m2.low, "0.8959894"),
+            (m2.high, "0.9856854"),
+        ]
+    )
 
 
 # --- Franken: Cov2 < Cov3, where the clamp matters ---------------------------------------------------------------
+
 
 @pytest.mark.shared_data
 def test_franken_equals_or_dbm_mrmc(franken, published):
     res = or_analysis(franken.ratings, franken.truth)
     c = res.components
-    printed = [["0.85345997", "0.86499322", "0.85730439", "0.81524197"],  # Iowa Franken1.txt
-                 ["0.84961556", "0.84350972", "0.84011759", "0.81433740"]]
+    printed = [
+        ["0.85345997", "0.86499322", "0.85730439", "0.81524197"],  # Iowa Franken1.txt
+        ["0.84961556", "0.84350972", "0.84011759", "0.81433740"],
+    ]
     published([(res.aucs[t, r], printed[t][r]) for t, r in product(range(2), range(4))])
-    published([(res.modality_aucs[0], "0.84774989"), (res.modality_aucs[1], "0.83689507"),
-            (c.ms_treatment, "0.00023565"), (3 * c.ms_reader, "0.00205218"), (c.ms_reader, "0.00068406"),
-            (3 * c.ms_treatment_reader, "0.00015061"), (c.ms_treatment_reader, "0.00005020"),
-            (c.ms_reader_by_modality[0], "0.00049266"), (c.ms_reader_by_modality[1], "0.00024160"),
-            (c.var_reader, "0.00003776"), (c.var_treatment_reader, "-0.00071276"), (c.cov1, "0.00079168"),
-            (c.cov2, "0.00048364"), (c.cov3, "0.00051251"), (c.var_error, "0.00152578"),
-            (c.cov1 / c.var_error, "0.51887172"), (c.cov2 / c.var_error, "0.31697811"),
-            (c.cov3 / c.var_error, "0.33590059")])
+    published(
+        [
+            (res.modality_aucs[0], "0.84774989"),
+            (res.modality_aucs[1], "0.83689507"),
+            (c.ms_treatment, "0.00023565"),
+            (3 * c.ms_reader, "0.00205218"),
+            (c.ms_reader, "0.00068406"),
+            (3 * c.ms_treatment_reader, "0.00015061"),
+            (c.ms_treatment_reader, "0.00005020"),
+            (c.ms_reader_by_modality[0], "0.00049266"),
+            (c.ms_reader_by_modality[1], "0.00024160"),
+            (c.var_reader, "0.00003776"),
+            (c.var_treatment_reader, "-0.00071276"),
+            (c.cov1, "0.00079168"),
+            (c.cov2, "0.00048364"),
+            (c.cov3, "0.00051251"),
+            (c.var_error, "0.00152578"),
+            (c.cov1 / c.var_error, "0.51887172"),
+            (c.cov2 / c.var_error, "0.31697811"),
+            (c.cov3 / c.var_error, "0.33590059"),
+        ]
+    )
     t1, t2, t3 = res.rrrc.test, res.frrc.test, res.rrfc.test
     assert t1 is not None and t2 is not None and t3 is not None
     (d1,), (d2,), (d3,) = res.rrrc.differences, res.frrc.differences, res.rrfc.differences
     r1, r2 = res.rrrc.modalities
     f1, f2 = res.frrc.modalities
     c1, c2 = res.rrfc.modalities
-    published([(t1.statistic, "4.69"), (t1.p_value, "0.1188"), (t1.ddf, "3.00"), (t1.denominator, "0.00005020"),
-            (d1.estimate, "0.01085"), (d1.standard_error, "0.00501"), (d1.low, "-0.00509"), (d1.high, "0.02680"),
-            (r1.standard_error, "0.02440215"), (r1.df, "70.12"), (r1.low, "0.79908282"), (r1.high, "0.89641696"),
-            (r2.standard_error, "0.02356642"), (r2.df, "253.64"), (r2.low, "0.79048429"), (r2.high, "0.88330585"),
-            (c.cov2_by_modality[0], "0.00047230"), (c.cov2_by_modality[1], "0.00049498"),
-            (t2.statistic, "0.32101"), (t2.p_value, "0.5710"), (d2.standard_error, "0.01916"), (d2.low, "-0.02670"),
-            (d2.high, "0.04840"), (f1.standard_error, "0.02710939"), (f1.low, "0.79461647"),
-            (f1.high, "0.90088331"), (f2.standard_error, "0.02744860"), (f2.low, "0.78309680"),
-            (f2.high, "0.89069334"), (c.var_error_by_modality[0], "0.00152278"),
+    published(
+        [
+            (t1.statistic, "4.69"),
+            (t1.p_value, "0.1188"),
+            (t1.ddf, "3.00"),
+            (t1.denominator, "0.00005020"),
+            (d1.estimate, "0.01085"),
+            (d1.standard_error, "0.00501"),
+            (d1.low, "-0.00509"),
+            (d1.high, "0.02680"),
+            (r1.standard_error, "0.02440215"),
+            (r1.df, "70.12"),
+            (r1.low, "0.79908282"),
+            (r1.high, "0.89641696"),
+            (r2.standard_error, "0.02356642"),
+            (r2.df, "253.64"),
+            (r2.low, "0.79048429"),
+            (r2.high, "0.88330585"),
+            (c.cov2_by_modality[0], "0.00047230"),
+            (c.cov2_by_modality[1], "0.00049498"),
+            (t2.statistic, "0.32101"),
+            (t2.p_value, "0.5710"),
+            (d2.standard_error, "0.01916"),
+            (d2.low, "-0.02670"),
+            (d2.high, "0.04840"),
+            (f1.standard_error, "0.02710939"),
+            (f1.low, "0.79461647"),
+            (f1.high, "0.90088331"),
+            (f2.standard_error, "0.02744860"),
+            (f2.low, "0.78309680"),
+            (f2.high, "0.89069334"),
+            (c.var_error_by_modality[0], "0.00152278"),
             (c.var_error_by_modality[1], "0.00152877"),
-            (t3.statistic, "4.69"), (t3.p_value, "0.1188"), (d3.standard_error, "0.00501"),
-            (c1.standard_error, "0.01109801"), (c1.low, "0.81243106"), (c1.high, "0.88306871"),
-            (c2.standard_error, "0.00777173"), (c2.low, "0.81216196"), (c2.high, "0.86162818")])
-    iowa = [("1", "0.00384", "0.04279", "0.9284", "0.00147717", "0.00056158"),
-            ("2", "0.02148", "0.04007", "0.5919", "0.00151861", "0.00071581"),
-            ("3", "0.01719", "0.03499", "0.6233", "0.00137738", "0.00076509"),
-            ("4", "0.00090", "0.03481", "0.9793", "0.00172995", "0.00112425")]
+            (t3.statistic, "4.69"),
+            (t3.p_value, "0.1188"),
+            (d3.standard_error, "0.00501"),
+            (c1.standard_error, "0.01109801"),
+            (c1.low, "0.81243106"),
+            (c1.high, "0.88306871"),
+            (c2.standard_error, "0.00777173"),
+            (c2.low, "0.81216196"),
+            (c2.high, "0.86162818"),
+        ]
+    )
+    iowa = [
+        ("1", "0.00384", "0.04279", "0.9284", "0.00147717", "0.00056158"),
+        ("2", "0.02148", "0.04007", "0.5919", "0.00151861", "0.00071581"),
+        ("3", "0.01719", "0.03499", "0.6233", "0.00137738", "0.00076509"),
+        ("4", "0.00090", "0.03481", "0.9793", "0.00172995", "0.00112425"),
+    ]
     rd = res.tables()["reader_differences"]
     for reader, est, se, p, var, cov1 in iowa:
         j = int(reader) - 1
         row = _row(rd, reader=reader)  # default labels 1..4, the sorted READER_1..4
-        published([(row.estimate, est), (row.standard_error, se), (row.p_value, p),
-                (c.var_error_by_reader[j], var), (c.cov1_by_reader[j], cov1)])
+        published(
+            [
+                (row.estimate, est),
+                (row.standard_error, se),
+                (row.p_value, p),
+                (c.var_error_by_reader[j], var),
+                (c.cov1_by_reader[j], cov1),
+            ]
+        )
 
 
 @pytest.mark.shared_data
@@ -240,7 +446,9 @@ def test_franken_fixed_readers_without_the_clamp_is_mrmcaov_convention(franken):
     c = plain.components
     assert c.cov2 < c.cov3
     assert plain.frrc.test is not None and clamped.frrc.test is not None
-    assert plain.frrc.test.denominator == pytest.approx(c.var_error - c.cov1 + 3 * (c.cov2 - c.cov3), rel=1e-12)
+    assert plain.frrc.test.denominator == pytest.approx(
+        c.var_error - c.cov1 + 3 * (c.cov2 - c.cov3), rel=1e-12
+    )
     assert plain.frrc.test.statistic > clamped.frrc.test.statistic
     assert plain.rrrc == clamped.rrrc  # the random-readers test always clamps (Hillis)
 
@@ -248,10 +456,19 @@ def test_franken_fixed_readers_without_the_clamp_is_mrmcaov_convention(franken):
 # --- a 2 x 2 x 6 toy by hand --------------------------------------------------------------------------------------
 
 TOY_TRUTH = [0, 0, 0, 1, 1, 1]
-TOY = np.array([[[1, 2, 3, 2, 4, 5],    # modality 1, reader 1
-                 [1, 3, 2, 3, 3, 4]],   # modality 1, reader 2
-                [[2, 1, 1, 3, 2, 4],    # modality 2, reader 1
-                 [1, 1, 4, 2, 5, 3]]], dtype=float)
+TOY = np.array(
+    [
+        [
+            [1, 2, 3, 2, 4, 5],  # modality 1, reader 1
+            [1, 3, 2, 3, 3, 4],
+        ],  # modality 1, reader 2
+        [
+            [2, 1, 1, 3, 2, 4],  # modality 2, reader 1
+            [1, 1, 4, 2, 5, 3],
+        ],
+    ],
+    dtype=float,
+)
 
 
 def _psi(x: float, y: float) -> Fr:
@@ -269,11 +486,16 @@ def test_toy_or_jackknife_by_hand():
     # the readers' AUCs by hand: pairs won (ties 1/2) out of 9
     assert [auc[g] for g in groups] == [Fr(15, 18), Fr(16, 18), Fr(17, 18), Fr(14, 18)]
     # leave-one-case-out AUCs by brute force (no placement values), the jackknife covariance in fractions
-    loo = {g: [_auc(TOY[g], [i for i in pos if i != k], [j for j in neg if j != k]) for k in range(6)]
-           for g in groups}
+    loo = {
+        g: [_auc(TOY[g], [i for i in pos if i != k], [j for j in neg if j != k]) for k in range(6)]
+        for g in groups
+    }
     mean = {g: sum(loo[g], Fr(0)) / 6 for g in groups}
-    cov = {(a, b): Fr(5, 6) * sum(((loo[a][k] - mean[a]) * (loo[b][k] - mean[b]) for k in range(6)), Fr(0))
-           for a in groups for b in groups}
+    cov = {
+        (a, b): Fr(5, 6) * sum(((loo[a][k] - mean[a]) * (loo[b][k] - mean[b]) for k in range(6)), Fr(0))
+        for a in groups
+        for b in groups
+    }
     var = sum((cov[g, g] for g in groups), Fr(0)) / 4
     cov1 = sum((cov[a, b] for a in groups for b in groups if a[1] == b[1] and a[0] != b[0]), Fr(0)) / 4
     cov2 = sum((cov[a, b] for a in groups for b in groups if a[0] == b[0] and a[1] != b[1]), Fr(0)) / 4
@@ -291,17 +513,45 @@ def test_toy_or_jackknife_by_hand():
     c, test = res.components, res.rrrc.test
     assert test is not None
     np.testing.assert_allclose(res.aucs, [[float(auc[t, r]) for r in range(2)] for t in range(2)], rtol=1e-15)
-    got = [c.var_error, c.cov1, c.cov2, c.cov3, c.ms_treatment, c.ms_reader, c.ms_treatment_reader,
-           test.denominator, test.statistic, test.ddf, test.p_value,
-           c.var_reader, c.var_treatment_reader]
-    want = [var, cov1, cov2, cov3, ms_t, ms_r, ms_tr, den, f, ddf, stats.f.sf(float(f), 1, float(ddf)),
-            (ms_r - ms_tr) / 2 - cov1 + cov3, ms_tr - var + cov1 + cov2 - cov3]
+    got = [
+        c.var_error,
+        c.cov1,
+        c.cov2,
+        c.cov3,
+        c.ms_treatment,
+        c.ms_reader,
+        c.ms_treatment_reader,
+        test.denominator,
+        test.statistic,
+        test.ddf,
+        test.p_value,
+        c.var_reader,
+        c.var_treatment_reader,
+    ]
+    want = [
+        var,
+        cov1,
+        cov2,
+        cov3,
+        ms_t,
+        ms_r,
+        ms_tr,
+        den,
+        f,
+        ddf,
+        stats.f.sf(float(f), 1, float(ddf)),
+        (ms_r - ms_tr) / 2 - cov1 + cov3,
+        ms_tr - var + cov1 + cov2 - cov3,
+    ]
     np.testing.assert_allclose(got, [float(w) for w in want], rtol=1e-12)
     (d,) = res.rrrc.differences
     q = stats.t.ppf(0.975, float(ddf))
     se = float((2 * den / 2) ** 0.5 if den >= 0 else 0)
-    np.testing.assert_allclose([d.estimate, d.standard_error, d.low, d.high],
-                               [float(m1 - m2), se, float(m1 - m2) - q * se, float(m1 - m2) + q * se], rtol=1e-12)
+    np.testing.assert_allclose(
+        [d.estimate, d.standard_error, d.low, d.high],
+        [float(m1 - m2), se, float(m1 - m2) - q * se, float(m1 - m2) + q * se],
+        rtol=1e-12,
+    )
     # fixed readers and fixed cases from the same hand-computed pieces
     x2 = ms_t / (var - cov1 + max(cov2 - cov3, Fr(0)))
     assert res.frrc.test is not None and res.rrfc.test is not None
@@ -310,6 +560,7 @@ def test_toy_or_jackknife_by_hand():
 
 
 # --- designs ------------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.shared_data
 def test_three_modalities_report_every_pair_and_one_global_test(vandyke):
@@ -341,11 +592,30 @@ def test_missing_readings_are_left_out_of_that_readers_auc(vandyke):
 @pytest.mark.shared_data
 def test_tables_are_tidy(vandyke):
     t = or_analysis(vandyke.ratings, vandyke.truth, covariance="delong").tables()
-    assert list(t["tests"].columns) == ["analysis", "covariance", "statistic_name", "statistic", "df", "ddf",
-                                        "p_value", "denominator"]
-    assert list(t["differences"].columns[:9]) == ["analysis", "modality_a", "modality_b", "estimate",
-                                                  "standard_error", "df", "statistic", "low", "high"]
-    assert {"analysis", "modality", "auc", "standard_error", "df", "low", "high"} <= set(t["modalities"].columns)
+    assert list(t["tests"].columns) == [
+        "analysis",
+        "covariance",
+        "statistic_name",
+        "statistic",
+        "df",
+        "ddf",
+        "p_value",
+        "denominator",
+    ]
+    assert list(t["differences"].columns[:9]) == [
+        "analysis",
+        "modality_a",
+        "modality_b",
+        "estimate",
+        "standard_error",
+        "df",
+        "statistic",
+        "low",
+        "high",
+    ]
+    assert {"analysis", "modality", "auc", "standard_error", "df", "low", "high"} <= set(
+        t["modalities"].columns
+    )
     assert list(t["readers"].columns) == ["modality", "reader", "auc", "standard_error", "low", "high"]
     assert list(t["variance_components"].columns) == ["name", "value"]
     assert set(t["tests"]["covariance"]) == {"delong"}
@@ -353,18 +623,22 @@ def test_tables_are_tidy(vandyke):
 
 # --- bad input ----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("ratings", "truth", "kwargs", "match"), [
-    (np.zeros((2, 2, 6)), [0, 0, 0, 1, 1, 2], {}, "'truth'.*binary"),
-    (np.zeros((2, 2, 6)), [0, 0, 0, 1, 1], {}, "'truth'.*5 cases.*6"),
-    (np.zeros((2, 6)), [0, 0, 0, 1, 1, 1], {}, "'ratings'.*3 dimension"),
-    (np.zeros((2, 1, 6)), [0, 0, 0, 1, 1, 1], {}, "at least 2 readers"),
-    (TOY, [0, 0, 0, 1, 1, 1], {"covariance": "bootstrap"}, "'covariance'"),
-    (TOY, [0, 0, 0, 1, 1, 1], {"confidence_level": 1.5}, "'confidence_level'"),
-    (TOY, [0, 0, 0, 1, 1, 1], {"reader_names": ["a"]}, "'reader_names'"),
-    (TOY, [0, 0, 0, 1, 1, 1], {"clusters": [1, 2, 3]}, "'clusters'"),
-    (TOY, [0, 0, 0, 1, 1, 1], {"fixed_readers_clamp": "yes"}, "'fixed_readers_clamp'"),
-    ("not numbers", [0, 1], {}, "'ratings'"),
-])
+
+@pytest.mark.parametrize(
+    ("ratings", "truth", "kwargs", "match"),
+    [
+        (np.zeros((2, 2, 6)), [0, 0, 0, 1, 1, 2], {}, "'truth'.*binary"),
+        (np.zeros((2, 2, 6)), [0, 0, 0, 1, 1], {}, "'truth'.*5 cases.*6"),
+        (np.zeros((2, 6)), [0, 0, 0, 1, 1, 1], {}, "'ratings'.*3 dimension"),
+        (np.zeros((2, 1, 6)), [0, 0, 0, 1, 1, 1], {}, "at least 2 readers"),
+        (TOY, [0, 0, 0, 1, 1, 1], {"covariance": "bootstrap"}, "'covariance'"),
+        (TOY, [0, 0, 0, 1, 1, 1], {"confidence_level": 1.5}, "'confidence_level'"),
+        (TOY, [0, 0, 0, 1, 1, 1], {"reader_names": ["a"]}, "'reader_names'"),
+        (TOY, [0, 0, 0, 1, 1, 1], {"clusters": [1, 2, 3]}, "'clusters'"),
+        (TOY, [0, 0, 0, 1, 1, 1], {"fixed_readers_clamp": "yes"}, "'fixed_readers_clamp'"),
+        ("not numbers", [0, 1], {}, "'ratings'"),
+    ],
+)
 def test_bad_input_is_refused_naming_the_parameter(ratings, truth, kwargs, match):
     with pytest.raises(InvalidParameterError, match=match):
         or_analysis(ratings, truth, **kwargs)

@@ -14,9 +14,15 @@ from cxreval.mrmc._ratings import reader_arrays
 
 
 def _ratings() -> pd.DataFrame:
-    return pd.DataFrame({"reader": ["r1", "r1", "r2", "r2"], "modality": ["A", "B", "A", "B"],
-                         "study_id": ["s1", "s1", "s2", "s1"], "finding": ["Pleural Effusion"] * 4,
-                         "rating": [1, 5, 3, "4"]})
+    return pd.DataFrame(
+        {
+            "reader": ["r1", "r1", "r2", "r2"],
+            "modality": ["A", "B", "A", "B"],
+            "study_id": ["s1", "s1", "s2", "s1"],
+            "finding": ["Pleural Effusion"] * 4,
+            "rating": [1, 5, 3, "4"],
+        }
+    )
 
 
 def test_validate_ratings_standardises() -> None:
@@ -26,11 +32,14 @@ def test_validate_ratings_standardises() -> None:
     assert out["rating"].tolist() == [1.0, 5.0, 3.0, 4.0]
 
 
-@pytest.mark.parametrize(("column", "value", "match"), [
-    ("rating", "high", r"row 2: column 'rating' holds 'high'; expected a finite number"),
-    ("rating", float("inf"), r"row 2: column 'rating' holds inf"),
-    ("reader", "", r"row 2: column 'reader' is blank"),
-])
+@pytest.mark.parametrize(
+    ("column", "value", "match"),
+    [
+        ("rating", "high", r"row 2: column 'rating' holds 'high'; expected a finite number"),
+        ("rating", float("inf"), r"row 2: column 'rating' holds inf"),
+        ("reader", "", r"row 2: column 'reader' is blank"),
+    ],
+)
 def test_validate_ratings_refuses_bad_cells(column: str, value: object, match: str) -> None:
     t = _ratings().astype({column: object})
     t.loc[1, column] = value
@@ -40,7 +49,9 @@ def test_validate_ratings_refuses_bad_cells(column: str, value: object, match: s
 
 def test_validate_ratings_refuses_duplicates_and_missing_columns(tmp_path) -> None:
     t = pd.concat([_ratings(), _ratings().iloc[[0]]])
-    with pytest.raises(SchemaError, match=r"reader 'r1' rated study 's1' for 'Effusion' under modality 'A' more"):
+    with pytest.raises(
+        SchemaError, match=r"reader 'r1' rated study 's1' for 'Effusion' under modality 'A' more"
+    ):
         validate_ratings(t)
     path = tmp_path / "r.csv"
     _ratings().drop(columns="modality").to_csv(path, index=False)
@@ -49,10 +60,17 @@ def test_validate_ratings_refuses_duplicates_and_missing_columns(tmp_path) -> No
 
 
 def test_labels_to_ratings_binary_and_excluded() -> None:
-    labels = validate_label_table(pd.DataFrame({
-        "study_id": ["s1", "s2", "s3", "s1"], "patient_id": ["p1", "p2", "p3", "p1"],
-        "finding": ["Edema"] * 4, "source": ["bc4", "bc4", "bc4", "gt"],
-        "state": ["positive", "negative", "uncertain", "positive"]}))
+    labels = validate_label_table(
+        pd.DataFrame(
+            {
+                "study_id": ["s1", "s2", "s3", "s1"],
+                "patient_id": ["p1", "p2", "p3", "p1"],
+                "finding": ["Edema"] * 4,
+                "source": ["bc4", "bc4", "bc4", "gt"],
+                "state": ["positive", "negative", "uncertain", "positive"],
+            }
+        )
+    )
     out = labels_to_ratings(labels, sources=["bc4"])
     assert out[["study_id", "rating"]].values.tolist() == [["s1", 1.0], ["s2", 0.0]]  # uncertain excluded
     assert set(out["modality"]) == {"unaided"} and set(out["reader"]) == {"bc4"}

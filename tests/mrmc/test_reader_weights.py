@@ -34,7 +34,9 @@ def _split_plot(seed: int = 3):
     ratings, truth = sims.study(0).ratings.copy(), sims.study(0).truth
     neg, pos = np.flatnonzero(truth == 0), np.flatnonzero(truth == 1)
     first = np.zeros(truth.size, bool)
-    first[neg[:30]] = first[pos[:20]] = True  # readers 0, 1 read 30 + 20 cases; readers 2, 3 the other 60 + 40
+    first[neg[:30]] = first[pos[:20]] = (
+        True  # readers 0, 1 read 30 + 20 cases; readers 2, 3 the other 60 + 40
+    )
     ratings[:, :2, ~first] = np.nan
     ratings[:, 2:, first] = np.nan
     return ratings, truth
@@ -75,12 +77,18 @@ def test_equal_weights_reduce_to_hillis_by_the_weighted_formulas():
     from cxreval.mrmc._or import or_from_covariance
 
     ratings, truth = _split_plot(5)
-    inputs = check_mrmc_inputs(ratings, truth, None, func="t", modality_names=None, reader_names=None,
-                               min_readers=2)
+    inputs = check_mrmc_inputs(
+        ratings, truth, None, func="t", modality_names=None, reader_names=None, min_readers=2
+    )
     pl = placements(inputs)
     cov = covariance_matrix(inputs, pl, "jackknife").reshape(2, 4, 2, 4)
-    kw = dict(covariance_method="jackknife", modality_names=("1", "2"), reader_names=("a", "b", "c", "d"),
-              confidence_level=0.95, fixed_readers_clamp=True)
+    kw = dict(
+        covariance_method="jackknife",
+        modality_names=("1", "2"),
+        reader_names=("a", "b", "c", "d"),
+        confidence_level=0.95,
+        fixed_readers_clamp=True,
+    )
     plain = or_from_covariance(pl.auc.reshape(2, 4), cov, **kw)
     weighted = or_from_covariance(pl.auc.reshape(2, 4), cov, weights=np.full(4, 0.25), **kw)
     for a in ANALYSES:
@@ -94,5 +102,7 @@ def test_equal_weights_reduce_to_hillis_by_the_weighted_formulas():
 
 
 def test_unknown_reader_weights_is_refused(vandyke):
-    with pytest.raises(InvalidParameterError, match="'reader_weights' parameter of or_analysis must be one of"):
+    with pytest.raises(
+        InvalidParameterError, match="'reader_weights' parameter of or_analysis must be one of"
+    ):
         or_analysis(vandyke.ratings, vandyke.truth, reader_weights="cases")

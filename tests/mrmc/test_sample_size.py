@@ -22,19 +22,28 @@ from cxreval.mrmc import (
 )
 
 # RJafroc's documented OR components of dataset02 (Van Dyke; jackknife, Wilcoxon AUC; SsPowerGivenJK example 4A)
-VAN_DYKE = PilotVarianceComponents(var_modality_reader=0.00020040252, error_variance=0.00080228827,
-                                   cov1=0.00034661371, cov2=0.00034407483, cov3=0.00023902837, n_cases=114,
-                                   effect=-0.043800322)
+VAN_DYKE = PilotVarianceComponents(
+    var_modality_reader=0.00020040252,
+    error_variance=0.00080228827,
+    cov1=0.00034661371,
+    cov2=0.00034407483,
+    cov3=0.00023902837,
+    n_cases=114,
+    effect=-0.043800322,
+)
 
 
-@pytest.mark.parametrize("readers, cases, analysis, expected", [
-    # RJafroc tests/testthat/test-SsSampleSizeRoc.R: SsPowerGivenJK(dataset02, FOM = "Wilcoxon", method = "OR",
-    # effectSize = -0.043800322, ...) and SsPowerGivenJK(dataset02, J = 6, K = 111, method = "OR")
-    (10, 165, "RRRC", 0.80541995),
-    (10, 131, "FRRC", 0.80091813),
-    (10, 53, "RRFC", 0.80496663),
-    (6, 111, "RRRC", 0.5526116),
-])
+@pytest.mark.parametrize(
+    "readers, cases, analysis, expected",
+    [
+        # RJafroc tests/testthat/test-SsSampleSizeRoc.R: SsPowerGivenJK(dataset02, FOM = "Wilcoxon", method = "OR",
+        # effectSize = -0.043800322, ...) and SsPowerGivenJK(dataset02, J = 6, K = 111, method = "OR")
+        (10, 165, "RRRC", 0.80541995),
+        (10, 131, "FRRC", 0.80091813),
+        (10, 53, "RRFC", 0.80496663),
+        (6, 111, "RRRC", 0.5526116),
+    ],
+)
 def test_power_equals_rjafroc_for_van_dyke(readers, cases, analysis, expected):
     res = mrmc_sample_size(VAN_DYKE, n_readers=readers, n_cases=cases, analysis=analysis)
     assert res.effect == pytest.approx(0.043800322)
@@ -76,10 +85,13 @@ def test_power_grows_with_readers_cases_and_effect():
     res = mrmc_sample_size(VAN_DYKE, effect=0.05, n_readers=[3, 5, 8, 12], n_cases=[50, 100, 200, 400])
     grid = res.power.pivot(index="n_readers", columns="n_cases", values="power").to_numpy()
     assert np.all(np.diff(grid, axis=0) > 0) and np.all(np.diff(grid, axis=1) > 0)
-    assert res.power_at(5, 100) < mrmc_sample_size(VAN_DYKE, effect=0.07, n_readers=5, n_cases=100).power_at(5, 100)
+    assert res.power_at(5, 100) < mrmc_sample_size(VAN_DYKE, effect=0.07, n_readers=5, n_cases=100).power_at(
+        5, 100
+    )
     # fixed readers: no reader-by-modality variance in the error term, more power than random readers
-    fr = mrmc_sample_size(VAN_DYKE, effect=0.05, n_readers=[3, 5, 8, 12], n_cases=[50, 100, 200, 400],
-                          analysis="FRRC")
+    fr = mrmc_sample_size(
+        VAN_DYKE, effect=0.05, n_readers=[3, 5, 8, 12], n_cases=[50, 100, 200, 400], analysis="FRRC"
+    )
     assert np.all(fr.power["power"].to_numpy() > res.power["power"].to_numpy())
     assert np.all(np.isinf(fr.power["ddf"]))
 
@@ -118,12 +130,14 @@ def test_an_or_analysis_is_a_pilot(vandyke, franken):
     for name in ("var_modality_reader", "error_variance", "cov1", "cov2", "cov3", "effect"):
         assert getattr(pilot, name) == pytest.approx(getattr(VAN_DYKE, name), rel=1e-7), name
     direct = mrmc_sample_size(res, pilot_cases=114, n_readers=[6, 10], n_cases=[111, 165])
-    pd.testing.assert_frame_equal(direct.power, mrmc_sample_size(VAN_DYKE, n_readers=[6, 10],
-                                                                 n_cases=[111, 165]).power)
+    pd.testing.assert_frame_equal(
+        direct.power, mrmc_sample_size(VAN_DYKE, n_readers=[6, 10], n_cases=[111, 165]).power
+    )
     # RJafroc: SsSampleSizeKGivenJ(dataset03, FOM = "Wilcoxon", effectSize = 0.05, J = 6, method = "OR")
     # gives powerRRRC 0.8004469 at its fewest cases
-    fr = mrmc_sample_size(or_analysis(franken.ratings, franken.truth), pilot_cases=100, effect=0.05, n_readers=6,
-                          n_cases=100)
+    fr = mrmc_sample_size(
+        or_analysis(franken.ratings, franken.truth), pilot_cases=100, effect=0.05, n_readers=6, n_cases=100
+    )
     assert fr.minimum_cases["power"].iloc[0] == pytest.approx(0.8004469, abs=5e-8)
 
 
@@ -137,16 +151,21 @@ def test_predicted_power_is_the_rejection_rate_of_simulated_studies():
     setting = ROE_METZ_SETTINGS["LH-0.75"]
     effect = 0.075
     delta = setting.shift_for_auc(setting.auc() + effect)
-    pilots = simulate_roe_metz_studies(150, n_readers=5, n_cases_negative=50, n_cases_positive=50, delta=delta,
-                                       parameters=setting, rng=1)
+    pilots = simulate_roe_metz_studies(
+        150, n_readers=5, n_cases_negative=50, n_cases_positive=50, delta=delta, parameters=setting, rng=1
+    )
     comps = [or_analysis(s.ratings, s.truth).components for s in pilots]
-    mean = {k: float(np.mean([getattr(c, k) for c in comps]))
-            for k in ("var_treatment_reader", "var_error", "cov1", "cov2", "cov3")}
-    pilot = PilotVarianceComponents(mean["var_treatment_reader"], mean["var_error"], mean["cov1"], mean["cov2"],
-                                    mean["cov3"], n_cases=100)
+    mean = {
+        k: float(np.mean([getattr(c, k) for c in comps]))
+        for k in ("var_treatment_reader", "var_error", "cov1", "cov2", "cov3")
+    }
+    pilot = PilotVarianceComponents(
+        mean["var_treatment_reader"], mean["var_error"], mean["cov1"], mean["cov2"], mean["cov3"], n_cases=100
+    )
     predicted = mrmc_sample_size(pilot, effect=effect, n_readers=6, n_cases=300).power_at(6, 300)
-    studies = simulate_roe_metz_studies(400, n_readers=6, n_cases_negative=150, n_cases_positive=150, delta=delta,
-                                        parameters=setting, rng=2)
+    studies = simulate_roe_metz_studies(
+        400, n_readers=6, n_cases_negative=150, n_cases_positive=150, delta=delta, parameters=setting, rng=2
+    )
     rate = float(np.mean([or_analysis(s.ratings, s.truth).rrrc.test.p_value < 0.05 for s in studies]))
     se = math.sqrt(predicted * (1 - predicted) / len(studies))
     assert abs(rate - predicted) < 0.05 + 3 * se, (rate, predicted)
@@ -155,23 +174,29 @@ def test_predicted_power_is_the_rejection_rate_of_simulated_studies():
     assert rate - unscaled > 0.15, (rate, unscaled)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"pilot": {"error_variance": 1.0}}, "'pilot' .* must hold .* Missing"),
-    ({"pilot": {**VAN_DYKE.to_dict(), "var_tr": 0.1}}, "Unknown \\['var_tr'\\]"),
-    ({"pilot": "x"}, "'pilot' parameter of mrmc_sample_size must be an ORResult"),
-    ({"pilot": PilotVarianceComponents(0.0, 0.001, 0.0, 0.0, 0.0, 100)}, "'effect' parameter .* is needed"),
-    ({"effect": "big"}, "'effect' parameter of mrmc_sample_size must be a finite number"),
-    ({"n_readers": 1}, "'n_readers' .* ints >= 2"),
-    ({"n_readers": []}, "'n_readers' .* non-empty"),
-    ({"n_cases": [100, 1]}, "'n_cases' .* ints >= 2"),
-    ({"n_cases": 100.0}, "'n_cases'"),
-    ({"alpha": 0}, "'alpha' .* in \\(0, 1\\)"),
-    ({"target_power": 1.5}, "'target_power'"),
-    ({"analysis": "RRR"}, "'analysis' .* one of \\['RRRC', 'FRRC', 'RRFC'\\]"),
-    ({"max_cases": 1}, "'max_cases'"),
-    ({"pilot_cases": 100}, "'pilot_cases' .* ORResult only"),
-    ({"pilot": PilotVarianceComponents(0.0, 0.001, 0.002, 0.0, 0.0, 100, 0.05)}, "denominator <= 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"pilot": {"error_variance": 1.0}}, "'pilot' .* must hold .* Missing"),
+        ({"pilot": {**VAN_DYKE.to_dict(), "var_tr": 0.1}}, "Unknown \\['var_tr'\\]"),
+        ({"pilot": "x"}, "'pilot' parameter of mrmc_sample_size must be an ORResult"),
+        (
+            {"pilot": PilotVarianceComponents(0.0, 0.001, 0.0, 0.0, 0.0, 100)},
+            "'effect' parameter .* is needed",
+        ),
+        ({"effect": "big"}, "'effect' parameter of mrmc_sample_size must be a finite number"),
+        ({"n_readers": 1}, "'n_readers' .* ints >= 2"),
+        ({"n_readers": []}, "'n_readers' .* non-empty"),
+        ({"n_cases": [100, 1]}, "'n_cases' .* ints >= 2"),
+        ({"n_cases": 100.0}, "'n_cases'"),
+        ({"alpha": 0}, "'alpha' .* in \\(0, 1\\)"),
+        ({"target_power": 1.5}, "'target_power'"),
+        ({"analysis": "RRR"}, "'analysis' .* one of \\['RRRC', 'FRRC', 'RRFC'\\]"),
+        ({"max_cases": 1}, "'max_cases'"),
+        ({"pilot_cases": 100}, "'pilot_cases' .* ORResult only"),
+        ({"pilot": PilotVarianceComponents(0.0, 0.001, 0.002, 0.0, 0.0, 100, 0.05)}, "denominator <= 0"),
+    ],
+)
 def test_bad_parameters_are_refused_by_name(kwargs, match):
     base = {"pilot": VAN_DYKE, "n_readers": 5, "n_cases": 100}
     with pytest.raises(InvalidParameterError, match=match):
@@ -179,7 +204,9 @@ def test_bad_parameters_are_refused_by_name(kwargs, match):
 
 
 def test_pilot_components_are_checked():
-    with pytest.raises(InvalidParameterError, match="'cov2' parameter of PilotVarianceComponents must be a finite"):
+    with pytest.raises(
+        InvalidParameterError, match="'cov2' parameter of PilotVarianceComponents must be a finite"
+    ):
         PilotVarianceComponents(0.0, 0.001, 0.0, float("nan"), 0.0, 100)
     with pytest.raises(InvalidParameterError, match="'n_cases' .* whole number >= 2"):
         PilotVarianceComponents(0.0, 0.001, 0.0, 0.0, 0.0, 1)
@@ -189,9 +216,14 @@ def test_pilot_components_are_checked():
         rng = np.random.default_rng(0)
         truth = np.repeat([0, 1], 10)
         mrmc_sample_size(or_analysis(truth + rng.normal(size=(2, 3, 20)), truth), n_readers=4, n_cases=50)
-    with pytest.raises(InvalidParameterError, match="'pilot_cases' parameter of mrmc_sample_size must be an int >= 2"):
-        mrmc_sample_size(or_analysis(truth + rng.normal(size=(2, 3, 20)), truth), pilot_cases=1.5, n_readers=4,
-                         n_cases=50)
+    with pytest.raises(
+        InvalidParameterError, match="'pilot_cases' parameter of mrmc_sample_size must be an int >= 2"
+    ):
+        mrmc_sample_size(
+            or_analysis(truth + rng.normal(size=(2, 3, 20)), truth), pilot_cases=1.5, n_readers=4, n_cases=50
+        )
     with pytest.raises(InvalidParameterError, match="from_or_result needs an ORResult"):
         PilotVarianceComponents.from_or_result(VAN_DYKE, n_cases=100)  # type: ignore[arg-type]
-    assert isinstance(mrmc_sample_size(VAN_DYKE, n_readers=range(2, 5), n_cases=(60, 90)), MRMCSampleSizeResult)
+    assert isinstance(
+        mrmc_sample_size(VAN_DYKE, n_readers=range(2, 5), n_cases=(60, 90)), MRMCSampleSizeResult
+    )

@@ -30,15 +30,24 @@ def _with_expert(ss, studies):
 
 def test_exact_anchor_everywhere_gives_the_ordinary_auc_and_delongs_interval():
     ss = _set(120, seed=0)
-    res = evaluate_two_phase_auc(ss.predictions, _with_expert(ss, ss.truth.index), reference="ref0",
-                                 anchor="expert", pairs={"Effusion": ("m0", "m2")})
-    assert tuple(res.table.columns) == TWO_PHASE_COLUMNS and tuple(res.comparison.columns) == COMPARISON_COLUMNS
+    res = evaluate_two_phase_auc(
+        ss.predictions,
+        _with_expert(ss, ss.truth.index),
+        reference="ref0",
+        anchor="expert",
+        pairs={"Effusion": ("m0", "m2")},
+    )
+    assert (
+        tuple(res.table.columns) == TWO_PHASE_COLUMNS and tuple(res.comparison.columns) == COMPARISON_COLUMNS
+    )
     y = ss.truth.to_numpy()
     for m, auc in zip(res.table["model"], res.table["auc"]):
         s = ss.predictions[ss.predictions["model"] == m].set_index("study_id")["score"].loc[ss.truth.index]
         assert auc == pytest.approx(roc_auc_score(y, s), abs=1e-12)
-    sa, sb = (ss.predictions[ss.predictions["model"] == m].set_index("study_id")["score"].loc[ss.truth.index]
-              for m in ("m0", "m2"))
+    sa, sb = (
+        ss.predictions[ss.predictions["model"] == m].set_index("study_id")["score"].loc[ss.truth.index]
+        for m in ("m0", "m2")
+    )
     dl = delong_test(y, sa.to_numpy(), sb.to_numpy())
     row = res.comparison.iloc[0]
     assert row["delta"] == pytest.approx(dl.difference, abs=1e-12)
@@ -53,8 +62,12 @@ def test_soft_auc_matches_sklearn_with_hard_weights_and_a_double_sum_with_soft_o
     so = score_order(s)
     assert soft_auc(y, so) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
     w = rng.random(25)
-    pairs = [(w[i] * (1 - w[j]), 1.0 if s[i] > s[j] else 0.5 if s[i] == s[j] else 0.0)
-             for i in range(25) for j in range(25) if i != j]
+    pairs = [
+        (w[i] * (1 - w[j]), 1.0 if s[i] > s[j] else 0.5 if s[i] == s[j] else 0.0)
+        for i in range(25)
+        for j in range(25)
+        if i != j
+    ]
     brute = sum(p * h for p, h in pairs) / sum(p for p, _ in pairs)
     assert soft_auc(w, so) == pytest.approx(brute, abs=1e-12)
     one, zero = reveal_auc(w, so)
@@ -74,10 +87,16 @@ def test_simulation_the_latent_estimate_is_closer_to_the_truth_than_the_cheap_re
     for k in range(30):
         ss = _set(600, seed=100 + k, sensitivity=[0.7], specificity=[0.9])
         studies = rng.choice(ss.truth.index, 100, replace=False)
-        res = evaluate_two_phase_auc(ss.predictions, _with_expert(ss, studies), reference="ref0", anchor="expert")
+        res = evaluate_two_phase_auc(
+            ss.predictions, _with_expert(ss, studies), reference="ref0", anchor="expert"
+        )
         y = ss.truth.to_numpy()
         for m, auc, ref in res.table[["model", "auc", "auc_reference"]].itertuples(index=False):
-            s = ss.predictions[ss.predictions["model"] == m].set_index("study_id")["score"].loc[ss.truth.index]
+            s = (
+                ss.predictions[ss.predictions["model"] == m]
+                .set_index("study_id")["score"]
+                .loc[ss.truth.index]
+            )
             true = roc_auc_score(y, s)
             err_latent.append(abs(auc - true))
             err_ref.append(abs(ref - true))
@@ -87,4 +106,6 @@ def test_simulation_the_latent_estimate_is_closer_to_the_truth_than_the_cheap_re
 def test_bad_pairs_are_refused():
     ss = _set(40, seed=3)
     with pytest.raises(InvalidParameterError, match="'pairs' parameter"):
-        evaluate_two_phase_auc(ss.predictions, _with_expert(ss, []), reference="ref0", pairs={"Effusion": ("m0", "x")})
+        evaluate_two_phase_auc(
+            ss.predictions, _with_expert(ss, []), reference="ref0", pairs={"Effusion": ("m0", "x")}
+        )

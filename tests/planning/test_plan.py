@@ -64,7 +64,9 @@ def test_priorities_equal_a_brute_force_reveal_of_every_study():
     res = plan_relabelling(preds, _cheap(ss), reference="ref0", budget=30, n_draws=20, rng=0)
     order = np.lexsort((inputs.study_ids[ff.data.index].astype(str), -np.asarray(expected)))
     assert list(res.table["study_id"]) == list(inputs.study_ids[ff.data.index][order])
-    np.testing.assert_allclose(res.table["expected_change"], np.asarray(expected)[order], rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(
+        res.table["expected_change"], np.asarray(expected)[order], rtol=1e-9, atol=1e-14
+    )
     assert list(res.table["priority"]) == list(range(1, 31))
 
 
@@ -96,15 +98,28 @@ def test_a_study_already_relabelled_is_not_planned_again():
     ss = _set(50, seed=4)
     first = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=10, n_draws=10, rng=0)
     done = set(first.table["study_id"])
-    expert = ss.labels[(ss.labels["source"] == "truth") & ss.labels["study_id"].isin(done)].assign(source="expert")
-    second = plan_relabelling(ss.predictions, pd.concat([_cheap(ss), expert]), reference="ref0", anchor="expert",
-                              budget=10, n_draws=10, rng=0)
+    expert = ss.labels[(ss.labels["source"] == "truth") & ss.labels["study_id"].isin(done)].assign(
+        source="expert"
+    )
+    second = plan_relabelling(
+        ss.predictions,
+        pd.concat([_cheap(ss), expert]),
+        reference="ref0",
+        anchor="expert",
+        budget=10,
+        n_draws=10,
+        rng=0,
+    )
     assert not done & set(second.table["study_id"])
     assert (second.estimate.table["n_anchored"] == 10).all()
-    with pytest.raises(InvalidParameterError, match="'budget' parameter .* at most the number of studies not yet "
-                                                    r"relabelled \(40\)"):
-        plan_relabelling(ss.predictions, pd.concat([_cheap(ss), expert]), reference="ref0", anchor="expert",
-                         budget=41)
+    with pytest.raises(
+        InvalidParameterError,
+        match="'budget' parameter .* at most the number of studies not yet "
+        r"relabelled \(40\)",
+    ):
+        plan_relabelling(
+            ss.predictions, pd.concat([_cheap(ss), expert]), reference="ref0", anchor="expert", budget=41
+        )
 
 
 def test_save_writes_the_tables_the_study_and_the_images(tmp_path):
@@ -120,13 +135,22 @@ def test_save_writes_the_tables_the_study_and_the_images(tmp_path):
             Image.new("L", (8, 8), 20).save(imgs / sid / "view1_frontal.png")
         else:
             Image.new("L", (8, 8), 30).save(imgs / f"{sid}.png")
-    res = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=6, n_draws=10, images=imgs, rng=0)
+    res = plan_relabelling(
+        ss.predictions, _cheap(ss), reference="ref0", budget=6, n_draws=10, images=imgs, rng=0
+    )
     out = tmp_path / "out"
     out.mkdir()
     written = res.save(out)
     names = {p.name for p in out.iterdir()}
-    assert names == ({*res.FILES.values(), *(f.replace(".csv", ".parquet") for f in res.FILES.values()),
-                      "study.yaml", "images", "summary.md"})
+    assert names == (
+        {
+            *res.FILES.values(),
+            *(f.replace(".csv", ".parquet") for f in res.FILES.values()),
+            "study.yaml",
+            "images",
+            "summary.md",
+        }
+    )
     assert set(written) == {*res.FILES, "study"}
     for name, file in res.FILES.items():
         assert tuple(pd.read_csv(out / file).columns) == tuple(res.tables()[name].columns)
@@ -150,7 +174,9 @@ def test_reader_init_reads_the_planned_study(tmp_path):
     imgs.mkdir()
     for sid in ss.truth.index:
         Image.new("L", (16, 12), 40).save(imgs / f"{sid}.png")
-    res = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=5, n_draws=10, images=imgs, rng=0)
+    res = plan_relabelling(
+        ss.predictions, _cheap(ss), reference="ref0", budget=5, n_draws=10, images=imgs, rng=0
+    )
     out = tmp_path / "plan"
     out.mkdir()
     res.save(out)
@@ -159,20 +185,30 @@ def test_reader_init_reads_the_planned_study(tmp_path):
     assert spec.tasks == ("image",) and spec.findings == ("Effusion",)
     assert sorted(i.key for i in items) == sorted(res.table["study_id"])
     assert {i.payload["patient_id"] for i in items} == set(res.table["patient_id"])
-    assert main(["reader", "init", "--study", str(out / "study.yaml"), "--db", f"sqlite:///{tmp_path / 's.db'}"]) == 0
+    assert (
+        main(["reader", "init", "--study", str(out / "study.yaml"), "--db", f"sqlite:///{tmp_path / 's.db'}"])
+        == 0
+    )
 
 
-@pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"reference": "ref9"}, UnknownNameError, "'reference' parameter .* 'ref9' is not one. Did you mean 'ref0'"),
-    ({"readers": ["nobody"]}, UnknownNameError, "'readers' parameter"),
-    ({"readers": ["ref0"]}, InvalidParameterError, "other than the reference"),
-    ({"anchor": "ref0"}, InvalidParameterError, "'anchor' parameter"),
-    ({"budget": 41}, InvalidParameterError, r"'budget' parameter .* at most .* \(40\)"),
-    ({"budget": 0}, InvalidParameterError, "'budget' parameter .* int >= 1"),
-    ({"n_draws": 0}, InvalidParameterError, "'n_draws' parameter"),
-    ({"findings": ["Edema"]}, InvalidParameterError, "'findings' parameter .* 'Edema'"),
-    ({"images": "/no/such/folder"}, InvalidParameterError, "'images' parameter"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        (
+            {"reference": "ref9"},
+            UnknownNameError,
+            "'reference' parameter .* 'ref9' is not one. Did you mean 'ref0'",
+        ),
+        ({"readers": ["nobody"]}, UnknownNameError, "'readers' parameter"),
+        ({"readers": ["ref0"]}, InvalidParameterError, "other than the reference"),
+        ({"anchor": "ref0"}, InvalidParameterError, "'anchor' parameter"),
+        ({"budget": 41}, InvalidParameterError, r"'budget' parameter .* at most .* \(40\)"),
+        ({"budget": 0}, InvalidParameterError, "'budget' parameter .* int >= 1"),
+        ({"n_draws": 0}, InvalidParameterError, "'n_draws' parameter"),
+        ({"findings": ["Edema"]}, InvalidParameterError, "'findings' parameter .* 'Edema'"),
+        ({"images": "/no/such/folder"}, InvalidParameterError, "'images' parameter"),
+    ],
+)
 def test_bad_inputs_are_refused_naming_the_parameter(kwargs, error, match):
     ss = _set(40, seed=7)
     args = {"reference": "ref0", "budget": 5, **kwargs}
@@ -201,10 +237,20 @@ def test_anchor_studies_count_the_anchor_on_those_studies_only():
     truth = ss.labels[ss.labels["source"] == "truth"].assign(source="expert")
     labels = pd.concat([_cheap(ss), truth])  # the expert labels every study; only 12 of them count
     chosen = list(ss.truth.index[:12])
-    res = plan_relabelling(ss.predictions, labels, reference="ref0", anchor="expert", anchor_studies=chosen,
-                           budget=10, n_draws=10, rng=0)
+    res = plan_relabelling(
+        ss.predictions,
+        labels,
+        reference="ref0",
+        anchor="expert",
+        anchor_studies=chosen,
+        budget=10,
+        n_draws=10,
+        rng=0,
+    )
     assert (res.estimate.table["n_anchored"] == 12).all() and not set(chosen) & set(res.table["study_id"])
     with pytest.raises(InvalidParameterError, match="'anchor_studies' parameter .* needs an anchor"):
         plan_relabelling(ss.predictions, labels, reference="ref0", anchor_studies=chosen, budget=5)
     with pytest.raises(InvalidParameterError, match="'anchor_studies' parameter .* 1 studies that are not"):
-        plan_relabelling(ss.predictions, labels, reference="ref0", anchor="expert", anchor_studies=["nope"], budget=5)
+        plan_relabelling(
+            ss.predictions, labels, reference="ref0", anchor="expert", anchor_studies=["nope"], budget=5
+        )

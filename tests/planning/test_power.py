@@ -16,11 +16,18 @@ from cxreval.planning._soft_auc import soft_auc
 
 
 def _fit(n=300, seed=0, readers=("ref1", "ref2")):
-    ss = simulate_study_set(n, auc=[0.85, 0.8, 0.7], sensitivity=[0.8, 0.75, 0.7], specificity=[0.85, 0.9, 0.8],
-                            prevalence=0.3, rng=seed)
+    ss = simulate_study_set(
+        n,
+        auc=[0.85, 0.8, 0.7],
+        sensitivity=[0.8, 0.75, 0.7],
+        specificity=[0.85, 0.9, 0.8],
+        prevalence=0.3,
+        rng=seed,
+    )
     cheap = ss.labels[ss.labels["source"] != "truth"]
-    inputs = prepare_inputs(ss.predictions, cheap, reference="ref0", readers=list(readers), anchor=None,
-                            findings=None)
+    inputs = prepare_inputs(
+        ss.predictions, cheap, reference="ref0", readers=list(readers), anchor=None, findings=None
+    )
     return fit_finding(inputs.findings[0]), ss
 
 
@@ -56,7 +63,14 @@ def test_posterior_truths_keep_the_anchor_and_follow_the_posterior():
 def test_the_power_is_the_same_in_process_and_serial_executors():
     _, ss = _fit(n=120)
     cheap = ss.labels[ss.labels["source"] != "truth"]
-    opts = {"reference": "ref0", "readers": ["ref1"], "budget": 20, "budgets": [0, 10, 20], "n_draws": 20, "rng": 5}
+    opts = {
+        "reference": "ref0",
+        "readers": ["ref1"],
+        "budget": 20,
+        "budgets": [0, 10, 20],
+        "n_draws": 20,
+        "rng": 5,
+    }
     default = plan_relabelling(ss.predictions, cheap, **opts)
     serial = plan_relabelling(ss.predictions, cheap, executor="serial", **opts)
     pd.testing.assert_frame_equal(default.power, serial.power)
@@ -65,8 +79,10 @@ def test_the_power_is_the_same_in_process_and_serial_executors():
     pw = default.power
     drawn = pw["budget"] > 0
     assert (pw.loc[~drawn, "mc_se"] == 0).all()
-    np.testing.assert_allclose(pw.loc[drawn, "mc_se"], np.sqrt(pw["p_separable"] * (1 - pw["p_separable"])
-                                                               / pw["effective_draws"])[drawn])
+    np.testing.assert_allclose(
+        pw.loc[drawn, "mc_se"],
+        np.sqrt(pw["p_separable"] * (1 - pw["p_separable"]) / pw["effective_draws"])[drawn],
+    )
     assert (pw["effective_draws"] > 1).all() and (pw["effective_draws"] <= pw["n_draws"] + 1e-9).all()
 
 
@@ -74,15 +90,23 @@ def test_effective_draws_is_kish():
     assert effective_draws(np.ones(40)) == pytest.approx(40)
     assert effective_draws(np.r_[1.0, np.full(99, 1e-9)]) == pytest.approx(1, abs=1e-6)
     w = np.random.default_rng(0).random(50)
-    assert effective_draws(w) == pytest.approx(w.sum() ** 2 / (w ** 2).sum())
+    assert effective_draws(w) == pytest.approx(w.sum() ** 2 / (w**2).sum())
 
 
 @pytest.mark.parametrize("budget", [10, 60])
 def test_power_is_a_probability(budget):
     _, ss = _fit(n=120, seed=4)
     cheap = ss.labels[ss.labels["source"] != "truth"]
-    res = plan_relabelling(ss.predictions, cheap, reference="ref0", readers=["ref1", "ref2"], budget=budget,
-                           budgets=[budget], n_draws=25, rng=0)
+    res = plan_relabelling(
+        ss.predictions,
+        cheap,
+        reference="ref0",
+        readers=["ref1", "ref2"],
+        budget=budget,
+        budgets=[budget],
+        n_draws=25,
+        rng=0,
+    )
     p = float(res.power["p_separable"].iloc[0])
     assert 0.0 <= p <= 1.0
 
@@ -95,14 +119,21 @@ def test_the_auc_prior_weights_shrink_toward_equal_aucs_and_follow_their_formula
     a = np.column_stack([soft_auc(t, ff.order[m]) for m in ff.data.scores])
     c = a - a.mean(axis=1, keepdims=True)
     tau2 = max(((c.mean(axis=0) ** 2).sum() - c.var(axis=0).sum()) / (a.shape[1] - 1), 1e-4)
-    np.testing.assert_allclose(w, np.exp(-(c ** 2).sum(axis=1) / (2 * tau2) + ((c ** 2).sum(axis=1) / (2 * tau2)).min()))
+    np.testing.assert_allclose(
+        w, np.exp(-(c**2).sum(axis=1) / (2 * tau2) + ((c**2).sum(axis=1) / (2 * tau2)).min())
+    )
     # the weighted draws' AUC spread between models is smaller than the unweighted one (shrinkage)
-    spread = (c ** 2).sum(axis=1)
+    spread = (c**2).sum(axis=1)
     assert (w * spread).sum() / w.sum() < spread.mean()
     # a single distinct score vector: nothing to shrink, every draw counts the same
-    one = type(ff)(**{**ff.__dict__, "data": type(ff.data)(**{**ff.data.__dict__,
-                                                               "scores": {"m0": ff.data.scores["m0"],
-                                                                          "m1": ff.data.scores["m0"]}})})
+    one = type(ff)(
+        **{
+            **ff.__dict__,
+            "data": type(ff.data)(
+                **{**ff.data.__dict__, "scores": {"m0": ff.data.scores["m0"], "m1": ff.data.scores["m0"]}}
+            ),
+        }
+    )
     np.testing.assert_array_equal(auc_prior_weights(one, t), np.ones(300))
 
 
@@ -116,4 +147,5 @@ def test_the_soft_auc_is_latent_auc_score():
         rounded = np.round(s, 1)  # ties
         for score in (s, rounded):
             assert soft_auc(ff.posterior, score_order(score)) == pytest.approx(
-                latent_auc_score(score, ff.posterior), abs=1e-12)
+                latent_auc_score(score, ff.posterior), abs=1e-12
+            )

@@ -35,14 +35,21 @@ def test_power_grid_is_mrmc_sample_size_of_the_pilot(vandyke_path) -> None:
     res = plan_reader_study(ratings, labels, reference="truth", rng=0)
     cube = ratings.pivot_table(index=["modality", "reader"], columns="study_id", values="rating")
     truth = (labels.set_index("study_id")["state"] == 2).astype(int).loc[cube.columns].to_numpy()
-    direct = mrmc_sample_size(or_analysis(cube.to_numpy().reshape(2, 5, 114), truth), pilot_cases=114,
-                              n_readers=[4, 6, 8, 10, 12], n_cases=list(CASE_GRID))
+    direct = mrmc_sample_size(
+        or_analysis(cube.to_numpy().reshape(2, 5, 114), truth),
+        pilot_cases=114,
+        n_readers=[4, 6, 8, 10, 12],
+        n_cases=list(CASE_GRID),
+    )
     pd.testing.assert_frame_equal(res.sample_size.reset_index(drop=True), direct.power.reset_index(drop=True))
     m = res.minimum_cases
     assert (m["total_readings"] == m["n_readers"] * m["n_cases"] * 2).all()
     reach = m.dropna(subset=["n_cases"])
     assert res.n_readers * res.n_cases == (reach["n_readers"] * reach["n_cases"]).min()
-    assert (res.n_readers, res.n_cases) == (8, 188)  # RJafroc's dataset02 sizes: 10 readers need 163-165 cases
+    assert (res.n_readers, res.n_cases) == (
+        8,
+        188,
+    )  # RJafroc's dataset02 sizes: 10 readers need 163-165 cases
     assert "the fewest readings" in res.summary() and "Hillis, Obuchowski and Berbaum" in res.summary()
 
 
@@ -77,7 +84,9 @@ def test_with_images_the_cases_are_drawn_from_the_studies_with_one(vandyke_path,
     few = _write_images(tmp_path / "few", ids[:184])
     res = plan_reader_study(ratings, labels, reference="truth", images=few, rng=0)
     short = [n for n in res.notes if "fewer than the" in n]
-    assert len(short) == 1 and f"gives 69 diseased cases with an image in {few}, fewer than the 74" in short[0]
+    assert (
+        len(short) == 1 and f"gives 69 diseased cases with an image in {few}, fewer than the 74" in short[0]
+    )
     assert len(res.table) == 69 + 114 and set(res.table["study_id"]) <= set(ids[:184])
     res.save(tmp_path / "plan")
     assert {p.stem for p in (tmp_path / "plan" / "images").iterdir()} == set(res.table["study_id"])
@@ -95,7 +104,9 @@ def test_unaided_then_aided_sessions_and_the_effect_in_that_direction(vandyke_pa
 
     ratings, labels = vandyke_pilot(vandyke_path, modalities=("unaided", "aided"), extra_cases=600)
     imgs = _write_images(tmp_path / "imgs", labels["study_id"].unique())
-    res = plan_reader_study(ratings.iloc[::-1], labels, reference="truth", washout_days=14, images=imgs, rng=0)
+    res = plan_reader_study(
+        ratings.iloc[::-1], labels, reference="truth", washout_days=14, images=imgs, rng=0
+    )
     res.save(tmp_path / "plan")
     spec = load_study(tmp_path / "plan" / "study.yaml")
     assert [s.name for s in spec.sessions] == ["unaided", "aided"]
@@ -125,20 +136,33 @@ def test_rating_scale_and_session_names_follow_the_pilot(vandyke_path, tmp_path)
 def test_latent_reference(vandyke_path) -> None:
     ratings, labels = vandyke_pilot(vandyke_path, extra_cases=300)
     flip = np.random.default_rng(0)
-    noisy = [labels.assign(source=f"noisy{k}", state=np.where(flip.random(len(labels)) < 0.1, 2 - labels["state"],
-                                                                labels["state"])) for k in range(2)]
+    noisy = [
+        labels.assign(
+            source=f"noisy{k}",
+            state=np.where(flip.random(len(labels)) < 0.1, 2 - labels["state"], labels["state"]),
+        )
+        for k in range(2)
+    ]
     three = pd.concat([labels, *noisy], ignore_index=True)
-    res = plan_reader_study(ratings, three, reference="latent", latent_sources=["truth", "noisy0", "noisy1"], rng=0)
+    res = plan_reader_study(
+        ratings, three, reference="latent", latent_sources=["truth", "noisy0", "noisy1"], rng=0
+    )
     assert res.reference == "latent" and res.n_readers is not None and len(res.table) == res.n_cases
 
 
 def test_bad_pilots_and_parameters_are_refused(vandyke_path) -> None:
     ratings, labels = vandyke_pilot(vandyke_path)
-    with pytest.raises(InvalidParameterError, match="'pilot' parameter of plan_reader_study must rate two "
-                                                    r"modalities.*rates 1: \['T1'\]"):
+    with pytest.raises(
+        InvalidParameterError,
+        match="'pilot' parameter of plan_reader_study must rate two "
+        r"modalities.*rates 1: \['T1'\]",
+    ):
         plan_reader_study(ratings[ratings["modality"] == "T1"], labels, reference="truth")
-    with pytest.raises(SchemaError, match="'reference' parameter of plan_reader_study must be a source of the labels "
-                                          "or 'latent'. Got 'truht' instead. Did you mean 'truth'"):
+    with pytest.raises(
+        SchemaError,
+        match="'reference' parameter of plan_reader_study must be a source of the labels "
+        "or 'latent'. Got 'truht' instead. Did you mean 'truth'",
+    ):
         plan_reader_study(ratings, labels, reference="truht")
     two = pd.concat([ratings, ratings.assign(finding="Edema")])
     with pytest.raises(InvalidParameterError, match="name the one to plan for"):

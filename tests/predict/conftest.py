@@ -39,7 +39,9 @@ ARCH = textwrap.dedent('''
 BLOB_SIGMA = 2.0
 
 
-def blob_images(n: int, size: int, *, rng: int, p_blob: float = 0.5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def blob_images(
+    n: int, size: int, *, rng: int, p_blob: float = 0.5
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """16-bit images: dim noisy background, and in about half of them a bright Gaussian blob.
 
     Returns (images uint16 (n, size, size), has_blob bool (n,), centres float (n, 2) as (row, col); NaN without blob).
@@ -54,7 +56,7 @@ def blob_images(n: int, size: int, *, rng: int, p_blob: float = 0.5) -> tuple[np
         if has[i]:
             cy, cx = g.uniform(0.2 * size, 0.8 * size, 2)
             centres[i] = cy, cx
-            v += 45000 * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * BLOB_SIGMA ** 2))
+            v += 45000 * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * BLOB_SIGMA**2))
         imgs[i] = np.clip(np.rint(v), 0, 65535).astype(np.uint16)
     return imgs, has, centres
 
@@ -76,7 +78,7 @@ def train_tiny(arch_file: Path, *, n_out: int, size: int, seed: int, steps: int 
     opt = torch.optim.Adam(net.parameters(), lr=1e-2)
     g = torch.Generator().manual_seed(seed)
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)                     # a tiny net: threads only contend on a shared machine
+    torch.set_num_threads(1)  # a tiny net: threads only contend on a shared machine
     try:
         for _ in range(steps):
             idx = torch.randint(0, len(x), (32,), generator=g)
@@ -125,10 +127,16 @@ def tiny_models(tmp_path_factory, torch_mod):
     for seed in range(3):
         net = train_tiny(arch, n_out=3, size=32, seed=seed)
         torch.save(net.state_dict(), d / f"tiny{seed}.pt")
-        cfg = {"name": f"tiny{seed}", "checkpoint": f"tiny{seed}.pt", "format": "state_dict",
-               "architecture": "tiny_arch.py:build", "architecture_kwargs": {"n_out": 3},
-               "input": {"size": 32, "channels": 1, "normalization": "xrv", "crop": "center"},
-               "findings": ["Atelectasis", "Infiltrate", "Pleural Effusion"], "target_layer": "features"}
+        cfg = {
+            "name": f"tiny{seed}",
+            "checkpoint": f"tiny{seed}.pt",
+            "format": "state_dict",
+            "architecture": "tiny_arch.py:build",
+            "architecture_kwargs": {"n_out": 3},
+            "input": {"size": 32, "channels": 1, "normalization": "xrv", "crop": "center"},
+            "findings": ["Atelectasis", "Infiltrate", "Pleural Effusion"],
+            "target_layer": "features",
+        }
         (d / f"tiny{seed}.yaml").write_text(yaml.safe_dump(cfg))
         ymls.append(d / f"tiny{seed}.yaml")
     return d, ymls
@@ -142,7 +150,7 @@ def xrv_weights(tmp_path_factory, xrv):
     d = tmp_path_factory.mktemp("xrvw")
     torch.manual_seed(1234)
     net = xrv.models.DenseNet(weights=None, num_classes=18)
-    with torch.no_grad():                    # small logits, so calibrated outputs are not all 0 or 1
+    with torch.no_grad():  # small logits, so calibrated outputs are not all 0 or 1
         net.classifier.weight.mul_(2e-3)
     url = xrv.models.model_urls["densenet121-res224-all"]["weights_url"]
     torch.save(net, d / os.path.basename(url))
@@ -167,9 +175,11 @@ def transformers_mod(torch_mod):
     return transformers
 
 
-TINY_OPEN_CLIP = {"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 8,
-                                                  "head_width": 16},
-                  "text_cfg": {"context_length": 16, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1}}
+TINY_OPEN_CLIP = {
+    "embed_dim": 16,
+    "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 8, "head_width": 16},
+    "text_cfg": {"context_length": 16, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1},
+}
 
 
 @pytest.fixture(scope="session")
@@ -193,7 +203,11 @@ def tiny_open_clip(tmp_path_factory, open_clip_mod):
 
 def _byte_vocab() -> tuple[dict[str, int], list[str]]:
     """A character-level CLIP BPE vocabulary (every byte, alone and word-final) with no merges."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     cs = bs[:]
     n = 0
     for b in range(256):
@@ -219,13 +233,29 @@ def tiny_hf_clip(tmp_path_factory, transformers_mod):
     (d / "vocab.json").write_text(json.dumps(vocab))
     (d / "merges.txt").write_text("\n".join(merges) + "\n")
     tok = CLIPTokenizer(str(d / "vocab.json"), str(d / "merges.txt"))
-    cfg = CLIPConfig(text_config={"vocab_size": len(vocab), "hidden_size": 32, "intermediate_size": 64,
-                                  "num_hidden_layers": 1, "num_attention_heads": 2, "max_position_embeddings": 64,
-                                  "bos_token_id": vocab["<|startoftext|>"], "eos_token_id": vocab["<|endoftext|>"],
-                                  "pad_token_id": vocab["<|endoftext|>"]},
-                     vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
-                                    "num_attention_heads": 2, "image_size": 40, "patch_size": 8},
-                     projection_dim=16, logit_scale_init_value=float(np.log(20.0)))
+    cfg = CLIPConfig(
+        text_config={
+            "vocab_size": len(vocab),
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "max_position_embeddings": 64,
+            "bos_token_id": vocab["<|startoftext|>"],
+            "eos_token_id": vocab["<|endoftext|>"],
+            "pad_token_id": vocab["<|endoftext|>"],
+        },
+        vision_config={
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "image_size": 40,
+            "patch_size": 8,
+        },
+        projection_dim=16,
+        logit_scale_init_value=float(np.log(20.0)),
+    )
     torch.manual_seed(11)
     model = CLIPModel(cfg).eval()
     model.save_pretrained(d)

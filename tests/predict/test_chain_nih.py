@@ -37,13 +37,32 @@ def test_predict_localize_classify_rank(tmp_path, shared_data, metadata_dir, tin
     specs = []
     for k, y in enumerate(ymls):
         cfg = yaml.safe_load(y.read_text())
-        cfg.update(name=f"blob{k}", findings=FINDINGS, checkpoint=str(d / cfg["checkpoint"]),
-                   architecture=str(d / "tiny_arch.py") + ":build")
+        cfg.update(
+            name=f"blob{k}",
+            findings=FINDINGS,
+            checkpoint=str(d / cfg["checkpoint"]),
+            architecture=str(d / "tiny_arch.py") + ":build",
+        )
         (tmp_path / f"blob{k}.yaml").write_text(yaml.safe_dump(cfg))
         specs += ["--model", f"torch:{tmp_path / f'blob{k}.yaml'}"]
     pred = tmp_path / "pred"
-    assert main(["predict", "--images", str(images), *specs, "--heatmaps", "--batch-size", "16", "--no-progress",
-                 "--out", str(pred)]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                "--images",
+                str(images),
+                *specs,
+                "--heatmaps",
+                "--batch-size",
+                "16",
+                "--no-progress",
+                "--out",
+                str(pred),
+            ]
+        )
+        == 0
+    )
     p = pd.read_parquet(pred / "predictions.parquet")
     assert len(p) == 39 * 3 * 3 and set(p.study_id) == set(ids)
 
@@ -54,8 +73,20 @@ def test_predict_localize_classify_rank(tmp_path, shared_data, metadata_dir, tin
     bpath = tmp_path / "boxes.csv"
     boxes.to_csv(bpath, index=False)
     loc = tmp_path / "loc"
-    assert main(["localize", "--heatmaps", str(pred / "heatmaps" / "blob0.npz"), "--boxes", str(bpath),
-                 "--out", str(loc)]) == 0
+    assert (
+        main(
+            [
+                "localize",
+                "--heatmaps",
+                str(pred / "heatmaps" / "blob0.npz"),
+                "--boxes",
+                str(bpath),
+                "--out",
+                str(loc),
+            ]
+        )
+        == 0
+    )
     lt = pd.read_csv(loc / "localization.csv", dtype={"threshold": str})  # the threshold column is text
     assert set(lt.finding) >= set(FINDINGS)
     assert (lt[lt.finding.isin(FINDINGS)].n_boxes == 3).all()
@@ -63,6 +94,7 @@ def test_predict_localize_classify_rank(tmp_path, shared_data, metadata_dir, tin
     # the same maps scored in-process give the same table (the .npz is read as written)
     from cxreval.datasets.nih_boxes import read_nih_boxes
     from cxreval.localization import LocalizationProtocol, evaluate_heatmaps
+
     with np.load(pred / "heatmaps" / "blob0.npz") as z:
         maps = {k: z[k] for k in z.files}
     direct = evaluate_heatmaps(maps, read_nih_boxes(bpath).table, protocol=LocalizationProtocol()).table
@@ -77,15 +109,40 @@ def test_predict_localize_classify_rank(tmp_path, shared_data, metadata_dir, tin
     boxed = sorted(allbox["Image Index"].unique())
     pid = tm.drop_duplicates("study_id").set_index("study_id").patient_id
     has = set(zip(allbox["Image Index"], allbox["Finding Label"]))
-    ex = pd.DataFrame([(s, pid[s], f, "radiologist_boxes", "positive" if (s, f) in has else "negative")
-                       for s in boxed for f in FINDINGS],
-                      columns=["study_id", "patient_id", "finding", "source", "state"])
-    labels = pd.concat([tm.assign(state=np.where(tm.state == 2, "positive", "negative")), ex], ignore_index=True)
+    ex = pd.DataFrame(
+        [
+            (s, pid[s], f, "radiologist_boxes", "positive" if (s, f) in has else "negative")
+            for s in boxed
+            for f in FINDINGS
+        ],
+        columns=["study_id", "patient_id", "finding", "source", "state"],
+    )
+    labels = pd.concat(
+        [tm.assign(state=np.where(tm.state == 2, "positive", "negative")), ex], ignore_index=True
+    )
     lpath = tmp_path / "labels.parquet"
     write_labels(labels[["study_id", "patient_id", "finding", "source", "state"]], lpath)
     cls = tmp_path / "cls"
-    assert main(["classify", "-p", str(pred / "predictions.parquet"), "-l", str(lpath), "--n-resamples", "20",
-                 "--seed", "1", "--studies", "each", "--out", str(cls)]) == 0  # each reference on its own studies
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(pred / "predictions.parquet"),
+                "-l",
+                str(lpath),
+                "--n-resamples",
+                "20",
+                "--seed",
+                "1",
+                "--studies",
+                "each",
+                "--out",
+                str(cls),
+            ]
+        )
+        == 0
+    )  # each reference on its own studies
     auc = pd.read_csv(cls / "auc.csv")
     checked = 0
     for ref, lab in labels.groupby("source"):
@@ -99,10 +156,26 @@ def test_predict_localize_classify_rank(tmp_path, shared_data, metadata_dir, tin
             checked += 1
     assert checked == 2 * 3 * 3
     rk = tmp_path / "rank"
-    assert main(["rank", "-p", str(pred / "predictions.parquet"), "-l", str(lpath), "--n-resamples", "20",
-                 "--out", str(rk)]) == 0
+    assert (
+        main(
+            [
+                "rank",
+                "-p",
+                str(pred / "predictions.parquet"),
+                "-l",
+                str(lpath),
+                "--n-resamples",
+                "20",
+                "--out",
+                str(rk),
+            ]
+        )
+        == 0
+    )
     rc = pd.read_csv(rk / "rank_correlation.csv")
-    assert set(rc.finding) >= set(FINDINGS) and set(rc.method) == {"SRCC", "KRCC"} and (rc.n_models == 3).all()
+    assert (
+        set(rc.finding) >= set(FINDINGS) and set(rc.method) == {"SRCC", "KRCC"} and (rc.n_models == 3).all()
+    )
     assert set(zip(rc.reference_a, rc.reference_b)) == {("nih_textmined", "radiologist_boxes")}
     st = rc.statistic.dropna()
     assert st.between(-1, 1).all()

@@ -18,8 +18,12 @@ from cxreval.predict.clip import hub_model_folder, parse_clip_spec
 
 from .conftest import TINY_OPEN_CLIP
 
-PROMPTS = {"findings": {"Atelectasis": {"positive": ["atelectasis", "collapsed lung"], "negative": ["no atelectasis"]},
-                        "Edema": {"positive": ["edema"], "negative": ["no edema"]}}}
+PROMPTS = {
+    "findings": {
+        "Atelectasis": {"positive": ["atelectasis", "collapsed lung"], "negative": ["no atelectasis"]},
+        "Edema": {"positive": ["edema"], "negative": ["no edema"]},
+    }
+}
 
 
 @pytest.fixture()
@@ -41,9 +45,18 @@ def offline(tmp_path, monkeypatch):
 
 
 def test_hub_specs_parse():
-    cs = parse_clip_spec("open_clip:hf-hub:microsoft/BiomedCLIP-PubMedBERT_256-vit_base_patch16_224", spec="x")
-    assert (cs.backend, cs.arch, cs.path) == ("open_clip", "hf-hub", "microsoft/BiomedCLIP-PubMedBERT_256-vit_base_patch16_224")
-    assert str(parse_clip_spec("hf:openai/clip-vit-base-patch32", spec="x")) == "clip:hf:openai/clip-vit-base-patch32"
+    cs = parse_clip_spec(
+        "open_clip:hf-hub:microsoft/BiomedCLIP-PubMedBERT_256-vit_base_patch16_224", spec="x"
+    )
+    assert (cs.backend, cs.arch, cs.path) == (
+        "open_clip",
+        "hf-hub",
+        "microsoft/BiomedCLIP-PubMedBERT_256-vit_base_patch16_224",
+    )
+    assert (
+        str(parse_clip_spec("hf:openai/clip-vit-base-patch32", spec="x"))
+        == "clip:hf:openai/clip-vit-base-patch32"
+    )
     assert parse_clip_spec("hf:hf-hub:org/name", spec="x").arch == "hub"
     assert parse_clip_spec("hf:/abs/folder", spec="x").arch == ""
 
@@ -55,27 +68,53 @@ def test_hf_hub_id_offline_names_the_folder_then_loads_from_it(tmp_path, offline
     args = ["predict", "--images", str(d), "--prompts", str(pfile), "--no-progress"]
     assert main([*args, "--model", "clip:hf:someorg/tiny-clip", "--out", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
-    assert "put the folder's files (config.json, model.safetensors" in err and f"in {folder}, then run again" in err
+    assert (
+        "put the folder's files (config.json, model.safetensors" in err
+        and f"in {folder}, then run again" in err
+    )
     assert "internal error" not in err and not (tmp_path / "a").exists()
-    shutil.copytree(tiny_hf_clip, folder)                 # placed where the message says
+    shutil.copytree(tiny_hf_clip, folder)  # placed where the message says
     assert main([*args, "--model", "clip:hf:someorg/tiny-clip", "--out", str(tmp_path / "a")]) == 0
     by_path = predict(d, [f"clip:hf:{tiny_hf_clip}"], out=tmp_path / "b", prompts=pfile).predictions
     by_id = predict(d, ["clip:hf:someorg/tiny-clip"], out=tmp_path / "c", prompts=pfile).predictions
     np.testing.assert_array_equal(by_id.score.to_numpy(), by_path.score.to_numpy())
 
 
-def test_open_clip_hub_name_offline_names_the_folder_then_loads_from_it(tmp_path, offline, tiny_open_clip, capsys):
+def test_open_clip_hub_name_offline_names_the_folder_then_loads_from_it(
+    tmp_path, offline, tiny_open_clip, capsys
+):
     import torch
+
     d, pfile = offline
     spec = "clip:open_clip:hf-hub:someorg/tiny-open-clip"
     folder = hub_model_folder("someorg/tiny-open-clip")
-    assert main(["predict", "--images", str(d), "--prompts", str(pfile), "--model", spec, "--no-progress",
-                 "--out", str(tmp_path / "a")]) == 2
+    assert (
+        main(
+            [
+                "predict",
+                "--images",
+                str(d),
+                "--prompts",
+                str(pfile),
+                "--model",
+                spec,
+                "--no-progress",
+                "--out",
+                str(tmp_path / "a"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
-    assert "open_clip_config.json and open_clip_pytorch_model.bin" in err and f"in {folder}, then run again" in err
+    assert (
+        "open_clip_config.json and open_clip_pytorch_model.bin" in err
+        and f"in {folder}, then run again" in err
+    )
     assert "internal error" not in err
-    folder.mkdir(parents=True)                            # an open_clip Hub folder: config + weights
-    (folder / "open_clip_config.json").write_text(json.dumps({"model_cfg": TINY_OPEN_CLIP, "preprocess_cfg": {}}))
+    folder.mkdir(parents=True)  # an open_clip Hub folder: config + weights
+    (folder / "open_clip_config.json").write_text(
+        json.dumps({"model_cfg": TINY_OPEN_CLIP, "preprocess_cfg": {}})
+    )
     _, ckpt = tiny_open_clip
     torch.save(torch.load(ckpt, weights_only=True), folder / "open_clip_pytorch_model.bin")
     m = load_model(spec, prompts=pfile)

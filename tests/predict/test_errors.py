@@ -16,14 +16,20 @@ def test_exc_text_is_one_line():
     from cxreval.predict import exc_text
 
     assert exc_text(ValueError("a\n\tb\n")) == "ValueError: a; b"
-    tb = RuntimeError("The following operation failed.\nTraceback of TorchScript (most recent call last):\n"
-                      "  File x, line 1\n    ~~~ <--- HERE\nRuntimeError: expected 1 channel, got 3\n")
+    tb = RuntimeError(
+        "The following operation failed.\nTraceback of TorchScript (most recent call last):\n"
+        "  File x, line 1\n    ~~~ <--- HERE\nRuntimeError: expected 1 channel, got 3\n"
+    )
     assert exc_text(tb) == "RuntimeError: expected 1 channel, got 3"
     try:
         yaml.safe_load("input: {size: 64\n")
     except yaml.YAMLError as exc:
         text = exc_text(exc)
-    assert "\n" not in text and text.startswith("ParserError: expected ',' or '}'") and "line 2, column 1" in text
+    assert (
+        "\n" not in text
+        and text.startswith("ParserError: expected ',' or '}'")
+        and "line 2, column 1" in text
+    )
 
 
 def test_bad_yaml_model_is_one_line(tmp_path, torch_mod):  # load_model needs torch first
@@ -41,9 +47,15 @@ def test_torchscript_model_failing_on_its_input_is_one_line(tmp_path, torch_mod)
     torch = torch_mod
     net = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten())
     torch.jit.script(net).save(str(tmp_path / "m.pt"))
-    (tmp_path / "m.yaml").write_text(yaml.safe_dump({
-        "checkpoint": "m.pt", "input": {"size": 16, "channels": 3, "normalization": "xrv"},
-        "findings": ["Effusion", "Atelectasis"]}))
+    (tmp_path / "m.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "checkpoint": "m.pt",
+                "input": {"size": 16, "channels": 3, "normalization": "xrv"},
+                "findings": ["Effusion", "Atelectasis"],
+            }
+        )
+    )
     with pytest.raises(SchemaError, match="fails in its forward pass") as e:
         load_model(f"torch:{tmp_path / 'm.yaml'}")
     msg = str(e.value)

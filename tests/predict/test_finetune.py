@@ -34,18 +34,26 @@ def square_images(d, n, *, size=32, rng=0):
         left = False
         if has:
             r, c = g.integers(0, size - 8, 2)
-            a[r:r + 8, c:c + 8] += 120
+            a[r : r + 8, c : c + 8] += 120
             left = c + 4 < size / 2
         Image.fromarray(np.clip(a, 0, 255).astype(np.uint8)).save(d / f"im{i:03d}.png")
         for f, pos in (("Mass", has), ("Effusion", left)):
-            rows.append({"study_id": f"im{i:03d}.png", "patient_id": f"p{i // 2}", "finding": f, "source": "synthetic",
-                         "state": "positive" if pos else "negative"})
+            rows.append(
+                {
+                    "study_id": f"im{i:03d}.png",
+                    "patient_id": f"p{i // 2}",
+                    "finding": f,
+                    "source": "synthetic",
+                    "state": "positive" if pos else "negative",
+                }
+            )
     return pd.DataFrame(rows)
 
 
 @pytest.fixture()
 def task(tmp_path, torch_mod):
     import torch
+
     labels = square_images(tmp_path / "imgs", 60, rng=1)
     labels.to_csv(tmp_path / "labels.csv", index=False)
     (tmp_path / "arch.py").write_text(ARCH)
@@ -54,18 +62,27 @@ def task(tmp_path, torch_mod):
     spec.loader.exec_module(mod)
     torch.manual_seed(0)
     torch.save(mod.build(3).state_dict(), tmp_path / "base.pt")
-    (tmp_path / "base.yaml").write_text(yaml.safe_dump({
-        "name": "base", "checkpoint": "base.pt", "architecture": "arch.py:build", "architecture_kwargs": {"n_out": 3},
-        "input": {"size": 32, "channels": 1, "normalization": "xrv"}, "findings": ["Atelectasis", "Nodule", "Mass"],
-        "target_layer": "features"}))
+    (tmp_path / "base.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "base",
+                "checkpoint": "base.pt",
+                "architecture": "arch.py:build",
+                "architecture_kwargs": {"n_out": 3},
+                "input": {"size": 32, "channels": 1, "normalization": "xrv"},
+                "findings": ["Atelectasis", "Nodule", "Mass"],
+                "target_layer": "features",
+            }
+        )
+    )
     return tmp_path
-
 
 
 def test_wcel_equals_hand_computed(torch_mod):
     import torch
 
     from cxreval.predict.losses import bce_loss, wcel_loss
+
     z = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5], [-2.0, 1.0, 0.25]], dtype=torch.float64)
     y = torch.tensor([[1, 0, 0], [0, float("nan"), 1], [0, 0, 0]], dtype=torch.float64)
     ls = lambda v: math.log(1 / (1 + math.exp(-v)))  # noqa: E731   log sigmoid
@@ -76,9 +93,10 @@ def test_wcel_equals_hand_computed(torch_mod):
     assert float(wcel_loss(z, y)) == pytest.approx(want, rel=1e-12)
     assert float(bce_loss(z, y)) == pytest.approx((pos + neg) / 8, rel=1e-12)
     assert float(wcel_loss(z, torch.zeros_like(y))) == pytest.approx(
-        (9 / 9) * sum(-ls(-v) for v in z.ravel().tolist()) / 3, rel=1e-12)      # no positive: only negatives
+        (9 / 9) * sum(-ls(-v) for v in z.ravel().tolist()) / 3, rel=1e-12
+    )  # no positive: only negatives
     zg = z.clone().requires_grad_(True)
-    none = wcel_loss(zg, torch.full_like(y, float("nan")))                     # a batch with every label excluded
+    none = wcel_loss(zg, torch.full_like(y, float("nan")))  # a batch with every label excluded
     none.backward()
     assert none.item() == 0.0 and zg.grad.abs().sum().item() == 0.0
 
@@ -87,19 +105,39 @@ def test_full_finetune_learns_and_predict_reproduces_its_validation_auc(task, to
     from sklearn.metrics import roc_auc_score
 
     from cxreval.predict import finetune, predict
+
     calls = RecordedProgress()
-    res = finetune(task / "imgs", task / "labels.csv", out=task / "ft", model=f"torch:{task / 'base.yaml'}",
-                   mode="full", epochs=12, patience=12, lr=3e-3, batch_size=8, rng=0, val_fraction=0.3,
-                   progress=calls)
+    res = finetune(
+        task / "imgs",
+        task / "labels.csv",
+        out=task / "ft",
+        model=f"torch:{task / 'base.yaml'}",
+        mode="full",
+        epochs=12,
+        patience=12,
+        lr=3e-3,
+        batch_size=8,
+        rng=0,
+        val_fraction=0.3,
+        progress=calls,
+    )
     log = pd.read_csv(task / "ft" / "training.csv")
-    assert list(log.columns) == ["epoch", "finding", "train_loss", "val_loss", "val_auc", "n_val_pos", "n_val_neg",
-                                 "best"]
+    assert list(log.columns) == [
+        "epoch",
+        "finding",
+        "train_loss",
+        "val_loss",
+        "val_auc",
+        "n_val_pos",
+        "n_val_neg",
+        "best",
+    ]
     per_epoch = log[log.finding == "macro"].set_index("epoch")
     assert calls.tasks == [("cxreval finetune (epochs)", 12)] and calls.events == [(0, 1)] * len(per_epoch)
-    assert per_epoch.val_loss.iloc[-1] < 0.8 * per_epoch.val_loss.iloc[0]          # validation loss goes down
+    assert per_epoch.val_loss.iloc[-1] < 0.8 * per_epoch.val_loss.iloc[0]  # validation loss goes down
     assert res.best_val_auc > 0.9 and per_epoch.val_auc.max() == res.best_val_auc
     split = pd.read_csv(task / "ft" / "split.csv")
-    assert split.groupby("patient_id").split.nunique().max() == 1                   # patient-level
+    assert split.groupby("patient_id").split.nunique().max() == 1  # patient-level
     val = split[split.split == "val"].study_id.tolist()
     (task / "val.txt").write_text("\n".join(str(task / "imgs" / v) for v in val) + "\n")
     lst = pd.DataFrame({"path": [str(task / "imgs" / v) for v in val], "study_id": val})
@@ -124,13 +162,23 @@ def test_linear_probe_equals_logistic_regression(task, torch_mod):
 
     from cxreval.io.images import read_image
     from cxreval.predict import finetune, load_model, preprocess_image
+
     wd = 1e-2
-    finetune(task / "imgs", task / "labels.csv", out=task / "lp", model=f"torch:{task / 'base.yaml'}",
-             mode="linear-probe", weight_decay=wd, rng=3)
+    finetune(
+        task / "imgs",
+        task / "labels.csv",
+        out=task / "lp",
+        model=f"torch:{task / 'base.yaml'}",
+        mode="linear-probe",
+        weight_decay=wd,
+        rng=3,
+    )
     split = pd.read_csv(task / "lp" / "split.csv")
     tr = split[split.split == "train"].study_id.tolist()
     base = load_model(f"torch:{task / 'base.yaml'}")
-    x = torch.from_numpy(np.stack([preprocess_image(read_image(task / "imgs" / s), base.preprocessing) for s in tr]))
+    x = torch.from_numpy(
+        np.stack([preprocess_image(read_image(task / "imgs" / s), base.preprocessing) for s in tr])
+    )
     with torch.no_grad():
         feats = base.module.features(x / 1024.0).mean(dim=(2, 3)).double().numpy()
     lab = pd.read_csv(task / "labels.csv").pivot(index="study_id", columns="finding", values="state")
@@ -141,7 +189,9 @@ def test_linear_probe_equals_logistic_regression(task, torch_mod):
     for j, f in enumerate(findings):
         y = (lab.loc[tr, f] == "positive").to_numpy()
         lr = LogisticRegression(C=1 / (n * k * wd), tol=1e-10, max_iter=10000).fit(feats, y)
-        np.testing.assert_allclose(sd["classifier.weight"][j].double().numpy(), lr.coef_[0], atol=2e-4, rtol=1e-3)
+        np.testing.assert_allclose(
+            sd["classifier.weight"][j].double().numpy(), lr.coef_[0], atol=2e-4, rtol=1e-3
+        )
         assert float(sd["classifier.bias"][j]) == pytest.approx(lr.intercept_[0], abs=2e-4)
     # the backbone is unchanged
     assert torch.equal(sd["features.0.weight"], base.module.state_dict()["features.0.weight"])
@@ -159,62 +209,143 @@ def test_last_layer_interrupt_and_cli(task, torch_mod, capsys):
             super().advance(task, n)
             if sum(1 for t, _ in self.events if t == task) == 2 and "epochs" in self.tasks[task][0]:
                 raise KeyboardInterrupt
+
     with pytest.raises(KeyboardInterrupt):
-        finetune(task / "imgs", task / "labels.csv", out=task / "a", model=f"torch:{task / 'base.yaml'}",
-                 mode="last-layer", epochs=5, progress=StopAtEpoch2(), rng=0)
+        finetune(
+            task / "imgs",
+            task / "labels.csv",
+            out=task / "a",
+            model=f"torch:{task / 'base.yaml'}",
+            mode="last-layer",
+            epochs=5,
+            progress=StopAtEpoch2(),
+            rng=0,
+        )
     assert not (task / "a").exists()
     with pytest.raises(KeyboardInterrupt):
-        finetune(task / "imgs", task / "labels.csv", out=task / "b", model=f"torch:{task / 'base.yaml'}",
-                 mode="last-layer", loss="wcel", epochs=5, progress=StopAtEpoch2(), keep_interrupted=True,
-                 rng=0)
+        finetune(
+            task / "imgs",
+            task / "labels.csv",
+            out=task / "b",
+            model=f"torch:{task / 'base.yaml'}",
+            mode="last-layer",
+            loss="wcel",
+            epochs=5,
+            progress=StopAtEpoch2(),
+            keep_interrupted=True,
+            rng=0,
+        )
     js = json.loads((task / "b" / "finetune.json").read_text())
-    assert js["interrupted"] and js["trained_modules"] == ["features.3", "classifier"] and js["loss"] == "wcel"
+    assert (
+        js["interrupted"] and js["trained_modules"] == ["features.3", "classifier"] and js["loss"] == "wcel"
+    )
     sd = torch.load(task / "b" / "model.pt", weights_only=True)
     base = torch.load(task / "base.pt", weights_only=True)
-    assert torch.equal(sd["features.0.weight"], base["features.0.weight"])           # frozen
-    assert not torch.equal(sd["features.3.weight"], base["features.3.weight"])       # trained
-    args = ["finetune", "--images", str(task / "imgs"), "--labels", str(task / "labels.csv"), "--model",
-            f"torch:{task / 'base.yaml'}", "--epochs", "2", "--no-progress"]
+    assert torch.equal(sd["features.0.weight"], base["features.0.weight"])  # frozen
+    assert not torch.equal(sd["features.3.weight"], base["features.3.weight"])  # trained
+    args = [
+        "finetune",
+        "--images",
+        str(task / "imgs"),
+        "--labels",
+        str(task / "labels.csv"),
+        "--model",
+        f"torch:{task / 'base.yaml'}",
+        "--epochs",
+        "2",
+        "--no-progress",
+    ]
     assert main([*args, "--out", str(task / "c")]) == 0
     assert "model in" in capsys.readouterr().out
     assert main([*args, "--source", "readers", "--out", str(task / "d")]) == 2
     assert "--source readers is not in the labels (--labels)" in capsys.readouterr().err
     assert main([*args, "--mode", "head", "--out", str(task / "d")]) == 2
     assert "--mode must be one of ['linear-probe', 'last-layer', 'full']" in capsys.readouterr().err
-    assert main([*args[:5], "--out", str(task / "d")]) == 2                         # neither --model nor --recipe
+    assert main([*args[:5], "--out", str(task / "d")]) == 2  # neither --model nor --recipe
     assert "exactly one of --model" in capsys.readouterr().err
     assert not (task / "d").exists()
     pd.read_csv(task / "labels.csv").assign(state="positive").to_csv(task / "allpos.csv", index=False)
     with pytest.raises(SchemaError, match="no finding with both a positive and a negative"):
         finetune(task / "imgs", task / "allpos.csv", out=task / "e", model=f"torch:{task / 'base.yaml'}")
     with pytest.raises(InvalidParameterError, match="not labelled by source"):
-        finetune(task / "imgs", task / "labels.csv", out=task / "e", model=f"torch:{task / 'base.yaml'}",
-                 findings=["Nodule"])
+        finetune(
+            task / "imgs",
+            task / "labels.csv",
+            out=task / "e",
+            model=f"torch:{task / 'base.yaml'}",
+            findings=["Nodule"],
+        )
 
 
 def test_chestxray8_recipe_tiny(task, torch_mod, capsys):
     pytest.importorskip("torchvision", reason="the ChestX-ray8 recipe needs torchvision")
     import torch
     import torchvision
+
     torch.manual_seed(5)
     torch.save(torchvision.models.resnet18(weights=None).state_dict(), task / "r18.pth")
     out = task / "cx8"
-    assert main(["finetune", "--images", str(task / "imgs"), "--labels", str(task / "labels.csv"), "--recipe",
-                 "chestxray8", "--arch", "resnet18", "--weights", str(task / "r18.pth"), "--input-size", "64",
-                 "--epochs", "1", "--no-progress", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "finetune",
+                "--images",
+                str(task / "imgs"),
+                "--labels",
+                str(task / "labels.csv"),
+                "--recipe",
+                "chestxray8",
+                "--arch",
+                "resnet18",
+                "--weights",
+                str(task / "r18.pth"),
+                "--input-size",
+                "64",
+                "--epochs",
+                "1",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     cfg = yaml.safe_load((out / "model.yaml").read_text())
     assert cfg["input"] == {"size": 64, "channels": 3, "normalization": "imagenet", "crop": "center"}
     assert cfg["target_layer"] == "transition" and cfg["architecture_kwargs"]["pooling"] == "lse"
     js = json.loads((out / "finetune.json").read_text())
     assert js["loss"] == "wcel" and js["init_weights"] == str(task / "r18.pth")
-    assert main(["predict", "--images", str(task / "imgs"), "--model", f"torch:{out / 'model.yaml'}", "--heatmaps",
-                 "--no-progress", "--out", str(task / "p")]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                "--images",
+                str(task / "imgs"),
+                "--model",
+                f"torch:{out / 'model.yaml'}",
+                "--heatmaps",
+                "--no-progress",
+                "--out",
+                str(task / "p"),
+            ]
+        )
+        == 0
+    )
     with np.load(task / "p" / "heatmaps" / "chestxray8-resnet18.npz") as z:
-        assert z["im000.png/Mass"].shape == (2, 2)                    # 64 / stride 32
+        assert z["im000.png/Mass"].shape == (2, 2)  # 64 / stride 32
     with pytest.raises(SchemaError, match="not torchvision resnet50 weights"):
         from cxreval.predict import finetune
-        finetune(task / "imgs", task / "labels.csv", out=task / "x", recipe="chestxray8", arch="resnet50",
-                 weights=task / "r18.pth", input_size=64, rng=0)
+
+        finetune(
+            task / "imgs",
+            task / "labels.csv",
+            out=task / "x",
+            recipe="chestxray8",
+            arch="resnet50",
+            weights=task / "r18.pth",
+            input_size=64,
+            rng=0,
+        )
 
 
 @pytest.mark.slow
@@ -223,8 +354,19 @@ def test_xrv_densenet_last_layer_reloads(task, xrv_weights, xrv):
     import torch
 
     from cxreval.predict import finetune, load_model
-    res = finetune(task / "imgs", task / "labels.csv", out=task / "x", model="xrv:densenet121-res224-all",
-                   weights_dir=xrv_weights, download=False, mode="last-layer", epochs=1, batch_size=16, rng=0)
+
+    res = finetune(
+        task / "imgs",
+        task / "labels.csv",
+        out=task / "x",
+        model="xrv:densenet121-res224-all",
+        weights_dir=xrv_weights,
+        download=False,
+        mode="last-layer",
+        epochs=1,
+        batch_size=16,
+        rng=0,
+    )
     assert res.settings["trained_modules"] == ["features.denseblock4", "classifier"]
     cfg = yaml.safe_load((task / "x" / "model.yaml").read_text())
     assert cfg["architecture_kwargs"]["architecture"] == "torchxrayvision.models:DenseNet"
@@ -232,10 +374,14 @@ def test_xrv_densenet_last_layer_reloads(task, xrv_weights, xrv):
     m = load_model(f"torch:{task / 'x' / 'model.yaml'}")
     base = load_model("xrv:densenet121-res224-all", weights_dir=xrv_weights, download=False)
     sd, bsd = m.module.state_dict(), base.module.state_dict()
-    assert torch.equal(sd["features.denseblock1.denselayer1.conv1.weight"],
-                       bsd["features.denseblock1.denselayer1.conv1.weight"])
-    assert not torch.equal(sd["features.denseblock4.denselayer1.conv1.weight"],
-                           bsd["features.denseblock4.denselayer1.conv1.weight"])
+    assert torch.equal(
+        sd["features.denseblock1.denselayer1.conv1.weight"],
+        bsd["features.denseblock1.denselayer1.conv1.weight"],
+    )
+    assert not torch.equal(
+        sd["features.denseblock4.denselayer1.conv1.weight"],
+        bsd["features.denseblock4.denselayer1.conv1.weight"],
+    )
     vp = pd.read_csv(task / "x" / "val_predictions.csv")
     assert vp.model.unique().tolist() == ["finetuned-densenet121-res224-all"] and vp.score.between(0, 1).all()
 
@@ -246,10 +392,18 @@ def test_a_labelled_study_without_an_image_is_named_not_dropped_in_silence(tmp_p
     from cxreval.exceptions import CxrevalWarning
     from cxreval.predict._finetune import _with_images
 
-    targets = pd.DataFrame({"study_id": ["a.png", "b.png", "c.png", "d.png"], "patient_id": ["p1", "p1", "p2", "p3"],
-                            "Mass": [1.0, 0.0, 1.0, 0.0]})
-    with pytest.warns(CxrevalWarning, match=r"2 of the 4 labelled studies .* have no image in images='imgs', e\.g\. "
-                                            r"'b\.png'; they are left out of training and validation"):
+    targets = pd.DataFrame(
+        {
+            "study_id": ["a.png", "b.png", "c.png", "d.png"],
+            "patient_id": ["p1", "p1", "p2", "p3"],
+            "Mass": [1.0, 0.0, 1.0, 0.0],
+        }
+    )
+    with pytest.warns(
+        CxrevalWarning,
+        match=r"2 of the 4 labelled studies .* have no image in images='imgs', e\.g\. "
+        r"'b\.png'; they are left out of training and validation",
+    ):
         kept, missing = _with_images(targets, {"a.png", "c.png"}, labels="labels.csv", images="imgs")
     assert kept["study_id"].tolist() == ["a.png", "c.png"] and missing == ["b.png", "d.png"]
     assert kept["Mass"].tolist() == [1.0, 1.0]
@@ -259,16 +413,31 @@ def test_a_labelled_study_without_an_image_is_named_not_dropped_in_silence(tmp_p
     assert len(kept) == 4 and missing == []
 
 
-@pytest.mark.parametrize(("option", "value"), [("--lr", "-1"), ("--lr", "0"), ("--lr", "inf"),
-                                               ("--weight-decay", "-0.1"), ("--weight-decay", "nan")])
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--lr", "-1"), ("--lr", "0"), ("--lr", "inf"), ("--weight-decay", "-0.1"), ("--weight-decay", "nan")],
+)
 def test_learning_rate_and_weight_decay_are_checked_before_torch(tmp_path, capsys, option, value):
     """Named as the command's options, with or without torch installed (the check comes first)."""
     (tmp_path / "imgs").mkdir()
-    args = ["finetune", "--images", str(tmp_path / "imgs"), "--labels", str(tmp_path / "labels.csv"),
-            "--model", f"torch:{tmp_path / 'm.yaml'}", option, value, "-o", str(tmp_path / "out")]
+    args = [
+        "finetune",
+        "--images",
+        str(tmp_path / "imgs"),
+        "--labels",
+        str(tmp_path / "labels.csv"),
+        "--model",
+        f"torch:{tmp_path / 'm.yaml'}",
+        option,
+        value,
+        "-o",
+        str(tmp_path / "out"),
+    ]
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"cxreval: error: {option} must be a finite number") and len(err.splitlines()) == 1, err
+    assert (
+        err.startswith(f"cxreval: error: {option} must be a finite number") and len(err.splitlines()) == 1
+    ), err
     assert not (tmp_path / "out").exists()
 
 
@@ -276,11 +445,26 @@ def test_finetune_json_and_summary_list_the_studies_without_an_image(task, torch
     labels = pd.read_csv(task / "labels.csv")
     extra = labels[labels.study_id == "im000.png"].assign(study_id="absent.png", patient_id="p99")
     pd.concat([labels, extra]).to_csv(task / "more.csv", index=False)
-    args = ["finetune", "--images", str(task / "imgs"), "--labels", str(task / "more.csv"), "--model",
-            f"torch:{task / 'base.yaml'}", "--mode", "linear-probe", "--no-progress", "--out", str(task / "o")]
+    args = [
+        "finetune",
+        "--images",
+        str(task / "imgs"),
+        "--labels",
+        str(task / "more.csv"),
+        "--model",
+        f"torch:{task / 'base.yaml'}",
+        "--mode",
+        "linear-probe",
+        "--no-progress",
+        "--out",
+        str(task / "o"),
+    ]
     assert main(args) == 0
     err = capsys.readouterr().err
     assert "cxreval: warning: 1 of the 61 labelled studies" in err and "'absent.png'" in err, err
     js = json.loads((task / "o" / "finetune.json").read_text())
     assert js["n_labelled_without_image"] == 1 and js["labelled_without_image"] == ["absent.png"]
-    assert "Left out: 1 labelled studies without an image (e.g. `absent.png`" in (task / "o" / "summary.md").read_text()
+    assert (
+        "Left out: 1 labelled studies without an image (e.g. `absent.png`"
+        in (task / "o" / "summary.md").read_text()
+    )

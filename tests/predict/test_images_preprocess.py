@@ -40,6 +40,7 @@ def test_colour_jpeg_tiff_and_errors(tmp_path):
     Image.fromarray(rgb[..., 0]).save(tmp_path / "g.jpg", quality=95)
     assert read_image(tmp_path / "g.jpg").max_value == 255
     import tifffile
+
     t16 = _ramp(9, 7, np.uint16, 4)
     tifffile.imwrite(tmp_path / "t.tif", t16)
     rt = read_image(tmp_path / "t.tif")
@@ -52,13 +53,16 @@ def test_colour_jpeg_tiff_and_errors(tmp_path):
     # 16-bit colour PNG: Pillow would squash it to 8 bits, so it is refused
     import struct
     import zlib
+
     raw = b"".join(b"\x00" + np.zeros((2, 6), ">u2").tobytes() for _ in range(2))
     ihdr = struct.pack(">IIBBBBB", 2, 2, 16, 2, 0, 0, 0)
 
     def chunk(t, d):
         return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
-    (tmp_path / "rgb16.png").write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw))
-                                         + chunk(b"IEND", b""))
+
+    (tmp_path / "rgb16.png").write_bytes(
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+    )
     with pytest.raises(ImageReadError, match="16-bit colour PNG"):
         read_image(tmp_path / "rgb16.png")
 
@@ -92,14 +96,17 @@ def test_hand_worked_preprocessing():
     raw = LoadedImage(np.array([[9, 0, 255, 9], [9, 255, 0, 9]], dtype=np.uint8), 255, 8, 1, "png")
     x = preprocess_image(raw, Preprocessing(size=2))
     assert x.shape == (1, 2, 2) and x.dtype == np.float32
-    np.testing.assert_array_equal(x[0], [[-1024, 1024], [1024, -1024]])   # same size: resize is the identity here
+    np.testing.assert_array_equal(
+        x[0], [[-1024, 1024], [1024, -1024]]
+    )  # same size: resize is the identity here
     u = preprocess_image(raw, Preprocessing(size=2, normalization="unit", crop="none", channels=3))
     assert u.shape == (3, 2, 2) and 0 <= u.min() and u.max() <= 1
     c = preprocess_image(raw, Preprocessing(size=2, normalization="custom", mean=(0.5,), std=(0.25,)))
     np.testing.assert_allclose(c[0], [[-2, 2], [2, -2]])
     im = preprocess_image(raw, Preprocessing(size=2, channels=3, normalization="imagenet"))
-    np.testing.assert_allclose(im[:, 0, 1], (1 - np.array([0.485, 0.456, 0.406])) / np.array([0.229, 0.224, 0.225]),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        im[:, 0, 1], (1 - np.array([0.485, 0.456, 0.406])) / np.array([0.229, 0.224, 0.225]), rtol=1e-6
+    )
     with pytest.raises(InvalidParameterError, match="needs channels=3"):
         Preprocessing(size=2, normalization="imagenet")
     with pytest.raises(InvalidParameterError, match="'crop' parameter"):
@@ -109,12 +116,22 @@ def test_hand_worked_preprocessing():
         preprocess_image(bad, Preprocessing(size=2))
 
 
-@pytest.mark.parametrize("dtype,shape,size", [(np.uint8, (300, 260), 224), (np.uint16, (250, 333), 224),
-                                              (np.uint16, (64, 64), 512), (np.uint8, (97, 41, 3), 64)])
+@pytest.mark.parametrize(
+    "dtype,shape,size",
+    [
+        (np.uint8, (300, 260), 224),
+        (np.uint16, (250, 333), 224),
+        (np.uint16, (64, 64), 512),
+        (np.uint8, (97, 41, 3), 64),
+    ],
+)
 def test_preprocessing_equals_torchxrayvision(tmp_path, xrv, dtype, shape, size):
     """Our pipeline vs xrv.datasets.normalize + mean over colour + XRayCenterCrop + XRayResizer, to 1e-6."""
-    a = _ramp(shape[0], shape[1], dtype) if len(shape) == 2 else \
-        np.stack([_ramp(shape[0], shape[1], dtype, k) for k in range(3)], axis=2)
+    a = (
+        _ramp(shape[0], shape[1], dtype)
+        if len(shape) == 2
+        else np.stack([_ramp(shape[0], shape[1], dtype, k) for k in range(3)], axis=2)
+    )
     Image.fromarray(a).save(tmp_path / "x.png")
     ours = preprocess_image(read_image(tmp_path / "x.png"), Preprocessing(size=size))
     maxval = np.iinfo(dtype).max
@@ -123,6 +140,7 @@ def test_preprocessing_equals_torchxrayvision(tmp_path, xrv, dtype, shape, size)
         ref = ref.mean(2)
     ref = ref[None, ...]
     import torchvision
+
     ref = torchvision.transforms.Compose([xrv.datasets.XRayCenterCrop(), xrv.datasets.XRayResizer(size)])(ref)
     assert ours.shape == ref.shape == (1, size, size) and ours.dtype == ref.dtype == np.float32
     np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-6)
@@ -153,21 +171,22 @@ def _dicom(path, pixels, *, photometric="MONOCHROME2", bits=12, window=None, sig
 
 def test_dicom_monochrome_and_window(tmp_path, xrv):
     pytest.importorskip("pydicom")
-    v = _ramp(20, 30, np.uint16) >> 4                                    # 12-bit values
+    v = _ramp(20, 30, np.uint16) >> 4  # 12-bit values
     p1 = _dicom(tmp_path / "m1.dcm", v, photometric="MONOCHROME1")
     r1 = read_image(p1)
     assert r1.max_value == 4095 and r1.photometric == "MONOCHROME1"
-    np.testing.assert_array_equal(r1.pixels, 4095 - v)                   # inverted to MONOCHROME2
+    np.testing.assert_array_equal(r1.pixels, 4095 - v)  # inverted to MONOCHROME2
     with pytest.warns(UserWarning):
-        ref1 = xrv.utils.read_xray_dcm(p1)                               # xrv: normalised, MONOCHROME1 fixed
+        ref1 = xrv.utils.read_xray_dcm(p1)  # xrv: normalised, MONOCHROME1 fixed
     from cxreval.predict import scale_pixels
+
     np.testing.assert_allclose(scale_pixels(r1, "xrv"), ref1, atol=1e-6)
     p2 = _dicom(tmp_path / "w.dcm", v, window=(1000, 800))
     r2 = read_image(p2, dicom_window="voi")
     ref2 = xrv.utils.read_xray_dcm(p2, voi_lut=True)
     np.testing.assert_allclose(scale_pixels(r2, "xrv"), ref2, atol=1e-6)
-    assert r2.pixels.min() == 0 and r2.pixels.max() == 4095           # the window spans the output range
-    np.testing.assert_array_equal(read_image(p2).pixels, v)           # 'none': stored values
+    assert r2.pixels.min() == 0 and r2.pixels.max() == 4095  # the window spans the output range
+    np.testing.assert_array_equal(read_image(p2).pixels, v)  # 'none': stored values
     s = _dicom(tmp_path / "s.dcm", np.array([[-2048, 0], [2047, 5]]), signed=True)
     np.testing.assert_array_equal(read_image(s).pixels, [[0, 2048], [4095, 2053]])
     with pytest.raises(InvalidParameterError, match="dicom_window"):
@@ -181,5 +200,5 @@ def test_cmyk_jpeg_is_read_as_its_picture_not_its_ink_channels(tmp_path):
     Image.fromarray(a).convert("RGB").save(tmp_path / "r.jpg", quality=100)
     c, r = read_image(tmp_path / "c.jpg"), read_image(tmp_path / "r.jpg")
     assert c.pixels.shape == (20, 30, 3) and c.max_value == 255
-    assert np.abs(c.pixels.astype(int) - a[..., None]).mean() < 3        # not the (all-zero) C, M, Y planes
+    assert np.abs(c.pixels.astype(int) - a[..., None]).mean() < 3  # not the (all-zero) C, M, Y planes
     assert np.abs(c.pixels.astype(int) - r.pixels.astype(int)).max() <= 8

@@ -18,8 +18,10 @@ from cxreval.ranking import (
     load_xqa_rank_correlations,
 )
 
-SHA = {"xqa_auc_tables_16_25.csv": "cc046eb71fda81619f7f9cfabc4d538b2c4343d41c474a631a43ebe9502309cb",
-       "xqa_rank_correlation_tables_26_29.csv": "985a2faa8c208d0c6864e8e418c362116be17d0a45b69e70acd05cbf9fca24ba"}
+SHA = {
+    "xqa_auc_tables_16_25.csv": "cc046eb71fda81619f7f9cfabc4d538b2c4343d41c474a631a43ebe9502309cb",
+    "xqa_rank_correlation_tables_26_29.csv": "985a2faa8c208d0c6864e8e418c362116be17d0a45b69e70acd05cbf9fca24ba",
+}
 
 
 def test_package_data_is_the_transcribed_tables_with_citation():
@@ -53,8 +55,13 @@ def test_auc_table_shape_and_values_from_the_paper():
 
 def test_rank_correlation_table_parsed():
     r = load_xqa_rank_correlations()
-    vf = r[(r.dataset == "XQA-RR") & (r.method == "SRCC") & (r.finding == "Atelectasis") & (r.group == "VLM-FT")
-           & (r.reference_b == "Rep1")].iloc[0]
+    vf = r[
+        (r.dataset == "XQA-RR")
+        & (r.method == "SRCC")
+        & (r.finding == "Atelectasis")
+        & (r.group == "VLM-FT")
+        & (r.reference_b == "Rep1")
+    ].iloc[0]
     assert (vf.paper_mean, vf.paper_sd) == (0.21, 0.22)  # "Atelectasis SRCC ≈ 0.21 ± 0.22" (Section 3.1.4)
     assert set(r.reference_b) == {"Rep1", "Rep2", "Findings", "Impression"}
     assert "micro" in set(r.finding)
@@ -63,30 +70,55 @@ def test_rank_correlation_table_parsed():
 def test_every_published_correlation_row_is_covered_with_its_csv_value():
     """All 168 rows of Tables 26-29 appear in the output with the CSV's mean and sd; the 8 Table 28 "Micro Avg."
     rows have no per-model micro AUC in the published tables, so no recomputed value, and say so."""
-    raw = resources.files("cxreval").joinpath("data", "xqa", "xqa_rank_correlation_tables_26_29.csv").read_text()
+    raw = (
+        resources.files("cxreval")
+        .joinpath("data", "xqa", "xqa_rank_correlation_tables_26_29.csv")
+        .read_text()
+    )
     rows = list(csv.DictReader(io.StringIO(raw)))
     assert len(rows) == 168
     c = compare_with_published(compare_table_rankings(load_xqa_auc_table())).correlations
     pub = c[c.paper_mean.notna()]
     assert len(pub) == 168
-    names = {"Pleural effusion": "Effusion", "Lung opacity": "Lung Opacity", "Macro Avg.": "macro",
-             "Micro Avg.": "micro"}
+    names = {
+        "Pleural effusion": "Effusion",
+        "Lung opacity": "Lung Opacity",
+        "Macro Avg.": "macro",
+        "Micro Avg.": "micro",
+    }
     refs = {"Find.": "Findings", "Impr.": "Impression"}
-    got = {(r.dataset, r.method, r.finding, r.group, r.reference_a, r.reference_b): (r.paper_mean, r.paper_sd)
-           for r in pub.itertuples()}
+    got = {
+        (r.dataset, r.method, r.finding, r.group, r.reference_a, r.reference_b): (r.paper_mean, r.paper_sd)
+        for r in pub.itertuples()
+    }
     for r in rows:
         a, b = r["pair"].split(" vs ")
-        key = (r["dataset"], r["method"], names.get(r["target"], r["target"]), r["group"], refs.get(a, a),
-               refs.get(b, b))
+        key = (
+            r["dataset"],
+            r["method"],
+            names.get(r["target"], r["target"]),
+            r["group"],
+            refs.get(a, a),
+            refs.get(b, b),
+        )
         assert got[key] == (float(r["mean"]), float(r["sd"])), key
     micro = c[c.finding == "micro"]
     assert len(micro) == 8 and {r["table"] for r in rows if r["target"] == "Micro Avg."} == {"28"}
-    assert set(micro.dataset) == {"MIMIC-CXR"} and set(micro.method) == {"SRCC"} and micro.statistic.isna().all()
+    assert (
+        set(micro.dataset) == {"MIMIC-CXR"} and set(micro.method) == {"SRCC"} and micro.statistic.isna().all()
+    )
     assert micro.note.str.contains("no per-model micro-average AUC").all()
     assert sorted(micro.paper_mean) == [0.53, 0.62, 0.74, 0.89, 0.9, 0.93, 0.94, 0.96]
-    assert (c.loc[c.finding != "micro", "note"] == "").all() and c.loc[c.finding != "micro", "statistic"].notna().all()
+    assert (c.loc[c.finding != "micro", "note"] == "").all() and c.loc[
+        c.finding != "micro", "statistic"
+    ].notna().all()
     # without keep_unmatched, only the recomputed rows (160 with a published value)
-    assert compare_with_published(compare_table_rankings(load_xqa_auc_table()), keep_unmatched=False).correlations.paper_mean.notna().sum() == 160
+    assert (
+        compare_with_published(compare_table_rankings(load_xqa_auc_table()), keep_unmatched=False)
+        .correlations.paper_mean.notna()
+        .sum()
+        == 160
+    )
 
 
 def test_point_correlations_from_published_aucs_track_the_paper():
@@ -94,8 +126,13 @@ def test_point_correlations_from_published_aucs_track_the_paper():
     c = compare_with_published(res).correlations
     m = c[c.paper_mean.notna() & c.statistic.notna()]
     assert len(m) == 160
-    row = c[(c.dataset == "XQA-RR") & (c.finding == "Effusion") & (c.group == "All Models") & (c.method == "SRCC")
-            & (c.reference_b == "Rep1")].iloc[0]
+    row = c[
+        (c.dataset == "XQA-RR")
+        & (c.finding == "Effusion")
+        & (c.group == "All Models")
+        & (c.method == "SRCC")
+        & (c.reference_b == "Rep1")
+    ].iloc[0]
     t = load_xqa_auc_table()
     e = t[(t.dataset == "XQA-RR") & (t.finding == "Effusion") & (t.group != "summary")]
     a = e[e.reference == "CR"].set_index("model").auc
@@ -103,16 +140,26 @@ def test_point_correlations_from_published_aucs_track_the_paper():
     assert row.statistic == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
     # the XQA-Chest paper's formulas (default) on the same tied AUCs: 1 - 6 sum d^2 / (n (n^2 - 1))
     seed = compare_with_published(compare_table_rankings(load_xqa_auc_table())).correlations
-    srow = seed[(seed.dataset == "XQA-RR") & (seed.finding == "Effusion") & (seed.group == "All Models")
-                & (seed.method == "SRCC") & (seed.reference_b == "Rep1")].iloc[0]
+    srow = seed[
+        (seed.dataset == "XQA-RR")
+        & (seed.finding == "Effusion")
+        & (seed.group == "All Models")
+        & (seed.method == "SRCC")
+        & (seed.reference_b == "Rep1")
+    ].iloc[0]
     d = rankdata(a) - rankdata(b)
-    assert srow.statistic == pytest.approx(1 - 6 * (d ** 2).sum() / (len(a) * (len(a) ** 2 - 1)), abs=1e-12)
+    assert srow.statistic == pytest.approx(1 - 6 * (d**2).sum() / (len(a) * (len(a) ** 2 - 1)), abs=1e-12)
     assert srow.variant == "formula" and row.variant == "pearson"
     assert row.paper_mean == 0.96
     # point SRCCs agree with the paper's bootstrap means in direction and size
     assert np.corrcoef(m.statistic, m.paper_mean)[0, 1] > 0.7
-    k = c[(c.dataset == "XQA-RR") & (c.finding == "macro") & (c.group == "XRV") & (c.method == "KRCC")
-          & (c.reference_b == "Rep2")].iloc[0]
+    k = c[
+        (c.dataset == "XQA-RR")
+        & (c.finding == "macro")
+        & (c.group == "XRV")
+        & (c.method == "KRCC")
+        & (c.reference_b == "Rep2")
+    ].iloc[0]
     x = t[(t.dataset == "XQA-RR") & (t.finding == "macro") & (t.group == "XRV")]
     xa = x[x.reference == "CR"].set_index("model").auc
     xb = x[x.reference == "Rep2"].set_index("model").auc.reindex(xa.index)
@@ -128,6 +175,10 @@ def test_top_rank_changes_match_the_papers_text():
     # "MRM-CUH ranks first under CR image-derived labels but falls to 4th" under the report labels
     m = a[(a.best_under == "CR") & (a.model == "MRM-CUH")].set_index("reference")
     assert m.loc["Rep2", "rank_min"] <= 4 <= m.loc["Rep2", "rank_max"]
-    lo = top[(top.dataset == "XQA-RR") & (top.finding == "Lung Opacity") & (top.group == "All Models")
-             & (top.best_under == "CR")]
+    lo = top[
+        (top.dataset == "XQA-RR")
+        & (top.finding == "Lung Opacity")
+        & (top.group == "All Models")
+        & (top.best_under == "CR")
+    ]
     assert set(lo.model) == {"MRM-CUH"}  # "MRM-CUH remains the top-ranked model" for Lung opacity

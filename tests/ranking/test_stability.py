@@ -26,8 +26,15 @@ def _toy_table():
     aucs = {"R0": [0.90, 0.85, 0.85, 0.70, 0.60], "R1": [0.80, 0.88, 0.75, 0.75, 0.61]}
     for r, vals in aucs.items():
         for m, v in zip("ABCDE", vals):
-            rows.append({"model": m, "group": "g1" if m in "ABC" else "g2", "finding": "Effusion", "reference": r,
-                         "auc": v})
+            rows.append(
+                {
+                    "model": m,
+                    "group": "g1" if m in "ABC" else "g2",
+                    "finding": "Effusion",
+                    "reference": r,
+                    "auc": v,
+                }
+            )
     rows.append({"model": "Mean", "group": "summary", "finding": "Effusion", "reference": "R0", "auc": 0.5})
     return pd.DataFrame(rows)
 
@@ -52,7 +59,9 @@ def test_ranking_stability_from_point_table():
     srow = sc[(sc.group == "All Models") & (sc.method == "SRCC")].iloc[0]
     assert srow.statistic == pytest.approx(spearmanr(a, b).statistic, abs=1e-12) and srow.variant == "pearson"
     skrow = sc[(sc.group == "All Models") & (sc.method == "KRCC")].iloc[0]
-    assert skrow.statistic == pytest.approx(kendalltau(a, b).statistic, abs=1e-12) and skrow.variant == "tau-b"
+    assert (
+        skrow.statistic == pytest.approx(kendalltau(a, b).statistic, abs=1e-12) and skrow.variant == "tau-b"
+    )
     assert skrow.statistic == pytest.approx(6 / 9, abs=1e-12)
     assert set(c.group) == {"All Models", "g1", "g2"}
     r = res.rankings
@@ -75,11 +84,28 @@ def _synthetic():
     labs, preds = [], []
     for r in range(3):
         st = np.where(truth ^ (g.random(n) < 0.2), "positive", "negative")
-        labs.append(pd.DataFrame({"study_id": studies, "patient_id": pat.astype(str), "finding": "Effusion",
-                                  "source": f"R{r}", "state": st}))
+        labs.append(
+            pd.DataFrame(
+                {
+                    "study_id": studies,
+                    "patient_id": pat.astype(str),
+                    "finding": "Effusion",
+                    "source": f"R{r}",
+                    "state": st,
+                }
+            )
+        )
     for m in range(6):
-        preds.append(pd.DataFrame({"study_id": studies, "model": f"M{m}", "finding": "Effusion",
-                                   "score": truth * g.random() * 2 + g.normal(size=n)}))
+        preds.append(
+            pd.DataFrame(
+                {
+                    "study_id": studies,
+                    "model": f"M{m}",
+                    "finding": "Effusion",
+                    "score": truth * g.random() * 2 + g.normal(size=n),
+                }
+            )
+        )
     return pd.concat(preds), pd.concat(labs)
 
 
@@ -91,7 +117,10 @@ def test_bootstrap_correlations_match_a_loop(kendall, spearman):
     c = res.correlations
     D = auc.distribution[:, 0]  # models x refs x B
     if kendall == "tau-b":
-        fns = (("SRCC", lambda x, y: spearmanr(x, y).statistic), ("KRCC", lambda x, y: kendalltau(x, y).statistic))
+        fns = (
+            ("SRCC", lambda x, y: spearmanr(x, y).statistic),
+            ("KRCC", lambda x, y: kendalltau(x, y).statistic),
+        )
     else:
         fns = (("SRCC", _brute_rho_d2), ("KRCC", _brute_tau_a))
     for method, fn in fns:
@@ -118,7 +147,9 @@ def test_ranking_errors():
     with pytest.raises(InvalidParameterError, match="Unknown reference 'R7' in 'pairs'"):
         compare_table_rankings(t, pairs=[("R0", "R7")])
     with pytest.raises(SchemaError, match="'auc' 'high' is not a number"):
-        compare_table_rankings(t.astype({"auc": object}).assign(auc=lambda d: d.auc.where(d.index != 3, "high")))
+        compare_table_rankings(
+            t.astype({"auc": object}).assign(auc=lambda d: d.auc.where(d.index != 3, "high"))
+        )
     with pytest.raises(InvalidParameterError, match="'methods' parameter"):
         compare_table_rankings(t, methods=["pearson"])
     with pytest.raises(InvalidParameterError, match="'kendall' parameter"):
@@ -132,8 +163,10 @@ def test_undefined_aucs_leave_the_ranking_with_a_count():
     a reference without any AUC for a finding is not ranked there."""
     t = _toy_table()
     without_e = compare_table_rankings(t[t.model != "E"], groups="overall")
-    for table in (t[~((t.model == "E") & (t.reference == "R1"))],
-                  t.assign(auc=t.auc.where(~((t.model == "E") & (t.reference == "R1")), np.nan))):
+    for table in (
+        t[~((t.model == "E") & (t.reference == "R1"))],
+        t.assign(auc=t.auc.where(~((t.model == "E") & (t.reference == "R1")), np.nan)),
+    ):
         res = compare_table_rankings(table, groups="overall")
         c = res.correlations
         assert (c["n_excluded"] == 1).all() and (c["n_models"] == 4).all()
@@ -141,8 +174,21 @@ def test_undefined_aucs_leave_the_ranking_with_a_count():
         assert "E" not in set(res.rankings["model"])
         assert any("1 model(s)" in e and "'E'" in e for e in res.excluded)
         assert "left out of the rankings" in res.summary()
-    extra = pd.concat([t, pd.DataFrame({"model": list("ABCDE"), "group": "g1", "finding": "Effusion",
-                                        "reference": "R2", "auc": np.nan})], ignore_index=True)
+    extra = pd.concat(
+        [
+            t,
+            pd.DataFrame(
+                {
+                    "model": list("ABCDE"),
+                    "group": "g1",
+                    "finding": "Effusion",
+                    "reference": "R2",
+                    "auc": np.nan,
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
     res = compare_table_rankings(extra, groups="overall")
     assert set(res.correlations["reference_b"]) == {"R1"} and set(res.rankings["reference"]) == {"R0", "R1"}
     assert any("no AUC under ['R2']" in e for e in res.excluded)

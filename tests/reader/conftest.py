@@ -37,17 +37,24 @@ def write_png(path: Path, *, seed: int, shape: tuple[int, int] = (48, 64), bits:
     return path
 
 
-def make_study(root: Path, *, readers: tuple[str, ...] = ("alice", "bob"), resolvers: tuple[str, ...] = ("carol",),
-               n_images: int = 4, extra: str = "") -> Path:
+def make_study(
+    root: Path,
+    *,
+    readers: tuple[str, ...] = ("alice", "bob"),
+    resolvers: tuple[str, ...] = ("carol",),
+    n_images: int = 4,
+    extra: str = "",
+) -> Path:
     """A study folder with images (one 16-bit), two reports, three IQA pairs and a study.yaml."""
     ids = IMAGES if n_images == 4 else [f"img{i:04d}" for i in range(n_images)]
     for k, name in enumerate(ids):
         write_png(root / "images" / f"{name}.png", seed=k, bits=16 if k == 1 else 8)
-    (root / "patients.csv").write_text("study_id,patient_id\n" + "".join(
-        f"{i},{'p' + i[0]}\n" for i in ids))
-    (root / "reports.csv").write_text("study_id,findings,impression\n"
-                                      "a1,Small left effusion.,Effusion.\n"
-                                      "b1,Heart is enlarged.,Cardiomegaly.\n")
+    (root / "patients.csv").write_text("study_id,patient_id\n" + "".join(f"{i},{'p' + i[0]}\n" for i in ids))
+    (root / "reports.csv").write_text(
+        "study_id,findings,impression\n"
+        "a1,Small left effusion.,Effusion.\n"
+        "b1,Heart is enlarged.,Cardiomegaly.\n"
+    )
     for k in range(2):
         write_png(root / "iqa" / f"ref{k}.png", seed=100 + k)
     rows = ["reference,test,degradation"]
@@ -58,7 +65,7 @@ def make_study(root: Path, *, readers: tuple[str, ...] = ("alice", "bob"), resol
     study = root / "study.yaml"
     study.write_text(f"""name: test-study
 seed: 3
-findings: [{', '.join(FINDINGS)}]
+findings: [{", ".join(FINDINGS)}]
 images: images
 patients: patients.csv
 reports: reports.csv
@@ -67,8 +74,8 @@ iqa:
   pairs: pairs.csv
   criteria: [overall]
   scale: [1, 4]
-readers: [{', '.join(readers)}]
-resolvers: [{', '.join(resolvers)}]
+readers: [{", ".join(readers)}]
+resolvers: [{", ".join(resolvers)}]
 {extra}""")
     return study
 
@@ -159,8 +166,10 @@ def wait_until_serving(proc: subprocess.Popen[bytes], base_url: str, *, require_
         except httpx.HTTPError:
             pass
         time.sleep(0.05)
-    raise RuntimeError(f"server did not start in {limit:.0f} s (load average {os.getloadavg()[0]:.1f} on "
-                       f"{os.cpu_count()} cores)")
+    raise RuntimeError(
+        f"server did not start in {limit:.0f} s (load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores)"
+    )
 
 
 class Server:
@@ -174,8 +183,11 @@ class Server:
 
     def start(self) -> Server:
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
-        self.proc = subprocess.Popen([sys.executable, "-m", "cxreval", "reader", "serve", "--db", self.url,
-                                      "--port", str(self.port)], stdout=out, stderr=out)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "cxreval", "reader", "serve", "--db", self.url, "--port", str(self.port)],
+            stdout=out,
+            stderr=out,
+        )
         wait_until_serving(self.proc, self.base)
         return self
 
@@ -245,5 +257,8 @@ def decision(store, study_id: str, labels: dict[str, str]) -> dict:
     """An adjudication body as the resolver's page sends it: ``labels``, the pairs of states it saw and the
     decisions it saw (``seen``), read from the store now."""
     conflicts, decided = store.read(lambda conn: store.conflict_rows(conn, study_id))
-    return {"labels": labels, "conflicts": {f: conflicts[f] for f in labels if f in conflicts},
-            "seen": {f: decided[f]["seq"] for f in labels if f in decided}}
+    return {
+        "labels": labels,
+        "conflicts": {f: conflicts[f] for f in labels if f in conflicts},
+        "seen": {f: decided[f]["seq"] for f in labels if f in decided},
+    }

@@ -38,8 +38,12 @@ def test_retry_is_stored_once_and_reused_id_is_refused(app_client, image_submiss
 def test_requests_without_a_valid_token_are_refused(app_client, image_submission, header) -> None:
     store, _tokens, c = app_client
     headers = {AUTH: header} if header is not None else {}
-    for method, path in (("get", "/api/me"), ("get", "/api/queue?task=image"), ("get", "/api/item?task=image&key=a1"),
-                         ("get", "/api/pixels?task=image&key=a1")):
+    for method, path in (
+        ("get", "/api/me"),
+        ("get", "/api/queue?task=image"),
+        ("get", "/api/item?task=image&key=a1"),
+        ("get", "/api/pixels?task=image&key=a1"),
+    ):
         r = getattr(c, method)(path, headers=headers)
         assert r.status_code == 401, path
         assert "token" in r.json()["detail"]
@@ -49,12 +53,17 @@ def test_requests_without_a_valid_token_are_refused(app_client, image_submission
 
 def test_a_reader_sees_and_changes_only_their_own_labels(app_client, image_submission) -> None:
     store, tokens, c = app_client
-    c.post("/api/submissions", headers=_h(tokens["alice"]), json=image_submission("alice-0001", "a1",
-                                                                                  {"Nodule": "positive"}))
+    c.post(
+        "/api/submissions",
+        headers=_h(tokens["alice"]),
+        json=image_submission("alice-0001", "a1", {"Nodule": "positive"}),
+    )
     mine = c.get("/api/item?task=image&key=a1", headers=_h(tokens["bob"])).json()["mine"]
     assert mine is None  # bob does not see alice's label
-    assert c.get("/api/item?task=image&key=a1", headers=_h(tokens["alice"])).json()["mine"]["labels"]["Nodule"] \
+    assert (
+        c.get("/api/item?task=image&key=a1", headers=_h(tokens["alice"])).json()["mine"]["labels"]["Nodule"]
         == "positive"
+    )
     # whatever bob sends is stored as bob's: no field names another reader
     body = image_submission("bob-00001", "a1") | {"reader": "alice"}
     r = c.post("/api/submissions", headers=_h(tokens["bob"]), json=body)
@@ -72,12 +81,26 @@ def test_a_reader_sees_and_changes_only_their_own_labels(app_client, image_submi
     assert _count(store) == 2
 
 
-@pytest.mark.parametrize("key", ["../study.yaml", "../../etc/passwd", "/etc/passwd", "images/a1", "a1.png",
-                                 "..%2Fstudy.yaml", "a1/../../study.yaml", "a1%00"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "../study.yaml",
+        "../../etc/passwd",
+        "/etc/passwd",
+        "images/a1",
+        "a1.png",
+        "..%2Fstudy.yaml",
+        "a1/../../study.yaml",
+        "a1%00",
+    ],
+)
 def test_item_ids_cannot_escape_the_study_folder(app_client, key) -> None:
     _store, tokens, c = app_client
-    for path in (f"/api/pixels?task=image&key={key}", f"/api/item?task=image&key={key}",
-                 f"/api/pixels?task=iqa&key={key}&which=test"):
+    for path in (
+        f"/api/pixels?task=image&key={key}",
+        f"/api/item?task=image&key={key}",
+        f"/api/pixels?task=iqa&key={key}&which=test",
+    ):
         r = c.get(path, headers=_h(tokens["alice"]))
         assert r.status_code == (400 if "%00" in key else 404), (path, r.status_code)  # a NUL: bad text
     for name in ("..%2Fdb.py", "../app.py", "app.py", "..%2F..%2Fstudy.yaml"):
@@ -110,8 +133,9 @@ BAD_BODIES = [
 
 
 @pytest.mark.parametrize("name,raw,status,message", BAD_BODIES, ids=[b[0] for b in BAD_BODIES])
-def test_malformed_payloads_get_4xx_and_change_nothing(app_client, image_submission, name, raw, status,
-                                                       message) -> None:
+def test_malformed_payloads_get_4xx_and_change_nothing(
+    app_client, image_submission, name, raw, status, message
+) -> None:
     store, tokens, c = app_client
     body = image_submission("sub-bad-0001", "a1")
     box = {"finding": "Effusion", "x_min": 1, "y_min": 1, "x_max": 10, "y_max": 10}
@@ -136,7 +160,9 @@ def test_malformed_payloads_get_4xx_and_change_nothing(app_client, image_submiss
     elif name == "extra field":
         body["colour"] = "red"
     data = raw if raw is not None else json.dumps(body).encode()
-    r = c.post("/api/submissions", headers=_h(tokens["alice"]) | {"Content-Type": "application/json"}, content=data)
+    r = c.post(
+        "/api/submissions", headers=_h(tokens["alice"]) | {"Content-Type": "application/json"}, content=data
+    )
     assert r.status_code == status, r.text
     assert message in r.json()["detail"]
     assert _count(store) == 0
@@ -162,19 +188,32 @@ def test_oversized_payloads_are_refused(app_client, image_submission) -> None:
     assert _count(store) == 0
 
 
-@pytest.mark.parametrize("ratings,message", [({"overall": 5}, "outside the scale"), ({"overall": 0}, "outside"),
-                                             ({"overall": 2.5}, "outside"), ({"overall": True}, "outside"),
-                                             ({}, "exactly the criteria"), ({"overall": 2, "sharpness": 3},
-                                                                            "exactly the criteria")])
+@pytest.mark.parametrize(
+    "ratings,message",
+    [
+        ({"overall": 5}, "outside the scale"),
+        ({"overall": 0}, "outside"),
+        ({"overall": 2.5}, "outside"),
+        ({"overall": True}, "outside"),
+        ({}, "exactly the criteria"),
+        ({"overall": 2, "sharpness": 3}, "exactly the criteria"),
+    ],
+)
 def test_out_of_range_ratings_are_refused(app_client, ratings, message) -> None:
     store, tokens, c = app_client
     key = next(iter(store.items["iqa"]))
-    r = c.post("/api/submissions", headers=_h(tokens["alice"]),
-               json={"id": "rate-00001", "task": "iqa", "item": key, "ratings": ratings})
+    r = c.post(
+        "/api/submissions",
+        headers=_h(tokens["alice"]),
+        json={"id": "rate-00001", "task": "iqa", "item": key, "ratings": ratings},
+    )
     assert r.status_code == 422 and message in r.json()["detail"]
     assert _count(store) == 0
-    r = c.post("/api/submissions", headers=_h(tokens["alice"]),
-               json={"id": "rate-00002", "task": "iqa", "item": key, "ratings": {"overall": 4}})
+    r = c.post(
+        "/api/submissions",
+        headers=_h(tokens["alice"]),
+        json={"id": "rate-00002", "task": "iqa", "item": key, "ratings": {"overall": 4}},
+    )
     assert r.status_code == 200 and _count(store) == 1
 
 
@@ -243,11 +282,23 @@ def test_real_radiographs_are_served_at_full_size(shared_data, study_factory, tm
         np.testing.assert_array_equal(np.frombuffer(r.content, "<u2").reshape(hh, w), ref)
         labels = dict.fromkeys(store.spec.findings, "negative") | {"Effusion": "positive"}
         box = {"finding": "Effusion", "x_min": w - 10, "y_min": hh - 10, "x_max": w, "y_max": hh}
-        ok = c.post("/api/submissions", headers=h, json={"id": "nih-000001", "task": "image", "item": key,
-                                                          "labels": labels, "boxes": [box]})
+        ok = c.post(
+            "/api/submissions",
+            headers=h,
+            json={"id": "nih-000001", "task": "image", "item": key, "labels": labels, "boxes": [box]},
+        )
         assert ok.status_code == 200
-        bad = c.post("/api/submissions", headers=h, json={"id": "nih-000002", "task": "image", "item": key,
-                                                           "labels": labels, "boxes": [box | {"x_max": w + 1}]})
+        bad = c.post(
+            "/api/submissions",
+            headers=h,
+            json={
+                "id": "nih-000002",
+                "task": "image",
+                "item": key,
+                "labels": labels,
+                "boxes": [box | {"x_max": w + 1}],
+            },
+        )
         assert bad.status_code == 422
     assert len(store.submissions()) == 1
     store.engine.dispose()
@@ -312,7 +363,10 @@ def test_dicom_image_is_served_at_its_bit_depth(tmp_path) -> None:
 
     arr = np.random.default_rng(0).integers(0, 4096, size=(40, 50)).astype(np.uint16)
     meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID = SecondaryCaptureImageStorage, generate_uid()
+    meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID = (
+        SecondaryCaptureImageStorage,
+        generate_uid(),
+    )
     meta.TransferSyntaxUID = ExplicitVRLittleEndian
     ds = Dataset()
     ds.file_meta = meta
@@ -323,7 +377,9 @@ def test_dicom_image_is_served_at_its_bit_depth(tmp_path) -> None:
     (tmp_path / "s" / "images").mkdir(parents=True)
     ds.save_as(tmp_path / "s" / "images" / "d1.dcm", enforce_file_format=True)
     (tmp_path / "s" / "study.yaml").write_text("findings: [Effusion]\nimages: images\nreaders: [alice]\n")
-    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'd.db'}", load_study(tmp_path / "s" / "study.yaml"))
+    store, tokens = ReaderStore.create(
+        f"sqlite:///{tmp_path / 'd.db'}", load_study(tmp_path / "s" / "study.yaml")
+    )
     assert (store.items["image"]["d1"]["width"], store.items["image"]["d1"]["height"]) == (50, 40)
     with TestClient(create_app(store)) as c:
         r = c.get("/api/pixels?task=image&key=d1", headers=_h(tokens["alice"]))
@@ -338,8 +394,14 @@ def test_overflowing_and_deeply_nested_bodies_are_4xx(app_client, image_submissi
     store, tokens, c = app_client
     body = image_submission("sub-deep-0001", "a1", {"Effusion": "positive"})
     if name == "400-digit coordinate":
-        data = json.dumps(body | {"boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 1, "x_max": 2,
-                                             "y_max": "BIG"}]}).replace('"BIG"', "9" * 400).encode()
+        data = (
+            json.dumps(
+                body
+                | {"boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 1, "x_max": 2, "y_max": "BIG"}]}
+            )
+            .replace('"BIG"', "9" * 400)
+            .encode()
+        )
         want = 422
     elif name == "20000-deep JSON":
         data = ("[" * 20000 + "]" * 20000).encode()
@@ -348,13 +410,16 @@ def test_overflowing_and_deeply_nested_bodies_are_4xx(app_client, image_submissi
         data = json.dumps(body).replace('"positive"', "[" * 20000 + "]" * 20000).encode()
         want = 400
     assert len(data) < 64 * 1024
-    r = c.post("/api/submissions", headers=_h(tokens["alice"]) | {"Content-Type": "application/json"}, content=data)
+    r = c.post(
+        "/api/submissions", headers=_h(tokens["alice"]) | {"Content-Type": "application/json"}, content=data
+    )
     assert r.status_code == want, r.text
     assert "detail" in r.json() and _count(store) == 0
 
 
-def test_a_write_failure_while_serving_is_503_with_a_reason_never_an_acknowledgement(app_client,
-                                                                                     image_submission) -> None:
+def test_a_write_failure_while_serving_is_503_with_a_reason_never_an_acknowledgement(
+    app_client, image_submission
+) -> None:
     import sqlalchemy as sa
 
     store, tokens, c = app_client
@@ -397,15 +462,24 @@ def test_the_queue_answers_keys_and_done_flags_that_follow_submissions(app_clien
     q = c.get("/api/queue?task=image", headers=_h(tokens["alice"])).json()
     assert sorted(q["keys"]) == ["a1", "a2", "b1", "c1"] and q["done"] == "0000"
     for k, key in enumerate(q["keys"][1:3]):
-        assert c.post("/api/submissions", headers=_h(tokens["alice"]),
-                      json=image_submission(f"sub-q-{k:04d}", key)).status_code == 200
+        assert (
+            c.post(
+                "/api/submissions", headers=_h(tokens["alice"]), json=image_submission(f"sub-q-{k:04d}", key)
+            ).status_code
+            == 200
+        )
     assert c.get("/api/queue?task=image", headers=_h(tokens["alice"])).json()["done"] == "0110"
     # a submission written by another process (another store on the same database) is seen too
     from cxreval.reader.store import ReaderStore
 
     other = ReaderStore.open(str(store.engine.url))
-    other.submit(alice, "sub-q-other", "image", q["keys"][3], {k: v for k, v in image_submission(
-        "x", q["keys"][3]).items() if k in ("labels", "boxes")})
+    other.submit(
+        alice,
+        "sub-q-other",
+        "image",
+        q["keys"][3],
+        {k: v for k, v in image_submission("x", q["keys"][3]).items() if k in ("labels", "boxes")},
+    )
     other.close()
     assert c.get("/api/queue?task=image", headers=_h(tokens["alice"])).json()["done"] == "0111"
     me = c.get("/api/me", headers=_h(tokens["alice"])).json()
@@ -419,14 +493,27 @@ def test_the_organiser_sees_progress_and_downloads_the_export(app_client, image_
 
     store, tokens, c = app_client
     org = store.add_reader("olga", role="organiser")
-    assert c.post("/api/submissions", headers=_h(tokens["alice"]),
-                  json=image_submission("sub-org-0001", "b1", {"Effusion": "positive"})).status_code == 200
-    assert c.post("/api/submissions", headers=_h(tokens["bob"]),
-                  json=image_submission("sub-org-0002", "b1")).status_code == 200
+    assert (
+        c.post(
+            "/api/submissions",
+            headers=_h(tokens["alice"]),
+            json=image_submission("sub-org-0001", "b1", {"Effusion": "positive"}),
+        ).status_code
+        == 200
+    )
+    assert (
+        c.post(
+            "/api/submissions", headers=_h(tokens["bob"]), json=image_submission("sub-org-0002", "b1")
+        ).status_code
+        == 200
+    )
     for who in ("alice", "carol"):
         assert c.get("/api/organiser/status", headers=_h(tokens[who])).status_code == 403
         assert c.get("/api/organiser/export", headers=_h(tokens[who])).status_code == 403
-    assert c.post("/api/submissions", headers=_h(org), json=image_submission("sub-org-0003", "a1")).status_code == 403
+    assert (
+        c.post("/api/submissions", headers=_h(org), json=image_submission("sub-org-0003", "a1")).status_code
+        == 403
+    )
     st = c.get("/api/organiser/status", headers=_h(org)).json()
     prog = {(r["reader"], r["task"]): (r["n_done"], r["n_items"]) for r in st["progress"]}
     assert prog[("alice", "image")] == (1, 4) and prog[("carol", "adjudication")] == (0, 1)

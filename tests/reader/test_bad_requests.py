@@ -21,10 +21,19 @@ pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.te
 
 BAD_TEXT = ["\x00", "a\x00b", "\ud800", "x\udfffy", "b1\x00"]
 ENCODED_BAD = ["%00", "b1%00", "%ED%A0%80", "%ED%BF%BF", "%FF", "%C0%AF"]
-GETS = ["/api/me?x={v}", "/api/queue?task={v}", "/api/item?task=image&key={v}", "/api/item?task={v}&key=b1",
-        "/api/item?task=adjudication&key={v}", "/api/pixels?task=image&key={v}",
-        "/api/pixels?task=adjudication&key={v}", "/api/pixels?task=iqa&key={v}&which=test",
-        "/api/pixels?task=iqa&key=q&which={v}", "/api/organiser/status?x={v}", "/api/organiser/integrity?{v}=1"]
+GETS = [
+    "/api/me?x={v}",
+    "/api/queue?task={v}",
+    "/api/item?task=image&key={v}",
+    "/api/item?task={v}&key=b1",
+    "/api/item?task=adjudication&key={v}",
+    "/api/pixels?task=image&key={v}",
+    "/api/pixels?task=adjudication&key={v}",
+    "/api/pixels?task=iqa&key={v}&which=test",
+    "/api/pixels?task=iqa&key=q&which={v}",
+    "/api/organiser/status?x={v}",
+    "/api/organiser/integrity?{v}=1",
+]
 
 
 @pytest.fixture
@@ -37,8 +46,13 @@ def served(study_file: Path, db_url: str):
     tokens["olga"] = store.add_reader("olga", role="organiser")
     who = {n: store.authenticate(t) for n, t in tokens.items()}
     for name, state in (("alice", "positive"), ("bob", "negative")):  # a conflict, so adjudication reads run
-        store.submit(who[name], f"{name}-b1-0001", "image", "b1",
-                     {"labels": {f: "negative" for f in FINDINGS} | {"Effusion": state}, "boxes": []})
+        store.submit(
+            who[name],
+            f"{name}-b1-0001",
+            "image",
+            "b1",
+            {"labels": {f: "negative" for f in FINDINGS} | {"Effusion": state}, "boxes": []},
+        )
     with TestClient(create_app(store), raise_server_exceptions=False) as client:
         yield store, tokens, client
     store.close()
@@ -62,68 +76,198 @@ def test_bad_text_anywhere_is_400(served) -> None:
                 r = c.get(path.format(v=v), headers=_h(tokens[who]))
                 assert r.status_code == 400, (path, v, who, r.status_code, r.text)
     image = {"id": "sub-bad-0001", "task": "image", "item": "b1", "labels": {f: "negative" for f in FINDINGS}}
-    adjudication = {"id": "sub-bad-0002", "task": "adjudication", "item": "b1", "labels": {"Effusion": "positive"},
-                    "conflicts": {"Effusion": {"alice": "positive", "bob": "negative"}}}
+    adjudication = {
+        "id": "sub-bad-0002",
+        "task": "adjudication",
+        "item": "b1",
+        "labels": {"Effusion": "positive"},
+        "conflicts": {"Effusion": {"alice": "positive", "bob": "negative"}},
+    }
     for bad in BAD_TEXT:
         for who, body in (("alice", image), ("carol", adjudication)):
-            variants = [{**body, "item": bad}, {**body, "item": body["item"] + bad}, {**body, "task": bad},
-                        {**body, "comment": "fine " + bad}, {**body, "labels": {bad: "negative"}},
-                        {**body, "labels": {"Effusion": bad}}, {**body, bad: 1}, {**body, "client_time": bad},
-                        {**body, "conflicts": {"Effusion": {bad: "positive"}}}, {**body, "id": "sub" + bad + "0001"},
-                        {**body, "boxes": [{"finding": bad, "x_min": 0, "y_min": 0, "x_max": 1, "y_max": 1}]}]
+            variants = [
+                {**body, "item": bad},
+                {**body, "item": body["item"] + bad},
+                {**body, "task": bad},
+                {**body, "comment": "fine " + bad},
+                {**body, "labels": {bad: "negative"}},
+                {**body, "labels": {"Effusion": bad}},
+                {**body, bad: 1},
+                {**body, "client_time": bad},
+                {**body, "conflicts": {"Effusion": {bad: "positive"}}},
+                {**body, "id": "sub" + bad + "0001"},
+                {**body, "boxes": [{"finding": bad, "x_min": 0, "y_min": 0, "x_max": 1, "y_max": 1}]},
+            ]
             for v in variants:
-                r = c.post("/api/submissions", headers=_h(tokens[who]) | {"Content-Type": "application/json"},
-                           content=_raw(v))
+                r = c.post(
+                    "/api/submissions",
+                    headers=_h(tokens[who]) | {"Content-Type": "application/json"},
+                    content=_raw(v),
+                )
                 assert r.status_code == 400 and "NUL" in r.json()["detail"], (who, v, r.status_code, r.text)
     assert len(store.submissions()) == n0
 
 
-def _fuzz_requests(rng: np.random.Generator, tokens: dict[str, str]) -> list[tuple[str, str, dict, bytes | None]]:
+def _fuzz_requests(
+    rng: np.random.Generator, tokens: dict[str, str]
+) -> list[tuple[str, str, dict, bytes | None]]:
     """(method, path, headers, body) of malformed requests, drawn with ``rng``."""
-    odd = ["", " ", "..", "../study.yaml", "a" * 600, "%00", "%ED%A0%80", "%FF%FE", "b1%0D%0A=1", "b1'--",
-           "\u202eb1", "%F0%9F%98%80", "null", "[]", "{}", "-1", "1e309", "%25", "b1&key=a1", "adjudication"]
-    bodies: list[bytes] = [b"", b"{", b"[]", b"null", b"1", b'"x"', b"{}" * 3, b"\xff\xfe", b'{"id": 1}',
-                           b'{"id": "sub-fuzz-01", "task": "image"}', b'{"id": "sub-fuzz-01", "task": 1, "item": []}',
-                           b'{"id": "sub-fuzz-01", "task": "image", "item": "b1", "labels": "x"}',
-                           b'{"id": "sub-fuzz-01", "task": "image", "item": "b1", "labels": {"Effusion": 1}}',
-                           b'{"id": "sub-fuzz-01", "task": "image", "item": "b1", "labels": {}, "boxes": {}}',
-                           b'{"id": "sub-fuzz-01", "task": "iqa", "item": "q", "ratings": {"overall": 1e400}}',
-                           b'{"id": "sub-fuzz-01", "task": "adjudication", "item": "b1", "labels": null}',
-                           b'{"id": "sub-fuzz-01", "task": "adjudication", "item": "b1", "labels": '
-                           b'{"Effusion": "positive"}, "conflicts": [], "seen": 5}',
-                           b'{"id": "sub-fuzz-01", "task": "adjudication", "item": "b1\\u0000", "labels": {}}',
-                           b'{"id": "sub-fuzz-01", "task": "image", "item": "\\ud800", "labels": {}}',
-                           b'{"id": "\\udc00sub-fuzz", "task": "image", "item": "b1"}',
-                           b'{"id": "sub-fuzz-01", "task": "image", "item": "b1", "comment": "\\u0000"}',
-                           b'{"id": "sub-fuzz-01", "task": "image", "item": "b1", "client_time": "\\ud83d"}',
-                           b"[" * 5000 + b"]" * 5000, b'{"a": ' * 3000 + b"1" + b"}" * 3000]
-    paths = ["/api/me", "/api/queue", "/api/item", "/api/pixels", "/api/organiser/status", "/api/organiser/export",
-             "/api/organiser/integrity", "/api/submissions", "/api/nothing", "/static/{o}"]
+    odd = [
+        "",
+        " ",
+        "..",
+        "../study.yaml",
+        "a" * 600,
+        "%00",
+        "%ED%A0%80",
+        "%FF%FE",
+        "b1%0D%0A=1",
+        "b1'--",
+        "\u202eb1",
+        "%F0%9F%98%80",
+        "null",
+        "[]",
+        "{}",
+        "-1",
+        "1e309",
+        "%25",
+        "b1&key=a1",
+        "adjudication",
+    ]
+    bodies: list[bytes] = [
+        b"",
+        b"{",
+        b"[]",
+        b"null",
+        b"1",
+        b'"x"',
+        b"{}" * 3,
+        b"\xff\xfe",
+        b'{"id": 1}',
+        b'{"id": "sub-fuzz-01", "task": "image"}',
+        b'{"id": "sub-fuzz-01", "task": 1, "item": []}',
+        b'{"id": "sub-fuzz-01", "task": "image", "item": "b1", "labels": "x"}',
+        b'{"id": "sub-fuzz-01", "task": "image", "item": "b1", "labels": {"Effusion": 1}}',
+        b'{"id": "sub-fuzz-01", "task": "image", "item": "b1", "labels": {}, "boxes": {}}',
+        b'{"id": "sub-fuzz-01", "task": "iqa", "item": "q", "ratings": {"overall": 1e400}}',
+        b'{"id": "sub-fuzz-01", "task": "adjudication", "item": "b1", "labels": null}',
+        b'{"id": "sub-fuzz-01", "task": "adjudication", "item": "b1", "labels": '
+        b'{"Effusion": "positive"}, "conflicts": [], "seen": 5}',
+        b'{"id": "sub-fuzz-01", "task": "adjudication", "item": "b1\\u0000", "labels": {}}',
+        b'{"id": "sub-fuzz-01", "task": "image", "item": "\\ud800", "labels": {}}',
+        b'{"id": "\\udc00sub-fuzz", "task": "image", "item": "b1"}',
+        b'{"id": "sub-fuzz-01", "task": "image", "item": "b1", "comment": "\\u0000"}',
+        b'{"id": "sub-fuzz-01", "task": "image", "item": "b1", "client_time": "\\ud83d"}',
+        b"[" * 5000 + b"]" * 5000,
+        b'{"a": ' * 3000 + b"1" + b"}" * 3000,
+    ]
+    paths = [
+        "/api/me",
+        "/api/queue",
+        "/api/item",
+        "/api/pixels",
+        "/api/organiser/status",
+        "/api/organiser/export",
+        "/api/organiser/integrity",
+        "/api/submissions",
+        "/api/nothing",
+        "/static/{o}",
+    ]
     params = ["task", "key", "which"]
-    auths = [*(f"Bearer {t}" for t in tokens.values()), "", "Bearer", "Bearer x", "Basic abc", "Bearer " + "a" * 200]
+    auths = [
+        *(f"Bearer {t}" for t in tokens.values()),
+        "",
+        "Bearer",
+        "Bearer x",
+        "Basic abc",
+        "Bearer " + "a" * 200,
+    ]
     out = []
     for _ in range(120):  # anything, anywhere
         path = str(rng.choice(paths)).replace("{o}", str(rng.choice(odd)))
-        q = "&".join(f"{p}={rng.choice(odd + ['image', 'iqa', 'report', 'adjudication', 'b1', 'test'])}"
-                     for p in params if rng.random() < 0.7)
-        method = "POST" if path == "/api/submissions" and rng.random() < 0.8 else str(rng.choice(["GET", "POST", "PUT"]))
+        q = "&".join(
+            f"{p}={rng.choice(odd + ['image', 'iqa', 'report', 'adjudication', 'b1', 'test'])}"
+            for p in params
+            if rng.random() < 0.7
+        )
+        method = (
+            "POST"
+            if path == "/api/submissions" and rng.random() < 0.8
+            else str(rng.choice(["GET", "POST", "PUT"]))
+        )
         body = bodies[int(rng.integers(len(bodies)))] if method != "GET" else None
-        out.append((method, path + ("?" + q if q else ""), {"Authorization": str(rng.choice(auths)),
-                                                            "Content-Type": "application/json"}, body))
+        out.append(
+            (
+                method,
+                path + ("?" + q if q else ""),
+                {"Authorization": str(rng.choice(auths)), "Content-Type": "application/json"},
+                body,
+            )
+        )
     # valid requests of the right reader with one field or parameter replaced: they reach the database
-    values: list[object] = ["\x00", "b1\x00", "\ud800", "b1\udfff", "a" * 600, "", 1, -1, 1.5, None, True, [], {},
-                            ["b1"], {"b1": 1}, "b1\r\n=1", "\u202e", "'; DROP TABLE items; --", 10 ** 30]
-    posts = [("alice", {"id": "sub-fuzz-0001", "task": "image", "item": "b1", "boxes": [],
-                        "labels": {f: "negative" for f in FINDINGS}, "comment": "ok", "seconds": 3}),
-             ("carol", {"id": "sub-fuzz-0002", "task": "adjudication", "item": "b1", "labels": {"Effusion": "positive"},
-                        "conflicts": {"Effusion": {"alice": "positive", "bob": "negative"}}, "seen": {"Effusion": None}}),
-             ("alice", {"id": "sub-fuzz-0003", "task": "report", "item": "findings:a1",
-                        "labels": {f: "not_mentioned" for f in FINDINGS}})]
-    gets = [("alice", "/api/item", {"task": "image", "key": "b1"}), ("carol", "/api/item", {"task": "adjudication",
-                                                                                           "key": "b1"}),
-            ("carol", "/api/pixels", {"task": "adjudication", "key": "b1"}),
-            ("alice", "/api/pixels", {"task": "image", "key": "b1"}), ("alice", "/api/queue", {"task": "image"}),
-            ("alice", "/api/pixels", {"task": "iqa", "key": "q", "which": "test"})]
+    values: list[object] = [
+        "\x00",
+        "b1\x00",
+        "\ud800",
+        "b1\udfff",
+        "a" * 600,
+        "",
+        1,
+        -1,
+        1.5,
+        None,
+        True,
+        [],
+        {},
+        ["b1"],
+        {"b1": 1},
+        "b1\r\n=1",
+        "\u202e",
+        "'; DROP TABLE items; --",
+        10**30,
+    ]
+    posts = [
+        (
+            "alice",
+            {
+                "id": "sub-fuzz-0001",
+                "task": "image",
+                "item": "b1",
+                "boxes": [],
+                "labels": {f: "negative" for f in FINDINGS},
+                "comment": "ok",
+                "seconds": 3,
+            },
+        ),
+        (
+            "carol",
+            {
+                "id": "sub-fuzz-0002",
+                "task": "adjudication",
+                "item": "b1",
+                "labels": {"Effusion": "positive"},
+                "conflicts": {"Effusion": {"alice": "positive", "bob": "negative"}},
+                "seen": {"Effusion": None},
+            },
+        ),
+        (
+            "alice",
+            {
+                "id": "sub-fuzz-0003",
+                "task": "report",
+                "item": "findings:a1",
+                "labels": {f: "not_mentioned" for f in FINDINGS},
+            },
+        ),
+    ]
+    gets = [
+        ("alice", "/api/item", {"task": "image", "key": "b1"}),
+        ("carol", "/api/item", {"task": "adjudication", "key": "b1"}),
+        ("carol", "/api/pixels", {"task": "adjudication", "key": "b1"}),
+        ("alice", "/api/pixels", {"task": "image", "key": "b1"}),
+        ("alice", "/api/queue", {"task": "image"}),
+        ("alice", "/api/pixels", {"task": "iqa", "key": "q", "which": "test"}),
+    ]
     for k in range(160):
         if k % 2:
             who, body = posts[int(rng.integers(len(posts)))]
@@ -135,8 +279,14 @@ def _fuzz_requests(rng: np.random.Generator, tokens: dict[str, str]) -> list[tup
                 body[field][inner if rng.random() < 0.7 else str(v)] = v
             else:
                 body[field] = v
-            out.append(("POST", "/api/submissions", {"Authorization": f"Bearer {tokens[who]}",
-                                                     "Content-Type": "application/json"}, _raw(body)))
+            out.append(
+                (
+                    "POST",
+                    "/api/submissions",
+                    {"Authorization": f"Bearer {tokens[who]}", "Content-Type": "application/json"},
+                    _raw(body),
+                )
+            )
         else:
             from urllib.parse import quote
 
@@ -160,4 +310,7 @@ def test_a_fuzz_of_malformed_requests_gets_no_server_error(served) -> None:
     assert [s for s in statuses if s[0] >= 500] == []
     assert len({s[0] for s in statuses}) >= 5  # the fuzz reaches many refusals, not one
     stored = store.submissions()  # a mutation may leave a valid request (an empty comment): stored, and valid
-    assert set(stored["id"][n0:]) <= {"sub-fuzz-0001", "sub-fuzz-0002", "sub-fuzz-0003"} and store.check_integrity().ok
+    assert (
+        set(stored["id"][n0:]) <= {"sub-fuzz-0001", "sub-fuzz-0002", "sub-fuzz-0003"}
+        and store.check_integrity().ok
+    )

@@ -34,9 +34,19 @@ def browser():
     profile = tempfile.mkdtemp(prefix="cxreval-reader-chromium-")
     opts = webdriver.ChromeOptions()
     opts.binary_location = binary
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1280,1200"):
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--window-size=1280,1200",
+    ):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     drv = webdriver.Chrome(service=Service(driver_path), options=opts)
@@ -55,7 +65,9 @@ def _wait(drv, js: str, timeout: float = 20.0) -> object:
         if v:
             return v
         time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for: {js}; message: {drv.execute_script('return msg.textContent')}")
+    raise AssertionError(
+        f"timed out waiting for: {js}; message: {drv.execute_script('return msg.textContent')}"
+    )
 
 
 def _ready(drv, item: str | None = None) -> None:
@@ -78,8 +90,13 @@ def _shot(drv, name: str) -> None:
 
 
 def _errors(drv) -> list[str]:
-    return [e["message"] for e in drv.get_log("browser") if e["level"] == "SEVERE"
-            and "Failed to fetch" not in e["message"] and "ERR_CONNECTION_REFUSED" not in e["message"]]
+    return [
+        e["message"]
+        for e in drv.get_log("browser")
+        if e["level"] == "SEVERE"
+        and "Failed to fetch" not in e["message"]
+        and "ERR_CONNECTION_REFUSED" not in e["message"]
+    ]
 
 
 @pytest.fixture
@@ -105,12 +122,15 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
     drv.set_window_size(1280, 800)  # a laptop screen: the whole image and its tools fit without scrolling
     drv.get(f"{server.base}/#token={tokens['alice']}")
     _ready(drv, order[0])
-    bottom, height = drv.execute_script("return [document.getElementById('tools').getBoundingClientRect().bottom, "
-                                        "window.innerHeight]")
+    bottom, height = drv.execute_script(
+        "return [document.getElementById('tools').getBoundingClientRect().bottom, window.innerHeight]"
+    )
     assert bottom <= height, (bottom, height)
     # window/level: invert flips the displayed grey levels
-    probe = ("const e = document.getElementById('canvas-image'); "
-             "return e.getContext('2d').getImageData(e.width >> 1, e.height >> 1, 1, 1).data[0];")
+    probe = (
+        "const e = document.getElementById('canvas-image'); "
+        "return e.getContext('2d').getImageData(e.width >> 1, e.height >> 1, 1, 1).data[0];"
+    )
     before = drv.execute_script(probe)
     _keys(drv, "i")
     after = drv.execute_script(probe)
@@ -127,20 +147,27 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
     _ready(drv, order[1])
     # draw a box for the focused finding (Effusion) by dragging on the canvas, then label
     canvas = drv.find_element(By.ID, "canvas-image")
-    rect = drv.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.width, r.height];", canvas)
-    g = drv.execute_script("const c = document.getElementById('canvas-image'); "
-                           "return Object.assign(geometry(S.images[0]), {cw: c.width, ch: c.height});")
+    rect = drv.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); return [r.width, r.height];", canvas
+    )
+    g = drv.execute_script(
+        "const c = document.getElementById('canvas-image'); "
+        "return Object.assign(geometry(S.images[0]), {cw: c.width, ch: c.height});"
+    )
     w, h = store.items["image"][order[1]]["width"], store.items["image"][order[1]]["height"]
     assert g["s"] == pytest.approx(min(g["cw"] / w, g["ch"] / h))  # fitted to the canvas, centred
-    assert g["ox"] == pytest.approx((g["cw"] - w * g["s"]) / 2) and g["oy"] == pytest.approx((g["ch"] - h * g["s"]) / 2)
+    assert g["ox"] == pytest.approx((g["cw"] - w * g["s"]) / 2) and g["oy"] == pytest.approx(
+        (g["ch"] - h * g["s"]) / 2
+    )
     css = g["cw"] / rect[0]
 
     def to_image(dx: float, dy: float) -> tuple[float, float]:  # offsets from the canvas centre, css px
         cx, cy = (rect[0] / 2 + dx) * css, (rect[1] / 2 + dy) * css
         return (cx - g["ox"]) / g["s"], (cy - g["oy"]) / g["s"]
 
-    ActionChains(drv).move_to_element_with_offset(canvas, -100, -60).click_and_hold().move_by_offset(60, 40) \
-        .move_by_offset(60, 40).release().perform()
+    ActionChains(drv).move_to_element_with_offset(canvas, -100, -60).click_and_hold().move_by_offset(
+        60, 40
+    ).move_by_offset(60, 40).release().perform()
     x0, y0 = to_image(-100, -60)
     x1, y1 = to_image(20, 20)
     _keys(drv, "0", Keys.ENTER)  # all negative while Effusion has a box: refused in words, nothing sent
@@ -159,16 +186,20 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
     _ready(drv, order[3])
     _wait(drv, "return document.body.dataset.pending === '0'")
     latest = store.latest(task="image")
-    assert latest[("alice", "image", order[0])]["labels"] == {"Effusion": "positive", "Cardiomegaly": "negative",
-                                                              "Nodule": "uncertain"}
+    assert latest[("alice", "image", order[0])]["labels"] == {
+        "Effusion": "positive",
+        "Cardiomegaly": "negative",
+        "Nodule": "uncertain",
+    }
     second = latest[("alice", "image", order[1])]
     assert second["labels"] == {"Effusion": "positive", "Cardiomegaly": "negative", "Nodule": "negative"}
     [box] = second["boxes"]
     assert box["finding"] == "Effusion"
     for got, want in zip((box["x_min"], box["y_min"], box["x_max"], box["y_max"]), (x0, y0, x1, y1)):
         assert got == pytest.approx(want, abs=1.01)
-    assert latest[("alice", "image", order[2])]["labels"] == dict.fromkeys(("Effusion", "Cardiomegaly", "Nodule"),
-                                                                           "negative")
+    assert latest[("alice", "image", order[2])]["labels"] == dict.fromkeys(
+        ("Effusion", "Cardiomegaly", "Nodule"), "negative"
+    )
     assert len(store.submissions()) == 3
     assert not _errors(drv)
 
@@ -183,11 +214,17 @@ def test_rate_iqa_pair_and_recover_from_lost_connection(browser, study, server_f
     drv.get(f"{server.base}/#token={tokens['bob']}")
     _ready(drv)
     drv.find_element(By.ID, "task-iqa").click()
-    _wait(drv, "return document.getElementById('canvas-reference') && document.getElementById('canvas-test') "
-               "&& document.body.dataset.ready === '1'")
+    _wait(
+        drv,
+        "return document.getElementById('canvas-reference') && document.getElementById('canvas-test') "
+        "&& document.body.dataset.ready === '1'",
+    )
     first = drv.execute_script("return document.body.dataset.item")
     _keys(drv, "3", Keys.ENTER)
-    _wait(drv, f"return document.body.dataset.ready === '1' && document.body.dataset.item !== {json.dumps(first)}")
+    _wait(
+        drv,
+        f"return document.body.dataset.ready === '1' && document.body.dataset.item !== {json.dumps(first)}",
+    )
     second = drv.execute_script("return document.body.dataset.item")
     _wait(drv, "return document.body.dataset.pending === '0'")
     _shot(drv, "reader-iqa-rating.png")
@@ -231,15 +268,23 @@ def test_report_section_labelling_and_adjudication(browser, study, server_factor
     _keys(drv, "p", "m", "n", Keys.ENTER)
     _wait(drv, "return document.body.dataset.pending === '0' && document.body.dataset.ready === '1'")
     assert store.latest(task="report")[("alice", "report", item)]["labels"] == {
-        "Effusion": "positive", "Cardiomegaly": "not_mentioned", "Nodule": "negative"}
+        "Effusion": "positive",
+        "Cardiomegaly": "not_mentioned",
+        "Nodule": "negative",
+    }
     # two readers disagree on b1 (Effusion, Nodule) -> the resolver sees only those and decides
     import httpx
 
-    for reader, states in (("alice", {"Effusion": "positive", "Nodule": "uncertain"}),
-                           ("bob", {"Effusion": "negative", "Nodule": "positive"})):
+    for reader, states in (
+        ("alice", {"Effusion": "positive", "Nodule": "uncertain"}),
+        ("bob", {"Effusion": "negative", "Nodule": "positive"}),
+    ):
         labels = {"Effusion": "negative", "Cardiomegaly": "negative", "Nodule": "negative"} | states
-        r = httpx.post(f"{server.base}/api/submissions", headers={"Authorization": f"Bearer {tokens[reader]}"},
-                       json={"id": f"{reader}-b1-0001", "task": "image", "item": "b1", "labels": labels})
+        r = httpx.post(
+            f"{server.base}/api/submissions",
+            headers={"Authorization": f"Bearer {tokens[reader]}"},
+            json={"id": f"{reader}-b1-0001", "task": "image", "item": "b1", "labels": labels},
+        )
         assert r.status_code == 200
     drv.get(f"{server.base}/#token={tokens['carol']}")
     _ready(drv, "b1")
@@ -254,11 +299,16 @@ def test_report_section_labelling_and_adjudication(browser, study, server_factor
     assert drv.execute_script("return document.body.dataset.item") == "b1"
     assert not store.latest(task="adjudication")
     _keys(drv, "p", Keys.ENTER)
-    _wait(drv, "return document.body.dataset.pending === '0' && document.getElementById('done').hidden === false")
+    _wait(
+        drv,
+        "return document.body.dataset.pending === '0' && document.getElementById('done').hidden === false",
+    )
     # the end of a task says so and names the reader's other unfinished tasks (none for a resolver)
     assert "all your tasks are done" in drv.find_element(By.ID, "done").text.lower()
     assert store.latest(task="adjudication")[("carol", "adjudication", "b1")]["labels"] == {
-        "Effusion": "negative", "Nodule": "positive"}
+        "Effusion": "negative",
+        "Nodule": "positive",
+    }
     assert not _errors(drv)
 
 
@@ -279,9 +329,17 @@ def _launch(size: tuple[int, int], dpr: float):
     profile = tempfile.mkdtemp(prefix="cxreval-reader-chromium-")
     opts = webdriver.ChromeOptions()
     opts.binary_location = binary
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
-                "--hide-scrollbars", f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}",
-                f"--force-device-scale-factor={dpr}"):
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        f"--window-size={size[0]},{size[1]}",
+        f"--force-device-scale-factor={dpr}",
+    ):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     drv = webdriver.Chrome(service=Service(driver_path), options=opts)
@@ -297,9 +355,12 @@ def _screens() -> Path:
     return d
 
 
-@pytest.mark.parametrize("size, dpr", [((1400, 900), 1), ((1400, 900), 2), ((2560, 1440), 1), ((2560, 1440), 2)])
-def test_a_1024_px_radiograph_fills_the_window_and_shows_1_to_1(shared_data, tmp_path, server_factory, size,
-                                                                  dpr) -> None:
+@pytest.mark.parametrize(
+    "size, dpr", [((1400, 900), 1), ((1400, 900), 2), ((2560, 1440), 1), ((2560, 1440), 2)]
+)
+def test_a_1024_px_radiograph_fills_the_window_and_shows_1_to_1(
+    shared_data, tmp_path, server_factory, size, dpr
+) -> None:
     """The canvas covers its pane at the device pixel ratio; "1:1" draws one image pixel per device pixel
     (every canvas pixel of a block equals the windowed image pixel it shows); zoom keeps the point under
     the cursor; the invert button and the key agree."""
@@ -365,7 +426,9 @@ def test_a_1024_px_radiograph_fills_the_window_and_shows_1_to_1(shared_data, tmp
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def test_labels_queued_under_a_replaced_link_are_sent_with_the_new_one(browser, study, server_factory) -> None:
+def test_labels_queued_under_a_replaced_link_are_sent_with_the_new_one(
+    browser, study, server_factory
+) -> None:
     """Offline, alice saves a label (queued in the browser); the organiser replaces her link; the old page
     says the label is kept; opening the new link in the same browser sends it, authenticated anew. A
     queued submission the server refuses (4xx) leaves the queue instead of being retried forever."""
@@ -382,22 +445,35 @@ def test_labels_queued_under_a_replaced_link_are_sent_with_the_new_one(browser, 
     _wait(drv, "return document.body.dataset.pending === '1'")
     new = store.add_reader("alice", new_token=True)
     server_factory(url, port=server.port).start()
-    _wait(drv, "return document.getElementById('msg').textContent.includes('kept in this browser')", timeout=30)
+    _wait(
+        drv, "return document.getElementById('msg').textContent.includes('kept in this browser')", timeout=30
+    )
     assert drv.execute_script("return document.body.dataset.pending") == "1" and len(store.submissions()) == 0
     drv.get(f"{server.base}/#token={new}")
-    _wait(drv, "return S.me !== null && S.me.reader === 'alice' && document.body.dataset.pending === '0'", timeout=30)
+    _wait(
+        drv,
+        "return S.me !== null && S.me.reader === 'alice' && document.body.dataset.pending === '0'",
+        timeout=30,
+    )
     assert drv.execute_script("return QKEY") == f"cxreval-reader-queue:{store.study_uid}:alice"
     sub = store.submissions()
     assert sub[["reader", "item"]].values.tolist() == [["alice", first]]
     assert json.loads(sub["payload"].iloc[0])["labels"]["Effusion"] == "positive"
-    drv.execute_script("localStorage.setItem(QKEY, JSON.stringify([{id: 'bad-00000001', task: 'image', "
-                       "item: 'no-such-image', labels: {}}])); flush();")
-    _wait(drv, "return document.body.dataset.pending === '0' && "
-               "document.getElementById('msg').textContent.includes('refused')")
+    drv.execute_script(
+        "localStorage.setItem(QKEY, JSON.stringify([{id: 'bad-00000001', task: 'image', "
+        "item: 'no-such-image', labels: {}}])); flush();"
+    )
+    _wait(
+        drv,
+        "return document.body.dataset.pending === '0' && "
+        "document.getElementById('msg').textContent.includes('refused')",
+    )
     assert len(store.submissions()) == 1
 
 
-def test_boxes_move_resize_delete_one_by_one_and_the_resolver_sees_them(browser, study, server_factory) -> None:
+def test_boxes_move_resize_delete_one_by_one_and_the_resolver_sees_them(
+    browser, study, server_factory
+) -> None:
     import httpx
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
@@ -413,18 +489,28 @@ def test_boxes_move_resize_delete_one_by_one_and_the_resolver_sees_them(browser,
     canvas = drv.find_element(By.ID, "canvas-image")
 
     def at(x: float, y: float) -> tuple[float, float]:  # image pixel -> offset from the canvas centre, css px
-        return tuple(drv.execute_script("""const im = S.images[0], g = geometry(im), r = im.canvas.getBoundingClientRect();
+        return tuple(
+            drv.execute_script(
+                """const im = S.images[0], g = geometry(im), r = im.canvas.getBoundingClientRect();
             const k = r.width / im.canvas.width;
-            return [(g.ox + arguments[0] * g.s) * k - r.width / 2, (g.oy + arguments[1] * g.s) * k - r.height / 2];""", x, y))
+            return [(g.ox + arguments[0] * g.s) * k - r.width / 2, (g.oy + arguments[1] * g.s) * k - r.height / 2];""",
+                x,
+                y,
+            )
+        )
 
     def drag(a: tuple[float, float], b: tuple[float, float]) -> None:
         (ax, ay), (bx, by) = at(*a), at(*b)
-        ActionChains(drv).move_to_element_with_offset(canvas, ax, ay).click_and_hold() \
-            .move_to_element_with_offset(canvas, (ax + bx) / 2, (ay + by) / 2) \
-            .move_to_element_with_offset(canvas, bx, by).release().perform()
+        ActionChains(drv).move_to_element_with_offset(
+            canvas, ax, ay
+        ).click_and_hold().move_to_element_with_offset(
+            canvas, (ax + bx) / 2, (ay + by) / 2
+        ).move_to_element_with_offset(canvas, bx, by).release().perform()
 
     def boxes() -> list[list[float]]:
-        return drv.execute_script("return S.boxes.map((b) => [b.finding, b.x_min, b.y_min, b.x_max, b.y_max])")
+        return drv.execute_script(
+            "return S.boxes.map((b) => [b.finding, b.x_min, b.y_min, b.x_max, b.y_max])"
+        )
 
     drag((10, 10), (30, 25))  # Effusion (the focused finding)
     assert boxes() == [["Effusion", 10, 10, 30, 25]]
@@ -437,7 +523,9 @@ def test_boxes_move_resize_delete_one_by_one_and_the_resolver_sees_them(browser,
     assert boxes() == [["Effusion", 30, 20, 60, 40], ["Cardiomegaly", 5, 30, 20, 45]]
     drv.find_elements(By.CSS_SELECTOR, "#boxes .delete-box")[0].click()  # delete the first only
     assert boxes() == [["Cardiomegaly", 5, 30, 20, 45]]
-    drv.find_element(By.ID, "comment").send_keys("faint opacity, left base", Keys.ESCAPE)  # Escape leaves the box
+    drv.find_element(By.ID, "comment").send_keys(
+        "faint opacity, left base", Keys.ESCAPE
+    )  # Escape leaves the box
     _keys(drv, Keys.ARROW_UP, "n", "p", "n", Keys.ENTER)
     _wait(drv, "return document.body.dataset.pending === '0' && document.body.dataset.ready === '1'")
     second = drv.execute_script("return document.body.dataset.item")
@@ -445,20 +533,34 @@ def test_boxes_move_resize_delete_one_by_one_and_the_resolver_sees_them(browser,
     _keys(drv, Keys.ENTER)
     _wait(drv, "return document.body.dataset.pending === '0' && document.body.dataset.ready === '1'")
     mine = store.latest(task="image")
-    assert mine[("alice", "image", key)]["boxes"] == [{"finding": "Cardiomegaly", "x_min": 5.0, "y_min": 30.0,
-                                                       "x_max": 20.0, "y_max": 45.0}]
+    assert mine[("alice", "image", key)]["boxes"] == [
+        {"finding": "Cardiomegaly", "x_min": 5.0, "y_min": 30.0, "x_max": 20.0, "y_max": 45.0}
+    ]
     assert mine[("alice", "image", key)]["comment"] == "faint opacity, left base"
-    assert mine[("alice", "image", second)]["unreadable"] is True and mine[("alice", "image", second)]["labels"] == {}
+    assert (
+        mine[("alice", "image", second)]["unreadable"] is True
+        and mine[("alice", "image", second)]["labels"] == {}
+    )
     labels = {"Effusion": "positive", "Cardiomegaly": "negative", "Nodule": "negative"}
-    r = httpx.post(f"{server.base}/api/submissions", headers={"Authorization": f"Bearer {tokens['bob']}"},
-                   json={"id": "bob-box-0001", "task": "image", "item": key, "labels": labels,
-                         "boxes": [{"finding": "Effusion", "x_min": 8, "y_min": 6, "x_max": 40, "y_max": 30}]})
+    r = httpx.post(
+        f"{server.base}/api/submissions",
+        headers={"Authorization": f"Bearer {tokens['bob']}"},
+        json={
+            "id": "bob-box-0001",
+            "task": "image",
+            "item": key,
+            "labels": labels,
+            "boxes": [{"finding": "Effusion", "x_min": 8, "y_min": 6, "x_max": 40, "y_max": 30}],
+        },
+    )
     assert r.status_code == 200
     drv.get(f"{server.base}/#token={tokens['carol']}")
     _ready(drv, key)
     shown = drv.execute_script("return S.item.reader_boxes")
-    assert shown == {"alice": mine[("alice", "image", key)]["boxes"],
-                     "bob": [{"finding": "Effusion", "x_min": 8.0, "y_min": 6.0, "x_max": 40.0, "y_max": 30.0}]}
+    assert shown == {
+        "alice": mine[("alice", "image", key)]["boxes"],
+        "bob": [{"finding": "Effusion", "x_min": 8.0, "y_min": 6.0, "x_max": 40.0, "y_max": 30.0}],
+    }
     _shot(drv, "reader-adjudication-boxes.png")
     assert not _errors(drv)
 
@@ -469,13 +571,20 @@ def test_the_organiser_page_shows_progress(browser, study, server_factory) -> No
     store, tokens, url = study
     org = store.add_reader("olga", role="organiser")
     alice = store.authenticate(tokens["alice"])
-    store.submit(alice, "alice-org-0001", "image", "a1", {"labels": dict.fromkeys(("Effusion", "Cardiomegaly",
-                                                                                   "Nodule"), "negative")})
+    store.submit(
+        alice,
+        "alice-org-0001",
+        "image",
+        "a1",
+        {"labels": dict.fromkeys(("Effusion", "Cardiomegaly", "Nodule"), "negative")},
+    )
     server = server_factory(url).start()
     browser.get(f"{server.base}/#token={org}")
     _ready(browser)
     rows = [" ".join(tr.text.split()) for tr in browser.find_elements(By.CSS_SELECTOR, "#org-rows tr")]
     assert any(r.startswith("alice reader image 1 / 4 (25 %) 1") for r in rows), rows
-    _wait(browser, "return document.getElementById('org-integrity').textContent.includes('Database check: ok')")
+    _wait(
+        browser, "return document.getElementById('org-integrity').textContent.includes('Database check: ok')"
+    )
     _shot(browser, "reader-organiser.png")
     assert not _errors(browser)

@@ -18,18 +18,28 @@ from .test_browser import _errors, _keys, _launch, _ready, _screens, _wait
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_a_rating_set_by_keyboard_is_saved_and_the_aided_session_shows_the_model(study_factory, server_factory,
-                                                                                 tmp_path: Path) -> None:
+def test_a_rating_set_by_keyboard_is_saved_and_the_aided_session_shows_the_model(
+    study_factory, server_factory, tmp_path: Path
+) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     root = tmp_path / "s"
-    study = study_factory(root, resolvers=(), extra="rating: {scale: five_point, with_label: true}\n"
-                          "sessions:\n  - name: unaided\n  - name: aided\n    model_scores: predictions.csv\n"
-                          "washout_days: 0\n")
-    (root / "predictions.csv").write_text("study_id,model,finding,score\n" + "".join(
-        f"{sid},densenet,{f},{0.1 * (k + 1) + 0.01 * j:.2f}\n" for k, sid in enumerate(["a1", "a2", "b1", "c1"])
-        for j, f in enumerate(FINDINGS)))
+    study = study_factory(
+        root,
+        resolvers=(),
+        extra="rating: {scale: five_point, with_label: true}\n"
+        "sessions:\n  - name: unaided\n  - name: aided\n    model_scores: predictions.csv\n"
+        "washout_days: 0\n",
+    )
+    (root / "predictions.csv").write_text(
+        "study_id,model,finding,score\n"
+        + "".join(
+            f"{sid},densenet,{f},{0.1 * (k + 1) + 0.01 * j:.2f}\n"
+            for k, sid in enumerate(["a1", "a2", "b1", "c1"])
+            for j, f in enumerate(FINDINGS)
+        )
+    )
     url = f"sqlite:///{tmp_path / 'rating.db'}"
     store, tokens = ReaderStore.create(url, load_study(study))
     server = server_factory(url).start()
@@ -45,13 +55,17 @@ def test_a_rating_set_by_keyboard_is_saved_and_the_aided_session_shows_the_model
         _keys(drv, "5", "n", "1", "u", "3")
         assert drv.execute_script("return [S.labels, S.ratings]") == [
             {"Effusion": "positive", "Cardiomegaly": "negative", "Nodule": "uncertain"},
-            {"Effusion": 5, "Cardiomegaly": 1, "Nodule": 3}]
+            {"Effusion": 5, "Cardiomegaly": 1, "Nodule": 3},
+        ]
         on = drv.find_elements(By.CSS_SELECTOR, "#rows li .rate button.on")
         assert [b.text for b in on] == ["5", "1", "3"]
         drv.save_screenshot(str(_screens() / "reader-rating-1400x900.png"))
         _keys(drv, Keys.ENTER)
-        _wait(drv, "return document.body.dataset.pending === '0' && document.body.dataset.item !== "
-                   f"'{first}' && document.body.dataset.ready === '1'")
+        _wait(
+            drv,
+            "return document.body.dataset.pending === '0' && document.body.dataset.item !== "
+            f"'{first}' && document.body.dataset.ready === '1'",
+        )
         saved = store.latest(task="unaided")[("alice", "unaided", first)]
         assert saved["ratings"] == {"Effusion": 5, "Cardiomegaly": 1, "Nodule": 3}
         assert saved["labels"]["Effusion"] == "positive"
@@ -60,7 +74,9 @@ def test_a_rating_set_by_keyboard_is_saved_and_the_aided_session_shows_the_model
         _ready(drv, first)
         k = ["a1", "a2", "b1", "c1"].index(first)
         texts = [e.text for e in drv.find_elements(By.CSS_SELECTOR, "#rows li .model")]
-        assert texts == [f"model densenet: {round(0.1 * (k + 1) + 0.01 * j, 2):g}" for j in range(len(FINDINGS))]
+        assert texts == [
+            f"model densenet: {round(0.1 * (k + 1) + 0.01 * j, 2):g}" for j in range(len(FINDINGS))
+        ]
         assert not _errors(drv)
     finally:
         drv.quit()

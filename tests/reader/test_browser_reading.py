@@ -30,7 +30,10 @@ def _radiograph(path: Path, shape: tuple[int, int] = (2500, 2048)) -> Path:
     h, w = shape
     y, x = np.mgrid[0:h, 0:w].astype(np.float32)
     body = np.exp(-(((x - w / 2) / (w * 0.42)) ** 6 + ((y - h * 0.55) / (h * 0.48)) ** 6))
-    lungs = sum(np.exp(-(((x - cx) / (w * 0.16)) ** 2 + ((y - h * 0.45) / (h * 0.28)) ** 2)) for cx in (w * .32, w * .68))
+    lungs = sum(
+        np.exp(-(((x - cx) / (w * 0.16)) ** 2 + ((y - h * 0.45) / (h * 0.28)) ** 2))
+        for cx in (w * 0.32, w * 0.68)
+    )
     a = 300 + 3000 * body - 1400 * lungs + np.random.default_rng(0).normal(0, 12, (h, w))
     path.parent.mkdir(parents=True, exist_ok=True)
     Image.fromarray(np.clip(a, 0, 4095).astype(np.uint16)).save(path, compress_level=1)
@@ -50,14 +53,27 @@ def workstation(study_factory, tmp_path: Path):
 
 def _conflict(base: str, tokens: dict[str, str]) -> None:
     """alice and bob disagree on a1's Effusion; each leaves a comment."""
-    for reader, state, comment in (("alice", "positive", "blunted left angle"), ("bob", "negative", "no fluid")):
-        r = httpx.post(f"{base}/api/submissions", headers={"Authorization": f"Bearer {tokens[reader]}"},
-                       json={"id": f"{reader}-a1-0001", "task": "image", "item": "a1", "comment": comment,
-                             "labels": dict.fromkeys(FINDINGS, "negative") | {"Effusion": state}})
+    for reader, state, comment in (
+        ("alice", "positive", "blunted left angle"),
+        ("bob", "negative", "no fluid"),
+    ):
+        r = httpx.post(
+            f"{base}/api/submissions",
+            headers={"Authorization": f"Bearer {tokens[reader]}"},
+            json={
+                "id": f"{reader}-a1-0001",
+                "task": "image",
+                "item": "a1",
+                "comment": comment,
+                "labels": dict.fromkeys(FINDINGS, "negative") | {"Effusion": state},
+            },
+        )
         assert r.status_code == 200, r.text
 
 
-def test_a_radiograph_opens_in_its_display_rendition_and_boxes_go_by_keyboard(workstation, server_factory) -> None:
+def test_a_radiograph_opens_in_its_display_rendition_and_boxes_go_by_keyboard(
+    workstation, server_factory
+) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -71,12 +87,15 @@ def test_a_radiograph_opens_in_its_display_rendition_and_boxes_go_by_keyboard(wo
             _ready(drv)
             drv.execute_script("S.pos = S.queue.findIndex((x) => x.key === 'a1'); openItem();")
             _ready(drv, "a1")
-            im = drv.execute_script("const im = S.images[0]; return {w: im.w, h: im.h, scale: im.scale, "
-                                    "ow: im.off.width, range: im.range, bits: im.bits}")
+            im = drv.execute_script(
+                "const im = S.images[0]; return {w: im.w, h: im.h, scale: im.scale, "
+                "ow: im.off.width, range: im.range, bits: im.bits}"
+            )
             assert (im["w"], im["h"], im["range"], im["bits"]) == (2048, 2500, 4095, 12)
             assert im["scale"] >= 2 and im["ow"] == -(-2048 // im["scale"])  # the display rendition first
-            assert drv.execute_script("return [document.getElementById('ww').max, document.getElementById('wc').max]") \
-                == ["4095", "4095"]
+            assert drv.execute_script(
+                "return [document.getElementById('ww').max, document.getElementById('wc').max]"
+            ) == ["4095", "4095"]
             # boxes by keyboard: Effusion positive, a box at the pointer, moved, widened, a second one, cycled
             _keys(drv, "p", "k")
             canvas = drv.find_element(By.ID, "canvas-image")
@@ -84,10 +103,16 @@ def test_a_radiograph_opens_in_its_display_rendition_and_boxes_go_by_keyboard(wo
             cursor = drv.execute_script("return S.cursor")
             _keys(drv, "b")
             b0 = drv.execute_script("return S.boxes[0]")
-            assert b0["finding"] == "Effusion" and b0["x_max"] - b0["x_min"] == 205  # a tenth of the shorter side
-            assert abs((b0["x_min"] + b0["x_max"]) / 2 - cursor["x"]) <= 1 and abs((b0["y_min"] + b0["y_max"]) / 2
-                                                                                  - cursor["y"]) <= 1
-            ActionChains(drv).key_down(Keys.SHIFT).send_keys(Keys.ARROW_RIGHT * 3 + Keys.ARROW_DOWN).key_up(Keys.SHIFT).perform()
+            assert (
+                b0["finding"] == "Effusion" and b0["x_max"] - b0["x_min"] == 205
+            )  # a tenth of the shorter side
+            assert (
+                abs((b0["x_min"] + b0["x_max"]) / 2 - cursor["x"]) <= 1
+                and abs((b0["y_min"] + b0["y_max"]) / 2 - cursor["y"]) <= 1
+            )
+            ActionChains(drv).key_down(Keys.SHIFT).send_keys(Keys.ARROW_RIGHT * 3 + Keys.ARROW_DOWN).key_up(
+                Keys.SHIFT
+            ).perform()
             _keys(drv, "d", "d", "w")
             step = 25  # 1 % of the longer side, 2500
             b1 = drv.execute_script("return S.boxes[0]")
@@ -125,20 +150,36 @@ def test_a_refused_decision_leaves_the_study_open_and_l_reloads_it(workstation, 
         drv.get(f"{server.base}/#token={tokens['carol']}")
         _ready(drv, "a1")
         comments = drv.find_element(By.ID, "reader-comments")
-        assert comments.is_displayed() and "alice: blunted left angle" in comments.text and "bob: no fluid" in comments.text
+        assert (
+            comments.is_displayed()
+            and "alice: blunted left angle" in comments.text
+            and "bob: no fluid" in comments.text
+        )
         drv.save_screenshot(str(_screens() / "resolver-comments-1400x900.png"))
         # dan decides from his own page while carol's is open
         h = {"Authorization": f"Bearer {tokens['dan']}"}
         item = httpx.get(f"{server.base}/api/item?task=adjudication&key=a1", headers=h).json()
-        r = httpx.post(f"{server.base}/api/submissions", headers=h, json={
-            "id": "dan-a1-0001", "task": "adjudication", "item": "a1", "labels": {"Effusion": "negative"},
-            "conflicts": item["conflicts"], "seen": {}})
+        r = httpx.post(
+            f"{server.base}/api/submissions",
+            headers=h,
+            json={
+                "id": "dan-a1-0001",
+                "task": "adjudication",
+                "item": "a1",
+                "labels": {"Effusion": "negative"},
+                "conflicts": item["conflicts"],
+                "seen": {},
+            },
+        )
         assert r.status_code == 200
         _keys(drv, "p", Keys.ENTER)  # carol's decision, from a page that never showed dan's: refused
         _wait(drv, "return document.body.dataset.refused === 'a1'")
         assert "dan decided 'negative'" in drv.find_element(By.ID, "msg").text
         assert "press L" in drv.find_element(By.ID, "msg").text
-        assert "still open" in drv.find_element(By.ID, "done").text and "press L" in drv.find_element(By.ID, "done").text
+        assert (
+            "still open" in drv.find_element(By.ID, "done").text
+            and "press L" in drv.find_element(By.ID, "done").text
+        )
         assert drv.find_element(By.ID, "progress-text").text == "adjudication: 0 / 1"
         assert "refused" in drv.find_element(By.ID, "pending").text
         assert "all your tasks are done" not in drv.find_element(By.ID, "done").text.lower()
@@ -148,7 +189,10 @@ def test_a_refused_decision_leaves_the_study_open_and_l_reloads_it(workstation, 
         assert "decided: negative (dan)" in drv.find_element(By.ID, "rows").text
         assert drv.execute_script("return document.body.dataset.refused") == ""
         _keys(drv, "p", Keys.ENTER)  # now she has seen dan's decision: hers replaces it
-        _wait(drv, "return document.body.dataset.pending === '0' && document.getElementById('done').hidden === false")
+        _wait(
+            drv,
+            "return document.body.dataset.pending === '0' && document.getElementById('done').hidden === false",
+        )
         final = store.latest(task="adjudication")[("carol", "adjudication", "a1")]
         assert final["labels"] == {"Effusion": "positive"} and final["seen"] == {"Effusion": r.json()["seq"]}
         assert "all your tasks are done" in drv.find_element(By.ID, "done").text.lower()
@@ -170,8 +214,10 @@ def test_the_organiser_page_uses_the_width_at_2560(workstation, server_factory) 
             drv.get(f"{server.base}/#token={tokens['olga']}")
             _ready(drv)
             _wait(drv, "return document.getElementById('org-integrity').textContent.includes('ok')")
-            w = drv.execute_script("return [document.querySelector('#organiser table').getBoundingClientRect().width, "
-                                   "document.getElementById('org-side').getBoundingClientRect().right, innerWidth]")
+            w = drv.execute_script(
+                "return [document.querySelector('#organiser table').getBoundingClientRect().width, "
+                "document.getElementById('org-side').getBoundingClientRect().right, innerWidth]"
+            )
             assert w[0] >= 0.6 * w[2] and w[1] >= 0.95 * w[2], w  # the table and the panel span the page
             assert "1 studies in conflict" in drv.find_element(By.ID, "org-conflicts").text
             drv.save_screenshot(str(_screens() / f"organiser-{size[0]}x{size[1]}.png"))
@@ -181,7 +227,9 @@ def test_the_organiser_page_uses_the_width_at_2560(workstation, server_factory) 
             shutil.rmtree(profile, ignore_errors=True)
 
 
-def test_the_display_rendition_made_at_init_is_what_the_viewer_shows(study_factory, server_factory, tmp_path) -> None:
+def test_the_display_rendition_made_at_init_is_what_the_viewer_shows(
+    study_factory, server_factory, tmp_path
+) -> None:
     """`reader init` (create_study) writes a1's display rendition (scale 2: 1024 x 1250) into the study folder;
     the page at 1000 x 700 (a pane that asks for a coarser one) is answered with it and draws the radiograph."""
     from cxreval.reader import create_study
@@ -199,15 +247,18 @@ def test_the_display_rendition_made_at_init_is_what_the_viewer_shows(study_facto
         _ready(drv)
         drv.execute_script("S.pos = S.queue.findIndex((x) => x.key === 'a1'); openItem();")
         _ready(drv, "a1")
-        im = drv.execute_script("const im = S.images[0]; return {w: im.w, h: im.h, scale: im.scale, "
-                                "ow: im.off.width, oh: im.off.height, bits: im.bits, fit: displayFit()}")
+        im = drv.execute_script(
+            "const im = S.images[0]; return {w: im.w, h: im.h, scale: im.scale, "
+            "ow: im.off.width, oh: im.off.height, bits: im.bits, fit: displayFit()}"
+        )
         assert (im["w"], im["h"], im["bits"]) == (2048, 2500, 12)
         assert (im["scale"], im["ow"], im["oh"]) == (2, 1024, 1250) and im["fit"] < 1250  # the one made ahead
         # the canvas shows the radiograph: dark background, bright body, darker lungs (not a blank canvas)
         spread = drv.execute_script(
             "const c = S.images[0].canvas, d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
             "let lo = 255, hi = 0; for (let i = 0; i < d.length; i += 4 * 97) { lo = Math.min(lo, d[i]);"
-            " hi = Math.max(hi, d[i]); } return hi - lo;")
+            " hi = Math.max(hi, d[i]); } return hi - lo;"
+        )
         assert spread > 100, spread
         drv.save_screenshot(str(_screens() / "reader-rendition-made-at-init-1000x700.png"))
         assert not _errors(drv)

@@ -51,15 +51,23 @@ def _done_in_log(store: ReaderStore) -> list[tuple[int, str, int, int, str]]:
     ids = dict(zip(store.readers()["name"], store.readers()["id"]))
     g = log.groupby(["reader", "task"])
     n, k, last = g["item"].nunique(), g.size(), g["server_time"].max()
-    return sorted((int(ids[r]), str(t), 0 if t == "adjudication" else int(n[(r, t)]), int(k[(r, t)]),
-                   str(last[(r, t)])) for (r, t) in n.index)
+    return sorted(
+        (int(ids[r]), str(t), 0 if t == "adjudication" else int(n[(r, t)]), int(k[(r, t)]), str(last[(r, t)]))
+        for (r, t) in n.index
+    )
 
 
 def test_label_diff_and_merge_keep_a_resolution_only_for_its_pair() -> None:
-    assert label_diff({"E": "uncertain", "C": "negative"}, {"E": "negative", "C": "negative"}) == \
-        {"E": ("uncertain", "negative")}
-    row = {"state_a": "uncertain", "state_b": "negative", "resolution": "negative", "resolved_by": 3,
-           "resolved_seq": 9}
+    assert label_diff({"E": "uncertain", "C": "negative"}, {"E": "negative", "C": "negative"}) == {
+        "E": ("uncertain", "negative")
+    }
+    row = {
+        "state_a": "uncertain",
+        "state_b": "negative",
+        "resolution": "negative",
+        "resolved_by": 3,
+        "resolved_seq": 9,
+    }
     assert merge_conflicts({"E": row}, {"E": ("uncertain", "negative")})["E"] is row
     changed = merge_conflicts({"E": row}, {"E": ("uncertain", "positive")})["E"]
     assert changed["resolution"] is None and changed["state_b"] == "positive"
@@ -95,8 +103,10 @@ def test_stale_adjudication_no_longer_overrides_the_readers(study_factory, tmp_p
     audit = pd.read_csv(tmp_path / "e3" / "audit.csv")
     rita_rows = audit[audit["reader"] == "rita"]
     assert json.loads(rita_rows["payload"].iloc[0]) == {
-        "labels": {"Effusion": "negative"}, "conflicts": {"Effusion": {"alice": "uncertain", "bob": "negative"}},
-        "seen": {"Effusion": None}}
+        "labels": {"Effusion": "negative"},
+        "conflicts": {"Effusion": {"alice": "uncertain", "bob": "negative"}},
+        "seen": {"Effusion": None},
+    }
     st = store.status().set_index(["reader", "task"])
     assert (st.loc[("rita", "adjudication"), "n_items"], st.loc[("rita", "adjudication"), "n_done"]) == (1, 0)
 
@@ -104,11 +114,27 @@ def test_stale_adjudication_no_longer_overrides_the_readers(study_factory, tmp_p
     from cxreval.reader.payloads import SubmissionError
 
     with pytest.raises(SubmissionError, match="changed since") as e:
-        store.submit(rita, "rita-a1-002", "adjudication", "a1", {
-            "labels": {"Effusion": "negative"}, "conflicts": {"Effusion": {"alice": "uncertain", "bob": "negative"}}})
+        store.submit(
+            rita,
+            "rita-a1-002",
+            "adjudication",
+            "a1",
+            {
+                "labels": {"Effusion": "negative"},
+                "conflicts": {"Effusion": {"alice": "uncertain", "bob": "negative"}},
+            },
+        )
     assert e.value.status == 409
-    store.submit(rita, "rita-a1-003", "adjudication", "a1", {
-        "labels": {"Effusion": "positive"}, "conflicts": {"Effusion": {"alice": "uncertain", "bob": "positive"}}})
+    store.submit(
+        rita,
+        "rita-a1-003",
+        "adjudication",
+        "a1",
+        {
+            "labels": {"Effusion": "positive"},
+            "conflicts": {"Effusion": {"alice": "uncertain", "bob": "positive"}},
+        },
+    )
     got, unresolved = _cr(store, tmp_path / "e4")
     assert got[("a1", "Effusion")] == "positive" and unresolved == 0
     # alice changes her side: the pair changes again and rita's label no longer applies
@@ -123,8 +149,12 @@ def test_incremental_tables_equal_a_replay_of_the_log(study_factory, db_url: str
     """300 random submissions (readers changing their minds, partial and stale adjudications): the tables
     kept in each transaction equal both a replay of the log and the latest rows read from the log itself
     (SQLite and PostgreSQL)."""
-    study = study_factory(tmp_path / "s", readers=("alice", "bob", "dave"), resolvers=("rita", "sam"),
-                          extra="adjudication:\n  readers: [alice, bob]\n")
+    study = study_factory(
+        tmp_path / "s",
+        readers=("alice", "bob", "dave"),
+        resolvers=("rita", "sam"),
+        extra="adjudication:\n  readers: [alice, bob]\n",
+    )
     store, tokens = ReaderStore.create(db_url, load_study(study))
     who = {n: store.authenticate(tokens[n]) for n in tokens}
     rng = np.random.default_rng(7)
@@ -136,8 +166,13 @@ def test_incremental_tables_equal_a_replay_of_the_log(study_factory, db_url: str
             if conflicts:
                 sid = sorted(conflicts)[int(rng.integers(len(conflicts)))]
                 fs = [f for f in conflicts[sid] if rng.random() < 0.7] or list(conflicts[sid])[:1]
-                store.submit(who[str(rng.choice(["rita", "sam"]))], f"adj-{k:06d}", "adjudication", sid,
-                             decision(store, sid, {f: str(rng.choice(states)) for f in fs}))
+                store.submit(
+                    who[str(rng.choice(["rita", "sam"]))],
+                    f"adj-{k:06d}",
+                    "adjudication",
+                    sid,
+                    decision(store, sid, {f: str(rng.choice(states)) for f in fs}),
+                )
                 n_adj += 1
                 continue
         reader = str(rng.choice(["alice", "bob", "dave"]))
@@ -158,7 +193,9 @@ def test_incremental_tables_equal_a_replay_of_the_log(study_factory, db_url: str
 
 
 @pytest.mark.parametrize("dropped", [("latest", "conflicts", "progress"), ("progress",)])
-def test_a_database_without_the_derived_tables_gets_them_on_open(study_file: Path, tmp_path: Path, dropped) -> None:
+def test_a_database_without_the_derived_tables_gets_them_on_open(
+    study_file: Path, tmp_path: Path, dropped
+) -> None:
     """A database from before the derived tables, or from before the progress counts, gets them from its log."""
     url = f"sqlite:///{tmp_path / 'r.db'}"
     store, tokens = ReaderStore.create(url, load_study(study_file))

@@ -32,14 +32,26 @@ def _body(sid: str, item: str, k: int) -> dict:
 
 
 def _post(conn, token: str, body: dict) -> tuple[int, dict]:
-    conn.request("POST", "/api/submissions", body=json.dumps(body),
-                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    conn.request(
+        "POST",
+        "/api/submissions",
+        body=json.dumps(body),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
     r = conn.getresponse()
     return r.status, json.loads(r.read())
 
 
-def _reader_loop(base: str, token: str, items: list[str], n: int, acked: list[str], sent: list[dict],
-                 stop: threading.Event, retry_every: int = 0) -> None:
+def _reader_loop(
+    base: str,
+    token: str,
+    items: list[str],
+    n: int,
+    acked: list[str],
+    sent: list[dict],
+    stop: threading.Event,
+    retry_every: int = 0,
+) -> None:
     """One reader over one keep-alive connection (stdlib http.client: light enough that 8 client threads
     do not starve the server of CPU)."""
     host, port = base.rsplit("//", 1)[1].split(":")
@@ -64,17 +76,24 @@ def _reader_loop(base: str, token: str, items: list[str], n: int, acked: list[st
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_sigkill_loses_no_acknowledged_submission(backend, request, study_factory, server_factory,
-                                                  tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'kill.db'}" if backend == "sqlite" else request.getfixturevalue("postgres_url")
+def test_sigkill_loses_no_acknowledged_submission(
+    backend, request, study_factory, server_factory, tmp_path: Path
+) -> None:
+    url = (
+        f"sqlite:///{tmp_path / 'kill.db'}"
+        if backend == "sqlite"
+        else request.getfixturevalue("postgres_url")
+    )
     store, tokens = ReaderStore.create(url, load_study(_study(study_factory, tmp_path / "s", 4, 6)))
     items = sorted(store.items["image"])
     server = server_factory(url).start()
     acked: list[list[str]] = [[] for _ in tokens]
     sent: list[list[dict]] = [[] for _ in tokens]
     stop = threading.Event()
-    threads = [threading.Thread(target=_reader_loop, args=(server.base, tok, items, 100000, acked[i], sent[i], stop))
-               for i, tok in enumerate(tokens.values())]
+    threads = [
+        threading.Thread(target=_reader_loop, args=(server.base, tok, items, 100000, acked[i], sent[i], stop))
+        for i, tok in enumerate(tokens.values())
+    ]
     for t in threads:
         t.start()
     t0 = time.monotonic()
@@ -109,9 +128,14 @@ def test_sigkill_loses_no_acknowledged_submission(backend, request, study_factor
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_8_readers_x_500_submissions_nothing_lost_or_duplicated(backend, request, study_factory, server_factory,
-                                                                 tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'load.db'}" if backend == "sqlite" else request.getfixturevalue("postgres_url")
+def test_8_readers_x_500_submissions_nothing_lost_or_duplicated(
+    backend, request, study_factory, server_factory, tmp_path: Path
+) -> None:
+    url = (
+        f"sqlite:///{tmp_path / 'load.db'}"
+        if backend == "sqlite"
+        else request.getfixturevalue("postgres_url")
+    )
     store, tokens = ReaderStore.create(url, load_study(_study(study_factory, tmp_path / "s", 8, 20)))
     items = sorted(store.items["image"])
     server = server_factory(url).start()
@@ -146,12 +170,17 @@ def test_8_readers_x_500_submissions_nothing_lost_or_duplicated(backend, request
     assert store.check_integrity().ok
     store.engine.dispose()
     # the progress counts kept with each submission equal the items each reader labelled
-    assert [p["n_done"] for i in range(8) for p in store.progress(store.authenticate(tokens[f"r{i}"]))
-            if p["task"] == "image"] == [len({b["item"] for b in bodies}) for bodies in sent]
+    assert [
+        p["n_done"]
+        for i in range(8)
+        for p in store.progress(store.authenticate(tokens[f"r{i}"]))
+        if p["task"] == "image"
+    ] == [len({b["item"] for b in bodies}) for bodies in sent]
 
 
-def test_connections_cut_by_the_database_server_are_replaced_without_an_error(study_factory, postgres_url,
-                                                                              tmp_path: Path) -> None:
+def test_connections_cut_by_the_database_server_are_replaced_without_an_error(
+    study_factory, postgres_url, tmp_path: Path
+) -> None:
     """Pooled connections are not pinged before use: when the server drops them (a restart, an
     administrator's pg_terminate_backend), the next read is run once more on a fresh connection and the
     next submission is retried by the group commit; neither reaches the reader as an error."""
@@ -162,17 +191,28 @@ def test_connections_cut_by_the_database_server_are_replaced_without_an_error(st
     store, tokens = ReaderStore.create(postgres_url, load_study(_study(study_factory, tmp_path / "s", 2, 4)))
     r0 = store.authenticate(tokens["r0"])
     items = sorted(store.items["image"])
-    store.submit(r0, "cut-000001", "image", items[0], {"labels": {f: "negative" for f in FINDINGS}, "boxes": []})
+    store.submit(
+        r0, "cut-000001", "image", items[0], {"labels": {f: "negative" for f in FINDINGS}, "boxes": []}
+    )
     assert store.progress(r0)[0]["n_done"] == 1 and store.mine(r0, "image", items[0]) is not None
-    admin = make_engine(postgres_url.rsplit("/", 1)[0] + "/postgres").execution_options(isolation_level="AUTOCOMMIT")
+    admin = make_engine(postgres_url.rsplit("/", 1)[0] + "/postgres").execution_options(
+        isolation_level="AUTOCOMMIT"
+    )
     with admin.connect() as conn:
-        cut = conn.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :db"),
-                           {"db": postgres_url.rsplit("/", 1)[1]}).scalars().all()
+        cut = (
+            conn.execute(
+                sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :db"),
+                {"db": postgres_url.rsplit("/", 1)[1]},
+            )
+            .scalars()
+            .all()
+        )
     admin.dispose()
     assert cut and all(cut)  # the pool's connections are gone
     assert store.mine(r0, "image", items[0])["labels"]["Effusion"] == "negative"
-    res = store.submit(r0, "cut-000002", "image", items[1], {"labels": {f: "positive" for f in FINDINGS},
-                                                             "boxes": []})
+    res = store.submit(
+        r0, "cut-000002", "image", items[1], {"labels": {f: "positive" for f in FINDINGS}, "boxes": []}
+    )
     assert res.status == "stored"
     assert store.progress(r0)[0]["n_done"] == 2 and store.queue_flags(r0, "image")[1].count("1") == 2
     store.close()

@@ -38,20 +38,31 @@ def test_serve_on_a_busy_port_is_one_line_and_exit_2(study_file: Path, sqlite_ur
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_serve_interrupted_exits_130_or_143_and_the_database_is_consistent(study_file: Path, sqlite_url: str,
-                                                                           sig: int, code: int) -> None:
+def test_serve_interrupted_exits_130_or_143_and_the_database_is_consistent(
+    study_file: Path, sqlite_url: str, sig: int, code: int
+) -> None:
     import httpx
 
     tokens = _init(study_file, sqlite_url)
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "cxreval", "reader", "serve", "--db", sqlite_url, "--port",
-                             str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cxreval", "reader", "serve", "--db", sqlite_url, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         wait_until_serving(proc, base, require_ok=False)  # type: ignore[arg-type]
-        body = {"id": "qa-int-1", "task": "image", "item": "a1", "boxes": [],
-                "labels": {"Effusion": "positive", "Cardiomegaly": "negative", "Nodule": "negative"}}
-        r = httpx.post(base + "/api/submissions", json=body, headers={"Authorization": f"Bearer {tokens['alice']}"})
+        body = {
+            "id": "qa-int-1",
+            "task": "image",
+            "item": "a1",
+            "boxes": [],
+            "labels": {"Effusion": "positive", "Cardiomegaly": "negative", "Nodule": "negative"},
+        }
+        r = httpx.post(
+            base + "/api/submissions", json=body, headers={"Authorization": f"Bearer {tokens['alice']}"}
+        )
         assert r.status_code == 200, r.text
         proc.send_signal(sig)
         _out, err = proc.communicate(timeout=20)
@@ -82,36 +93,62 @@ def test_duplicate_reader_is_named(study_factory, tmp_path: Path) -> None:
         load_study(study)
 
 
-def test_three_readers_and_a_resolver_need_explicit_adjudication_readers(study_factory, tmp_path: Path) -> None:
+def test_three_readers_and_a_resolver_need_explicit_adjudication_readers(
+    study_factory, tmp_path: Path
+) -> None:
     study = study_factory(tmp_path / "s", readers=("alice", "bob", "dave"))
     with pytest.raises(SchemaError, match=r"adjudication.*readers.*alice, bob, dave|which two"):
         load_study(study)
-    ok = study_factory(tmp_path / "t", readers=("alice", "bob", "dave"),
-                       extra="adjudication:\n  readers: [bob, dave]\n")
+    ok = study_factory(
+        tmp_path / "t", readers=("alice", "bob", "dave"), extra="adjudication:\n  readers: [bob, dave]\n"
+    )
     assert load_study(ok).adjudication_readers == ("bob", "dave")
 
 
 def test_a_partial_adjudication_is_not_done(study_file: Path, sqlite_url: str, image_submission) -> None:
     store, tokens = ReaderStore.create(sqlite_url, load_study(study_file))
     rd = {n: store.authenticate(tokens[n]) for n in ("alice", "bob", "carol")}
-    store.submit(rd["alice"], "alice-b1-1", "image", "b1", {k: v for k, v in image_submission(
-        "x", "b1", {"Effusion": "positive", "Nodule": "positive"}).items() if k in ("labels", "boxes")})
-    store.submit(rd["bob"], "bob-b1-01", "image", "b1", {k: v for k, v in image_submission(
-        "x", "b1").items() if k in ("labels", "boxes")})
+    store.submit(
+        rd["alice"],
+        "alice-b1-1",
+        "image",
+        "b1",
+        {
+            k: v
+            for k, v in image_submission("x", "b1", {"Effusion": "positive", "Nodule": "positive"}).items()
+            if k in ("labels", "boxes")
+        },
+    )
+    store.submit(
+        rd["bob"],
+        "bob-b1-01",
+        "image",
+        "b1",
+        {k: v for k, v in image_submission("x", "b1").items() if k in ("labels", "boxes")},
+    )
     assert set(store.conflicts()["b1"]) == {"Effusion", "Nodule"}
-    store.submit(rd["carol"], "carol-b1-1", "adjudication", "b1", decision(store, "b1", {"Effusion": "positive"}))
+    store.submit(
+        rd["carol"], "carol-b1-1", "adjudication", "b1", decision(store, "b1", {"Effusion": "positive"})
+    )
     assert store.queue(rd["carol"], "adjudication") == [{"key": "b1", "done": False}]
     st = store.status().set_index(["reader", "task"])
     assert st.loc[("carol", "adjudication"), "n_done"] == 0
-    store.submit(rd["carol"], "carol-b1-2", "adjudication", "b1", decision(store, "b1", {"Effusion": "positive", "Nodule": "negative"}))
+    store.submit(
+        rd["carol"],
+        "carol-b1-2",
+        "adjudication",
+        "b1",
+        decision(store, "b1", {"Effusion": "positive", "Nodule": "negative"}),
+    )
     assert store.queue(rd["carol"], "adjudication") == [{"key": "b1", "done": True}]
     assert store.status().set_index(["reader", "task"]).loc[("carol", "adjudication"), "n_done"] == 1
     store.close()
 
 
 @pytest.mark.parametrize("command", ["status", "init"])
-def test_a_file_that_is_not_a_database_is_a_clear_error(study_file: Path, tmp_path: Path, command: str,
-                                                        capsys) -> None:
+def test_a_file_that_is_not_a_database_is_a_clear_error(
+    study_file: Path, tmp_path: Path, command: str, capsys
+) -> None:
     bad = tmp_path / "notes.db"
     bad.write_text("this is not an SQLite database\n" * 10)
     args = ["--study", str(study_file)] if command == "init" else []
@@ -135,11 +172,16 @@ def test_a_box_on_a_negative_finding_is_refused_and_changes_nothing(app_client, 
     box = {"finding": "Nodule", "x_min": 1, "y_min": 1, "x_max": 10, "y_max": 10}
     h = {"Authorization": f"Bearer {tokens['alice']}"}
     r = c.post("/api/submissions", headers=h, json=image_submission("qa-box-neg-1", "a1", boxes=[box]))
-    assert r.status_code == 422 and "Nodule" in r.json()["detail"] and "negative" in r.json()["detail"], r.text
+    assert r.status_code == 422 and "Nodule" in r.json()["detail"] and "negative" in r.json()["detail"], (
+        r.text
+    )
     assert len(store.submissions()) == 0
     for state in ("positive", "uncertain"):
-        ok = c.post("/api/submissions", headers=h,
-                    json=image_submission(f"qa-box-{state}", "a1", {"Nodule": state}, boxes=[box]))
+        ok = c.post(
+            "/api/submissions",
+            headers=h,
+            json=image_submission(f"qa-box-{state}", "a1", {"Nodule": state}, boxes=[box]),
+        )
         assert ok.status_code == 200, ok.text
 
 
@@ -161,6 +203,8 @@ def test_init_without_readers_says_how_to_add_them(study_factory, tmp_path: Path
     assert main(["reader", "init", "--study", str(study), "--db", db]) == 0
     out = capsys.readouterr().out
     assert "add readers with `cxreval reader add-reader NAME --db" in out
-    assert out.count("#token=") == 1 and "organiser (progress and export): http" in out  # only the organiser's link
+    assert (
+        out.count("#token=") == 1 and "organiser (progress and export): http" in out
+    )  # only the organiser's link
     assert main(["reader", "add-reader", "alice", "--db", db]) == 0
     assert "#token=" in capsys.readouterr().out

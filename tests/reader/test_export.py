@@ -20,9 +20,22 @@ from .conftest import FINDINGS, write_png
 ODD = ["=HYPERLINK(1)", "+cmd", "-12", "@SUM(A1)", 'a,b"q', "plain"]
 
 
-@pytest.mark.parametrize("value, expected", [("=1+1", "'=1+1"), ("+x", "'+x"), ("-x", "'-x"), ("@x", "'@x"),
-                                             ("\tx", "'\tx"), ("\rx", "'\rx"), ("x=1", "x=1"), ("", ""),
-                                             (None, ""), (-1.5, -1.5), (3, 3)])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("=1+1", "'=1+1"),
+        ("+x", "'+x"),
+        ("-x", "'-x"),
+        ("@x", "'@x"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("x=1", "x=1"),
+        ("", ""),
+        (None, ""),
+        (-1.5, -1.5),
+        (3, 3),
+    ],
+)
 def test_safe_cell_prefixes_formula_starts_only(value, expected) -> None:
     assert safe_cell(value) == expected
     assert FORMULA_PREFIXES == ("=", "+", "-", "@", "\t", "\r")
@@ -37,9 +50,19 @@ def test_odd_study_ids_are_quoted_and_formula_cells_prefixed(tmp_path: Path) -> 
     alice = store.authenticate(tokens["alice"])
     for k, sid in enumerate(ODD):
         labels = {f: "negative" for f in FINDINGS} | {"Effusion": "positive"}
-        store.submit(alice, f"sub-{k:06d}", "image", sid, {
-            "labels": labels, "boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 2, "x_max": 11, "y_max": 22}],
-            "comment": "=cmd|' /C calc'!A0", "seconds": 12.5}, client_time="2026-01-31T12:00:00.000Z")
+        store.submit(
+            alice,
+            f"sub-{k:06d}",
+            "image",
+            sid,
+            {
+                "labels": labels,
+                "boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 2, "x_max": 11, "y_max": 22}],
+                "comment": "=cmd|' /C calc'!A0",
+                "seconds": 12.5,
+            },
+            client_time="2026-01-31T12:00:00.000Z",
+        )
     for bad in ('=HYPERLINK("http://evil","click")', "yesterday", "2026-13-01T00:00:00", "2026-01-31"):
         with pytest.raises(SubmissionError, match="ISO 8601"):
             store.submit(alice, "sub-bad-time", "image", "plain", {"labels": labels}, client_time=bad)
@@ -55,7 +78,17 @@ def test_odd_study_ids_are_quoted_and_formula_cells_prefixed(tmp_path: Path) -> 
         assert {r["study_id"] for r in rows} == want, name
     with open(out / "boxes" / "img_alice.csv", newline="") as fh:
         rows = list(csv.reader(fh))
-    assert rows[0] == ["Image Index", "Finding Label", "Bbox [x", "y", "w", "h]", "", "", ""]  # BBox_List_2017's
+    assert rows[0] == [
+        "Image Index",
+        "Finding Label",
+        "Bbox [x",
+        "y",
+        "w",
+        "h]",
+        "",
+        "",
+        "",
+    ]  # BBox_List_2017's
     assert all(len(r) == 6 for r in rows[1:]) and {r[0] for r in rows[1:]} == want
     assert [r[2:] for r in rows[1:]] == [["1", "2", "10", "20"]] * len(ODD)
     from cxreval.datasets.nih_boxes import read_nih_boxes
@@ -78,20 +111,29 @@ def test_an_unreadable_image_has_no_labels_and_is_noted(study_file: Path, tmp_pa
     alice = store.authenticate(tokens["alice"])
     store.submit(alice, "sub-000001", "image", "a1", {"unreadable": True, "comment": "rotated, cut off"})
     with pytest.raises(SubmissionError, match="no labels"):
-        store.submit(alice, "sub-000002", "image", "a2", {"unreadable": True,
-                                                         "labels": {f: "negative" for f in FINDINGS}})
+        store.submit(
+            alice,
+            "sub-000002",
+            "image",
+            "a2",
+            {"unreadable": True, "labels": {f: "negative" for f in FINDINGS}},
+        )
     with pytest.raises(SubmissionError, match="seconds"):
-        store.submit(alice, "sub-000003", "image", "a2", {"labels": {f: "negative" for f in FINDINGS},
-                                                         "seconds": -1})
+        store.submit(
+            alice, "sub-000003", "image", "a2", {"labels": {f: "negative" for f in FINDINGS}, "seconds": -1}
+        )
     out = tmp_path / "out"
     out.mkdir()
     res = export_tables(store)
     res.save(out)
     assert res.n_labels == 0
     notes = pd.read_csv(out / "notes.csv", dtype=str, keep_default_na=False)
-    assert notes[["item", "reader", "unreadable", "comment"]].values.tolist() == [["a1", "alice", "1",
-                                                                                   "rotated, cut off"]]
-    assert store.queue(alice, "image")[0:4] and {x["key"] for x in store.queue(alice, "image") if x["done"]} == {"a1"}
+    assert notes[["item", "reader", "unreadable", "comment"]].values.tolist() == [
+        ["a1", "alice", "1", "rotated, cut off"]
+    ]
+    assert store.queue(alice, "image")[0:4] and {
+        x["key"] for x in store.queue(alice, "image") if x["done"]
+    } == {"a1"}
     store.close()
 
 
@@ -117,18 +159,33 @@ def test_no_exported_cell_starts_a_formula_even_split_at_line_breaks(tmp_path: P
     from cxreval.labels import read_labels
 
     root = tmp_path / "s"
-    names = ["=x", 'a,b"q', "-1", "plain", "\u202eevil", "x y;z"]  # every name init allows: no control characters
+    names = [
+        "=x",
+        'a,b"q',
+        "-1",
+        "plain",
+        "\u202eevil",
+        "x y;z",
+    ]  # every name init allows: no control characters
     for k, sid in enumerate(names):
         write_png(root / "images" / f"{sid}.png", seed=k)
     (root / "study.yaml").write_text(f"findings: [{', '.join(FINDINGS)}]\nimages: images\nreaders: [alice]\n")
     store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(root / "study.yaml"))
     alice = store.authenticate(tokens["alice"])
-    comments = LINE_BREAK_COMMENTS[:len(names) - 1] + ["z" + CONTROL + "=1"]
+    comments = LINE_BREAK_COMMENTS[: len(names) - 1] + ["z" + CONTROL + "=1"]
     assert len(comments) == len(names)
     for k, (sid, comment) in enumerate(zip(names, comments)):
-        store.submit(alice, f"sub-{k:06d}", "image", sid, {"labels": {f: "negative" for f in FINDINGS} | {
-            "Effusion": "positive"}, "boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 2, "x_max": 11,
-                                                 "y_max": 22}], "comment": comment})
+        store.submit(
+            alice,
+            f"sub-{k:06d}",
+            "image",
+            sid,
+            {
+                "labels": {f: "negative" for f in FINDINGS} | {"Effusion": "positive"},
+                "boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 2, "x_max": 11, "y_max": 22}],
+                "comment": comment,
+            },
+        )
     out = tmp_path / "out"
     out.mkdir()
     res = export_tables(store)

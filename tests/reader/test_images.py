@@ -29,8 +29,9 @@ def _png16(path: Path, a: np.ndarray) -> Path:
     return path
 
 
-@pytest.mark.parametrize("top, bits", [(0, 8), (255, 8), (256, 10), (1023, 10), (4095, 12), (4096, 14),
-                                       (16383, 14), (65535, 16)])
+@pytest.mark.parametrize(
+    "top, bits", [(0, 8), (255, 8), (256, 10), (1023, 10), (4095, 12), (4096, 14), (16383, 14), (65535, 16)]
+)
 def test_bit_depth_is_the_smallest_that_holds_the_data(top: int, bits: int) -> None:
     assert bit_depth(np.array([[0, top]], dtype=np.uint16)) == bits
 
@@ -38,15 +39,26 @@ def test_bit_depth_is_the_smallest_that_holds_the_data(top: int, bits: int) -> N
 @pytest.mark.parametrize("bits", [12, 16])  # 16-bit block sums need 32 bits; 12-bit ones fit in 16
 def test_a_rendition_is_the_block_mean_with_edges_replicated(bits: int) -> None:
     rng = np.random.default_rng(0)
-    a = rng.integers(0, 2 ** bits, size=(25, 19)).astype(np.uint16)
-    a[0, :3] = 2 ** bits - 1  # a block of the largest values
+    a = rng.integers(0, 2**bits, size=(25, 19)).astype(np.uint16)
+    a[0, :3] = 2**bits - 1  # a block of the largest values
     r = render(a, 3, bits=bits, etag='"x"')
     got = np.frombuffer(gzip.decompress(r.body), "<u2").reshape(r.height, r.width)
     padded = np.pad(a.astype(float), ((0, 2), (0, 2)), mode="edge")
     want = np.floor(padded.reshape(9, 3, 7, 3).mean(axis=(1, 3)) + 0.5)
     np.testing.assert_array_equal(got, want)
-    assert (r.width, r.height, r.full_width, r.full_height, r.scale, r.data_range) == (7, 9, 19, 25, 3, 2 ** bits - 1)
-    assert scale_for(2048, 2500, 1280) == 2 and scale_for(2048, 2500, 2500) == 1 and scale_for(100, 50, 1280) == 1
+    assert (r.width, r.height, r.full_width, r.full_height, r.scale, r.data_range) == (
+        7,
+        9,
+        19,
+        25,
+        3,
+        2**bits - 1,
+    )
+    assert (
+        scale_for(2048, 2500, 1280) == 2
+        and scale_for(2048, 2500, 2500) == 1
+        and scale_for(100, 50, 1280) == 1
+    )
 
 
 def test_display_and_full_renditions_over_http(study_factory, tmp_path: Path) -> None:
@@ -72,14 +84,20 @@ def test_display_and_full_renditions_over_http(study_factory, tmp_path: Path) ->
         got = np.frombuffer(r.content, "<u2").reshape(250, 205)
         want = np.floor(big.astype(float).reshape(250, 2, 205, 2).mean(axis=(1, 3)) + 0.5)
         np.testing.assert_array_equal(got, want)
-        again = c.get("/api/pixels?task=image&key=a1&level=display&fit=256",
-                      headers=h | {"If-None-Match": r.headers["etag"]})
+        again = c.get(
+            "/api/pixels?task=image&key=a1&level=display&fit=256",
+            headers=h | {"If-None-Match": r.headers["etag"]},
+        )
         assert again.status_code == 304 and again.content == b""
         full = c.get("/api/pixels?task=image&key=a1&level=full", headers=h)
         assert full.headers["X-Scale"] == "1" and full.headers["etag"] != r.headers["etag"]
         np.testing.assert_array_equal(np.frombuffer(full.content, "<u2").reshape(500, 410), big)
         eight = c.get("/api/pixels?task=image&key=b1&level=display", headers=h)  # b1: 8-bit PNG of 48 x 64
-        assert (eight.headers["X-Bits"], eight.headers["X-Data-Range"], eight.headers["X-Scale"]) == ("8", "255", "1")
+        assert (eight.headers["X-Bits"], eight.headers["X-Data-Range"], eight.headers["X-Scale"]) == (
+            "8",
+            "255",
+            "1",
+        )
         for bad in ("level=tiles", "fit=0", "fit=99999", "fit=x"):
             assert c.get(f"/api/pixels?task=image&key=a1&{bad}", headers=h).status_code == 422, bad
     store.close()
@@ -97,7 +115,10 @@ def test_the_server_renders_the_next_studies_ahead(study_factory, tmp_path: Path
     store.submit(alice, "alice-0001", "image", order[2], {"labels": {f: "negative" for f in FINDINGS}})
     app = create_app(store, read_ahead=2)
     with TestClient(app) as c:
-        c.get(f"/api/pixels?task=image&key={order[0]}&level=display", headers={"Authorization": f"Bearer {tokens['alice']}"})
+        c.get(
+            f"/api/pixels?task=image&key={order[0]}&level=display",
+            headers={"Authorization": f"Bearer {tokens['alice']}"},
+        )
         t0 = time.monotonic()
         while time.monotonic() - t0 < 10 and len(app.cache.data) < 3:
             time.sleep(0.02)
@@ -138,7 +159,9 @@ def _block_mean(a: np.ndarray, s: int) -> np.ndarray:
     return np.floor(a.astype(float).reshape(h // s, s, w // s, s).mean(axis=(1, 3)) + 0.5)
 
 
-def test_renditions_made_at_init_are_served_without_decoding(study_factory, tmp_path: Path, monkeypatch) -> None:
+def test_renditions_made_at_init_are_served_without_decoding(
+    study_factory, tmp_path: Path, monkeypatch
+) -> None:
     from fastapi.testclient import TestClient
 
     import cxreval.reader.images as images
@@ -165,8 +188,13 @@ def test_renditions_made_at_init_are_served_without_decoding(study_factory, tmp_
         np.testing.assert_array_equal(np.frombuffer(r.content, "<u2").reshape(250, 205), _block_mean(big, 2))
         coarser = c.get("/api/pixels?task=image&key=a1&level=display&fit=128", headers=h)  # a smaller pane
         assert coarser.status_code == 200 and coarser.headers["X-Scale"] == "2"  # the rendition made ahead
-        assert c.get("/api/pixels?task=image&key=a1&level=display&fit=256",
-                     headers=h | {"If-None-Match": r.headers["etag"]}).status_code == 304
+        assert (
+            c.get(
+                "/api/pixels?task=image&key=a1&level=display&fit=256",
+                headers=h | {"If-None-Match": r.headers["etag"]},
+            ).status_code
+            == 304
+        )
 
 
 def test_rendition_files_are_reused_until_the_image_changes(study_factory, tmp_path: Path) -> None:
@@ -185,15 +213,20 @@ def test_rendition_files_are_reused_until_the_image_changes(study_factory, tmp_p
     assert (got.n_made, got.n_reused, got.folder) == (0, 3, root.resolve() / RENDITIONS)
     b = a[::-1].copy()
     _png16(root / "images" / "a1.png", b)  # the image changed since: its rendition is stale
-    assert (make_renditions(root, names, fit=64).n_made, make_renditions(root, names, fit=64).n_made) == (1, 0)
+    assert (make_renditions(root, names, fit=64).n_made, make_renditions(root, names, fit=64).n_made) == (
+        1,
+        0,
+    )
     for f in (root / RENDITIONS).glob("*.rendition"):  # torn files (a crash mid-write on another system)
         f.write_bytes(f.read_bytes()[:-5])
     assert make_renditions(root, names, fit=64).n_made == 3
     _png16(root / "images" / "a1.png", a)  # changed after the renditions were made: the server renders it
     store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
     with TestClient(create_app(store)) as c:
-        r = c.get("/api/pixels?task=image&key=a1&level=display&fit=64",
-                  headers={"Authorization": f"Bearer {tokens['alice']}"})
+        r = c.get(
+            "/api/pixels?task=image&key=a1&level=display&fit=64",
+            headers={"Authorization": f"Bearer {tokens['alice']}"},
+        )
         assert r.status_code == 200 and r.headers["X-Scale"] == "2"
         np.testing.assert_array_equal(np.frombuffer(r.content, "<u2").reshape(50, 60), _block_mean(a, 2))
     store.close()

@@ -21,8 +21,12 @@ _QUIET = ("BEGIN", "COMMIT", "PRAGMA", "ROLLBACK")
 
 @pytest.fixture
 def traced(study_factory, tmp_path: Path):
-    study = study_factory(tmp_path / "s", readers=("alice", "bob", "dave"), resolvers=("rita",),
-                          extra="adjudication:\n  readers: [alice, bob]\n")
+    study = study_factory(
+        tmp_path / "s",
+        readers=("alice", "bob", "dave"),
+        resolvers=("rita",),
+        extra="adjudication:\n  readers: [alice, bob]\n",
+    )
     url = f"sqlite:///{tmp_path / 'q.db'}"
     store, tokens = ReaderStore.create(url, load_study(study))
     store.close()
@@ -51,8 +55,12 @@ def _scans(db: Path, statements: list[str]) -> list[str]:
     """The plan lines of ``statements`` that scan a whole table (SQLite words them ``SCAN <table>``)."""
     con = sqlite3.connect(db)
     try:
-        return [f"{row[3]} in {s!r}" for s in statements for row in con.execute("EXPLAIN QUERY PLAN " + s)
-                if row[3].startswith("SCAN")]
+        return [
+            f"{row[3]} in {s!r}"
+            for s in statements
+            for row in con.execute("EXPLAIN QUERY PLAN " + s)
+            if row[3].startswith("SCAN")
+        ]
     finally:
         con.close()
 
@@ -65,22 +73,43 @@ def test_each_reader_request_is_one_indexed_statement_and_a_submission_a_few(tra
         "me": _run(log, lambda: store.progress(dave)),
         "queue": _run(log, lambda: store.queue_flags(dave, "image")),
         "item": _run(log, lambda: store.mine(dave, "image", "a1")),
-        "auth (once per token and 5 s)": _run(log, lambda: (store._auth_cache.clear(),
-                                                            store.authenticate(tokens["dave"]))),
-        "submission": _run(log, lambda: store.submit(dave, "d-new-0001", "image", "a1",
-                                                     {"labels": {f: "positive" for f in FINDINGS}, "boxes": []})),
-        "adjudicated reader's submission": _run(log, lambda: store.submit(
-            alice, "a-new-0001", "image", "a2", {"labels": {f: "uncertain" for f in FINDINGS}, "boxes": []})),
+        "auth (once per token and 5 s)": _run(
+            log, lambda: (store._auth_cache.clear(), store.authenticate(tokens["dave"]))
+        ),
+        "submission": _run(
+            log,
+            lambda: store.submit(
+                dave, "d-new-0001", "image", "a1", {"labels": {f: "positive" for f in FINDINGS}, "boxes": []}
+            ),
+        ),
+        "adjudicated reader's submission": _run(
+            log,
+            lambda: store.submit(
+                alice,
+                "a-new-0001",
+                "image",
+                "a2",
+                {"labels": {f: "uncertain" for f in FINDINGS}, "boxes": []},
+            ),
+        ),
     }
     assert {k: len(v) for k, v in costs.items()} == {
-        "me": 1, "queue": 1, "item": 1, "auth (once per token and 5 s)": 1,
+        "me": 1,
+        "queue": 1,
+        "item": 1,
+        "auth (once per token and 5 s)": 1,
         "submission": 3,  # the log row, the latest row, its update (a relabelled item)
         # + the other reader's label, the conflicts read, one delete, one insert per finding now in conflict (3)
-        "adjudicated reader's submission": 9}
+        "adjudicated reader's submission": 9,
+    }
     # a first label of an item raises the reader's progress count in the same transaction
-    store.submit(who["rita"], "r-adj-0001", "adjudication", "a2", decision(store, "a2", {"Effusion": "negative"}))
-    assert store.progress(dave) == [{"task": t, "n_items": len(store.keys_of(dave, t)),
-                                     "n_done": 4 if t == "image" else 0} for t in store.tasks_of(dave)]
+    store.submit(
+        who["rita"], "r-adj-0001", "adjudication", "a2", decision(store, "a2", {"Effusion": "negative"})
+    )
+    assert store.progress(dave) == [
+        {"task": t, "n_items": len(store.keys_of(dave, t)), "n_done": 4 if t == "image" else 0}
+        for t in store.tasks_of(dave)
+    ]
     assert _scans(db, [s for v in costs.values() for s in v]) == []
     # progress is read, not counted (a count over the reader's items grows with their history)
     assert not [s for k in ("me", "queue") for s in costs[k] if "count(" in s.lower()]
@@ -94,7 +123,8 @@ def test_the_resolvers_requests_search_indexes_except_the_list_of_conflicts(trac
     body = decision(store, "a2", {"Nodule": "negative"})
     submission = _run(log, lambda: store.submit(rita, "r-adj-0002", "adjudication", "a2", body))
     assert (len(queue), len(item)) == (1, 3)
-    assert len(submission) <= 5  # the conflicts read (validation), the log row, the latest row, the resolution
+    assert (
+        len(submission) <= 5
+    )  # the conflicts read (validation), the log row, the latest row, the resolution
     assert _scans(db, item + submission) == []
     assert [s.split(" USING ")[0].split(" in ")[0] for s in _scans(db, queue)] == ["SCAN conflicts"]
-

@@ -35,20 +35,31 @@ def test_vocabulary_findings_and_aliases(study_factory, tmp_path: Path) -> None:
     assert load_study(study).findings == ("Effusion", "Infiltration")
 
 
-@pytest.mark.parametrize("old,new,message", [
-    ("images: images", "images: ../outside", "leaves the study folder"),
-    ("images: images", "images: /etc", "leaves the study folder"),
-    ("reports: reports.csv", "reports: ../../reports.csv", "leaves the study folder"),
-    ("findings: [Effusion, Cardiomegaly, Nodule]", "findings: [Effusion, Effusionn]", "Unknown finding"),
-    ("findings: [Effusion, Cardiomegaly, Nodule]", "findings: [Effusion, Pleural Effusion]", "repeat"),
-    ("seed: 3", "seed: -1", "non-negative"),
-    ("seed: 3", "colour: red", "unknown key"),
-    ("scale: [1, 4]", "scale: [4, 1]", "increasing"),
-    ("readers: [alice, bob]", "readers: [alice, ../bob]", "Invalid reader name"),
-    ("readers: [alice, bob]", "readers: [alice, carol]", "distinct"),
-    ("resolvers: [carol]", "resolvers: [carol]\nadjudication:\n  readers: [alice, dave]", "two distinct readers"),
-    ("resolvers: [carol]", "resolvers: [carol]\nadjudication:\n  task: report:summary", "report:<section>"),
-])
+@pytest.mark.parametrize(
+    "old,new,message",
+    [
+        ("images: images", "images: ../outside", "leaves the study folder"),
+        ("images: images", "images: /etc", "leaves the study folder"),
+        ("reports: reports.csv", "reports: ../../reports.csv", "leaves the study folder"),
+        ("findings: [Effusion, Cardiomegaly, Nodule]", "findings: [Effusion, Effusionn]", "Unknown finding"),
+        ("findings: [Effusion, Cardiomegaly, Nodule]", "findings: [Effusion, Pleural Effusion]", "repeat"),
+        ("seed: 3", "seed: -1", "non-negative"),
+        ("seed: 3", "colour: red", "unknown key"),
+        ("scale: [1, 4]", "scale: [4, 1]", "increasing"),
+        ("readers: [alice, bob]", "readers: [alice, ../bob]", "Invalid reader name"),
+        ("readers: [alice, bob]", "readers: [alice, carol]", "distinct"),
+        (
+            "resolvers: [carol]",
+            "resolvers: [carol]\nadjudication:\n  readers: [alice, dave]",
+            "two distinct readers",
+        ),
+        (
+            "resolvers: [carol]",
+            "resolvers: [carol]\nadjudication:\n  task: report:summary",
+            "report:<section>",
+        ),
+    ],
+)
 def test_bad_study_files_are_refused(study_factory, tmp_path: Path, old: str, new: str, message: str) -> None:
     study = study_factory(tmp_path / "s")
     text = study.read_text()
@@ -69,11 +80,15 @@ def test_symlink_out_of_the_study_folder_is_refused(study_factory, tmp_path: Pat
 def test_reader_order_is_seeded_per_reader_and_task() -> None:
     keys = [f"k{i:03d}" for i in range(50)]
     a = reader_order(keys, seed=0, reader="alice", task="image")
-    assert a == reader_order(list(reversed(keys)), seed=0, reader="alice", task="image")  # input order irrelevant
+    assert a == reader_order(
+        list(reversed(keys)), seed=0, reader="alice", task="image"
+    )  # input order irrelevant
     assert sorted(a) == keys
-    others = [reader_order(keys, seed=0, reader="bob", task="image"),
-              reader_order(keys, seed=0, reader="alice", task="report"),
-              reader_order(keys, seed=1, reader="alice", task="image")]
+    others = [
+        reader_order(keys, seed=0, reader="bob", task="image"),
+        reader_order(keys, seed=0, reader="alice", task="report"),
+        reader_order(keys, seed=1, reader="alice", task="image"),
+    ]
     assert all(o != a and sorted(o) == keys for o in others)
 
 
@@ -88,8 +103,10 @@ def test_sqlite_runs_in_wal_mode_with_full_sync(tmp_path: Path) -> None:
     engine.dispose()
 
 
-@pytest.mark.parametrize("url,message", [("sqlite://", "not memory"), ("mysql://u@h/db", "only sqlite"),
-                                         ("not a url", "not an SQLAlchemy URL")])
+@pytest.mark.parametrize(
+    "url,message",
+    [("sqlite://", "not memory"), ("mysql://u@h/db", "only sqlite"), ("not a url", "not an SQLAlchemy URL")],
+)
 def test_bad_database_urls(url: str, message: str) -> None:
     from cxreval.exceptions import InvalidParameterError
     from cxreval.reader.db import make_engine
@@ -121,11 +138,18 @@ def test_assignment_per_image_is_balanced_seeded_and_enforced(study_factory, tmp
     per_image = Counter(k for ks in got.values() for k in ks)
     assert set(per_image) == set(keys) and set(per_image.values()) == {3}  # 3 distinct readers each
     assert sorted(len(v) for v in got.values()) == [10, 10, 10, 10, 11]  # 51 reads over 5 readers
-    assert assign_images(keys, readers, per_image=3, seed=0) == got != assign_images(keys, readers, per_image=3, seed=1)
+    assert (
+        assign_images(keys, readers, per_image=3, seed=0)
+        == got
+        != assign_images(keys, readers, per_image=3, seed=1)
+    )
     assert assign_images(keys, readers, per_image=0, seed=0) == {r: set(keys) for r in readers}
 
-    study = study_factory(tmp_path / "s", readers=("alice", "bob", "dave"),
-                          extra="assignment: {per_image: 2}\nadjudication:\n  readers: [alice, bob]\n")
+    study = study_factory(
+        tmp_path / "s",
+        readers=("alice", "bob", "dave"),
+        extra="assignment: {per_image: 2}\nadjudication:\n  readers: [alice, bob]\n",
+    )
     store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
     assert store.spec.per_image == 2
     who = {n: store.authenticate(tokens[n]) for n in ("alice", "bob", "dave")}
@@ -134,8 +158,13 @@ def test_assignment_per_image_is_balanced_seeded_and_enforced(study_factory, tmp
     assert sorted(len(v) for v in mine.values()) == [2, 3, 3]  # 8 reads over 3 readers
     other = next(k for k in store.items["image"] if k not in mine["dave"])
     with pytest.raises(SubmissionError, match="not assigned") as e:
-        store.submit(who["dave"], "dave-00000001", "image", other, {"labels": {f: "negative" for f in
-                                                                               store.spec.findings}})
+        store.submit(
+            who["dave"],
+            "dave-00000001",
+            "image",
+            other,
+            {"labels": {f: "negative" for f in store.spec.findings}},
+        )
     assert e.value.status == 403
     assert ReaderStore.open(str(store.engine.url)).spec.per_image == 2  # stored with the study
     with pytest.raises(SchemaError, match="per_image"):

@@ -20,8 +20,14 @@ from cxreval.datasets.mirror import (
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError
 
 CONTENT = b"Image Index,prob_Effusion\n00000001_000.png,0.25\n"
-ENTRY = MirrorFile("preds/model.csv", "owner/repo", "a" * 40, "out/preds.csv", len(CONTENT),
-                   hashlib.sha256(CONTENT).hexdigest())
+ENTRY = MirrorFile(
+    "preds/model.csv",
+    "owner/repo",
+    "a" * 40,
+    "out/preds.csv",
+    len(CONTENT),
+    hashlib.sha256(CONTENT).hexdigest(),
+)
 
 
 @pytest.fixture()
@@ -46,19 +52,35 @@ def test_mirror_copy_is_used_and_verified(shared_data: Path) -> None:
 
 def test_download_into_cache_then_cached(tmp_path: Path, fake_github: str) -> None:
     cache = tmp_path / "cache"
-    p = fetch_file(ENTRY.local_path, mirror=tmp_path / "empty", cache_dir=cache, base_url=fake_github, files=[ENTRY])
+    p = fetch_file(
+        ENTRY.local_path, mirror=tmp_path / "empty", cache_dir=cache, base_url=fake_github, files=[ENTRY]
+    )
     assert p == cache / "mirror" / "preds" / "model.csv" and p.read_bytes() == CONTENT
     # now offline: the verified cached copy is enough
-    q = fetch_file(ENTRY.local_path, mirror=tmp_path / "empty", cache_dir=cache, base_url="file:///nonexistent",
-                   files=[ENTRY], download=False)
+    q = fetch_file(
+        ENTRY.local_path,
+        mirror=tmp_path / "empty",
+        cache_dir=cache,
+        base_url="file:///nonexistent",
+        files=[ENTRY],
+        download=False,
+    )
     assert q == p
 
 
 def test_offline_is_data_unavailable(tmp_path: Path) -> None:
-    with pytest.raises(DataUnavailableError, match=r"Could not download 'preds/model.csv' from file:///nowhere/.*"
-                                                   r"offline\?.*mirror=DIR"):
-        fetch_file(ENTRY.local_path, mirror=tmp_path, cache_dir=tmp_path / "c", base_url="file:///nowhere",
-                   files=[ENTRY])
+    with pytest.raises(
+        DataUnavailableError,
+        match=r"Could not download 'preds/model.csv' from file:///nowhere/.*"
+        r"offline\?.*mirror=DIR",
+    ):
+        fetch_file(
+            ENTRY.local_path,
+            mirror=tmp_path,
+            cache_dir=tmp_path / "c",
+            base_url="file:///nowhere",
+            files=[ENTRY],
+        )
     assert not list((tmp_path / "c").rglob("*.csv"))  # no partial file left behind
     with pytest.raises(DataUnavailableError, match="downloading is off"):
         fetch_file(ENTRY.local_path, mirror=tmp_path, cache_dir=tmp_path / "c", files=[ENTRY], download=False)
@@ -67,17 +89,24 @@ def test_offline_is_data_unavailable(tmp_path: Path) -> None:
 def test_checksum_mismatch(tmp_path: Path, fake_github: str) -> None:
     bad = MirrorFile(ENTRY.local_path, ENTRY.repo, ENTRY.commit, ENTRY.repo_path, ENTRY.n_bytes, "0" * 64)
     with pytest.raises(DataUnavailableError, match=r"Checksum mismatch for file://.*expected 0{64}"):
-        fetch_file(bad.local_path, mirror=tmp_path / "m", cache_dir=tmp_path / "c", base_url=fake_github, files=[bad])
+        fetch_file(
+            bad.local_path, mirror=tmp_path / "m", cache_dir=tmp_path / "c", base_url=fake_github, files=[bad]
+        )
     m = tmp_path / "m" / "preds"
     m.mkdir(parents=True)
     (m / "model.csv").write_bytes(CONTENT.replace(b"0.25", b"0.26"))
-    with pytest.raises(DataUnavailableError, match=r"Mirror copy .*model\.csv' does not match the pinned SHA-256"):
+    with pytest.raises(
+        DataUnavailableError, match=r"Mirror copy .*model\.csv' does not match the pinned SHA-256"
+    ):
         fetch_file(ENTRY.local_path, mirror=tmp_path / "m", cache_dir=tmp_path / "c", files=[ENTRY])
 
 
 def test_unknown_file_hint() -> None:
-    with pytest.raises(InvalidParameterError, match=r"No pinned reference file 'chexpert_test/groundtruth.cvs'.*"
-                                                    r"Did you mean 'chexpert_test/groundtruth.csv'"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"No pinned reference file 'chexpert_test/groundtruth.cvs'.*"
+        r"Did you mean 'chexpert_test/groundtruth.csv'",
+    ):
         pinned_file("chexpert_test/groundtruth.cvs")
 
 
@@ -91,8 +120,17 @@ def test_mirror_only_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 OTHER = b"Image Index,prob_Effusion\n00000002_000.png,0.75\n"
-FOLDER = (ENTRY, MirrorFile("preds/other.csv", "owner/repo", "a" * 40, "out/other.csv", len(OTHER),
-                            hashlib.sha256(OTHER).hexdigest()))
+FOLDER = (
+    ENTRY,
+    MirrorFile(
+        "preds/other.csv",
+        "owner/repo",
+        "a" * 40,
+        "out/other.csv",
+        len(OTHER),
+        hashlib.sha256(OTHER).hexdigest(),
+    ),
+)
 
 
 def test_fetch_folder_holds_exactly_the_pinned_files(tmp_path: Path, fake_github: str) -> None:
@@ -104,15 +142,22 @@ def test_fetch_folder_holds_exactly_the_pinned_files(tmp_path: Path, fake_github
     (gh / "other.csv").write_bytes(OTHER)
     mirror, cache = tmp_path / "mirror", tmp_path / "cache"
     (mirror / "preds").mkdir(parents=True)
-    (mirror / "preds" / "model.csv").write_bytes(CONTENT)  # one of the two in the mirror, the other downloaded
+    (mirror / "preds" / "model.csv").write_bytes(
+        CONTENT
+    )  # one of the two in the mirror, the other downloaded
     got = fetch_folder("preds/", mirror=mirror, cache_dir=cache, base_url=fake_github, files=FOLDER)
-    assert got == cache / "mirror" / "preds" and sorted(p.name for p in got.iterdir()) == ["model.csv", "other.csv"]
+    assert got == cache / "mirror" / "preds" and sorted(p.name for p in got.iterdir()) == [
+        "model.csv",
+        "other.csv",
+    ]
     assert (got / "model.csv").read_bytes() == CONTENT and (got / "other.csv").read_bytes() == OTHER
     (mirror / "preds" / "other.csv").write_bytes(OTHER)  # now the mirror holds exactly the pinned files
-    assert fetch_folder("preds/", mirror=mirror, cache_dir=cache, download=False, files=FOLDER) == mirror / "preds"
+    assert (
+        fetch_folder("preds/", mirror=mirror, cache_dir=cache, download=False, files=FOLDER)
+        == mirror / "preds"
+    )
     (mirror / "preds" / "notes.csv").write_text("not pinned")  # an extra file: the cache folder, never it
     assert fetch_folder("preds/", mirror=mirror, cache_dir=cache, download=False, files=FOLDER) == got
     (mirror / "preds" / "other.csv").write_bytes(OTHER + b"x")
     with pytest.raises(DataUnavailableError, match="does not match the pinned SHA-256"):
         fetch_folder("preds/", mirror=mirror, cache_dir=cache, download=False, files=FOLDER)
-

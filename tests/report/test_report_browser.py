@@ -67,8 +67,14 @@ _SEARCH = """
 """
 
 
-def open_in_chromium(page: Path, screenshot: Path | None = None, *, section_shots: Path | None = None,
-                     size: tuple[int, int] = (1280, 1000), script: str = "") -> dict[str, object]:
+def open_in_chromium(
+    page: Path,
+    screenshot: Path | None = None,
+    *,
+    section_shots: Path | None = None,
+    size: tuple[int, int] = (1280, 1000),
+    script: str = "",
+) -> dict[str, object]:
     """Load ``page`` headless; return console messages, page facts and, per figure, what it drew.
 
     ``screenshot``: the first screen (``size``, default 1280 x 1000) is saved there; ``section_shots``: a folder
@@ -83,9 +89,19 @@ def open_in_chromium(page: Path, screenshot: Path | None = None, *, section_shot
     profile = tempfile.mkdtemp(prefix="cxreval-chromium-")
     opts = webdriver.ChromeOptions()
     opts.binary_location = binary
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}"):
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        f"--window-size={size[0]},{size[1]}",
+    ):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     drv = webdriver.Chrome(service=Service(driver_path), options=opts)
@@ -127,8 +143,14 @@ def open_in_chromium(page: Path, screenshot: Path | None = None, *, section_shot
                 drv.save_screenshot(str(path))  # the section's first screen
                 shots.append(path)
         logs = drv.get_log("browser")
-        return {"figures": figures, "logs": logs, "title": drv.title, "facts": facts, "shots": shots,
-                "script": extra}
+        return {
+            "figures": figures,
+            "logs": logs,
+            "title": drv.title,
+            "facts": facts,
+            "shots": shots,
+            "script": extra,
+        }
     finally:
         drv.quit()
         shutil.rmtree(profile, ignore_errors=True)
@@ -139,7 +161,9 @@ def check_page(out: dict[str, object], n_figures: int) -> None:
     severe = [m for m in out["logs"] if m.get("level") == "SEVERE"]
     assert severe == [], severe
     facts = out["facts"]
-    assert facts["first_child"] == "key-findings" and facts["content_before_panel"] == ["H1:" + out["title"][:40]]
+    assert facts["first_child"] == "key-findings" and facts["content_before_panel"] == [
+        "H1:" + out["title"][:40]
+    ]
     assert 0 <= facts["panel_top"] < 200  # on the first screen, right under the title
     assert facts["key_lines"] == len(facts["links"]) >= 1
     for link in facts["links"]:
@@ -160,14 +184,17 @@ def check_page(out: dict[str, object], n_figures: int) -> None:
 def test_report_renders_in_headless_chromium(synthetic_results: Path, tmp_path: Path) -> None:
     res = write_report([synthetic_results], tmp_path / "report.html", title="synthetic report")
     assert res.n_figures >= 10
-    out = open_in_chromium(res.path, ARTIFACTS / "report_synthetic.png",
-                           section_shots=ARTIFACTS / "report_synthetic_sections")
+    out = open_in_chromium(
+        res.path, ARTIFACTS / "report_synthetic.png", section_shots=ARTIFACTS / "report_synthetic_sections"
+    )
     assert out["title"] == "synthetic report"
     check_page(out, res.n_figures)
     assert out["facts"]["key_lines"] == len(res.sections)
     assert out["facts"]["paged"] >= 1
     assert (ARTIFACTS / "report_synthetic.png").stat().st_size > 10_000
-    assert len(out["shots"]) == len(out["facts"]["sections"]) and all(p.stat().st_size > 5_000 for p in out["shots"])
+    assert len(out["shots"]) == len(out["facts"]["sections"]) and all(
+        p.stat().st_size > 5_000 for p in out["shots"]
+    )
 
 
 def test_pdf_first_page_is_the_key_findings(synthetic_results: Path, tmp_path: Path) -> None:
@@ -186,15 +213,25 @@ def test_pdf_first_page_is_the_key_findings(synthetic_results: Path, tmp_path: P
     shutil.copy(pdf, ARTIFACTS / "report_synthetic.pdf") if ARTIFACTS.is_dir() else None
 
     def page(n: int) -> str:
-        return subprocess.run(["pdftotext", "-f", str(n), "-l", str(n), "-layout", str(pdf), "-"], check=True,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["pdftotext", "-f", str(n), "-l", str(n), "-layout", str(pdf), "-"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
 
     first = " ".join(page(1).split())
     assert first.startswith("pdf check Key findings")
-    for title in ("Classification: ROC-AUC per model and reference", "Label fusion", "How the verdicts are worded",
-                  "Landis & Koch"):
+    for title in (
+        "Classification: ROC-AUC per model and reference",
+        "Label fusion",
+        "How the verdicts are worded",
+        "Landis & Koch",
+    ):
         assert title in first, title
-    assert "Contents" not in first and "Methods and provenance" not in first.replace("see Methods and provenance", "")
+    assert "Contents" not in first and "Methods and provenance" not in first.replace(
+        "see Methods and provenance", ""
+    )
     second = " ".join(page(2).split())
     assert "Key findings" not in second and len(second) > 100
 
@@ -220,11 +257,21 @@ def test_report_reads_for_a_clinician_at_1400_by_900(tmp_path: Path) -> None:
     preds, labels = auc_inputs(n_models=4, n_studies=120, n_refs=2, rng=0)
     preds.to_csv(tmp_path / "preds.csv", index=False)
     labels.to_csv(tmp_path / "labels.csv", index=False)
-    args = ["-p", str(tmp_path / "preds.csv"), "-l", str(tmp_path / "labels.csv"), "--n-resamples", "100",
-            "--seed", "0"]
+    args = [
+        "-p",
+        str(tmp_path / "preds.csv"),
+        "-l",
+        str(tmp_path / "labels.csv"),
+        "--n-resamples",
+        "100",
+        "--seed",
+        "0",
+    ]
     assert main(["classify", *args, "-o", str(tmp_path / "auc")]) == 0
     assert main(["rank", *args, "--min-models", "2", "-o", str(tmp_path / "rank")]) == 0
-    res = write_report([tmp_path / "auc", tmp_path / "rank"], tmp_path / "report.html", title="Two references")
+    res = write_report(
+        [tmp_path / "auc", tmp_path / "rank"], tmp_path / "report.html", title="Two references"
+    )
     shot = ARTIFACTS / "report_clinician_1400x900.png"
     out = open_in_chromium(res.path, shot, size=(1400, 900), script=_LABELS)
     check_page(out, res.n_figures)

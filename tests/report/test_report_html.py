@@ -29,7 +29,9 @@ from cxreval.report.html_tables import csv_data_uri, html_table
 
 def _downloads(page: str) -> dict[str, pd.DataFrame]:
     out = {}
-    for name, payload in re.findall(r'download="([^"]+)" href="data:text/csv;charset=utf-8;base64,([^"]+)"', page):
+    for name, payload in re.findall(
+        r'download="([^"]+)" href="data:text/csv;charset=utf-8;base64,([^"]+)"', page
+    ):
         out.setdefault(name, pd.read_csv(io.StringIO(base64.b64decode(payload).decode("utf-8"))))
     return out
 
@@ -45,12 +47,18 @@ def test_report_self_contained_and_complete(synthetic_results: Path) -> None:
     assert page.count("<script src=") == 0 and 'rel="stylesheet"' not in page
     assert page.count("Plotly v") <= 2  # the library is inlined once (its banner), not per figure
     n_fig = sum(s.n_figures for s in sections)
-    assert 'id="fig-headline"' in page  # the headline figure of the first screen, besides the sections' figures
+    assert (
+        'id="fig-headline"' in page
+    )  # the headline figure of the first screen, besides the sections' figures
     assert page.count('class="plotly-graph-div"') == n_fig + 1 and n_fig >= 10
     assert "cdn.plot.ly" not in page.split("</head>")[1]  # figures never reference the CDN
     # one figure per expected type
     assert {b.figure.data[0].type for s in sections for b in s.blocks if b.figure is not None} >= {
-        "scatter", "heatmap", "bar", "sankey"}
+        "scatter",
+        "heatmap",
+        "bar",
+        "sankey",
+    }
 
 
 def test_csv_downloads_round_trip(synthetic_results: Path) -> None:
@@ -58,8 +66,17 @@ def test_csv_downloads_round_trip(synthetic_results: Path) -> None:
     dl = _downloads(page)
     auc = pd.read_csv(synthetic_results / "classify" / "auc.csv")
     pd.testing.assert_frame_equal(dl["auc.csv"], auc)
-    assert {"agreement.csv", "flows.csv", "prevalence.csv", "rank_correlation.csv", "rankings.csv",
-            "fusion_agreement.csv", "localization.csv", "scores.csv", "metric_agreement.csv"} <= set(dl)
+    assert {
+        "agreement.csv",
+        "flows.csv",
+        "prevalence.csv",
+        "rank_correlation.csv",
+        "rankings.csv",
+        "fusion_agreement.csv",
+        "localization.csv",
+        "scores.csv",
+        "metric_agreement.csv",
+    } <= set(dl)
     # the top-model table flags that the top rank changes between references where it does
     top = dl["top_model_per_reference.csv"]
     rk = pd.read_csv(synthetic_results / "classify" / "rankings.csv")
@@ -87,8 +104,9 @@ def test_absent_kinds_listed_with_reason_and_command(synthetic_results: Path, tm
     assert "cxreval classify" in page and "data mirror not found" in page and 'id="not-available"' in page
 
 
-def test_report_of_one_agree_folder_shows_only_that_analysis(synthetic_results: Path, tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_of_one_agree_folder_shows_only_that_analysis(
+    synthetic_results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "r.html"
     assert main(["report", str(synthetic_results / "agree"), "--out", str(out)]) == 0
     assert "0 listed as not available" in capsys.readouterr().out
@@ -100,7 +118,9 @@ def test_report_of_one_agree_folder_shows_only_that_analysis(synthetic_results: 
 def test_missing_column_marks_part_not_available(tmp_path: Path) -> None:
     d = tmp_path / "r"
     d.mkdir()
-    pd.DataFrame({"model": ["a"], "finding": ["Effusion"], "reference": ["CR"]}).to_csv(d / "auc.csv", index=False)
+    pd.DataFrame({"model": ["a"], "finding": ["Effusion"], "reference": ["CR"]}).to_csv(
+        d / "auc.csv", index=False
+    )
     (sec,) = build_sections(d)
     (blk,) = sec.blocks
     assert blk.figure is None
@@ -110,12 +130,25 @@ def test_missing_column_marks_part_not_available(tmp_path: Path) -> None:
 def test_optional_columns_may_be_absent(tmp_path: Path) -> None:
     d = tmp_path / "r"
     d.mkdir()
-    pd.DataFrame({"model": ["a", "b", "a", "b"], "finding": ["Effusion"] * 4, "reference": ["CR", "CR", "R1", "R1"],
-                  "auc": [0.7, 0.8, 0.9, 0.6]}).to_csv(d / "auc.csv", index=False)
-    pd.DataFrame({"finding": ["Effusion"] * 4, "reference": ["CR", "CR", "R1", "R1"], "model": ["a", "b", "a", "b"],
-                  "rank": [2, 1, 1, 2]}).to_csv(d / "rankings.csv", index=False)
-    pd.DataFrame({"finding": ["Effusion"], "reference_a": ["CR"], "reference_b": ["R1"], "statistic": [-1.0]}
-                 ).to_csv(d / "rank_correlation.csv", index=False)
+    pd.DataFrame(
+        {
+            "model": ["a", "b", "a", "b"],
+            "finding": ["Effusion"] * 4,
+            "reference": ["CR", "CR", "R1", "R1"],
+            "auc": [0.7, 0.8, 0.9, 0.6],
+        }
+    ).to_csv(d / "auc.csv", index=False)
+    pd.DataFrame(
+        {
+            "finding": ["Effusion"] * 4,
+            "reference": ["CR", "CR", "R1", "R1"],
+            "model": ["a", "b", "a", "b"],
+            "rank": [2, 1, 1, 2],
+        }
+    ).to_csv(d / "rankings.csv", index=False)
+    pd.DataFrame(
+        {"finding": ["Effusion"], "reference_a": ["CR"], "reference_b": ["R1"], "statistic": [-1.0]}
+    ).to_csv(d / "rank_correlation.csv", index=False)
     secs = build_sections(d)
     figs = [b.figure for s in secs for b in s.blocks if b.figure is not None]
     assert len(figs) == 3 and all(not b.missing for s in secs for b in s.blocks)
@@ -126,7 +159,9 @@ def test_optional_columns_may_be_absent(tmp_path: Path) -> None:
 def test_parquet_twin_is_read(synthetic_results: Path, tmp_path: Path) -> None:
     d = tmp_path / "p"
     d.mkdir()
-    pd.read_csv(synthetic_results / "fuse" / "fusion_agreement.csv").to_parquet(d / "fusion_agreement.parquet")
+    pd.read_csv(synthetic_results / "fuse" / "fusion_agreement.csv").to_parquet(
+        d / "fusion_agreement.parquet"
+    )
     (sec,) = build_sections(d)
     assert sec.kind == "fusion" and sec.n_figures == 1
 
@@ -171,12 +206,23 @@ def test_audit_boxes_table_is_not_a_localization_section(tmp_path: Path) -> None
 def test_localization_curves_exact_fractions_and_cases() -> None:
     from cxreval._plots.analyses import localization_curves
 
-    df = pd.DataFrame({"finding": ["small"] * 4, "variant": ["noisy"] * 4, "localizer": ["heatmap"] * 2 + ["peak"] * 2,
-                       "rule": ["IoBB"] * 4, "T": ["1/10", "1/4", "1/10", "1/4"], "acc": [1.0, 0.5, 0.2, 0.1],
-                       "afp": [0.0, 0.5, 1.0, 1.0]})
+    df = pd.DataFrame(
+        {
+            "finding": ["small"] * 4,
+            "variant": ["noisy"] * 4,
+            "localizer": ["heatmap"] * 2 + ["peak"] * 2,
+            "rule": ["IoBB"] * 4,
+            "T": ["1/10", "1/4", "1/10", "1/4"],
+            "acc": [1.0, 0.5, 0.2, 0.1],
+            "afp": [0.0, 0.5, 1.0, 1.0],
+        }
+    )
     fig = localization_curves(df)
     assert list(fig.data[0].x) == [0.1, 0.25]
-    assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["noisy, heatmap, rule IoBB", "noisy, peak, rule IoBB"]
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == [
+        "noisy, heatmap, rule IoBB",
+        "noisy, peak, rule IoBB",
+    ]
 
 
 def test_bad_folder_is_a_clear_error(tmp_path: Path) -> None:
@@ -195,26 +241,46 @@ def test_long_table_truncated_on_page_but_downloadable() -> None:
 
 def test_cli_report(synthetic_results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r.html"
-    assert main(["report", str(synthetic_results / "classify"), str(synthetic_results / "agree"), "--out", str(out),
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(synthetic_results / "classify"),
+                str(synthetic_results / "agree"),
+                "--out",
+                str(out),
+                "--json",
+            ]
+        )
+        == 0
+    )
     res = json.loads(capsys.readouterr().out)
     assert out.stat().st_size == res["n_bytes"] and [s["kind"] for s in res["sections"]] == [
-        "classification", "ranking", "agreement"]
+        "classification",
+        "ranking",
+        "agreement",
+    ]
     assert main(["report", str(tmp_path / "missing"), "--out", str(tmp_path / "r2.html")]) == 2
     assert "does not exist" in capsys.readouterr().err
     # an existing report is replaced only with --overwrite, whole (written atomically)
     assert main(["report", str(synthetic_results / "fuse"), "--out", str(out)]) == 2
     assert "--overwrite" in capsys.readouterr().err and out.stat().st_size == res["n_bytes"]
     assert main(["report", str(synthetic_results / "fuse"), "--out", str(out), "--overwrite"]) == 0
-    assert "Label fusion" in out.read_text() and "Classification: ROC-AUC" not in out.read_text().split(
-        'id="not-available"')[0]
+    assert (
+        "Label fusion" in out.read_text()
+        and "Classification: ROC-AUC" not in out.read_text().split('id="not-available"')[0]
+    )
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".r.html")]  # no temporary file left
 
 
-def _run_folder(d: Path, files: dict[str, pd.DataFrame], inputs: list[Path], meta: dict | None = None) -> None:
+def _run_folder(
+    d: Path, files: dict[str, pd.DataFrame], inputs: list[Path], meta: dict | None = None
+) -> None:
     from cxreval.outputs import output_folder
 
-    with output_folder(d, inputs=inputs, argv=["cxreval", "classify", "--n-resamples", "50"], meta=meta) as tmp:
+    with output_folder(
+        d, inputs=inputs, argv=["cxreval", "classify", "--n-resamples", "50"], meta=meta
+    ) as tmp:
         for name, df in files.items():
             df.to_csv(tmp / name, index=False)
 
@@ -222,8 +288,12 @@ def _run_folder(d: Path, files: dict[str, pd.DataFrame], inputs: list[Path], met
 def test_only_files_listed_in_run_json_are_read(synthetic_results: Path, tmp_path: Path) -> None:
     auc = pd.read_csv(synthetic_results / "classify" / "auc.csv")
     d = tmp_path / "run"
-    _run_folder(d, {"auc.csv": auc}, [synthetic_results / "classify" / "auc.csv"],
-                meta={"n_resamples": 50, "confidence_level": 0.9, "label_policy": "uncertain excluded"})
+    _run_folder(
+        d,
+        {"auc.csv": auc},
+        [synthetic_results / "classify" / "auc.csv"],
+        meta={"n_resamples": 50, "confidence_level": 0.9, "label_policy": "uncertain excluded"},
+    )
     # stale files of an earlier command in the reused folder
     shutil.copy(synthetic_results / "agree" / "agreement.csv", d / "agreement.csv")
     shutil.copy(synthetic_results / "classify" / "rank_correlation.csv", d / "rank_correlation.csv")
@@ -234,8 +304,13 @@ def test_only_files_listed_in_run_json_are_read(synthetic_results: Path, tmp_pat
     # the key finding's interval level and the provenance come from run.json
     assert "90% CI" in sections[0].key.text
     methods = page.split('id="methods"')[1]
-    for text in ("cxreval classify --n-resamples 50", "bootstrap resamples", "label policy", "uncertain excluded",
-                 "Inputs and their SHA-256"):
+    for text in (
+        "cxreval classify --n-resamples 50",
+        "bootstrap resamples",
+        "label policy",
+        "uncertain excluded",
+        "Inputs and their SHA-256",
+    ):
         assert text in methods, text
     from cxreval.outputs import sha256_file
 
@@ -270,9 +345,12 @@ def test_no_results_is_refused_before_writing(tmp_path: Path, capsys: pytest.Cap
     assert not out.exists()
 
 
-def test_pdf_without_chromium_is_a_clear_error(synthetic_results: Path, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_pdf_without_chromium_is_a_clear_error(
+    synthetic_results: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     out = tmp_path / "r.html"
     assert main(["report", str(synthetic_results / "fuse"), "--out", str(out), "--pdf"]) == 2
@@ -311,20 +389,42 @@ def test_figures_have_no_empty_categories() -> None:
     from cxreval._plots.analyses import bump_chart, rank_correlation_heatmap
 
     rows = [("XQA-RR", "Atelectasis", r, m, k) for r in ("CR", "Rep1") for m, k in (("a", 1), ("b", 2))]
-    rows += [("MIMIC", "Edema", r, m, k) for r in ("FUSE-OR", "Impression", "Findings") for m, k in (("a", 2), ("b", 1))]
+    rows += [
+        ("MIMIC", "Edema", r, m, k)
+        for r in ("FUSE-OR", "Impression", "Findings")
+        for m, k in (("a", 2), ("b", 1))
+    ]
     rk = pd.DataFrame(rows, columns=["dataset", "finding", "reference", "model", "rank"])
     rk["finding"] = rk["dataset"] + ": " + rk["finding"]
     fig = bump_chart(rk)
     assert list(fig.layout.xaxis.ticktext) == ["CR", "Rep1"] and list(fig.layout.xaxis.range) == [-0.3, 1.3]
     buttons = fig.layout.updatemenus[0].buttons
-    assert [b.args[1]["xaxis.ticktext"] for b in buttons] == [["CR", "Rep1"], ["FUSE-OR", "Impression", "Findings"]]
-    assert all(max(t.x) < len(b.args[1]["xaxis.ticktext"]) for b in buttons for t, v in zip(fig.data, b.args[0]["visible"])
-               if v)
+    assert [b.args[1]["xaxis.ticktext"] for b in buttons] == [
+        ["CR", "Rep1"],
+        ["FUSE-OR", "Impression", "Findings"],
+    ]
+    assert all(
+        max(t.x) < len(b.args[1]["xaxis.ticktext"])
+        for b in buttons
+        for t, v in zip(fig.data, b.args[0]["visible"])
+        if v
+    )
     assert list(fig.layout.yaxis.range) == [2.5, 0.5] and fig.layout.yaxis.title.text == "rank (1 = best)"
-    rc = pd.DataFrame({"finding": ["A", "B", "C"], "group": ["g1", "g1", "g2"], "reference_a": ["x", "x", "y"],
-                       "reference_b": ["z", "z", "w"], "method": "SRCC", "statistic": [0.1, 0.2, 0.3]})
+    rc = pd.DataFrame(
+        {
+            "finding": ["A", "B", "C"],
+            "group": ["g1", "g1", "g2"],
+            "reference_a": ["x", "x", "y"],
+            "reference_b": ["z", "z", "w"],
+            "method": "SRCC",
+            "statistic": [0.1, 0.2, 0.3],
+        }
+    )
     fig = rank_correlation_heatmap(rc)
-    assert [list(t.y) for t in fig.data] == [["A", "B"], ["C"]] and [list(t.x) for t in fig.data] == [["g1"], ["g2"]]
+    assert [list(t.y) for t in fig.data] == [["A", "B"], ["C"]] and [list(t.x) for t in fig.data] == [
+        ["g1"],
+        ["g2"],
+    ]
     assert fig.layout.updatemenus[0].buttons[1].args[1]["yaxis.categoryarray"] == ["C"]
 
 
@@ -337,20 +437,33 @@ def test_one_colour_per_reference_across_figures(synthetic_results: Path) -> Non
     colours = {t.name: t.marker.color for t in forest.data}
     assert colours == {r: cmap[r] for r in ("CR", "Rep1", "Rep2")} and len(set(colours.values())) == 3
     # the agreement figure colours the pair 'CR vs Rep1' ... by its own name (pairs are not 'a:b' here)
-    assert set(cmap.values()) <= set(PALETTE) and PALETTE[:7] == OKABE_ITO[:7] and set(OKABE_ITO) <= set(PALETTE)
+    assert (
+        set(cmap.values()) <= set(PALETTE) and PALETTE[:7] == OKABE_ITO[:7] and set(OKABE_ITO) <= set(PALETTE)
+    )
     kappa = secs[2].blocks[0].figure
-    assert all(t.marker.color == cmap[t.name] for t in kappa.data if t.showlegend is not False and t.name in cmap)
+    assert all(
+        t.marker.color == cmap[t.name] for t in kappa.data if t.showlegend is not False and t.name in cmap
+    )
 
 
 def test_axis_titles_present() -> None:
     from cxreval._plots import analyses as plots
 
-    df = pd.DataFrame({"model": ["a", "b"], "finding": ["E", "E"], "reference": ["R", "R"], "auc": [0.7, 0.8]})
+    df = pd.DataFrame(
+        {"model": ["a", "b"], "finding": ["E", "E"], "reference": ["R", "R"], "auc": [0.7, 0.8]}
+    )
     fig = plots.auc_forest(df)
     assert fig.layout.xaxis.title.text.startswith("ROC-AUC") and fig.layout.yaxis.title.text == "model"
     # models named as given (no group nobody named), the mean over the models after them, whatever its AUC
-    df = pd.DataFrame({"model": ["a", "b", "Mean"], "group": ["default", "default", "summary"], "finding": ["E"] * 3,
-                       "reference": ["R"] * 3, "auc": [0.7, 0.8, 0.75]})
+    df = pd.DataFrame(
+        {
+            "model": ["a", "b", "Mean"],
+            "group": ["default", "default", "summary"],
+            "finding": ["E"] * 3,
+            "reference": ["R"] * 3,
+            "auc": [0.7, 0.8, 0.75],
+        }
+    )
     assert list(plots.auc_forest(df).layout.yaxis.ticktext) == ["b", "a", "Mean of the models"]
     two = df.assign(group=["XRV", "VLM", "summary"])
     assert list(plots.auc_forest(two).layout.yaxis.ticktext) == ["b (VLM)", "a (XRV)", "Mean of the models"]

@@ -15,9 +15,17 @@ from cxreval.cli.main import main
 @pytest.fixture()
 def agree_out(tmp_path):
     rng = np.random.default_rng(0)
-    rows = [{"study_id": f"s{i}", "finding": f, "source": src,
-             "state": str(rng.choice(["positive", "negative", "uncertain"]))}
-            for i in range(40) for f in ("Edema", "Effusion") for src in ("A", "B")]
+    rows = [
+        {
+            "study_id": f"s{i}",
+            "finding": f,
+            "source": src,
+            "state": str(rng.choice(["positive", "negative", "uncertain"])),
+        }
+        for i in range(40)
+        for f in ("Edema", "Effusion")
+        for src in ("A", "B")
+    ]
     labels = tmp_path / "labels.csv"
     pd.DataFrame(rows).to_csv(labels, index=False)
     out = tmp_path / "agree"

@@ -47,8 +47,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "cxreval"
 OWNERS = {"schema/_states.py", "schema/_columns.py"}
 """The modules allowed to spell the mapping: the label states and the column names."""
 
-PENDING = {
-}
+PENDING = {}
 """Modules other engineers were editing when the owner landed: each should import from cxreval.labels."""
 
 _STATES = set(STATE_NAMES)
@@ -70,8 +69,11 @@ def schema_copies(source: str) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Dict):
-            if any(k is not None and ((_is_str(k, _STATES) and _is_int(v)) or (_is_int(k) and _is_str(v, _STATES)))
-                   for k, v in zip(node.keys, node.values)):
+            if any(
+                k is not None
+                and ((_is_str(k, _STATES) and _is_int(v)) or (_is_int(k) and _is_str(v, _STATES)))
+                for k, v in zip(node.keys, node.values)
+            ):
                 found.append((node.lineno, "state name <-> code mapping"))
         elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             if len({e.value for e in node.elts if _is_str(e, _STATES)}) >= 3:  # type: ignore[attr-defined]
@@ -82,16 +84,23 @@ def schema_copies(source: str) -> list[tuple[int, str]]:
 
 
 def test_the_scan_finds_each_kind_of_copy():
-    src = '''
+    src = """
 CODES = {"negative": 0, "positive": 2}
 NAMES = {-1: "not_mentioned"}
 ORDER = ("negative", "uncertain", "positive")
 def f(df):
     return df[df["finding"] != "micro"]
-'''
-    assert [w for _, w in schema_copies(src)] == ["state name <-> code mapping", "state name <-> code mapping",
-                                                  "table of state names", "summary-row name typed"]
-    assert schema_copies('X = {"negative": "#0072B2"}\nY = ("negative", "positive")\nZ = "macro average"\n') == []
+"""
+    assert [w for _, w in schema_copies(src)] == [
+        "state name <-> code mapping",
+        "state name <-> code mapping",
+        "table of state names",
+        "summary-row name typed",
+    ]
+    assert (
+        schema_copies('X = {"negative": "#0072B2"}\nY = ("negative", "positive")\nZ = "macro average"\n')
+        == []
+    )
 
 
 def test_no_module_outside_the_owner_copies_the_label_schema():
@@ -104,8 +113,10 @@ def test_no_module_outside_the_owner_copies_the_label_schema():
         if found:
             copies[rel] = found
     unexpected = {k: v for k, v in copies.items() if k not in PENDING}
-    assert not unexpected, (f"Import state names/codes, LabelPolicy and MACRO/MICRO/SUMMARY_ROWS from cxreval.labels or cxreval.schema "
-                            f"instead of typing them: {unexpected}")
+    assert not unexpected, (
+        f"Import state names/codes, LabelPolicy and MACRO/MICRO/SUMMARY_ROWS from cxreval.labels or cxreval.schema "
+        f"instead of typing them: {unexpected}"
+    )
 
 
 def test_owner_constants():
@@ -118,7 +129,16 @@ def test_owner_constants():
     assert PREDICTION_COLUMNS == ("study_id", "model", "finding", "score")
 
 
-STATES = ["positive", "uncertain", "negative", "not_mentioned", None, "uncertain", "not_mentioned", "positive"]
+STATES = [
+    "positive",
+    "uncertain",
+    "negative",
+    "not_mentioned",
+    None,
+    "uncertain",
+    "not_mentioned",
+    "positive",
+]
 
 
 @pytest.mark.parametrize("uncertain", POLICIES)
@@ -170,8 +190,15 @@ def _labels(seed: int = 0, n: int = 120) -> pd.DataFrame:
         st = rng.choice(len(names), size=(n, 3), p=[0.3, 0.2, 0.25, 0.15, 0.1])
         for i in range(n):
             for j, f in enumerate(("Atelectasis", "Edema", "Consolidation")):
-                rows.append({"study_id": f"s{i}", "patient_id": f"p{i // 2}", "finding": f, "source": s,
-                             "state": names[st[i, j]]})
+                rows.append(
+                    {
+                        "study_id": f"s{i}",
+                        "patient_id": f"p{i // 2}",
+                        "finding": f,
+                        "source": s,
+                        "state": names[st[i, j]],
+                    }
+                )
     return validate_label_table(pd.DataFrame(rows))
 
 
@@ -183,8 +210,10 @@ def test_agreement_and_flows_accept_the_policy_object(nm):
     b = compute_agreement(t, "CR:Rep1,CR:Rep2", not_mentioned=policy)
     pd.testing.assert_frame_equal(a.table, b.table)
     assert b.not_mentioned == nm and a.pairs == b.pairs
-    pd.testing.assert_frame_equal(compute_flows(t, "CR:Rep1", not_mentioned=nm).table,
-                                  compute_flows(t, "CR:Rep1", not_mentioned=policy).table)
+    pd.testing.assert_frame_equal(
+        compute_flows(t, "CR:Rep1", not_mentioned=nm).table,
+        compute_flows(t, "CR:Rep1", not_mentioned=policy).table,
+    )
     assert compute_flows(t, "CR:Rep1", not_mentioned=policy).not_mentioned == nm
     ps = paired_states(SourceGrids(prepare_labels(t)), "CR", "Rep1", findings=None, studies="same")
     for x, y in zip(ps.confusion(not_mentioned=nm), ps.confusion(not_mentioned=policy)):
@@ -194,8 +223,9 @@ def test_agreement_and_flows_accept_the_policy_object(nm):
     ra, rb = agreement_scores(sa, sb, not_mentioned=nm), agreement_scores(sa, sb, not_mentioned=policy)
     assert (ra.kappa_w, ra.n, ra.n_not_mentioned) == (rb.kappa_w, rb.n, rb.n_not_mentioned)
     assert rb.not_mentioned == nm
-    np.testing.assert_array_equal(confusion_counts(sa, sb, not_mentioned=nm),
-                                  confusion_counts(sa, sb, not_mentioned=policy))
+    np.testing.assert_array_equal(
+        confusion_counts(sa, sb, not_mentioned=nm), confusion_counts(sa, sb, not_mentioned=policy)
+    )
     oa, ob = omission_rates(sa, sb, not_mentioned=nm), omission_rates(sa, sb, not_mentioned=policy)
     np.testing.assert_array_equal(oa.transitions, ob.transitions)
     assert (oa.rate_a_not_b, oa.rate_b_not_a) == (ob.rate_a_not_b, ob.rate_b_not_a)
@@ -204,8 +234,9 @@ def test_agreement_and_flows_accept_the_policy_object(nm):
     if nm == "exclude":
         keep &= (sa != -1) & (sb != -1)
     ha, hb = np.where(sa == -1, 0, sa)[keep].astype(int), np.where(sb == -1, 0, sb)[keep].astype(int)
-    np.testing.assert_array_equal(confusion_counts(sa, sb, not_mentioned=policy),
-                                  np.bincount(ha * 3 + hb, minlength=9).reshape(3, 3))
+    np.testing.assert_array_equal(
+        confusion_counts(sa, sb, not_mentioned=policy), np.bincount(ha * 3 + hb, minlength=9).reshape(3, 3)
+    )
 
 
 @pytest.mark.parametrize("nm", NOT_MENTIONED_POLICIES)
@@ -217,8 +248,9 @@ def test_fusion_accepts_the_policy_object(nm):
     assert a.n_dropped == b.n_dropped
     sub = t[t.source.isin(["Rep1", "Rep2"])]
     n_nm = int((sub["state"] == -1).sum())
-    assert a.n_dropped == ({"missing": int(sub["state"].isna().sum())}
-                           | ({"not_mentioned": n_nm} if nm == "exclude" else {}))
+    assert a.n_dropped == (
+        {"missing": int(sub["state"].isna().sum())} | ({"not_mentioned": n_nm} if nm == "exclude" else {})
+    )
 
 
 def test_old_column_spellings_are_refused_with_did_you_mean() -> None:
@@ -230,7 +262,9 @@ def test_old_column_spellings_are_refused_with_did_you_mean() -> None:
     from cxreval.exceptions import SchemaError
     from cxreval.labels import validate_label_table
 
-    old = pd.DataFrame({"image_id": ["a"], "patient_id": ["p"], "finding": ["Edema"], "reader": ["r1"], "label": [1]})
+    old = pd.DataFrame(
+        {"image_id": ["a"], "patient_id": ["p"], "finding": ["Edema"], "reader": ["r1"], "label": [1]}
+    )
     with pytest.raises(SchemaError) as exc:
         validate_label_table(old, where="file 'x.csv'")
     msg = str(exc.value)

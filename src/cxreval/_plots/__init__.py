@@ -19,8 +19,17 @@ from ..schema import MACRO, MEAN, MICRO
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = ["dot_interval", "bars", "lines", "sankey", "heatmap", "box_outlines", "result_html", "first_panel",
-           "localization_figure"]
+__all__ = [
+    "dot_interval",
+    "bars",
+    "lines",
+    "sankey",
+    "heatmap",
+    "box_outlines",
+    "result_html",
+    "first_panel",
+    "localization_figure",
+]
 
 SUMMARY_FIRST = (MACRO, MICRO, MEAN)
 """Summary rows drawn first when a figure shows one panel of several (the macro average when there is one)."""
@@ -36,8 +45,14 @@ def _figure(title: str, xaxis: str, yaxis: str, n_rows: int = 0) -> go.Figure:
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    fig.update_layout(title=title, xaxis_title=xaxis, yaxis_title=yaxis, template="plotly_white",
-                      height=max(360, min(1200, 120 + 22 * n_rows)), legend_title_text="")
+    fig.update_layout(
+        title=title,
+        xaxis_title=xaxis,
+        yaxis_title=yaxis,
+        template="plotly_white",
+        height=max(360, min(1200, 120 + 22 * n_rows)),
+        legend_title_text="",
+    )
     return fig
 
 
@@ -47,7 +62,9 @@ def _nonempty(fig: go.Figure) -> go.Figure:
 
     if not fig.data:
         fig.add_trace(go.Scatter(x=[], y=[], name="no rows"))
-        fig.add_annotation(text="the table has no rows", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+        fig.add_annotation(
+            text="the table has no rows", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5
+        )
     return fig
 
 
@@ -60,9 +77,18 @@ def first_panel(df: pd.DataFrame, column: str) -> pd.DataFrame:
     return df[df[column].astype(str) == pick]
 
 
-def dot_interval(df: pd.DataFrame, *, value: str, category: str | Sequence[str], low: str | None = None,
-                 high: str | None = None, color: str | None = None, title: str = "",
-                 value_title: str | None = None, reference_line: float | None = None) -> go.Figure:
+def dot_interval(
+    df: pd.DataFrame,
+    *,
+    value: str,
+    category: str | Sequence[str],
+    low: str | None = None,
+    high: str | None = None,
+    color: str | None = None,
+    title: str = "",
+    value_title: str | None = None,
+    reference_line: float | None = None,
+) -> go.Figure:
     """A dot per row at ``value`` along x with its interval ``[low, high]``, one row of the y axis per
     ``category`` (several columns are joined with " · "), one trace per ``color``."""
     import plotly.graph_objects as go
@@ -84,8 +110,16 @@ def dot_interval(df: pd.DataFrame, *, value: str, category: str | Sequence[str],
     return _nonempty(fig)
 
 
-def bars(df: pd.DataFrame, *, x: str, y: str, color: str | None = None, title: str = "",
-         y_title: str | None = None, barmode: str = "group") -> go.Figure:
+def bars(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    color: str | None = None,
+    title: str = "",
+    y_title: str | None = None,
+    barmode: str = "group",
+) -> go.Figure:
     """Bars of ``y`` per ``x``, one trace per ``color`` (grouped or ``barmode='stack'``)."""
     import plotly.graph_objects as go
 
@@ -96,22 +130,45 @@ def bars(df: pd.DataFrame, *, x: str, y: str, color: str | None = None, title: s
     return _nonempty(fig)
 
 
-def lines(df: pd.DataFrame, *, x: str, y: str, color: str | None = None, title: str = "",
-          y_title: str | None = None, markers: bool = True, reversed_y: bool = False) -> go.Figure:
+def lines(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    color: str | None = None,
+    title: str = "",
+    y_title: str | None = None,
+    markers: bool = True,
+    reversed_y: bool = False,
+) -> go.Figure:
     """A line of ``y`` against ``x`` per ``color`` (rows in the table's order)."""
     import plotly.graph_objects as go
 
     fig = _figure(title, x, y_title or y)
     for name, g in _groups(df, color):
-        fig.add_trace(go.Scatter(x=g[x], y=pd.to_numeric(g[y], errors="coerce"), name=name or y,
-                                 mode="lines+markers" if markers else "lines"))
+        fig.add_trace(
+            go.Scatter(
+                x=g[x],
+                y=pd.to_numeric(g[y], errors="coerce"),
+                name=name or y,
+                mode="lines+markers" if markers else "lines",
+            )
+        )
     if reversed_y:
         fig.update_yaxes(autorange="reversed")
     return _nonempty(fig)
 
 
-def sankey(df: pd.DataFrame, *, source: str, target: str, value: str, title: str = "",
-           left: str = "", right: str = "") -> go.Figure:
+def sankey(
+    df: pd.DataFrame,
+    *,
+    source: str,
+    target: str,
+    value: str,
+    title: str = "",
+    left: str = "",
+    right: str = "",
+) -> go.Figure:
     """A Sankey diagram of ``value`` flowing from each ``source`` category (left) to each ``target`` (right)."""
     import plotly.graph_objects as go
 
@@ -121,15 +178,30 @@ def sankey(df: pd.DataFrame, *, source: str, target: str, value: str, title: str
     rnames = list(dict.fromkeys(flows[target].astype(str)))
     labels = [f"{left} {n}".strip() for n in lnames] + [f"{right} {n}".strip() for n in rnames]
     fig = _figure(title, "", "")
-    fig.add_trace(go.Sankey(node={"label": labels, "pad": 12},
-                            link={"source": [lnames.index(str(s)) for s in flows[source]],
-                                  "target": [len(lnames) + rnames.index(str(t)) for t in flows[target]],
-                                  "value": flows[value].to_numpy(float)}))
+    fig.add_trace(
+        go.Sankey(
+            node={"label": labels, "pad": 12},
+            link={
+                "source": [lnames.index(str(s)) for s in flows[source]],
+                "target": [len(lnames) + rnames.index(str(t)) for t in flows[target]],
+                "value": flows[value].to_numpy(float),
+            },
+        )
+    )
     return fig
 
 
-def heatmap(df: pd.DataFrame, *, x: str, y: str, z: str, title: str = "", zmin: float | None = None,
-            zmax: float | None = None, symmetric: bool = False) -> go.Figure:
+def heatmap(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    z: str,
+    title: str = "",
+    zmin: float | None = None,
+    zmax: float | None = None,
+    symmetric: bool = False,
+) -> go.Figure:
     """A heat map of ``z`` over the ``x`` × ``y`` grid (``symmetric``: each pair also drawn mirrored)."""
     import plotly.graph_objects as go
 
@@ -138,9 +210,18 @@ def heatmap(df: pd.DataFrame, *, x: str, y: str, z: str, title: str = "", zmin: 
         d = pd.concat([d, d.rename(columns={x: y, y: x})], ignore_index=True)
     grid = d.pivot_table(index=y, columns=x, values=z, aggfunc="mean", sort=False)
     fig = _figure(title, x, y, len(grid))
-    fig.add_trace(go.Heatmap(z=grid.to_numpy(float), x=[str(c) for c in grid.columns],
-                             y=[str(i) for i in grid.index], zmin=zmin, zmax=zmax, colorbar={"title": z},
-                             text=np.round(grid.to_numpy(float), 2), texttemplate="%{text}"))
+    fig.add_trace(
+        go.Heatmap(
+            z=grid.to_numpy(float),
+            x=[str(c) for c in grid.columns],
+            y=[str(i) for i in grid.index],
+            zmin=zmin,
+            zmax=zmax,
+            colorbar={"title": z},
+            text=np.round(grid.to_numpy(float), 2),
+            texttemplate="%{text}",
+        )
+    )
     return fig
 
 
@@ -170,17 +251,26 @@ def result_html(result: Any, *, n_rows: int = 5) -> str:
     if callable(summary):
         heading = next((ln.lstrip("# ").strip() for ln in summary().splitlines() if ln.startswith("#")), "")
         title = heading or name
-    parts = [f"<div class='cxreval-result'><strong>{html.escape(title)}</strong> "
-             f"<code>{html.escape(name)}</code>"]
+    parts = [
+        f"<div class='cxreval-result'><strong>{html.escape(title)}</strong> <code>{html.escape(name)}</code>"
+    ]
     facts: dict[str, object] = {}
     to_dict = getattr(result, "to_dict", None)
     if callable(to_dict):
-        facts = {k: v for k, v in to_dict().items()
-                 if isinstance(v, (bool, int, float, str, np.integer, np.floating)) and str(v) != ""}
+        facts = {
+            k: v
+            for k, v in to_dict().items()
+            if isinstance(v, (bool, int, float, str, np.integer, np.floating)) and str(v) != ""
+        }
     tables = result.tables()
     facts.update({f"rows in {k}": len(t) for k, t in tables.items()})
-    parts.append("<ul>" + "".join(f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>"
-                                  for k, v in list(facts.items())[:12]) + "</ul>")
+    parts.append(
+        "<ul>"
+        + "".join(
+            f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>" for k, v in list(facts.items())[:12]
+        )
+        + "</ul>"
+    )
     table = getattr(result, "table", None)
     if not isinstance(table, pd.DataFrame):
         table = next(iter(tables.values()), None)
@@ -192,22 +282,41 @@ def result_html(result: Any, *, n_rows: int = 5) -> str:
     return "\n".join(parts)
 
 
-def localization_figure(table: pd.DataFrame, *, title: str = "Localization accuracy and false positives vs T"
-                        ) -> go.Figure:
+def localization_figure(
+    table: pd.DataFrame, *, title: str = "Localization accuracy and false positives vs T"
+) -> go.Figure:
     """Acc. (solid) and AFP (dotted, right axis) against the overlap threshold ``T`` of a ``localization.csv``
     table, one colour per finding (and per variant, localizer and map threshold when there are several)."""
     import plotly.graph_objects as go
 
     t = table.copy()
-    keys = [c for c in ("variant", "localizer", "threshold") if c in t.columns and t[c].astype(str).nunique() > 1]
+    keys = [
+        c for c in ("variant", "localizer", "threshold") if c in t.columns and t[c].astype(str).nunique() > 1
+    ]
     t["_name"] = t[["finding", *keys]].astype(str).agg(" · ".join, axis=1)
     fig = _figure(title, "T", "Acc.")
     for i, (name, g) in enumerate(t.groupby("_name", sort=False)):
         g = g.sort_values("T")
         group = f"g{i}"
-        fig.add_trace(go.Scatter(x=g["T"], y=pd.to_numeric(g["acc"], errors="coerce"), mode="lines+markers",
-                                 name=f"{name} Acc.", legendgroup=group))
-        fig.add_trace(go.Scatter(x=g["T"], y=pd.to_numeric(g["afp"], errors="coerce"), mode="lines+markers",
-                                 line={"dash": "dot"}, name=f"{name} AFP", legendgroup=group, yaxis="y2"))
+        fig.add_trace(
+            go.Scatter(
+                x=g["T"],
+                y=pd.to_numeric(g["acc"], errors="coerce"),
+                mode="lines+markers",
+                name=f"{name} Acc.",
+                legendgroup=group,
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=g["T"],
+                y=pd.to_numeric(g["afp"], errors="coerce"),
+                mode="lines+markers",
+                line={"dash": "dot"},
+                name=f"{name} AFP",
+                legendgroup=group,
+                yaxis="y2",
+            )
+        )
     fig.update_layout(yaxis={"range": [0, 1]}, yaxis2={"title": "AFP", "overlaying": "y", "side": "right"})
     return _nonempty(fig)

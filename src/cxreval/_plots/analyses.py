@@ -79,19 +79,22 @@ __all__ = [
 ]
 
 
-
 # ---------------------------------------------------------------------------------------------------
 # classification and ranking
 # ---------------------------------------------------------------------------------------------------
 
-KAPPA_METRICS: tuple[tuple[str, str, str, str], ...] = (("kappa_w", "kappa_low", "kappa_high", "κ"),
-                                                       ("f1_w", "f1_low", "f1_high", "weighted F1"))
+KAPPA_METRICS: tuple[tuple[str, str, str, str], ...] = (
+    ("kappa_w", "kappa_low", "kappa_high", "κ"),
+    ("f1_w", "f1_low", "f1_high", "weighted F1"),
+)
 """The agreement statistics an interval plot offers: ``(value, low, high, label)``."""
 
 
 PRF_METRICS: tuple[tuple[str, str, str, str], ...] = (
-    ("f1", "f1_low", "f1_high", "F1"), ("precision", "precision_low", "precision_high", "Precision"),
-    ("recall", "recall_low", "recall_high", "Recall"))
+    ("f1", "f1_low", "f1_high", "F1"),
+    ("precision", "precision_low", "precision_high", "Precision"),
+    ("recall", "recall_low", "recall_high", "Recall"),
+)
 """The labeller statistics an interval plot offers: ``(value, low, high, label)``."""
 
 
@@ -147,8 +150,13 @@ def auc_forest(auc: pd.DataFrame, *, title: str = "ROC-AUC per model and referen
     for fi, finding in enumerate(findings):
         sub = df[df["finding"].astype(str) == finding]
         models = sub[~sub["_summary"]]
-        labels = (models.assign(_a=num(models, "auc")).groupby("label", sort=False)["_a"].mean()
-                  .sort_values(ascending=False, kind="stable").index.tolist())
+        labels = (
+            models.assign(_a=num(models, "auc"))
+            .groupby("label", sort=False)["_a"]
+            .mean()
+            .sort_values(ascending=False, kind="stable")
+            .index.tolist()
+        )
         labels += list(dict.fromkeys(sub.loc[sub["_summary"], "label"]))
         pos = {lab: i for i, lab in enumerate(labels)}
         n_rows_max = max(n_rows_max, len(labels))
@@ -162,23 +170,54 @@ def auc_forest(auc: pd.DataFrame, *, title: str = "ROC-AUC per model and referen
             y = np.array([pos[lab] for lab in s["label"]], dtype=float) + (ri - (m - 1) / 2) * width
             err = None
             if np.isfinite(lo).any():
-                err = {"type": "data", "symmetric": False, "array": np.clip(hi - a, 0, None),
-                       "arrayminus": np.clip(a - lo, 0, None), "thickness": 1.2, "width": 3}
+                err = {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": np.clip(hi - a, 0, None),
+                    "arrayminus": np.clip(a - lo, 0, None),
+                    "thickness": 1.2,
+                    "width": 3,
+                }
             custom = np.stack([s["model"].to_numpy(dtype=object), lo, hi], axis=1)
-            fig.add_trace(go.Scatter(
-                x=a, y=y, mode="markers", name=ref, legendgroup=ref, showlegend=True,
-                marker={"color": ref_color(ref), "size": 8, "symbol": ref_symbol(ref)}, error_x=err,
-                visible=fi == 0, customdata=custom,
-                hovertemplate="%{customdata[0]}<br>" + ref + ": AUC %{x:.3f} [%{customdata[1]:.3f}, "
-                              "%{customdata[2]:.3f}]<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=a,
+                    y=y,
+                    mode="markers",
+                    name=ref,
+                    legendgroup=ref,
+                    showlegend=True,
+                    marker={"color": ref_color(ref), "size": 8, "symbol": ref_symbol(ref)},
+                    error_x=err,
+                    visible=fi == 0,
+                    customdata=custom,
+                    hovertemplate="%{customdata[0]}<br>" + ref + ": AUC %{x:.3f} [%{customdata[1]:.3f}, "
+                    "%{customdata[2]:.3f}]<extra></extra>",
+                )
+            )
             idx.append(len(fig.data) - 1)
-        panels.append((finding, idx, {"yaxis.tickvals": list(range(len(labels))), "yaxis.ticktext": labels,
-                                      "title.text": f"{title}: {finding}"}))
-    base_layout(fig, title=f"{title}: {findings[0]}" if findings else title,
-                 height=170 + n_rows_max * max(28, 11 * m))
+        panels.append(
+            (
+                finding,
+                idx,
+                {
+                    "yaxis.tickvals": list(range(len(labels))),
+                    "yaxis.ticktext": labels,
+                    "title.text": f"{title}: {finding}",
+                },
+            )
+        )
+    base_layout(
+        fig, title=f"{title}: {findings[0]}" if findings else title, height=170 + n_rows_max * max(28, 11 * m)
+    )
     if panels:
-        fig.update_yaxes(tickvals=panels[0][2]["yaxis.tickvals"], ticktext=panels[0][2]["yaxis.ticktext"],
-                         autorange="reversed", showgrid=False, zeroline=False)
+        fig.update_yaxes(
+            tickvals=panels[0][2]["yaxis.tickvals"],
+            ticktext=panels[0][2]["yaxis.ticktext"],
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
+        )
     fig.update_xaxes(title_text="ROC-AUC (0.5 = chance, 1 = perfect)")
     fig.update_yaxes(title_text="model")
     dropdown(fig, panels, n_traces=len(fig.data), prefix="finding: ")
@@ -206,11 +245,15 @@ def bump_chart(rankings: pd.DataFrame, *, title: str = "Model ranks across refer
         sub = df[(df["finding"].astype(str) == finding) & (df["group"].astype(str) == group)]
         top = sub[sub["rank"] == sub.groupby("reference")["rank"].transform("min")]
         top_models = set(top["model"].astype(str))
-        tops_by_ref = top.groupby("reference", sort=False)["model"].agg(lambda s: "/".join(sorted(map(str, s))))
+        tops_by_ref = top.groupby("reference", sort=False)["model"].agg(
+            lambda s: "/".join(sorted(map(str, s)))
+        )
         changes = tops_by_ref.nunique() > 1
         idx = []
         models = ordered(sub.sort_values(["rank"], kind="stable")["model"], summary_first=False)
-        refs = ordered(sub["reference"], summary_first=False)  # this panel's references only: no empty columns
+        refs = ordered(
+            sub["reference"], summary_first=False
+        )  # this panel's references only: no empty columns
         xpos = {r: i for i, r in enumerate(refs)}
         max_rank = max(max_rank, int(np.nanmax(sub["rank"])) if sub["rank"].notna().any() else 1)
         for mi, model in enumerate(models):
@@ -218,32 +261,58 @@ def bump_chart(rankings: pd.DataFrame, *, title: str = "Model ranks across refer
             s["_x"] = s["reference"].astype(str).map(xpos)
             s = s.sort_values("_x")
             is_top = model in top_models
-            fig.add_trace(go.Scatter(
-                x=s["_x"].to_numpy(), y=s["rank"].to_numpy(), mode="lines+markers", name=model, legendgroup=model,
-                line={"width": 4 if is_top else 1.5, "color": palette_color(mi)}, opacity=1.0 if is_top else 0.55,
-                marker={"size": 10 if is_top else 6}, visible=pi == 0,
-                customdata=np.stack([s["reference"].astype(str), s["auc"]], axis=1),
-                hovertemplate=model + "<br>%{customdata[0]}: rank %{y}, AUC %{customdata[1]:.3f}<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=s["_x"].to_numpy(),
+                    y=s["rank"].to_numpy(),
+                    mode="lines+markers",
+                    name=model,
+                    legendgroup=model,
+                    line={"width": 4 if is_top else 1.5, "color": palette_color(mi)},
+                    opacity=1.0 if is_top else 0.55,
+                    marker={"size": 10 if is_top else 6},
+                    visible=pi == 0,
+                    customdata=np.stack([s["reference"].astype(str), s["auc"]], axis=1),
+                    hovertemplate=model
+                    + "<br>%{customdata[0]}: rank %{y}, AUC %{customdata[1]:.3f}<extra></extra>",
+                )
+            )
             idx.append(len(fig.data) - 1)
-        note = ("top rank changes: " + " | ".join(f"{r}: {m}" for r, m in tops_by_ref.items())) if changes \
+        note = (
+            ("top rank changes: " + " | ".join(f"{r}: {m}" for r, m in tops_by_ref.items()))
+            if changes
             else "top rank stable: " + (tops_by_ref.iloc[0] if len(tops_by_ref) else "")
+        )
         label = finding if group == "all" else f"{finding} / {group}"
-        panels.append((label, idx, {"title.text": f"{title}: {label}<br><sup>{note}</sup>",
-                                    "xaxis.tickvals": list(range(len(refs))), "xaxis.ticktext": refs,
-                                    "xaxis.range": [-0.3, len(refs) - 0.7]}))
+        panels.append(
+            (
+                label,
+                idx,
+                {
+                    "title.text": f"{title}: {label}<br><sup>{note}</sup>",
+                    "xaxis.tickvals": list(range(len(refs))),
+                    "xaxis.ticktext": refs,
+                    "xaxis.range": [-0.3, len(refs) - 0.7],
+                },
+            )
+        )
     first = panels[0][2]["title.text"] if panels else title
     base_layout(fig, title=first, height=max(360, 140 + 28 * max_rank))
     if panels:
-        fig.update_xaxes(tickvals=panels[0][2]["xaxis.tickvals"], ticktext=panels[0][2]["xaxis.ticktext"],
-                         range=panels[0][2]["xaxis.range"])
+        fig.update_xaxes(
+            tickvals=panels[0][2]["xaxis.tickvals"],
+            ticktext=panels[0][2]["xaxis.ticktext"],
+            range=panels[0][2]["xaxis.range"],
+        )
     fig.update_xaxes(title_text="reference")
     fig.update_yaxes(range=[max_rank + 0.5, 0.5], title_text="rank (1 = best)", dtick=1)
     dropdown(fig, panels, n_traces=len(fig.data))
     return fig
 
 
-def rank_correlation_heatmap(rc: pd.DataFrame, *, title: str = "Rank correlation between references"
-                             ) -> go.Figure:
+def rank_correlation_heatmap(
+    rc: pd.DataFrame, *, title: str = "Rank correlation between references"
+) -> go.Figure:
     """Heat map of SRCC/KRCC per finding (rows) and model group (columns), one panel per pair and method.
 
     Cell text gives the point value and, when present, the bootstrap interval ``[ci_low, ci_high]``.
@@ -276,24 +345,56 @@ def rank_correlation_heatmap(rc: pd.DataFrame, *, title: str = "Rank correlation
             if pd.notna(lo) and pd.notna(hi):
                 t += f"<br>[{float(lo):.2f}, {float(hi):.2f}]"
             text[r, c] = t
-        fig.add_trace(go.Heatmap(
-            z=z, x=groups, y=findings, text=text, texttemplate="%{text}", zmin=-1, zmax=1, zmid=0,
-            colorscale="RdBu", visible=pi == 0, colorbar={"title": {"text": f"{method} (−1 to 1)"}},
-            hovertemplate="%{y} / %{x}<br>" + method + " %{z:.3f}<extra></extra>", name=f"{method}: {pair}"))
-        panels.append((f"{method}: {pair}", [pi], {"title.text": f"{title}: {method}, {pair}",
-                                                   "xaxis.categoryarray": groups, "yaxis.categoryarray": findings}))
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=groups,
+                y=findings,
+                text=text,
+                texttemplate="%{text}",
+                zmin=-1,
+                zmax=1,
+                zmid=0,
+                colorscale="RdBu",
+                visible=pi == 0,
+                colorbar={"title": {"text": f"{method} (−1 to 1)"}},
+                hovertemplate="%{y} / %{x}<br>" + method + " %{z:.3f}<extra></extra>",
+                name=f"{method}: {pair}",
+            )
+        )
+        panels.append(
+            (
+                f"{method}: {pair}",
+                [pi],
+                {
+                    "title.text": f"{title}: {method}, {pair}",
+                    "xaxis.categoryarray": groups,
+                    "yaxis.categoryarray": findings,
+                },
+            )
+        )
     first = panels[0][2]["title.text"] if panels else title
     base_layout(fig, title=first, height=max(320, 150 + 42 * n_findings))
-    fig.update_yaxes(autorange="reversed", type="category", title_text="finding", categoryorder="array",
-                     categoryarray=panels[0][2]["yaxis.categoryarray"] if panels else None)
-    fig.update_xaxes(type="category", title_text="model group", categoryorder="array",
-                     categoryarray=panels[0][2]["xaxis.categoryarray"] if panels else None)
+    fig.update_yaxes(
+        autorange="reversed",
+        type="category",
+        title_text="finding",
+        categoryorder="array",
+        categoryarray=panels[0][2]["yaxis.categoryarray"] if panels else None,
+    )
+    fig.update_xaxes(
+        type="category",
+        title_text="model group",
+        categoryorder="array",
+        categoryarray=panels[0][2]["xaxis.categoryarray"] if panels else None,
+    )
     dropdown(fig, panels, n_traces=len(fig.data))
     return fig
 
 
-def rank_correlation_vs_paper(rc: pd.DataFrame, *, title: str = "Recomputed point value vs published "
-                              "bootstrap mean ± sd") -> go.Figure:
+def rank_correlation_vs_paper(
+    rc: pd.DataFrame, *, title: str = "Recomputed point value vs published bootstrap mean ± sd"
+) -> go.Figure:
     """Scatter of the recomputed statistic against the paper's bootstrap mean (error bars: paper sd).
 
     Uses ``statistic``, ``paper_mean`` and optionally ``paper_sd``, ``method``.
@@ -305,15 +406,37 @@ def rank_correlation_vs_paper(rc: pd.DataFrame, *, title: str = "Recomputed poin
     for i, method in enumerate(ordered(df["method"], summary_first=False)):
         s = df[df["method"].astype(str) == method]
         sd = num(s, "paper_sd")
-        label = (s["finding"].astype(str) + " / " + s.get("group", pd.Series("", index=s.index)).astype(str) + " / "
-                 + s["reference_a"].astype(str) + " vs " + s["reference_b"].astype(str))
-        fig.add_trace(go.Scatter(
-            x=num(s, "paper_mean"), y=num(s, "statistic"), mode="markers", name=method,
-            marker={"color": palette_color(i), "size": 8},
-            error_x={"type": "data", "array": np.nan_to_num(sd)} if np.isfinite(sd).any() else None,
-            text=label, hovertemplate="%{text}<br>paper %{x:.3f}, recomputed %{y:.3f}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[-1, 1], y=[-1, 1], mode="lines", name="y = x",
-                             line={"color": "#999", "dash": "dot", "width": 1}, hoverinfo="skip"))
+        label = (
+            s["finding"].astype(str)
+            + " / "
+            + s.get("group", pd.Series("", index=s.index)).astype(str)
+            + " / "
+            + s["reference_a"].astype(str)
+            + " vs "
+            + s["reference_b"].astype(str)
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=num(s, "paper_mean"),
+                y=num(s, "statistic"),
+                mode="markers",
+                name=method,
+                marker={"color": palette_color(i), "size": 8},
+                error_x={"type": "data", "array": np.nan_to_num(sd)} if np.isfinite(sd).any() else None,
+                text=label,
+                hovertemplate="%{text}<br>paper %{x:.3f}, recomputed %{y:.3f}<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[-1, 1],
+            y=[-1, 1],
+            mode="lines",
+            name="y = x",
+            line={"color": "#999", "dash": "dot", "width": 1},
+            hoverinfo="skip",
+        )
+    )
     base_layout(fig, title=title, height=460)
     fig.update_xaxes(title_text="paper bootstrap mean", range=[-1.05, 1.05])
     fig.update_yaxes(title_text="recomputed point value", range=[-1.05, 1.05])
@@ -324,9 +447,16 @@ def rank_correlation_vs_paper(rc: pd.DataFrame, *, title: str = "Recomputed poin
 # agreement and fusion
 # ---------------------------------------------------------------------------------------------------
 
-def interval_plot(df: pd.DataFrame, *, series: str, x: str = "finding",
-                  metrics: Sequence[tuple[str, str, str, str]] = (("kappa_w", "kappa_low", "kappa_high", "κ"),),
-                  kind: str = "dot", title: str = "") -> go.Figure:
+
+def interval_plot(
+    df: pd.DataFrame,
+    *,
+    series: str,
+    x: str = "finding",
+    metrics: Sequence[tuple[str, str, str, str]] = (("kappa_w", "kappa_low", "kappa_high", "κ"),),
+    kind: str = "dot",
+    title: str = "",
+) -> go.Figure:
     """Point value with a Low-High interval per ``x`` category and ``series`` (Figures 5-7 of XQA).
 
     The central mark is the weighted statistic (e.g. quadratically weighted κ); the vertical segment
@@ -353,12 +483,33 @@ def interval_plot(df: pd.DataFrame, *, series: str, x: str = "finding",
             custom = np.stack([sub[x].astype(str), lo, hi], axis=1)
             hover = f"{s}<br>%{{customdata[0]}}: {label} %{{y:.3f}} (Low %{{customdata[1]:.3f}}, High %{{customdata[2]:.3f}})<extra></extra>"
             if kind == "bar":
-                fig.add_trace(go.Bar(x=xs, y=v, width=w * 0.9, name=s, legendgroup=s, marker_color=rgba(color, 0.75),
-                                     visible=pi == 0, customdata=custom, hovertemplate=hover))
+                fig.add_trace(
+                    go.Bar(
+                        x=xs,
+                        y=v,
+                        width=w * 0.9,
+                        name=s,
+                        legendgroup=s,
+                        marker_color=rgba(color, 0.75),
+                        visible=pi == 0,
+                        customdata=custom,
+                        hovertemplate=hover,
+                    )
+                )
             else:
-                fig.add_trace(go.Scatter(x=xs, y=v, mode="markers", name=s, legendgroup=s, visible=pi == 0,
-                                         marker={"color": color, "size": 9, "symbol": "diamond"},
-                                         customdata=custom, hovertemplate=hover))
+                fig.add_trace(
+                    go.Scatter(
+                        x=xs,
+                        y=v,
+                        mode="markers",
+                        name=s,
+                        legendgroup=s,
+                        visible=pi == 0,
+                        marker={"color": color, "size": 9, "symbol": "diamond"},
+                        customdata=custom,
+                        hovertemplate=hover,
+                    )
+                )
             idx.append(len(fig.data) - 1)
             if np.isfinite(lo).any() or np.isfinite(hi).any():
                 segx, segy = [], []
@@ -366,15 +517,30 @@ def interval_plot(df: pd.DataFrame, *, series: str, x: str = "finding",
                     if np.isfinite(a) and np.isfinite(b):
                         segx += [xi, xi, None]
                         segy += [a, b, None]
-                fig.add_trace(go.Scatter(x=segx, y=segy, mode="lines+markers", legendgroup=s, showlegend=False,
-                                         line={"color": "#333" if kind == "bar" else color, "width": 2},
-                                         marker={"symbol": "line-ew-open", "size": 10,
-                                                 "color": "#333" if kind == "bar" else color},
-                                         visible=pi == 0, hoverinfo="skip", name=f"{s} Low-High"))
+                fig.add_trace(
+                    go.Scatter(
+                        x=segx,
+                        y=segy,
+                        mode="lines+markers",
+                        legendgroup=s,
+                        showlegend=False,
+                        line={"color": "#333" if kind == "bar" else color, "width": 2},
+                        marker={
+                            "symbol": "line-ew-open",
+                            "size": 10,
+                            "color": "#333" if kind == "bar" else color,
+                        },
+                        visible=pi == 0,
+                        hoverinfo="skip",
+                        name=f"{s} Low-High",
+                    )
+                )
                 idx.append(len(fig.data) - 1)
         panels.append((label, idx, {"yaxis.title.text": f"{label} (point) with Low-High interval"}))
     base_layout(fig, title=title, height=460)
-    fig.update_xaxes(tickvals=list(range(len(cats))), ticktext=cats, range=[-0.6, len(cats) - 0.4], title_text=x)
+    fig.update_xaxes(
+        tickvals=list(range(len(cats))), ticktext=cats, range=[-0.6, len(cats) - 0.4], title_text=x
+    )
     fig.update_yaxes(title_text=panels[0][2]["yaxis.title.text"] if panels else "", zeroline=True)
     if kind == "bar":
         fig.update_layout(barmode="overlay")
@@ -396,8 +562,15 @@ def prevalence_bars(prev: pd.DataFrame, *, title: str = "Label prevalence per so
         key = {(str(f), str(s)): v for f, s, v in zip(sub["finding"], sub["source"], num(sub, value))}
         xs = [[f for f in findings for _ in sources], [s for _ in findings for s in sources]]
         ys = [key.get((f, s), 0.0) for f in findings for s in sources]
-        fig.add_trace(go.Bar(x=xs, y=ys, name=state, marker_color=STATE_COLORS.get(state, palette_color(i)),
-                             hovertemplate="%{x}<br>" + state + ": %{y}<extra></extra>"))
+        fig.add_trace(
+            go.Bar(
+                x=xs,
+                y=ys,
+                name=state,
+                marker_color=STATE_COLORS.get(state, palette_color(i)),
+                hovertemplate="%{x}<br>" + state + ": %{y}<extra></extra>",
+            )
+        )
     base_layout(fig, title=title, height=460)
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title_text="studies (%)" if value == "percent" else "studies (count)")
@@ -405,20 +578,27 @@ def prevalence_bars(prev: pd.DataFrame, *, title: str = "Label prevalence per so
     return fig
 
 
-def sankey_flows(flows: pd.DataFrame, *, title: str = "Label flows between sources",
-                 max_panels: int = 60) -> go.Figure:
+def sankey_flows(
+    flows: pd.DataFrame, *, title: str = "Label flows between sources", max_panels: int = 60
+) -> go.Figure:
     """Sankey diagram of label states from one source to another (XQA Figure 4), one panel per
     ``(source_a, source_b, finding)``. Flows whose state is unchanged are grey; changed flows take the
     colour of the left state."""
     df = flows.copy()
     df["count"] = num(df, "count")
-    keys = list(dict.fromkeys(zip(df["source_a"].astype(str), df["source_b"].astype(str), df["finding"].astype(str))))
+    keys = list(
+        dict.fromkeys(zip(df["source_a"].astype(str), df["source_b"].astype(str), df["finding"].astype(str)))
+    )
     keys.sort(key=lambda k: (k[2] not in SUMMARY_ROWS and k[2] != "all", 0))
     keys = keys[:max_panels]
     fig = go.Figure()
     panels: list[tuple[str, list[int], dict[str, Any]]] = []
     for pi, (a, b, f) in enumerate(keys):
-        sub = df[(df["source_a"].astype(str) == a) & (df["source_b"].astype(str) == b) & (df["finding"].astype(str) == f)]
+        sub = df[
+            (df["source_a"].astype(str) == a)
+            & (df["source_b"].astype(str) == b)
+            & (df["finding"].astype(str) == f)
+        ]
         sub = sub[sub["count"] > 0]
         sa = [s for s in STATE_ORDER if s in set(sub["state_a"].astype(str))]
         sa += [s for s in ordered(sub["state_a"], summary_first=False) if s not in sa]
@@ -428,12 +608,19 @@ def sankey_flows(flows: pd.DataFrame, *, title: str = "Label flows between sourc
         colors = [STATE_COLORS.get(s, "#999") for s in sa + sb]
         src = [sa.index(str(s)) for s in sub["state_a"]]
         tgt = [len(sa) + sb.index(str(s)) for s in sub["state_b"]]
-        lcol = [rgba("#999999", 0.35) if str(x) == str(y) else rgba(STATE_COLORS.get(str(x), "#999999"), 0.55)
-                for x, y in zip(sub["state_a"], sub["state_b"])]
-        fig.add_trace(go.Sankey(
-            node={"label": labels, "color": colors, "pad": 18, "thickness": 16},
-            link={"source": src, "target": tgt, "value": sub["count"].tolist(), "color": lcol},
-            visible=pi == 0, name=f"{a} → {b}: {f}", arrangement="fixed"))
+        lcol = [
+            rgba("#999999", 0.35) if str(x) == str(y) else rgba(STATE_COLORS.get(str(x), "#999999"), 0.55)
+            for x, y in zip(sub["state_a"], sub["state_b"])
+        ]
+        fig.add_trace(
+            go.Sankey(
+                node={"label": labels, "color": colors, "pad": 18, "thickness": 16},
+                link={"source": src, "target": tgt, "value": sub["count"].tolist(), "color": lcol},
+                visible=pi == 0,
+                name=f"{a} → {b}: {f}",
+                arrangement="fixed",
+            )
+        )
         panels.append((f"{a} → {b}: {f}", [pi], {"title.text": f"{title}: {a} → {b}, {f}"}))
     first = panels[0][2]["title.text"] if panels else title
     base_layout(fig, title=first, height=440)
@@ -444,6 +631,7 @@ def sankey_flows(flows: pd.DataFrame, *, title: str = "Label flows between sourc
 # ---------------------------------------------------------------------------------------------------
 # localization and IQA
 # ---------------------------------------------------------------------------------------------------
+
 
 def _fractions(values: pd.Series) -> np.ndarray:
     """Numbers, accepting exact fractions written as ``'1/10'`` (how the protocol's T is stored)."""
@@ -458,8 +646,9 @@ def _fractions(values: pd.Series) -> np.ndarray:
     return out
 
 
-def localization_curves(loc: pd.DataFrame, *, title: str = "Localization accuracy and false positives vs T"
-                        ) -> go.Figure:
+def localization_curves(
+    loc: pd.DataFrame, *, title: str = "Localization accuracy and false positives vs T"
+) -> go.Figure:
     """Acc. and AFP against the overlap threshold T, a line per finding; one panel per combination of
     the case columns present (``variant``, ``localizer``, ``upsampling``, ``threshold``, ``rule``) when the
     table holds several. ``T`` may be written as exact fractions (``'1/10'``)."""
@@ -481,13 +670,27 @@ def localization_curves(loc: pd.DataFrame, *, title: str = "Localization accurac
             for col, (metric, show) in enumerate((("acc", True), ("afp", False)), start=1):
                 if metric not in s.columns:
                     continue
-                fig.add_trace(go.Scatter(x=s["T"].to_numpy(), y=num(s, metric), mode="lines+markers", name=f, legendgroup=f,
-                                         showlegend=show, line={"color": palette_color(fi)}, visible=vi == 0,
-                                         hovertemplate=f + f"<br>T=%{{x}}: {metric} %{{y:.3f}}<extra></extra>"),
-                              row=1, col=col)
+                fig.add_trace(
+                    go.Scatter(
+                        x=s["T"].to_numpy(),
+                        y=num(s, metric),
+                        mode="lines+markers",
+                        name=f,
+                        legendgroup=f,
+                        showlegend=show,
+                        line={"color": palette_color(fi)},
+                        visible=vi == 0,
+                        hovertemplate=f + f"<br>T=%{{x}}: {metric} %{{y:.3f}}<extra></extra>",
+                    ),
+                    row=1,
+                    col=col,
+                )
                 idx.append(len(fig.data) - 1)
-        parts = [f"{'threshold ' if c == 'threshold' else 'rule ' if c == 'rule' else ''}{val}"
-                 for c, val in zip(case_cols, key.split("\x1f")) if val not in ("", "-", "nan")]
+        parts = [
+            f"{'threshold ' if c == 'threshold' else 'rule ' if c == 'rule' else ''}{val}"
+            for c, val in zip(case_cols, key.split("\x1f"))
+            if val not in ("", "-", "nan")
+        ]
         label = ", ".join(parts) or "all"
         panels.append((label, idx, {"title.text": title if len(variants) > 1 else f"{title} ({label})"}))
     first = panels[0][2]["title.text"] if panels else title

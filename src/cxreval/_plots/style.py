@@ -19,18 +19,49 @@ import plotly.graph_objects as go
 
 from ..schema import ORDINAL_STATES, REPORT_STATES, SUMMARY_ROWS
 
-__all__ = ["OKABE_ITO", "TOL_MUTED", "PALETTE", "SYMBOLS", "STATE_COLORS", "STATE_ORDER", "SUMMARY_ROWS",
-           "reference_colors", "ref_color", "ref_symbol", "palette_color", "rgba", "ordered", "base_layout",
-           "dropdown", "num", "ci_columns"]
+__all__ = [
+    "OKABE_ITO",
+    "TOL_MUTED",
+    "PALETTE",
+    "SYMBOLS",
+    "STATE_COLORS",
+    "STATE_ORDER",
+    "SUMMARY_ROWS",
+    "reference_colors",
+    "ref_color",
+    "ref_symbol",
+    "palette_color",
+    "rgba",
+    "ordered",
+    "base_layout",
+    "dropdown",
+    "num",
+    "ci_columns",
+]
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#000000", "#F0E442")
-TOL_MUTED = ("#882255", "#44AA99", "#999933", "#AA4499", "#332288", "#88CCEE", "#DDCC77", "#117733", "#CC6677")
+TOL_MUTED = (
+    "#882255",
+    "#44AA99",
+    "#999933",
+    "#AA4499",
+    "#332288",
+    "#88CCEE",
+    "#DDCC77",
+    "#117733",
+    "#CC6677",
+)
 PALETTE = tuple(c for c in OKABE_ITO if c != "#F0E442") + TOL_MUTED + ("#F0E442",)
 """Colour-blind-safe categorical colours: Okabe & Ito (2008), then Paul Tol's 'muted' scheme; Okabe & Ito's
 yellow, faint on white, last."""
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "triangle-down", "star", "cross")
-STATE_COLORS = {"positive": "#D55E00", "uncertain": "#F0E442", "negative": "#0072B2",
-                "not_mentioned": "#999999", "missing": "#DDDDDD"}
+STATE_COLORS = {
+    "positive": "#D55E00",
+    "uncertain": "#F0E442",
+    "negative": "#0072B2",
+    "not_mentioned": "#999999",
+    "missing": "#DDDDDD",
+}
 
 _REF_COLORS: ContextVar[dict[str, str] | None] = ContextVar("cxreval_ref_colors", default=None)
 
@@ -62,7 +93,9 @@ def ref_symbol(name: str) -> str:
     cmap = _REF_COLORS.get() or {}
     i = list(cmap).index(name) if name in cmap else 0
     return SYMBOLS[(i // len(PALETTE)) % len(SYMBOLS)]  # a second round of colours gets another symbol
-STATE_ORDER = (*reversed(ORDINAL_STATES), *REPORT_STATES[len(ORDINAL_STATES):], "missing")
+
+
+STATE_ORDER = (*reversed(ORDINAL_STATES), *REPORT_STATES[len(ORDINAL_STATES) :], "missing")
 """States in the order figures stack them: positive, uncertain, negative, not_mentioned, missing."""
 
 
@@ -74,7 +107,7 @@ def palette_color(i: int) -> str:
 def rgba(hex_color: str, alpha: float) -> str:
     """``#rrggbb`` as ``rgba(r,g,b,alpha)``."""
     h = hex_color.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r},{g},{b},{alpha})"
 
 
@@ -88,14 +121,20 @@ def ordered(values: Sequence[object] | pd.Series, *, summary_first: bool = True)
 
 def base_layout(fig: go.Figure, *, title: str, height: int) -> go.Figure:
     """Title, height, template, margins and legend shared by every figure."""
-    fig.update_layout(title={"text": title, "x": 0.0, "xanchor": "left", "font": {"size": 15}},
-                      height=int(height), template="plotly_white", margin={"l": 60, "r": 20, "t": 70, "b": 50},
-                      legend={"orientation": "v", "x": 1.02, "y": 1.0}, font={"size": 12})
+    fig.update_layout(
+        title={"text": title, "x": 0.0, "xanchor": "left", "font": {"size": 15}},
+        height=int(height),
+        template="plotly_white",
+        margin={"l": 60, "r": 20, "t": 70, "b": 50},
+        legend={"orientation": "v", "x": 1.02, "y": 1.0},
+        font={"size": 12},
+    )
     return fig
 
 
-def dropdown(fig: go.Figure, panels: list[tuple[str, list[int], dict]], *, n_traces: int,
-              prefix: str = "") -> None:
+def dropdown(
+    fig: go.Figure, panels: list[tuple[str, list[int], dict]], *, n_traces: int, prefix: str = ""
+) -> None:
     """Add a menu that shows one panel (a set of trace indices and layout changes) at a time."""
     if len(panels) <= 1:
         return
@@ -105,10 +144,22 @@ def dropdown(fig: go.Figure, panels: list[tuple[str, list[int], dict]], *, n_tra
         for i in idx:
             vis[i] = True
         buttons.append({"label": f"{prefix}{label}", "method": "update", "args": [{"visible": vis}, layout]})
-    fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down", "x": 0.0, "xanchor": "left",
-                                    "y": 1.0, "yanchor": "bottom", "pad": {"b": 4}, "showactive": True,
-                                    "active": 0}],
-                      margin={"t": 100})
+    fig.update_layout(
+        updatemenus=[
+            {
+                "buttons": buttons,
+                "direction": "down",
+                "x": 0.0,
+                "xanchor": "left",
+                "y": 1.0,
+                "yanchor": "bottom",
+                "pad": {"b": 4},
+                "showactive": True,
+                "active": 0,
+            }
+        ],
+        margin={"t": 100},
+    )
 
 
 def num(df: pd.DataFrame, col: str) -> np.ndarray:
@@ -121,8 +172,12 @@ def num(df: pd.DataFrame, col: str) -> np.ndarray:
 def ci_columns(df: pd.DataFrame, stat: str) -> tuple[str, str] | tuple[None, None]:
     """The interval columns of statistic ``stat`` (``<stat>_low/_high``, ``_ci_low/_ci_high``, ``_lo/_hi`` or
     ``_lower/_upper``), or (None, None)."""
-    for lo, hi in ((f"{stat}_low", f"{stat}_high"), (f"{stat}_ci_low", f"{stat}_ci_high"),
-                   (f"{stat}_lo", f"{stat}_hi"), (f"{stat}_lower", f"{stat}_upper")):
+    for lo, hi in (
+        (f"{stat}_low", f"{stat}_high"),
+        (f"{stat}_ci_low", f"{stat}_ci_high"),
+        (f"{stat}_lo", f"{stat}_hi"),
+        (f"{stat}_lower", f"{stat}_upper"),
+    ):
         if lo in df.columns and hi in df.columns:
             return lo, hi
     return None, None

@@ -84,8 +84,11 @@ class SourceComparisonResult(TableResult):
         return self.agreement.table
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {name: df for part in (self.agreement, self.prevalence, self.flows, self.omissions)
-                for name, df in part.tables().items()}
+        return {
+            name: df
+            for part in (self.agreement, self.prevalence, self.flows, self.omissions)
+            for name, df in part.tables().items()
+        }
 
     def save_tables(self, folder: PathLike) -> dict[str, Path]:
         """Write the tables of ``FILES`` and, with a finding map, ``finding_map`` (CSV + Parquet) into ``folder``,
@@ -95,7 +98,9 @@ class SourceComparisonResult(TableResult):
             from ..finding_maps import finding_map_table
             from ..io import write_table
 
-            written["finding_map"] = write_table(finding_map_table(self.finding_map), Path(folder), "finding_map")
+            written["finding_map"] = write_table(
+                finding_map_table(self.finding_map), Path(folder), "finding_map"
+            )
         return written
 
     def save(self, folder: PathLike) -> dict[str, Path]:
@@ -110,24 +115,46 @@ class SourceComparisonResult(TableResult):
     def summary(self, title: str | None = None) -> str:
         """``# title`` (default the result's ``title``), the agreement choices and per-pair drops, then the
         agreement, omission and positive prevalence tables, as Markdown (``summary.md`` of ``cxreval agree``)."""
-        return "\n".join([f"# {self.title if title is None else title}", "", self.agreement.summary(), "",
-                          self.omissions.summary(), "", self.prevalence.summary(), ""])
+        return "\n".join(
+            [
+                f"# {self.title if title is None else title}",
+                "",
+                self.agreement.summary(),
+                "",
+                self.omissions.summary(),
+                "",
+                self.prevalence.summary(),
+                "",
+            ]
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"agreement": self.agreement.to_dict(), "prevalence": self.prevalence.to_dict(),
-                "flows": self.flows.to_dict(), "omissions": self.omissions.to_dict()}
+        return {
+            "agreement": self.agreement.to_dict(),
+            "prevalence": self.prevalence.to_dict(),
+            "flows": self.flows.to_dict(),
+            "omissions": self.omissions.to_dict(),
+        }
 
     def _figure(self) -> Any:
         """The agreement figure (:meth:`AgreementTableResult.plot`)."""
         return self.agreement.plot()
 
 
-def compare_sources(labels: object, pairs: SourcePairs, *, findings: FindingsLike = None,
-                    finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
-                    not_mentioned: str = "negative", studies: Studies = "same", both_uncertain: str = "agree",
-                    finding_map: VocabularyMapping | str | PathLike | None = None,
-                    flow_pairs: SourcePairs | None = None,
-                    title: str = "Agreement between label sources") -> SourceComparisonResult:
+def compare_sources(
+    labels: object,
+    pairs: SourcePairs,
+    *,
+    findings: FindingsLike = None,
+    finding_sets: Mapping[str, Sequence[str]] | None = None,
+    weights: str | None = "quadratic",
+    not_mentioned: str = "negative",
+    studies: Studies = "same",
+    both_uncertain: str = "agree",
+    finding_map: VocabularyMapping | str | PathLike | None = None,
+    flow_pairs: SourcePairs | None = None,
+    title: str = "Agreement between label sources",
+) -> SourceComparisonResult:
     """Agreement, prevalence (of the pairs' sources), flows and omissions of pairs of label sources: the job
     of ``cxreval agree`` (``res.save(folder)`` writes every file the command writes but ``run.json``).
 
@@ -175,13 +202,26 @@ def compare_sources(labels: object, pairs: SourcePairs, *, findings: FindingsLik
     if studies == "common":
         table = common_study_labels(table, sorted({s for p in pair_list for s in p}))
         studies = "each"
-    agr = compute_agreement(table, pair_list, findings=findings, finding_sets=finding_sets, weights=weights,
-                            not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain)
+    agr = compute_agreement(
+        table,
+        pair_list,
+        findings=findings,
+        finding_sets=finding_sets,
+        weights=weights,
+        not_mentioned=not_mentioned,
+        studies=studies,
+        both_uncertain=both_uncertain,
+    )
     wanted = {s for p in pair_list for s in p}  # compute_agreement checked that each is in the table
     sources = [s for s in pd.unique(table[SOURCE].astype(str)) if s in wanted]
     prev = compute_prevalence(table, sources=sources, findings=findings)
-    flows = compute_flows(table, pair_list if flow_list is None else flow_list, findings=findings,
-                          not_mentioned=not_mentioned, studies=studies)
+    flows = compute_flows(
+        table,
+        pair_list if flow_list is None else flow_list,
+        findings=findings,
+        not_mentioned=not_mentioned,
+        studies=studies,
+    )
     return SourceComparisonResult(agr, prev, flows, flows.omissions(), finding_map=fmap, title=title)
 
 
@@ -202,7 +242,9 @@ def common_study_labels(labels: pd.DataFrame, sources: Sequence[str]) -> pd.Data
     keep = n[n.to_numpy() == need].index
     for f, k in per_f.items():
         if k > 1 and f not in set(keep.get_level_values("finding")):
-            raise SchemaError(f"studies='common': no study is labelled by every source "
-                              f"labelling finding {f!r}; choose studies='each'.")
+            raise SchemaError(
+                f"studies='common': no study is labelled by every source "
+                f"labelling finding {f!r}; choose studies='each'."
+            )
     idx = pd.MultiIndex.from_frame(sub[["finding", "study_id"]])
     return sub[idx.isin(keep)].reset_index(drop=True)

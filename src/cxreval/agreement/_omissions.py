@@ -43,15 +43,34 @@ from ..schema import FINDING, LabelPolicy, check_columns
 from ._pairs import SourceGrids, SourcePairs, expand_findings, paired_states, parse_pairs, prepare_labels
 from ._scores import STATE_ORDER, confusion_counts
 
-__all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "FlowsResult", "OmissionsResult", "omission_rates",
-           "compute_flows", "compute_omissions"]
+__all__ = [
+    "FLOW_COLUMNS",
+    "OMISSION_COLUMNS",
+    "OmissionResult",
+    "FlowsResult",
+    "OmissionsResult",
+    "omission_rates",
+    "compute_flows",
+    "compute_omissions",
+]
 
 FLOW_COLUMNS: tuple[str, ...] = ("source_a", "source_b", "finding", "state_a", "state_b", "count")
 """Columns of :func:`compute_flows` (``flows.csv``, :class:`FlowsResult`)."""
 
-OMISSION_COLUMNS: tuple[str, ...] = ("source_a", "source_b", "finding", "n", "pos_a_neg_b", "rate_a_not_b",
-                                     "pos_b_neg_a", "rate_b_not_a", "pos_a", "pos_b", "pos_a_unc_b",
-                                     "pos_b_unc_a")
+OMISSION_COLUMNS: tuple[str, ...] = (
+    "source_a",
+    "source_b",
+    "finding",
+    "n",
+    "pos_a_neg_b",
+    "rate_a_not_b",
+    "pos_b_neg_a",
+    "rate_b_not_a",
+    "pos_a",
+    "pos_b",
+    "pos_a_unc_b",
+    "pos_b_unc_a",
+)
 """Columns of :func:`compute_omissions` (``omissions.csv``, :class:`OmissionsResult`)."""
 
 
@@ -90,19 +109,37 @@ class OmissionResult:
     def from_transitions(cls, c: np.ndarray) -> OmissionResult:
         c = np.asarray(c, dtype=np.int64)
         pos_a, pos_b = int(c[2].sum()), int(c[:, 2].sum())
-        return cls(readonly(c.copy()), int(c.sum()), pos_a, pos_b, int(c[2, 0]), int(c[0, 2]), int(c[2, 1]),
-                   int(c[1, 2]), float(c[2, 0] / pos_a) if pos_a else float("nan"),
-                   float(c[0, 2] / pos_b) if pos_b else float("nan"))
+        return cls(
+            readonly(c.copy()),
+            int(c.sum()),
+            pos_a,
+            pos_b,
+            int(c[2, 0]),
+            int(c[0, 2]),
+            int(c[2, 1]),
+            int(c[1, 2]),
+            float(c[2, 0] / pos_a) if pos_a else float("nan"),
+            float(c[0, 2] / pos_b) if pos_b else float("nan"),
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"transitions": self.transitions.tolist(), "n": self.n, "pos_a": self.pos_a, "pos_b": self.pos_b,
-                "pos_a_neg_b": self.pos_a_neg_b, "pos_b_neg_a": self.pos_b_neg_a, "pos_a_unc_b": self.pos_a_unc_b,
-                "pos_b_unc_a": self.pos_b_unc_a, "rate_a_not_b": float(self.rate_a_not_b),
-                "rate_b_not_a": float(self.rate_b_not_a)}
+        return {
+            "transitions": self.transitions.tolist(),
+            "n": self.n,
+            "pos_a": self.pos_a,
+            "pos_b": self.pos_b,
+            "pos_a_neg_b": self.pos_a_neg_b,
+            "pos_b_neg_a": self.pos_b_neg_a,
+            "pos_a_unc_b": self.pos_a_unc_b,
+            "pos_b_unc_a": self.pos_b_unc_a,
+            "rate_a_not_b": float(self.rate_a_not_b),
+            "rate_b_not_a": float(self.rate_b_not_a),
+        }
 
 
-def omission_rates(states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str | LabelPolicy = "negative"
-                   ) -> OmissionResult:
+def omission_rates(
+    states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str | LabelPolicy = "negative"
+) -> OmissionResult:
     """Transitions and omission rates of two aligned state arrays (see the module docstring).
 
     Parameters
@@ -147,9 +184,17 @@ class OmissionsResult(TableResult):
         """The rate at which source A's positives are negative in source B, per finding and pair."""
         from .._plots import bars
 
-        t = self.table.assign(pair=self.table["source_a"].astype(str) + " not " + self.table["source_b"].astype(str))
-        return bars(t, x="finding", y="rate_a_not_b", color="pair", title="Positives of A that B calls negative",
-                    y_title="rate (A positive, B negative)")
+        t = self.table.assign(
+            pair=self.table["source_a"].astype(str) + " not " + self.table["source_b"].astype(str)
+        )
+        return bars(
+            t,
+            x="finding",
+            y="rate_a_not_b",
+            color="pair",
+            title="Positives of A that B calls negative",
+            y_title="rate (A positive, B negative)",
+        )
 
 
 @dataclass(frozen=True)
@@ -184,12 +229,21 @@ class FlowsResult(TableResult):
     def summary(self) -> str:
         """The pooled (``finding='overall'``) flows of each pair as Markdown."""
         overall = self.table[self.table["finding"] == "overall"]
-        return "\n".join([f"## Flows (not_mentioned: {self.not_mentioned}; studies: {self.studies})", "",
-                          markdown_table(overall)])
+        return "\n".join(
+            [
+                f"## Flows (not_mentioned: {self.not_mentioned}; studies: {self.studies})",
+                "",
+                markdown_table(overall),
+            ]
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"pairs": list(self.pairs), "not_mentioned": self.not_mentioned, "studies": self.studies,
-                "table": self.table.to_dict(orient="records")}
+        return {
+            "pairs": list(self.pairs),
+            "not_mentioned": self.not_mentioned,
+            "studies": self.studies,
+            "table": self.table.to_dict(orient="records"),
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -203,8 +257,14 @@ class FlowsResult(TableResult):
         return self.figure(self.table)
 
 
-def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
-                  not_mentioned: str | LabelPolicy = "negative", studies: Studies = "same") -> FlowsResult:
+def compute_flows(
+    labels: pd.DataFrame,
+    pairs: SourcePairs,
+    *,
+    findings: FindingsLike = None,
+    not_mentioned: str | LabelPolicy = "negative",
+    studies: Studies = "same",
+) -> FlowsResult:
     """3x3 state transitions per pair of sources and finding, plus ``finding='overall'`` pooled.
 
     Parameters
@@ -245,11 +305,20 @@ def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Finding
         ps = paired_states(grids, a, b, findings=fs, studies=studies)
         c, _, _ = ps.confusion(not_mentioned=not_mentioned)
         for name, mat in [*zip(ps.findings, c), ("overall", c.sum(axis=0))]:
-            rows.append(pd.DataFrame({"source_a": a, "source_b": b, FINDING: name, "state_a": sa,
-                                      "state_b": sb, "count": mat.ravel().astype(np.int64)}))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "source_a": a,
+                        "source_b": b,
+                        FINDING: name,
+                        "state_a": sa,
+                        "state_b": sb,
+                        "count": mat.ravel().astype(np.int64),
+                    }
+                )
+            )
     out = pd.concat(rows, ignore_index=True)[list(FLOW_COLUMNS)]
     return FlowsResult(out, tuple(f"{a}:{b}" for a, b in pair_list), not_mentioned, studies)
-
 
 
 def compute_omissions(flows: pd.DataFrame | FlowsResult) -> OmissionsResult:
@@ -270,24 +339,42 @@ def compute_omissions(flows: pd.DataFrame | FlowsResult) -> OmissionsResult:
     if isinstance(flows, FlowsResult):
         flows = flows.table
     if not isinstance(flows, pd.DataFrame):
-        raise SchemaError(f"The 'flows' parameter of compute_omissions must be a FlowsResult or a flows table (a "
-                          f"DataFrame with columns {list(FLOW_COLUMNS)}). Got {type(flows).__name__} instead.")
+        raise SchemaError(
+            f"The 'flows' parameter of compute_omissions must be a FlowsResult or a flows table (a "
+            f"DataFrame with columns {list(FLOW_COLUMNS)}). Got {type(flows).__name__} instead."
+        )
     check_columns(flows, FLOW_COLUMNS, where="flows table")
     idx = {s: i for i, s in enumerate(STATE_ORDER)}
     bad = ~flows["state_a"].isin(STATE_ORDER) | ~flows["state_b"].isin(STATE_ORDER)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise SchemaError(f"Flows table row {i}: state ({flows['state_a'].iloc[i]!r}, {flows['state_b'].iloc[i]!r}) "
-                          f"outside {list(STATE_ORDER)}.")
+        raise SchemaError(
+            f"Flows table row {i}: state ({flows['state_a'].iloc[i]!r}, {flows['state_b'].iloc[i]!r}) "
+            f"outside {list(STATE_ORDER)}."
+        )
     rows = []
     for key, g in flows.groupby(["source_a", "source_b", "finding"], sort=False):
         if len(g) != 9 or g[["state_a", "state_b"]].duplicated().any():
             raise SchemaError(f"Flows for {key} must list the 9 state pairs once each; got {len(g)} rows.")
         c = np.zeros((3, 3), dtype=np.int64)
-        c[g["state_a"].map(idx).to_numpy(), g["state_b"].map(idx).to_numpy()] = g["count"].to_numpy(dtype=np.int64)
+        c[g["state_a"].map(idx).to_numpy(), g["state_b"].map(idx).to_numpy()] = g["count"].to_numpy(
+            dtype=np.int64
+        )
         r = OmissionResult.from_transitions(c)
-        rows.append({"source_a": key[0], "source_b": key[1], "finding": key[2], "n": r.n,
-                     "pos_a_neg_b": r.pos_a_neg_b, "rate_a_not_b": float(r.rate_a_not_b),
-                     "pos_b_neg_a": r.pos_b_neg_a, "rate_b_not_a": float(r.rate_b_not_a), "pos_a": r.pos_a,
-                     "pos_b": r.pos_b, "pos_a_unc_b": r.pos_a_unc_b, "pos_b_unc_a": r.pos_b_unc_a})
+        rows.append(
+            {
+                "source_a": key[0],
+                "source_b": key[1],
+                "finding": key[2],
+                "n": r.n,
+                "pos_a_neg_b": r.pos_a_neg_b,
+                "rate_a_not_b": float(r.rate_a_not_b),
+                "pos_b_neg_a": r.pos_b_neg_a,
+                "rate_b_not_a": float(r.rate_b_not_a),
+                "pos_a": r.pos_a,
+                "pos_b": r.pos_b,
+                "pos_a_unc_b": r.pos_a_unc_b,
+                "pos_b_unc_a": r.pos_b_unc_a,
+            }
+        )
     return OmissionsResult(pd.DataFrame(rows, columns=list(OMISSION_COLUMNS)))

@@ -27,8 +27,19 @@ from ._scores import (
     scores_from_confusion,
 )
 
-__all__ = ["PairedStates", "SourceGrids", "PairCoverage", "AgreementTableResult", "parse_pairs", "pair_states",
-           "paired_states", "compute_agreement", "expand_findings", "prepare_labels"]
+__all__ = [
+    "PairedStates",
+    "SourceGrids",
+    "PairCoverage",
+    "AgreementTableResult",
+    "parse_pairs",
+    "pair_states",
+    "paired_states",
+    "compute_agreement",
+    "expand_findings",
+    "prepare_labels",
+]
+
 
 @dataclass(frozen=True)
 class PairedStates:
@@ -62,8 +73,9 @@ class PairedStates:
     def pair(self) -> str:
         return f"{self.source_a}:{self.source_b}"
 
-    def confusion(self, *, not_mentioned: str | LabelPolicy = "negative"
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def confusion(
+        self, *, not_mentioned: str | LabelPolicy = "negative"
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per-finding 3x3 confusion matrices ``(n_findings, 3, 3)``, missing and not-mentioned drops."""
         func = "PairedStates.confusion"
         not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func=func).not_mentioned
@@ -77,14 +89,23 @@ class PairedStates:
         else:
             keep, n_nm = ~missing & ~nm, nm.sum(axis=0)
         f = np.broadcast_to(np.arange(a.shape[1]), a.shape)
-        idx = (f * 9 + np.nan_to_num(a, nan=0).astype(np.int64) * 3 + np.nan_to_num(b, nan=0).astype(np.int64))[keep]
+        idx = (
+            f * 9 + np.nan_to_num(a, nan=0).astype(np.int64) * 3 + np.nan_to_num(b, nan=0).astype(np.int64)
+        )[keep]
         c = np.bincount(idx, minlength=9 * a.shape[1]).reshape(a.shape[1], 3, 3)
         return c, missing.sum(axis=0), n_nm
 
     def to_dict(self) -> dict[str, object]:
-        return {"source_a": self.source_a, "source_b": self.source_b, "n_studies": len(self.studies),
-                "findings": list(self.findings), "n_only_a": self.n_only_a, "n_only_b": self.n_only_b,
-                "findings_only_a": list(self.findings_only_a), "findings_only_b": list(self.findings_only_b)}
+        return {
+            "source_a": self.source_a,
+            "source_b": self.source_b,
+            "n_studies": len(self.studies),
+            "findings": list(self.findings),
+            "n_only_a": self.n_only_a,
+            "n_only_b": self.n_only_b,
+            "findings_only_a": list(self.findings_only_a),
+            "findings_only_b": list(self.findings_only_b),
+        }
 
 
 SourcePairs: TypeAlias = Union[str, Sequence[Union[str, Sequence[str]]]]
@@ -103,7 +124,11 @@ def parse_pairs(pairs: SourcePairs, *, name: str = "pairs") -> list[tuple[str, s
     items: list[object]
     if isinstance(pairs, str):
         items = [p for p in pairs.split(",") if p.strip()]
-    elif isinstance(pairs, Sequence) and len(pairs) == 2 and all(isinstance(p, str) and ":" not in p for p in pairs):
+    elif (
+        isinstance(pairs, Sequence)
+        and len(pairs) == 2
+        and all(isinstance(p, str) and ":" not in p for p in pairs)
+    ):
         items = [tuple(pairs)]
     else:
         items = list(pairs)
@@ -116,11 +141,14 @@ def parse_pairs(pairs: SourcePairs, *, name: str = "pairs") -> list[tuple[str, s
         else:
             parts = []
         if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
-            raise InvalidParameterError(f"Each pair must name two different sources as 'A:B' (or a tuple (A, B)). "
-                                        f"Got {p!r} instead.")
+            raise InvalidParameterError(
+                f"Each pair must name two different sources as 'A:B' (or a tuple (A, B)). Got {p!r} instead."
+            )
         if (parts[0], parts[1]) in out:
-            raise InvalidParameterError(f"The {name!r} parameter of parse_pairs lists {parts[0]}:{parts[1]} twice; "
-                                        f"give each pair once.")
+            raise InvalidParameterError(
+                f"The {name!r} parameter of parse_pairs lists {parts[0]}:{parts[1]} twice; "
+                f"give each pair once."
+            )
         out.append((parts[0], parts[1]))
     if not out:
         raise InvalidParameterError("The 'pairs' parameter must name at least one pair 'A:B'. Got none.")
@@ -146,16 +174,25 @@ def expand_findings(findings: FindingsLike) -> list[str] | None:
 
 
 def prepare_labels(labels: pd.DataFrame) -> pd.DataFrame:
-    if isinstance(labels, pd.DataFrame) and str(labels.get(STATE, pd.Series(dtype=object)).dtype) == "Int8" \
-            and {STUDY_ID, FINDING, SOURCE} <= set(labels.columns):
+    if (
+        isinstance(labels, pd.DataFrame)
+        and str(labels.get(STATE, pd.Series(dtype=object)).dtype) == "Int8"
+        and {STUDY_ID, FINDING, SOURCE} <= set(labels.columns)
+    ):
         dup = labels.duplicated([STUDY_ID, FINDING, SOURCE])
         if not dup.any():
             return labels
     return validate_label_table(labels, require_patient=False)
 
 
-def pair_states(labels: pd.DataFrame, source_a: str, source_b: str, *,
-                findings: FindingsLike = None, studies: Studies = "same") -> PairedStates:
+def pair_states(
+    labels: pd.DataFrame,
+    source_a: str,
+    source_b: str,
+    *,
+    findings: FindingsLike = None,
+    studies: Studies = "same",
+) -> PairedStates:
     """Align two sources of a long label table on common studies and findings.
 
     Parameters
@@ -199,33 +236,42 @@ class SourceGrids:
             grid = np.full((len(studies), len(findings)), np.nan)
             grid[si, fi] = sub[STATE].to_numpy(dtype=float, na_value=np.nan)
             # object (not Arrow-string) indexes: isin / get_indexer use a hash table
-            self._cache[source] = (pd.Index(np.asarray(studies, dtype=object), dtype=object),
-                                   pd.Index(np.asarray(findings, dtype=object), dtype=object), grid)
+            self._cache[source] = (
+                pd.Index(np.asarray(studies, dtype=object), dtype=object),
+                pd.Index(np.asarray(findings, dtype=object), dtype=object),
+                grid,
+            )
         return self._cache[source]
 
 
-def paired_states(labels: pd.DataFrame | SourceGrids, a: str, b: str, *, findings: list[str] | None,
-                 studies: Studies) -> PairedStates:
+def paired_states(
+    labels: pd.DataFrame | SourceGrids, a: str, b: str, *, findings: list[str] | None, studies: Studies
+) -> PairedStates:
     """:func:`pair_states` on labels already prepared (:func:`prepare_labels`) or on their :class:`SourceGrids`
     (built once, reused across pairs), with ``findings`` already expanded (:func:`expand_findings`)."""
     grids = labels if isinstance(labels, SourceGrids) else SourceGrids(labels)
     for s in (a, b):
         if s not in grids.present:
-            raise SchemaError(f"The pair '{a}:{b}' names source {s!r}, which is not in the label table; sources "
-                              f"present: {sorted(map(str, grids.present))}.")
+            raise SchemaError(
+                f"The pair '{a}:{b}' names source {s!r}, which is not in the label table; sources "
+                f"present: {sorted(map(str, grids.present))}."
+            )
     sa, fa_idx, ga = grids.get(a)
     sb, fb_idx, gb = grids.get(b)
     fa, fb = [str(f) for f in fa_idx], [str(f) for f in fb_idx]
     if findings is None:
         use = [f for f in fa if f in set(fb)]
         if not use:
-            raise SchemaError(f"Sources {a!r} and {b!r} label no finding in common ({a!r}: {fa}; {b!r}: {fb}).")
+            raise SchemaError(
+                f"Sources {a!r} and {b!r} label no finding in common ({a!r}: {fa}; {b!r}: {fb})."
+            )
     else:
         for s, fs in ((a, fa), (b, fb)):
             absent = [f for f in findings if f not in set(fs)]
             if absent:
-                raise SchemaError(f"Source {s!r} has no labels for finding(s) {absent} (pair '{a}:{b}'); it labels "
-                                  f"{fs}.")
+                raise SchemaError(
+                    f"Source {s!r} has no labels for finding(s) {absent} (pair '{a}:{b}'); it labels {fs}."
+                )
         use = list(findings)
     in_b = sa.isin(sb)
     common = sa[in_b]
@@ -234,17 +280,29 @@ def paired_states(labels: pd.DataFrame | SourceGrids, a: str, b: str, *, finding
     if studies == "same" and (only_a or only_b):
         ex_a = [str(x) for x in sa[~in_b][:3]]
         ex_b = [str(x) for x in sb[~sb.isin(sa)][:3]]
-        raise SchemaError(f"Sources {a!r} and {b!r} label different studies: {only_a} only in {a!r} (e.g. {ex_a}), "
-                          f"{only_b} only in {b!r} (e.g. {ex_b}); {len(common)} in common. Pass "
-                          f"studies='each' to compare on the common studies.")
+        raise SchemaError(
+            f"Sources {a!r} and {b!r} label different studies: {only_a} only in {a!r} (e.g. {ex_a}), "
+            f"{only_b} only in {b!r} (e.g. {ex_b}); {len(common)} in common. Pass "
+            f"studies='each' to compare on the common studies."
+        )
     if len(common) == 0:
         raise SchemaError(f"Sources {a!r} and {b!r} have no study in common.")
     rows_a = np.flatnonzero(in_b)
     rows_b = sb.get_indexer(common)
     grid_a = readonly(ga[np.ix_(rows_a, fa_idx.get_indexer(use))])
     grid_b = readonly(gb[np.ix_(rows_b, fb_idx.get_indexer(use))])
-    return PairedStates(a, b, tuple(map(str, common)), tuple(use), grid_a, grid_b, only_a, only_b,
-                        tuple(f for f in fa if f not in set(fb)), tuple(f for f in fb if f not in set(fa)))
+    return PairedStates(
+        a,
+        b,
+        tuple(map(str, common)),
+        tuple(use),
+        grid_a,
+        grid_b,
+        only_a,
+        only_b,
+        tuple(f for f in fa if f not in set(fb)),
+        tuple(f for f in fb if f not in set(fa)),
+    )
 
 
 @dataclass(frozen=True)
@@ -287,16 +345,26 @@ class PairCoverage:
         """One Markdown list item: studies compared and everything dropped."""
         miss = {k: v for k, v in self.n_missing.items() if v}
         nm = {k: v for k, v in self.n_not_mentioned_excluded.items() if v}
-        return (f"- {self.pair}: {self.n_studies} common studies; only in A: {self.n_only_a}, only in B: "
-                f"{self.n_only_b}; findings only in A: {list(self.findings_only_a) or 'none'}, only in B: "
-                f"{list(self.findings_only_b) or 'none'}; missing pairs: {miss or 'none'}; not-mentioned "
-                f"excluded: {nm or 'none'}")
+        return (
+            f"- {self.pair}: {self.n_studies} common studies; only in A: {self.n_only_a}, only in B: "
+            f"{self.n_only_b}; findings only in A: {list(self.findings_only_a) or 'none'}, only in B: "
+            f"{list(self.findings_only_b) or 'none'}; missing pairs: {miss or 'none'}; not-mentioned "
+            f"excluded: {nm or 'none'}"
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"source_a": self.source_a, "source_b": self.source_b, "n_studies": self.n_studies,
-                "findings": list(self.findings), "n_only_a": self.n_only_a, "n_only_b": self.n_only_b,
-                "findings_only_a": list(self.findings_only_a), "findings_only_b": list(self.findings_only_b),
-                "n_missing": dict(self.n_missing), "n_not_mentioned_excluded": dict(self.n_not_mentioned_excluded)}
+        return {
+            "source_a": self.source_a,
+            "source_b": self.source_b,
+            "n_studies": self.n_studies,
+            "findings": list(self.findings),
+            "n_only_a": self.n_only_a,
+            "n_only_b": self.n_only_b,
+            "findings_only_a": list(self.findings_only_a),
+            "findings_only_b": list(self.findings_only_b),
+            "n_missing": dict(self.n_missing),
+            "n_not_mentioned_excluded": dict(self.n_not_mentioned_excluded),
+        }
 
 
 @dataclass(frozen=True)
@@ -330,19 +398,27 @@ class AgreementTableResult(TableResult):
 
     def summary(self) -> str:
         """The choices, one line per pair (what was compared and dropped) and the table, as Markdown."""
-        lines = [f"- pairs: {', '.join(p.pair for p in self.pairs)} (first source = F1 reference)",
-                 f"- kappa_w weighting: {self.weights or 'none'}; Low/High kappa: unweighted kappa under the "
-                 "pessimistic/optimistic uncertainty mappings (see cxreval.agreement); both-uncertain pairs: "
-                 f"{self.both_uncertain}",
-                 f"- not_mentioned: {self.not_mentioned}; studies: {self.studies}", ""]
+        lines = [
+            f"- pairs: {', '.join(p.pair for p in self.pairs)} (first source = F1 reference)",
+            f"- kappa_w weighting: {self.weights or 'none'}; Low/High kappa: unweighted kappa under the "
+            "pessimistic/optimistic uncertainty mappings (see cxreval.agreement); both-uncertain pairs: "
+            f"{self.both_uncertain}",
+            f"- not_mentioned: {self.not_mentioned}; studies: {self.studies}",
+            "",
+        ]
         lines += [p.summary_line() for p in self.pairs]
         lines += ["", "## Agreement", "", markdown_table(self.table)]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, object]:
-        return {"pairs": [p.to_dict() for p in self.pairs], "weights": self.weights,
-                "not_mentioned": self.not_mentioned, "studies": self.studies, "both_uncertain": self.both_uncertain,
-                "table": self.table.to_dict(orient="records")}
+        return {
+            "pairs": [p.to_dict() for p in self.pairs],
+            "weights": self.weights,
+            "not_mentioned": self.not_mentioned,
+            "studies": self.studies,
+            "both_uncertain": self.both_uncertain,
+            "table": self.table.to_dict(orient="records"),
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -350,52 +426,97 @@ class AgreementTableResult(TableResult):
         uncertain labels (the report's figure of ``agreement.csv``)."""
         from .._plots.analyses import KAPPA_METRICS, interval_plot
 
-        return interval_plot(table, series="pair", metrics=KAPPA_METRICS, title="Agreement per finding and pair")
+        return interval_plot(
+            table, series="pair", metrics=KAPPA_METRICS, title="Agreement per finding and pair"
+        )
 
     def _figure(self) -> Any:
         return self.figure(self.table)
 
 
-def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]] | None, weights: str | None,
-                   not_mentioned: str, both_uncertain: str) -> tuple[list[dict[str, object]], PairCoverage]:
+def _rows_for_pair(
+    ps: PairedStates,
+    *,
+    finding_sets: Mapping[str, Sequence[str]] | None,
+    weights: str | None,
+    not_mentioned: str,
+    both_uncertain: str,
+) -> tuple[list[dict[str, object]], PairCoverage]:
     c, n_missing, n_nm = ps.confusion(not_mentioned=not_mentioned)
     per = scores_from_confusion(c, weights=weights, both_uncertain=both_uncertain)
     rows: list[dict[str, object]] = []
     for j, f in enumerate(ps.findings):
-        rows.append({"pair": ps.pair, FINDING: f, **{k: float(per[k][j]) for k in SCORE_NAMES},
-                     "n": int(per["n"][j]), "finding_set": None})
+        rows.append(
+            {
+                "pair": ps.pair,
+                FINDING: f,
+                **{k: float(per[k][j]) for k in SCORE_NAMES},
+                "n": int(per["n"][j]),
+                "finding_set": None,
+            }
+        )
     sets = finding_sets if finding_sets is not None else {"all": ps.findings}
     for name, fs in sets.items():
         idx = [ps.findings.index(f) for f in fs if f in ps.findings]
         missing = [f for f in fs if f not in ps.findings]
         if missing:
-            raise SchemaError(f"Finding set {name!r} names finding(s) {missing} not compared for pair '{ps.pair}' "
-                              f"(compared: {list(ps.findings)}).")
+            raise SchemaError(
+                f"Finding set {name!r} names finding(s) {missing} not compared for pair '{ps.pair}' "
+                f"(compared: {list(ps.findings)})."
+            )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            macro = {k: float(np.nanmean(per[k][idx])) if np.isfinite(per[k][idx]).any() else np.nan
-                     for k in SCORE_NAMES}
+            macro = {
+                k: float(np.nanmean(per[k][idx])) if np.isfinite(per[k][idx]).any() else np.nan
+                for k in SCORE_NAMES
+            }
         undefined = {k: int(np.isnan(per[k][idx]).sum()) for k in SCORE_NAMES if np.isnan(per[k][idx]).any()}
         if undefined:
-            warnings.warn(f"Pair '{ps.pair}', finding set {name!r}: undefined per-finding values {undefined} are "
-                          "left out of the macro average.", UndefinedMetricWarning, stacklevel=3)
-        rows.append({"pair": ps.pair, FINDING: MACRO, **macro, "n": int(per["n"][idx].sum()),
-                     "finding_set": name})
+            warnings.warn(
+                f"Pair '{ps.pair}', finding set {name!r}: undefined per-finding values {undefined} are "
+                "left out of the macro average.",
+                UndefinedMetricWarning,
+                stacklevel=3,
+            )
+        rows.append(
+            {"pair": ps.pair, FINDING: MACRO, **macro, "n": int(per["n"][idx].sum()), "finding_set": name}
+        )
         pooled = scores_from_confusion(c[idx].sum(axis=0), weights=weights, both_uncertain=both_uncertain)
-        rows.append({"pair": ps.pair, FINDING: MICRO, **{k: float(pooled[k]) for k in SCORE_NAMES},
-                     "n": int(pooled["n"]), "finding_set": name})
-    info = PairCoverage(ps.source_a, ps.source_b, len(ps.studies), ps.findings, ps.n_only_a, ps.n_only_b,
-                        ps.findings_only_a, ps.findings_only_b,
-                        {f: int(m) for f, m in zip(ps.findings, n_missing)},
-                        {f: int(m) for f, m in zip(ps.findings, n_nm)})
+        rows.append(
+            {
+                "pair": ps.pair,
+                FINDING: MICRO,
+                **{k: float(pooled[k]) for k in SCORE_NAMES},
+                "n": int(pooled["n"]),
+                "finding_set": name,
+            }
+        )
+    info = PairCoverage(
+        ps.source_a,
+        ps.source_b,
+        len(ps.studies),
+        ps.findings,
+        ps.n_only_a,
+        ps.n_only_b,
+        ps.findings_only_a,
+        ps.findings_only_b,
+        {f: int(m) for f, m in zip(ps.findings, n_missing)},
+        {f: int(m) for f, m in zip(ps.findings, n_nm)},
+    )
     return rows, info
 
 
-def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
-                      finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
-                      not_mentioned: str | LabelPolicy = "negative", studies: Studies = "same",
-                      both_uncertain: str = "agree"
-                      ) -> AgreementTableResult:
+def compute_agreement(
+    labels: pd.DataFrame,
+    pairs: SourcePairs,
+    *,
+    findings: FindingsLike = None,
+    finding_sets: Mapping[str, Sequence[str]] | None = None,
+    weights: str | None = "quadratic",
+    not_mentioned: str | LabelPolicy = "negative",
+    studies: Studies = "same",
+    both_uncertain: str = "agree",
+) -> AgreementTableResult:
     """Agreement of each pair of sources per finding, with macro and micro averages (Tables 9-15).
 
     Parameters
@@ -461,8 +582,9 @@ def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Fin
     grids = SourceGrids(labels)
     for a, b in pair_list:
         ps = paired_states(grids, a, b, findings=fs, studies=studies)
-        r, info = _rows_for_pair(ps, finding_sets=sets, weights=weights, not_mentioned=not_mentioned,
-                                 both_uncertain=both_uncertain)
+        r, info = _rows_for_pair(
+            ps, finding_sets=sets, weights=weights, not_mentioned=not_mentioned, both_uncertain=both_uncertain
+        )
         rows.extend(r)
         infos.append(info)
     table = pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))

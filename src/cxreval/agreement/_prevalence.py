@@ -38,8 +38,14 @@ from ..results import TableResult
 from ..schema import FINDING, ORDINAL_STATES, SOURCE, STATE, STATE_NAMES, STUDY_ID, LabelState, check_columns
 from ._pairs import expand_findings, prepare_labels
 
-__all__ = ["PREVALENCE_COLUMNS", "PREVALENCE_STATES", "PrevalenceResult", "compute_prevalence",
-           "positive_prevalence", "label_distribution"]
+__all__ = [
+    "PREVALENCE_COLUMNS",
+    "PREVALENCE_STATES",
+    "PrevalenceResult",
+    "compute_prevalence",
+    "positive_prevalence",
+    "label_distribution",
+]
 
 PREVALENCE_COLUMNS: tuple[str, ...] = (SOURCE, FINDING, STATE, "count", "percent")
 """Columns of :func:`compute_prevalence`'s table (``prevalence.csv``)."""
@@ -84,8 +90,11 @@ class PrevalenceResult(TableResult):
         return "\n".join(["## Positive prevalence", "", markdown_table(self.positive().reset_index())])
 
     def to_dict(self) -> dict[str, object]:
-        return {"sources": list(self.sources), "findings": None if self.findings is None else list(self.findings),
-                "table": self.table.to_dict(orient="records")}
+        return {
+            "sources": list(self.sources),
+            "findings": None if self.findings is None else list(self.findings),
+            "table": self.table.to_dict(orient="records"),
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -98,8 +107,9 @@ class PrevalenceResult(TableResult):
         return self.figure(self.table)
 
 
-def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,
-                       findings: FindingsLike = None) -> PrevalenceResult:
+def compute_prevalence(
+    labels: pd.DataFrame, *, sources: Sequence[str] | None = None, findings: FindingsLike = None
+) -> PrevalenceResult:
     """Count and percentage of each state per source and finding.
 
     Parameters
@@ -127,7 +137,9 @@ def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = 
     srcs = present if sources is None else list(sources)
     for s in srcs:
         if s not in present:
-            raise SchemaError(f"Source {s!r} is not in the label table; sources present: {sorted(map(str, present))}.")
+            raise SchemaError(
+                f"Source {s!r} is not in the label table; sources present: {sorted(map(str, present))}."
+            )
     want = expand_findings(findings)
     rows = []
     for s in srcs:
@@ -144,11 +156,20 @@ def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = 
             counts = {name: int((c == code).sum()) for name, code in STATE_NAMES.items()}
             counts["missing"] = n_studies - sum(counts.values())
             for state in PREVALENCE_STATES:
-                rows.append({SOURCE: s, FINDING: f, STATE: state, "count": counts[state],
-                             "percent": 100.0 * counts[state] / n_studies})
-    return PrevalenceResult(pd.DataFrame(rows, columns=list(PREVALENCE_COLUMNS)), tuple(map(str, srcs)),
-                            None if want is None else tuple(want))
-
+                rows.append(
+                    {
+                        SOURCE: s,
+                        FINDING: f,
+                        STATE: state,
+                        "count": counts[state],
+                        "percent": 100.0 * counts[state] / n_studies,
+                    }
+                )
+    return PrevalenceResult(
+        pd.DataFrame(rows, columns=list(PREVALENCE_COLUMNS)),
+        tuple(map(str, srcs)),
+        None if want is None else tuple(want),
+    )
 
 
 def _check_prev(prev: pd.DataFrame) -> None:
@@ -182,13 +203,22 @@ def label_distribution(prev: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame
     """
     _check_prev(prev)
     states = [*ORDINAL_STATES] + [
-        s for s in PREVALENCE_STATES[len(ORDINAL_STATES):] if (prev.loc[prev[STATE] == s, "count"] > 0).any()]
+        s for s in PREVALENCE_STATES[len(ORDINAL_STATES) :] if (prev.loc[prev[STATE] == s, "count"] > 0).any()
+    ]
     sub = prev[prev["state"].isin(states)]
     text = [_fmt(c, p, decimals) for c, p in zip(sub["count"], sub["percent"])]
     wide = sub.assign(text=text).pivot(index=["finding", "source"], columns="state", values="text")
-    order = pd.MultiIndex.from_tuples(list(dict.fromkeys(
-        (f, s) for f in pd.unique(sub["finding"]) for s in pd.unique(sub["source"])
-        if ((sub["finding"] == f) & (sub["source"] == s)).any())), names=["finding", "source"])
+    order = pd.MultiIndex.from_tuples(
+        list(
+            dict.fromkeys(
+                (f, s)
+                for f in pd.unique(sub["finding"])
+                for s in pd.unique(sub["source"])
+                if ((sub["finding"] == f) & (sub["source"] == s)).any()
+            )
+        ),
+        names=["finding", "source"],
+    )
     wide = wide.reindex(index=order, columns=states)
     wide.columns.name = None
     return wide

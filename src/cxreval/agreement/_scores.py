@@ -34,8 +34,18 @@ __all__ = [
     "agreement_scores",
 ]
 
-AGREEMENT_COLUMNS: tuple[str, ...] = ("pair", "finding", "kappa_w", "kappa_low", "kappa_high",
-                                      "f1_w", "f1_low", "f1_high", "n", "finding_set")
+AGREEMENT_COLUMNS: tuple[str, ...] = (
+    "pair",
+    "finding",
+    "kappa_w",
+    "kappa_low",
+    "kappa_high",
+    "f1_w",
+    "f1_low",
+    "f1_high",
+    "n",
+    "finding_set",
+)
 """Columns of :func:`compute_agreement`'s table (``agreement.csv``)."""
 
 STATE_ORDER: tuple[str, ...] = ORDINAL_STATES
@@ -53,25 +63,36 @@ SCORE_NAMES: tuple[str, ...] = ("kappa_w", "kappa_low", "kappa_high", "f1_w", "f
 # input coercion
 # ----------------------------------------------------------------------------------------------------
 
-def _as_codes(values: object, *, name: str, func: str, allowed: Sequence[float] = (-1.0, 0.0, 1.0, 2.0)
-              ) -> np.ndarray:
+
+def _as_codes(
+    values: object, *, name: str, func: str, allowed: Sequence[float] = (-1.0, 0.0, 1.0, 2.0)
+) -> np.ndarray:
     """State codes as a float array (``NaN`` = missing); names, ints, ``Int8`` series all accepted."""
     numeric = None
-    if isinstance(values, (pd.Series, pd.Index)) and values.dtype.kind in "iuf" or str(getattr(values, "dtype", "")) in (
-            "Int8", "Int16", "Int32", "Int64"):
+    if (
+        isinstance(values, (pd.Series, pd.Index))
+        and values.dtype.kind in "iuf"
+        or str(getattr(values, "dtype", "")) in ("Int8", "Int16", "Int32", "Int64")
+    ):
         numeric = values.to_numpy(dtype=float, na_value=np.nan)  # type: ignore[attr-defined]
     elif isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
         numeric = values.astype(float)
     if numeric is not None:
         if numeric.ndim != 1:
-            raise InvalidParameterError(f"The '{name}' parameter of {func} must be 1-dimensional. "
-                                        f"Got an array of shape {numeric.shape} instead.")
+            raise InvalidParameterError(
+                f"The '{name}' parameter of {func} must be 1-dimensional. "
+                f"Got an array of shape {numeric.shape} instead."
+            )
         arr = numeric
     else:
-        raw = np.asarray(values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values, dtype=object)
+        raw = np.asarray(
+            values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values, dtype=object
+        )
         if raw.ndim != 1:
-            raise InvalidParameterError(f"The '{name}' parameter of {func} must be 1-dimensional. "
-                                        f"Got an array of shape {raw.shape} instead.")
+            raise InvalidParameterError(
+                f"The '{name}' parameter of {func} must be 1-dimensional. "
+                f"Got an array of shape {raw.shape} instead."
+            )
         arr = np.empty(raw.shape, dtype=float)
         for i, v in enumerate(raw):
             if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
@@ -79,19 +100,25 @@ def _as_codes(values: object, *, name: str, func: str, allowed: Sequence[float] 
             elif isinstance(v, str):
                 code = STATE_NAMES.get(v.strip().lower())
                 if code is None:
-                    raise SchemaError(f"Unknown state {v!r} at position {i} of '{name}' in {func}; expected one "
-                                      f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2.")
+                    raise SchemaError(
+                        f"Unknown state {v!r} at position {i} of '{name}' in {func}; expected one "
+                        f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2."
+                    )
                 arr[i] = code
             elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
                 arr[i] = float(v)
             else:
-                raise SchemaError(f"Unknown state {v!r} at position {i} of '{name}' in {func}; expected one "
-                                  f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2.")
+                raise SchemaError(
+                    f"Unknown state {v!r} at position {i} of '{name}' in {func}; expected one "
+                    f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2."
+                )
     bad = ~np.isnan(arr) & ~np.isin(arr, np.asarray(allowed, dtype=float))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"Unknown state {arr[i]:g} at position {i} of '{name}' in {func}; expected one of "
-                          f"the codes {[int(x) for x in allowed]} ({', '.join(STATE_NAMES)}).")
+        raise SchemaError(
+            f"Unknown state {arr[i]:g} at position {i} of '{name}' in {func}; expected one of "
+            f"the codes {[int(x) for x in allowed]} ({', '.join(STATE_NAMES)})."
+        )
     return arr
 
 
@@ -99,12 +126,13 @@ def _as_codes(values: object, *, name: str, func: str, allowed: Sequence[float] 
 # kappa and F1 from (stacks of) confusion matrices
 # ----------------------------------------------------------------------------------------------------
 
+
 def _weight_matrix(k: int, weights: str | None) -> np.ndarray:
     idx = np.arange(k, dtype=float)
     d = np.abs(idx[:, None] - idx[None, :])
     if weights is None:
         return (d > 0).astype(float)
-    return d if weights == "linear" else d ** 2
+    return d if weights == "linear" else d**2
 
 
 def _kappa_from_confusion(c: np.ndarray, weights: str | None) -> np.ndarray:
@@ -167,8 +195,9 @@ def _binary_mappings(c3: np.ndarray, both_uncertain: str = "agree") -> tuple[np.
     return low, high
 
 
-def scores_from_confusion(c3: np.ndarray, *, weights: str | None = "quadratic",
-                          both_uncertain: str = "agree") -> dict[str, np.ndarray]:
+def scores_from_confusion(
+    c3: np.ndarray, *, weights: str | None = "quadratic", both_uncertain: str = "agree"
+) -> dict[str, np.ndarray]:
     """All six agreement scores of each ``(..., 3, 3)`` state confusion matrix (rows A, columns B).
 
     Returns a dict ``{kappa_w, kappa_low, kappa_high, f1_w, f1_low, f1_high, n}`` of arrays of shape
@@ -177,8 +206,9 @@ def scores_from_confusion(c3: np.ndarray, *, weights: str | None = "quadratic",
     """
     c3 = np.asarray(c3, dtype=float)
     if c3.shape[-2:] != (3, 3):
-        raise InvalidParameterError(f"scores_from_confusion needs (..., 3, 3) confusion matrices. Got shape "
-                                    f"{c3.shape} instead.")
+        raise InvalidParameterError(
+            f"scores_from_confusion needs (..., 3, 3) confusion matrices. Got shape {c3.shape} instead."
+        )
     check_choice(weights, WEIGHTS, name="weights", func="scores_from_confusion")
     check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="scores_from_confusion")
     low, high = _binary_mappings(c3, both_uncertain)
@@ -197,8 +227,10 @@ def scores_from_confusion(c3: np.ndarray, *, weights: str | None = "quadratic",
 # array-level public API
 # ----------------------------------------------------------------------------------------------------
 
-def cohen_kappa(y_a: ArrayLike, y_b: ArrayLike, *, weights: str | None = None,
-                labels: Sequence[object] = (0, 1, 2)) -> float:
+
+def cohen_kappa(
+    y_a: ArrayLike, y_b: ArrayLike, *, weights: str | None = None, labels: Sequence[object] = (0, 1, 2)
+) -> float:
     """Cohen's kappa between two raters, optionally linearly or quadratically weighted.
 
     :math:`\\kappa = 1 - \\sum w_{ij} O_{ij} / \\sum w_{ij} E_{ij}`, with ``O`` the confusion matrix over
@@ -236,8 +268,10 @@ def cohen_kappa(y_a: ArrayLike, y_b: ArrayLike, *, weights: str | None = None,
     check_choice(weights, WEIGHTS, name="weights", func="cohen_kappa")
     labs = list(labels)
     if len(labs) < 2 or len(set(map(repr, labs))) != len(labs):
-        raise InvalidParameterError(f"The 'labels' parameter of cohen_kappa must list at least 2 distinct "
-                                    f"categories. Got {labs!r} instead.")
+        raise InvalidParameterError(
+            f"The 'labels' parameter of cohen_kappa must list at least 2 distinct "
+            f"categories. Got {labs!r} instead."
+        )
     a = np.asarray(y_a, dtype=object).ravel()
     b = np.asarray(y_b, dtype=object).ravel()
     check_consistent_length(a, b, names=("y_a", "y_b"))
@@ -250,25 +284,40 @@ def cohen_kappa(y_a: ArrayLike, y_b: ArrayLike, *, weights: str | None = None,
     for name, arr in (("y_a", a), ("y_b", b)):
         out = np.empty(len(arr), dtype=np.int64)
         for i, v in enumerate(arr):
-            key = float(v) if isinstance(v, (int, np.integer, float, np.floating)) and not isinstance(v, bool) else v
+            key = (
+                float(v)
+                if isinstance(v, (int, np.integer, float, np.floating)) and not isinstance(v, bool)
+                else v
+            )
             try:
                 out[i] = index[key]
             except (KeyError, TypeError):
-                raise SchemaError(f"Value {v!r} at position {i} of '{name}' in cohen_kappa is not one of the "
-                                  f"labels {labs!r}.") from None
+                raise SchemaError(
+                    f"Value {v!r} at position {i} of '{name}' in cohen_kappa is not one of the "
+                    f"labels {labs!r}."
+                ) from None
         codes.append(out)
     k = len(labs)
     c = np.bincount(codes[0] * k + codes[1], minlength=k * k).reshape(k, k)
     kappa = float(_kappa_from_confusion(c, weights))
     if np.isnan(kappa):
-        warnings.warn("cohen_kappa is undefined: both raters use a single, identical category "
-                      f"(or there are no samples; n={len(a)}). Returning NaN.", UndefinedMetricWarning, stacklevel=2)
+        warnings.warn(
+            "cohen_kappa is undefined: both raters use a single, identical category "
+            f"(or there are no samples; n={len(a)}). Returning NaN.",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
     return kappa
 
 
-def uncertainty_mapping(states_a: ArrayLike, states_b: ArrayLike, *, mapping: str,
-                        not_mentioned: str | LabelPolicy = "negative",
-                        both_uncertain: str = "agree") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def uncertainty_mapping(
+    states_a: ArrayLike,
+    states_b: ArrayLike,
+    *,
+    mapping: str,
+    not_mentioned: str | LabelPolicy = "negative",
+    both_uncertain: str = "agree",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Map a pair of state arrays to binary labels under the pessimistic or optimistic mapping.
 
     Parameters
@@ -312,12 +361,20 @@ def uncertainty_mapping(states_a: ArrayLike, states_b: ArrayLike, *, mapping: st
     yb[both] = first_a if same else 1 - first_a
     extra_a = 1 - first_a
     extra_b = extra_a if same else 1 - extra_a
-    return (np.concatenate([ya, extra_a]), np.concatenate([yb, extra_b]),
-            np.concatenate([w, np.full(nb, 0.5)]))
+    return (
+        np.concatenate([ya, extra_a]),
+        np.concatenate([yb, extra_b]),
+        np.concatenate([w, np.full(nb, 0.5)]),
+    )
 
 
-def weighted_f1(y_true: ArrayLike, y_pred: ArrayLike, *, labels: Sequence[object] = (0, 1, 2),
-                sample_weight: ArrayLike | None = None) -> float:
+def weighted_f1(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: Sequence[object] = (0, 1, 2),
+    sample_weight: ArrayLike | None = None,
+) -> float:
     """Support-weighted F1 over ``labels`` (``sklearn.metrics.f1_score(average='weighted', zero_division=0)``).
 
     Each class's F1 is ``2 TP / (support + predicted)`` (0 when both are 0); the mean is weighted by the
@@ -334,14 +391,17 @@ def weighted_f1(y_true: ArrayLike, y_pred: ArrayLike, *, labels: Sequence[object
         ia = np.array([index[v] for v in a], dtype=np.int64)
         ib = np.array([index[v] for v in b], dtype=np.int64)
     except KeyError as exc:
-        raise SchemaError(f"Value {exc.args[0]!r} in weighted_f1 is not one of the labels {labs!r}.") from None
+        raise SchemaError(
+            f"Value {exc.args[0]!r} in weighted_f1 is not one of the labels {labs!r}."
+        ) from None
     k = len(labs)
     c = np.bincount(ia * k + ib, weights=w, minlength=k * k).reshape(k, k)
     return float(_weighted_f1_from_confusion(c))
 
 
-def _clean_pair(states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str | LabelPolicy, func: str
-                ) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+def _clean_pair(
+    states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str | LabelPolicy, func: str
+) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func=func).not_mentioned
     a = _as_codes(states_a, name="states_a", func=func)
     b = _as_codes(states_b, name="states_b", func=func)
@@ -359,8 +419,9 @@ def _clean_pair(states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str 
     return a[keep], b[keep], {"n_missing": int(missing.sum()), "n_not_mentioned": n_nm}
 
 
-def confusion_counts(states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str | LabelPolicy = "negative"
-                     ) -> np.ndarray:
+def confusion_counts(
+    states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str | LabelPolicy = "negative"
+) -> np.ndarray:
     """The 3x3 state confusion matrix (rows A, columns B, order NEG, UNC, POS) of two aligned arrays.
 
     Missing labels drop the pair; ``NOT_MENTIONED`` becomes NEG or drops the pair (``not_mentioned``).
@@ -413,15 +474,31 @@ class AgreementResult:
         object.__setattr__(self, "confusion", readonly(np.array(self.confusion)))
 
     def to_dict(self) -> dict[str, object]:
-        return {"kappa_w": self.kappa_w, "kappa_low": self.kappa_low, "kappa_high": self.kappa_high,
-                "f1_w": self.f1_w, "f1_low": self.f1_low, "f1_high": self.f1_high, "n": self.n,
-                "n_missing": self.n_missing, "n_not_mentioned": self.n_not_mentioned,
-                "confusion": self.confusion.tolist(), "weights": self.weights,
-                "not_mentioned": self.not_mentioned, "both_uncertain": self.both_uncertain}
+        return {
+            "kappa_w": self.kappa_w,
+            "kappa_low": self.kappa_low,
+            "kappa_high": self.kappa_high,
+            "f1_w": self.f1_w,
+            "f1_low": self.f1_low,
+            "f1_high": self.f1_high,
+            "n": self.n,
+            "n_missing": self.n_missing,
+            "n_not_mentioned": self.n_not_mentioned,
+            "confusion": self.confusion.tolist(),
+            "weights": self.weights,
+            "not_mentioned": self.not_mentioned,
+            "both_uncertain": self.both_uncertain,
+        }
 
 
-def agreement_scores(states_a: ArrayLike, states_b: ArrayLike, *, weights: str | None = "quadratic",
-                     not_mentioned: str | LabelPolicy = "negative", both_uncertain: str = "agree") -> AgreementResult:
+def agreement_scores(
+    states_a: ArrayLike,
+    states_b: ArrayLike,
+    *,
+    weights: str | None = "quadratic",
+    not_mentioned: str | LabelPolicy = "negative",
+    both_uncertain: str = "agree",
+) -> AgreementResult:
     """kappa_w, kappa_low, kappa_high, f1_w, f1_low, f1_high and n for two aligned state arrays.
 
     Parameters
@@ -467,8 +544,18 @@ def agreement_scores(states_a: ArrayLike, states_b: ArrayLike, *, weights: str |
     s = scores_from_confusion(c, weights=weights, both_uncertain=both_uncertain)
     undefined = [k for k in SCORE_NAMES if np.isnan(s[k])]
     if undefined:
-        warnings.warn(f"agreement_scores: {', '.join(undefined)} undefined (n={int(c.sum())}; a kappa is "
-                      "undefined when both sources use one identical class only). Returning NaN.",
-                      UndefinedMetricWarning, stacklevel=2)
-    return AgreementResult(**{k: float(s[k]) for k in SCORE_NAMES}, n=int(c.sum()), confusion=c,  # type: ignore[arg-type]
-                           weights=weights, not_mentioned=not_mentioned, both_uncertain=both_uncertain, **drops)
+        warnings.warn(
+            f"agreement_scores: {', '.join(undefined)} undefined (n={int(c.sum())}; a kappa is "
+            "undefined when both sources use one identical class only). Returning NaN.",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
+    return AgreementResult(
+        **{k: float(s[k]) for k in SCORE_NAMES},
+        n=int(c.sum()),
+        confusion=c,  # type: ignore[arg-type]
+        weights=weights,
+        not_mentioned=not_mentioned,
+        both_uncertain=both_uncertain,
+        **drops,
+    )

@@ -17,8 +17,12 @@ from ._kernel import AUCIndex, binary_labels, finite_scores, soft_auc_rows, weig
 __all__ = ["roc_auc_score", "soft_auc_rows", "weighted_auc"]
 
 
-def roc_auc_score(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | np.ndarray, *,
-                  sample_weight: Sequence[float] | np.ndarray | None = None) -> float:
+def roc_auc_score(
+    y_true: Sequence[int] | np.ndarray,
+    y_score: Sequence[float] | np.ndarray,
+    *,
+    sample_weight: Sequence[float] | np.ndarray | None = None,
+) -> float:
     """Area under the ROC curve of binary labels, ties counted one half (as scikit-learn's).
 
     Parameters
@@ -42,17 +46,23 @@ def roc_auc_score(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] |
     else:
         w = np.asarray(sample_weight, dtype=float)
         if w.shape != y.shape or (w < 0).any() or not np.isfinite(w).all():
-            raise InvalidParameterError("roc_auc_score: 'sample_weight' must be finite, non-negative, of shape "
-                                        f"{y.shape}; got shape {w.shape}.")
+            raise InvalidParameterError(
+                "roc_auc_score: 'sample_weight' must be finite, non-negative, of shape "
+                f"{y.shape}; got shape {w.shape}."
+            )
         out = weighted_auc_float(y, s, w[None, :])[0]
     if np.isnan(out):
-        warnings.warn("Only one class present in y_true; ROC AUC is not defined and NaN is returned.",
-                      UndefinedMetricWarning, stacklevel=2)
+        warnings.warn(
+            "Only one class present in y_true; ROC AUC is not defined and NaN is returned.",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
     return float(out)
 
 
-def weighted_auc(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | np.ndarray,
-                 weights: np.ndarray) -> np.ndarray:
+def weighted_auc(
+    y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | np.ndarray, weights: np.ndarray
+) -> np.ndarray:
     """Count-weighted AUC for every row of ``weights`` (vectorised over bootstrap replicates).
 
     Parameters
@@ -72,12 +82,18 @@ def weighted_auc(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | 
     s = finite_scores(y_score, y.size, "weighted_auc")
     w = np.asarray(weights)
     if w.ndim != 2 or w.shape[1] != y.size:
-        raise InvalidParameterError(f"weighted_auc: 'weights' must have shape (n_resamples, {y.size}); got {w.shape}.")
+        raise InvalidParameterError(
+            f"weighted_auc: 'weights' must have shape (n_resamples, {y.size}); got {w.shape}."
+        )
     if not (np.issubdtype(w.dtype, np.integer) or np.issubdtype(w.dtype, np.floating)) or w.dtype == bool:
-        raise InvalidParameterError(f"weighted_auc: 'weights' must be integer or float counts; got dtype {w.dtype}.")
+        raise InvalidParameterError(
+            f"weighted_auc: 'weights' must be integer or float counts; got dtype {w.dtype}."
+        )
     if w.size and not (np.isfinite(w).all() and w.min() >= 0):
-        raise InvalidParameterError("weighted_auc: 'weights' must be finite and non-negative; found "
-                                    f"{float(w.min()) if np.isfinite(w).all() else 'a non-finite value'}.")
+        raise InvalidParameterError(
+            "weighted_auc: 'weights' must be finite and non-negative; found "
+            f"{float(w.min()) if np.isfinite(w).all() else 'a non-finite value'}."
+        )
     if np.issubdtype(w.dtype, np.integer) and (w.size == 0 or int(w.max()) * y.size < 2**61):
         return AUCIndex(y, s).auc(w)
     return weighted_auc_float(y, s, w.astype(float))

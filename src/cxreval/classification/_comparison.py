@@ -26,8 +26,15 @@ from ._kernel import binary_labels, finite_scores
 if TYPE_CHECKING:
     from ._result import AUCResult
 
-__all__ = ["PairedComparisonResult", "DeLongResult", "delong_test", "compare_auc", "SEPARABILITY_COLUMNS",
-           "SeparabilityResult", "compare_best_models"]
+__all__ = [
+    "PairedComparisonResult",
+    "DeLongResult",
+    "delong_test",
+    "compare_auc",
+    "SEPARABILITY_COLUMNS",
+    "SeparabilityResult",
+    "compare_best_models",
+]
 
 
 @dataclass(frozen=True)
@@ -54,9 +61,14 @@ class PairedComparisonResult:
     delong: DeLongResult | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {"a": list(self.a), "b": list(self.b), "method": self.method, "pvalue": self.pvalue,
-                **{f"difference_{k}": v for k, v in self.difference.to_dict().items()},
-                "delong": None if self.delong is None else self.delong.to_dict()}
+        return {
+            "a": list(self.a),
+            "b": list(self.b),
+            "method": self.method,
+            "pvalue": self.pvalue,
+            **{f"difference_{k}": v for k, v in self.difference.to_dict().items()},
+            "delong": None if self.delong is None else self.delong.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -78,9 +90,15 @@ class DeLongResult:
     covariance: np.ndarray = field(repr=False)
 
     def to_dict(self) -> dict[str, object]:
-        return {"auc_a": self.auc_a, "auc_b": self.auc_b, "difference": self.difference,
-                "standard_error": self.standard_error, "z": self.z, "pvalue": self.pvalue,
-                "covariance": self.covariance.tolist()}
+        return {
+            "auc_a": self.auc_a,
+            "auc_b": self.auc_b,
+            "difference": self.difference,
+            "standard_error": self.standard_error,
+            "z": self.z,
+            "pvalue": self.pvalue,
+            "covariance": self.covariance.tolist(),
+        }
 
 
 def _placements(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -97,8 +115,11 @@ def _placements(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, f
     return v10, v01, auc
 
 
-def delong_test(y_true: Sequence[int] | np.ndarray, y_score_a: Sequence[float] | np.ndarray,
-                y_score_b: Sequence[float] | np.ndarray) -> DeLongResult:
+def delong_test(
+    y_true: Sequence[int] | np.ndarray,
+    y_score_a: Sequence[float] | np.ndarray,
+    y_score_b: Sequence[float] | np.ndarray,
+) -> DeLongResult:
     """DeLong's nonparametric test of ``AUC_a = AUC_b`` for two models scored on the same studies.
 
     ``Var(AUC_a - AUC_b) = c' (S10 / m + S01 / n) c`` with ``c = (1, -1)``, ``S10``/``S01`` the
@@ -112,7 +133,9 @@ def delong_test(y_true: Sequence[int] | np.ndarray, y_score_a: Sequence[float] |
     b = finite_scores(y_score_b, y.size, "delong_test")
     m, n = int(y.sum()), int((~y).sum())
     if m < 2 or n < 2:
-        raise InvalidParameterError(f"delong_test needs at least 2 positives and 2 negatives; got {m} and {n}.")
+        raise InvalidParameterError(
+            f"delong_test needs at least 2 positives and 2 negatives; got {m} and {n}."
+        )
     v10a, v01a, auc_a = _placements(y, a)
     v10b, v01b, auc_b = _placements(y, b)
     s10 = np.cov(np.vstack([v10a, v10b]))
@@ -129,9 +152,15 @@ def delong_test(y_true: Sequence[int] | np.ndarray, y_score_a: Sequence[float] |
     return DeLongResult(auc_a, auc_b, float(diff), se, float(z), p, cov)
 
 
-def compare_auc(result: AUCResult, a: tuple[str, str, str], b: tuple[str, str, str], *,
-                method: str = "bootstrap", predictions: pd.DataFrame | None = None,
-                labels: pd.DataFrame | None = None) -> PairedComparisonResult:
+def compare_auc(
+    result: AUCResult,
+    a: tuple[str, str, str],
+    b: tuple[str, str, str],
+    *,
+    method: str = "bootstrap",
+    predictions: pd.DataFrame | None = None,
+    labels: pd.DataFrame | None = None,
+) -> PairedComparisonResult:
     """Compare two AUCs of one :class:`AUCResult`: two models, or one model against two references.
 
     Parameters
@@ -157,13 +186,19 @@ def compare_auc(result: AUCResult, a: tuple[str, str, str], b: tuple[str, str, s
     dl = None
     if method == "delong":
         if a[1] != b[1] or a[2] != b[2] or a[1] in (MACRO, MICRO):
-            raise InvalidParameterError("compare_auc: method='delong' compares two models on the same finding and "
-                                        f"reference (not the macro or micro average); got a={a}, b={b}.")
+            raise InvalidParameterError(
+                "compare_auc: method='delong' compares two models on the same finding and "
+                f"reference (not the macro or micro average); got a={a}, b={b}."
+            )
         if predictions is None or labels is None:
-            raise InvalidParameterError("compare_auc: method='delong' needs the 'predictions' and 'labels' tables.")
+            raise InvalidParameterError(
+                "compare_auc: method='delong' needs the 'predictions' and 'labels' tables."
+            )
         if a[2] in result.soft_references:
-            raise InvalidParameterError(f"compare_auc: method='delong' needs 0/1 labels; reference {a[2]!r} has soft "
-                                        f"labels (p_positive): use method='bootstrap'.")
+            raise InvalidParameterError(
+                f"compare_auc: method='delong' needs 0/1 labels; reference {a[2]!r} has soft "
+                f"labels (p_positive): use method='bootstrap'."
+            )
         preds = validate_predictions(predictions)
         labs = validate_label_table(labels, require_patient=False)
         f = result.findings[ia[1]]
@@ -183,8 +218,23 @@ def compare_auc(result: AUCResult, a: tuple[str, str, str], b: tuple[str, str, s
 # ------------------------------------------------------------------------------------------------
 
 SEPARABILITY_COLUMNS: tuple[str, ...] = (
-    FINDING, "reference", "model_a", "model_b", "comparison", "auc_a", "auc_b", "difference", "ci_low", "ci_high",
-    "confidence_level", "n_comparisons", "pvalue", "pvalue_holm", "method", "separable")
+    FINDING,
+    "reference",
+    "model_a",
+    "model_b",
+    "comparison",
+    "auc_a",
+    "auc_b",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "confidence_level",
+    "n_comparisons",
+    "pvalue",
+    "pvalue_holm",
+    "method",
+    "separable",
+)
 """The columns of ``auc_comparison.csv``: one paired comparison ``model_a - model_b`` under ``reference``.
 
 ``comparison`` is ``'runner-up'`` (the best model under ``reference`` against the second best) or ``'best under
@@ -226,18 +276,25 @@ class SeparabilityResult(TableResult):
     def summary(self) -> str:
         from ..io import markdown_table
 
-        return ("# Is the best model separable from the next?\n\n"
-                f"Paired differences of AUC on the same patients; {self.confidence_level:.0%} simultaneous intervals "
-                "(Bonferroni over each finding's comparisons).\n\n" + markdown_table(self.table, floatfmt="{:.4f}"))
+        return (
+            "# Is the best model separable from the next?\n\n"
+            f"Paired differences of AUC on the same patients; {self.confidence_level:.0%} simultaneous intervals "
+            "(Bonferroni over each finding's comparisons).\n\n"
+            + markdown_table(self.table, floatfmt="{:.4f}")
+        )
 
     def verdicts(self) -> str:
         """Markdown: is the best model separable? One line per comparison of :attr:`table` (findings in their
         order, references sorted, so the text does not depend on the order the references were given in), each
         with its ΔAUC, simultaneous interval and verdict; the section of ``summary.md`` that ``classify`` and
         ``rank`` write."""
-        lines = ["## Is the best model separable?", "",
-                 f"Paired ΔAUC on the same patients, {self.confidence_level:.0%} intervals simultaneous over each "
-                 f"finding's comparisons (Bonferroni); separable = the interval excludes 0 ({self.FILES['auc_comparison']}).", ""]
+        lines = [
+            "## Is the best model separable?",
+            "",
+            f"Paired ΔAUC on the same patients, {self.confidence_level:.0%} intervals simultaneous over each "
+            f"finding's comparisons (Bonferroni); separable = the interval excludes 0 ({self.FILES['auc_comparison']}).",
+            "",
+        ]
         if self.table.empty:
             return "\n".join(lines + ["No comparison: no finding has two models with an AUC.", ""])
         t = self.table
@@ -250,8 +307,10 @@ class SeparabilityResult(TableResult):
             else:
                 verdict, num = f"not assessed ({r.method})", f"ΔAUC {r.difference:.3f}"
             what = "; ".join(sorted(str(r.comparison).split("; "), key=lambda w: (w != "runner-up", w)))
-            lines.append(f"- {r.finding}, under {r.reference}: {r.model_a} vs {r.model_b} ({what}): {num}, "
-                         f"**{verdict}**")
+            lines.append(
+                f"- {r.finding}, under {r.reference}: {r.model_a} vs {r.model_b} ({what}): {num}, "
+                f"**{verdict}**"
+            )
         return "\n".join(lines + [""])
 
     @classmethod
@@ -260,10 +319,17 @@ class SeparabilityResult(TableResult):
         not separable): the report's figure of the file."""
         from .._plots import dot_interval
 
-        return dot_interval(table, value="difference", low="ci_low", high="ci_high",
-                            category=[FINDING, "model_a", "model_b"], color="reference",
-                            title="Paired AUC differences of the best model", value_title="ΔAUC",
-                            reference_line=0.0)
+        return dot_interval(
+            table,
+            value="difference",
+            low="ci_low",
+            high="ci_high",
+            category=[FINDING, "model_a", "model_b"],
+            color="reference",
+            title="Paired AUC differences of the best model",
+            value_title="ΔAUC",
+            reference_line=0.0,
+        )
 
 
 def _holm(p: np.ndarray) -> np.ndarray:
@@ -279,9 +345,13 @@ def _holm(p: np.ndarray) -> np.ndarray:
     return out
 
 
-def compare_best_models(result: AUCResult, *, main_reference: str | None = None,
-                        predictions: pd.DataFrame | None = None,
-                        labels: pd.DataFrame | None = None) -> SeparabilityResult:
+def compare_best_models(
+    result: AUCResult,
+    *,
+    main_reference: str | None = None,
+    predictions: pd.DataFrame | None = None,
+    labels: pd.DataFrame | None = None,
+) -> SeparabilityResult:
     """Compare the best model under each reference with the runner-up and with the best under every other reference.
 
     For every finding (the macro and micro averages included) and reference ``r``: the best model under ``r``
@@ -320,7 +390,11 @@ def compare_best_models(result: AUCResult, *, main_reference: str | None = None,
         best: dict[str, str] = {}
         for k, r in enumerate(refs):
             pt = np.asarray(result.point[:, j, k], dtype=float)
-            order = [i for i in np.argsort(-np.where(np.isfinite(pt), pt, -np.inf), kind="stable") if np.isfinite(pt[i])]
+            order = [
+                i
+                for i in np.argsort(-np.where(np.isfinite(pt), pt, -np.inf), kind="stable")
+                if np.isfinite(pt[i])
+            ]
             if not order:
                 continue
             best[r] = models[order[0]]
@@ -364,10 +438,25 @@ def compare_best_models(result: AUCResult, *, main_reference: str | None = None,
                 lo, hi, p = dl.difference - half, dl.difference + half, dl.pvalue
             else:
                 method = "none"
-            found.append({FINDING: finding, "reference": r, "model_a": ma, "model_b": mb, "comparison": what,
-                          "auc_a": auc_a, "auc_b": auc_b, "difference": auc_a - auc_b, "ci_low": lo, "ci_high": hi,
-                          "confidence_level": result.confidence_level, "n_comparisons": m, "pvalue": p,
-                          "method": method, "separable": bool(np.isfinite(lo) and (lo > 0 or hi < 0))})
+            found.append(
+                {
+                    FINDING: finding,
+                    "reference": r,
+                    "model_a": ma,
+                    "model_b": mb,
+                    "comparison": what,
+                    "auc_a": auc_a,
+                    "auc_b": auc_b,
+                    "difference": auc_a - auc_b,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "confidence_level": result.confidence_level,
+                    "n_comparisons": m,
+                    "pvalue": p,
+                    "method": method,
+                    "separable": bool(np.isfinite(lo) and (lo > 0 or hi < 0)),
+                }
+            )
         holm = _holm(np.array([float(f["pvalue"]) for f in found]))  # type: ignore[arg-type]
         for f, h in zip(found, holm):
             f["pvalue_holm"] = float(h)

@@ -28,15 +28,31 @@ from .blocks import evaluate_prepared
 __all__ = ["evaluate_auc", "evaluate_auc_prepared"]
 
 
-def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
-                 references: Sequence[str] | None = None,
-                 findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
-                 model_groups: pd.DataFrame | dict[str, str] | None = None, n_resamples: int = 1000,
-                 confidence_level: float = 0.95, macro: bool = True, micro: bool = True, mean_over_models: bool = True,
-                 unlabeled: str = "error", rng: RNGLike = None, plan: ResamplingPlan | None = None,
-                 shard_size: int | None = None, executor: ExecutorLike = None,
-                 spill_dir: str | Path | None = None, studies: Studies = "each", missing_scores: str = "refuse",
-                 finding_map: str | VocabularyMapping | None = None, progress: Progress | None = None) -> AUCResult:
+def evaluate_auc(
+    predictions: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    references: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    model_groups: pd.DataFrame | dict[str, str] | None = None,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    macro: bool = True,
+    micro: bool = True,
+    mean_over_models: bool = True,
+    unlabeled: str = "error",
+    rng: RNGLike = None,
+    plan: ResamplingPlan | None = None,
+    shard_size: int | None = None,
+    executor: ExecutorLike = None,
+    spill_dir: str | Path | None = None,
+    studies: Studies = "each",
+    missing_scores: str = "refuse",
+    finding_map: str | VocabularyMapping | None = None,
+    progress: Progress | None = None,
+) -> AUCResult:
     """ROC-AUC per model × finding × reference with patient-level bootstrap percentile CIs.
 
     Parameters
@@ -130,35 +146,74 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
         warning.
     """
     if isinstance(predictions, PreparedInputs):
-        raise InvalidParameterError("evaluate_auc takes the prediction and label tables; for inputs prepared "
-                                    "beforehand (PreparedInputs) call evaluate_auc_prepared(inputs, ...).")
+        raise InvalidParameterError(
+            "evaluate_auc takes the prediction and label tables; for inputs prepared "
+            "beforehand (PreparedInputs) call evaluate_auc_prepared(inputs, ...)."
+        )
     predictions, labels = loaded_table(predictions, "predictions"), loaded_table(labels, "labels")
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
-    n_resamples, confidence_level, executor = _check_options(n_resamples, confidence_level, plan, executor,
-                                                             func="evaluate_auc")
-    prep = prepare_inputs(predictions, labels, references=references, findings=findings, policy=policy,
-                          not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled,
-                          studies=studies, missing_scores=missing_scores, finding_map=finding_map)
-    return evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro,
-                             micro=micro, mean_over_models=mean_over_models, rng=rng, plan=plan,
-                             shard_size=shard_size, executor=executor, spill_dir=spill_dir,
-                             progress=as_progress(progress, func="evaluate_auc"))
+    n_resamples, confidence_level, executor = _check_options(
+        n_resamples, confidence_level, plan, executor, func="evaluate_auc"
+    )
+    prep = prepare_inputs(
+        predictions,
+        labels,
+        references=references,
+        findings=findings,
+        policy=policy,
+        not_mentioned=not_mentioned,
+        model_groups=model_groups,
+        unlabeled=unlabeled,
+        studies=studies,
+        missing_scores=missing_scores,
+        finding_map=finding_map,
+    )
+    return evaluate_prepared(
+        prep,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        macro=macro,
+        micro=micro,
+        mean_over_models=mean_over_models,
+        rng=rng,
+        plan=plan,
+        shard_size=shard_size,
+        executor=executor,
+        spill_dir=spill_dir,
+        progress=as_progress(progress, func="evaluate_auc"),
+    )
 
 
-def _check_options(n_resamples: int, confidence_level: float, plan: ResamplingPlan | None,
-                   executor: ExecutorLike, *, func: str) -> tuple[int, float, Executor]:
+def _check_options(
+    n_resamples: int,
+    confidence_level: float,
+    plan: ResamplingPlan | None,
+    executor: ExecutorLike,
+    *,
+    func: str,
+) -> tuple[int, float, Executor]:
     confidence_level = check_confidence_level(confidence_level, func=func)
     if plan is None:
         n_resamples = check_positive_int(n_resamples, name="n_resamples", func=func, minimum=0)
     return n_resamples, confidence_level, get_executor(executor)
 
 
-def evaluate_auc_prepared(inputs: PreparedInputs, *, n_resamples: int = 1000, confidence_level: float = 0.95,
-                          macro: bool = True, micro: bool = True, mean_over_models: bool = True, rng: RNGLike = None,
-                          plan: ResamplingPlan | None = None, shard_size: int | None = None,
-                          executor: ExecutorLike = None, spill_dir: str | Path | None = None,
-                          progress: Progress | None = None) -> AUCResult:
+def evaluate_auc_prepared(
+    inputs: PreparedInputs,
+    *,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    macro: bool = True,
+    micro: bool = True,
+    mean_over_models: bool = True,
+    rng: RNGLike = None,
+    plan: ResamplingPlan | None = None,
+    shard_size: int | None = None,
+    executor: ExecutorLike = None,
+    spill_dir: str | Path | None = None,
+    progress: Progress | None = None,
+) -> AUCResult:
     """:func:`evaluate_auc` on inputs validated and laid out beforehand (:func:`prepare_from_files`,
     :func:`prepare_inputs`): the selection (references, findings, label policy, model groups, study design,
     finding map) is the one given there.
@@ -183,12 +238,25 @@ def evaluate_auc_prepared(inputs: PreparedInputs, *, n_resamples: int = 1000, co
         ``inputs`` not a :class:`PreparedInputs`; bad option values.
     """
     if not isinstance(inputs, PreparedInputs):
-        raise InvalidParameterError(f"The 'inputs' parameter of evaluate_auc_prepared must be a PreparedInputs "
-                                    f"(prepare_inputs, prepare_from_files); got {type(inputs).__name__}. Tables go "
-                                    f"to evaluate_auc(predictions, labels, ...).")
-    n_resamples, confidence_level, executor = _check_options(n_resamples, confidence_level, plan, executor,
-                                                             func="evaluate_auc_prepared")
-    return evaluate_prepared(inputs, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro,
-                             micro=micro, mean_over_models=mean_over_models, rng=rng, plan=plan,
-                             shard_size=shard_size, executor=executor, spill_dir=spill_dir,
-                             progress=as_progress(progress, func="evaluate_auc_prepared"))
+        raise InvalidParameterError(
+            f"The 'inputs' parameter of evaluate_auc_prepared must be a PreparedInputs "
+            f"(prepare_inputs, prepare_from_files); got {type(inputs).__name__}. Tables go "
+            f"to evaluate_auc(predictions, labels, ...)."
+        )
+    n_resamples, confidence_level, executor = _check_options(
+        n_resamples, confidence_level, plan, executor, func="evaluate_auc_prepared"
+    )
+    return evaluate_prepared(
+        inputs,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        macro=macro,
+        micro=micro,
+        mean_over_models=mean_over_models,
+        rng=rng,
+        plan=plan,
+        shard_size=shard_size,
+        executor=executor,
+        spill_dir=spill_dir,
+        progress=as_progress(progress, func="evaluate_auc_prepared"),
+    )

@@ -51,15 +51,28 @@ def read_model_groups(path: str | PathLike[str]) -> pd.DataFrame:
     return validate_model_groups(read_csv_file(p, dtype=str), where=f"file {str(p)!r}")
 
 
-def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path], *,
-                       model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None = None,
-                       state_encoding: str | None = None, references: Sequence[str] | None = None,
-                       findings: Sequence[str] | None = None, policy: str = "exclude",
-                       not_mentioned: str = "negative", unlabeled: str = "error", n_resamples: int = 1000,
-                       confidence_level: float = 0.95, rng: RNGLike = None, executor: ExecutorLike = None,
-                       spill_dir: str | Path | None = None, progress: Progress | None = None,
-                       blank_state: str | None = None, studies: Studies = "each",
-                       missing_scores: str = "refuse", finding_map: str | VocabularyMapping | None = None) -> AUCResult:
+def evaluate_auc_files(
+    predictions: str | Path | Sequence[str | Path],
+    labels: str | Path | Sequence[str | Path],
+    *,
+    model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None = None,
+    state_encoding: str | None = None,
+    references: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    unlabeled: str = "error",
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    rng: RNGLike = None,
+    executor: ExecutorLike = None,
+    spill_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    blank_state: str | None = None,
+    studies: Studies = "each",
+    missing_scores: str = "refuse",
+    finding_map: str | VocabularyMapping | None = None,
+) -> AUCResult:
     """ROC-AUC with patient-bootstrap CIs of prediction files against label files.
 
     Parameters
@@ -94,18 +107,44 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
     elif model_groups is None or isinstance(model_groups, (pd.DataFrame, dict)):
         groups = model_groups
     else:
-        raise InvalidParameterError(f"The 'model_groups' parameter of evaluate_auc_files must be a path, a DataFrame "
-                                    f"(model, group), a dict or None. Got {model_groups!r} instead.")
+        raise InvalidParameterError(
+            f"The 'model_groups' parameter of evaluate_auc_files must be a path, a DataFrame "
+            f"(model, group), a dict or None. Got {model_groups!r} instead."
+        )
     progress = as_progress(progress, func="evaluate_auc_files")
     reading = progress.add("reading predictions and labels")
-    prep = prepare_from_files(predictions, labels, state_encoding=state_encoding, references=references or None,
-                              findings=findings or None, policy=policy, not_mentioned=not_mentioned,
-                              model_groups=groups, unlabeled=unlabeled, blank_state=blank_state, studies=studies,
-                              missing_scores=missing_scores, finding_map=finding_map)
+    prep = prepare_from_files(
+        predictions,
+        labels,
+        state_encoding=state_encoding,
+        references=references or None,
+        findings=findings or None,
+        policy=policy,
+        not_mentioned=not_mentioned,
+        model_groups=groups,
+        unlabeled=unlabeled,
+        blank_state=blank_state,
+        studies=studies,
+        missing_scores=missing_scores,
+        finding_map=finding_map,
+    )
     progress.done(reading)
     t0 = time.perf_counter()
-    res = evaluate_auc_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
-                                executor=executor, spill_dir=spill_dir, progress=progress)
-    log.info("AUC of %d models x %d findings x %d references, %d replicates: %.2f s", len(res.models),
-             len(res.findings), len(res.references), res.n_resamples, time.perf_counter() - t0)
+    res = evaluate_auc_prepared(
+        prep,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        rng=rng,
+        executor=executor,
+        spill_dir=spill_dir,
+        progress=progress,
+    )
+    log.info(
+        "AUC of %d models x %d findings x %d references, %d replicates: %.2f s",
+        len(res.models),
+        len(res.findings),
+        len(res.references),
+        res.n_resamples,
+        time.perf_counter() - t0,
+    )
     return res

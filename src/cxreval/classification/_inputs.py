@@ -43,7 +43,14 @@ STUDY_DESIGNS: tuple[str, ...] = ("each", "common")
 MISSING_SCORES: tuple[str, ...] = ("refuse", "chance")
 """``missing_scores=``: a model without any score for a finding is refused, or scored 0.5 (the XQA convention)."""
 
-__all__ = ["PreparedInputs", "prepare_inputs", "prepare_from_files", "check_design", "STUDY_DESIGNS", "MISSING_SCORES"]
+__all__ = [
+    "PreparedInputs",
+    "prepare_inputs",
+    "prepare_from_files",
+    "check_design",
+    "STUDY_DESIGNS",
+    "MISSING_SCORES",
+]
 
 
 @dataclass(frozen=True)
@@ -110,11 +117,20 @@ class PreparedInputs:
     soft_references: tuple[str, ...] = ()
 
 
-def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
-                   findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
-                   model_groups: pd.DataFrame | dict[str, str] | None = None,
-                   unlabeled: str = "error", studies: Studies = "each", missing_scores: str = "refuse",
-                   finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
+def prepare_inputs(
+    predictions: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    references: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    model_groups: pd.DataFrame | dict[str, str] | None = None,
+    unlabeled: str = "error",
+    studies: Studies = "each",
+    missing_scores: str = "refuse",
+    finding_map: str | VocabularyMapping | None = None,
+) -> PreparedInputs:
     """Validate prediction and label tables and lay them out as the arrays :func:`evaluate_auc` computes on.
 
     ``evaluate_auc(predictions, labels, **options)`` is ``evaluate_auc_prepared(prepare_inputs(predictions,
@@ -145,20 +161,41 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
     ps = scan_prediction_frame(predictions)  # validated on its columns, no second table made
     ls = scan_label_frame(labels, require_patient=False)
     soft = soft_labels_from_frame(labels, where="label table") if isinstance(labels, pd.DataFrame) else None
-    return apply_soft_labels(_prepare_scans(ps, ls, references=references, findings=findings, policy=policy,
-                                            not_mentioned=not_mentioned, model_groups=model_groups,
-                                            unlabeled=unlabeled, frame=lambda: validate_predictions(predictions),
-                                            studies=studies, missing_scores=missing_scores,
-                                            fmap=fmap), soft)
+    return apply_soft_labels(
+        _prepare_scans(
+            ps,
+            ls,
+            references=references,
+            findings=findings,
+            policy=policy,
+            not_mentioned=not_mentioned,
+            model_groups=model_groups,
+            unlabeled=unlabeled,
+            frame=lambda: validate_predictions(predictions),
+            studies=studies,
+            missing_scores=missing_scores,
+            fmap=fmap,
+        ),
+        soft,
+    )
 
 
-def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path], *,
-                       state_encoding: str | None = None, references: Sequence[str] | None = None,
-                       findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
-                       model_groups: pd.DataFrame | dict[str, str] | None = None,
-                       unlabeled: str = "error", blank_state: str | None = None, studies: Studies = "each",
-                       missing_scores: str = "refuse",
-                       finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
+def prepare_from_files(
+    predictions: str | Path | Sequence[str | Path],
+    labels: str | Path | Sequence[str | Path],
+    *,
+    state_encoding: str | None = None,
+    references: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    model_groups: pd.DataFrame | dict[str, str] | None = None,
+    unlabeled: str = "error",
+    blank_state: str | None = None,
+    studies: Studies = "each",
+    missing_scores: str = "refuse",
+    finding_map: str | VocabularyMapping | None = None,
+) -> PreparedInputs:
     """Read prediction and label files straight into the arrays :func:`evaluate_auc` computes on.
 
     Each file is read once, block by block, with its text columns as integer codes
@@ -198,13 +235,28 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
     check_label_headers(lpaths, require_patient=True)  # both headers before any block of either is read
     check_prediction_headers(ppaths)
     ps = scan_predictions(ppaths)
-    ls, lnotes = scan_labels(lpaths, state_encoding=state_encoding, blank_state=blank_state, require_patient=True)
+    ls, lnotes = scan_labels(
+        lpaths, state_encoding=state_encoding, blank_state=blank_state, require_patient=True
+    )
     soft = read_soft_labels(lpaths)
-    return apply_soft_labels(_prepare_scans(ps, ls, references=references, findings=findings, policy=policy,
-                                            not_mentioned=not_mentioned, model_groups=model_groups,
-                                            unlabeled=unlabeled, frame=lambda: read_prediction_tables(ppaths)[0],
-                                            notes=(*ps.notes, *lnotes), studies=studies,
-                                            missing_scores=missing_scores, fmap=fmap), soft)
+    return apply_soft_labels(
+        _prepare_scans(
+            ps,
+            ls,
+            references=references,
+            findings=findings,
+            policy=policy,
+            not_mentioned=not_mentioned,
+            model_groups=model_groups,
+            unlabeled=unlabeled,
+            frame=lambda: read_prediction_tables(ppaths)[0],
+            notes=(*ps.notes, *lnotes),
+            studies=studies,
+            missing_scores=missing_scores,
+            fmap=fmap,
+        ),
+        soft,
+    )
 
 
 def loaded_table(value: Any, name: str, func: str = "evaluate_auc") -> Any:
@@ -226,18 +278,31 @@ def _paths(value: object, name: str) -> list[Path]:
     try:
         out = [Path(p) for p in items]
     except TypeError:
-        raise InvalidParameterError(f"The '{name}' parameter of prepare_from_files must be a path or a sequence of "
-                                    f"paths. Got {value!r} instead.") from None
+        raise InvalidParameterError(
+            f"The '{name}' parameter of prepare_from_files must be a path or a sequence of "
+            f"paths. Got {value!r} instead."
+        ) from None
     if not out:
         raise InvalidParameterError(f"prepare_from_files: '{name}' is empty.")
     return out
 
 
-def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[str] | None,
-                   findings: Sequence[str] | None, policy: str, not_mentioned: str,
-                   model_groups: pd.DataFrame | dict[str, str] | None, unlabeled: str,
-                   frame: Callable[[], pd.DataFrame], notes: tuple[str, ...] = (), studies: Studies = "each",
-                   missing_scores: str = "refuse", fmap: VocabularyMapping | None = None) -> PreparedInputs:
+def _prepare_scans(
+    ps: PredictionScan,
+    ls: LabelScan,
+    *,
+    references: Sequence[str] | None,
+    findings: Sequence[str] | None,
+    policy: str,
+    not_mentioned: str,
+    model_groups: pd.DataFrame | dict[str, str] | None,
+    unlabeled: str,
+    frame: Callable[[], pd.DataFrame],
+    notes: tuple[str, ...] = (),
+    studies: Studies = "each",
+    missing_scores: str = "refuse",
+    fmap: VocabularyMapping | None = None,
+) -> PreparedInputs:
     """Lay validated codes out as arrays (``fmap``: the finding map, read and checked by the caller); the score
     arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
     design = studies
@@ -245,8 +310,15 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
         _check_map_findings(fmap, ps, ls)
         map_prediction_scan(ps, fmap)
         map_label_scan(ls, fmap)
-    refs, fs, fcodes, groups, dropped = _validate_inputs(ps, ls, references, findings, model_groups, unlabeled,
-                                                         allowed=None if fmap is None else tuple(fmap.targets))
+    refs, fs, fcodes, groups, dropped = _validate_inputs(
+        ps,
+        ls,
+        references,
+        findings,
+        model_groups,
+        unlabeled,
+        allowed=None if fmap is None else tuple(fmap.targets),
+    )
     texts = np.asarray(ps.studies, dtype=object)
     pstudies = _study_order(ps, fcodes)
     kept_mask = np.zeros(len(texts), dtype=bool)
@@ -258,7 +330,9 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
     study_ids = texts[kept]
     try:
         models = _model_order(ps, fcodes, keep=kept_mask)
-    except LookupError:  # a model's first row is a dropped study: the order over the kept rows, from the table
+    except (
+        LookupError
+    ):  # a model's first row is a dropped study: the order over the kept rows, from the table
         df = frame()
         used = set(fs) if fmap is None else {*fs, *(x for f in fs for x in fmap.targets.get(f, ()))}
         rows = df["finding"].isin(used).to_numpy() & ~df["study_id"].isin(dropped["study_id"]).to_numpy()
@@ -280,7 +354,11 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
     ps.scores.clear()
     # labels: (finding, reference, study)
     Y = np.full((len(fs), len(refs), n), np.nan)
-    pos = pd.Index(study_ids).get_indexer(np.asarray(ls.studies, dtype=object)) if n else np.full(len(ls.studies), -1)
+    pos = (
+        pd.Index(study_ids).get_indexer(np.asarray(ls.studies, dtype=object))
+        if n
+        else np.full(len(ls.studies), -1)
+    )
     f_of = pd.Index(fs).get_indexer(ls.findings)
     r_of = pd.Index(refs).get_indexer(ls.sources)
     row_pos = pos[ls.study] if len(ls.study) else np.zeros(0, np.intp)
@@ -288,8 +366,9 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
     domain = pd.Series(pd.array([-1, 0, 1, 2, pd.NA], dtype="Int8"))
     yb = binarize(domain, policy=policy, not_mentioned=not_mentioned)  # the value of each state, missing last
     st = ls.state[sel].astype(np.int16)
-    Y[f_of[ls.finding[sel]], r_of[ls.source[sel]], row_pos[sel]] = yb[np.where(st == LabelScan.MISSING_STATE, 4,
-                                                                                st + 1)]
+    Y[f_of[ls.finding[sel]], r_of[ls.source[sel]], row_pos[sel]] = yb[
+        np.where(st == LabelScan.MISSING_STATE, 4, st + 1)
+    ]
     states = np.full(Y.shape, LabelScan.MISSING_STATE, dtype=np.int8)
     states[f_of[ls.finding[sel]], r_of[ls.source[sel]], row_pos[sel]] = ls.state[sel]
     keep = np.ones(n, dtype=bool)
@@ -307,12 +386,17 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
         miss = np.isnan(S[:, j, :]) & labelled[j][None, :]
         if miss.any():
             m, s = np.argwhere(miss)[0]
-            hint = (" (a model with no output at all for a finding can be scored AUC 0.5, the XQA convention: "
-                    "missing_scores='chance')"
-                    if np.isnan(S[m, j, :]).all() and missing_scores == "refuse" else "")
-            raise SchemaError(f"Model {models[m]!r} has no score for study {study_ids[s]!r}, finding {f!r}, which the "
-                              f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
-                              f"score every labelled study{hint}.")
+            hint = (
+                " (a model with no output at all for a finding can be scored AUC 0.5, the XQA convention: "
+                "missing_scores='chance')"
+                if np.isnan(S[m, j, :]).all() and missing_scores == "refuse"
+                else ""
+            )
+            raise SchemaError(
+                f"Model {models[m]!r} has no score for study {study_ids[s]!r}, finding {f!r}, which the "
+                f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
+                f"score every labelled study{hint}."
+            )
     # each study's patient (one per study, checked by the readers)
     pat = np.full(len(ls.studies), -1, dtype=np.int64)
     has = ls.patient >= 0
@@ -322,8 +406,18 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
     patient_of = pd.Series(patients[np.where(pcode >= 0, pcode, len(ls.patients))])
     if not keep.all():  # studies='common': the studies no finding's common set holds leave the evaluation
         out = study_ids[~keep]
-        dropped = pd.concat([dropped, pd.DataFrame({"study_id": out, "reason": "not labelled by every reference "
-                                                    "labelling its findings (studies='common')"})], ignore_index=True)
+        dropped = pd.concat(
+            [
+                dropped,
+                pd.DataFrame(
+                    {
+                        "study_id": out,
+                        "reason": "not labelled by every reference labelling its findings (studies='common')",
+                    }
+                ),
+            ],
+            ignore_index=True,
+        )
         study_ids, S, Y, states = study_ids[keep], S[:, :, keep], Y[:, :, keep], states[:, :, keep]
         patient_of = patient_of[keep].reset_index(drop=True)
     unscored: list[tuple[str, str]] = []
@@ -331,9 +425,25 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
         for r in refs:
             codes = np.unique(ls.finding[ls.source == ls.sources.index(r)])
             unscored += [(ls.findings[j], r) for j in codes.tolist() if ls.findings[j] not in fs]
-    return PreparedInputs(models, fs, refs, groups, dropped, study_ids, S, Y, patient_of, policy, not_mentioned,
-                          tuple(notes) + _no_effect(missing_scores, chance), states, design, tuple(chance), fmap,
-                          tuple(sorted(unscored)))
+    return PreparedInputs(
+        models,
+        fs,
+        refs,
+        groups,
+        dropped,
+        study_ids,
+        S,
+        Y,
+        patient_of,
+        policy,
+        not_mentioned,
+        tuple(notes) + _no_effect(missing_scores, chance),
+        states,
+        design,
+        tuple(chance),
+        fmap,
+        tuple(sorted(unscored)),
+    )
 
 
 def _common_studies(states: np.ndarray, Y: np.ndarray, fs: list[str], refs: list[str]) -> np.ndarray:
@@ -348,8 +458,10 @@ def _common_studies(states: np.ndarray, Y: np.ndarray, fs: list[str], refs: list
         common = lab[cover].all(axis=0)
         if not common.any():
             names = [r for r, c in zip(refs, cover) if c]
-            raise SchemaError(f"studies='common': no study is labelled by every reference "
-                              f"labelling finding {f!r} ({names}); choose studies='each' or references=.")
+            raise SchemaError(
+                f"studies='common': no study is labelled by every reference "
+                f"labelling finding {f!r} ({names}); choose studies='each' or references=."
+            )
         states[j][:, ~common] = LabelScan.MISSING_STATE
         Y[j][:, ~common] = np.nan
     has = (states != LabelScan.MISSING_STATE).any(axis=(0, 1))
@@ -362,15 +474,22 @@ def _check_map_findings(fmap: VocabularyMapping, ps: PredictionScan, ls: LabelSc
     for t, srcs in fmap.targets.items():
         absent = [f for f in srcs if f not in seen]
         if t not in seen and absent:
-            raise SchemaError(f"Finding map {fmap.name!r}: finding {absent[0]!r} (defining {t!r}) is neither "
-                              f"predicted nor labelled, nor is {t!r} (predicted: {sorted(set(ps.findings))}; "
-                              f"labelled: {sorted(set(ls.findings))}).")
+            raise SchemaError(
+                f"Finding map {fmap.name!r}: finding {absent[0]!r} (defining {t!r}) is neither "
+                f"predicted nor labelled, nor is {t!r} (predicted: {sorted(set(ps.findings))}; "
+                f"labelled: {sorted(set(ls.findings))})."
+            )
 
 
-def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str] | None,
-                     findings: Sequence[str] | None, model_groups: pd.DataFrame | dict[str, str] | None,
-                     unlabeled: str, allowed: tuple[str, ...] | None = None
-                     ) -> tuple[list[str], list[str], list[int], dict[str, str], pd.DataFrame]:
+def _validate_inputs(
+    ps: PredictionScan,
+    ls: LabelScan,
+    references: Sequence[str] | None,
+    findings: Sequence[str] | None,
+    model_groups: pd.DataFrame | dict[str, str] | None,
+    unlabeled: str,
+    allowed: tuple[str, ...] | None = None,
+) -> tuple[list[str], list[str], list[int], dict[str, str], pd.DataFrame]:
     """Choose references and findings, check model groups and unlabelled studies, on validated codes.
 
     Returns the references, the findings, their codes in ``ps``, the model → group map (models with a score for
@@ -382,14 +501,17 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
     except TypeError:
         refs = [references]
     if references is not None and (isinstance(references, str) or not all(isinstance(r, str) for r in refs)):
-        raise InvalidParameterError(f"The 'references' parameter of evaluate_auc must be a sequence of str. Got "
-                                    f"{references!r} instead.")
+        raise InvalidParameterError(
+            f"The 'references' parameter of evaluate_auc must be a sequence of str. Got "
+            f"{references!r} instead."
+        )
     if not refs:
         raise InvalidParameterError("evaluate_auc: no references; the label table is empty.")
     for r in refs:
         if r not in sources:
-            raise InvalidParameterError(f"Unknown reference {r!r}: it is not a source of the label table; "
-                                        f"sources present: {sources}.")
+            raise InvalidParameterError(
+                f"Unknown reference {r!r}: it is not a source of the label table; sources present: {sources}."
+            )
     if len(set(refs)) != len(refs):
         raise InvalidParameterError(f"evaluate_auc: 'references' has duplicates: {refs}.")
     f_first = {j: int(a.min()) for j, a in ps.first_row.items() if len(a)}
@@ -401,16 +523,20 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
     if findings is None:
         fs = [f for f in pf if f in lf]
         if not fs:
-            raise SchemaError(f"No finding is both predicted {pf} and labelled by the references {refs} "
-                              f"{sorted(lf)}.")
+            raise SchemaError(
+                f"No finding is both predicted {pf} and labelled by the references {refs} {sorted(lf)}."
+            )
     else:
         fs = [canonical_finding(f, where="evaluate_auc 'findings'") for f in findings]
         for f in fs:
             if f not in pf:
-                raise InvalidParameterError(f"Unknown finding {f!r}: no model has predictions for it; predicted: {pf}.")
+                raise InvalidParameterError(
+                    f"Unknown finding {f!r}: no model has predictions for it; predicted: {pf}."
+                )
             if f not in lf:
-                raise InvalidParameterError(f"Unknown finding {f!r}: no reference among {refs} labels it; "
-                                            f"labelled: {sorted(lf)}.")
+                raise InvalidParameterError(
+                    f"Unknown finding {f!r}: no reference among {refs} labels it; labelled: {sorted(lf)}."
+                )
         if len(set(fs)) != len(fs):
             raise InvalidParameterError(f"evaluate_auc: 'findings' has duplicates: {fs}.")
     fcodes = [ps.findings.index(f) for f in fs]
@@ -418,8 +544,11 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
     if model_groups is None:
         groups = {m: DEFAULT_GROUP for m in models}
     else:
-        mg = (pd.DataFrame({"model": list(model_groups), "group": list(model_groups.values())})
-              if isinstance(model_groups, dict) else model_groups)
+        mg = (
+            pd.DataFrame({"model": list(model_groups), "group": list(model_groups.values())})
+            if isinstance(model_groups, dict)
+            else model_groups
+        )
         mg = validate_model_groups(mg)
         gmap = dict(zip(mg["model"], mg["group"]))
         missing = [m for m in models if m not in gmap]
@@ -427,8 +556,10 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
             raise SchemaError(f"Model(s) {missing} have predictions but no group in the model group table.")
         unknown = [m for m in gmap if m not in set(ps.models)]
         if unknown:
-            raise SchemaError(f"Model(s) {unknown} of the model group table have no predictions; the predicted "
-                              f"models are {list(ps.models)}.")
+            raise SchemaError(
+                f"Model(s) {unknown} of the model group table have no predictions; the predicted "
+                f"models are {list(ps.models)}."
+            )
         groups = {m: gmap[m] for m in models}
     # studies with predictions but no label row at all in the label table, in order of first appearance
     pstudies = _study_order(ps, fcodes)
@@ -437,12 +568,16 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
     absent = list(texts[pstudies[~labelled]])
     dropped = pd.DataFrame({"study_id": absent, "reason": "no label in the label table"})
     if absent and unlabeled == "error":
-        raise SchemaError(f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
-                          "pass unlabeled='drop' to drop them with a report.")
+        raise SchemaError(
+            f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
+            "pass unlabeled='drop' to drop them with a report."
+        )
     if absent and len(absent) == len(pstudies):
-        raise SchemaError(f"None of the {len(absent)} prediction studies (e.g. {absent[:3]}) is in the label table "
-                          f"(its studies are e.g. {list(ls.studies[:3])}), so unlabeled='drop' would leave nothing "
-                          "to evaluate; check that the predictions and labels name studies the same way.")
+        raise SchemaError(
+            f"None of the {len(absent)} prediction studies (e.g. {absent[:3]}) is in the label table "
+            f"(its studies are e.g. {list(ls.studies[:3])}), so unlabeled='drop' would leave nothing "
+            "to evaluate; check that the predictions and labels name studies the same way."
+        )
     return refs, fs, fcodes, groups, dropped
 
 
@@ -450,8 +585,10 @@ def _no_effect(missing_scores: str, chance: list[tuple[str, str]]) -> tuple[str,
     """The note saying that ``missing_scores='chance'`` changed nothing (every model scores every finding)."""
     if missing_scores != "chance" or chance:
         return ()
-    return (f"{NO_EFFECT}: every model has scores for every finding, so no AUC was set to 0.5 and the results "
-            "equal those of `refuse`",)
+    return (
+        f"{NO_EFFECT}: every model has scores for every finding, so no AUC was set to 0.5 and the results "
+        "equal those of `refuse`",
+    )
 
 
 def _model_order(ps: PredictionScan, fcodes: list[int], keep: np.ndarray | None = None) -> list[str]:
@@ -475,4 +612,3 @@ def _study_order(ps: PredictionScan, fcodes: list[int]) -> np.ndarray:
         np.minimum(first[: len(a)], a, out=first[: len(a)])
     has = np.flatnonzero(first < big)
     return has[np.argsort(first[has], kind="stable")]
-

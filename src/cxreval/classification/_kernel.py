@@ -29,9 +29,21 @@ from ..spill import load_spilled, spill_arrays
 if TYPE_CHECKING:
     from scipy import sparse
 
-__all__ = ["AUCIndex", "BlockInputs", "auc_block", "binary_labels", "block_indices", "cumsum_rows_inplace",
-           "finite_scores", "map_blocks", "positive_weights", "soft_auc_rows", "soft_block_labels", "spill_inputs",
-           "weighted_auc_float"]
+__all__ = [
+    "AUCIndex",
+    "BlockInputs",
+    "auc_block",
+    "binary_labels",
+    "block_indices",
+    "cumsum_rows_inplace",
+    "finite_scores",
+    "map_blocks",
+    "positive_weights",
+    "soft_auc_rows",
+    "soft_block_labels",
+    "spill_inputs",
+    "weighted_auc_float",
+]
 
 _I32 = int(np.iinfo(np.int32).max)
 _I16 = int(np.iinfo(np.int16).max)
@@ -51,7 +63,9 @@ def binary_labels(y_true: object, where: str) -> np.ndarray:
     bad = ~np.isin(yf, (0.0, 1.0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InvalidParameterError(f"{where}: 'y_true' must hold only 0 and 1; found {_py(y[i])!r} at position {i}.")
+        raise InvalidParameterError(
+            f"{where}: 'y_true' must hold only 0 and 1; found {_py(y[i])!r} at position {i}."
+        )
     return yf.astype(bool)
 
 
@@ -59,7 +73,9 @@ def finite_scores(y_score: object, n: int, where: str) -> np.ndarray:
     """``y_score`` as a float array of shape ``(n,)``; an error naming ``where`` and the first non-finite value."""
     s = np.asarray(y_score, dtype=float)
     if s.shape != (n,):
-        raise InvalidParameterError(f"{where}: 'y_score' must have shape ({n},) like 'y_true'; got {s.shape}.")
+        raise InvalidParameterError(
+            f"{where}: 'y_score' must have shape ({n},) like 'y_true'; got {s.shape}."
+        )
     bad = ~np.isfinite(s)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -121,8 +137,14 @@ class AUCIndex:
     def __getstate__(self) -> dict[str, object]:
         # the matrix cache is keyed by id(group), which does not survive pickling: ship the (group, matrix)
         # pairs and re-key them on arrival (pickled with the group array, identity is kept within one payload)
-        return {"neg": self.neg, "pos": self.pos, "lo": self.lo, "hi": self.hi, "seg": self._seg,
-                "mats": list(self._mats.values())}
+        return {
+            "neg": self.neg,
+            "pos": self.pos,
+            "lo": self.lo,
+            "hi": self.hi,
+            "seg": self._seg,
+            "mats": list(self._mats.values()),
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.neg, self.pos, self.lo, self.hi = state["neg"], state["pos"], state["lo"], state["hi"]
@@ -174,9 +196,13 @@ class AUCIndex:
         seg_of_neg = np.repeat(np.arange(1, ns + 1), np.diff(np.append(starts, self.neg.size)))
         ktype = np.int32 if n_rows * max(n_groups, 1) < _I32 else np.int64
         gn, gp = gn.astype(ktype, copy=False), gp.astype(ktype, copy=False)
-        cell = np.concatenate([seg_of_neg.astype(ktype) * n_groups + gn,
-                               (lo_s + (ns + 1)).astype(ktype) * n_groups + gp,
-                               (hi_s + (ns + 1)).astype(ktype) * n_groups + gp])
+        cell = np.concatenate(
+            [
+                seg_of_neg.astype(ktype) * n_groups + gn,
+                (lo_s + (ns + 1)).astype(ktype) * n_groups + gp,
+                (hi_s + (ns + 1)).astype(ktype) * n_groups + gp,
+            ]
+        )
         cell.sort()
         first = np.empty(cell.size, dtype=bool)
         first[:1] = True
@@ -189,7 +215,9 @@ class AUCIndex:
         idx_t = np.int32 if max(n_groups, cell.size) < _I32 else np.int64
         indptr = np.zeros(n_rows + 1, dtype=idx_t)
         np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
-        mat = sparse.csr_array((data, (uniq - rows * n_groups).astype(idx_t), indptr), shape=(n_rows, n_groups))
+        mat = sparse.csr_array(
+            (data, (uniq - rows * n_groups).astype(idx_t), indptr), shape=(n_rows, n_groups)
+        )
         mat.has_canonical_format = True
         row_max = int(row_sum.max(initial=0))
         self._mats[key] = (group, mat, row_max)
@@ -207,8 +235,14 @@ class AUCIndex:
         """AUC for each *column* of integer weights ``wt`` (shape ``(n_studies, B)``, C-contiguous)."""
         return self.auc_grouped(wt, None)
 
-    def auc_grouped(self, ct: np.ndarray, group: np.ndarray | None, *, wpos: np.ndarray | None = None,
-                    ct_max: int | None = None) -> np.ndarray:
+    def auc_grouped(
+        self,
+        ct: np.ndarray,
+        group: np.ndarray | None,
+        *,
+        wpos: np.ndarray | None = None,
+        ct_max: int | None = None,
+    ) -> np.ndarray:
         """AUC for each column of integer group weights ``ct`` (shape ``(n_groups, B)``); study ``i`` weighs
         ``ct[group[i]]`` (``group=None``: ``ct`` is per study).
 
@@ -253,14 +287,18 @@ class AUCIndex:
         key = ("mat", np.dtype(prod).str)
         m = self._typed.get(key)
         if m is None or m[0] is not mat:  # (scipy's astype would sort and merge the entries: not needed here)
-            m = (mat, mat if prod == np.int32 else sparse.csr_array((mat.data.astype(prod), mat.indices, mat.indptr),
-                                                                    shape=mat.shape))
+            m = (
+                mat,
+                mat
+                if prod == np.int32
+                else sparse.csr_array((mat.data.astype(prod), mat.indices, mat.indptr), shape=mat.shape),
+            )
             self._typed[key] = m
         out = m[1] @ ct  # (2 ns + 2, B)
         acc = np.int32 if top_ct * self.neg.size < _I32 else np.int64
         cs = out[: ns + 1].astype(acc)  # (ns + 1, B); row 0 of out is zero
         cumsum_rows_inplace(cs)  # cs[k] = negatives' weight below break k, for every replicate
-        q = out[ns + 1:]
+        q = out[ns + 1 :]
         wneg = cs[ns]
         den = 2.0 * wpos.astype(float) * wneg.astype(float)  # 2 W_pos W_neg; num <= den
         top = float(den.max(initial=0.0))
@@ -271,8 +309,9 @@ class AUCIndex:
         elif top < 2.0**62:
             num = np.einsum("ij,ij->j", cs, q, dtype=np.int64)
         else:  # astronomically large weights: exact in Python integers
-            num = np.array([sum(int(a) * int(b) for a, b in zip(cs[:, j], q[:, j])) for j in range(n_rep)],
-                           dtype=object)
+            num = np.array(
+                [sum(int(a) * int(b) for a, b in zip(cs[:, j], q[:, j])) for j in range(n_rep)], dtype=object
+            )
         with np.errstate(invalid="ignore", divide="ignore"):
             res = num.astype(float) / den
         res[den == 0] = np.nan
@@ -332,17 +371,35 @@ class BlockInputs:
     def load(self) -> BlockInputs:
         """The same inputs with every path memory-mapped (read-only)."""
         arr = load_spilled
-        return BlockInputs(arr(self.scores), arr(self.labels), arr(self.study_patient),  # type: ignore[arg-type]
-                           arr(self.shards), arr(self.wpos), self.n_resamples, self.n_patients, self.ct_max)
+        return BlockInputs(
+            arr(self.scores),
+            arr(self.labels),
+            arr(self.study_patient),  # type: ignore[arg-type]
+            arr(self.shards),
+            arr(self.wpos),
+            self.n_resamples,
+            self.n_patients,
+            self.ct_max,
+        )
 
 
 def spill_inputs(inputs: BlockInputs, folder: str | Path) -> BlockInputs:
     """Write the arrays of ``inputs`` as ``.npy`` files into ``folder`` and return inputs naming them (what a
     process or Dask task carries instead of the arrays: a few paths; :func:`cxreval.spill.spill_arrays`)."""
-    paths = spill_arrays({name: getattr(inputs, name) for name in ("scores", "labels", "study_patient", "shards",
-                                                                   "wpos")}, folder)
-    return BlockInputs(paths["scores"], paths["labels"], paths["study_patient"],  # type: ignore[arg-type]
-                       paths["shards"], paths["wpos"], inputs.n_resamples, inputs.n_patients, inputs.ct_max)
+    paths = spill_arrays(
+        {name: getattr(inputs, name) for name in ("scores", "labels", "study_patient", "shards", "wpos")},
+        folder,
+    )
+    return BlockInputs(
+        paths["scores"],
+        paths["labels"],
+        paths["study_patient"],  # type: ignore[arg-type]
+        paths["shards"],
+        paths["wpos"],
+        inputs.n_resamples,
+        inputs.n_patients,
+        inputs.ct_max,
+    )
 
 
 def positive_weights(labels: np.ndarray, study_patient: np.ndarray, shards: np.ndarray) -> np.ndarray:
@@ -355,7 +412,7 @@ def positive_weights(labels: np.ndarray, study_patient: np.ndarray, shards: np.n
         pc[q] = np.bincount(study_patient[labels[q // n_r, q % n_r] == 1], minlength=n_pat)
     out = np.empty((n_f * n_r, n_sh * size), dtype=np.int64)
     for t in range(n_sh):
-        out[:, t * size:(t + 1) * size] = np.rint(pc @ shards[t].astype(np.float64))
+        out[:, t * size : (t + 1) * size] = np.rint(pc @ shards[t].astype(np.float64))
     return out.reshape(n_f, n_r, n_sh * size)
 
 
@@ -394,7 +451,9 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
     to inputs that name ``.npy`` files, :func:`spill_inputs`).
     """
     inp = inputs.load()
-    assert not isinstance(inp.labels, str) and not isinstance(inp.shards, str) and not isinstance(inp.wpos, str)
+    assert (
+        not isinstance(inp.labels, str) and not isinstance(inp.shards, str) and not isinstance(inp.wpos, str)
+    )
     model, finding = block
     n_f = inp.labels.shape[0]
     B = inp.n_resamples
@@ -407,7 +466,9 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
         if soft is not None:
             point[k], dist[k] = _soft_block(inp, soft, group, B)
             continue
-        ones = np.ones((n_items if group is None else inp.n_patients, 1), dtype=np.int32)  # point: weight 1 each
+        ones = np.ones(
+            (n_items if group is None else inp.n_patients, 1), dtype=np.int32
+        )  # point: weight 1 each
         point[k] = idx.auc_grouped(ones, group)[0]
         if not B or inp.shards is None:
             continue
@@ -416,26 +477,33 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
         size = shards.shape[2]
         for t in range(shards.shape[0]):
             lo, hi = t * size, min(B, (t + 1) * size)
-            res = idx.auc_grouped(shards[t], group, wpos=np.asarray(wp[t * size:(t + 1) * size]),
-                                  ct_max=inp.ct_max)
+            res = idx.auc_grouped(
+                shards[t], group, wpos=np.asarray(wp[t * size : (t + 1) * size]), ct_max=inp.ct_max
+            )
             dist[k, lo:hi] = res[: hi - lo]
     return (int(model), int(finding)), point, dist
 
 
-def soft_block_labels(inp: BlockInputs, model: int, finding: int, k: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def soft_block_labels(
+    inp: BlockInputs, model: int, finding: int, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Reference ``k`` of block ``(model, finding)`` when its labels are probabilities (any value strictly
     between 0 and 1; :mod:`~cxreval.classification.soft_labels`): ``(items kept, scores, probabilities)``;
     ``None`` for 0/1 labels (for which the two paths agree exactly)."""
     Y = inp.labels
     n_f = Y.shape[0]  # type: ignore[union-attr]
-    y = (np.asarray(Y[finding, k]) if finding < n_f  # type: ignore[index]
-         else np.asarray(Y[:, k, :]).ravel())  # type: ignore[index]
+    y = (
+        np.asarray(Y[finding, k])
+        if finding < n_f  # type: ignore[index]
+        else np.asarray(Y[:, k, :]).ravel()
+    )  # type: ignore[index]
     ok = np.isfinite(y)
     if not ((y[ok] > 0) & (y[ok] < 1)).any():
         return None
-    s = np.array(inp.scores[model, finding] if finding < n_f else inp.scores[model],  # type: ignore[index]
-                 dtype=float).ravel()
+    s = np.array(
+        inp.scores[model, finding] if finding < n_f else inp.scores[model],  # type: ignore[index]
+        dtype=float,
+    ).ravel()
     items = np.flatnonzero(ok)
     return items, s[items], y[items]
 
@@ -454,7 +522,9 @@ def soft_auc_rows(score: np.ndarray, p: np.ndarray, weights: np.ndarray) -> np.n
     a_g = np.add.reduceat(a, starts, axis=1)
     b_g = np.add.reduceat(b, starts, axis=1)
     below = np.cumsum(b_g, axis=1) - b_g
-    diagonal = (c * a - a * a).sum(axis=1)  # sum_i c_i^2 p_i (1 - p_i): an item's copies paired with each other
+    diagonal = (c * a - a * a).sum(
+        axis=1
+    )  # sum_i c_i^2 p_i (1 - p_i): an item's copies paired with each other
     num = (a_g * (below + 0.5 * b_g)).sum(axis=1) - 0.5 * diagonal
     den = a.sum(axis=1) * b.sum(axis=1) - diagonal
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -463,8 +533,12 @@ def soft_auc_rows(score: np.ndarray, p: np.ndarray, weights: np.ndarray) -> np.n
     return out
 
 
-def _soft_block(inp: BlockInputs, soft: tuple[np.ndarray, np.ndarray, np.ndarray], group: np.ndarray | None,
-                n_resamples: int) -> tuple[float, np.ndarray]:
+def _soft_block(
+    inp: BlockInputs,
+    soft: tuple[np.ndarray, np.ndarray, np.ndarray],
+    group: np.ndarray | None,
+    n_resamples: int,
+) -> tuple[float, np.ndarray]:
     """Point and replicates of :func:`soft_auc_rows` (an item's weight in a replicate is its patient's count)."""
     items, s, p = soft
     point = float(soft_auc_rows(s, p[None, :], np.ones((1, items.size)))[0])
@@ -483,8 +557,13 @@ def _soft_block(inp: BlockInputs, soft: tuple[np.ndarray, np.ndarray, np.ndarray
     return point, dist
 
 
-def map_blocks(ex: Executor, inputs: BlockInputs, blocks: list[tuple[int, int]], spill_dir: str | Path | None,
-               on_item: OnItem | None = None) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
+def map_blocks(
+    ex: Executor,
+    inputs: BlockInputs,
+    blocks: list[tuple[int, int]],
+    spill_dir: str | Path | None,
+    on_item: OnItem | None = None,
+) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
     """:func:`auc_block` over ``blocks`` on ``ex`` (``on_item`` as for :meth:`~cxreval.executor.Executor.map`):
     in process on the arrays themselves; elsewhere each task carries a block id and the paths of the arrays,
     written once as ``.npy`` into a temporary folder under ``spill_dir`` (removed at the end), which every

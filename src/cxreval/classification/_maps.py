@@ -72,8 +72,15 @@ def map_label_scan(ls: LabelScan, mapping: VocabularyMapping) -> None:
             wide[inv, _positions(scodes, ls.finding[sel])] = ls.state[sel]
             patient = np.full(len(studies), -1, dtype=ls.patient.dtype)
             np.maximum.at(patient, inv, ls.patient[sel])
-            new.append((studies.astype(ls.study.dtype), patient, np.full(len(studies), tc, ls.finding.dtype),
-                        np.full(len(studies), r, ls.source.dtype), combine_states(wide, miss).astype(np.int8)))
+            new.append(
+                (
+                    studies.astype(ls.study.dtype),
+                    patient,
+                    np.full(len(studies), tc, ls.finding.dtype),
+                    np.full(len(studies), r, ls.source.dtype),
+                    combine_states(wide, miss).astype(np.int8),
+                )
+            )
     if new:
         ls.study = np.concatenate([ls.study, *(p[0] for p in new)])
         ls.patient = np.concatenate([ls.patient, *(p[1] for p in new)])

@@ -28,17 +28,53 @@ from ..schema import FINDING, MACRO, MICRO, STUDY_ID
 from ._kernel import BlockInputs, block_indices, soft_auc_rows, soft_block_labels
 from .soft_labels import SOFT_AUC_MEANING
 
-__all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "NOT_SCORED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP", "NO_EFFECT",
-           "AUC_SUMMARY_FILE", "AUCResult", "AUCTableResult", "markdown_auc_table"]
+__all__ = [
+    "AUC_COLUMNS",
+    "COUNT_COLUMNS",
+    "COVERAGE_COLUMNS",
+    "LABELLED",
+    "ONE_CLASS",
+    "NOT_LABELLED",
+    "NOT_SCORED",
+    "DROPPED_COLUMNS",
+    "POINT_AUC_COLUMNS",
+    "MEAN_MODEL",
+    "DEFAULT_GROUP",
+    "NO_EFFECT",
+    "AUC_SUMMARY_FILE",
+    "AUCResult",
+    "AUCTableResult",
+    "markdown_auc_table",
+]
 
-AUC_COLUMNS: tuple[str, ...] = ("model", "group", FINDING, "reference", "auc", "ci_low", "ci_high",
-                                "n_pos", "n_neg", "n_dropped", "chance")
+AUC_COLUMNS: tuple[str, ...] = (
+    "model",
+    "group",
+    FINDING,
+    "reference",
+    "auc",
+    "ci_low",
+    "ci_high",
+    "n_pos",
+    "n_neg",
+    "n_dropped",
+    "chance",
+)
 """Columns of ``auc.csv``. ``reference`` names the label source that served as the reference of an AUC: a role,
 not the ``source`` column of a label table (whose values it takes). ``chance``: the AUC is (or, for an average,
 includes) the 0.5 of a model without any score for the finding (``missing_scores='chance'``). A finding a
 reference does not label has no row (``coverage.csv``)."""
-COUNT_COLUMNS: tuple[str, ...] = (FINDING, "reference", "n_pos", "n_neg", "n_dropped", "n_studies", "n_patients",
-                                  "n_uncertain", "n_excluded")
+COUNT_COLUMNS: tuple[str, ...] = (
+    FINDING,
+    "reference",
+    "n_pos",
+    "n_neg",
+    "n_dropped",
+    "n_studies",
+    "n_patients",
+    "n_uncertain",
+    "n_excluded",
+)
 """Columns of ``counts.csv``: per finding and reference, on the evaluated studies under the study design:
 ``n_pos``/``n_neg`` the positives and negatives after the label policy, ``n_dropped`` the evaluated studies without
 a usable label, ``n_studies``/``n_patients`` the studies (and their patients) the reference labels, ``n_uncertain``
@@ -114,10 +150,15 @@ class AUCResult(TableResult):
     a map) and ``dropped`` (:data:`DROPPED_COLUMNS`, as text).
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"auc": "auc.csv", "counts": "counts.csv",
-                                                           "coverage": "coverage.csv",
-                                                           "finding_map": "finding_map.csv",
-                                                           "dropped": "dropped.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {
+            "auc": "auc.csv",
+            "counts": "counts.csv",
+            "coverage": "coverage.csv",
+            "finding_map": "finding_map.csv",
+            "dropped": "dropped.csv",
+        }
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = AUC_COLUMNS
 
     table: pd.DataFrame
@@ -132,11 +173,15 @@ class AUCResult(TableResult):
     policy: str = "exclude"
     confidence_level: float = 0.95
     not_mentioned: str = "negative"
-    dropped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(DROPPED_COLUMNS)), repr=False)
+    dropped: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(DROPPED_COLUMNS)), repr=False
+    )
     notes: tuple[str, ...] = ()
     seed: int | None = None
     _inputs: BlockInputs | None = field(default=None, repr=False, compare=False)
-    coverage: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COVERAGE_COLUMNS)), repr=False)
+    coverage: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(COVERAGE_COLUMNS)), repr=False
+    )
     studies: str = "each"
     chance: tuple[tuple[str, str], ...] = ()
     finding_map: VocabularyMapping | None = None
@@ -152,13 +197,18 @@ class AUCResult(TableResult):
 
     def _pos(self, model: str, finding: str, reference: str) -> tuple[int, int, int]:
         f = finding if finding in (MACRO, MICRO) else canonical_finding(finding)
-        for name, val, seq in (("model", model, self.models), ("finding", f, self.findings),
-                               ("reference", reference, self.references)):
+        for name, val, seq in (
+            ("model", model, self.models),
+            ("finding", f, self.findings),
+            ("reference", reference, self.references),
+        ):
             if val not in seq:
                 raise InvalidParameterError(f"Unknown {name} {val!r}; known: {list(seq)}.")
         return self.models.index(model), self.findings.index(f), self.references.index(reference)
 
-    def bootstrap(self, model: str, finding: str, reference: str, *, ci_method: str = "percentile") -> BootstrapResult:
+    def bootstrap(
+        self, model: str, finding: str, reference: str, *, ci_method: str = "percentile"
+    ) -> BootstrapResult:
         """The :class:`~cxreval.bootstrap.BootstrapResult` of one AUC.
 
         ``ci_method='bca'`` gives the BCa interval, with the acceleration from a leave-one-patient-out
@@ -167,22 +217,33 @@ class AUCResult(TableResult):
         check_choice(ci_method, ("percentile", "bca"), name="ci_method", func="AUCResult.bootstrap")
         i, j, k = self._pos(model, finding, reference)
         if ci_method == "bca":
-            return bca_ci(self.distribution[i, j, k], estimate=self.point[i, j, k],
-                          jackknife=self.jackknife(model, finding, reference), confidence_level=self.confidence_level)
-        return percentile_ci(self.distribution[i, j, k], estimate=self.point[i, j, k],
-                             confidence_level=self.confidence_level)
+            return bca_ci(
+                self.distribution[i, j, k],
+                estimate=self.point[i, j, k],
+                jackknife=self.jackknife(model, finding, reference),
+                confidence_level=self.confidence_level,
+            )
+        return percentile_ci(
+            self.distribution[i, j, k], estimate=self.point[i, j, k], confidence_level=self.confidence_level
+        )
 
     def jackknife(self, model: str, finding: str, reference: str, *, block: int = 256) -> np.ndarray:
         """Leave-one-patient-out values of one AUC (the macro average: of the mean over findings; the micro
         average: of the pooled AUC)."""
         if self.plan is None or self._inputs is None:
-            raise InvalidParameterError("jackknife needs a result computed with a resampling plan (n_resamples > 0).")
+            raise InvalidParameterError(
+                "jackknife needs a result computed with a resampling plan (n_resamples > 0)."
+            )
         i, j, k = self._pos(model, finding, reference)
         per = [q for q, f in enumerate(self.findings) if f not in (MACRO, MICRO)]
         js = per if self.findings[j] == MACRO else [j]
         n_pat = self.plan.n_patients
         # a pooled (micro) index holds the pairs of every finding, finding-major: their patients repeat
-        sp = np.tile(self.plan.study_patient, len(per)) if self.findings[j] == MICRO else self.plan.study_patient
+        sp = (
+            np.tile(self.plan.study_patient, len(per))
+            if self.findings[j] == MICRO
+            else self.plan.study_patient
+        )
         out = np.zeros(n_pat)
         for q in js:  # rebuilt on demand (one sort): the result keeps the arrays, not every index
             fq = len(per) if self.findings[q] == MICRO else q
@@ -202,22 +263,33 @@ class AUCResult(TableResult):
         return out / len(js)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {"auc": self.table, "counts": self.counts, "coverage": self.coverage,
-                "finding_map": finding_map_table(self.finding_map), "dropped": self.dropped.astype(str)}
+        return {
+            "auc": self.table,
+            "counts": self.counts,
+            "coverage": self.coverage,
+            "finding_map": finding_map_table(self.finding_map),
+            "dropped": self.dropped.astype(str),
+        }
 
     def design(self) -> str:
         """The comparison design in words: study design, finding map, coverage, missing scores (Markdown)."""
         refs = list(self.references)
         if len(refs) > 1:
-            st = ("studies `common`: for each finding, the studies that every reference labelling it labels "
-                  "(the AUCs of a finding are computed on the same studies)" if self.studies == "common" else
-                  "studies `each`: every reference on the studies it labels (the AUCs of a finding may be computed "
-                  "on different studies; see the counts)")
+            st = (
+                "studies `common`: for each finding, the studies that every reference labelling it labels "
+                "(the AUCs of a finding are computed on the same studies)"
+                if self.studies == "common"
+                else "studies `each`: every reference on the studies it labels (the AUCs of a finding may be computed "
+                "on different studies; see the counts)"
+            )
         else:
             st = f"one reference ({refs[0]}): the studies it labels"
-        fm = ("no finding map (findings as spelt in the files)" if self.finding_map is None else
-              f"finding map `{self.finding_map.name}` (labels: any of the sources; scores: {self.finding_map.score} "
-              f"of the sources; {self.FILES['finding_map']})")
+        fm = (
+            "no finding map (findings as spelt in the files)"
+            if self.finding_map is None
+            else f"finding map `{self.finding_map.name}` (labels: any of the sources; scores: {self.finding_map.score} "
+            f"of the sources; {self.FILES['finding_map']})"
+        )
         lines = [f"Design: {st}; {fm}."]
         cov = self.coverage
         scored = cov[cov["status"] != NOT_SCORED] if len(cov) else cov
@@ -225,34 +297,59 @@ class AUCResult(TableResult):
             lab = (scored["status"] != NOT_LABELLED).to_numpy().reshape(-1, len(refs)).all(axis=1)
             fs = [f for f in self.findings if f not in (MACRO, MICRO)]
             shared = [f for f, c in zip(fs, lab) if c]
-            one = (" (one finding: the macro and micro averages are its AUC)" if len(shared) == 1 else "")
+            one = " (one finding: the macro and micro averages are its AUC)" if len(shared) == 1 else ""
             lines.append(f"Macro/micro averages over the findings every reference labels: {shared}{one}.")
         nl = cov[cov["status"] == NOT_LABELLED] if len(cov) else cov
         if len(nl):
-            avg = ("" if self.studies == "common" and len(refs) > 1 else
-                   "; macro/micro of a reference are over the findings it labels")
-            hint = "" if self.finding_map is not None else "; --finding-map re-expresses one vocabulary in another's"
-            lines.append(f"Not labelled (no AUC row, coverage.csv{avg}{hint}): "
-                         + "; ".join(f"{r} does not label {list(g[FINDING])}" for r, g in
-                                     nl.groupby("reference", sort=False)) + ".")
+            avg = (
+                ""
+                if self.studies == "common" and len(refs) > 1
+                else "; macro/micro of a reference are over the findings it labels"
+            )
+            hint = (
+                ""
+                if self.finding_map is not None
+                else "; --finding-map re-expresses one vocabulary in another's"
+            )
+            lines.append(
+                f"Not labelled (no AUC row, coverage.csv{avg}{hint}): "
+                + "; ".join(
+                    f"{r} does not label {list(g[FINDING])}" for r, g in nl.groupby("reference", sort=False)
+                )
+                + "."
+            )
         ns = cov[cov["status"] == NOT_SCORED] if len(cov) else cov
         if len(ns):
-            hint = "" if self.finding_map is not None else "; --finding-map re-expresses one vocabulary in another's"
-            lines.append(f"Labelled but scored by no model (not evaluated; coverage.csv `not scored`{hint}): "
-                         + "; ".join(f"{r} labels {list(g[FINDING])}" for r, g in ns.groupby("reference", sort=False))
-                         + ".")
+            hint = (
+                ""
+                if self.finding_map is not None
+                else "; --finding-map re-expresses one vocabulary in another's"
+            )
+            lines.append(
+                f"Labelled but scored by no model (not evaluated; coverage.csv `not scored`{hint}): "
+                + "; ".join(f"{r} labels {list(g[FINDING])}" for r, g in ns.groupby("reference", sort=False))
+                + "."
+            )
         oc = cov[cov["status"] == ONE_CLASS] if len(cov) else cov
         if len(oc):
-            lines.append("One class only (AUC undefined): " + "; ".join(
-                f"{r}: {list(g[FINDING])}" for r, g in oc.groupby("reference", sort=False)) + ".")
+            lines.append(
+                "One class only (AUC undefined): "
+                + "; ".join(f"{r}: {list(g[FINDING])}" for r, g in oc.groupby("reference", sort=False))
+                + "."
+            )
         if self.chance:
-            lines.append("Scored AUC 0.5 (no output for the finding; the XQA convention, column `chance`): "
-                         + ", ".join(f"{m} on {f}" for m, f in self.chance) + ".")
+            lines.append(
+                "Scored AUC 0.5 (no output for the finding; the XQA convention, column `chance`): "
+                + ", ".join(f"{m} on {f}" for m, f in self.chance)
+                + "."
+            )
         lines += [f"{n}." for n in self.notes if n.startswith(NO_EFFECT)]
         if self.soft_references:
-            lines.append(f"Soft labels (p_positive) in {list(self.soft_references)}: each model's AUC against them is "
-                         f"the {SOFT_AUC_MEANING}; sum over pairs i != j of p_i (1 - p_j) weighting each pair, with "
-                         f"the same patient bootstrap; n_pos / n_neg count p_positive >= 0.5 / < 0.5.")
+            lines.append(
+                f"Soft labels (p_positive) in {list(self.soft_references)}: each model's AUC against them is "
+                f"the {SOFT_AUC_MEANING}; sum over pairs i != j of p_i (1 - p_j) weighting each pair, with "
+                f"the same patient bootstrap; n_pos / n_neg count p_positive >= 0.5 / < 0.5."
+            )
         return " ".join(lines)
 
     def summary(self, title: str = "AUC per model, finding and reference") -> str:
@@ -260,18 +357,29 @@ class AUCResult(TableResult):
         the AUC of the macro average (else of the first finding) per model and reference, and the readers'
         notes, as Markdown."""
         md = markdown_auc_table
-        lines = [f"# {title}", "",
-                 f"{len(self.models)} models, findings {list(self.findings)}, references {list(self.references)}; "
-                 f"policy `{self.policy}` (not mentioned → {self.not_mentioned}); {self.n_resamples} patient-level "
-                 f"bootstrap replicates (seed {self.seed}), {int(self.confidence_level * 100)}% percentile CIs.", ""]
+        lines = [
+            f"# {title}",
+            "",
+            f"{len(self.models)} models, findings {list(self.findings)}, references {list(self.references)}; "
+            f"policy `{self.policy}` (not mentioned → {self.not_mentioned}); {self.n_resamples} patient-level "
+            f"bootstrap replicates (seed {self.seed}), {int(self.confidence_level * 100)}% percentile CIs.",
+            "",
+        ]
         lines += [self.design(), ""]
         if self.plan is not None:
             lines.append(f"Studies: {self.plan.n_studies}; patients: {self.plan.n_patients}.")
         if len(self.dropped):
             why = "; ".join(f"{k}: {v}" for k, v in self.dropped["reason"].value_counts(sort=False).items())
-            lines.append(f"Dropped {len(self.dropped)} prediction studies ({why}; see {self.FILES['dropped']}).")
-        lines += ["", "## Counts per finding and reference", "",
-                  md(self._labelled_counts(), floatfmt="{:.0f}"), ""]
+            lines.append(
+                f"Dropped {len(self.dropped)} prediction studies ({why}; see {self.FILES['dropped']})."
+            )
+        lines += [
+            "",
+            "## Counts per finding and reference",
+            "",
+            md(self._labelled_counts(), floatfmt="{:.0f}"),
+            "",
+        ]
         f = MACRO if MACRO in self.findings else self.findings[0]
         t = self.table
         wide = t[t[FINDING] == f].pivot(index="model", columns="reference", values="auc")
@@ -292,13 +400,22 @@ class AUCResult(TableResult):
         return self.table.copy()
 
     def to_dict(self) -> dict[str, object]:
-        return {"models": list(self.models), "findings": list(self.findings), "references": list(self.references),
-                "groups": dict(self.groups), "policy": self.policy, "confidence_level": self.confidence_level,
-                "n_resamples": self.n_resamples, "plan": None if self.plan is None else self.plan.to_dict(),
-                "n_dropped_studies": int(len(self.dropped)), "studies": self.studies,
-                "finding_map": None if self.finding_map is None else self.finding_map.to_dict(),
-                "chance": [list(c) for c in self.chance], "soft_references": list(self.soft_references),
-                "auc": self.table.to_dict(orient="records")}
+        return {
+            "models": list(self.models),
+            "findings": list(self.findings),
+            "references": list(self.references),
+            "groups": dict(self.groups),
+            "policy": self.policy,
+            "confidence_level": self.confidence_level,
+            "n_resamples": self.n_resamples,
+            "plan": None if self.plan is None else self.plan.to_dict(),
+            "n_dropped_studies": int(len(self.dropped)),
+            "studies": self.studies,
+            "finding_map": None if self.finding_map is None else self.finding_map.to_dict(),
+            "chance": [list(c) for c in self.chance],
+            "soft_references": list(self.soft_references),
+            "auc": self.table.to_dict(orient="records"),
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -334,8 +451,10 @@ class AUCTableResult(TableResult):
     def summary(self) -> str:
         """One line on the table (its origin, models, findings, references) as Markdown."""
         t = self.table
-        return (f"AUC table {self.name}: {len(t)} rows, {t['model'].nunique()} models, findings "
-                f"{list(pd.unique(t[FINDING]))}, references {list(pd.unique(t['reference']))}.")
+        return (
+            f"AUC table {self.name}: {len(t)} rows, {t['model'].nunique()} models, findings "
+            f"{list(pd.unique(t[FINDING]))}, references {list(pd.unique(t['reference']))}."
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "published": self.published, "auc": self.table.to_dict(orient="records")}

@@ -39,10 +39,21 @@ from ._result import (
 __all__ = ["evaluate_prepared"]
 
 
-def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_level: float, macro: bool, micro: bool,
-                      mean_over_models: bool, rng: RNGLike, plan: ResamplingPlan | None, shard_size: int | None,
-                      executor: ExecutorLike, spill_dir: str | Path | None = None,
-                      progress: Progress | None = None) -> AUCResult:
+def evaluate_prepared(
+    prep: PreparedInputs,
+    *,
+    n_resamples: int,
+    confidence_level: float,
+    macro: bool,
+    micro: bool,
+    mean_over_models: bool,
+    rng: RNGLike,
+    plan: ResamplingPlan | None,
+    shard_size: int | None,
+    executor: ExecutorLike,
+    spill_dir: str | Path | None = None,
+    progress: Progress | None = None,
+) -> AUCResult:
     """The computation of :func:`~cxreval.classification.evaluate_auc` on validated arrays (options already
     checked by it): plan, then per block (model × finding, model × micro) one sort, point AUCs and every replicate;
     CIs and the table. Call :func:`~cxreval.classification.evaluate_auc` with the :class:`PreparedInputs`
@@ -59,17 +70,23 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
         plan = draw_plan(patient_of.to_numpy(), n_resamples=n_resamples, rng=rng, study_ids=list(studies))
     else:
         if plan.n_studies != n or (plan.study_ids is not None and tuple(plan.study_ids) != tuple(studies)):
-            raise InvalidParameterError(f"evaluate_auc: the given plan covers {plan.n_studies} studies; the evaluation "
-                                        f"needs the {n} studies of the predictions, sorted.")
+            raise InvalidParameterError(
+                f"evaluate_auc: the given plan covers {plan.n_studies} studies; the evaluation "
+                f"needs the {n} studies of the predictions, sorted."
+            )
     B = 0 if plan is None else plan.n_resamples
     counts, coverage = _counts(prep)
     one_class = coverage[coverage["status"] == ONE_CLASS]
     if len(one_class):
-        warnings.warn("; ".join(f"Reference {r!r} has only one class for finding(s) "
-                                + ", ".join(map(repr, g["finding"]))
-                                for r, g in one_class.groupby("reference", sort=False))
-                      + " on the evaluated studies; their AUCs are NaN (coverage.csv).", UndefinedMetricWarning,
-                      stacklevel=2)
+        warnings.warn(
+            "; ".join(
+                f"Reference {r!r} has only one class for finding(s) " + ", ".join(map(repr, g["finding"]))
+                for r, g in one_class.groupby("reference", sort=False)
+            )
+            + " on the evaluated studies; their AUCs are NaN (coverage.csv).",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
     evaluated = coverage[coverage["status"] != NOT_SCORED]  # the evaluated findings' rows, finding-major
     covered = (evaluated["status"] != NOT_LABELLED).to_numpy().reshape(len(fs), len(refs))
     # the findings the averages are over, per reference: those it labels ('each'), those every reference labels
@@ -80,14 +97,23 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
     # micro average: every (finding, study) pair pooled; pair q = j * n + s, its patient that of study s
     pooled = micro and len(fs) > 1
     n_f = len(fs) + int(pooled)
-    inputs = BlockInputs(S, Y, None if plan is None else plan.study_patient, n_resamples=B,
-                         n_patients=0 if plan is None else plan.n_patients)
+    inputs = BlockInputs(
+        S,
+        Y,
+        None if plan is None else plan.study_patient,
+        n_resamples=B,
+        n_patients=0 if plan is None else plan.n_patients,
+    )
     if B and plan is not None:
         if shard_size is None:
             shard_size = shard_size_for(plan.n_patients, n, B)
         shards = plan.count_shards(check_positive_int(shard_size, name="shard_size", func="evaluate_auc"))
-        inputs = dataclasses.replace(inputs, shards=shards, wpos=positive_weights(Y, plan.study_patient, shards),
-                                     ct_max=max(1, int(plan.counts.max(initial=0))))
+        inputs = dataclasses.replace(
+            inputs,
+            shards=shards,
+            wpos=positive_weights(Y, plan.study_patient, shards),
+            ct_max=max(1, int(plan.counts.max(initial=0))),
+        )
     # blocks: (model, finding) and (model, micro), model-major so that every chunk of an executor mixes both
     blocks = [(i, j) for i in range(len(models)) for j in range(n_f)]
     point = np.full((len(models), n_f, len(refs)), np.nan)
@@ -98,15 +124,20 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
         Ym[~averaged.all(axis=1)] = np.nan
         micro_inputs = dataclasses.replace(inputs, labels=Ym)
         if inputs.wpos is not None and plan is not None:
-            micro_inputs = dataclasses.replace(micro_inputs, wpos=positive_weights(Ym, plan.study_patient,
-                                                                                  shards))
-        runs = [(inputs, [b for b in blocks if b[1] < len(fs)]), (micro_inputs, [b for b in blocks if b[1] == len(fs)])]
+            micro_inputs = dataclasses.replace(
+                micro_inputs, wpos=positive_weights(Ym, plan.study_patient, shards)
+            )
+        runs = [
+            (inputs, [b for b in blocks if b[1] < len(fs)]),
+            (micro_inputs, [b for b in blocks if b[1] == len(fs)]),
+        ]
     progress = NoProgress() if progress is None else progress
     task = progress.add("AUC blocks (model x finding, every replicate)", total=len(blocks))
     ex = get_executor(executor)
     for run_inputs, run_blocks in runs:
-        for (i, j), pt, ds in map_blocks(ex, run_inputs, run_blocks, spill_dir,
-                                         on_item=lambda _: progress.advance(task)):
+        for (i, j), pt, ds in map_blocks(
+            ex, run_inputs, run_blocks, spill_dir, on_item=lambda _: progress.advance(task)
+        ):
             point[i, j] = pt
             dist[i, j] = ds
     fnames = list(fs)
@@ -116,24 +147,57 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
         w = averaged.sum(axis=0)  # (reference,)
         with np.errstate(invalid="ignore", divide="ignore"):
             mp = np.where(averaged[None], per_point, 0.0).sum(axis=1, keepdims=True) / w[None, None, :]
-            md = np.where(averaged[None, :, :, None], per_dist, 0.0).sum(axis=1, keepdims=True) / w[None, None, :, None]
+            md = (
+                np.where(averaged[None, :, :, None], per_dist, 0.0).sum(axis=1, keepdims=True)
+                / w[None, None, :, None]
+            )
         mp[..., w == 0] = np.nan
         md[..., w == 0, :] = np.nan
-        point = np.concatenate([per_point, mp, point[:, len(fs):]], axis=1)
-        dist = np.concatenate([per_dist, md, dist[:, len(fs):]], axis=1)
+        point = np.concatenate([per_point, mp, point[:, len(fs) :]], axis=1)
+        dist = np.concatenate([per_dist, md, dist[:, len(fs) :]], axis=1)
     if pooled:
         fnames.append(MICRO)
     chance = {(m, f) for m, f in prep.chance}
     if pooled and not averaged.any():
         point[:, -1], dist[:, -1] = np.nan, np.nan
-    table = _auc_table(models, fnames, refs, groups, point, dist, counts, confidence_level, mean_over_models,
-                       covered, averaged, chance)
+    table = _auc_table(
+        models,
+        fnames,
+        refs,
+        groups,
+        point,
+        dist,
+        counts,
+        confidence_level,
+        mean_over_models,
+        covered,
+        averaged,
+        chance,
+    )
     seed = rng if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
-    return AUCResult(table, tuple(models), tuple(fnames), tuple(refs), groups, point, dist, counts, plan, policy,
-                     confidence_level, not_mentioned, dropped, notes=tuple(prep.notes),
-                     seed=None if seed is None else int(seed), _inputs=BlockInputs(S, Y, inputs.study_patient),
-                     coverage=coverage, studies=prep.studies_design, chance=tuple(prep.chance),
-                     finding_map=prep.finding_map, soft_references=prep.soft_references)
+    return AUCResult(
+        table,
+        tuple(models),
+        tuple(fnames),
+        tuple(refs),
+        groups,
+        point,
+        dist,
+        counts,
+        plan,
+        policy,
+        confidence_level,
+        not_mentioned,
+        dropped,
+        notes=tuple(prep.notes),
+        seed=None if seed is None else int(seed),
+        _inputs=BlockInputs(S, Y, inputs.study_patient),
+        coverage=coverage,
+        studies=prep.studies_design,
+        chance=tuple(prep.chance),
+        finding_map=prep.finding_map,
+        soft_references=prep.soft_references,
+    )
 
 
 def _counts(prep: PreparedInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -148,23 +212,49 @@ def _counts(prep: PreparedInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
             ok = np.isfinite(y)
             lab = states[j, k] != -128
             npos, nneg = int((y[ok] == 1).sum()), int((y[ok] == 0).sum())
-            if r in prep.soft_references:  # probabilities: counted as positive from 0.5; one class if none varies
+            if (
+                r in prep.soft_references
+            ):  # probabilities: counted as positive from 0.5; one class if none varies
                 npos, nneg = int((y[ok] >= 0.5).sum()), int((y[ok] < 0.5).sum())
                 one = not (y[ok] > 0).any() or not (y[ok] < 1).any()
             else:
                 one = npos == 0 or nneg == 0
-            rows.append((f, r, npos, nneg, int(n - ok.sum()), int(lab.sum()), int(pd.unique(pat[lab]).size),
-                         int((states[j, k] == 1).sum()), int((lab & ~ok).sum())))
+            rows.append(
+                (
+                    f,
+                    r,
+                    npos,
+                    nneg,
+                    int(n - ok.sum()),
+                    int(lab.sum()),
+                    int(pd.unique(pat[lab]).size),
+                    int((states[j, k] == 1).sum()),
+                    int((lab & ~ok).sum()),
+                )
+            )
             status = NOT_LABELLED if not lab.any() else (ONE_CLASS if one else LABELLED)
             cov.append((f, r, status))
     cov += [(f, r, NOT_SCORED) for f, r in prep.unscored]  # labelled, but no model scores it: not evaluated
-    return (pd.DataFrame(rows, columns=list(COUNT_COLUMNS)).astype({c: np.int64 for c in COUNT_COLUMNS[2:]}),
-            pd.DataFrame(cov, columns=list(COVERAGE_COLUMNS)))
+    return (
+        pd.DataFrame(rows, columns=list(COUNT_COLUMNS)).astype({c: np.int64 for c in COUNT_COLUMNS[2:]}),
+        pd.DataFrame(cov, columns=list(COVERAGE_COLUMNS)),
+    )
 
 
-def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: dict[str, str], point: np.ndarray,
-               dist: np.ndarray, counts: pd.DataFrame, confidence_level: float, mean_over_models: bool,
-               covered: np.ndarray, averaged: np.ndarray, chance: set[tuple[str, str]]) -> pd.DataFrame:
+def _auc_table(
+    models: list[str],
+    fnames: list[str],
+    refs: list[str],
+    groups: dict[str, str],
+    point: np.ndarray,
+    dist: np.ndarray,
+    counts: pd.DataFrame,
+    confidence_level: float,
+    mean_over_models: bool,
+    covered: np.ndarray,
+    averaged: np.ndarray,
+    chance: set[tuple[str, str]],
+) -> pd.DataFrame:
     """The rows of ``auc.csv``: a (finding, reference) the reference does not label has none (see coverage)."""
     summ = summarize_distribution(dist, confidence_level=confidence_level)
     cnt = counts.set_index(["finding", "reference"])
@@ -190,8 +280,21 @@ def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: di
                 if not shown(j, k):
                     continue
                 p, q, d = cn(f, r)
-                rows.append((m, groups[m], f, r, point[i, j, k], summ["ci_low"][i, j, k], summ["ci_high"][i, j, k],
-                             p, q, d, marked(m, j, k)))
+                rows.append(
+                    (
+                        m,
+                        groups[m],
+                        f,
+                        r,
+                        point[i, j, k],
+                        summ["ci_low"][i, j, k],
+                        summ["ci_high"][i, j, k],
+                        p,
+                        q,
+                        d,
+                        marked(m, j, k),
+                    )
+                )
     if mean_over_models and len(models) > 1:
         mp = point.mean(axis=0)
         ms = summarize_distribution(dist.mean(axis=0), confidence_level=confidence_level)
@@ -200,8 +303,21 @@ def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: di
                 if not shown(j, k):
                     continue
                 p, q, d = cn(f, r)
-                rows.append((MEAN_MODEL, "summary", f, r, mp[j, k], ms["ci_low"][j, k], ms["ci_high"][j, k], p, q, d,
-                             any(marked(m, j, k) for m in models)))
+                rows.append(
+                    (
+                        MEAN_MODEL,
+                        "summary",
+                        f,
+                        r,
+                        mp[j, k],
+                        ms["ci_low"][j, k],
+                        ms["ci_high"][j, k],
+                        p,
+                        q,
+                        d,
+                        any(marked(m, j, k) for m in models),
+                    )
+                )
     t = pd.DataFrame(rows, columns=list(AUC_COLUMNS))
     for c in ("n_pos", "n_neg", "n_dropped"):
         t[c] = t[c].astype(np.int64)

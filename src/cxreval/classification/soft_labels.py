@@ -36,9 +36,15 @@ from ..schema import FINDING, P_POSITIVE, SOURCE, STUDY_ID
 if TYPE_CHECKING:
     from ._inputs import PreparedInputs
 
-__all__ = ["SOFT_AUC_MEANING", "SoftLabels", "apply_soft_labels", "read_soft_labels", "soft_labels_from_frame"]
+__all__ = [
+    "SOFT_AUC_MEANING",
+    "SoftLabels",
+    "apply_soft_labels",
+    "read_soft_labels",
+    "soft_labels_from_frame",
+]
 
-SOFT_AUC_MEANING = ("expected AUC over label draws (soft labels), not an estimate of the AUC against the truth")
+SOFT_AUC_MEANING = "expected AUC over label draws (soft labels), not an estimate of the AUC against the truth"
 """What a model's AUC against a soft reference is, as ``summary.md`` states it."""
 
 
@@ -86,8 +92,10 @@ def soft_labels_from_frame(df: pd.DataFrame, *, where: str = "label table") -> S
     bad = ~blank & ~(np.isfinite(p) & (p >= 0) & (p <= 1))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"{cell_location(where, i, P_POSITIVE)}: {raw.iloc[i]!r} is not a probability; "
-                          f"expected a number in [0, 1] (or a blank where the label is missing).")
+        raise SchemaError(
+            f"{cell_location(where, i, P_POSITIVE)}: {raw.iloc[i]!r} is not a probability; "
+            f"expected a number in [0, 1] (or a blank where the label is missing)."
+        )
     p[blank] = np.nan
     src = _ids(df[SOURCE])
     soft = set(src[~blank].unique())
@@ -96,10 +104,15 @@ def soft_labels_from_frame(df: pd.DataFrame, *, where: str = "label table") -> S
     rows = np.flatnonzero(src.isin(soft).to_numpy())
     fnames = df[FINDING].reset_index(drop=True).iloc[rows]
     canon = {f: canonical_finding(f, where=where) for f in pd.unique(fnames)}
-    table = pd.DataFrame({STUDY_ID: _ids(df[STUDY_ID]).iloc[rows].to_numpy(dtype=object),
-                          FINDING: fnames.map(canon).to_numpy(dtype=object),
-                          SOURCE: src.iloc[rows].to_numpy(dtype=object), P_POSITIVE: p[rows],
-                          "where": [cell_location(where, int(i), P_POSITIVE) for i in rows]})
+    table = pd.DataFrame(
+        {
+            STUDY_ID: _ids(df[STUDY_ID]).iloc[rows].to_numpy(dtype=object),
+            FINDING: fnames.map(canon).to_numpy(dtype=object),
+            SOURCE: src.iloc[rows].to_numpy(dtype=object),
+            P_POSITIVE: p[rows],
+            "where": [cell_location(where, int(i), P_POSITIVE) for i in rows],
+        }
+    )
     return SoftLabels(table)
 
 
@@ -136,33 +149,45 @@ def apply_soft_labels(prep: PreparedInputs, soft: SoftLabels | None) -> Prepared
     if not refs:
         return prep
     if prep.finding_map is not None:
-        raise InvalidParameterError(f"Soft labels (p_positive) of {refs} with a finding map: the probabilities of "
-                                    f"source findings do not combine into those of a mapped finding; evaluate them "
-                                    f"without finding_map=, or choose other references.")
+        raise InvalidParameterError(
+            f"Soft labels (p_positive) of {refs} with a finding map: the probabilities of "
+            f"source findings do not combine into those of a mapped finding; evaluate them "
+            f"without finding_map=, or choose other references."
+        )
     t = soft.table[soft.table[SOURCE].isin(refs)]
     s_of = pd.Index(prep.studies).get_indexer(t[STUDY_ID].to_numpy(dtype=object))
     f_of = pd.Index(prep.findings).get_indexer(t[FINDING].to_numpy(dtype=object))
     r_of = pd.Index(prep.references).get_indexer(t[SOURCE].to_numpy(dtype=object))
     ok = (s_of >= 0) & (f_of >= 0)
-    s_of, f_of, r_of, p, where = s_of[ok], f_of[ok], r_of[ok], t[P_POSITIVE].to_numpy()[ok], t["where"].to_numpy()[ok]
+    s_of, f_of, r_of, p, where = (
+        s_of[ok],
+        f_of[ok],
+        r_of[ok],
+        t[P_POSITIVE].to_numpy()[ok],
+        t["where"].to_numpy()[ok],
+    )
     Y = prep.Y.copy()
     blank = np.isnan(p)
     if blank.any() and prep.states is not None:
         labelled = prep.states[f_of[blank], r_of[blank], s_of[blank]] != -128
         if labelled.any():
             i = int(np.flatnonzero(labelled)[0])
-            raise SchemaError(f"{where[blank][i]}: blank, but the state labels the finding; every labelled row of "
-                              f"the soft reference {prep.references[r_of[blank][i]]!r} needs a probability in "
-                              f"[0, 1] (a blank only where the state is missing).")
+            raise SchemaError(
+                f"{where[blank][i]}: blank, but the state labels the finding; every labelled row of "
+                f"the soft reference {prep.references[r_of[blank][i]]!r} needs a probability in "
+                f"[0, 1] (a blank only where the state is missing)."
+            )
     covered = np.zeros(Y.shape, dtype=bool)
     covered[f_of, r_of, s_of] = True
     ks = [prep.references.index(r) for r in refs]
     loose = np.isfinite(Y[:, ks]) & ~covered[:, ks]
     if loose.any():
         j, q, i = (int(v[0]) for v in np.nonzero(loose))
-        raise SchemaError(f"Reference {refs[q]!r} has p_positive values, but its label of study "
-                          f"{prep.studies[i]!r}, finding {prep.findings[j]!r} comes from a table without a "
-                          f"p_positive column; give every label of a soft reference a probability.")
+        raise SchemaError(
+            f"Reference {refs[q]!r} has p_positive values, but its label of study "
+            f"{prep.studies[i]!r}, finding {prep.findings[j]!r} comes from a table without a "
+            f"p_positive column; give every label of a soft reference a probability."
+        )
     kept = ~blank & np.isfinite(Y[f_of, r_of, s_of])
     Y[f_of[kept], r_of[kept], s_of[kept]] = p[kept]
     return dataclasses.replace(prep, Y=Y, soft_references=tuple(refs))

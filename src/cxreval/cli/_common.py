@@ -20,21 +20,40 @@ from ..progress import NoProgress, Progress
 if TYPE_CHECKING:
     from ..executor import Executor
 
-__all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
-           "blank_state_option",
-           "split_list", "check_inputs", "check_folder_option", "open_output", "progress",
-           "echo_json", "executor_option", "cli_executor", "studies_option", "finding_map_option",
-           "missing_scores_option", "map_score_option", "resolve_finding_map"]
+__all__ = [
+    "out_option",
+    "overwrite_option",
+    "seed_option",
+    "findings_option",
+    "state_encoding_option",
+    "blank_state_option",
+    "split_list",
+    "check_inputs",
+    "check_folder_option",
+    "open_output",
+    "progress",
+    "echo_json",
+    "executor_option",
+    "cli_executor",
+    "studies_option",
+    "finding_map_option",
+    "missing_scores_option",
+    "map_score_option",
+    "resolve_finding_map",
+]
 
 
-def out_option(help: str = "Output folder (written atomically; must not exist unless --overwrite).",
-               default: Any = ...) -> Any:
+def out_option(
+    help: str = "Output folder (written atomically; must not exist unless --overwrite).", default: Any = ...
+) -> Any:
     """The ``-o/--out`` option every command that writes a folder takes."""
     return typer.Option(default, "--out", "-o", help=help)
 
 
 def overwrite_option() -> Any:
-    return typer.Option(False, "--overwrite", help="Replace an existing --out folder whole (never mixing runs).")
+    return typer.Option(
+        False, "--overwrite", help="Replace an existing --out folder whole (never mixing runs)."
+    )
 
 
 def seed_option(help: str = "Random seed.") -> Any:
@@ -46,28 +65,39 @@ def findings_option(help: str = "Findings, comma-separated (A,B) or repeated (de
 
 
 def state_encoding_option() -> Any:
-    return typer.Option(None, "--state-encoding",
-                        help="How numeric label states are read: cxreval (-1 not mentioned, 0 negative, "
-                             "1 uncertain, 2 positive), chexpert (1 positive, 0 negative, -1 uncertain, blank "
-                             "not mentioned) or binary (1 positive, 0 negative). Default: state names only; "
-                             "ambiguous numeric states are refused.")
+    return typer.Option(
+        None,
+        "--state-encoding",
+        help="How numeric label states are read: cxreval (-1 not mentioned, 0 negative, "
+        "1 uncertain, 2 positive), chexpert (1 positive, 0 negative, -1 uncertain, blank "
+        "not mentioned) or binary (1 positive, 0 negative). Default: state names only; "
+        "ambiguous numeric states are refused.",
+    )
 
 
 def blank_state_option() -> Any:
     """The ``--blank-state`` option of every command that reads label tables."""
-    return typer.Option(None, "--blank-state", metavar="missing",
-                        help="A blank state cell is refused, naming its file, row and column (or read as a numeric "
-                             "--state-encoding says); 'missing' reads it as a missing label, which the analysis "
-                             "then leaves out.")
+    return typer.Option(
+        None,
+        "--blank-state",
+        metavar="missing",
+        help="A blank state cell is refused, naming its file, row and column (or read as a numeric "
+        "--state-encoding says); 'missing' reads it as a missing label, which the analysis "
+        "then leaves out.",
+    )
 
 
 def executor_option() -> Any:
     """The ``--executor SPEC`` option of every heavy command (see :mod:`cxreval.executor`)."""
-    return typer.Option("serial", "--executor", metavar="SPEC",
-                        help="Where the work runs: serial (this process), process:N (N worker processes), "
-                             "dask:local:N (a Dask LocalCluster of N workers, closed at the end) or "
-                             "dask://HOST:PORT (a running Dask scheduler; its workers must see the input "
-                             "and output paths: shared storage). Results are identical on every executor.")
+    return typer.Option(
+        "serial",
+        "--executor",
+        metavar="SPEC",
+        help="Where the work runs: serial (this process), process:N (N worker processes), "
+        "dask:local:N (a Dask LocalCluster of N workers, closed at the end) or "
+        "dask://HOST:PORT (a running Dask scheduler; its workers must see the input "
+        "and output paths: shared storage). Results are identical on every executor.",
+    )
 
 
 @contextlib.contextmanager
@@ -123,8 +153,14 @@ def check_folder_option(option: str, path: Path | None, *, write: bool = False) 
 
 
 @contextlib.contextmanager
-def open_output(out: Path, *, overwrite: bool, inputs: Iterable[Path | None] = (),
-                meta: dict[str, object] | None = None, protect: Iterable[Path | None] = ()) -> Iterator[Path]:
+def open_output(
+    out: Path,
+    *,
+    overwrite: bool,
+    inputs: Iterable[Path | None] = (),
+    meta: dict[str, object] | None = None,
+    protect: Iterable[Path | None] = (),
+) -> Iterator[Path]:
     """:func:`cxreval.outputs.output_folder` with the command line as typed recorded in ``run.json``: ``--out``
     is refused (before the body runs) when it is, holds or would replace something inside an input or a
     ``protect`` path."""
@@ -158,8 +194,10 @@ def _may_be_terminal() -> bool:
     """Whether rich could call stderr a terminal: a tty, or an environment that forces one."""
     import os
 
-    forced = any(os.environ.get(k) for k in ("FORCE_COLOR", "TTY_INTERACTIVE", "TTY_COMPATIBLE", "JUPYTER_COLUMNS",
-                                             "JUPYTER_LINES"))
+    forced = any(
+        os.environ.get(k)
+        for k in ("FORCE_COLOR", "TTY_INTERACTIVE", "TTY_COMPATIBLE", "JUPYTER_COLUMNS", "JUPYTER_LINES")
+    )
     try:
         return forced or sys.stderr.isatty()
     except (AttributeError, ValueError):
@@ -192,8 +230,15 @@ def progress(*, enabled: bool | None = None) -> Iterator[Progress]:
     )
     from rich.progress import Progress as Bars
 
-    with Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+    with Bars(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
         yield _RichProgress(bar)
 
 
@@ -203,31 +248,47 @@ def echo_json(obj: object) -> None:
 
 def studies_option(default: str = "common") -> Any:
     """``--studies common|each``: the study design when several references are compared."""
-    return typer.Option(default, "--studies", help="Study design with several references: common (default: per "
-                        "finding, only the studies every reference labelling it labels, so each finding's AUCs are "
-                        "computed on the same studies, and macro/micro averages over the findings every reference "
-                        "labels) or each (every reference on the studies and findings it labels). Stated in "
-                        "summary.md and run.json; the counts per reference and finding are in counts.csv.")
+    return typer.Option(
+        default,
+        "--studies",
+        help="Study design with several references: common (default: per "
+        "finding, only the studies every reference labelling it labels, so each finding's AUCs are "
+        "computed on the same studies, and macro/micro averages over the findings every reference "
+        "labels) or each (every reference on the studies and findings it labels). Stated in "
+        "summary.md and run.json; the counts per reference and finding are in counts.csv.",
+    )
 
 
 def finding_map_option() -> Any:
     """``--finding-map NAME|FILE.yaml``: re-express labels and scores in another vocabulary."""
-    return typer.Option(None, "--finding-map", help="Finding map applied to labels and scores before scoring: a "
-                        "built-in map (nih_to_google, nih_to_chexpert, nih_to_vindr, nih_to_padchest) or a YAML "
-                        "file ('findings: {Nodule or Mass: any(Nodule, Mass)}', optional 'score: max|mean'). "
-                        "Written to finding_map.csv and run.json.")
+    return typer.Option(
+        None,
+        "--finding-map",
+        help="Finding map applied to labels and scores before scoring: a "
+        "built-in map (nih_to_google, nih_to_chexpert, nih_to_vindr, nih_to_padchest) or a YAML "
+        "file ('findings: {Nodule or Mass: any(Nodule, Mass)}', optional 'score: max|mean'). "
+        "Written to finding_map.csv and run.json.",
+    )
 
 
 def map_score_option() -> Any:
-    return typer.Option(None, "--map-score", help="Score of a merged finding from its sources' scores: max or mean "
-                        "(default: the map's, max for the built-in maps).")
+    return typer.Option(
+        None,
+        "--map-score",
+        help="Score of a merged finding from its sources' scores: max or mean "
+        "(default: the map's, max for the built-in maps).",
+    )
 
 
 def missing_scores_option() -> Any:
     """``--missing-scores refuse|chance``."""
-    return typer.Option("refuse", "--missing-scores", help="A model with no score at all for a finding: refuse "
-                        "(default) or chance (AUC 0.5, the XQA paper's convention: kept in rankings and macro/micro "
-                        "averages, marked in column 'chance' of auc.csv).")
+    return typer.Option(
+        "refuse",
+        "--missing-scores",
+        help="A model with no score at all for a finding: refuse "
+        "(default) or chance (AUC 0.5, the XQA paper's convention: kept in rankings and macro/micro "
+        "averages, marked in column 'chance' of auc.csv).",
+    )
 
 
 def resolve_finding_map(spec: str | None, score: str | None) -> Any:
@@ -244,7 +305,9 @@ def resolve_finding_map(spec: str | None, score: str | None) -> Any:
     fmap = read_finding_map(spec)
     if score is not None:
         if score not in SCORE_RULES:
-            raise InvalidParameterError(f"--map-score must be one of {', '.join(SCORE_RULES)}. Got {score!r}.")
+            raise InvalidParameterError(
+                f"--map-score must be one of {', '.join(SCORE_RULES)}. Got {score!r}."
+            )
         fmap = check_finding_map(dataclasses.replace(fmap, score=score))
     return fmap
 
@@ -253,6 +316,7 @@ def refuse_options(given: bool, message: str) -> None:
     """A combination of options that does not apply: a one-line error (exit 2) before any work."""
     if given:
         raise SchemaError(message)
+
 
 def json_option(help: str = "Print the result as JSON.") -> Any:
     """``--json``: print the command's result as JSON instead of text (off by default)."""
@@ -273,11 +337,16 @@ def echo_result(result: Any, *, json_out: bool, nl: bool = False) -> None:
         typer.echo(result.summary(), nl=nl)
 
 
-def model_inputs(predictions: Sequence[Path] | None, labels: Sequence[Path] | None,
-                 *others: tuple[str, Path | None]) -> list[Path | None]:
+def model_inputs(
+    predictions: Sequence[Path] | None, labels: Sequence[Path] | None, *others: tuple[str, Path | None]
+) -> list[Path | None]:
     """``classify`` and ``rank -p``: check that ``--predictions``, ``--labels`` and the other named inputs exist
     (before any work); the inputs run.json records."""
-    named = [*[("--predictions", p) for p in predictions or []], *[("--labels", p) for p in labels or []], *others]
+    named = [
+        *[("--predictions", p) for p in predictions or []],
+        *[("--labels", p) for p in labels or []],
+        *others,
+    ]
     check_inputs(*named)
     return [p for _, p in named]
 
@@ -293,7 +362,9 @@ def auc_table_input(spec: str | None) -> Path | None:
     return Path(spec)
 
 
-def references_option(help: str = "Label sources to evaluate against, comma-separated or repeated (default all).") -> Any:
+def references_option(
+    help: str = "Label sources to evaluate against, comma-separated or repeated (default all).",
+) -> Any:
     """``-r/--references`` of ``classify`` and ``rank``."""
     return typer.Option(None, "--references", "-r", help=help)
 
@@ -311,7 +382,9 @@ def not_mentioned_option() -> Any:
 
 
 def unlabeled_option() -> Any:
-    return typer.Option("error", "--unlabeled", help="Prediction studies absent from the labels: error or drop.")
+    return typer.Option(
+        "error", "--unlabeled", help="Prediction studies absent from the labels: error or drop."
+    )
 
 
 def n_resamples_option(help: str = "Bootstrap replicates (0: point estimates only).") -> Any:
@@ -326,17 +399,25 @@ def kendall_option() -> Any:
     """``rank --kendall tau-a|tau-b``."""
     from ..ranking import DEFAULT_KENDALL
 
-    return typer.Option(DEFAULT_KENDALL, "--kendall", help="KRCC variant: tau-a (default, the XQA paper's "
-                        "(C - D) / (n(n-1)/2)) or tau-b (tie-corrected, scipy.stats.kendalltau).")
+    return typer.Option(
+        DEFAULT_KENDALL,
+        "--kendall",
+        help="KRCC variant: tau-a (default, the XQA paper's "
+        "(C - D) / (n(n-1)/2)) or tau-b (tie-corrected, scipy.stats.kendalltau).",
+    )
 
 
 def spearman_option() -> Any:
     """``rank --spearman formula|pearson``."""
     from ..ranking import DEFAULT_SPEARMAN
 
-    return typer.Option(DEFAULT_SPEARMAN, "--spearman", help="SRCC variant: formula (default, the XQA paper's "
-                        "1 - 6 sum d^2 / (n(n^2-1)) on average ranks) or pearson (Pearson correlation of average "
-                        "ranks, scipy.stats.spearmanr). Equal without ties.")
+    return typer.Option(
+        DEFAULT_SPEARMAN,
+        "--spearman",
+        help="SRCC variant: formula (default, the XQA paper's "
+        "1 - 6 sum d^2 / (n(n^2-1)) on average ranks) or pearson (Pearson correlation of average "
+        "ranks, scipy.stats.spearmanr). Equal without ties.",
+    )
 
 
 def studies_value(value: str) -> Studies:
@@ -346,24 +427,51 @@ def studies_value(value: str) -> Studies:
     return cast(Studies, value)
 
 
-__all__ += ["refuse_options", "model_inputs", "auc_table_input", "references_option", "model_groups_option",
-            "policy_option", "not_mentioned_option", "unlabeled_option", "n_resamples_option",
-            "confidence_level_option", "kendall_option", "spearman_option", "studies_value"]
+__all__ += [
+    "refuse_options",
+    "model_inputs",
+    "auc_table_input",
+    "references_option",
+    "model_groups_option",
+    "policy_option",
+    "not_mentioned_option",
+    "unlabeled_option",
+    "n_resamples_option",
+    "confidence_level_option",
+    "kendall_option",
+    "spearman_option",
+    "studies_value",
+]
+
 
 def label_tables_option() -> Any:
     """``--labels/-l``, repeatable: the long label tables of ``agree`` and ``fuse`` (read as one table)."""
-    return typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, [patient_id,] "
-                        "finding, source, state (repeatable).")
+    return typer.Option(
+        ...,
+        "--labels",
+        "-l",
+        help="Long label table (CSV or Parquet): study_id, [patient_id,] "
+        "finding, source, state (repeatable).",
+    )
 
 
 @contextlib.contextmanager
-def executor_output(executor: str | None, out: Path, *, overwrite: bool, inputs: Iterable[Path | None] = (),
-                    meta: dict[str, object] | None = None) -> Iterator[tuple[Executor, Path, Progress]]:
+def executor_output(
+    executor: str | None,
+    out: Path,
+    *,
+    overwrite: bool,
+    inputs: Iterable[Path | None] = (),
+    meta: dict[str, object] | None = None,
+) -> Iterator[tuple[Executor, Path, Progress]]:
     """The executor of ``--executor`` (a bad spec refused first, closed at the end), the output folder
     (:func:`open_output`) and the progress bars of a command that runs one job on an executor:
     ``with executor_output(executor, out, overwrite=..., inputs=[...]) as (ex, d, prog)``."""
-    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d, \
-            progress() as prog:
+    with (
+        cli_executor(executor) as ex,
+        open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d,
+        progress() as prog,
+    ):
         yield ex, d, prog
 
 
@@ -374,16 +482,22 @@ def device_option() -> Any:
 
 def weights_dir_option() -> Any:
     """``--weights-dir`` of the model commands: where TorchXRayVision weight files are."""
-    return typer.Option(None, "--weights-dir", help="Folder holding TorchXRayVision weight files "
-                        "(default ~/.torchxrayvision/models_data).")
+    return typer.Option(
+        None,
+        "--weights-dir",
+        help="Folder holding TorchXRayVision weight files (default ~/.torchxrayvision/models_data).",
+    )
 
 
 def no_download_option() -> Any:
     """``--no-download`` of the model commands."""
-    return typer.Option(False, "--no-download", help="Never download weights; fail naming where the file must be put.")
+    return typer.Option(
+        False, "--no-download", help="Never download weights; fail naming where the file must be put."
+    )
 
 
 def show_progress_option() -> Any:
     """``--progress/--no-progress`` of the model commands."""
-    return typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: when stderr is a "
-                        "terminal).")
+    return typer.Option(
+        None, "--progress/--no-progress", help="Progress bar on stderr (default: when stderr is a terminal)."
+    )

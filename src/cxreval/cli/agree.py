@@ -36,7 +36,9 @@ def _finding_sets(specs: list[str] | None) -> dict[str, list[str]] | None:
         name, sep, rest = spec.partition("=")
         items = [x.strip() for x in rest.split(",") if x.strip()]
         if not sep or not name.strip() or not items:
-            raise InvalidParameterError(f"--finding-set must be NAME=F1,F2,... (or NAME=<vocabulary>). Got {spec!r}.")
+            raise InvalidParameterError(
+                f"--finding-set must be NAME=F1,F2,... (or NAME=<vocabulary>). Got {spec!r}."
+            )
         out[name.strip()] = items
     return out
 
@@ -44,36 +46,63 @@ def _finding_sets(specs: list[str] | None) -> dict[str, list[str]] | None:
 def agree(
     labels: list[Path] = label_tables_option(),
     pairs: str = typer.Option(..., "--pairs", help="Source pairs A:B[,C:D...]; A is the F1 reference."),
-    flow_pairs: str = typer.Option(None, "--flow-pairs", help="Pairs A:B[,C:D...] whose flows and omissions are "
-                                   "written (default: those of --pairs); agreement and prevalence stay those of "
-                                   "--pairs."),
+    flow_pairs: str = typer.Option(
+        None,
+        "--flow-pairs",
+        help="Pairs A:B[,C:D...] whose flows and omissions are "
+        "written (default: those of --pairs); agreement and prevalence stay those of "
+        "--pairs.",
+    ),
     out: Path = out_option(),
-    findings: list[str] = findings_option("Findings, comma-separated or repeated, or a vocabulary name (xqa, "
-                                          "xqa_selected, chestxray14, ...); default those both sources label."),
-    finding_set: list[str] = typer.Option(None, "--finding-set", help="NAME=F1,F2,... to macro/micro-average over "
-                                          "(repeatable); default one set 'all'."),
-    not_mentioned: str = typer.Option("negative", "--not-mentioned", help="not_mentioned labels: 'negative' or "
-                                      "'exclude'."),
-    weights: str = typer.Option("quadratic", "--weights", help="kappa_w weighting: quadratic (default), linear or none."),
-    both_uncertain: str = typer.Option("agree", "--both-uncertain", help="A pair where both labels are uncertain, "
-                                       "under the pessimistic (Low) mapping: 'agree' (default; identical labels "
-                                       "always agree, as in the XQA-Chest paper's Table 30 of "
-                                       "agreement with the consensus labels) or 'disagree' (half in each "
-                                       "disagreeing cell: the pair counts as a disagreement)."),
-    intersect: bool = typer.Option(False, "--intersect", help="Compare sources on their common studies instead of "
-                                   "requiring the same studies."),
+    findings: list[str] = findings_option(
+        "Findings, comma-separated or repeated, or a vocabulary name (xqa, "
+        "xqa_selected, chestxray14, ...); default those both sources label."
+    ),
+    finding_set: list[str] = typer.Option(
+        None,
+        "--finding-set",
+        help="NAME=F1,F2,... to macro/micro-average over (repeatable); default one set 'all'.",
+    ),
+    not_mentioned: str = typer.Option(
+        "negative", "--not-mentioned", help="not_mentioned labels: 'negative' or 'exclude'."
+    ),
+    weights: str = typer.Option(
+        "quadratic", "--weights", help="kappa_w weighting: quadratic (default), linear or none."
+    ),
+    both_uncertain: str = typer.Option(
+        "agree",
+        "--both-uncertain",
+        help="A pair where both labels are uncertain, "
+        "under the pessimistic (Low) mapping: 'agree' (default; identical labels "
+        "always agree, as in the XQA-Chest paper's Table 30 of "
+        "agreement with the consensus labels) or 'disagree' (half in each "
+        "disagreeing cell: the pair counts as a disagreement).",
+    ),
+    intersect: bool = typer.Option(
+        False,
+        "--intersect",
+        help="Compare sources on their common studies instead of requiring the same studies.",
+    ),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
-    studies: str = typer.Option("each", "--studies", help="Study design: each (the default here, where classify "
-                                "and rank default to common: a pair of sources compares their own labels, each "
-                                "pair on the same studies, or with --intersect on the studies both label) or common "
-                                "(per finding, only the studies every source of the pairs labelling it labels, for "
-                                "agreement, flows and prevalence alike)."),
-    finding_map: str = typer.Option(None, "--finding-map", help="Finding map applied to the labels first: a built-in "
-                                    "map (nih_to_google, nih_to_chexpert, nih_to_vindr, nih_to_padchest) or a YAML "
-                                    "file ('findings: {Nodule or Mass: any(Nodule, Mass)}'); written to "
-                                    "finding_map.csv."),
+    studies: str = typer.Option(
+        "each",
+        "--studies",
+        help="Study design: each (the default here, where classify "
+        "and rank default to common: a pair of sources compares their own labels, each "
+        "pair on the same studies, or with --intersect on the studies both label) or common "
+        "(per finding, only the studies every source of the pairs labelling it labels, for "
+        "agreement, flows and prevalence alike).",
+    ),
+    finding_map: str = typer.Option(
+        None,
+        "--finding-map",
+        help="Finding map applied to the labels first: a built-in "
+        "map (nih_to_google, nih_to_chexpert, nih_to_vindr, nih_to_padchest) or a YAML "
+        "file ('findings: {Nodule or Mass: any(Nodule, Mass)}'); written to "
+        "finding_map.csv.",
+    ),
     json_out: bool = json_option("Print the agreement and omission tables as JSON."),
 ) -> None:
     """Weighted kappa, Low/High kappa and weighted F1 per finding (+ macro, micro), prevalence and omission flows.
@@ -97,20 +126,35 @@ def agree(
     meta: dict[str, object] = {"design": {"studies": design, "finding_map": None}}
     with open_output(out, overwrite=overwrite, inputs=labels, meta=meta) as d:
         table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
-        res = compare_sources(table, pairs, findings=split_list(findings, option="--findings"), finding_sets=fsets,
-                              weights=None if weights == "none" else weights, not_mentioned=not_mentioned,
-                              studies=design, both_uncertain=both_uncertain, finding_map=finding_map,
-                              flow_pairs=flow_pairs, title=f"cxreval agree: {', '.join(str(p) for p in labels)}")
+        res = compare_sources(
+            table,
+            pairs,
+            findings=split_list(findings, option="--findings"),
+            finding_sets=fsets,
+            weights=None if weights == "none" else weights,
+            not_mentioned=not_mentioned,
+            studies=design,
+            both_uncertain=both_uncertain,
+            finding_map=finding_map,
+            flow_pairs=flow_pairs,
+            title=f"cxreval agree: {', '.join(str(p) for p in labels)}",
+        )
         if res.finding_map is not None:
             meta["design"] = {"studies": design, "finding_map": res.finding_map.to_dict()}
         paths = {name: str(Path(out) / p.name) for name, p in res.save(d).items()}
     if json_out:
-        echo_json({"files": {k: v for k, v in paths.items() if k != "summary"},
-                   "agreement": res.agreement.table.to_dict(orient="records"),
-                   "omissions": res.omissions.table.to_dict(orient="records")})
+        echo_json(
+            {
+                "files": {k: v for k, v in paths.items() if k != "summary"},
+                "agreement": res.agreement.table.to_dict(orient="records"),
+                "omissions": res.omissions.table.to_dict(orient="records"),
+            }
+        )
     else:
-        typer.echo(f"wrote {', '.join(Path(p).name for k, p in paths.items() if k != 'summary')} and {SUMMARY_FILE} "
-                   f"to {out}")
+        typer.echo(
+            f"wrote {', '.join(Path(p).name for k, p in paths.items() if k != 'summary')} and {SUMMARY_FILE} "
+            f"to {out}"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -40,19 +40,30 @@ __all__ = ["register"]
 
 
 def classify(
-    predictions: list[Path] = typer.Option(..., "--predictions", "-p", help="Long prediction table (CSV/Parquet: "
-                                           "study_id, model, finding, score), a folder of such files read as one "
-                                           "table (e.g. Parquet parts), or a folder of wide <model>.csv/.parquet "
-                                           "files (repeatable)."),
-    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table: study_id, patient_id, finding, "
-                                      "source, state (CSV/Parquet, or a folder of such files read as one table; "
-                                      "repeatable). A p_positive column (e.g. fuse's fused_labels.csv) makes each "
-                                      "source with values in it a soft reference: the expected AUC over label "
-                                      "draws, not an estimate of the AUC against the truth."),
+    predictions: list[Path] = typer.Option(
+        ...,
+        "--predictions",
+        "-p",
+        help="Long prediction table (CSV/Parquet: "
+        "study_id, model, finding, score), a folder of such files read as one "
+        "table (e.g. Parquet parts), or a folder of wide <model>.csv/.parquet "
+        "files (repeatable).",
+    ),
+    labels: list[Path] = typer.Option(
+        ...,
+        "--labels",
+        "-l",
+        help="Long label table: study_id, patient_id, finding, "
+        "source, state (CSV/Parquet, or a folder of such files read as one table; "
+        "repeatable). A p_positive column (e.g. fuse's fused_labels.csv) makes each "
+        "source with values in it a soft reference: the expected AUC over label "
+        "draws, not an estimate of the AUC against the truth.",
+    ),
     out: Path = out_option(),
     references: list[str] = references_option(),
-    findings: list[str] = findings_option("Findings, comma-separated or repeated (default: all predicted and "
-                                          "labelled)."),
+    findings: list[str] = findings_option(
+        "Findings, comma-separated or repeated (default: all predicted and labelled)."
+    ),
     model_groups: Path = model_groups_option(),
     policy: str = policy_option(),
     not_mentioned: str = not_mentioned_option(),
@@ -69,21 +80,37 @@ def classify(
     missing_scores: str = missing_scores_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the AUC table as JSON."),
-    latent_truth: bool = typer.Option(False, "--latent-truth", help="Estimate each model's AUC against the latent "
-                                      "truth of the --readers (a latent-class model of the readers and the model's "
-                                      "score, refitted in every bootstrap replicate; reference 'latent' in auc.csv), "
-                                      "instead of against each reference; per finding on every study with a label "
-                                      "from at least one reader (--studies does not apply). Also writes "
-                                      "reader_accuracy.csv and the diagnostics of the model's assumption."),
-    readers: list[str] = typer.Option(None, "--readers", help="With --latent-truth: the label sources treated as "
-                                      "readers, comma-separated or repeated (at least three per finding, unless "
-                                      "--reader-accuracy or --anchor is given)."),
-    reader_accuracy: Path = typer.Option(None, "--reader-accuracy", help="With --latent-truth: known sensitivity "
-                                         "and specificity per finding and reader (a reader_accuracy.csv written by "
-                                         "fuse or classify --latent-truth: finding, source, sensitivity, "
-                                         "specificity), held fixed."),
-    anchor: str = typer.Option(None, "--anchor", help="With --latent-truth: a label source treated as exact for "
-                               "the studies it labels (e.g. an expert's relabelled subset)."),
+    latent_truth: bool = typer.Option(
+        False,
+        "--latent-truth",
+        help="Estimate each model's AUC against the latent "
+        "truth of the --readers (a latent-class model of the readers and the model's "
+        "score, refitted in every bootstrap replicate; reference 'latent' in auc.csv), "
+        "instead of against each reference; per finding on every study with a label "
+        "from at least one reader (--studies does not apply). Also writes "
+        "reader_accuracy.csv and the diagnostics of the model's assumption.",
+    ),
+    readers: list[str] = typer.Option(
+        None,
+        "--readers",
+        help="With --latent-truth: the label sources treated as "
+        "readers, comma-separated or repeated (at least three per finding, unless "
+        "--reader-accuracy or --anchor is given).",
+    ),
+    reader_accuracy: Path = typer.Option(
+        None,
+        "--reader-accuracy",
+        help="With --latent-truth: known sensitivity "
+        "and specificity per finding and reader (a reader_accuracy.csv written by "
+        "fuse or classify --latent-truth: finding, source, sensitivity, "
+        "specificity), held fixed.",
+    ),
+    anchor: str = typer.Option(
+        None,
+        "--anchor",
+        help="With --latent-truth: a label source treated as exact for "
+        "the studies it labels (e.g. an expert's relabelled subset).",
+    ),
 ) -> None:
     """Per-finding ROC-AUC of every model against every reference, with patient-level bootstrap CIs.
 
@@ -102,38 +129,67 @@ def classify(
     every replicate; off-process executors memory-map the arrays from the output's temporary folder (for a
     Dask cluster on several machines, put -o on storage every worker sees).
     """
-    inputs = model_inputs(predictions, labels, ("--model-groups", model_groups), ("--reader-accuracy", reader_accuracy))
+    inputs = model_inputs(
+        predictions, labels, ("--model-groups", model_groups), ("--reader-accuracy", reader_accuracy)
+    )
     if (readers or reader_accuracy or anchor) and not latent_truth:
-        raise InvalidParameterError("--readers, --reader-accuracy and --anchor apply only with --latent-truth.")
+        raise InvalidParameterError(
+            "--readers, --reader-accuracy and --anchor apply only with --latent-truth."
+        )
     reader_list = split_list(readers, option="--readers")
     if latent_truth and not reader_list:
-        raise InvalidParameterError("--latent-truth needs --readers: the label sources treated as readers "
-                                    "(e.g. --readers bc4,bc6,bc8).")
+        raise InvalidParameterError(
+            "--latent-truth needs --readers: the label sources treated as readers "
+            "(e.g. --readers bc4,bc6,bc8)."
+        )
     if latent_truth and (references or finding_map):
-        raise InvalidParameterError("--references and --finding-map do not apply with --latent-truth (the "
-                                    "reference is the latent truth of --readers).")
+        raise InvalidParameterError(
+            "--references and --finding-map do not apply with --latent-truth (the "
+            "reference is the latent truth of --readers)."
+        )
     fmap = None if latent_truth else resolve_finding_map(finding_map, map_score)
     meta: dict[str, object] = {"seed": seed}
     with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
         with progress() as prog:
             res = evaluate_classifiers_files(
-                predictions, labels, references=split_list(references, option="--references"),
-                findings=split_list(findings, option="--findings"), model_groups=model_groups,
-                state_encoding=state_encoding, blank_state=blank_state, policy=policy, not_mentioned=not_mentioned,
-                unlabeled=unlabeled, studies=studies_value(studies), finding_map=fmap, missing_scores=missing_scores,
-                n_resamples=n_resamples, confidence_level=confidence_level, readers=reader_list, anchor=anchor,
-                reader_accuracy=reader_accuracy, rng=seed, executor=executor, spill_dir=d, progress=prog)
+                predictions,
+                labels,
+                references=split_list(references, option="--references"),
+                findings=split_list(findings, option="--findings"),
+                model_groups=model_groups,
+                state_encoding=state_encoding,
+                blank_state=blank_state,
+                policy=policy,
+                not_mentioned=not_mentioned,
+                unlabeled=unlabeled,
+                studies=studies_value(studies),
+                finding_map=fmap,
+                missing_scores=missing_scores,
+                n_resamples=n_resamples,
+                confidence_level=confidence_level,
+                readers=reader_list,
+                anchor=anchor,
+                reader_accuracy=reader_accuracy,
+                rng=seed,
+                executor=executor,
+                spill_dir=d,
+                progress=prog,
+            )
         if not res.latent:
             meta["design"] = res.design_record()
         paths = res.save(d)
     if json_out:
-        echo_json({"auc": res.table.to_dict(orient="records"), "n_resamples": res.auc.n_resamples, "seed": seed})
+        echo_json(
+            {"auc": res.table.to_dict(orient="records"), "n_resamples": res.auc.n_resamples, "seed": seed}
+        )
     else:
         typer.echo(res.design())
         refs = getattr(res.auc, "references", ())
         against = "against the latent truth" if res.latent else f"x {len(refs)} references"
-        typer.echo(f"AUC of {len(res.auc.models)} models x {len(res.auc.findings)} findings {against} -> "
-                   f"{Path(out) / paths['auc'].name}")
+        typer.echo(
+            f"AUC of {len(res.auc.models)} models x {len(res.auc.findings)} findings {against} -> "
+            f"{Path(out) / paths['auc'].name}"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -30,8 +30,9 @@ __all__ = ["register", "VIEW_DATASETS"]
 VIEW_DATASETS: tuple[str, ...] = ("mimic_cxr", "chexpert", "chexpert_train")
 """Datasets ``cxreval data export --views`` filters by view."""
 
-data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                       help="Obtain public metadata and audit datasets and splits.")
+data_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, help="Obtain public metadata and audit datasets and splits."
+)
 
 
 def _check_cache_dir(cache_dir: Path | None, *, write: bool) -> None:
@@ -40,8 +41,12 @@ def _check_cache_dir(cache_dir: Path | None, *, write: bool) -> None:
 
 @data_app.command("fetch")
 def fetch(
-    cache_dir: Path = cache_dir_option("Cache directory (default $CXREVAL_CACHE or $XDG_CACHE_HOME/cxreval)."),
-    from_wheel: Path = typer.Option(None, "--from-wheel", help="Use a local torchxrayvision-1.5.7 wheel (offline)."),
+    cache_dir: Path = cache_dir_option(
+        "Cache directory (default $CXREVAL_CACHE or $XDG_CACHE_HOME/cxreval)."
+    ),
+    from_wheel: Path = typer.Option(
+        None, "--from-wheel", help="Use a local torchxrayvision-1.5.7 wheel (offline)."
+    ),
     force: bool = typer.Option(False, "--force", help="Extract again even if cached."),
     json_out: bool = json_option("Print the result as JSON."),
 ) -> None:
@@ -66,17 +71,31 @@ def fetch(
 @data_app.command("audit")
 def audit(
     dataset: str = typer.Argument(..., help=f"Dataset to audit: one of {', '.join(AUDITABLE)}."),
-    split_dir: Path = typer.Option(None, "--split-dir", help="chestxray14: folder of *list.txt files, one split per "
-                                   "file (e.g. train_val_list.txt, test_list.txt); mimic_cxr (required): the folder "
-                                   "holding mimic-cxr-2.0.0-split.csv.gz."),
-    dataset_path: Path = typer.Option(None, "--path", help="mimic_cxr: the folder holding the label and metadata "
-                                      "files (default: --split-dir)."),
-    path: Path = typer.Option(None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."),
-    bbox_path: Path = typer.Option(None, "--bbox-list", help="Your own BBox_List_2017.csv[.gz] (default: fetched)."),
+    split_dir: Path = typer.Option(
+        None,
+        "--split-dir",
+        help="chestxray14: folder of *list.txt files, one split per "
+        "file (e.g. train_val_list.txt, test_list.txt); mimic_cxr (required): the folder "
+        "holding mimic-cxr-2.0.0-split.csv.gz.",
+    ),
+    dataset_path: Path = typer.Option(
+        None,
+        "--path",
+        help="mimic_cxr: the folder holding the label and metadata files (default: --split-dir).",
+    ),
+    path: Path = typer.Option(
+        None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."
+    ),
+    bbox_path: Path = typer.Option(
+        None, "--bbox-list", help="Your own BBox_List_2017.csv[.gz] (default: fetched)."
+    ),
     cache_dir: Path = cache_dir_option(),
-    out: Path = out_option("Write audit.json, tables (CSV + Parquet), summary.md and run.json into this folder "
-                           "(atomically; must not exist unless --overwrite). Default: none, the audit is only "
-                           "printed.", default=None),
+    out: Path = out_option(
+        "Write audit.json, tables (CSV + Parquet), summary.md and run.json into this folder "
+        "(atomically; must not exist unless --overwrite). Default: none, the audit is only "
+        "printed.",
+        default=None,
+    ),
     overwrite: bool = overwrite_option(),
     json_out: bool = json_option("Print the audit as JSON."),
 ) -> None:
@@ -101,50 +120,75 @@ def audit(
     from ..datasets.audit import DatasetAudit, audit_dataset
 
     if dataset not in AUDITABLE:
-        raise InvalidParameterError(f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
-                                    f"{list(AUDITABLE)}.{did_you_mean(dataset, AUDITABLE)}")
+        raise InvalidParameterError(
+            f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
+            f"{list(AUDITABLE)}.{did_you_mean(dataset, AUDITABLE)}"
+        )
     if dataset == "mimic_cxr":
         if path is not None or bbox_path is not None:
-            raise InvalidParameterError("--data-entry and --bbox-list are ChestX-ray14 files; for mimic_cxr pass "
-                                        "--split-dir (and --path).")
+            raise InvalidParameterError(
+                "--data-entry and --bbox-list are ChestX-ray14 files; for mimic_cxr pass "
+                "--split-dir (and --path)."
+            )
     elif dataset_path is not None:
         raise InvalidParameterError("--path is the mimic_cxr folder; for chestxray14 pass --data-entry.")
     _check_cache_dir(cache_dir, write=False)
-    for opt, p in (("--split-dir", split_dir), ("--data-entry", path), ("--bbox-list", bbox_path),
-                   ("--path", dataset_path)):
+    for opt, p in (
+        ("--split-dir", split_dir),
+        ("--data-entry", path),
+        ("--bbox-list", bbox_path),
+        ("--path", dataset_path),
+    ):
         if p is not None and not Path(p).exists():
-            raise SchemaError(f"File {str(p)!r} does not exist." if opt not in ("--split-dir", "--path")
-                              else f"{opt} {p} does not exist.")
+            raise SchemaError(
+                f"File {str(p)!r} does not exist."
+                if opt not in ("--split-dir", "--path")
+                else f"{opt} {p} does not exist."
+            )
     console = Console(stderr=True)
 
     def run() -> DatasetAudit:
         with console.status(f"auditing {dataset}"):
-            return audit_dataset(dataset, dataset_path if dataset == "mimic_cxr" else path, bbox_path=bbox_path,
-                                 split_dir=split_dir, cache_dir=None if dataset == "mimic_cxr" else cache_dir)
+            return audit_dataset(
+                dataset,
+                dataset_path if dataset == "mimic_cxr" else path,
+                bbox_path=bbox_path,
+                split_dir=split_dir,
+                cache_dir=None if dataset == "mimic_cxr" else cache_dir,
+            )
 
     if out is None:
         res = run()
     else:
-        with open_output(out, overwrite=overwrite,
-                         inputs=[p for p in (path, bbox_path, split_dir, dataset_path) if p]) as d:
+        with open_output(
+            out, overwrite=overwrite, inputs=[p for p in (path, bbox_path, split_dir, dataset_path) if p]
+        ) as d:
             res = run()
             written = res.save(d)
-        console.print(f"wrote {', '.join(Path(p).name for k, p in written.items() if k != 'summary')}, summary.md "
-                      f"(tables also as Parquet) to {out}")
+        console.print(
+            f"wrote {', '.join(Path(p).name for k, p in written.items() if k != 'summary')}, summary.md "
+            f"(tables also as Parquet) to {out}"
+        )
     echo_result(res, json_out=json_out)
 
 
 @data_app.command("split")
 def split(
     dataset: str = typer.Argument(..., help=f"Dataset to split: one of {', '.join(SPLITTABLE)}."),
-    out: Path = out_option("Folder for <split>_list.txt files, assignments, summary.md and run.json (atomically; "
-                           "must not exist unless --overwrite)."),
-    fractions: str = typer.Option("0.7,0.1,0.2", "--fractions", help="Comma-separated fractions summing to 1."),
+    out: Path = out_option(
+        "Folder for <split>_list.txt files, assignments, summary.md and run.json (atomically; "
+        "must not exist unless --overwrite)."
+    ),
+    fractions: str = typer.Option(
+        "0.7,0.1,0.2", "--fractions", help="Comma-separated fractions summing to 1."
+    ),
     names: str = typer.Option(None, "--names", help="Comma-separated split names (default train,val,test)."),
     stratify: str = typer.Option(None, "--stratify", help="Comma-separated findings to stratify by."),
     by: str = typer.Option("patient", "--by", help="'patient' (no leakage) or 'image' (leaky baseline)."),
     seed: int = seed_option(),
-    path: Path = typer.Option(None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."),
+    path: Path = typer.Option(
+        None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."
+    ),
     cache_dir: Path = cache_dir_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = json_option("Print split sizes and leakage as JSON."),
@@ -160,15 +204,20 @@ def split(
     from ..outputs import check_output_path
 
     if dataset not in SPLITTABLE:
-        raise InvalidParameterError(f"cxreval data split: unknown dataset {dataset!r}; expected one of "
-                                    f"{list(SPLITTABLE)}.{did_you_mean(dataset, SPLITTABLE)}")
+        raise InvalidParameterError(
+            f"cxreval data split: unknown dataset {dataset!r}; expected one of "
+            f"{list(SPLITTABLE)}.{did_you_mean(dataset, SPLITTABLE)}"
+        )
     if by not in ("patient", "image"):
-        raise InvalidParameterError(f"cxreval data split: --by must be 'patient' or 'image'. Got {by!r} instead.")
+        raise InvalidParameterError(
+            f"cxreval data split: --by must be 'patient' or 'image'. Got {by!r} instead."
+        )
     try:
         fr = tuple(float(x) for x in fractions.split(","))
     except ValueError:
-        raise InvalidParameterError(f"cxreval data split: --fractions must be comma-separated numbers. "
-                                    f"Got {fractions!r} instead.") from None
+        raise InvalidParameterError(
+            f"cxreval data split: --fractions must be comma-separated numbers. Got {fractions!r} instead."
+        ) from None
     nm = tuple(n.strip() for n in names.split(",")) if names else None
     check_split_names(nm or (), func="cxreval data split --names")
     _check_cache_dir(cache_dir, write=False)
@@ -177,8 +226,16 @@ def split(
     check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, cache_dir) if p])
     if stratify and by != "patient":
         raise InvalidParameterError("cxreval data split: --stratify needs --by patient.")
-    res = split_dataset(dataset, path, fractions=fr, names=nm, by=by, rng=seed, cache_dir=cache_dir,
-                        stratify=[f.strip() for f in stratify.split(",")] if stratify else None)
+    res = split_dataset(
+        dataset,
+        path,
+        fractions=fr,
+        names=nm,
+        by=by,
+        rng=seed,
+        cache_dir=cache_dir,
+        stratify=[f.strip() for f in stratify.split(",")] if stratify else None,
+    )
     with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta={"seed": seed}) as d:
         res.save(d)
     echo_result(res, json_out=json_out, nl=True)
@@ -187,22 +244,39 @@ def split(
 @data_app.command("export")
 def export(
     dataset: str = typer.Argument(..., help="A registered dataset (`cxreval data list`), e.g. openi_mesh."),
-    out: Path = out_option("Folder for <kind>.csv + .parquet (labels, boxes, reports, metadata or predictions), dropped.csv when "
-                           "the reader dropped rows, summary.md and run.json (atomically; must not exist unless "
-                           "--overwrite)."),
-    path: Path = typer.Option(None, "--path", help="Your own copy of the dataset's file or folder (default: the "
-                              "fetched copy, `cxreval data fetch`)."),
+    out: Path = out_option(
+        "Folder for <kind>.csv + .parquet (labels, boxes, reports, metadata or predictions), dropped.csv when "
+        "the reader dropped rows, summary.md and run.json (atomically; must not exist unless "
+        "--overwrite)."
+    ),
+    path: Path = typer.Option(
+        None,
+        "--path",
+        help="Your own copy of the dataset's file or folder (default: the "
+        "fetched copy, `cxreval data fetch`).",
+    ),
     cache_dir: Path = cache_dir_option(),
-    half: str = typer.Option(None, "--half", help="openi_mesh only: the reports with images of one half of "
-                             "cxreval.datasets.openi.openi_tuning_split, 'development' (the packaged report-labeller "
-                             "rules were tuned on it), 'held-out' (out-of-sample) or 'all' (both); the others are "
-                             "listed in dropped.csv. Default: every report with usable codes."),
-    views: str = typer.Option(None, "--views", help="mimic_cxr, chexpert, chexpert_train: comma-separated views, e.g. "
-                              "PA,AP: keep the studies with such an image (MIMIC-CXR's ViewPosition, from "
-                              "mimic-cxr-2.0.0-metadata.csv.gz; CheXpert's AP/PA, or Lateral); the others are listed "
-                              "in dropped.csv."),
-    split_part: str = typer.Option(None, "--split", help="mimic_cxr only: keep the studies of one part of the "
-                                   "official split: train, validate or test."),
+    half: str = typer.Option(
+        None,
+        "--half",
+        help="openi_mesh only: the reports with images of one half of "
+        "cxreval.datasets.openi.openi_tuning_split, 'development' (the packaged report-labeller "
+        "rules were tuned on it), 'held-out' (out-of-sample) or 'all' (both); the others are "
+        "listed in dropped.csv. Default: every report with usable codes.",
+    ),
+    views: str = typer.Option(
+        None,
+        "--views",
+        help="mimic_cxr, chexpert, chexpert_train: comma-separated views, e.g. "
+        "PA,AP: keep the studies with such an image (MIMIC-CXR's ViewPosition, from "
+        "mimic-cxr-2.0.0-metadata.csv.gz; CheXpert's AP/PA, or Lateral); the others are listed "
+        "in dropped.csv.",
+    ),
+    split_part: str = typer.Option(
+        None,
+        "--split",
+        help="mimic_cxr only: keep the studies of one part of the official split: train, validate or test.",
+    ),
     overwrite: bool = overwrite_option(),
     json_out: bool = json_option("Print the read report as JSON."),
 ) -> None:
@@ -226,21 +300,29 @@ def export(
         from ..datasets.openi import OPENI_HALVES
 
         if spec.name != "openi_mesh":
-            raise InvalidParameterError(f"--half splits openi_mesh only (the report-labeller tuning split); got "
-                                        f"dataset {spec.name!r}.")
+            raise InvalidParameterError(
+                f"--half splits openi_mesh only (the report-labeller tuning split); got "
+                f"dataset {spec.name!r}."
+            )
         if half not in OPENI_HALVES:
             raise InvalidParameterError(f"--half must be one of {list(OPENI_HALVES)}. Got {half!r}.")
     kwargs: dict[str, object] = {"half": half} if half is not None else {}
-    for opt, value, key, names in (("--views", views, "views", VIEW_DATASETS), ("--split", split_part, "split",
-                                                                                  ("mimic_cxr",))):
+    for opt, value, key, names in (
+        ("--views", views, "views", VIEW_DATASETS),
+        ("--split", split_part, "split", ("mimic_cxr",)),
+    ):
         if value is None:
             continue
         if spec.name not in names:
-            raise InvalidParameterError(f"{opt} applies to {', '.join(names)} only; got dataset {spec.name!r}.")
+            raise InvalidParameterError(
+                f"{opt} applies to {', '.join(names)} only; got dataset {spec.name!r}."
+            )
         kwargs[key] = split_list(value, option=opt) if key == "views" else value
     if spec.default is None and spec.pinned is None and path is None:
-        raise InvalidParameterError(f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
-                                    f"(your copy: a {spec.path}).")
+        raise InvalidParameterError(
+            f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
+            f"(your copy: a {spec.path})."
+        )
     _check_cache_dir(cache_dir, write=False)
     if path is not None and not Path(path).exists():
         raise SchemaError(f"--path {str(path)!r} does not exist.")

@@ -25,17 +25,25 @@ _SECTION_KEYS = ", ".join(s.key for s in SECTIONS)
 
 
 def demo(
-    out: Path = out_option("Output folder: report.html, one folder per section and run.json (written atomically; "
-                           "must not exist unless --overwrite). Default: demo-out.", default=Path("demo-out")),
-    data_mirror: Path = typer.Option(None, "--data-mirror", help="A local copy of the demo's data, used before "
-                                     "any download (default $CXREVAL_DATA_MIRROR, else ../shared/data when "
-                                     f"present). Layout: {MIRROR_LAYOUT}."),
+    out: Path = out_option(
+        "Output folder: report.html, one folder per section and run.json (written atomically; "
+        "must not exist unless --overwrite). Default: demo-out.",
+        default=Path("demo-out"),
+    ),
+    data_mirror: Path = typer.Option(
+        None,
+        "--data-mirror",
+        help="A local copy of the demo's data, used before "
+        "any download (default $CXREVAL_DATA_MIRROR, else ../shared/data when "
+        f"present). Layout: {MIRROR_LAYOUT}.",
+    ),
     cache_dir: Path = cache_dir_option("Cache directory (default $CXREVAL_CACHE)."),
     n_resamples: int = typer.Option(1000, "--n-resamples", min=1, help="Patient-bootstrap replicates."),
     seed: int = seed_option(),
     offline: bool = typer.Option(False, "--offline", help="Never download pinned files."),
-    section: list[str] = typer.Option(None, "--section", help="Run only these sections (comma-separated or "
-                                      f"repeated): {_SECTION_KEYS}."),
+    section: list[str] = typer.Option(
+        None, "--section", help=f"Run only these sections (comma-separated or repeated): {_SECTION_KEYS}."
+    ),
     overwrite: bool = overwrite_option(),
     json_out: bool = json_option("Print what was done as JSON."),
 ) -> None:
@@ -59,8 +67,17 @@ def demo(
     check_folder_option("--data-mirror", data_mirror)
     check_folder_option("--cache-dir", cache_dir, write=not offline)
     with progress() as prog:
-        res = run_demo(out, data_mirror=data_mirror, cache_dir=cache_dir, n_resamples=n_resamples, rng=seed,
-                       download=not offline, sections=sections, progress=prog, overwrite=overwrite)
+        res = run_demo(
+            out,
+            data_mirror=data_mirror,
+            cache_dir=cache_dir,
+            n_resamples=n_resamples,
+            rng=seed,
+            download=not offline,
+            sections=sections,
+            progress=prog,
+            overwrite=overwrite,
+        )
     if json_out:
         echo_json(res.to_dict())
         return
@@ -68,12 +85,16 @@ def demo(
         typer.echo("data mirror: none (pinned files from the cache or downloaded from their GitHub commits)")
     else:
         how = {"data_mirror=": "--data-mirror"}.get(res.mirror_source, res.mirror_source)
-        typer.echo(f"data mirror: {res.data_mirror} (from {how}; each file checked against its pinned SHA-256)")
+        typer.echo(
+            f"data mirror: {res.data_mirror} (from {how}; each file checked against its pinned SHA-256)"
+        )
     for s in res.sections:
         extra = (f": {s.reason}" if s.reason else "") + (f"  [{s.command}]" if s.command else "")
         extra += f"; {s.hint}" if s.hint.startswith("offline:") else ""
         typer.echo(f"{s.status:>9}  {s.title} ({s.seconds:.1f} s){extra}")
-    typer.echo(f"wrote {Path(out) / res.report.name} ({res.report_bytes / 1e6:.1f} MB) in {res.seconds:.0f} s")
+    typer.echo(
+        f"wrote {Path(out) / res.report.name} ({res.report_bytes / 1e6:.1f} MB) in {res.seconds:.0f} s"
+    )
 
 
 def register(app: typer.Typer) -> None:

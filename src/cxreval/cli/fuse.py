@@ -48,46 +48,92 @@ def fuse(
     labels: list[Path] = label_tables_option(),
     readers: str = typer.Option(..., "--readers", help="Comma-separated sources to fuse (at least two)."),
     out: Path = out_option(),
-    methods: str = typer.Option(DEFAULT_METHODS, "--methods", help="Comma-separated methods: mv, or, and, ds, mace, "
-                                "nn, nn_ps (nn* need --adjudicated)."),
-    adjudicated: str = typer.Option(None, "--adjudicated", help="Reference source: score every method against it "
-                                    "(fusion_agreement.csv); the nn methods are trained on it."),
-    findings: list[str] = findings_option("Findings to fuse, comma-separated or repeated; aliases and vocabulary names (xqa, "
-                                         "xqa_selected, ...) accepted (default all)."),
-    not_mentioned: str = typer.Option("negative", "--not-mentioned", help="A reader's not_mentioned label: "
-                                      "'negative' or 'exclude'."),
+    methods: str = typer.Option(
+        DEFAULT_METHODS,
+        "--methods",
+        help="Comma-separated methods: mv, or, and, ds, mace, nn, nn_ps (nn* need --adjudicated).",
+    ),
+    adjudicated: str = typer.Option(
+        None,
+        "--adjudicated",
+        help="Reference source: score every method against it "
+        "(fusion_agreement.csv); the nn methods are trained on it.",
+    ),
+    findings: list[str] = findings_option(
+        "Findings to fuse, comma-separated or repeated; aliases and vocabulary names (xqa, "
+        "xqa_selected, ...) accepted (default all)."
+    ),
+    not_mentioned: str = typer.Option(
+        "negative", "--not-mentioned", help="A reader's not_mentioned label: 'negative' or 'exclude'."
+    ),
     seed: int = seed_option("Seed of the randomised methods (MACE restarts, nn)."),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
-    studies: str = typer.Option("each", "--studies", help="With --adjudicated: each (default: every study any "
-                                "reader labels) or common (per finding, only the studies every reader and the "
-                                "adjudicated reference label)."),
+    studies: str = typer.Option(
+        "each",
+        "--studies",
+        help="With --adjudicated: each (default: every study any "
+        "reader labels) or common (per finding, only the studies every reader and the "
+        "adjudicated reference label).",
+    ),
     json_out: bool = json_option("Print the run summary (and agreement) as JSON."),
-    save_model: bool = typer.Option(False, "--save-model", help="Save each fitted nn/nn_ps model as "
-                                    "<method>_model.npz in the output folder (apply it with --load-model)."),
-    load_model: Path = typer.Option(None, "--load-model", help="Apply a saved nn/nn_ps model (from --save-model) "
-                                    "instead of training it; --readers are mapped onto the model's readers by name, "
-                                    "else in the model's (sorted) reader order."),
-    write_inputs: bool = typer.Option(False, "--write-inputs", help="Also write the input labels (every source of "
-                                      "--labels) into fused_labels, before the fused sources (default: the fused "
-                                      "sources only)."),
-    labels_format: str = typer.Option("csv", "--labels-format", help="Format of fused_labels: csv, parquet or "
-                                      "both."),
+    save_model: bool = typer.Option(
+        False,
+        "--save-model",
+        help="Save each fitted nn/nn_ps model as "
+        "<method>_model.npz in the output folder (apply it with --load-model).",
+    ),
+    load_model: Path = typer.Option(
+        None,
+        "--load-model",
+        help="Apply a saved nn/nn_ps model (from --save-model) "
+        "instead of training it; --readers are mapped onto the model's readers by name, "
+        "else in the model's (sorted) reader order.",
+    ),
+    write_inputs: bool = typer.Option(
+        False,
+        "--write-inputs",
+        help="Also write the input labels (every source of "
+        "--labels) into fused_labels, before the fused sources (default: the fused "
+        "sources only).",
+    ),
+    labels_format: str = typer.Option(
+        "csv", "--labels-format", help="Format of fused_labels: csv, parquet or both."
+    ),
     executor: str = executor_option(),
-    nn_hidden: int = typer.Option(None, "--nn-hidden", min=1, help="nn/nn_ps: hidden units of the MLP (default 32)."),
-    nn_epochs: int = typer.Option(None, "--nn-epochs", min=1, help="nn/nn_ps: the most full-batch epochs considered "
-                                  "(default 300); the number used is chosen by k-fold cross-validation every 10 "
-                                  "epochs, then the final network is trained on every study for that many."),
-    nn_folds: int = typer.Option(None, "--nn-folds", min=2, help="nn/nn_ps: k, the cross-validation folds (default 5), "
-                                 "drawn with --seed."),
-    nn_scoring: str = typer.Option(None, "--nn-scoring", help="nn/nn_ps: which labels a study with an "
-                                   "adjudicated label gets, and so is scored on: out-of-fold (default; the fold "
-                                   "model that did not see it) or in-sample (the final network, trained on it too: "
-                                   "optimistic against the reference it learnt)."),
-    mace_method: str = typer.Option(MACE_METHODS[0], "--mace-method", help="mace: vb (default; variational Bayes "
-                                    "with Beta(0.5, 0.5) / Dirichlet priors, as the reference implementation) or em "
-                                    "(plain EM with additive smoothing)."),
+    nn_hidden: int = typer.Option(
+        None, "--nn-hidden", min=1, help="nn/nn_ps: hidden units of the MLP (default 32)."
+    ),
+    nn_epochs: int = typer.Option(
+        None,
+        "--nn-epochs",
+        min=1,
+        help="nn/nn_ps: the most full-batch epochs considered "
+        "(default 300); the number used is chosen by k-fold cross-validation every 10 "
+        "epochs, then the final network is trained on every study for that many.",
+    ),
+    nn_folds: int = typer.Option(
+        None,
+        "--nn-folds",
+        min=2,
+        help="nn/nn_ps: k, the cross-validation folds (default 5), drawn with --seed.",
+    ),
+    nn_scoring: str = typer.Option(
+        None,
+        "--nn-scoring",
+        help="nn/nn_ps: which labels a study with an "
+        "adjudicated label gets, and so is scored on: out-of-fold (default; the fold "
+        "model that did not see it) or in-sample (the final network, trained on it too: "
+        "optimistic against the reference it learnt).",
+    ),
+    mace_method: str = typer.Option(
+        MACE_METHODS[0],
+        "--mace-method",
+        help="mace: vb (default; variational Bayes "
+        "with Beta(0.5, 0.5) / Dirichlet priors, as the reference implementation) or em "
+        "(plain EM with additive smoothing).",
+    ),
 ) -> None:
     """Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into new sources.
 
@@ -129,13 +175,29 @@ def fuse(
     with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
         table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
         with progress() as prog:
-            res = fuse_and_compare(table, reader_list, method_list, adjudicated=adjudicated,
-                                   findings=split_list(findings, option="--findings"), not_mentioned=not_mentioned,
-                                   rng=seed, model=load_model, include_inputs=write_inputs, executor=ex,
-                                   spill_dir=d, studies=cast(Studies, studies), nn_hidden=nn_hidden, nn_epochs=nn_epochs,
-                                   nn_folds=nn_folds, nn_scoring=nn_scoring, mace_method=mace_method,
-                                   labels_format=labels_format, save_model=save_model,
-                                   title=f"cxreval fuse: {', '.join(str(p) for p in labels)}", progress=prog)
+            res = fuse_and_compare(
+                table,
+                reader_list,
+                method_list,
+                adjudicated=adjudicated,
+                findings=split_list(findings, option="--findings"),
+                not_mentioned=not_mentioned,
+                rng=seed,
+                model=load_model,
+                include_inputs=write_inputs,
+                executor=ex,
+                spill_dir=d,
+                studies=cast(Studies, studies),
+                nn_hidden=nn_hidden,
+                nn_epochs=nn_epochs,
+                nn_folds=nn_folds,
+                nn_scoring=nn_scoring,
+                mace_method=mace_method,
+                labels_format=labels_format,
+                save_model=save_model,
+                title=f"cxreval fuse: {', '.join(str(p) for p in labels)}",
+                progress=prog,
+            )
             meta["method_params"] = res.params
             task = prog.add("writing")
             written = {k: p for k, p in res.save(d).items() if k != "summary"}
@@ -143,14 +205,18 @@ def fuse(
     for w in res.warnings:  # summarised once per run with the other warnings (cli.main)
         warnings.warn(w, CxrevalWarning, stacklevel=1)
     if json_out:
-        payload: dict[str, object] = {"files": {k: str(Path(out) / Path(v).name) for k, v in written.items()},
-                                      **res.to_dict()}
+        payload: dict[str, object] = {
+            "files": {k: str(Path(out) / Path(v).name) for k, v in written.items()},
+            **res.to_dict(),
+        }
         if res.agreement is not None:
             payload["agreement"] = res.agreement.to_dict(orient="records")
         echo_json(payload)
     else:
-        typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out} "
-                   f"(methods available: {', '.join(list_fusion())})")
+        typer.echo(
+            f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out} "
+            f"(methods available: {', '.join(list_fusion())})"
+        )
 
 
 def register(app: typer.Typer) -> None:

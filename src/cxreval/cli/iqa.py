@@ -25,14 +25,19 @@ from ._common import (
 
 __all__ = ["register"]
 
-iqa_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                      help="Image quality: degradations, metrics, metric-vs-expert analysis.")
+iqa_app = typer.Typer(
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Image quality: degradations, metrics, metric-vs-expert analysis.",
+)
 
-_PLAN_HELP = ("Degradation plan, YAML: 'seed: 0', 'output_dtype: same|uint8|uint16|float32' and a "
-              "'degradations:' list of {name, transform, params}, e.g. '- {transform: gaussian_blur, params: "
-              "{sigma: [1, 2]}}' (a list expands to one entry each). Transforms: window (level, width), "
-              "contrast_stretch (low, high), gamma (gamma), unsharp_mask (sigma, amount), gaussian_blur (sigma), "
-              "gaussian_noise (sigma), poisson_noise (peak), resample (factor, order), jpeg (quality).")
+_PLAN_HELP = (
+    "Degradation plan, YAML: 'seed: 0', 'output_dtype: same|uint8|uint16|float32' and a "
+    "'degradations:' list of {name, transform, params}, e.g. '- {transform: gaussian_blur, params: "
+    "{sigma: [1, 2]}}' (a list expands to one entry each). Transforms: window (level, width), "
+    "contrast_stretch (low, high), gamma (gamma), unsharp_mask (sigma, amount), gaussian_blur (sigma), "
+    "gaussian_noise (sigma), poisson_noise (peak), resample (factor, order), jpeg (quality)."
+)
 
 
 def _echo(res: Any, json_out: bool, line: str) -> None:
@@ -62,14 +67,18 @@ def _read_csv(path: Path, option: str, columns: tuple[str, ...], dtype: object =
         blank = df[c].isna().to_numpy() | (df[c].astype(str).str.strip() == "").to_numpy()
         if blank.any():
             i = int(np.flatnonzero(blank)[0])
-            raise SchemaError(f"{option} file {path}: blank cell in row {i}, column {c!r} ({int(blank.sum())} "
-                              f"such rows); every row needs a {c}.")
+            raise SchemaError(
+                f"{option} file {path}: blank cell in row {i}, column {c!r} ({int(blank.sum())} "
+                f"such rows); every row needs a {c}."
+            )
     return df
 
 
 @iqa_app.command("list")
-def list_cmd(reference: str = typer.Option(None, "--reference", help="'full' or 'no'."),
-             json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+def list_cmd(
+    reference: str = typer.Option(None, "--reference", help="'full' or 'no'."),
+    json_out: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
     """List the registered IQA metrics: name, reference (full or no), which way is better, what it measures.
 
     Example:
@@ -92,18 +101,31 @@ def list_cmd(reference: str = typer.Option(None, "--reference", help="'full' or 
 
 
 @iqa_app.command("degrade")
-def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of images (PNG/TIFF/DICOM/NPY)."),
-                plan: str = typer.Option(..., "--plan", help=_PLAN_HELP + " Or a packaged plan's name: demo "
-                                         "(the plan of `cxreval demo`'s IQA section)."),
-                sample: int = typer.Option(None, "--sample", help="Degrade N of the folder's images, spread over "
-                                           "the sorted names (every (count // N)-th from the first); "
-                                           "deterministic. Default: all."),
-                max_size: int = typer.Option(None, "--max-size", help="Block-average each image to at most this "
-                                             "many pixels on its longest side (factor ceil(side / max-size)) and "
-                                             "write it to references/ as a 16-bit PNG. Default: copy as is."),
-                out: Path = out_option(),
-                overwrite: bool = overwrite_option(),
-                json_out: bool = typer.Option(False, "--json", help="Print a JSON summary.")) -> None:
+def degrade_cmd(
+    images: Path = typer.Option(..., "--images", help="Folder of images (PNG/TIFF/DICOM/NPY)."),
+    plan: str = typer.Option(
+        ...,
+        "--plan",
+        help=_PLAN_HELP + " Or a packaged plan's name: demo (the plan of `cxreval demo`'s IQA section).",
+    ),
+    sample: int = typer.Option(
+        None,
+        "--sample",
+        help="Degrade N of the folder's images, spread over "
+        "the sorted names (every (count // N)-th from the first); "
+        "deterministic. Default: all.",
+    ),
+    max_size: int = typer.Option(
+        None,
+        "--max-size",
+        help="Block-average each image to at most this "
+        "many pixels on its longest side (factor ceil(side / max-size)) and "
+        "write it to references/ as a 16-bit PNG. Default: copy as is.",
+    ),
+    out: Path = out_option(),
+    overwrite: bool = overwrite_option(),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+) -> None:
     """Apply a degradation plan to every image; write references/, images/, manifest, pairs, run.json.
 
     Float images must hold values in [0, 1]; the plan is checked entry by entry before any image is written.
@@ -128,18 +150,28 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
 
 
 @iqa_app.command("score")
-def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns reference,test (image paths); "
-                                         "other columns (image, degradation) are carried onto the scores."),
-              metrics: str = typer.Option("all", "--metrics", help="'all', 'full', 'no' or comma-separated names."),
-              niqe_model: Path = typer.Option(None, "--niqe-model", help="NIQE's pristine model: a .mat with "
-                                              "mu_prisparam and cov_prisparam (the authors' modelparameters.mat) or "
-                                              "an .npz with mu (36) and cov (36x36); read and checked before "
-                                              "scoring. With it 'all' and 'no' include niqe; without it (default) "
-                                              "niqe is skipped, as no model is bundled."),
-              out: Path = out_option(),
-              executor: str = executor_option(),
-              overwrite: bool = overwrite_option(),
-              json_out: bool = typer.Option(False, "--json", help="Print a JSON summary.")) -> None:
+def score_cmd(
+    pairs: Path = typer.Option(
+        ...,
+        "--pairs",
+        help="CSV with columns reference,test (image paths); "
+        "other columns (image, degradation) are carried onto the scores.",
+    ),
+    metrics: str = typer.Option("all", "--metrics", help="'all', 'full', 'no' or comma-separated names."),
+    niqe_model: Path = typer.Option(
+        None,
+        "--niqe-model",
+        help="NIQE's pristine model: a .mat with "
+        "mu_prisparam and cov_prisparam (the authors' modelparameters.mat) or "
+        "an .npz with mu (36) and cov (36x36); read and checked before "
+        "scoring. With it 'all' and 'no' include niqe; without it (default) "
+        "niqe is skipped, as no model is bundled.",
+    ),
+    out: Path = out_option(),
+    executor: str = executor_option(),
+    overwrite: bool = overwrite_option(),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+) -> None:
     """Score (reference, test) pairs with the chosen metrics -> scores.csv (reference, test, metric, value).
 
     Each pair is compared in the reference's data range: a test image of another bit depth is rescaled
@@ -165,8 +197,9 @@ def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns 
     check_output_path(out, overwrite=overwrite, inputs=[p for p in (pairs, niqe_model) if p is not None])
     with progress() as prog:
         try:  # every image header is checked before the first pair is scored
-            res = score_pairs(table, metrics, base_dir=pairs.parent, niqe_model=niqe_model, executor=executor,
-                              progress=prog)
+            res = score_pairs(
+                table, metrics, base_dir=pairs.parent, niqe_model=niqe_model, executor=executor, progress=prog
+            )
         except CxrevalError as exc:  # name the file: the library names the pair
             raise type(exc)(f"{pairs}: {exc}") from exc
     meta: dict[str, object] = {"executor": executor}
@@ -175,18 +208,29 @@ def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns 
     with open_output(out, overwrite=overwrite, inputs=[pairs, niqe_model], meta=meta) as d:
         res.save(d)
     if json_out:
-        echo_json({"n_pairs": len(table), **res.selection.to_dict(),
-                   **({"niqe_model": str(niqe_model)} if niqe_model is not None else {})})
+        echo_json(
+            {
+                "n_pairs": len(table),
+                **res.selection.to_dict(),
+                **({"niqe_model": str(niqe_model)} if niqe_model is not None else {}),
+            }
+        )
     else:
         typer.echo(f"wrote {len(res.table)} scores to {Path(out) / res.FILES['scores']}")
 
 
 @iqa_app.command("compare")
-def compare_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv of `cxreval iqa score` on pairs "
-                                            "that carry their degradation (pairs.csv of `cxreval iqa degrade`)."),
-                out: Path = out_option(),
-                overwrite: bool = overwrite_option(),
-                json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON.")) -> None:
+def compare_cmd(
+    scores: Path = typer.Option(
+        ...,
+        "--scores",
+        help="scores.csv of `cxreval iqa score` on pairs "
+        "that carry their degradation (pairs.csv of `cxreval iqa degrade`).",
+    ),
+    out: Path = out_option(),
+    overwrite: bool = overwrite_option(),
+    json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON."),
+) -> None:
     """Metric vs metric, without expert ratings: each metric's ranking of the degradations and SRCC/KRCC
     between metrics -> degradation_ranking.csv, metric_vs_metric.csv.
 
@@ -198,8 +242,12 @@ def compare_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv of
     from ..iqa import compare_metrics
 
     check_inputs(("--scores", scores), kind="file")
-    scores_df = _read_csv(scores, "--scores", ("test", "metric", "value", "degradation"),
-                          dtype={"reference": str, "test": str, "metric": str, "degradation": str, "image": str})
+    scores_df = _read_csv(
+        scores,
+        "--scores",
+        ("test", "metric", "value", "degradation"),
+        dtype={"reference": str, "test": str, "metric": str, "degradation": str, "image": str},
+    )
     check_output_path(out, overwrite=overwrite, inputs=[scores])  # a bad --out is refused before computing
     res = compare_metrics(scores_df)
     with open_output(out, overwrite=overwrite, inputs=[scores]) as d:
@@ -208,32 +256,51 @@ def compare_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv of
 
 
 @iqa_app.command("agree")
-def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from `cxreval iqa score`."),
-              ratings: Path = typer.Option(..., "--ratings", help="CSV with columns image,rater,rating."),
-              out: Path = out_option(),
-              scale_min: float = typer.Option(1, "--scale-min", help="Lowest rating on the scale."),
-              scale_max: float = typer.Option(4, "--scale-max", help="Highest rating on the scale."),
-              n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap resamples of reference images."),
-              confidence_level: float = typer.Option(0.95, "--confidence-level", help="Confidence level of the percentile CIs."),
-              seed: int = seed_option("Bootstrap seed."),
-              overwrite: bool = overwrite_option(),
-              json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON."),
-              unscored: str = typer.Option("keep", "--unscored", help="Rated images no metric scored (e.g. the "
-                                           "undegraded references): 'keep' their ratings in each rater's mean/SD "
-                                           "and correlate only scored images, 'exclude' them before z-scoring, or "
-                                           "'error'."),
-              ddof: int = typer.Option(0, "--ddof", help="Delta degrees of freedom of each rater's standard "
-                                       "deviation in the z-scores: 0 (default; population SD, divisor n, as "
-                                       "scipy.stats.zscore) or 1 (sample SD, divisor n - 1). The XQA paper does "
-                                       "not name the divisor."),
-              spearman: str = typer.Option(IQA_SPEARMAN, "--spearman", help="SRCC variant: pearson (default; "
-                                           "Pearson correlation of average ranks, scipy.stats.spearmanr) or "
-                                           "formula (the XQA paper's 1 - 6 sum d^2 / (n(n^2-1)) on average "
-                                           "ranks). Equal without ties; the names rank uses."),
-              kendall: str = typer.Option(IQA_KENDALL, "--kendall", help="KRCC variant: tau-b (default; "
-                                          "tie-corrected, scipy.stats.kendalltau) or tau-a (the XQA paper's "
-                                          "(C - D) / (n(n-1)/2)). Equal without ties; the names rank uses.")
-              ) -> None:
+def agree_cmd(
+    scores: Path = typer.Option(..., "--scores", help="scores.csv from `cxreval iqa score`."),
+    ratings: Path = typer.Option(..., "--ratings", help="CSV with columns image,rater,rating."),
+    out: Path = out_option(),
+    scale_min: float = typer.Option(1, "--scale-min", help="Lowest rating on the scale."),
+    scale_max: float = typer.Option(4, "--scale-max", help="Highest rating on the scale."),
+    n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap resamples of reference images."),
+    confidence_level: float = typer.Option(
+        0.95, "--confidence-level", help="Confidence level of the percentile CIs."
+    ),
+    seed: int = seed_option("Bootstrap seed."),
+    overwrite: bool = overwrite_option(),
+    json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON."),
+    unscored: str = typer.Option(
+        "keep",
+        "--unscored",
+        help="Rated images no metric scored (e.g. the "
+        "undegraded references): 'keep' their ratings in each rater's mean/SD "
+        "and correlate only scored images, 'exclude' them before z-scoring, or "
+        "'error'.",
+    ),
+    ddof: int = typer.Option(
+        0,
+        "--ddof",
+        help="Delta degrees of freedom of each rater's standard "
+        "deviation in the z-scores: 0 (default; population SD, divisor n, as "
+        "scipy.stats.zscore) or 1 (sample SD, divisor n - 1). The XQA paper does "
+        "not name the divisor.",
+    ),
+    spearman: str = typer.Option(
+        IQA_SPEARMAN,
+        "--spearman",
+        help="SRCC variant: pearson (default; "
+        "Pearson correlation of average ranks, scipy.stats.spearmanr) or "
+        "formula (the XQA paper's 1 - 6 sum d^2 / (n(n^2-1)) on average "
+        "ranks). Equal without ties; the names rank uses.",
+    ),
+    kendall: str = typer.Option(
+        IQA_KENDALL,
+        "--kendall",
+        help="KRCC variant: tau-b (default; "
+        "tie-corrected, scipy.stats.kendalltau) or tau-a (the XQA paper's "
+        "(C - D) / (n(n-1)/2)). Equal without ties; the names rank uses.",
+    ),
+) -> None:
     """z-scores and z-MOS, inter-rater SRCC/KRCC and metric-vs-z-MOS SRCC/KRCC with CIs (as Tables 3 and 4 of
     the XQA-Chest paper: its raters' and its IQA metrics' agreement with the expert z-MOS).
 
@@ -250,15 +317,28 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
 
     check_inputs(("--scores", scores), ("--ratings", ratings), kind="file")
     if not (np.isfinite(scale_min) and np.isfinite(scale_max) and scale_min < scale_max):
-        raise InvalidParameterError(f"--scale-min and --scale-max must be finite with --scale-min < --scale-max. "
-                                    f"Got {scale_min} and {scale_max}.")
+        raise InvalidParameterError(
+            f"--scale-min and --scale-max must be finite with --scale-min < --scale-max. "
+            f"Got {scale_min} and {scale_max}."
+        )
     ratings_df = _read_csv(ratings, "--ratings", ("image", "rater", "rating"))
     scores_df = _read_csv(scores, "--scores", ("reference", "test", "metric", "value"))
     meta = {"seed": seed, "ddof": ddof, "spearman": spearman, "kendall": kendall, "unscored": unscored}
-    check_output_path(out, overwrite=overwrite, inputs=[scores, ratings])  # a bad --out: refused before computing
-    res = compare_with_experts(ratings_df, scores_df, unscored=unscored, scale=(scale_min, scale_max),
-                               n_resamples=n_resamples, confidence_level=confidence_level, rng=seed, ddof=ddof,
-                               spearman=spearman, kendall=kendall)
+    check_output_path(
+        out, overwrite=overwrite, inputs=[scores, ratings]
+    )  # a bad --out: refused before computing
+    res = compare_with_experts(
+        ratings_df,
+        scores_df,
+        unscored=unscored,
+        scale=(scale_min, scale_max),
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        rng=seed,
+        ddof=ddof,
+        spearman=spearman,
+        kendall=kendall,
+    )
     with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta=meta) as d:
         res.save(d)
     _echo(res, json_out, f"wrote z-MOS, rater and metric agreement tables to {out}")

@@ -35,44 +35,80 @@ _PROGRESS_MIN = 5000  # reports; below this no progress bar
 
 
 def label_reports_command(
-    reports: Path = typer.Option(None, "--reports", help="(Required.) Reports: a CSV/Parquet with study_id, [patient_id,] and text "
-                                 "or one column per section (findings, impression, ...); or the OpenI archive "
-                                 "NLMCXR_reports.tgz or a folder of its XML files."),
-    out: Path = out_option("(Required; no default.) Output folder (written atomically; must not exist unless "
-                           "--overwrite).",
-                           default=None),
-    sections: str = typer.Option("findings,impression,whole", "--sections",
-                                 help="Comma-separated label sources to write: findings (report_findings), "
-                                 "impression (report_impression), whole (report)."),
-    vocabulary: str = typer.Option("chestxray14", "--vocabulary", help="Findings to label: chestxray14 or chexpert."),
-    conventions: str = typer.Option(DEFAULT_CONVENTIONS, "--conventions", help="How 'No definite X' and 'No new X' "
-                                    "read: cxreval (default; 'No definite X' uncertain, 'No new X' negative) or "
-                                    "chexpert (the CheXpert labeller's: 'No definite X' negative, 'No new X' "
-                                    "uncertain). Recorded in summary.json (rules.conventions)."),
-    rules: Path = typer.Option(None, "--rules", help="A YAML rules file merged over the packaged rules (see "
-                               "--print-rules)."),
-    validate_against: Path = typer.Option(None, "--validate-against", help="A long label table (CSV/Parquet: "
-                                          "study_id, [patient_id,] finding, source, state) of a reference source, "
-                                          "e.g. human codes: write labeller_validation.csv (precision, recall, F1 "
-                                          "with bootstrap CIs) of the 'whole' source (or of the one --sections "
-                                          "source) against it, on the reference's studies. OpenI's human MeSH "
-                                          "codes: `cxreval data export openi_mesh -o DIR` writes DIR/labels.csv."),
-    reference_source: str = typer.Option(None, "--reference-source", help="The reference source in "
-                                         "--validate-against (default: its only source)."),
-    findings: list[str] = findings_option("With --validate-against: findings to score, comma-separated or a "
-                                          "vocabulary name (chestxray8, ...); default those the reference labels."),
-    uncertain: str = typer.Option("negative", "--uncertain", help="With --validate-against: an uncertain label "
-                                  "counts as 'negative' (default) or 'positive', on both sides."),
-    n_resamples: int = typer.Option(1000, "--n-resamples", min=1, help="With --validate-against: patient-bootstrap "
-                                    "replicates of the CIs."),
+    reports: Path = typer.Option(
+        None,
+        "--reports",
+        help="(Required.) Reports: a CSV/Parquet with study_id, [patient_id,] and text "
+        "or one column per section (findings, impression, ...); or the OpenI archive "
+        "NLMCXR_reports.tgz or a folder of its XML files.",
+    ),
+    out: Path = out_option(
+        "(Required; no default.) Output folder (written atomically; must not exist unless --overwrite).",
+        default=None,
+    ),
+    sections: str = typer.Option(
+        "findings,impression,whole",
+        "--sections",
+        help="Comma-separated label sources to write: findings (report_findings), "
+        "impression (report_impression), whole (report).",
+    ),
+    vocabulary: str = typer.Option(
+        "chestxray14", "--vocabulary", help="Findings to label: chestxray14 or chexpert."
+    ),
+    conventions: str = typer.Option(
+        DEFAULT_CONVENTIONS,
+        "--conventions",
+        help="How 'No definite X' and 'No new X' "
+        "read: cxreval (default; 'No definite X' uncertain, 'No new X' negative) or "
+        "chexpert (the CheXpert labeller's: 'No definite X' negative, 'No new X' "
+        "uncertain). Recorded in summary.json (rules.conventions).",
+    ),
+    rules: Path = typer.Option(
+        None, "--rules", help="A YAML rules file merged over the packaged rules (see --print-rules)."
+    ),
+    validate_against: Path = typer.Option(
+        None,
+        "--validate-against",
+        help="A long label table (CSV/Parquet: "
+        "study_id, [patient_id,] finding, source, state) of a reference source, "
+        "e.g. human codes: write labeller_validation.csv (precision, recall, F1 "
+        "with bootstrap CIs) of the 'whole' source (or of the one --sections "
+        "source) against it, on the reference's studies. OpenI's human MeSH "
+        "codes: `cxreval data export openi_mesh -o DIR` writes DIR/labels.csv.",
+    ),
+    reference_source: str = typer.Option(
+        None,
+        "--reference-source",
+        help="The reference source in --validate-against (default: its only source).",
+    ),
+    findings: list[str] = findings_option(
+        "With --validate-against: findings to score, comma-separated or a "
+        "vocabulary name (chestxray8, ...); default those the reference labels."
+    ),
+    uncertain: str = typer.Option(
+        "negative",
+        "--uncertain",
+        help="With --validate-against: an uncertain label "
+        "counts as 'negative' (default) or 'positive', on both sides.",
+    ),
+    n_resamples: int = typer.Option(
+        1000, "--n-resamples", min=1, help="With --validate-against: patient-bootstrap replicates of the CIs."
+    ),
     seed: int = seed_option(),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     executor: str = executor_option(),
-    chunk_size: int = typer.Option(2000, "--chunk-size", min=1, help="Reports per task (one chunk of their text "
-                                   "each); the output does not depend on it."),
-    print_rules: bool = typer.Option(False, "--print-rules", help="Print the packaged rules of --vocabulary (YAML) "
-                                     "and exit; a starting point for --rules."),
+    chunk_size: int = typer.Option(
+        2000,
+        "--chunk-size",
+        min=1,
+        help="Reports per task (one chunk of their text each); the output does not depend on it.",
+    ),
+    print_rules: bool = typer.Option(
+        False,
+        "--print-rules",
+        help="Print the packaged rules of --vocabulary (YAML) and exit; a starting point for --rules.",
+    ),
     overwrite: bool = overwrite_option(),
     json_out: bool = json_option("Print the run summary as JSON."),
 ) -> None:
@@ -95,26 +131,49 @@ def label_reports_command(
         return
     missing = [o for o, v in (("--reports", reports), ("--out", out)) if v is None]
     if missing:
-        raise InvalidParameterError(f"Missing option {' and '.join(missing)} (only --print-rules runs without them).")
+        raise InvalidParameterError(
+            f"Missing option {' and '.join(missing)} (only --print-rules runs without them)."
+        )
     if not Path(reports).exists():
         raise SchemaError(f"File {str(reports)!r} does not exist.")
     check_inputs(("--validate-against", validate_against))
     with cli_executor(executor) as ex:  # a bad --executor fails here, before any input is read
         inputs = [reports] + [p for p in (rules, validate_against) if p is not None]
         check_output_path(out, overwrite=overwrite, inputs=inputs)
-        ref = None if validate_against is None else read_label_tables([validate_against],
-                                                                      state_encoding=state_encoding,
-                                                                      blank_state=blank_state)[0]
+        ref = (
+            None
+            if validate_against is None
+            else read_label_tables(
+                [validate_against], state_encoding=state_encoding, blank_state=blank_state
+            )[0]
+        )
         read = read_report_file(reports)
-        meta: dict[str, object] = {"sections": [x.strip() for x in sections.split(",") if x.strip()],
-                                   "vocabulary": vocabulary, "conventions": conventions}
-        with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d, \
-                progress(enabled=None if len(read.table) >= _PROGRESS_MIN else False) as prog:
-            res = label_reports(read, sections=sections, rules=rules, vocabulary=vocabulary, conventions=conventions,
-                                executor=ex, chunk_size=chunk_size, where=f"file {str(reports)!r}", progress=prog,
-                                reference_labels=ref, reference=reference_source,
-                                findings=split_list(findings, option="--findings"), uncertain=uncertain,
-                                n_resamples=n_resamples, rng=seed)
+        meta: dict[str, object] = {
+            "sections": [x.strip() for x in sections.split(",") if x.strip()],
+            "vocabulary": vocabulary,
+            "conventions": conventions,
+        }
+        with (
+            open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d,
+            progress(enabled=None if len(read.table) >= _PROGRESS_MIN else False) as prog,
+        ):
+            res = label_reports(
+                read,
+                sections=sections,
+                rules=rules,
+                vocabulary=vocabulary,
+                conventions=conventions,
+                executor=ex,
+                chunk_size=chunk_size,
+                where=f"file {str(reports)!r}",
+                progress=prog,
+                reference_labels=ref,
+                reference=reference_source,
+                findings=split_list(findings, option="--findings"),
+                uncertain=uncertain,
+                n_resamples=n_resamples,
+                rng=seed,
+            )
             meta["rules"] = res.rules.to_dict()
             res.save(d)
     val = res.validation
@@ -123,11 +182,15 @@ def label_reports_command(
     else:
         counts = res.counts()["notes"]
         if res.ignored_columns:
-            typer.echo(f"note: columns not labelled (neither ids nor report text): {list(res.ignored_columns)}")
+            typer.echo(
+                f"note: columns not labelled (neither ids nor report text): {list(res.ignored_columns)}"
+            )
         files = [*res.FILES.values(), *(() if val is None else val.FILES.values())]
-        typer.echo(f"labelled {res.n_reports} reports ({len(res.mentions)} mentions, sources "
-                   f"{', '.join(sorted(res.labels['source'].unique()))}); notes: {counts or 'none'}; wrote "
-                   f"{', '.join(files)} (+ Parquet twins of the tables) and summary.md to {out}")
+        typer.echo(
+            f"labelled {res.n_reports} reports ({len(res.mentions)} mentions, sources "
+            f"{', '.join(sorted(res.labels['source'].unique()))}); notes: {counts or 'none'}; wrote "
+            f"{', '.join(files)} (+ Parquet twins of the tables) and summary.md to {out}"
+        )
 
 
 def register(app: typer.Typer) -> None:

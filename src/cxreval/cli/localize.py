@@ -14,31 +14,56 @@ __all__ = ["register", "localize"]
 
 
 def localize(
-    heatmaps: list[Path] = typer.Option(..., "--heatmaps", help=f"Heatmaps: {HEATMAP_INPUTS}. Read map by map, "
-                                        "never all at once."),
-    boxes: Path = typer.Option(..., "--boxes", help="Reference boxes: BBox_List_2017.csv[.gz], VinDr-CXR's "
-                               "vinbigdata-train.csv[.gz] (the vindr_boxes dataset; every reader's box is a "
-                               "reference) or a box table (study_id, finding, [source,] x_min, y_min, x_max, y_max; "
-                               ".csv or .parquet)."),
+    heatmaps: list[Path] = typer.Option(
+        ..., "--heatmaps", help=f"Heatmaps: {HEATMAP_INPUTS}. Read map by map, never all at once."
+    ),
+    boxes: Path = typer.Option(
+        ...,
+        "--boxes",
+        help="Reference boxes: BBox_List_2017.csv[.gz], VinDr-CXR's "
+        "vinbigdata-train.csv[.gz] (the vindr_boxes dataset; every reader's box is a "
+        "reference) or a box table (study_id, finding, [source,] x_min, y_min, x_max, y_max; "
+        ".csv or .parquet).",
+    ),
     out: Path = out_option(),
     upsampling: str = typer.Option("bilinear", "--upsampling", help="bilinear or nearest."),
-    threshold: list[float] = typer.Option([60.0, 180.0], "--threshold", help="Thresholds on [0, 255] (repeat)."),
+    threshold: list[float] = typer.Option(
+        [60.0, 180.0], "--threshold", help="Thresholds on [0, 255] (repeat)."
+    ),
     inclusive_threshold: bool = typer.Option(False, "--inclusive-threshold", help="Region is >= threshold."),
     connectivity: int = typer.Option(8, "--connectivity", help="8 or 4."),
-    rule: list[str] = typer.Option(["IoBB", "IoU", "IoU or IoBB"], "--rule", help="IoBB, IoU or 'IoU or IoBB'."),
-    t_values: list[str] = typer.Option(["0.1", "0.25", "0.5", "0.75", "0.9"], "--t-value", "-t",
-                                       help="Overlap thresholds T (repeat; fractions such as 1/3 allowed)."),
+    rule: list[str] = typer.Option(
+        ["IoBB", "IoU", "IoU or IoBB"], "--rule", help="IoBB, IoU or 'IoU or IoBB'."
+    ),
+    t_values: list[str] = typer.Option(
+        ["0.1", "0.25", "0.5", "0.75", "0.9"],
+        "--t-value",
+        "-t",
+        help="Overlap thresholds T (repeat; fractions such as 1/3 allowed).",
+    ),
     inclusive_t: bool = typer.Option(False, "--inclusive-t", help="Correct when measure >= T (default > T)."),
-    t_iou: list[str] = typer.Option(None, "--t-iou", help="A separate T(IoU), one per --t-value (repeat), for the IoU "
-                                    "and 'IoU or IoBB' rules; default: T(IoU) = T(IoBB) = --t-value."),
-    afp_denominator: str = typer.Option("pairs", "--afp-denominator", help="AFP = false positives / 'pairs' "
-                                        "((image, finding) pairs with a box; the synthetic study's reading), 'box_images' "
-                                        "(all images with a box) or 'boxes' (all boxes)."),
+    t_iou: list[str] = typer.Option(
+        None,
+        "--t-iou",
+        help="A separate T(IoU), one per --t-value (repeat), for the IoU "
+        "and 'IoU or IoBB' rules; default: T(IoU) = T(IoBB) = --t-value.",
+    ),
+    afp_denominator: str = typer.Option(
+        "pairs",
+        "--afp-denominator",
+        help="AFP = false positives / 'pairs' "
+        "((image, finding) pairs with a box; the synthetic study's reading), 'box_images' "
+        "(all images with a box) or 'boxes' (all boxes).",
+    ),
     image_size: int = typer.Option(1024, "--image-size", help="Image height and width in pixels."),
     missing_maps: str = typer.Option("error", "--missing-maps", help="error, or miss: score as missed."),
-    studies_from_maps: bool = typer.Option(False, "--studies-from-maps", help="Score only the images that have a "
-                                           "heat map (the other images' boxes are left out, as when the maps cover a "
-                                           "subset of the box set); a finding without any map is N/A, not 0."),
+    studies_from_maps: bool = typer.Option(
+        False,
+        "--studies-from-maps",
+        help="Score only the images that have a "
+        "heat map (the other images' boxes are left out, as when the maps cover a "
+        "subset of the box set); a finding without any map is N/A, not 0.",
+    ),
     executor: str = executor_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
@@ -66,15 +91,28 @@ def localize(
         raise InvalidParameterError(f"--image-size must be a positive number of pixels. Got {image_size}.")
     check_inputs(*(("--heatmaps", h) for h in heatmaps))
     check_inputs(("--boxes", boxes), kind="file")
-    proto = LocalizationProtocol(upsampling=upsampling, thresholds=tuple(threshold),
-                                 strict_threshold=not inclusive_threshold, connectivity=connectivity,
-                                 rules=tuple(rule), T_values=tuple(t_values), strict_T=not inclusive_t,  # type: ignore[arg-type]
-                                 image_shape=(image_size, image_size), T_iou=tuple(t_iou) if t_iou else None,  # type: ignore[arg-type]
-                                 afp_denominator=afp_denominator)
+    proto = LocalizationProtocol(
+        upsampling=upsampling,
+        thresholds=tuple(threshold),
+        strict_threshold=not inclusive_threshold,
+        connectivity=connectivity,
+        rules=tuple(rule),
+        T_values=tuple(t_values),
+        strict_T=not inclusive_t,  # type: ignore[arg-type]
+        image_shape=(image_size, image_size),
+        T_iou=tuple(t_iou) if t_iou else None,  # type: ignore[arg-type]
+        afp_denominator=afp_denominator,
+    )
     with executor_output(executor, out, overwrite=overwrite, inputs=[*heatmaps, boxes]) as (ex, d, prog):
-        res = evaluate_heatmap_files(heatmaps, read_box_file(boxes, image_shape=(image_size, image_size)),
-                                     protocol=proto, missing_maps=missing_maps, studies_from_maps=studies_from_maps,
-                                     executor=ex, progress=prog)
+        res = evaluate_heatmap_files(
+            heatmaps,
+            read_box_file(boxes, image_shape=(image_size, image_size)),
+            protocol=proto,
+            missing_maps=missing_maps,
+            studies_from_maps=studies_from_maps,
+            executor=ex,
+            progress=prog,
+        )
         res.save(d)
     if json_out:
         echo_json(res.to_dict())

@@ -20,7 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("TYPER_USE_RICH", "0")  # plain click help: no '<bool>' metavars, no markup eating '[x,]'
+os.environ.setdefault(
+    "TYPER_USE_RICH", "0"
+)  # plain click help: no '<bool>' metavars, no markup eating '[x,]'
 
 import typer  # noqa: E402
 from typer.core import TyperGroup  # noqa: E402
@@ -36,33 +38,50 @@ _IMPORTED: set[str] = set()
 
 
 _SUMMARIES: dict[str, str] = {
-    'agree': ('Weighted kappa, Low/High kappa and weighted F1 per finding (+ macro, micro), prevalence'
-              ' and omission flows.'),
-    'classify': ('Per-finding ROC-AUC of every model against every reference, with patient-level '
-                 'bootstrap CIs.'),
-    'data': 'Obtain public metadata and audit datasets and splits.',
-    'demo': 'Fetch what is needed, run the analyses on real public data, write OUT/report.html.',
-    'finetune': ('Fine-tune a model on your labels (patient-level train/validation split, early '
-                 'stopping on validation AUC).'),
-    'fuse': ("Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into "
-             'new sources.'),
-    'iqa': 'Image quality: degradations, metrics, metric-vs-expert analysis.',
-    'label-reports': ('Label findings in report text per section; write labels.csv/.parquet, '
-                      'mentions.csv, notes.csv, summary.json.'),
-    'localize': 'Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T.',
-    'mrmc': ('Is the model radiologist-level? Readers\' AUCs, OR and DBM analyses, and the model against the '
-             'readers, under every reference.'),
-    'plan': "Plan an expert's relabelling (the studies that would most change which model is best), or a reader study.",
-    'predict': ('Run models on radiographs: predictions.csv (study_id, model, finding, score) and '
-                'optional heatmaps.'),
-    'rank': ('SRCC/KRCC between the model rankings each reference induces, per finding, macro average '
-             'and model group.'),
-    'reader': 'Reader study: label, rate and adjudicate in the browser; export into cxreval tables.',
-    'report': ('Write one self-contained HTML page (key findings first, Plotly inlined, CSV downloads)'
-               ' from result folders.'),
-    'synth': ('Run the synthetic localization study: Part A (exact boxes), checks, Part B (Acc/AFP), '
-              'Part C (the published ChestX-ray8 accuracies), then a short legend of its terms (on '
-              'stderr).'),
+    "agree": (
+        "Weighted kappa, Low/High kappa and weighted F1 per finding (+ macro, micro), prevalence"
+        " and omission flows."
+    ),
+    "classify": (
+        "Per-finding ROC-AUC of every model against every reference, with patient-level bootstrap CIs."
+    ),
+    "data": "Obtain public metadata and audit datasets and splits.",
+    "demo": "Fetch what is needed, run the analyses on real public data, write OUT/report.html.",
+    "finetune": (
+        "Fine-tune a model on your labels (patient-level train/validation split, early "
+        "stopping on validation AUC)."
+    ),
+    "fuse": (
+        "Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into new sources."
+    ),
+    "iqa": "Image quality: degradations, metrics, metric-vs-expert analysis.",
+    "label-reports": (
+        "Label findings in report text per section; write labels.csv/.parquet, "
+        "mentions.csv, notes.csv, summary.json."
+    ),
+    "localize": "Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T.",
+    "mrmc": (
+        "Is the model radiologist-level? Readers' AUCs, OR and DBM analyses, and the model against the "
+        "readers, under every reference."
+    ),
+    "plan": "Plan an expert's relabelling (the studies that would most change which model is best), or a reader study.",
+    "predict": (
+        "Run models on radiographs: predictions.csv (study_id, model, finding, score) and optional heatmaps."
+    ),
+    "rank": (
+        "SRCC/KRCC between the model rankings each reference induces, per finding, macro average "
+        "and model group."
+    ),
+    "reader": "Reader study: label, rate and adjudicate in the browser; export into cxreval tables.",
+    "report": (
+        "Write one self-contained HTML page (key findings first, Plotly inlined, CSV downloads)"
+        " from result folders."
+    ),
+    "synth": (
+        "Run the synthetic localization study: Part A (exact boxes), checks, Part B (Acc/AFP), "
+        "Part C (the published ChestX-ray8 accuracies), then a short legend of its terms (on "
+        "stderr)."
+    ),
 }
 """Each command's name and the first paragraph of its help: the root ``--help`` lists the commands from here
 without importing a command module (``tests/cli/test_contract.py`` keeps it equal to the commands' own help)."""
@@ -71,8 +90,9 @@ without importing a command module (``tests/cli/test_contract.py`` keeps it equa
 def _command_modules() -> list[str]:
     from .. import cli as pkg
 
-    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__)
-                  if m.name != "main" and not m.name.startswith("_"))
+    return sorted(
+        m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name != "main" and not m.name.startswith("_")
+    )
 
 
 def _load_module(name: str) -> None:
@@ -121,8 +141,15 @@ class LazyGroup(TyperGroup):
 
         names = sorted(set(self.commands) | set(_SUMMARIES))
         limit = formatter.width - 6 - max(len(n) for n in names)
-        rows = [(n, (self.commands[n] if n in self.commands else TyperCommand(n, help=_SUMMARIES[n]))
-                 .get_short_help_str(limit)) for n in names]
+        rows = [
+            (
+                n,
+                (
+                    self.commands[n] if n in self.commands else TyperCommand(n, help=_SUMMARIES[n])
+                ).get_short_help_str(limit),
+            )
+            for n in names
+        ]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -138,9 +165,15 @@ class LazyGroup(TyperGroup):
         return _LOADED.get(cmd_name)
 
 
-app = typer.Typer(name="cxreval", cls=LazyGroup, no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False, rich_markup_mode=None,
-                  help="Clinically grounded evaluation of chest X-ray machine learning.")
+app = typer.Typer(
+    name="cxreval",
+    cls=LazyGroup,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Clinically grounded evaluation of chest X-ray machine learning.",
+)
 
 
 def _version(value: bool) -> None:
@@ -150,9 +183,12 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit."),
-          verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress to stderr.")) -> None:
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress to stderr."),
+) -> None:
     """cxreval: does a conclusion survive a change of evaluation reference?
 
     Every command writing a folder writes it atomically (-o/--out, --overwrite) with a run.json record.
@@ -236,10 +272,20 @@ _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG})
 
 _PARAM_RE = re.compile(r"The '(\w+)' parameter (?:of [\w.]+ )?")
 _NP_REPR_RE = re.compile(r"np\.(?:float|int|uint|bool_)\d*\(([^()]*)\)")
-_PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t", "T_iou": "--t-iou",
-                "image_shape": "--image-size", "url": "--db", "reference": "--reference-source", "models": "--model",
-                "mirror": "--data-mirror", "model": "--load-model", "reference_labels": "--validate-against",
-                "studies='each'": "--intersect"}
+_PARAM_FLAGS = {
+    "rng": "--seed",
+    "T_values": "--t-value",
+    "strict_T": "--inclusive-t",
+    "T_iou": "--t-iou",
+    "image_shape": "--image-size",
+    "url": "--db",
+    "reference": "--reference-source",
+    "models": "--model",
+    "mirror": "--data-mirror",
+    "model": "--load-model",
+    "reference_labels": "--validate-against",
+    "studies='each'": "--intersect",
+}
 """Library parameters (or ``parameter='value'``) whose command-line option is not ``--`` + the parameter name
 with dashes."""
 _NAMED_PARAM_RE = re.compile(r"(?<![^\s(\[`,;:])([A-Za-z_]\w*)=(?:'([^'\s]*)'|(True|False)\b)?")
@@ -283,8 +329,16 @@ def _command_options(args: Sequence[str]) -> set[str]:
     return opts
 
 
-_SIZE_OPTIONS = ("--n-resamples", "--n-draws", "--batch-size", "--chunk-size", "--per-size", "--sample",
-                 "--max-size", "--input-size")
+_SIZE_OPTIONS = (
+    "--n-resamples",
+    "--n-draws",
+    "--batch-size",
+    "--chunk-size",
+    "--per-size",
+    "--sample",
+    "--max-size",
+    "--input-size",
+)
 """Options that size a run's memory: the ones the command has are named when it runs out of memory."""
 
 
@@ -314,12 +368,15 @@ def user_message(msg: str, args: Sequence[str]) -> str:
     by_option = {v[0]: v for v in flags.values()}
 
     def option_of(name: str) -> tuple[str, str | None, str | None] | None:
-        return (by_option.get(_PARAM_FLAGS.get(name, "")) or flags.get(name)
-                or by_option.get("--" + name.replace("_", "-")))
+        return (
+            by_option.get(_PARAM_FLAGS.get(name, ""))
+            or flags.get(name)
+            or by_option.get("--" + name.replace("_", "-"))
+        )
 
     m = _PARAM_RE.search(msg)
     if m and option_of(m.group(1)):
-        msg = msg[:m.start()] + f"{option_of(m.group(1))[0]} " + msg[m.end():]  # type: ignore[index]
+        msg = msg[: m.start()] + f"{option_of(m.group(1))[0]} " + msg[m.end() :]  # type: ignore[index]
 
     def flag(m: re.Match[str]) -> str:
         found = option_of(m.group(1))
@@ -328,7 +385,9 @@ def user_message(msg: str, args: Sequence[str]) -> str:
         option, on, off = found
         value = m.group(2) if m.group(2) is not None else m.group(3)
         alias = by_option.get(_PARAM_FLAGS.get(f"{m.group(1)}='{value}'", ""))
-        if alias is not None and alias[1] is not None:  # a value that is a flag: studies='each' (agree's --intersect)
+        if (
+            alias is not None and alias[1] is not None
+        ):  # a value that is a flag: studies='each' (agree's --intersect)
             return alias[1]
         if m.group(3) is not None and on is not None:  # a flag: overwrite=True -> --overwrite
             return on if value == "True" else off or m.group(0)
@@ -355,9 +414,13 @@ def _invoke(args: list[str]) -> int:
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except (KeyboardInterrupt, typer.Abort) as exc:
-        if isinstance(exc.__cause__, EOFError):  # click turns EOFError (a truncated .gz) into Abort: not a Ctrl-C
-            typer.echo(f"cxreval: error: an input ended early ({exc.__cause__ or 'EOFError'}); is a file truncated?",
-                       err=True)
+        if isinstance(
+            exc.__cause__, EOFError
+        ):  # click turns EOFError (a truncated .gz) into Abort: not a Ctrl-C
+            typer.echo(
+                f"cxreval: error: an input ended early ({exc.__cause__ or 'EOFError'}); is a file truncated?",
+                err=True,
+            )
             return 2
         return _interrupted()
     except Exception as exc:
@@ -370,15 +433,19 @@ def _invoke(args: list[str]) -> int:
             typer.echo(f"cxreval: error: {exc.strerror or exc}: {exc.filename}", err=True)
             return 2
         if isinstance(exc, MemoryError):  # a resource limit, not a bug: say what ran out
-            typer.echo(f"cxreval: error: out of memory ({str(exc)[:160] or 'MemoryError'}); {_smaller(args)}",
-                       err=True)
+            typer.echo(
+                f"cxreval: error: out of memory ({str(exc)[:160] or 'MemoryError'}); {_smaller(args)}",
+                err=True,
+            )
             return 2
         if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:  # a write error that names no file
             typer.echo(f"cxreval: error: {exc.strerror or exc} (while writing)", err=True)
             return 2
         saved = _save_traceback()
         where = f"; traceback saved to {saved}" if saved else ""
-        typer.echo(f"cxreval: internal error ({type(exc).__name__}: {exc}){where}. Please report it.", err=True)
+        typer.echo(
+            f"cxreval: internal error ({type(exc).__name__}: {exc}){where}. Please report it.", err=True
+        )
         return 1
     finally:
         _ARGS.pop()

@@ -34,35 +34,77 @@ def _scale(text: str | None) -> tuple[float, float] | None:
 
 
 def mrmc(
-    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet) holding the "
-                                      "references (repeatable)."),
-    references: str = typer.Option(..., "--references", "-r", help="References, comma-separated: sources of the "
-                                   "labels, or 'latent' (the latent truth of --latent-sources)."),
-    ratings: Path = typer.Option(None, "--ratings", help="Ratings table (CSV or Parquet): reader, modality, "
-                                 "study_id, finding, rating [, patient_id] — what `cxreval reader export` writes "
-                                 "as ratings.csv."),
-    readers: str = typer.Option(None, "--readers", help="Label sources read as binary readers (1 positive, 0 "
-                                "negative), comma-separated: a study whose readers gave labels, not ratings."),
-    predictions: list[Path] = typer.Option(None, "--predictions", "-p", help="Long prediction table (study_id, "
-                                           "model, finding, score): the models compared with the readers."),
-    findings: list[str] = findings_option("Findings, comma-separated or repeated (default: every finding rated)."),
-    studies: str = typer.Option("common", "--studies", help="common (the default here, as classify and rank: every "
-                                "reference on the studies all of them label) or each (every reference on its own "
-                                "studies)."),
-    covariance: str = typer.Option("jackknife", "--covariance", help="OR covariance estimator: jackknife (OR-RRRC "
-                                   "then equals DBM-RRRC), delong or unbiased."),
-    reader_weights: str = typer.Option("equal", "--reader-weights", help="How the OR analysis averages readers "
-                                       "who read different numbers of cases (split-plot designs): equal (the "
-                                       "default; MRMCaov, OR-DBM MRMC, RJafroc) or case_pairs (each reader by the "
-                                       "diseased x non-diseased pairs it read, iMRMC's average)."),
-    margin: float = typer.Option(0.05, "--margin", help="Non-inferiority margin on the AUC and on sensitivity at "
-                                 "matched specificity."),
-    latent_sources: str = typer.Option(None, "--latent-sources", help="Label sources the 'latent' reference is "
-                                       "fitted on (three or more, none a reader of the study)."),
-    scale: str = typer.Option(None, "--scale", metavar="MIN:MAX", help="The rating scale (1:5, 0:100): a rating "
-                              "outside it is refused."),
-    n_resamples: int = typer.Option(1000, "--n-resamples", help="Patient-bootstrap replicates of the operating "
-                                    "points' intervals (default 1000)."),
+    labels: list[Path] = typer.Option(
+        ..., "--labels", "-l", help="Long label table (CSV or Parquet) holding the references (repeatable)."
+    ),
+    references: str = typer.Option(
+        ...,
+        "--references",
+        "-r",
+        help="References, comma-separated: sources of the "
+        "labels, or 'latent' (the latent truth of --latent-sources).",
+    ),
+    ratings: Path = typer.Option(
+        None,
+        "--ratings",
+        help="Ratings table (CSV or Parquet): reader, modality, "
+        "study_id, finding, rating [, patient_id] — what `cxreval reader export` writes "
+        "as ratings.csv.",
+    ),
+    readers: str = typer.Option(
+        None,
+        "--readers",
+        help="Label sources read as binary readers (1 positive, 0 "
+        "negative), comma-separated: a study whose readers gave labels, not ratings.",
+    ),
+    predictions: list[Path] = typer.Option(
+        None,
+        "--predictions",
+        "-p",
+        help="Long prediction table (study_id, model, finding, score): the models compared with the readers.",
+    ),
+    findings: list[str] = findings_option(
+        "Findings, comma-separated or repeated (default: every finding rated)."
+    ),
+    studies: str = typer.Option(
+        "common",
+        "--studies",
+        help="common (the default here, as classify and rank: every "
+        "reference on the studies all of them label) or each (every reference on its own "
+        "studies).",
+    ),
+    covariance: str = typer.Option(
+        "jackknife",
+        "--covariance",
+        help="OR covariance estimator: jackknife (OR-RRRC then equals DBM-RRRC), delong or unbiased.",
+    ),
+    reader_weights: str = typer.Option(
+        "equal",
+        "--reader-weights",
+        help="How the OR analysis averages readers "
+        "who read different numbers of cases (split-plot designs): equal (the "
+        "default; MRMCaov, OR-DBM MRMC, RJafroc) or case_pairs (each reader by the "
+        "diseased x non-diseased pairs it read, iMRMC's average).",
+    ),
+    margin: float = typer.Option(
+        0.05, "--margin", help="Non-inferiority margin on the AUC and on sensitivity at matched specificity."
+    ),
+    latent_sources: str = typer.Option(
+        None,
+        "--latent-sources",
+        help="Label sources the 'latent' reference is fitted on (three or more, none a reader of the study).",
+    ),
+    scale: str = typer.Option(
+        None,
+        "--scale",
+        metavar="MIN:MAX",
+        help="The rating scale (1:5, 0:100): a rating outside it is refused.",
+    ),
+    n_resamples: int = typer.Option(
+        1000,
+        "--n-resamples",
+        help="Patient-bootstrap replicates of the operating points' intervals (default 1000).",
+    ),
     seed: int = seed_option(),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
@@ -82,19 +124,36 @@ def mrmc(
     """
     from ..mrmc import evaluate_reader_study_files
 
-    check_inputs(*[("--labels", p) for p in labels], ("--ratings", ratings),
-                 *[("--predictions", p) for p in predictions or ()])
+    check_inputs(
+        *[("--labels", p) for p in labels],
+        ("--ratings", ratings),
+        *[("--predictions", p) for p in predictions or ()],
+    )
     inputs = [*labels, ratings, *(predictions or ())]
     with open_output(out, overwrite=overwrite, inputs=inputs) as d:
         res = evaluate_reader_study_files(
-            labels, references=split_list(references, option="--references") or [], ratings=ratings,
-            readers=split_list(readers, option="--readers"), predictions=predictions or None,
-            findings=split_list(findings, option="--findings"), studies=studies, covariance=covariance,
-            reader_weights=reader_weights, margin=margin, latent_sources=split_list(latent_sources, option="--latent-sources"),
-            scale=_scale(scale), n_resamples=n_resamples, rng=seed, state_encoding=state_encoding, blank_state=blank_state)
+            labels,
+            references=split_list(references, option="--references") or [],
+            ratings=ratings,
+            readers=split_list(readers, option="--readers"),
+            predictions=predictions or None,
+            findings=split_list(findings, option="--findings"),
+            studies=studies,
+            covariance=covariance,
+            reader_weights=reader_weights,
+            margin=margin,
+            latent_sources=split_list(latent_sources, option="--latent-sources"),
+            scale=_scale(scale),
+            n_resamples=n_resamples,
+            rng=seed,
+            state_encoding=state_encoding,
+            blank_state=blank_state,
+        )
         paths = res.save(d)
-    typer.echo(f"wrote {', '.join(sorted(p.name for p in paths.values() if p.name != SUMMARY_FILE))} and "
-               f"{SUMMARY_FILE} to {out}")
+    typer.echo(
+        f"wrote {', '.join(sorted(p.name for p in paths.values() if p.name != SUMMARY_FILE))} and "
+        f"{SUMMARY_FILE} to {out}"
+    )
 
 
 def register(app: typer.Typer) -> None:

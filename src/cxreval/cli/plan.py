@@ -29,56 +29,113 @@ __all__ = ["register"]
 
 
 def plan(
-    predictions: list[Path] = typer.Option(None, "--predictions", "-p", help="Long prediction table(s): study_id, "
-                                           "model, finding, score (at least two models; repeatable). Required for "
-                                           "a relabelling plan."),
-    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table(s): study_id, [patient_id,] "
-                                      "finding, source, state (repeatable)."),
-    reference: str = typer.Option(..., "--reference", help="The cheap source that labels every study (e.g. a report "
-                                  "labeller)."),
-    budget: int = typer.Option(None, "--budget", help="How many studies the expert can relabel: the length of "
-                               "relabel.csv and of the reader study. Required for a relabelling plan."),
+    predictions: list[Path] = typer.Option(
+        None,
+        "--predictions",
+        "-p",
+        help="Long prediction table(s): study_id, "
+        "model, finding, score (at least two models; repeatable). Required for "
+        "a relabelling plan.",
+    ),
+    labels: list[Path] = typer.Option(
+        ...,
+        "--labels",
+        "-l",
+        help="Long label table(s): study_id, [patient_id,] finding, source, state (repeatable).",
+    ),
+    reference: str = typer.Option(
+        ..., "--reference", help="The cheap source that labels every study (e.g. a report labeller)."
+    ),
+    budget: int = typer.Option(
+        None,
+        "--budget",
+        help="How many studies the expert can relabel: the length of "
+        "relabel.csv and of the reader study. Required for a relabelling plan.",
+    ),
     out: Path = out_option(),
-    readers: str = typer.Option(None, "--readers", help="Further noisy sources, comma-separated (other labellers, "
-                                "readers)."),
-    anchor: str = typer.Option(None, "--anchor", help="A source whose labels are exact where given (an earlier "
-                               "relabelling round): those studies are known and not planned again."),
-    anchor_studies: Path = typer.Option(None, "--anchor-studies", help="A table with a study_id column (e.g. an "
-                                        "earlier plan's relabel.csv): count the --anchor labels on these studies "
-                                        "only (a relabelling simulated with a source that labels every study)."),
-    images: Path = typer.Option(None, "--images", help="Folder of the images (<study_id>.png/.jpg/.dcm... or "
-                                "<study_id>/<image>): the selected studies' images are copied into OUT/images/, so "
-                                "that `cxreval reader init --study OUT/study.yaml` opens the study."),
-    findings: list[str] = findings_option("Findings, comma-separated or repeated (default: every finding the "
-                                          "reference labels and the predictions score)."),
-    budgets: str = typer.Option(None, "--budgets", help="Budgets of power.csv, comma-separated (default 0, 25%, 50%, "
-                                "75% and 100% of --budget)."),
-    n_draws: int = typer.Option(200, "--n-draws", help="Monte Carlo draws of every study's truth and the model's "
-                                "parameters (power.csv; the same draws for every budget)."),
-    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the interval that decides "
-                                           "whether the best model is separable from the runner-up."),
+    readers: str = typer.Option(
+        None, "--readers", help="Further noisy sources, comma-separated (other labellers, readers)."
+    ),
+    anchor: str = typer.Option(
+        None,
+        "--anchor",
+        help="A source whose labels are exact where given (an earlier "
+        "relabelling round): those studies are known and not planned again.",
+    ),
+    anchor_studies: Path = typer.Option(
+        None,
+        "--anchor-studies",
+        help="A table with a study_id column (e.g. an "
+        "earlier plan's relabel.csv): count the --anchor labels on these studies "
+        "only (a relabelling simulated with a source that labels every study).",
+    ),
+    images: Path = typer.Option(
+        None,
+        "--images",
+        help="Folder of the images (<study_id>.png/.jpg/.dcm... or "
+        "<study_id>/<image>): the selected studies' images are copied into OUT/images/, so "
+        "that `cxreval reader init --study OUT/study.yaml` opens the study.",
+    ),
+    findings: list[str] = findings_option(
+        "Findings, comma-separated or repeated (default: every finding the "
+        "reference labels and the predictions score)."
+    ),
+    budgets: str = typer.Option(
+        None,
+        "--budgets",
+        help="Budgets of power.csv, comma-separated (default 0, 25%, 50%, 75% and 100% of --budget).",
+    ),
+    n_draws: int = typer.Option(
+        200,
+        "--n-draws",
+        help="Monte Carlo draws of every study's truth and the model's "
+        "parameters (power.csv; the same draws for every budget).",
+    ),
+    confidence_level: float = typer.Option(
+        0.95,
+        "--confidence-level",
+        help="Level of the interval that decides whether the best model is separable from the runner-up.",
+    ),
     seed: int = seed_option("Seed of the Monte Carlo draws."),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
-    pilot: Path = typer.Option(None, "--pilot", help="Plan a reader study (MRMC) instead: a pilot's ratings table "
-                               "(reader, modality, study_id, finding, rating; two modalities, as `cxreval reader "
-                               "export` writes ratings.csv). Writes sample_size.csv, minimum_cases.csv, images.csv, "
-                               "study.yaml (with ratings, two sessions and a washout) and summary.md."),
-    effect: float = typer.Option(None, "--effect", help="With --pilot: the AUC difference to detect (default: the "
-                                 "pilot's observed one)."),
+    pilot: Path = typer.Option(
+        None,
+        "--pilot",
+        help="Plan a reader study (MRMC) instead: a pilot's ratings table "
+        "(reader, modality, study_id, finding, rating; two modalities, as `cxreval reader "
+        "export` writes ratings.csv). Writes sample_size.csv, minimum_cases.csv, images.csv, "
+        "study.yaml (with ratings, two sessions and a washout) and summary.md.",
+    ),
+    effect: float = typer.Option(
+        None,
+        "--effect",
+        help="With --pilot: the AUC difference to detect (default: the pilot's observed one).",
+    ),
     power: float = typer.Option(0.8, "--power", help="With --pilot: the target power."),
-    n_readers: str = typer.Option("4,6,8,10,12", "--n-readers", help="With --pilot: reader counts to size, "
-                                  "comma-separated."),
+    n_readers: str = typer.Option(
+        "4,6,8,10,12", "--n-readers", help="With --pilot: reader counts to size, comma-separated."
+    ),
     alpha: float = typer.Option(0.05, "--alpha", help="With --pilot: the two-sided significance level."),
-    analysis: str = typer.Option("RRRC", "--analysis", help="With --pilot: RRRC (readers and cases random), FRRC "
-                                 "(readers fixed) or RRFC (cases fixed)."),
-    washout_days: float = typer.Option(28, "--washout-days", help="With --pilot: days between a reader's two "
-                                       "readings of one case."),
-    latent_sources: str = typer.Option(None, "--latent-sources", help="With --pilot and --reference latent: the "
-                                       "label sources the latent truth is fitted on (three or more, "
-                                       "comma-separated)."),
+    analysis: str = typer.Option(
+        "RRRC",
+        "--analysis",
+        help="With --pilot: RRRC (readers and cases random), FRRC (readers fixed) or RRFC (cases fixed).",
+    ),
+    washout_days: float = typer.Option(
+        28, "--washout-days", help="With --pilot: days between a reader's two readings of one case."
+    ),
+    latent_sources: str = typer.Option(
+        None,
+        "--latent-sources",
+        help="With --pilot and --reference latent: the "
+        "label sources the latent truth is fitted on (three or more, "
+        "comma-separated).",
+    ),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the written files and the power table as JSON."),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print the written files and the power table as JSON."
+    ),
 ) -> None:
     """Plan an expert's relabelling (the studies that would most change which model is best), or a reader study.
 
@@ -109,26 +166,54 @@ def plan(
     from ..planning import plan_relabelling
 
     if pilot is not None:
-        _plan_reader_study(pilot, labels, reference=reference, findings=findings, effect=effect, power=power,
-                           n_readers=n_readers, alpha=alpha, analysis=analysis, washout_days=washout_days,
-                           latent_sources=latent_sources, images=images, seed=seed, state_encoding=state_encoding,
-                           blank_state=blank_state, out=out,
-                           overwrite=overwrite, mixed={"--predictions": predictions, "--budget": budget,
-                                                       "--readers": readers, "--anchor": anchor,
-                                                       "--anchor-studies": anchor_studies, "--budgets": budgets})
+        _plan_reader_study(
+            pilot,
+            labels,
+            reference=reference,
+            findings=findings,
+            effect=effect,
+            power=power,
+            n_readers=n_readers,
+            alpha=alpha,
+            analysis=analysis,
+            washout_days=washout_days,
+            latent_sources=latent_sources,
+            images=images,
+            seed=seed,
+            state_encoding=state_encoding,
+            blank_state=blank_state,
+            out=out,
+            overwrite=overwrite,
+            mixed={
+                "--predictions": predictions,
+                "--budget": budget,
+                "--readers": readers,
+                "--anchor": anchor,
+                "--anchor-studies": anchor_studies,
+                "--budgets": budgets,
+            },
+        )
         return
     given = [k for k, v in (("--effect", effect), ("--latent-sources", latent_sources)) if v is not None]
     if given:
-        raise InvalidParameterError(f"{' and '.join(given)} {'belongs' if len(given) == 1 else 'belong'} to a reader-"
-                                    "study plan: give --pilot too, or leave "
-                                    f"{'it' if len(given) == 1 else 'them'} out of a relabelling plan.")
+        raise InvalidParameterError(
+            f"{' and '.join(given)} {'belongs' if len(given) == 1 else 'belong'} to a reader-"
+            "study plan: give --pilot too, or leave "
+            f"{'it' if len(given) == 1 else 'them'} out of a relabelling plan."
+        )
     for option, value in (("--predictions", predictions), ("--budget", budget)):
         if not value:
-            raise InvalidParameterError(f"Missing option {option}: a relabelling plan needs --predictions and "
-                                        "--budget (or plan a reader study with --pilot).")
+            raise InvalidParameterError(
+                f"Missing option {option}: a relabelling plan needs --predictions and "
+                "--budget (or plan a reader study with --pilot)."
+            )
 
-    check_inputs(*[("--predictions", p) for p in predictions], *[("--labels", p) for p in labels],
-                 ("--images", images), ("--anchor-studies", anchor_studies))
+    check_inputs(
+        *[("--predictions", p) for p in predictions],
+        *[("--labels", p) for p in labels],
+        ("--images", images),
+        ("--anchor-studies", anchor_studies),
+    )
     check_folder_option("--images", images)
     inputs = [*predictions, *labels, *(p for p in (images, anchor_studies) if p is not None)]
     with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
@@ -136,32 +221,66 @@ def plan(
             res = plan_relabelling(
                 read_prediction_tables(predictions)[0],
                 read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)[0],
-                reference=reference, budget=budget, readers=split_list(readers, option="--readers"), anchor=anchor,
+                reference=reference,
+                budget=budget,
+                readers=split_list(readers, option="--readers"),
+                anchor=anchor,
                 anchor_studies=None if anchor_studies is None else read_table(anchor_studies, text=True),
-                findings=split_list(findings, option="--findings"), budgets=_budgets(budgets), n_draws=n_draws,
-                confidence_level=confidence_level, images=images, rng=seed, progress=prog)
+                findings=split_list(findings, option="--findings"),
+                budgets=_budgets(budgets),
+                n_draws=n_draws,
+                confidence_level=confidence_level,
+                images=images,
+                rng=seed,
+                progress=prog,
+            )
         written = res.save(d)
     if json_out:
-        echo_json({"files": {k: str(Path(out) / Path(v).name) for k, v in written.items()},
-                   "power": res.power.drop(columns=["method"]).to_dict(orient="records")})
+        echo_json(
+            {
+                "files": {k: str(Path(out) / Path(v).name) for k, v in written.items()},
+                "power": res.power.drop(columns=["method"]).to_dict(orient="records"),
+            }
+        )
     else:
-        typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; "
-                   f"reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}")
+        typer.echo(
+            f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; "
+            f"reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}"
+        )
 
 
-def _plan_reader_study(pilot: Path, labels: list[Path], *, reference: str, findings: list[str], effect: float | None,
-                       power: float, n_readers: str, alpha: float, analysis: str, washout_days: float,
-                       latent_sources: str | None, images: Path | None, seed: int, state_encoding: str, blank_state: str, out: Path,
-                       overwrite: bool, mixed: dict[str, object]) -> None:
+def _plan_reader_study(
+    pilot: Path,
+    labels: list[Path],
+    *,
+    reference: str,
+    findings: list[str],
+    effect: float | None,
+    power: float,
+    n_readers: str,
+    alpha: float,
+    analysis: str,
+    washout_days: float,
+    latent_sources: str | None,
+    images: Path | None,
+    seed: int,
+    state_encoding: str,
+    blank_state: str,
+    out: Path,
+    overwrite: bool,
+    mixed: dict[str, object],
+) -> None:
     from ..labels import read_label_tables
     from ..mrmc import read_ratings
     from ..planning import plan_reader_study
 
     given = [k for k, v in mixed.items() if v]
     if given:
-        raise InvalidParameterError(f"--pilot plans a reader study; {', '.join(given)} "
-                                    f"{'belongs' if len(given) == 1 else 'belong'} to a relabelling plan. "
-                                    "Give one or the other.")
+        raise InvalidParameterError(
+            f"--pilot plans a reader study; {', '.join(given)} "
+            f"{'belongs' if len(given) == 1 else 'belong'} to a relabelling plan. "
+            "Give one or the other."
+        )
     wanted = split_list(findings, option="--findings") or []
     if len(wanted) > 1:
         raise InvalidParameterError(f"--pilot plans one finding; --findings names {len(wanted)}: {wanted}.")
@@ -171,16 +290,36 @@ def _plan_reader_study(pilot: Path, labels: list[Path], *, reference: str, findi
     inputs = [pilot, *labels, *(p for p in (images,) if p is not None)]
     with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
         res = plan_reader_study(
-            read_ratings(pilot), read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)[0],
-            reference=reference, finding=wanted[0] if wanted else None, effect=effect, target_power=power,
-            n_readers=counts or [], alpha=alpha, analysis=analysis, washout_days=washout_days, images=images,
-            latent_sources=split_list(latent_sources, option="--latent-sources"), rng=seed)
+            read_ratings(pilot),
+            read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)[0],
+            reference=reference,
+            finding=wanted[0] if wanted else None,
+            effect=effect,
+            target_power=power,
+            n_readers=counts or [],
+            alpha=alpha,
+            analysis=analysis,
+            washout_days=washout_days,
+            images=images,
+            latent_sources=split_list(latent_sources, option="--latent-sources"),
+            rng=seed,
+        )
         written = res.save(d)
-    design = (f"{res.n_readers} readers x {res.n_cases} cases" if res.n_readers else
-              "no reader count reaches the power (see summary.md)")
-    typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; design: {design}"
-               + ("" if not res.study else f"; reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}"
-                  if res.image_sources else "; the images are not copied (no --images): see summary.md's next step"))
+    design = (
+        f"{res.n_readers} readers x {res.n_cases} cases"
+        if res.n_readers
+        else "no reader count reaches the power (see summary.md)"
+    )
+    typer.echo(
+        f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; design: {design}"
+        + (
+            ""
+            if not res.study
+            else f"; reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}"
+            if res.image_sources
+            else "; the images are not copied (no --images): see summary.md's next step"
+        )
+    )
 
 
 def _budgets(value: str | None, option: str = "--budgets") -> list[int] | None:
@@ -189,8 +328,10 @@ def _budgets(value: str | None, option: str = "--budgets") -> list[int] | None:
         return None
     bad = [i for i in items if not (i.isascii() and i.isdigit())]  # ('²'.isdigit() is True, int('²') fails)
     if bad:
-        raise InvalidParameterError(f"{option} must be whole numbers (digits 0-9), comma-separated. Got {value!r}: "
-                                    f"{bad[0]!r} is not one.")
+        raise InvalidParameterError(
+            f"{option} must be whole numbers (digits 0-9), comma-separated. Got {value!r}: "
+            f"{bad[0]!r} is not one."
+        )
     return [int(i) for i in items]
 
 

@@ -44,15 +44,29 @@ __all__ = ["register"]
 
 def rank(
     out: Path = out_option(),
-    auc_table: str = typer.Option(None, "--auc-table", help="AUC table (model, group, finding, reference, auc[, dataset]) "
-                                  "as CSV/Parquet, or 'xqa' for the packaged XQA Tables 16-25. Point estimates only."),
-    predictions: list[Path] = typer.Option(None, "--predictions", "-p", help="As for `cxreval classify`: a long "
-                                           "table, a folder of its parts, or a folder of wide <model> files "
-                                           "(repeatable)."),
-    labels: list[Path] = typer.Option(None, "--labels", "-l", help="As for `cxreval classify`: a long label table "
-                                      "or a folder of its parts (repeatable)."),
-    references: list[str] = references_option("Label sources to rank under, comma-separated or repeated (default "
-                                              "all)."),
+    auc_table: str = typer.Option(
+        None,
+        "--auc-table",
+        help="AUC table (model, group, finding, reference, auc[, dataset]) "
+        "as CSV/Parquet, or 'xqa' for the packaged XQA Tables 16-25. Point estimates only.",
+    ),
+    predictions: list[Path] = typer.Option(
+        None,
+        "--predictions",
+        "-p",
+        help="As for `cxreval classify`: a long "
+        "table, a folder of its parts, or a folder of wide <model> files "
+        "(repeatable).",
+    ),
+    labels: list[Path] = typer.Option(
+        None,
+        "--labels",
+        "-l",
+        help="As for `cxreval classify`: a long label table or a folder of its parts (repeatable).",
+    ),
+    references: list[str] = references_option(
+        "Label sources to rank under, comma-separated or repeated (default all)."
+    ),
     findings: list[str] = findings_option(),
     model_groups: Path = model_groups_option(),
     policy: str = policy_option(),
@@ -61,11 +75,16 @@ def rank(
     n_resamples: int = n_resamples_option("Bootstrap replicates (predictions mode)."),
     seed: int = seed_option("Seed of the resampling plan."),
     confidence_level: float = confidence_level_option(),
-    pairs: str = typer.Option(None, "--pairs", help="Reference pairs to correlate, A:B[,C:D...] (default: every "
-                              "pair of references)."),
+    pairs: str = typer.Option(
+        None,
+        "--pairs",
+        help="Reference pairs to correlate, A:B[,C:D...] (default: every pair of references).",
+    ),
     groups: str = typer.Option("all", "--groups", help="all, overall or per-group."),
     min_models: int = typer.Option(3, "--min-models", help="Skip model groups with fewer models."),
-    dataset: str = typer.Option("", "--dataset", help="Dataset name written in the tables (predictions mode)."),
+    dataset: str = typer.Option(
+        "", "--dataset", help="Dataset name written in the tables (predictions mode)."
+    ),
     kendall: str = kendall_option(),
     spearman: str = spearman_option(),
     state_encoding: str = state_encoding_option(),
@@ -94,43 +113,83 @@ def rank(
         cxreval rank -p preds.csv -l labels.csv --pairs CR:Rep1,CR:Rep2 -o rank-out
     """
     table = auc_table_input(auc_table)
-    refuse_options(auc_table is not None and bool(predictions or labels),
-                   "Give either --auc-table or --predictions/--labels, not both.")
-    refuse_options(auc_table is None and not (predictions and labels),
-                   "cxreval rank needs --auc-table, or both --predictions and --labels.")
-    refuse_options(auc_table is not None and (finding_map is not None or missing_scores != "refuse"),
-                   "--finding-map and --missing-scores apply to --predictions/--labels, not to --auc-table.")
-    refuse_options(auc_table is not None and bool(references),
-                   "--references applies to --predictions/--labels; --auc-table ranks every reference of the table "
-                   "(--pairs A:B chooses the pairs compared).")
+    refuse_options(
+        auc_table is not None and bool(predictions or labels),
+        "Give either --auc-table or --predictions/--labels, not both.",
+    )
+    refuse_options(
+        auc_table is None and not (predictions and labels),
+        "cxreval rank needs --auc-table, or both --predictions and --labels.",
+    )
+    refuse_options(
+        auc_table is not None and (finding_map is not None or missing_scores != "refuse"),
+        "--finding-map and --missing-scores apply to --predictions/--labels, not to --auc-table.",
+    )
+    refuse_options(
+        auc_table is not None and bool(references),
+        "--references applies to --predictions/--labels; --auc-table ranks every reference of the table "
+        "(--pairs A:B chooses the pairs compared).",
+    )
     fmap = resolve_finding_map(finding_map, map_score)
     inputs = [*model_inputs(predictions, labels, ("--model-groups", model_groups)), table]
     meta: dict[str, object] = {"seed": seed}
     with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
         if auc_table is not None:
-            res = compare_auc_table_file(auc_table, pairs=pairs, groups=groups, min_models=min_models,
-                                         kendall=kendall, spearman=spearman)
+            res = compare_auc_table_file(
+                auc_table,
+                pairs=pairs,
+                groups=groups,
+                min_models=min_models,
+                kendall=kendall,
+                spearman=spearman,
+            )
         else:
             with progress() as prog:
                 res = compare_references_files(
-                    predictions, labels, references=split_list(references, option="--references"),
-                    findings=split_list(findings, option="--findings"), model_groups=model_groups,
-                    state_encoding=state_encoding, blank_state=blank_state, policy=policy,
-                    not_mentioned=not_mentioned, unlabeled=unlabeled, studies=studies_value(studies), finding_map=fmap,
-                    missing_scores=missing_scores, n_resamples=n_resamples, confidence_level=confidence_level,
-                    pairs=pairs, groups=groups, min_models=min_models, dataset=dataset, kendall=kendall,
-                    spearman=spearman, rng=seed, executor=executor, spill_dir=d, progress=prog)
+                    predictions,
+                    labels,
+                    references=split_list(references, option="--references"),
+                    findings=split_list(findings, option="--findings"),
+                    model_groups=model_groups,
+                    state_encoding=state_encoding,
+                    blank_state=blank_state,
+                    policy=policy,
+                    not_mentioned=not_mentioned,
+                    unlabeled=unlabeled,
+                    studies=studies_value(studies),
+                    finding_map=fmap,
+                    missing_scores=missing_scores,
+                    n_resamples=n_resamples,
+                    confidence_level=confidence_level,
+                    pairs=pairs,
+                    groups=groups,
+                    min_models=min_models,
+                    dataset=dataset,
+                    kendall=kendall,
+                    spearman=spearman,
+                    rng=seed,
+                    executor=executor,
+                    spill_dir=d,
+                    progress=prog,
+                )
         meta["design"] = res.design_record()
         res.save(d)
     if json_out:
-        echo_json({"rank_correlation": res.ranking.correlations.to_dict(orient="records"),
-                   "n_resamples": res.ranking.n_resamples, "kendall": res.ranking.kendall,
-                   "spearman": res.ranking.spearman})
+        echo_json(
+            {
+                "rank_correlation": res.ranking.correlations.to_dict(orient="records"),
+                "n_resamples": res.ranking.n_resamples,
+                "kendall": res.ranking.kendall,
+                "spearman": res.ranking.spearman,
+            }
+        )
     else:
         if auc_table is None:
             typer.echo(res.design())
-        typer.echo(f"{len(res.ranking.correlations)} rank correlations, {len(res.ranking.top_changes)} top-rank rows "
-                   f"-> {out}")
+        typer.echo(
+            f"{len(res.ranking.correlations)} rank correlations, {len(res.ranking.top_changes)} top-rank rows "
+            f"-> {out}"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -13,11 +13,15 @@ from ._common import executor_option
 
 __all__ = ["register"]
 
-reader_app = typer.Typer(no_args_is_help=True, help="Reader study: label, rate and adjudicate in the browser; "
-                         "export into cxreval tables.")
+reader_app = typer.Typer(
+    no_args_is_help=True,
+    help="Reader study: label, rate and adjudicate in the browser; export into cxreval tables.",
+)
 
-_DB_HELP = (f"SQLAlchemy URL of the study database, e.g. sqlite:///study.db or postgresql://user@host/db "
-            f"(default $CXREVAL_READER_DB, else {DEFAULT_URL}).")
+_DB_HELP = (
+    f"SQLAlchemy URL of the study database, e.g. sqlite:///study.db or postgresql://user@host/db "
+    f"(default $CXREVAL_READER_DB, else {DEFAULT_URL})."
+)
 
 
 def _db(db: str | None) -> str:
@@ -27,7 +31,7 @@ def _db(db: str | None) -> str:
 def _db_file(url: str) -> list[Path]:
     """The file of a SQLite database URL (what an --out must never replace), or none."""
     prefix = "sqlite:///"
-    return [Path(url[len(prefix):])] if url.startswith(prefix) and len(url) > len(prefix) else []
+    return [Path(url[len(prefix) :])] if url.startswith(prefix) and len(url) > len(prefix) else []
 
 
 def _link(base: str, token: str) -> str:
@@ -35,11 +39,14 @@ def _link(base: str, token: str) -> str:
 
 
 @reader_app.command("init")
-def init_cmd(study: Path = typer.Option(..., "--study", help="Study YAML file (images, reports, IQA pairs, findings, "
-                                        "tasks, readers)."),
-             db: str = typer.Option(None, "--db", help=_DB_HELP),
-             url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the readers' links."),
-             executor: str = executor_option()) -> None:
+def init_cmd(
+    study: Path = typer.Option(
+        ..., "--study", help="Study YAML file (images, reports, IQA pairs, findings, tasks, readers)."
+    ),
+    db: str = typer.Option(None, "--db", help=_DB_HELP),
+    url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the readers' links."),
+    executor: str = executor_option(),
+) -> None:
     """Create a study database, write every image's display rendition into the study folder (the server then
     reads them instead of decoding each image on its first display) and print the private link of every
     reader in the study file.
@@ -52,25 +59,33 @@ def init_cmd(study: Path = typer.Option(..., "--study", help="Study YAML file (i
     with cli_executor(executor) as ex, progress() as p:
         made = create_study(study, _db(db), executor=ex, progress=p)
     spec, tokens = made.spec, made.tokens
-    typer.echo(f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; items {dict(made.n_items)}; findings "
-               f"{len(spec.findings)}")
+    typer.echo(
+        f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; items {dict(made.n_items)}; findings "
+        f"{len(spec.findings)}"
+    )
     for name, token in tokens.items():
         typer.echo(f"{name}: {_link(url, token)}")
     if made.organiser_token is not None:  # the organiser's page: progress, open conflicts, export download
         typer.echo(f"organiser (progress and export): {_link(url, made.organiser_token)}")
     if not tokens:
-        typer.echo(f"the study file names no readers yet: add readers with `cxreval reader add-reader NAME --db "
-                   f"{_db(db)}` (and resolvers with `--role resolver`).")
+        typer.echo(
+            f"the study file names no readers yet: add readers with `cxreval reader add-reader NAME --db "
+            f"{_db(db)}` (and resolvers with `--role resolver`)."
+        )
 
 
 @reader_app.command("add-reader")
-def add_reader_cmd(name: str = typer.Argument(..., help="Reader name (letters, digits, _ . -)."),
-                   db: str = typer.Option(None, "--db", help=_DB_HELP),
-                   role: str = typer.Option("reader", "--role", help="'reader' (label, rate), 'resolver' "
-                                            "(adjudicate) or 'organiser' (progress, export download)."),
-                   new_token: bool = typer.Option(False, "--new-token", help="Replace an existing reader's link."),
-                   url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the link.")
-                   ) -> None:
+def add_reader_cmd(
+    name: str = typer.Argument(..., help="Reader name (letters, digits, _ . -)."),
+    db: str = typer.Option(None, "--db", help=_DB_HELP),
+    role: str = typer.Option(
+        "reader",
+        "--role",
+        help="'reader' (label, rate), 'resolver' (adjudicate) or 'organiser' (progress, export download).",
+    ),
+    new_token: bool = typer.Option(False, "--new-token", help="Replace an existing reader's link."),
+    url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the link."),
+) -> None:
     """Add a reader and print their private link (the token is stored hashed and shown only now).
 
     Example: cxreval reader add-reader carol --role resolver --db sqlite:///study.db
@@ -82,10 +97,13 @@ def add_reader_cmd(name: str = typer.Argument(..., help="Reader name (letters, d
 
 
 @reader_app.command("serve")
-def serve_cmd(db: str = typer.Option(None, "--db", help=_DB_HELP),
-              host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (0.0.0.0 exposes the study "
-                                       "to the network)."),
-              port: int = typer.Option(8000, "--port", help="TCP port.")) -> None:
+def serve_cmd(
+    db: str = typer.Option(None, "--db", help=_DB_HELP),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Interface to bind (0.0.0.0 exposes the study to the network)."
+    ),
+    port: int = typer.Option(8000, "--port", help="TCP port."),
+) -> None:
     """Serve the study to its readers until Ctrl-C.
 
     Example: cxreval reader serve --db sqlite:///study.db --port 8000
@@ -101,8 +119,10 @@ def serve_cmd(db: str = typer.Option(None, "--db", help=_DB_HELP),
 
 
 @reader_app.command("status")
-def status_cmd(db: str = typer.Option(None, "--db", help=_DB_HELP),
-               json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+def status_cmd(
+    db: str = typer.Option(None, "--db", help=_DB_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
     """Progress per reader and task, and the database's integrity check.
 
     Example: cxreval reader status --db sqlite:///study.db
@@ -113,19 +133,28 @@ def status_cmd(db: str = typer.Option(None, "--db", help=_DB_HELP),
     st = check_study(_db(db))
     integrity = st.integrity
     if json_out:
-        echo_json({"study": st.name, "progress": st.progress.to_dict(orient="records"),
-                   "integrity": integrity.to_dict()})
+        echo_json(
+            {
+                "study": st.name,
+                "progress": st.progress.to_dict(orient="records"),
+                "integrity": integrity.to_dict(),
+            }
+        )
         return
     typer.echo(f"study {st.name!r}; integrity: {'ok' if integrity.ok else '; '.join(integrity.problems)}")
     for r in st.progress.itertuples():
-        typer.echo(f"{r.reader:<16} {r.task:<13} {r.n_done:>5}/{r.n_items:<5} ({r.n_submissions} submissions"
-                   f"{', last ' + r.last if r.last else ''})")
+        typer.echo(
+            f"{r.reader:<16} {r.task:<13} {r.n_done:>5}/{r.n_items:<5} ({r.n_submissions} submissions"
+            f"{', last ' + r.last if r.last else ''})"
+        )
 
 
 @reader_app.command("export")
-def export_cmd(out: Path = typer.Option(..., "--out", "-o", help="Output folder (written atomically)."),
-               db: str = typer.Option(None, "--db", help=_DB_HELP),
-               overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output folder.")) -> None:
+def export_cmd(
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (written atomically)."),
+    db: str = typer.Option(None, "--db", help=_DB_HELP),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output folder."),
+) -> None:
     """Export labels (long table), boxes (localize format), IQA ratings (iqa agree format), notes and the audit
     log; a study with a confidence rating also ratings.csv (reader, modality, study_id, patient_id, finding,
     rating: the table of an MRMC ROC analysis). Text cells that a spreadsheet would run as a formula (starting = + - @, tab or CR) get a leading '.
@@ -138,12 +167,18 @@ def export_cmd(out: Path = typer.Option(..., "--out", "-o", help="Output folder 
     db_file = _db_file(_db(db))
     check_output_path(out, overwrite=overwrite, inputs=db_file)
     res = export_study(_db(db))
-    with output_folder(out, overwrite=overwrite, meta={"study": res.study, **res.to_dict()}, protect=db_file) as d:
+    with output_folder(
+        out, overwrite=overwrite, meta={"study": res.study, **res.to_dict()}, protect=db_file
+    ) as d:
         res.save(d)
-    rated = "" if res.n_finding_ratings is None else f"{res.n_finding_ratings} finding ratings (ratings.csv), "
-    typer.echo(f"wrote {res.n_labels} labels ({', '.join(res.sources) or 'no source'}), {res.n_boxes} boxes, "
-               f"{rated}{res.n_ratings} ratings, {res.n_submissions} audited submissions to {out}"
-               + (f"; {res.n_unresolved} conflict(s) not yet resolved" if res.n_unresolved else ""))
+    rated = (
+        "" if res.n_finding_ratings is None else f"{res.n_finding_ratings} finding ratings (ratings.csv), "
+    )
+    typer.echo(
+        f"wrote {res.n_labels} labels ({', '.join(res.sources) or 'no source'}), {res.n_boxes} boxes, "
+        f"{rated}{res.n_ratings} ratings, {res.n_submissions} audited submissions to {out}"
+        + (f"; {res.n_unresolved} conflict(s) not yet resolved" if res.n_unresolved else "")
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -19,18 +19,32 @@ __all__ = ["register", "synth"]
 def synth(
     seed: int = seed_option("Generator seed (np.random.default_rng(seed))."),
     per_size: int = typer.Option(60, "--per-size", min=1, help="Images per size class."),
-    out: Path = out_option("Write synth_output.txt, tidy tables, summary.md and run.json into this folder "
-                           "(atomically; must not exist unless --overwrite). By default none: the check is only printed.",
-                           default=None),
-    real_boxes: str = typer.Option(None, "--real-boxes", help="Also run the error model on real boxes: a "
-                                   "BBox_List_2017.csv[.gz] path (or any box file cxreval localize reads), or "
-                                   "'auto' for the fetched metadata copy; saved into OUT/real_boxes/."),
-    images: Path = typer.Option(None, "--images", help="With --real-boxes: a folder of radiographs named by their "
-                                "study_id (00004296_000.png); the boxed ones get box overlays (overlays.csv, "
-                                "overlay_heatmaps.npz, overlays/*.png) beside the real-box tables."),
-    synthetic: bool = typer.Option(True, "--synthetic/--no-synthetic", help="Run the synthetic study (default); "
-                                   "--no-synthetic (with --real-boxes and -o) writes only the real-box tables, "
-                                   "at the top of OUT."),
+    out: Path = out_option(
+        "Write synth_output.txt, tidy tables, summary.md and run.json into this folder "
+        "(atomically; must not exist unless --overwrite). By default none: the check is only printed.",
+        default=None,
+    ),
+    real_boxes: str = typer.Option(
+        None,
+        "--real-boxes",
+        help="Also run the error model on real boxes: a "
+        "BBox_List_2017.csv[.gz] path (or any box file cxreval localize reads), or "
+        "'auto' for the fetched metadata copy; saved into OUT/real_boxes/.",
+    ),
+    images: Path = typer.Option(
+        None,
+        "--images",
+        help="With --real-boxes: a folder of radiographs named by their "
+        "study_id (00004296_000.png); the boxed ones get box overlays (overlays.csv, "
+        "overlay_heatmaps.npz, overlays/*.png) beside the real-box tables.",
+    ),
+    synthetic: bool = typer.Option(
+        True,
+        "--synthetic/--no-synthetic",
+        help="Run the synthetic study (default); "
+        "--no-synthetic (with --real-boxes and -o) writes only the real-box tables, "
+        "at the top of OUT.",
+    ),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON instead of the text."),
 ) -> None:
@@ -49,7 +63,9 @@ def synth(
     if images is not None and real_boxes is None:
         raise InvalidParameterError("--images needs --real-boxes (the boxes drawn over the radiographs).")
     if not synthetic and (real_boxes is None or out is None):
-        raise InvalidParameterError("--no-synthetic needs --real-boxes and --out (it writes only the real-box tables).")
+        raise InvalidParameterError(
+            "--no-synthetic needs --real-boxes and --out (it writes only the real-box tables)."
+        )
     if images is not None and not Path(images).is_dir():
         raise SchemaError(f"--images {str(images)!r} is not a folder of radiographs.")
     path = None
@@ -66,8 +82,9 @@ def synth(
 
             boxes = read_box_file(path)
         with progress() as prog:
-            return simulate_localization_study(boxes, rng=seed, per_size=per_size, synthetic=synthetic,
-                                               images=images, progress=prog)
+            return simulate_localization_study(
+                boxes, rng=seed, per_size=per_size, synthetic=synthetic, images=images, progress=prog
+            )
 
     if out is None:
         res = run(None)  # nothing is written: no overlays drawn

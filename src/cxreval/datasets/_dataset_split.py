@@ -64,8 +64,9 @@ class DatasetSplit(TableResult):
     split: SplitResult
     leakage: LeakageAudit
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"assignments": "assignments.csv",
-                                                           "split_sizes": "split_sizes.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"assignments": "assignments.csv", "split_sizes": "split_sizes.csv"}
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = ("study_id", "patient_id", "split")
     """Columns of ``table`` (``assignments.csv``)."""
 
@@ -82,16 +83,23 @@ class DatasetSplit(TableResult):
         ``{name: path}`` (the lists under their part names)."""
         d = Path(folder)
         written = write_split_lists(self.split.assignments, d)
-        written.update({name: write_table(t, d, Path(self.FILES[name]).stem) for name, t in self.tables().items()})
+        written.update(
+            {name: write_table(t, d, Path(self.FILES[name]).stem) for name, t in self.tables().items()}
+        )
         written["summary"] = write_summary(d, self.summary())
         return written
 
     def summary(self) -> str:
         """Markdown: the draw (fractions, seed, stratification), the part sizes and the patients shared."""
         res, leak = self.split, self.leakage
-        lines = [f"# {self.by}-level split of {self.dataset}", "", f"fractions {list(res.fractions)}, seed {self.seed}"
-                 + (f", stratified by {list(res.stratify)}" if res.stratify else ""), "",
-                 leak.sizes_markdown(unknown=False)]
+        lines = [
+            f"# {self.by}-level split of {self.dataset}",
+            "",
+            f"fractions {list(res.fractions)}, seed {self.seed}"
+            + (f", stratified by {list(res.stratify)}" if res.stratify else ""),
+            "",
+            leak.sizes_markdown(unknown=False),
+        ]
         lines += ["", f"Patients on more than one side: {leak.n_shared_patients:,}."]
         return "\n".join(lines)
 
@@ -102,13 +110,26 @@ class DatasetSplit(TableResult):
         """Patients per part."""
         from .._plots import bars
 
-        return bars(self.leakage.sizes, x="split", y="n_patients", title=f"{self.dataset}: patients per part",
-                    y_title="patients")
+        return bars(
+            self.leakage.sizes,
+            x="split",
+            y="n_patients",
+            title=f"{self.dataset}: patients per part",
+            y_title="patients",
+        )
 
 
-def split_dataset(name: str, path: PathLike | None = None, *, fractions: Sequence[float] = (0.7, 0.1, 0.2),
-                  names: Sequence[str] | None = None, stratify: Sequence[str] | None = None, by: str = "patient",
-                  rng: RNGLike = None, cache_dir: PathLike | None = None) -> DatasetSplit:
+def split_dataset(
+    name: str,
+    path: PathLike | None = None,
+    *,
+    fractions: Sequence[float] = (0.7, 0.1, 0.2),
+    names: Sequence[str] | None = None,
+    stratify: Sequence[str] | None = None,
+    by: str = "patient",
+    rng: RNGLike = None,
+    cache_dir: PathLike | None = None,
+) -> DatasetSplit:
     """Draw a split of the dataset ``name`` (one of :data:`SPLITTABLE`) and audit it for leakage.
 
     Parameters

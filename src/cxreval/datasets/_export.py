@@ -38,9 +38,16 @@ class DatasetExport(TableResult):
     table: pd.DataFrame
     report: ReadReport
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({
-        "labels": "labels.csv", "boxes": "boxes.csv", "reports": "reports.csv", "metadata": "metadata.csv",
-        "predictions": "predictions.csv", "dropped": "dropped.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {
+            "labels": "labels.csv",
+            "boxes": "boxes.csv",
+            "reports": "reports.csv",
+            "metadata": "metadata.csv",
+            "predictions": "predictions.csv",
+            "dropped": "dropped.csv",
+        }
+    )
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The dataset's table under its kind (a label table with its states as names, which read back
@@ -64,18 +71,32 @@ class DatasetExport(TableResult):
 
     def summary(self) -> str:
         """Markdown: what was read, kept and dropped."""
-        rows = pd.DataFrame({"": ["rows read", "rows kept", "rows dropped"],
-                             "n": [self.report.n_read, self.report.n_kept, self.report.n_dropped]})
-        lines = [f"# {self.name} ({self.kind})", "", f"Read from {self.report.source}.", "",
-                 markdown_table(rows, right=("n",))]
+        rows = pd.DataFrame(
+            {
+                "": ["rows read", "rows kept", "rows dropped"],
+                "n": [self.report.n_read, self.report.n_kept, self.report.n_dropped],
+            }
+        )
+        lines = [
+            f"# {self.name} ({self.kind})",
+            "",
+            f"Read from {self.report.source}.",
+            "",
+            markdown_table(rows, right=("n",)),
+        ]
         for reason, n in self.report.reasons().items():
             lines.append(f"- dropped, {reason}: {n}")
         lines += [f"- {n}" for n in self.report.notes]
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, object]:
-        return {"dataset": self.name, "kind": self.kind, "n_rows": int(len(self.table)),
-                "columns": [str(c) for c in self.table.columns], **self.report.to_dict()}
+        return {
+            "dataset": self.name,
+            "kind": self.kind,
+            "n_rows": int(len(self.table)),
+            "columns": [str(c) for c in self.table.columns],
+            **self.report.to_dict(),
+        }
 
     def _figure(self) -> Any:
         """Rows per finding (per state for a label table) of the exported table."""
@@ -84,12 +105,19 @@ class DatasetExport(TableResult):
         t = self.tables()[self.kind]
         by = [c for c in ("finding", "state") if c in t.columns] or [t.columns[0]]
         counts = t.groupby(by, sort=False).size().rename("rows").reset_index()
-        return bars(counts, x=by[0], y="rows", color=by[1] if len(by) > 1 else None, barmode="stack",
-                    title=f"{self.name}: rows per {' and '.join(by)}")
+        return bars(
+            counts,
+            x=by[0],
+            y="rows",
+            color=by[1] if len(by) > 1 else None,
+            barmode="stack",
+            title=f"{self.name}: rows per {' and '.join(by)}",
+        )
 
 
-def export_dataset(name: str, path: PathLike | None = None, *,
-                   cache_dir: PathLike | None = None, **kwargs: Any) -> DatasetExport:
+def export_dataset(
+    name: str, path: PathLike | None = None, *, cache_dir: PathLike | None = None, **kwargs: Any
+) -> DatasetExport:
     """Load the registered dataset ``name`` (:func:`cxreval.datasets.load_dataset`) for writing.
 
     Parameters

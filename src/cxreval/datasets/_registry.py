@@ -76,12 +76,15 @@ class DatasetSpec:
         try:
             mod = importlib.import_module(f"{__package__}.{self.module}" if self.module else __name__)
         except ImportError as exc:
-            raise DataUnavailableError(f"Dataset {self.name!r} needs cxreval.datasets.{self.module}, which is not "
-                                       f"available in this installation: {exc}") from exc
+            raise DataUnavailableError(
+                f"Dataset {self.name!r} needs cxreval.datasets.{self.module}, which is not "
+                f"available in this installation: {exc}"
+            ) from exc
         fn = getattr(mod, self.function, None)
         if fn is None:
-            raise DataUnavailableError(f"Dataset {self.name!r}: cxreval.datasets.{self.module} has no "
-                                       f"{self.function}().")
+            raise DataUnavailableError(
+                f"Dataset {self.name!r}: cxreval.datasets.{self.module} has no {self.function}()."
+            )
         return fn
 
     @property
@@ -94,64 +97,182 @@ class DatasetSpec:
         return True
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "kind": self.kind, "description": self.description,
-                "loader": ".".join(x for x in ("cxreval.datasets", self.module, self.function) if x), "path": self.path,
-                "default_file": self.default}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "description": self.description,
+            "loader": ".".join(x for x in ("cxreval.datasets", self.module, self.function) if x),
+            "path": self.path,
+            "default_file": self.default,
+        }
 
 
 _SPECS = (
-    DatasetSpec("chestxray14", "nih", "load_labels", "labels",
-                "ChestX-ray14 text-mined labels (source nih_textmined), 112,120 images", default="Data_Entry_2017_v2020.csv.gz"),
-    DatasetSpec("chestxray14_metadata", "nih", "load_metadata", "metadata",
-                "ChestX-ray14 per-image metadata: patient, view, age, sex", default="Data_Entry_2017_v2020.csv.gz"),
-    DatasetSpec("chestxray14_boxes", "nih_boxes", "read_nih_boxes", "boxes",
-                "ChestX-ray14 radiologist boxes (BBox_List_2017), half-open", default="BBox_List_2017.csv.gz"),
-    DatasetSpec("google2019", "google", "load_labels", "labels",
-                "Google 2019 adjudicated expert labels for 4,376 NIH images (source google_expert)",
-                default="google2019_nih-chest-xray-labels.csv.gz"),
-    DatasetSpec("vindr", "vindr", "read_vindr", "labels",
-                "VinDr-CXR labels, one source per reader (R1..R17)", default="vinbigdata-train.csv.gz"),
-    DatasetSpec("vindr_boxes", "vindr", "read_vindr_boxes", "boxes",
-                "VinDr-CXR reader boxes, half-open", default="vinbigdata-train.csv.gz"),
-    DatasetSpec("openi", "openi", "read_openi_reports", "reports",
-                "OpenI reports: FINDINGS / IMPRESSION / INDICATION / COMPARISON and MeSH codes",
-                default="NLMCXR_reports.tgz"),
-    DatasetSpec("openi_mesh", "openi", "openi_mesh_labels", "labels",
-                "OpenI human MeSH major codes as ChestX-ray14 labels (source openi_mesh), one row per report",
-                default="NLMCXR_reports.tgz"),
-    DatasetSpec("chexpert_train", "chexpert", "load_fetched_train", "labels",
-                "CheXpert train labels from the CheXpert labeler (1/0/-1/blank), per study (patientN/studyN)",
-                default="chexpert_train.csv.gz"),
-    DatasetSpec("chexpert", "chexpert", "load_release", "labels",
-                "CheXpert-v1.0[-small] train.csv (source chexpert_labeler) and valid.csv (radiologists' consensus, "
-                "chexpert_radiologists), per study (folder)", path="folder"),
-    DatasetSpec("chexpert_test", "chexpert", "load_labels", "labels",
-                "CheXpert test set: consensus, 8 radiologists, 2 report labelers (folder)", path="folder"),
-    DatasetSpec("chexpert_test_predictions", "chexpert", "load_predictions", "predictions",
-                "CheXpert test set: the 10 leaderboard models' scores, model <name> from <name>_predictions.csv "
-                "(folder)", path="folder"),
-    DatasetSpec("mimic_cxr", "mimic", "load_labels", "labels",
-                "MIMIC-CXR-JPG labels: CheXpert labeler and NegBio (sources mimic_chexpert, mimic_negbio), the "
-                "test set's radiologists (mimic_radiologist) when present (folder)", path="folder"),
-    DatasetSpec("mimic_cxr_reports", "mimic_reports", "read_mimic_reports", "reports",
-                "MIMIC-CXR reports: mimic-cxr-reports.zip or its files/p1x/pNNNNNNNN/sNNNNNNNN.txt tree (file or "
-                "folder)", path="folder"),
-    DatasetSpec("rsna_pneumonia", "rsna", "load_labels", "labels",
-                "RSNA Pneumonia stage 2 train: Lung Opacity, Pneumonia, No Finding (source rsna_radiologists) "
-                "from stage_2_train_labels.csv + stage_2_detailed_class_info.csv (folder)", path="folder"),
-    DatasetSpec("rsna_pneumonia_boxes", "rsna", "load_boxes", "boxes",
-                "RSNA Pneumonia radiologists' Lung Opacity boxes, half-open, 1024 x 1024 (folder)", path="folder"),
-    DatasetSpec("siim_acr_pneumothorax", "siim", "load_labels", "labels",
-                "SIIM-ACR Pneumothorax train-rle.csv: Pneumothorax per image (source siim_radiologists)"),
-    DatasetSpec("siim_acr_pneumothorax_boxes", "siim", "load_boxes", "boxes",
-                "SIIM-ACR Pneumothorax masks (train-rle.csv) -> one box per connected component, half-open"),
-    DatasetSpec("nih_predictions", "nih_predictions", "load_predictions", "predictions",
-                "10 models' scores on 22,433 ChestX-ray14 images (model <file stem>; one holds logits), downloaded "
-                "from their pinned GitHub commits, SHA-256 checked (or --path FOLDER of <model>.csv)", path="folder",
-                pinned="nih_fold_predictions/"),
-    DatasetSpec("padchest", "padchest", "load_labels", "labels",
-                "PadChest labels: physician- and RNN-labelled reports (sources padchest_physician, padchest_rnn)",
-                default="PADCHEST_chest_x_ray_images_labels_160K_01.02.19.csv.gz"),
+    DatasetSpec(
+        "chestxray14",
+        "nih",
+        "load_labels",
+        "labels",
+        "ChestX-ray14 text-mined labels (source nih_textmined), 112,120 images",
+        default="Data_Entry_2017_v2020.csv.gz",
+    ),
+    DatasetSpec(
+        "chestxray14_metadata",
+        "nih",
+        "load_metadata",
+        "metadata",
+        "ChestX-ray14 per-image metadata: patient, view, age, sex",
+        default="Data_Entry_2017_v2020.csv.gz",
+    ),
+    DatasetSpec(
+        "chestxray14_boxes",
+        "nih_boxes",
+        "read_nih_boxes",
+        "boxes",
+        "ChestX-ray14 radiologist boxes (BBox_List_2017), half-open",
+        default="BBox_List_2017.csv.gz",
+    ),
+    DatasetSpec(
+        "google2019",
+        "google",
+        "load_labels",
+        "labels",
+        "Google 2019 adjudicated expert labels for 4,376 NIH images (source google_expert)",
+        default="google2019_nih-chest-xray-labels.csv.gz",
+    ),
+    DatasetSpec(
+        "vindr",
+        "vindr",
+        "read_vindr",
+        "labels",
+        "VinDr-CXR labels, one source per reader (R1..R17)",
+        default="vinbigdata-train.csv.gz",
+    ),
+    DatasetSpec(
+        "vindr_boxes",
+        "vindr",
+        "read_vindr_boxes",
+        "boxes",
+        "VinDr-CXR reader boxes, half-open",
+        default="vinbigdata-train.csv.gz",
+    ),
+    DatasetSpec(
+        "openi",
+        "openi",
+        "read_openi_reports",
+        "reports",
+        "OpenI reports: FINDINGS / IMPRESSION / INDICATION / COMPARISON and MeSH codes",
+        default="NLMCXR_reports.tgz",
+    ),
+    DatasetSpec(
+        "openi_mesh",
+        "openi",
+        "openi_mesh_labels",
+        "labels",
+        "OpenI human MeSH major codes as ChestX-ray14 labels (source openi_mesh), one row per report",
+        default="NLMCXR_reports.tgz",
+    ),
+    DatasetSpec(
+        "chexpert_train",
+        "chexpert",
+        "load_fetched_train",
+        "labels",
+        "CheXpert train labels from the CheXpert labeler (1/0/-1/blank), per study (patientN/studyN)",
+        default="chexpert_train.csv.gz",
+    ),
+    DatasetSpec(
+        "chexpert",
+        "chexpert",
+        "load_release",
+        "labels",
+        "CheXpert-v1.0[-small] train.csv (source chexpert_labeler) and valid.csv (radiologists' consensus, "
+        "chexpert_radiologists), per study (folder)",
+        path="folder",
+    ),
+    DatasetSpec(
+        "chexpert_test",
+        "chexpert",
+        "load_labels",
+        "labels",
+        "CheXpert test set: consensus, 8 radiologists, 2 report labelers (folder)",
+        path="folder",
+    ),
+    DatasetSpec(
+        "chexpert_test_predictions",
+        "chexpert",
+        "load_predictions",
+        "predictions",
+        "CheXpert test set: the 10 leaderboard models' scores, model <name> from <name>_predictions.csv "
+        "(folder)",
+        path="folder",
+    ),
+    DatasetSpec(
+        "mimic_cxr",
+        "mimic",
+        "load_labels",
+        "labels",
+        "MIMIC-CXR-JPG labels: CheXpert labeler and NegBio (sources mimic_chexpert, mimic_negbio), the "
+        "test set's radiologists (mimic_radiologist) when present (folder)",
+        path="folder",
+    ),
+    DatasetSpec(
+        "mimic_cxr_reports",
+        "mimic_reports",
+        "read_mimic_reports",
+        "reports",
+        "MIMIC-CXR reports: mimic-cxr-reports.zip or its files/p1x/pNNNNNNNN/sNNNNNNNN.txt tree (file or "
+        "folder)",
+        path="folder",
+    ),
+    DatasetSpec(
+        "rsna_pneumonia",
+        "rsna",
+        "load_labels",
+        "labels",
+        "RSNA Pneumonia stage 2 train: Lung Opacity, Pneumonia, No Finding (source rsna_radiologists) "
+        "from stage_2_train_labels.csv + stage_2_detailed_class_info.csv (folder)",
+        path="folder",
+    ),
+    DatasetSpec(
+        "rsna_pneumonia_boxes",
+        "rsna",
+        "load_boxes",
+        "boxes",
+        "RSNA Pneumonia radiologists' Lung Opacity boxes, half-open, 1024 x 1024 (folder)",
+        path="folder",
+    ),
+    DatasetSpec(
+        "siim_acr_pneumothorax",
+        "siim",
+        "load_labels",
+        "labels",
+        "SIIM-ACR Pneumothorax train-rle.csv: Pneumothorax per image (source siim_radiologists)",
+    ),
+    DatasetSpec(
+        "siim_acr_pneumothorax_boxes",
+        "siim",
+        "load_boxes",
+        "boxes",
+        "SIIM-ACR Pneumothorax masks (train-rle.csv) -> one box per connected component, half-open",
+    ),
+    DatasetSpec(
+        "nih_predictions",
+        "nih_predictions",
+        "load_predictions",
+        "predictions",
+        "10 models' scores on 22,433 ChestX-ray14 images (model <file stem>; one holds logits), downloaded "
+        "from their pinned GitHub commits, SHA-256 checked (or --path FOLDER of <model>.csv)",
+        path="folder",
+        pinned="nih_fold_predictions/",
+    ),
+    DatasetSpec(
+        "padchest",
+        "padchest",
+        "load_labels",
+        "labels",
+        "PadChest labels: physician- and RNN-labelled reports (sources padchest_physician, padchest_rnn)",
+        default="PADCHEST_chest_x_ray_images_labels_160K_01.02.19.csv.gz",
+    ),
 )
 
 DATA_LOADERS: Mapping[str, DatasetSpec] = MappingProxyType({s.name: s for s in _SPECS})
@@ -161,26 +282,34 @@ DATA_LOADERS: Mapping[str, DatasetSpec] = MappingProxyType({s.name: s for s in _
 def list_datasets(pattern: str = "*", *, kind: str | None = None) -> list[str]:
     """Names of the registered datasets matching a glob ``pattern`` (and ``kind``), sorted."""
     if not isinstance(pattern, str):
-        raise InvalidParameterError(f"The 'pattern' parameter of list_datasets must be a str. Got {pattern!r} instead.")
+        raise InvalidParameterError(
+            f"The 'pattern' parameter of list_datasets must be a str. Got {pattern!r} instead."
+        )
     kinds = sorted({s.kind for s in _SPECS})
     if kind is not None and kind not in kinds:
-        raise InvalidParameterError(f"The 'kind' parameter of list_datasets must be one of {kinds} or None. "
-                                    f"Got {kind!r} instead.")
-    return sorted(n for n, s in DATA_LOADERS.items()
-                  if fnmatch.fnmatchcase(n, pattern) and (kind is None or s.kind == kind))
+        raise InvalidParameterError(
+            f"The 'kind' parameter of list_datasets must be one of {kinds} or None. Got {kind!r} instead."
+        )
+    return sorted(
+        n
+        for n, s in DATA_LOADERS.items()
+        if fnmatch.fnmatchcase(n, pattern) and (kind is None or s.kind == kind)
+    )
 
 
 def get_spec(name: str) -> DatasetSpec:
     """The :class:`DatasetSpec` of ``name``; an unknown name raises with a did-you-mean hint."""
     if not isinstance(name, str) or name not in DATA_LOADERS:
         hint = did_you_mean(str(name), DATA_LOADERS)
-        raise UnknownDatasetError(f"Unknown dataset {name!r}; registered datasets are {sorted(DATA_LOADERS)}.{hint}")
+        raise UnknownDatasetError(
+            f"Unknown dataset {name!r}; registered datasets are {sorted(DATA_LOADERS)}.{hint}"
+        )
     return DATA_LOADERS[name]
 
 
-
-def load_dataset(name: str, path: PathLike | None = None, *,
-                 cache_dir: PathLike | None = None, **kwargs: Any) -> ReadResult:
+def load_dataset(
+    name: str, path: PathLike | None = None, *, cache_dir: PathLike | None = None, **kwargs: Any
+) -> ReadResult:
     """Load a registered dataset.
 
     Parameters
@@ -210,11 +339,13 @@ def load_dataset(name: str, path: PathLike | None = None, *,
     spec = get_spec(name)
     fn = spec.loader()
     if spec.default is None and spec.pinned is None and path is None:
-        raise DataUnavailableError(f"Dataset {name!r} is not part of the fetched metadata; pass path= (a "
-                                   f"{spec.path}).")
+        raise DataUnavailableError(
+            f"Dataset {name!r} is not part of the fetched metadata; pass path= (a {spec.path})."
+        )
     if path is not None and not isinstance(path, (str, os.PathLike)):
-        raise InvalidParameterError(f"The 'path' parameter of load_dataset must be a path or None. "
-                                    f"Got {type(path).__name__} instead.")
+        raise InvalidParameterError(
+            f"The 'path' parameter of load_dataset must be a path or None. Got {type(path).__name__} instead."
+        )
     pinned = path is None and spec.pinned is not None
     if pinned:
         from .mirror import fetch_folder
@@ -226,8 +357,10 @@ def load_dataset(name: str, path: PathLike | None = None, *,
     if isinstance(res, ReadResult) and pinned:
         from dataclasses import replace
 
-        note = (f"files of {spec.pinned} from the data mirror, the cache or their pinned GitHub commits, each "
-                f"checked against its SHA-256 (cxreval.datasets.mirror.PINNED)")
+        note = (
+            f"files of {spec.pinned} from the data mirror, the cache or their pinned GitHub commits, each "
+            f"checked against its SHA-256 (cxreval.datasets.mirror.PINNED)"
+        )
         return ReadResult(res.table, replace(res.report, notes=(note, *res.report.notes)))
     if isinstance(res, ReadResult):
         return res

@@ -97,8 +97,13 @@ class SplitResult:
         return out.astype({"n_studies": int, "n_patients": int})
 
     def to_dict(self) -> dict[str, object]:
-        return {"names": list(self.names), "fractions": list(self.fractions), "unit": self.unit,
-                "stratify": list(self.stratify), "sizes": self.sizes().to_dict(orient="records")}
+        return {
+            "names": list(self.names),
+            "fractions": list(self.fractions),
+            "unit": self.unit,
+            "stratify": list(self.stratify),
+            "sizes": self.sizes().to_dict(orient="records"),
+        }
 
 
 @dataclass(frozen=True)
@@ -152,8 +157,9 @@ class LeakageAudit:
         cols = {"split": "split", "n_studies": unit, "n_patients": "patients"}
         if unknown:
             cols["n_unknown"] = "not in metadata"
-        t = pd.DataFrame({name: self.sizes[c].map(str if c == "split" else "{:,}".format)
-                          for c, name in cols.items()})
+        t = pd.DataFrame(
+            {name: self.sizes[c].map(str if c == "split" else "{:,}".format) for c, name in cols.items()}
+        )
         return markdown_table(t, right=list(t.columns[1:]))
 
     def to_dict(self) -> dict[str, object]:
@@ -169,26 +175,38 @@ class LeakageAudit:
         }
 
 
-def _validate_fractions(fractions: object, names: object, func: str) -> tuple[tuple[float, ...], tuple[str, ...]]:
+def _validate_fractions(
+    fractions: object, names: object, func: str
+) -> tuple[tuple[float, ...], tuple[str, ...]]:
     try:
         fr = tuple(float(f) for f in fractions)  # type: ignore[attr-defined]
     except (TypeError, ValueError):
-        raise InvalidParameterError(f"The 'fractions' parameter of {func} must be a sequence of floats in "
-                                    f"(0, 1] summing to 1. Got {fractions!r} instead.") from None
+        raise InvalidParameterError(
+            f"The 'fractions' parameter of {func} must be a sequence of floats in "
+            f"(0, 1] summing to 1. Got {fractions!r} instead."
+        ) from None
     if not fr or any(not np.isfinite(f) or f <= 0 for f in fr) or abs(sum(fr) - 1) > 1e-6:
-        raise InvalidParameterError(f"The 'fractions' parameter of {func} must be a sequence of floats in "
-                                    f"(0, 1] summing to 1. Got {fractions!r} instead.")
+        raise InvalidParameterError(
+            f"The 'fractions' parameter of {func} must be a sequence of floats in "
+            f"(0, 1] summing to 1. Got {fractions!r} instead."
+        )
     if names is None:
         nm = DEFAULT_NAMES if len(fr) == 3 else tuple(f"split{i}" for i in range(len(fr)))
-    elif isinstance(names, str) or not isinstance(names, (Sequence, np.ndarray)) \
-            or not all(isinstance(n, str) for n in names):
-        raise InvalidParameterError(f"The 'names' parameter of {func} must be a sequence of str. "
-                                    f"Got {names!r} instead.")
+    elif (
+        isinstance(names, str)
+        or not isinstance(names, (Sequence, np.ndarray))
+        or not all(isinstance(n, str) for n in names)
+    ):
+        raise InvalidParameterError(
+            f"The 'names' parameter of {func} must be a sequence of str. Got {names!r} instead."
+        )
     else:
         nm = tuple(names)
     if len(nm) != len(fr) or len(set(nm)) != len(nm):
-        raise InvalidParameterError(f"The 'names' parameter of {func} must hold {len(fr)} distinct names, one per "
-                                    f"fraction. Got {list(nm)} instead.")
+        raise InvalidParameterError(
+            f"The 'names' parameter of {func} must hold {len(fr)} distinct names, one per "
+            f"fraction. Got {list(nm)} instead."
+        )
     check_split_names(nm, func=func)
     return fr, nm
 
@@ -217,30 +235,42 @@ def check_split_names(names: Sequence[str], *, func: str = "check_split_names") 
     """
     for name in names:
         if not isinstance(name, str) or not _SAFE_NAME.fullmatch(name) or ".." in name:
-            raise InvalidParameterError(f"The split name {name!r} ({func}) is not a plain file-name part; use "
-                                        "letters, digits, '_', '.' and '-' only (it becomes '<name>_list.txt' "
-                                        "inside the output folder).")
+            raise InvalidParameterError(
+                f"The split name {name!r} ({func}) is not a plain file-name part; use "
+                "letters, digits, '_', '.' and '-' only (it becomes '<name>_list.txt' "
+                "inside the output folder)."
+            )
 
 
 def _studies(table: object, func: str) -> pd.DataFrame:
     """One row per study (``study_id, patient_id``) from metadata or a long label table."""
     if not isinstance(table, pd.DataFrame):
-        raise InvalidParameterError(f"The 'table' parameter of {func} must be a pandas DataFrame with columns "
-                                    f"['study_id', 'patient_id']. Got {type(table).__name__} instead.")
+        raise InvalidParameterError(
+            f"The 'table' parameter of {func} must be a pandas DataFrame with columns "
+            f"['study_id', 'patient_id']. Got {type(table).__name__} instead."
+        )
     check_columns(table, ("study_id", "patient_id"), where=f"the table passed to {func}")
-    st = pd.DataFrame({"study_id": table["study_id"].astype("str").to_numpy(),
-                       "patient_id": table["patient_id"].astype("str").to_numpy()})
+    st = pd.DataFrame(
+        {
+            "study_id": table["study_id"].astype("str").to_numpy(),
+            "patient_id": table["patient_id"].astype("str").to_numpy(),
+        }
+    )
     miss = table["patient_id"].isna().to_numpy()
     if miss.any():
         i = int(np.flatnonzero(miss)[0])
-        raise SchemaError(f"Missing patient id in the table passed to {func}, row {i}, column 'patient_id' "
-                          f"(study {st['study_id'].iloc[i]!r}); a patient-level split needs every patient id.")
+        raise SchemaError(
+            f"Missing patient id in the table passed to {func}, row {i}, column 'patient_id' "
+            f"(study {st['study_id'].iloc[i]!r}); a patient-level split needs every patient id."
+        )
     st = st.drop_duplicates()
     multi = st["study_id"].duplicated(keep=False)
     if multi.any():
         s = st.loc[multi, "study_id"].iloc[0]
-        raise SchemaError(f"Study {s!r} in the table passed to {func} has more than one patient id "
-                          f"{sorted(st.loc[st.study_id == s, 'patient_id'])}.")
+        raise SchemaError(
+            f"Study {s!r} in the table passed to {func} has more than one patient id "
+            f"{sorted(st.loc[st.study_id == s, 'patient_id'])}."
+        )
     return st.reset_index(drop=True)
 
 
@@ -253,8 +283,10 @@ def _strata(table: pd.DataFrame, patients: np.ndarray, stratify: tuple[str, ...]
     for k, f in enumerate(stratify):
         sel = (fnd == f).to_numpy()
         if not sel.any():
-            raise SchemaError(f"Stratification finding {f!r} has no rows in the table passed to {func}; findings "
-                              f"present: {sorted(fnd.unique())}.")
+            raise SchemaError(
+                f"Stratification finding {f!r} has no rows in the table passed to {func}; findings "
+                f"present: {sorted(fnd.unique())}."
+            )
         hit = pd.Series(pos[sel]).groupby(table["patient_id"].astype("str").to_numpy()[sel]).any()
         code = code + hit.reindex(code.index, fill_value=False).astype(np.int64) * (1 << k)
     return code.to_numpy()
@@ -296,8 +328,9 @@ def _allocate_strata(sizes: np.ndarray, fractions: tuple[float, ...], gen: np.ra
     return cnt
 
 
-def _assign(units: np.ndarray, strata: np.ndarray, fractions: tuple[float, ...], gen: np.random.Generator
-            ) -> np.ndarray:
+def _assign(
+    units: np.ndarray, strata: np.ndarray, fractions: tuple[float, ...], gen: np.random.Generator
+) -> np.ndarray:
     part = np.empty(len(units), dtype=np.int64)
     levels = np.unique(strata)
     members = [np.flatnonzero(strata == s) for s in levels]
@@ -308,9 +341,14 @@ def _assign(units: np.ndarray, strata: np.ndarray, fractions: tuple[float, ...],
     return part
 
 
-def patient_split(table: pd.DataFrame, *, fractions: Sequence[float] = DEFAULT_FRACTIONS,
-                  names: Sequence[str] | None = None, stratify: str | Sequence[str] | None = None,
-                  rng: RNGLike = None) -> SplitResult:
+def patient_split(
+    table: pd.DataFrame,
+    *,
+    fractions: Sequence[float] = DEFAULT_FRACTIONS,
+    names: Sequence[str] | None = None,
+    stratify: str | Sequence[str] | None = None,
+    rng: RNGLike = None,
+) -> SplitResult:
     """Draw a seeded patient-level split.
 
     Patients are shuffled with ``rng`` (within each stratum when ``stratify`` is given) and cut into parts
@@ -349,21 +387,30 @@ def patient_split(table: pd.DataFrame, *, fractions: Sequence[float] = DEFAULT_F
     strat: tuple[str, ...] = ()
     if stratify is not None:
         if not isinstance(stratify, (str, Sequence)):
-            raise InvalidParameterError(f"The 'stratify' parameter of patient_split must be a finding name, a "
-                                        f"sequence of finding names or None. Got {stratify!r} instead.")
+            raise InvalidParameterError(
+                f"The 'stratify' parameter of patient_split must be a finding name, a "
+                f"sequence of finding names or None. Got {stratify!r} instead."
+            )
         items = (stratify,) if isinstance(stratify, str) else tuple(stratify)
         strat = tuple(canonical_finding(f, where="the 'stratify' parameter of patient_split") for f in items)
     studies = _studies(table, "patient_split")
     patients = np.sort(studies["patient_id"].unique())  # sorted: independent of input row order
-    strata = _strata(table, patients, strat, "patient_split") if strat else np.zeros(len(patients), dtype=np.int64)
+    strata = (
+        _strata(table, patients, strat, "patient_split") if strat else np.zeros(len(patients), dtype=np.int64)
+    )
     part = _assign(patients, strata, fr, gen)
     of_patient = pd.Series(np.asarray(nm, dtype=object)[part], index=patients)
     out = studies.assign(split=of_patient.reindex(studies["patient_id"]).to_numpy())
     return SplitResult(out, nm, fr, "patient", strat)
 
 
-def image_split(table: pd.DataFrame, *, fractions: Sequence[float] = (0.8, 0.2), names: Sequence[str] | None = None,
-                rng: RNGLike = None) -> SplitResult:
+def image_split(
+    table: pd.DataFrame,
+    *,
+    fractions: Sequence[float] = (0.8, 0.2),
+    names: Sequence[str] | None = None,
+    rng: RNGLike = None,
+) -> SplitResult:
     """Draw a seeded split of *studies*, ignoring patients (the leaky baseline the audit should flag).
 
     Parameters and return value as :func:`patient_split` (no stratification); default 80/20 named
@@ -418,10 +465,12 @@ def read_split_lists(directory: PathLike, *, pattern: str = "*list.txt") -> Read
         unlisted = [p.name for p in files if p.resolve() not in keep]
         files = [p for p in files if p.resolve() in keep]
     if not files:
-        raise SchemaError(f"Split folder {str(d)!r} holds no file matching {pattern!r}"
-                          + (" among those its run.json lists" if listed is not None else "")
-                          + "; each such file is one "
-                          "split (e.g. train_val_list.txt, test_list.txt).")
+        raise SchemaError(
+            f"Split folder {str(d)!r} holds no file matching {pattern!r}"
+            + (" among those its run.json lists" if listed is not None else "")
+            + "; each such file is one "
+            "split (e.g. train_val_list.txt, test_list.txt)."
+        )
     names = [_split_name(p) for p in files]
     if len(set(names)) != len(names):
         raise SchemaError(f"Split files in {str(d)!r} give repeated split names {names}.")
@@ -436,10 +485,14 @@ def read_split_lists(directory: PathLike, *, pattern: str = "*list.txt") -> Read
             dropped.append({"row": int(r), "reason": f"repeated in {p.name}", "value": f"{p.name}:{v}"})
         parts.append(pd.DataFrame({"study_id": ids[~dup].to_numpy(), "split": name}))
     table = pd.concat(parts, ignore_index=True).astype({"study_id": "str", "split": "str"})
-    report = ReadReport(str(d), n_read, len(table),
-                        dropped=pd.DataFrame(dropped, columns=["row", "reason", "value"]),
-                        notes=tuple(f"{name}: {p.name}" for p, name in zip(files, names))
-                        + ((f"not written by the run recorded in run.json, not read: {unlisted}",) if unlisted else ()))
+    report = ReadReport(
+        str(d),
+        n_read,
+        len(table),
+        dropped=pd.DataFrame(dropped, columns=["row", "reason", "value"]),
+        notes=tuple(f"{name}: {p.name}" for p, name in zip(files, names))
+        + ((f"not written by the run recorded in run.json, not read: {unlisted}",) if unlisted else ()),
+    )
     return ReadResult(table, report)
 
 
@@ -467,24 +520,33 @@ def _as_split_table(splits: object) -> pd.DataFrame:
         splits = splits.assignments
     if isinstance(splits, pd.DataFrame):
         check_columns(splits, _SPLIT_COLUMNS, where="the split table passed to audit_split")
-        return pd.DataFrame({"study_id": splits["study_id"].astype("str").to_numpy(),
-                             "split": splits["split"].astype("str").to_numpy()})
+        return pd.DataFrame(
+            {
+                "study_id": splits["study_id"].astype("str").to_numpy(),
+                "split": splits["split"].astype("str").to_numpy(),
+            }
+        )
     if isinstance(splits, Mapping):
         parts = []
         for name, ids in splits.items():
             if isinstance(ids, str) or not isinstance(ids, (Sequence, np.ndarray, pd.Series, pd.Index)):
-                raise InvalidParameterError(f"Split {name!r} passed to audit_split must be a sequence of study ids. "
-                                            f"Got {type(ids).__name__} instead.")
+                raise InvalidParameterError(
+                    f"Split {name!r} passed to audit_split must be a sequence of study ids. "
+                    f"Got {type(ids).__name__} instead."
+                )
             parts.append(pd.DataFrame({"study_id": pd.Series(list(ids), dtype="str"), "split": str(name)}))
         if not parts:
             raise InvalidParameterError("The 'splits' parameter of audit_split holds no split.")
         return pd.concat(parts, ignore_index=True)
-    raise InvalidParameterError("The 'splits' parameter of audit_split must be a DataFrame (study_id, split), a "
-                                f"SplitResult or a mapping split -> study ids. Got {type(splits).__name__} instead.")
+    raise InvalidParameterError(
+        "The 'splits' parameter of audit_split must be a DataFrame (study_id, split), a "
+        f"SplitResult or a mapping split -> study ids. Got {type(splits).__name__} instead."
+    )
 
 
-def audit_split(splits: pd.DataFrame | SplitResult | Mapping[str, Sequence[str]], metadata: pd.DataFrame
-                ) -> LeakageAudit:
+def audit_split(
+    splits: pd.DataFrame | SplitResult | Mapping[str, Sequence[str]], metadata: pd.DataFrame
+) -> LeakageAudit:
     """Audit a split for patient leakage.
 
     Parameters
@@ -507,31 +569,53 @@ def audit_split(splits: pd.DataFrame | SplitResult | Mapping[str, Sequence[str]]
     unknown = sp[sp["patient_id"].isna()][["study_id", "split"]].reset_index(drop=True)
     order = list(splits.names) if isinstance(splits, SplitResult) else list(dict.fromkeys(sp["split"]))
     g = sp.assign(unknown=sp["patient_id"].isna()).groupby("split", sort=False)
-    sizes = pd.DataFrame({"n_studies": g["study_id"].nunique(), "n_patients": g["patient_id"].nunique(),
-                          "n_unknown": g["unknown"].sum()})
-    sizes = sizes.reindex(order, fill_value=0).rename_axis("split").reset_index().astype(
-        {"n_studies": int, "n_patients": int, "n_unknown": int})
+    sizes = pd.DataFrame(
+        {
+            "n_studies": g["study_id"].nunique(),
+            "n_patients": g["patient_id"].nunique(),
+            "n_unknown": g["unknown"].sum(),
+        }
+    )
+    sizes = (
+        sizes.reindex(order, fill_value=0)
+        .rename_axis("split")
+        .reset_index()
+        .astype({"n_studies": int, "n_patients": int, "n_unknown": int})
+    )
     known = sp.dropna(subset=["patient_id"])
     ps = known[["patient_id", "split"]].drop_duplicates()
     n_sides = ps["patient_id"].value_counts()
     multi = ps[_isin(ps["patient_id"], n_sides.index[n_sides > 1])].sort_values(["patient_id", "split"])
     joined = multi.groupby("patient_id", sort=True)["split"].agg("|".join)
     n_st = known[_isin(known["patient_id"], joined.index)].groupby("patient_id")["study_id"].nunique()
-    shared_patients = pd.DataFrame({"patient_id": joined.index.astype("str"),
-                                    "n_splits": n_sides.reindex(joined.index).to_numpy(dtype=int),
-                                    "splits": joined.to_numpy(),
-                                    "n_studies": n_st.reindex(joined.index).to_numpy(dtype=int)})
+    shared_patients = pd.DataFrame(
+        {
+            "patient_id": joined.index.astype("str"),
+            "n_splits": n_sides.reindex(joined.index).to_numpy(dtype=int),
+            "splits": joined.to_numpy(),
+            "n_studies": n_st.reindex(joined.index).to_numpy(dtype=int),
+        }
+    )
     pairs = []
     shared = known[_isin(known["patient_id"], joined.index)]
     sets = {name: set(shared.loc[shared["split"] == name, "patient_id"]) for name in order}
     for i, a in enumerate(order):
-        for b in order[i + 1:]:
+        for b in order[i + 1 :]:
             both = sets[a] & sets[b]
             in_a = shared[(shared["split"] == a) & _isin(shared["patient_id"], list(both))]
             in_b = shared[(shared["split"] == b) & _isin(shared["patient_id"], list(both))]
-            pairs.append({"split_a": a, "split_b": b, "n_shared_patients": len(both),
-                          "n_studies_a": int(in_a["study_id"].nunique()), "n_studies_b": int(in_b["study_id"].nunique())})
-    pairs_df = pd.DataFrame(pairs, columns=["split_a", "split_b", "n_shared_patients", "n_studies_a", "n_studies_b"])
+            pairs.append(
+                {
+                    "split_a": a,
+                    "split_b": b,
+                    "n_shared_patients": len(both),
+                    "n_studies_a": int(in_a["study_id"].nunique()),
+                    "n_studies_b": int(in_b["study_id"].nunique()),
+                }
+            )
+    pairs_df = pd.DataFrame(
+        pairs, columns=["split_a", "split_b", "n_shared_patients", "n_studies_a", "n_studies_b"]
+    )
     ss = sp[["study_id", "split"]].drop_duplicates()
     ms = ss[ss["study_id"].duplicated(keep=False)].sort_values(["study_id", "split"])
     ms_joined = ms.groupby("study_id", sort=True)["split"].agg("|".join)
@@ -539,8 +623,10 @@ def audit_split(splits: pd.DataFrame | SplitResult | Mapping[str, Sequence[str]]
     n_unassigned = int((~_isin(meta["study_id"], sp["study_id"])).sum())
     notes = []
     if len(unknown):
-        notes.append(f"{len(unknown)} listed studies are not in the metadata (no patient id): e.g. "
-                     f"{unknown['study_id'].iloc[0]!r}")
+        notes.append(
+            f"{len(unknown)} listed studies are not in the metadata (no patient id): e.g. "
+            f"{unknown['study_id'].iloc[0]!r}"
+        )
     if n_unassigned:
         notes.append(f"{n_unassigned} studies of the metadata are in no split")
     return LeakageAudit(sizes, pairs_df, shared_patients, shared_studies, unknown, n_unassigned, tuple(notes))

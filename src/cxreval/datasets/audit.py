@@ -59,9 +59,19 @@ from . import nih
 from ._fetch import metadata_path
 from ._splits import LeakageAudit, audit_split, read_split_lists
 
-__all__ = ["AUDITABLE", "BBOX_FILE", "DatasetAudit", "audit_dataset", "audit_chestxray14", "audit_mimic_cxr", "audit_summary",
-           "count_boxes",
-           "PublishedCounts", "CHESTXRAY8_PUBLISHED", "PUBLISHED_COLUMNS"]
+__all__ = [
+    "AUDITABLE",
+    "BBOX_FILE",
+    "DatasetAudit",
+    "audit_dataset",
+    "audit_chestxray14",
+    "audit_mimic_cxr",
+    "audit_summary",
+    "count_boxes",
+    "PublishedCounts",
+    "CHESTXRAY8_PUBLISHED",
+    "PUBLISHED_COLUMNS",
+]
 
 BBOX_FILE = "BBox_List_2017.csv.gz"
 AUDITABLE: tuple[str, ...] = ("chestxray14", "mimic_cxr")
@@ -98,11 +108,24 @@ class PublishedCounts:
 CHESTXRAY8_PUBLISHED = PublishedCounts(
     dataset="ChestX-ray8",
     citation="Wang et al., ChestX-ray8, CVPR 2017 (doi:10.1109/CVPR.2017.369)",
-    n_images=108_948, n_patients=32_717, n_abnormal=24_636, n_normal=84_312,
-    images=MappingProxyType({"Atelectasis": 5_789, "Cardiomegaly": 1_010, "Effusion": 6_331,
-                             "Infiltration": 10_317, "Mass": 6_046, "Nodule": 1_971, "Pneumonia": 1_062,
-                             "Pneumothorax": 2_793}),
-    table="Table 1")
+    n_images=108_948,
+    n_patients=32_717,
+    n_abnormal=24_636,
+    n_normal=84_312,
+    images=MappingProxyType(
+        {
+            "Atelectasis": 5_789,
+            "Cardiomegaly": 1_010,
+            "Effusion": 6_331,
+            "Infiltration": 10_317,
+            "Mass": 6_046,
+            "Nodule": 1_971,
+            "Pneumonia": 1_062,
+            "Pneumothorax": 2_793,
+        }
+    ),
+    table="Table 1",
+)
 """ChestX-ray8's counts as its CVPR 2017 paper gives them: 108,948 frontal
 images of 32,717 patients, 24,636 with one or more of the eight findings, 84,312 normal; Table 1's images per
 finding (they sum to 35,319, more than 24,636: an image can carry several labels)."""
@@ -112,8 +135,11 @@ PUBLISHED_COLUMNS: tuple[str, ...] = ("quantity", "finding", "published", "audit
 (``finding`` empty for the totals)."""
 
 
-_SPLIT_FILES = {"split_sizes": "split_sizes.csv", "split_pairs": "split_pairs.csv",
-                "shared_patients": "shared_patients.csv"}
+_SPLIT_FILES = {
+    "split_sizes": "split_sizes.csv",
+    "split_pairs": "split_pairs.csv",
+    "shared_patients": "shared_patients.csv",
+}
 
 
 def _published_table(audit: DatasetAudit, n_with: int, published: PublishedCounts) -> pd.DataFrame:
@@ -128,12 +154,16 @@ def _published_table(audit: DatasetAudit, n_with: int, published: PublishedCount
     f = audit.findings.set_index("finding")["n_images"]
     k = len(published.images)
     src = published.citation
-    rows = [("images", "", published.n_images, audit.n_images, src),
-            ("patients", "", published.n_patients, audit.n_patients, src),
-            (f"images with one of the {k} findings", "", published.n_abnormal, n_with, src),
-            (f"images with none of the {k} findings", "", published.n_normal, audit.n_images - n_with, src)]
-    rows += [("images", name, n, int(f.get(name, 0)), f"{src}, {published.table}")
-             for name, n in published.images.items()]
+    rows = [
+        ("images", "", published.n_images, audit.n_images, src),
+        ("patients", "", published.n_patients, audit.n_patients, src),
+        (f"images with one of the {k} findings", "", published.n_abnormal, n_with, src),
+        (f"images with none of the {k} findings", "", published.n_normal, audit.n_images - n_with, src),
+    ]
+    rows += [
+        ("images", name, n, int(f.get(name, 0)), f"{src}, {published.table}")
+        for name, n in published.images.items()
+    ]
     return pd.DataFrame(rows, columns=list(PUBLISHED_COLUMNS))
 
 
@@ -183,10 +213,16 @@ class DatasetAudit(TableResult):
     notes: tuple[str, ...] = ()
     published: pd.DataFrame | None = None
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"audit": "audit.json", "findings": "findings.csv",
-                                                           "views": "views.csv", "boxes": "boxes.csv",
-                                                           **_SPLIT_FILES,
-                                                           "published_counts": "published_counts.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {
+            "audit": "audit.json",
+            "findings": "findings.csv",
+            "views": "views.csv",
+            "boxes": "boxes.csv",
+            **_SPLIT_FILES,
+            "published_counts": "published_counts.csv",
+        }
+    )
     SPLIT_FILES: ClassVar[Mapping[str, str]] = MappingProxyType(_SPLIT_FILES)
     """The files written only when a split was audited."""
     COLUMNS: ClassVar[tuple[str, ...]] = ("finding", "n_images", "n_patients", "image_fraction")
@@ -203,8 +239,13 @@ class DatasetAudit(TableResult):
         """The tidy tables of this audit, by name (``findings``, ``views``, ``boxes``, split tables)."""
         out = {"findings": self.findings, "views": self.views, "boxes": self.boxes}
         if self.split is not None:
-            out.update({"split_sizes": self.split.sizes, "split_pairs": self.split.pairs,
-                        "shared_patients": self.split.shared_patients})
+            out.update(
+                {
+                    "split_sizes": self.split.sizes,
+                    "split_pairs": self.split.pairs,
+                    "shared_patients": self.split.shared_patients,
+                }
+            )
         if self.published is not None:
             out["published_counts"] = self.published
         return out
@@ -214,9 +255,13 @@ class DatasetAudit(TableResult):
         into ``folder``: what ``cxreval data audit -o`` writes beside ``run.json``. Return ``{name: path}`` (the
         split files only when a split was audited; ``summary.md`` under ``"summary"``)."""
         d = Path(folder)
-        written = {name: write_table(df, d, Path(self.FILES[name]).stem) for name, df in self.tables().items()}
+        written = {
+            name: write_table(df, d, Path(self.FILES[name]).stem) for name, df in self.tables().items()
+        }
         written["audit"] = d / self.FILES["audit"]
-        written["audit"].write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True, default=_json) + "\n")
+        written["audit"].write_text(
+            json.dumps(self.to_dict(), indent=2, sort_keys=True, default=_json) + "\n"
+        )
         written["summary"] = write_summary(d, self.summary())
         return written
 
@@ -231,8 +276,11 @@ class DatasetAudit(TableResult):
             "n_patients": self.n_patients,
             "findings": self.findings.to_dict(orient="records"),
             "views": self.views.to_dict(orient="records"),
-            "boxes": {"n_boxes": self.n_boxes, "n_boxed_images": self.n_boxed_images,
-                      "per_finding": self.boxes.to_dict(orient="records")},
+            "boxes": {
+                "n_boxes": self.n_boxes,
+                "n_boxed_images": self.n_boxed_images,
+                "per_finding": self.boxes.to_dict(orient="records"),
+            },
             "split": None if self.split is None else self.split.to_dict(),
             "sources": dict(self.sources),
             "notes": list(self.notes),
@@ -243,28 +291,41 @@ class DatasetAudit(TableResult):
         """Images per finding (the audited counts)."""
         from .._plots import bars
 
-        return bars(self.findings, x="finding", y="n_images", title=f"{self.dataset}: images per finding",
-                    y_title="images")
+        return bars(
+            self.findings,
+            x="finding",
+            y="n_images",
+            title=f"{self.dataset}: images per finding",
+            y_title="images",
+        )
 
 
-def _read_boxes(bbox_path: PathLike | None, cache_dir: PathLike | None
-                ) -> tuple[pd.DataFrame, str, str]:
+def _read_boxes(bbox_path: PathLike | None, cache_dir: PathLike | None) -> tuple[pd.DataFrame, str, str]:
     """``study_id, finding`` per box: via :mod:`cxreval.datasets.nih_boxes` when present, else the CSV."""
     try:
         boxes_mod = importlib.import_module("cxreval.datasets.nih_boxes")
     except ImportError:
         boxes_mod = None
-    reader = next((getattr(boxes_mod, n) for n in ("read_nih_boxes", "read_bbox_list") if hasattr(boxes_mod, n)),
-                  None)
+    reader = next(
+        (getattr(boxes_mod, n) for n in ("read_nih_boxes", "read_bbox_list") if hasattr(boxes_mod, n)), None
+    )
     if reader is not None:
         p = metadata_path(BBOX_FILE, cache_dir=cache_dir, path=bbox_path)
         res = reader(p)
         table = res.table if hasattr(res, "table") else res
-        out = pd.DataFrame({"study_id": table["study_id"].astype("str").to_numpy(),
-                            "finding": table["finding"].astype("str").to_numpy()})
+        out = pd.DataFrame(
+            {
+                "study_id": table["study_id"].astype("str").to_numpy(),
+                "finding": table["finding"].astype("str").to_numpy(),
+            }
+        )
         return out, str(p), f"boxes read with cxreval.datasets.nih_boxes.{reader.__name__}"
     p = metadata_path(BBOX_FILE, cache_dir=cache_dir, path=bbox_path)
-    return count_boxes(p), str(p), "boxes counted directly from the BBox_List CSV (nih_boxes reader not available)"
+    return (
+        count_boxes(p),
+        str(p),
+        "boxes counted directly from the BBox_List CSV (nih_boxes reader not available)",
+    )
 
 
 def count_boxes(path: PathLike) -> pd.DataFrame:
@@ -276,34 +337,50 @@ def count_boxes(path: PathLike) -> pd.DataFrame:
         Missing columns, missing image name, or a finding that is not a ChestX-ray14 finding.
     """
     where = f"file {str(path)!r}"
-    df = read_csv_file(path, error=lambda f, exc: f"Could not read {str(f)!r} as a BBox_List CSV: {exc}", dtype=str,
-                       keep_default_na=False, na_values=[""])
+    df = read_csv_file(
+        path,
+        error=lambda f, exc: f"Could not read {str(f)!r} as a BBox_List CSV: {exc}",
+        dtype=str,
+        keep_default_na=False,
+        na_values=[""],
+    )
     check_columns(df, ("Image Index", "Finding Label"), where=where)
     if df.empty:
         raise SchemaError(f"{path} has no rows (a BBox_List file with a header and no box).")
     miss = df["Image Index"].isna().to_numpy()
     if miss.any():
-        raise SchemaError(f"Missing image name in {where}, row {int(np.flatnonzero(miss)[0])}, column 'Image Index'.")
+        raise SchemaError(
+            f"Missing image name in {where}, row {int(np.flatnonzero(miss)[0])}, column 'Image Index'."
+        )
     names = {}
     for i, v in zip(*np.unique(df["Finding Label"].astype(str), return_index=True)[::-1]):
         canon = canonical_finding(v, where=f"{where}, row {int(i)}, column 'Finding Label'")
         if canon not in CHESTXRAY14:
-            raise SchemaError(f"Box label {v!r} in {where}, row {int(i)}, column 'Finding Label' is not a "
-                              f"ChestX-ray14 finding.")
+            raise SchemaError(
+                f"Box label {v!r} in {where}, row {int(i)}, column 'Finding Label' is not a "
+                f"ChestX-ray14 finding."
+            )
         names[v] = canon
-    return pd.DataFrame({"study_id": df["Image Index"].astype("str").to_numpy(),
-                         "finding": df["Finding Label"].astype(str).map(names).astype("str").to_numpy()})
+    return pd.DataFrame(
+        {
+            "study_id": df["Image Index"].astype("str").to_numpy(),
+            "finding": df["Finding Label"].astype(str).map(names).astype("str").to_numpy(),
+        }
+    )
 
 
 def _count(mask: np.ndarray, patients: np.ndarray) -> tuple[int, int]:
     return int(mask.sum()), int(pd.unique(patients[mask]).size)
 
 
-def audit_chestxray14(*, path: PathLike | None = None,
-                      bbox_path: PathLike | None = None,
-                      split_dir: PathLike | None = None,
-                      splits: pd.DataFrame | None = None,
-                      cache_dir: PathLike | None = None) -> DatasetAudit:
+def audit_chestxray14(
+    *,
+    path: PathLike | None = None,
+    bbox_path: PathLike | None = None,
+    split_dir: PathLike | None = None,
+    splits: pd.DataFrame | None = None,
+    cache_dir: PathLike | None = None,
+) -> DatasetAudit:
     """Audit ChestX-ray14: images, patients, findings, views, boxes and (optionally) a split.
 
     Parameters
@@ -346,14 +423,19 @@ def audit_chestxray14(*, path: PathLike | None = None,
     rows.append((NO_FINDING, *_count(~mat.to_numpy().any(axis=1), patients)))
     findings = pd.DataFrame(rows, columns=["finding", "n_images", "n_patients"])
     findings["image_fraction"] = findings["n_images"] / n_images
-    views = (meta.groupby("view", sort=True)
-             .agg(n_images=("study_id", "size"), n_patients=("patient_id", "nunique")).reset_index())
+    views = (
+        meta.groupby("view", sort=True)
+        .agg(n_images=("study_id", "size"), n_patients=("patient_id", "nunique"))
+        .reset_index()
+    )
     box_table, box_src, box_note = _read_boxes(bbox_path, cache_dir)
     notes = [box_note]
     known = pd.Index(meta["study_id"]).get_indexer(box_table["study_id"]) >= 0
     if not known.all():
-        notes.append(f"{int((~known).sum())} boxes lie on images absent from Data_Entry "
-                     f"(e.g. {box_table.loc[~known, 'study_id'].iloc[0]!r})")
+        notes.append(
+            f"{int((~known).sum())} boxes lie on images absent from Data_Entry "
+            f"(e.g. {box_table.loc[~known, 'study_id'].iloc[0]!r})"
+        )
     labelled = mat.set_axis(meta["study_id"].to_numpy())
     brows = []
     for f, g in box_table.groupby("finding", sort=False):
@@ -361,21 +443,37 @@ def audit_chestxray14(*, path: PathLike | None = None,
         inside = [s for s in imgs if s in labelled.index]
         brows.append((f, len(g), len(imgs), int(labelled.loc[inside, f].sum()) if inside else 0))
     boxes = pd.DataFrame(brows, columns=["finding", "n_boxes", "n_images", "n_images_labelled"])
-    boxes = boxes.set_index("finding").reindex([f for f in CHESTXRAY14 if f in set(boxes["finding"])]) \
+    boxes = (
+        boxes.set_index("finding")
+        .reindex([f for f in CHESTXRAY14 if f in set(boxes["finding"])])
         .reset_index()
+    )
     split_audit = None
     sources = {"data_entry": data_path, "bbox_list": box_src}
     if split_dir is not None:
         lists = read_split_lists(split_dir)
         sources["split_dir"] = str(split_dir)
         if lists.report.n_dropped:
-            notes.append(f"split lists: {lists.report.n_dropped} repeated ids dropped ({lists.report.reasons()})")
+            notes.append(
+                f"split lists: {lists.report.n_dropped} repeated ids dropped ({lists.report.reasons()})"
+            )
         splits = lists.table
     if splits is not None:
         split_audit = audit_split(splits, meta[["study_id", "patient_id"]])
         notes.extend(split_audit.notes)
-    res = DatasetAudit("chestxray14", n_images, n_patients, findings, views, boxes, int(len(box_table)),
-                       int(box_table["study_id"].nunique()), split_audit, sources, tuple(notes))
+    res = DatasetAudit(
+        "chestxray14",
+        n_images,
+        n_patients,
+        findings,
+        views,
+        boxes,
+        int(len(box_table)),
+        int(box_table["study_id"].nunique()),
+        split_audit,
+        sources,
+        tuple(notes),
+    )
     pub = CHESTXRAY8_PUBLISHED
     n_with = int(mat[list(pub.images)].to_numpy().any(axis=1).sum())
     return dataclasses.replace(res, published=_published_table(res, n_with, pub))
@@ -422,8 +520,12 @@ def audit_mimic_cxr(*, split_dir: PathLike, path: PathLike | None = None) -> Dat
     if meta_file is not None:
         meta = mimic.load_metadata(root).table
         sources["metadata"] = str(meta_file)
-        views = (meta.assign(view=meta["view"].replace("", "(blank)")).groupby("view", sort=True)
-                 .agg(n_images=("dicom_id", "size"), n_patients=("patient_id", "nunique")).reset_index())
+        views = (
+            meta.assign(view=meta["view"].replace("", "(blank)"))
+            .groupby("view", sort=True)
+            .agg(n_images=("dicom_id", "size"), n_patients=("patient_id", "nunique"))
+            .reset_index()
+        )
     else:
         views = pd.DataFrame(columns=list(DatasetAudit.VIEW_COLUMNS))
         notes.append(f"no {mimic.METADATA_FILE} in {str(root)!r}: views not counted")
@@ -435,7 +537,9 @@ def audit_mimic_cxr(*, split_dir: PathLike, path: PathLike | None = None) -> Dat
         row_of = pd.Index(ids["study_id"]).get_indexer(sp["study_id"])
         has = row_of >= 0
         if not has.all():
-            notes.append(f"{int((~has).sum())} images of the split have a study without CheXpert labeler labels")
+            notes.append(
+                f"{int((~has).sum())} images of the split have a study without CheXpert labeler labels"
+            )
         for j, f in enumerate(canon):
             pos = np.zeros(len(sp), dtype=bool)
             pos[has] = states[row_of[has], j] == 2
@@ -445,21 +549,41 @@ def audit_mimic_cxr(*, split_dir: PathLike, path: PathLike | None = None) -> Dat
     findings = pd.DataFrame(rows, columns=["finding", "n_images", "n_patients"])
     findings["image_fraction"] = findings["n_images"] / max(len(sp), 1)
     studies = sp.drop_duplicates(["study_id", "split"])
-    split_audit = audit_split(studies[["study_id", "split"]],
-                              sp.drop_duplicates("study_id")[["study_id", "patient_id"]])
+    split_audit = audit_split(
+        studies[["study_id", "split"]], sp.drop_duplicates("study_id")[["study_id", "patient_id"]]
+    )
     notes.extend(split_audit.notes)
-    notes.append("split audited per study: images, studies and patients of each part in split_sizes "
-                 f"({len(sp):,} images, {sp['study_id'].nunique():,} studies); an image carries its study's labels")
+    notes.append(
+        "split audited per study: images, studies and patients of each part in split_sizes "
+        f"({len(sp):,} images, {sp['study_id'].nunique():,} studies); an image carries its study's labels"
+    )
     boxes = pd.DataFrame(columns=list(DatasetAudit.BOX_COLUMNS))
-    return DatasetAudit("mimic_cxr", len(sp), int(pd.unique(patients).size), findings, views, boxes, 0, 0,
-                        split_audit, sources, tuple(notes))
+    return DatasetAudit(
+        "mimic_cxr",
+        len(sp),
+        int(pd.unique(patients).size),
+        findings,
+        views,
+        boxes,
+        0,
+        0,
+        split_audit,
+        sources,
+        tuple(notes),
+    )
 
 
 _FINDING_COLUMNS = ("finding", "images", "patients", "boxes", "boxed images")
 
 
-def audit_dataset(name: str, path: PathLike | None = None, *, bbox_path: PathLike | None = None,
-                  split_dir: PathLike | None = None, cache_dir: PathLike | None = None) -> DatasetAudit:
+def audit_dataset(
+    name: str,
+    path: PathLike | None = None,
+    *,
+    bbox_path: PathLike | None = None,
+    split_dir: PathLike | None = None,
+    cache_dir: PathLike | None = None,
+) -> DatasetAudit:
     """Audit a dataset by name (one of :data:`AUDITABLE`): what ``cxreval data audit NAME`` computes.
 
     ``chestxray14``: :func:`audit_chestxray14` (``path`` a ``Data_Entry_2017*.csv[.gz]``, ``bbox_path``, a
@@ -473,48 +597,80 @@ def audit_dataset(name: str, path: PathLike | None = None, *, bbox_path: PathLik
         An unknown ``name``, ``mimic_cxr`` without ``split_dir`` or with ``bbox_path``.
     """
     if name not in AUDITABLE:
-        raise InvalidParameterError(f"The 'name' parameter of audit_dataset must be one of {list(AUDITABLE)}. "
-                                    f"Got {name!r} instead.")
+        raise InvalidParameterError(
+            f"The 'name' parameter of audit_dataset must be one of {list(AUDITABLE)}. Got {name!r} instead."
+        )
     if name == "mimic_cxr":
         if split_dir is None:
-            raise InvalidParameterError("The 'split_dir' parameter of audit_dataset is required for mimic_cxr: the "
-                                        "folder holding mimic-cxr-2.0.0-split.csv.gz.")
+            raise InvalidParameterError(
+                "The 'split_dir' parameter of audit_dataset is required for mimic_cxr: the "
+                "folder holding mimic-cxr-2.0.0-split.csv.gz."
+            )
         if bbox_path is not None:
-            raise InvalidParameterError("The 'bbox_path' parameter of audit_dataset is a ChestX-ray14 file: mimic_cxr "
-                                        "has no boxes.")
+            raise InvalidParameterError(
+                "The 'bbox_path' parameter of audit_dataset is a ChestX-ray14 file: mimic_cxr has no boxes."
+            )
         return audit_mimic_cxr(split_dir=split_dir, path=path)
     return audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
 
 
 def audit_summary(audit: DatasetAudit) -> str:
     """The audit as Markdown (``summary.md``): sizes, per-finding counts, the split check and notes."""
-    lines = [f"# Audit of {audit.dataset}", "",
-             f"- images: {audit.n_images:,}", f"- patients: {audit.n_patients:,}",
-             f"- radiologist boxes: {audit.n_boxes:,} on {audit.n_boxed_images:,} images",
-             "- views: " + ", ".join(f"{r.view} {r.n_images:,}" for r in audit.views.itertuples()), ""]
+    lines = [
+        f"# Audit of {audit.dataset}",
+        "",
+        f"- images: {audit.n_images:,}",
+        f"- patients: {audit.n_patients:,}",
+        f"- radiologist boxes: {audit.n_boxes:,} on {audit.n_boxed_images:,} images",
+        "- views: " + ", ".join(f"{r.view} {r.n_images:,}" for r in audit.views.itertuples()),
+        "",
+    ]
     if audit.split is not None and audit.dataset == "mimic_cxr":
         lines[3:4] = [f"- studies: {int(audit.split.sizes['n_studies'].sum()):,}"]
     bx = audit.boxes.set_index("finding")
-    rows = [{"finding": r.finding, "images": f"{r.n_images:,}", "patients": f"{r.n_patients:,}",
-             "boxes": f"{(bx['n_boxes'].get(r.finding, 0) if len(bx) else 0):,}",
-             "boxed images": f"{(bx['n_images'].get(r.finding, 0) if len(bx) else 0):,}"}
-            for r in audit.findings.itertuples()]
-    lines.append(markdown_table(pd.DataFrame(rows, columns=list(_FINDING_COLUMNS)),
-                                right=_FINDING_COLUMNS[1:]))
+    rows = [
+        {
+            "finding": r.finding,
+            "images": f"{r.n_images:,}",
+            "patients": f"{r.n_patients:,}",
+            "boxes": f"{(bx['n_boxes'].get(r.finding, 0) if len(bx) else 0):,}",
+            "boxed images": f"{(bx['n_images'].get(r.finding, 0) if len(bx) else 0):,}",
+        }
+        for r in audit.findings.itertuples()
+    ]
+    lines.append(
+        markdown_table(pd.DataFrame(rows, columns=list(_FINDING_COLUMNS)), right=_FINDING_COLUMNS[1:])
+    )
     if audit.split is not None:
         s = audit.split
-        lines += ["", "## Split", "", s.sizes_markdown(unit="studies" if audit.dataset == "mimic_cxr" else "images")]
+        lines += [
+            "",
+            "## Split",
+            "",
+            s.sizes_markdown(unit="studies" if audit.dataset == "mimic_cxr" else "images"),
+        ]
         verdict = "**leaks**" if s.leaks else "does not leak"
-        lines += ["", f"Patients on more than one side: {s.n_shared_patients:,}; studies in more than one part: "
-                      f"{s.n_shared_studies:,}. The split {verdict}."]
+        lines += [
+            "",
+            f"Patients on more than one side: {s.n_shared_patients:,}; studies in more than one part: "
+            f"{s.n_shared_studies:,}. The split {verdict}.",
+        ]
     if audit.published is not None:
-        pub = audit.published.assign(published=audit.published["published"].map("{:,}".format),
-                                     audited=audit.published["audited"].map("{:,}".format))
-        lines += ["", f"## As published: {CHESTXRAY8_PUBLISHED.citation}", "",
-                  f"The dataset was released as {CHESTXRAY8_PUBLISHED.dataset} (eight findings) and extended to "
-                  f"ChestX-ray14; the paper's counts are not those of the files audited.", "",
-                  markdown_table(pub[["quantity", "finding", "published", "audited"]],
-                                 right=("published", "audited"))]
+        pub = audit.published.assign(
+            published=audit.published["published"].map("{:,}".format),
+            audited=audit.published["audited"].map("{:,}".format),
+        )
+        lines += [
+            "",
+            f"## As published: {CHESTXRAY8_PUBLISHED.citation}",
+            "",
+            f"The dataset was released as {CHESTXRAY8_PUBLISHED.dataset} (eight findings) and extended to "
+            f"ChestX-ray14; the paper's counts are not those of the files audited.",
+            "",
+            markdown_table(
+                pub[["quantity", "finding", "published", "audited"]], right=("published", "audited")
+            ),
+        ]
     if audit.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in audit.notes]
     return "\n".join(lines) + "\n"

@@ -44,7 +44,9 @@ def _header(p: Path) -> list[str]:
             return list(pq.read_schema(p).names)
         except (OSError, ValueError) as exc:
             raise SchemaError(f"{p}: cannot be read as a Parquet file ({exc}).") from exc
-    head = read_csv_file(p, error=lambda f, exc: f"{f}: cannot be read as a CSV file ({exc}).", nrows=0, dtype=str)
+    head = read_csv_file(
+        p, error=lambda f, exc: f"{f}: cannot be read as a CSV file ({exc}).", nrows=0, dtype=str
+    )
     return [str(c).strip() for c in head.columns]
 
 
@@ -70,8 +72,11 @@ def read_box_table(path: PathLike) -> ReadResult:
     """
     p = Path(path)
     where = f"the box table {str(p)!r}"
-    raw = read_table(p, dtype={"study_id": str, "source": str},
-                     error=lambda p, exc: f"{p}: cannot be read as a box table ({exc}).")
+    raw = read_table(
+        p,
+        dtype={"study_id": str, "source": str},
+        error=lambda p, exc: f"{p}: cannot be read as a box table ({exc}).",
+    )
     table = check_box_table(raw, where=where).copy()
     for col in table.columns[: len(table.columns) - len(BOX_COORDS)]:
         empty = table[col].isna().to_numpy() | (table[col].astype(str).str.strip() == "").to_numpy()
@@ -84,7 +89,9 @@ def read_box_table(path: PathLike) -> ReadResult:
         bad = ~np.isfinite(vals)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise SchemaError(f"{where}: row {i} has {col} = {table[col].iloc[i]!r}; expected a finite number.")
+            raise SchemaError(
+                f"{where}: row {i} has {col} = {table[col].iloc[i]!r}; expected a finite number."
+            )
         table[col] = vals
     canon = {f: canonical_finding(f, where=f"{where}, column 'finding'") for f in pd.unique(table[FINDING])}
     renamed = {k: v for k, v in canon.items() if k != v}
@@ -122,4 +129,6 @@ def read_box_file(path: PathLike, *, image_shape: tuple[int, int] | None = None)
     if res.table.empty:
         raise SchemaError(f"{p} has no rows (a {fmt} box file with a header and no box).")
     notes = (f"format: {fmt}",) + tuple(report.notes)
-    return ReadResult(res.table, ReadReport(report.source, report.n_read, report.n_kept, report.dropped, notes))
+    return ReadResult(
+        res.table, ReadReport(report.source, report.n_read, report.n_kept, report.dropped, notes)
+    )

@@ -65,9 +65,25 @@ from ..results import ReadReport, ReadResult
 from ..schema import check_columns
 from .mimic import check_views_present, decode_label_codes
 
-__all__ = ["SOURCES", "RADIOLOGISTS", "LABELERS", "CONSENSUS", "COMPETITION_FINDINGS", "label_files",
-           "list_models", "load_labels", "load_predictions", "TRAIN_FILE", "VALID_FILE", "TRAIN_SOURCE",
-           "VALID_SOURCE", "RELEASE_COLUMNS", "read_release_file", "load_release", "load_fetched_train"]
+__all__ = [
+    "SOURCES",
+    "RADIOLOGISTS",
+    "LABELERS",
+    "CONSENSUS",
+    "COMPETITION_FINDINGS",
+    "label_files",
+    "list_models",
+    "load_labels",
+    "load_predictions",
+    "TRAIN_FILE",
+    "VALID_FILE",
+    "TRAIN_SOURCE",
+    "VALID_SOURCE",
+    "RELEASE_COLUMNS",
+    "read_release_file",
+    "load_release",
+    "load_fetched_train",
+]
 
 CONSENSUS = "consensus"
 RADIOLOGISTS: tuple[str, ...] = tuple(f"bc{i}" for i in range(1, 9))
@@ -79,8 +95,10 @@ COMPETITION_FINDINGS: tuple[str, ...] = tuple(CHEXPERT_COMPETITION)
 def _root(root: PathLike) -> Path:
     p = Path(root)
     if not (p / "groundtruth.csv").is_file():
-        raise DataUnavailableError(f"{str(p)!r} is not a CheXpert test-set folder: 'groundtruth.csv' not found. "
-                                   "Point to a copy of rajpurkarlab/cheXpert-test-set-labels.")
+        raise DataUnavailableError(
+            f"{str(p)!r} is not a CheXpert test-set folder: 'groundtruth.csv' not found. "
+            "Point to a copy of rajpurkarlab/cheXpert-test-set-labels."
+        )
     return p
 
 
@@ -89,8 +107,10 @@ def label_files(root: PathLike) -> dict[str, Path]:
     p = _root(root)
     files = {CONSENSUS: p / "groundtruth.csv"}
     for r in RADIOLOGISTS:
-        for cand in (p / "radiologists" / "groundtruth" / f"{r}_gt.csv",
-                     p / "radiologists" / "benchmark_radiologists" / f"{r}.csv"):
+        for cand in (
+            p / "radiologists" / "groundtruth" / f"{r}_gt.csv",
+            p / "radiologists" / "benchmark_radiologists" / f"{r}.csv",
+        ):
             if cand.is_file():
                 files[r] = cand
     for name, fn in (("chexpert_labeler", "chexpert_labels.csv"), ("chexbert", "chexbert_labels.csv")):
@@ -128,10 +148,14 @@ def load_labels(root: PathLike, *, sources: tuple[str, ...] | list[str] | None =
     want = list(sources) if sources is not None else list(files)
     for s in want:
         if s not in SOURCES:
-            raise UnknownNameError(f"Unknown CheXpert test-set source {s!r}; expected one of {list(SOURCES)}."
-                                   f"{did_you_mean(str(s), SOURCES)}")
+            raise UnknownNameError(
+                f"Unknown CheXpert test-set source {s!r}; expected one of {list(SOURCES)}."
+                f"{did_you_mean(str(s), SOURCES)}"
+            )
         if s not in files:
-            raise InvalidParameterError(f"Source {s!r} has no file under {str(root)!r}; present: {list(files)}.")
+            raise InvalidParameterError(
+                f"Source {s!r} has no file under {str(root)!r}; present: {list(files)}."
+            )
     tables, n_read, notes = [], 0, []
     for s in want:
         res = read_wide_labels(files[s], source=s, id_column="Study")
@@ -140,10 +164,12 @@ def load_labels(root: PathLike, *, sources: tuple[str, ...] | list[str] | None =
         notes += [f"{s}: {n}" for n in res.report.notes]
     digests = {s: hashlib.sha256(files[s].read_bytes()).hexdigest() for s in want}
     for i, a in enumerate(want):
-        for b in want[i + 1:]:
+        for b in want[i + 1 :]:
             if digests[a] == digests[b]:
-                notes.append(f"{a} and {b} are byte-identical files ({files[a].name}, {files[b].name}): "
-                             "the two sources give the same labels")
+                notes.append(
+                    f"{a} and {b} are byte-identical files ({files[a].name}, {files[b].name}): "
+                    "the two sources give the same labels"
+                )
     absent = [s for s in SOURCES if s not in files]
     if absent:
         notes.append(f"sources without a file: {absent}")
@@ -170,8 +196,9 @@ def load_predictions(root: PathLike, *, models: list[str] | None = None) -> Read
     want = list(models) if models is not None else avail
     for m in want:
         if m not in avail:
-            raise UnknownNameError(f"Unknown CheXpert leaderboard model {m!r}; available: {avail}."
-                                   f"{did_you_mean(str(m), avail)}")
+            raise UnknownNameError(
+                f"Unknown CheXpert leaderboard model {m!r}; available: {avail}.{did_you_mean(str(m), avail)}"
+            )
     if not want:
         raise DataUnavailableError(f"No '*_predictions.csv' file in {str(d)!r}.")
     tables, notes, n_read = [], [], 0
@@ -182,14 +209,16 @@ def load_predictions(root: PathLike, *, models: list[str] | None = None) -> Read
         notes += [f"{m}: {n}" for n in res.report.notes]
         mx = float(res.table["score"].max())
         if mx > 1:
-            notes.append(f"{m}: scores are not probabilities (max {mx:.4g}); used as given (AUC is rank-based)")
+            notes.append(
+                f"{m}: scores are not probabilities (max {mx:.4g}); used as given (AUC is rank-based)"
+            )
     table = pd.concat(tables, ignore_index=True)
     wide = table.pivot_table(index=["study_id", "finding"], columns="model", values="score")
     for f in sorted(table["finding"].unique()):
         sub = wide.xs(f, level="finding")
         cols = list(sub.columns)
         for i, a in enumerate(cols):
-            for b in cols[i + 1:]:
+            for b in cols[i + 1 :]:
                 if np.array_equal(sub[a].to_numpy(), sub[b].to_numpy()):
                     notes.append(f"identical scores for {f}: {a} = {b}")
     return ReadResult(table, ReadReport(str(d), n_read, n_read, notes=tuple(notes)))
@@ -209,15 +238,21 @@ def _views(views: object, func: str) -> tuple[str, ...] | None:
         return None
     if isinstance(views, str):
         views = views.split(",")
-    if not isinstance(views, (list, tuple)) or not all(isinstance(v, str) for v in views) or \
-            not [v for v in views if v.strip()]:
-        raise InvalidParameterError(f"The 'views' parameter of {func} must be a sequence of views such as "
-                                    f"('PA', 'AP') or ('Lateral',), or None. Got {views!r} instead.")
+    if (
+        not isinstance(views, (list, tuple))
+        or not all(isinstance(v, str) for v in views)
+        or not [v for v in views if v.strip()]
+    ):
+        raise InvalidParameterError(
+            f"The 'views' parameter of {func} must be a sequence of views such as "
+            f"('PA', 'AP') or ('Lateral',), or None. Got {views!r} instead."
+        )
     return tuple(v.strip().upper() for v in views if v.strip())
 
 
-def read_release_file(path: PathLike, *, source: str = TRAIN_SOURCE,
-                      views: tuple[str, ...] | list[str] | str | None = None) -> ReadResult:
+def read_release_file(
+    path: PathLike, *, source: str = TRAIN_SOURCE, views: tuple[str, ...] | list[str] | str | None = None
+) -> ReadResult:
     """One CheXpert ``train.csv`` / ``valid.csv`` (or the fetched ``chexpert_train.csv.gz``) as a long label
     table of its studies (see the module docstring).
 
@@ -246,8 +281,13 @@ def _read_release(p: Path, source: str, vw: tuple[str, ...] | None) -> tuple[Rea
     if not p.is_file():
         raise DataUnavailableError(f"File {str(p)!r} does not exist.")
     where = f"file {str(p)!r}"
-    df = read_csv_file(p, error=lambda f, exc: f"Could not read {where} as CSV: {exc}",
-                       dtype={c: str for c in RELEASE_COLUMNS}, keep_default_na=False, na_values=[""])
+    df = read_csv_file(
+        p,
+        error=lambda f, exc: f"Could not read {where} as CSV: {exc}",
+        dtype={c: str for c in RELEASE_COLUMNS},
+        keep_default_na=False,
+        na_values=[""],
+    )
     check_columns(df, RELEASE_COLUMNS, where=where)
     if not len(df):
         raise SchemaError(f"{where} has no rows.")
@@ -255,20 +295,26 @@ def _read_release(p: Path, source: str, vw: tuple[str, ...] | None) -> tuple[Rea
     canon = [canonical_finding(c, where=f"{where}, column {c!r}") for c in fcols]
     missing = [f for f in CHEXPERT if f not in canon]
     if missing:
-        raise SchemaError(f"{where} lacks the observation columns {missing} (expected {list(RELEASE_COLUMNS)} and "
-                          f"the 14 CheXpert observations).")
+        raise SchemaError(
+            f"{where} lacks the observation columns {missing} (expected {list(RELEASE_COLUMNS)} and "
+            f"the 14 CheXpert observations)."
+        )
     paths = df["Path"]
     if paths.isna().any():
         raise SchemaError(f"Missing Path in {where}, row {int(np.flatnonzero(paths.isna().to_numpy())[0])}.")
     if paths.duplicated().any():
-        raise SchemaError(f"Duplicate Path {paths[paths.duplicated()].iloc[0]!r} in {where}; one row per image.")
+        raise SchemaError(
+            f"Duplicate Path {paths[paths.duplicated()].iloc[0]!r} in {where}; one row per image."
+        )
     parts = paths.str.extract(_STUDY_RE)
     bad = parts[0].isna().to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"Path {paths.iloc[i]!r} in {where}, row {i}, column 'Path' is not of the form "
-                          f".../patientNNNNN/studyN/<image> (CheXpert-v1.0[-small]/train/patient00001/study1/"
-                          f"view1_frontal.jpg).")
+        raise SchemaError(
+            f"Path {paths.iloc[i]!r} in {where}, row {i}, column 'Path' is not of the form "
+            f".../patientNNNNN/studyN/<image> (CheXpert-v1.0[-small]/train/patient00001/study1/"
+            f"view1_frontal.jpg)."
+        )
     study = (parts[0] + "/" + parts[1]).to_numpy(dtype=object)
     states = np.empty((len(df), len(fcols)), dtype=np.int8)
     for j, c in enumerate(fcols):
@@ -279,10 +325,15 @@ def _read_release(p: Path, source: str, vw: tuple[str, ...] | None) -> tuple[Rea
     differ = (states != states[first[codes]]).any(axis=1)
     if differ.any():
         i = int(np.flatnonzero(differ)[0])
-        raise SchemaError(f"Images of study {study[i]!r} carry different labels in {where}: rows {int(first[codes[i]])} "
-                          f"and {i}; CheXpert labels belong to the study (its report).")
-    view = np.where(df["Frontal/Lateral"].fillna("").str.strip().str.lower() == "lateral", "LATERAL",
-                    df["AP/PA"].fillna("").str.strip().str.upper().to_numpy())
+        raise SchemaError(
+            f"Images of study {study[i]!r} carry different labels in {where}: rows {int(first[codes[i]])} "
+            f"and {i}; CheXpert labels belong to the study (its report)."
+        )
+    view = np.where(
+        df["Frontal/Lateral"].fillna("").str.strip().str.lower() == "lateral",
+        "LATERAL",
+        df["AP/PA"].fillna("").str.strip().str.upper().to_numpy(),
+    )
     keep_study = np.ones(len(uniq), dtype=bool)
     dropped = pd.DataFrame(columns=["row", "reason", "value"])
     if vw is not None:
@@ -290,26 +341,45 @@ def _read_release(p: Path, source: str, vw: tuple[str, ...] | None) -> tuple[Rea
         np.logical_or.at(has, codes, np.isin(view, vw))
         keep_study = has
         out = np.flatnonzero(~keep_study[codes])
-        dropped = pd.DataFrame({"row": out, "reason": f"study without an image of views {list(vw)}",
-                                "value": paths.to_numpy(dtype=object)[out]})
+        dropped = pd.DataFrame(
+            {
+                "row": out,
+                "reason": f"study without an image of views {list(vw)}",
+                "value": paths.to_numpy(dtype=object)[out],
+            }
+        )
     rows = first[keep_study]
     k = len(fcols)
     sid = study[rows]
-    table = pd.DataFrame({"study_id": np.repeat(sid, k), "patient_id": np.repeat(parts[0].to_numpy(dtype=object)[rows], k),
-                          "finding": np.tile(np.asarray(canon, dtype=object), len(rows)), "source": source,
-                          "state": pd.array(states[rows].ravel(), dtype="Int8")})
+    table = pd.DataFrame(
+        {
+            "study_id": np.repeat(sid, k),
+            "patient_id": np.repeat(parts[0].to_numpy(dtype=object)[rows], k),
+            "finding": np.tile(np.asarray(canon, dtype=object), len(rows)),
+            "source": source,
+            "state": pd.array(states[rows].ravel(), dtype="Int8"),
+        }
+    )
     table = validate_label_table(table, where=where)
     n_img = len(df)
     notes = [f"{n_img:,} images of {len(uniq):,} studies; the labels are per study (identical on its images)"]
     renamed = [f"{a} -> {b}" for a, b in zip(fcols, canon) if a != b]
     if renamed:
         notes.append(f"renamed findings: {', '.join(renamed)}")
-    return (ReadResult(table, ReadReport(str(p), n_img, n_img - len(dropped), dropped=dropped, notes=tuple(notes))),
-            [str(v) for v in pd.unique(view)])
+    return (
+        ReadResult(
+            table, ReadReport(str(p), n_img, n_img - len(dropped), dropped=dropped, notes=tuple(notes))
+        ),
+        [str(v) for v in pd.unique(view)],
+    )
 
 
-def load_release(root: PathLike, *, sources: tuple[str, ...] | list[str] | None = None,
-                 views: tuple[str, ...] | list[str] | str | None = None) -> ReadResult:
+def load_release(
+    root: PathLike,
+    *,
+    sources: tuple[str, ...] | list[str] | None = None,
+    views: tuple[str, ...] | list[str] | str | None = None,
+) -> ReadResult:
     """The CheXpert release folder (``train.csv``, ``valid.csv``) as one long label table.
 
     Parameters
@@ -331,31 +401,49 @@ def load_release(root: PathLike, *, sources: tuple[str, ...] | list[str] | None 
     want = list(sources) if sources is not None else list(files)
     for s in want:
         if s not in files:
-            raise UnknownNameError(f"Unknown CheXpert source {s!r}; expected one of {list(files)}."
-                                   f"{did_you_mean(str(s), files)}")
+            raise UnknownNameError(
+                f"Unknown CheXpert source {s!r}; expected one of {list(files)}.{did_you_mean(str(s), files)}"
+            )
     if not d.is_dir():
-        raise DataUnavailableError(f"CheXpert folder {str(d)!r} does not exist or is not a folder; pass "
-                                   "CheXpert-v1.0/ (or CheXpert-v1.0-small/), the folder holding train.csv and valid.csv.")
+        raise DataUnavailableError(
+            f"CheXpert folder {str(d)!r} does not exist or is not a folder; pass "
+            "CheXpert-v1.0/ (or CheXpert-v1.0-small/), the folder holding train.csv and valid.csv."
+        )
     for s in want:
         if not (d / files[s]).is_file():
-            raise DataUnavailableError(f"CheXpert folder {str(d)!r} has no {files[s]!r}: download CheXpert-v1.0 (or "
-                                       "-small) from https://stanfordmlgroup.github.io/competitions/chexpert/ and "
-                                       f"place {files[s]} in {str(d)!r}.")
+            raise DataUnavailableError(
+                f"CheXpert folder {str(d)!r} has no {files[s]!r}: download CheXpert-v1.0 (or "
+                "-small) from https://stanfordmlgroup.github.io/competitions/chexpert/ and "
+                f"place {files[s]} in {str(d)!r}."
+            )
     vw = _views(views, "load_release")
     read = [_read_release(d / files[s], s, vw) for s in want]
     if vw is not None:
-        check_views_present(vw, [v for _, present in read for v in present], func="load_release",
-                            where=f"{' or '.join(files[s] for s in want)} in {str(d)!r}")
+        check_views_present(
+            vw,
+            [v for _, present in read for v in present],
+            func="load_release",
+            where=f"{' or '.join(files[s] for s in want)} in {str(d)!r}",
+        )
     res = [r for r, _ in read]
-    dropped = pd.concat([r.report.dropped.assign(value=files[s] + ":" + r.report.dropped["value"].astype(str))
-                         for s, r in zip(want, res)], ignore_index=True)
+    dropped = pd.concat(
+        [
+            r.report.dropped.assign(value=files[s] + ":" + r.report.dropped["value"].astype(str))
+            for s, r in zip(want, res)
+        ],
+        ignore_index=True,
+    )
     notes = tuple(f"{files[s]}: {n}" for s, r in zip(want, res) for n in r.report.notes)
     n_read = sum(r.report.n_read for r in res)
-    return ReadResult(pd.concat([r.table for r in res], ignore_index=True),
-                      ReadReport(str(d), n_read, n_read - len(dropped), dropped=dropped, notes=notes))
+    return ReadResult(
+        pd.concat([r.table for r in res], ignore_index=True),
+        ReadReport(str(d), n_read, n_read - len(dropped), dropped=dropped, notes=notes),
+    )
 
 
-def load_fetched_train(path: PathLike, *, views: tuple[str, ...] | list[str] | str | None = None) -> ReadResult:
+def load_fetched_train(
+    path: PathLike, *, views: tuple[str, ...] | list[str] | str | None = None
+) -> ReadResult:
     """The ``cxreval data fetch`` copy of CheXpert's ``train.csv`` (``chexpert_train.csv.gz``, the -small
     release's), read by :func:`read_release_file` (source ``chexpert_labeler``)."""
     return read_release_file(path, source=TRAIN_SOURCE, views=views)

@@ -39,8 +39,8 @@ SOURCE = "google_expert"
 GOOGLE_FILE = "google2019_nih-chest-xray-labels.csv.gz"
 _RAW = ("Fracture", "Pneumothorax", "Airspace opacity", "Nodule or mass")
 
-def load_labels(path: PathLike | None = None, *,
-                cache_dir: PathLike | None = None) -> ReadResult:
+
+def load_labels(path: PathLike | None = None, *, cache_dir: PathLike | None = None) -> ReadResult:
     """Google's expert labels as a long label table (source ``google_expert``).
 
     ``study_id`` is the NIH image name and ``patient_id`` the NIH patient id (as text, no leading zeros),
@@ -58,23 +58,28 @@ def load_labels(path: PathLike | None = None, *,
         bad = ~v.isin(["YES", "NO"])
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise SchemaError(f"Label {df[c].iloc[i]!r} outside the domain in {where}, row {i}, column {c!r}; "
-                              f"expected YES or NO.")
+            raise SchemaError(
+                f"Label {df[c].iloc[i]!r} outside the domain in {where}, row {i}, column {c!r}; "
+                f"expected YES or NO."
+            )
         states[:, j] = np.where(v.to_numpy() == "YES", 2, 0)
     findings = [canonical_finding(c) for c in _RAW]  # == GOOGLE_NIH
-    table = pd.DataFrame({
-        "study_id": np.repeat(df["Image Index"].to_numpy(), len(_RAW)),
-        "patient_id": np.repeat(df["Patient ID"].str.lstrip("0").replace("", "0").to_numpy(), len(_RAW)),
-        "finding": np.tile(np.asarray(findings, dtype=object), n),
-        "source": SOURCE,
-        "state": pd.array(states.ravel(), dtype="Int8"),
-    })
+    table = pd.DataFrame(
+        {
+            "study_id": np.repeat(df["Image Index"].to_numpy(), len(_RAW)),
+            "patient_id": np.repeat(df["Patient ID"].str.lstrip("0").replace("", "0").to_numpy(), len(_RAW)),
+            "finding": np.tile(np.asarray(findings, dtype=object), n),
+            "source": SOURCE,
+            "state": pd.array(states.ravel(), dtype="Int8"),
+        }
+    )
     table["split"] = np.repeat(df["Set Id"].to_numpy(), len(_RAW))
     return ReadResult(table, ReadReport(str(p), n, n))
 
 
-def map_nih_to_google(nih_labels: pd.DataFrame, *, mapping: VocabularyMapping = NIH_TO_GOOGLE,
-                      source: str | None = None) -> pd.DataFrame:
+def map_nih_to_google(
+    nih_labels: pd.DataFrame, *, mapping: VocabularyMapping = NIH_TO_GOOGLE, source: str | None = None
+) -> pd.DataFrame:
     """Re-express NIH text-mined labels in Google's findings with an explicit mapping: the finding map
     ``mapping`` (default :data:`~cxreval.finding_maps.NIH_TO_GOOGLE`) applied by
     :func:`cxreval.finding_maps.map_label_table` (``cxreval classify --finding-map nih_to_google`` does the
@@ -91,5 +96,7 @@ def map_nih_to_google(nih_labels: pd.DataFrame, *, mapping: VocabularyMapping = 
     for sources in mapping.targets.values():
         missing = [s for s in sources if s not in have]
         if missing:
-            raise SchemaError(f"Mapping {mapping.name!r} needs NIH finding(s) {missing} absent from the label table.")
+            raise SchemaError(
+                f"Mapping {mapping.name!r} needs NIH finding(s) {missing} absent from the label table."
+            )
     return map_label_table(src, mapping)

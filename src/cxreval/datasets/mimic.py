@@ -76,18 +76,36 @@ from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
 
-__all__ = ["CHEXPERT_FILE", "NEGBIO_FILE", "SPLIT_FILE", "METADATA_FILE", "TEST_SET_FILE", "SOURCE_FILES",
-           "SOURCES", "SPLITS", "LABEL_CODES", "decode_label_codes", "SPLIT_COLUMNS", "METADATA_COLUMNS", "find_file", "optional_file",
-           "read_label_file", "load_labels", "check_views_present",
-           "load_split", "load_metadata"]
+__all__ = [
+    "CHEXPERT_FILE",
+    "NEGBIO_FILE",
+    "SPLIT_FILE",
+    "METADATA_FILE",
+    "TEST_SET_FILE",
+    "SOURCE_FILES",
+    "SOURCES",
+    "SPLITS",
+    "LABEL_CODES",
+    "decode_label_codes",
+    "SPLIT_COLUMNS",
+    "METADATA_COLUMNS",
+    "find_file",
+    "optional_file",
+    "read_label_file",
+    "load_labels",
+    "check_views_present",
+    "load_split",
+    "load_metadata",
+]
 
 CHEXPERT_FILE = "mimic-cxr-2.0.0-chexpert.csv.gz"
 NEGBIO_FILE = "mimic-cxr-2.0.0-negbio.csv.gz"
 SPLIT_FILE = "mimic-cxr-2.0.0-split.csv.gz"
 METADATA_FILE = "mimic-cxr-2.0.0-metadata.csv.gz"
 TEST_SET_FILE = "mimic-cxr-2.1.0-test-set-labeled.csv"
-SOURCE_FILES: Mapping[str, str] = MappingProxyType({"mimic_chexpert": CHEXPERT_FILE, "mimic_negbio": NEGBIO_FILE,
-                                                    "mimic_radiologist": TEST_SET_FILE})
+SOURCE_FILES: Mapping[str, str] = MappingProxyType(
+    {"mimic_chexpert": CHEXPERT_FILE, "mimic_negbio": NEGBIO_FILE, "mimic_radiologist": TEST_SET_FILE}
+)
 """Source name -> the file that holds it."""
 SOURCES: tuple[str, ...] = tuple(SOURCE_FILES)
 SPLITS: tuple[str, ...] = ("train", "validate", "test")
@@ -98,11 +116,13 @@ SPLIT_COLUMNS: tuple[str, ...] = ("dicom_id", "study_id", "subject_id", "split")
 METADATA_COLUMNS: tuple[str, ...] = ("dicom_id", "subject_id", "study_id", "ViewPosition")
 """The metadata columns read (the file has more: Rows, Columns, StudyDate, ...)."""
 
-_PAGE = {CHEXPERT_FILE: "https://physionet.org/content/mimic-cxr-jpg/2.0.0/",
-         NEGBIO_FILE: "https://physionet.org/content/mimic-cxr-jpg/2.0.0/",
-         SPLIT_FILE: "https://physionet.org/content/mimic-cxr-jpg/2.0.0/",
-         METADATA_FILE: "https://physionet.org/content/mimic-cxr-jpg/2.0.0/",
-         TEST_SET_FILE: "https://physionet.org/content/mimic-cxr-jpg/2.1.0/"}
+_PAGE = {
+    CHEXPERT_FILE: "https://physionet.org/content/mimic-cxr-jpg/2.0.0/",
+    NEGBIO_FILE: "https://physionet.org/content/mimic-cxr-jpg/2.0.0/",
+    SPLIT_FILE: "https://physionet.org/content/mimic-cxr-jpg/2.0.0/",
+    METADATA_FILE: "https://physionet.org/content/mimic-cxr-jpg/2.0.0/",
+    TEST_SET_FILE: "https://physionet.org/content/mimic-cxr-jpg/2.1.0/",
+}
 _RENAMES = {"Airspace Opacity": "Lung Opacity"}
 
 
@@ -114,8 +134,10 @@ def _variants(name: str) -> tuple[str, ...]:
 def _folder(root: PathLike) -> Path:
     d = Path(root)
     if not d.is_dir():
-        raise DataUnavailableError(f"MIMIC-CXR folder {str(d)!r} does not exist or is not a folder; pass the folder "
-                                   f"holding {CHEXPERT_FILE}, {NEGBIO_FILE}, ... (MIMIC-CXR-JPG).")
+        raise DataUnavailableError(
+            f"MIMIC-CXR folder {str(d)!r} does not exist or is not a folder; pass the folder "
+            f"holding {CHEXPERT_FILE}, {NEGBIO_FILE}, ... (MIMIC-CXR-JPG)."
+        )
     return d
 
 
@@ -140,14 +162,21 @@ def find_file(root: PathLike, name: str) -> Path:
     d = Path(root)
     near = sorted(p.name for p in d.iterdir() if p.name.startswith("mimic-cxr"))
     hint = f" Found {near}." if near else ""
-    raise DataUnavailableError(f"MIMIC-CXR folder {str(d)!r} has no {name!r} (nor {_variants(name)[1]!r}): download it "
-                               f"from {_PAGE.get(name, _PAGE[CHEXPERT_FILE])} (credentialed access) and place it in "
-                               f"{str(d)!r} under that name.{hint}")
+    raise DataUnavailableError(
+        f"MIMIC-CXR folder {str(d)!r} has no {name!r} (nor {_variants(name)[1]!r}): download it "
+        f"from {_PAGE.get(name, _PAGE[CHEXPERT_FILE])} (credentialed access) and place it in "
+        f"{str(d)!r} under that name.{hint}"
+    )
 
 
 def _read_csv(p: Path, dtype: Mapping[str, object]) -> pd.DataFrame:
-    return read_csv_file(p, error=lambda f, exc: f"Could not read file {str(f)!r} as CSV: {exc}", dtype=dtype,
-                         keep_default_na=False, na_values=[""])
+    return read_csv_file(
+        p,
+        error=lambda f, exc: f"Could not read file {str(f)!r} as CSV: {exc}",
+        dtype=dtype,
+        keep_default_na=False,
+        na_values=[""],
+    )
 
 
 def _missing_ids(df: pd.DataFrame, cols: Sequence[str], where: str) -> None:
@@ -165,14 +194,18 @@ def _wide_states(df: pd.DataFrame, where: str) -> tuple[list[str], np.ndarray, l
         name = _RENAMES.get(c, c)
         f = canonical_finding(name, where=f"{where}, column {c!r}")
         if f not in CHEXPERT:
-            raise SchemaError(f"Column {c!r} of {where} is not one of the 14 MIMIC-CXR observations {list(CHEXPERT)}.")
+            raise SchemaError(
+                f"Column {c!r} of {where} is not one of the 14 MIMIC-CXR observations {list(CHEXPERT)}."
+            )
         canon.append(f)
         if c in _RENAMES:
             renames.append(f"{c} -> {f}")
     missing = [f for f in CHEXPERT if f not in canon]
     if missing:
-        raise SchemaError(f"{where} lacks the observation columns {missing}; expected subject_id, study_id and "
-                          f"the 14 observations {list(CHEXPERT)} (as published, e.g. 'Pleural Effusion').")
+        raise SchemaError(
+            f"{where} lacks the observation columns {missing}; expected subject_id, study_id and "
+            f"the 14 observations {list(CHEXPERT)} (as published, e.g. 'Pleural Effusion')."
+        )
     states = np.empty((len(df), len(cols)), dtype=np.int8)
     for j, c in enumerate(cols):
         states[:, j] = decode_label_codes(df[c], where=where, column=c)
@@ -189,15 +222,19 @@ def decode_label_codes(values: pd.Series, *, where: str, column: str) -> np.ndar
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         v = values.iloc[i]
-        raise SchemaError(f"Label {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in {where}, "
-                          f"row {i}, column {column!r}; expected 1.0, 0.0, -1.0 or blank.")
+        raise SchemaError(
+            f"Label {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in {where}, "
+            f"row {i}, column {column!r}; expected 1.0, 0.0, -1.0 or blank."
+        )
     codes = np.full(len(values), -1, dtype=np.int8)
     for v_, s in LABEL_CODES.items():
         codes[num == v_] = s
     return codes
 
 
-def read_label_file(p: Path, *, patient: bool = True) -> tuple[pd.DataFrame, list[str], np.ndarray, list[str]]:
+def read_label_file(
+    p: Path, *, patient: bool = True
+) -> tuple[pd.DataFrame, list[str], np.ndarray, list[str]]:
     """One wide label file: its id columns (``subject_id`` when ``patient``, ``study_id``), the canonical
     findings, the states ``(n_studies, n_findings)`` (cxreval codes) and the column renames."""
     where = f"file {str(p)!r}"
@@ -210,7 +247,9 @@ def read_label_file(p: Path, *, patient: bool = True) -> tuple[pd.DataFrame, lis
     dup = df["study_id"].duplicated()
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise SchemaError(f"Duplicate study_id {df['study_id'].iloc[i]!r} in {where}, row {i}; one row per study.")
+        raise SchemaError(
+            f"Duplicate study_id {df['study_id'].iloc[i]!r} in {where}, row {i}; one row per study."
+        )
     label_df = df.drop(columns=[c for c in ("subject_id", "study_id") if c in df.columns])
     canon, states, renames = _wide_states(label_df, where)
     return df[ids], canon, states, renames
@@ -219,16 +258,25 @@ def read_label_file(p: Path, *, patient: bool = True) -> tuple[pd.DataFrame, lis
 def _text(values: object, take: np.ndarray) -> pd.Series:
     """``values[take]`` as a text column, built by taking from the (few) values rather than converting every
     cell: a MIMIC-size table has 6 million cells per column."""
-    return pd.Series(pd.array(np.asarray(values, dtype=object), dtype="str")).take(take).reset_index(drop=True)
+    return (
+        pd.Series(pd.array(np.asarray(values, dtype=object), dtype="str")).take(take).reset_index(drop=True)
+    )
 
 
-def _long(studies: np.ndarray, patients: np.ndarray, canon: list[str], states: np.ndarray,
-          source: str) -> pd.DataFrame:
+def _long(
+    studies: np.ndarray, patients: np.ndarray, canon: list[str], states: np.ndarray, source: str
+) -> pd.DataFrame:
     k, n = len(canon), len(studies)
     rows = np.repeat(np.arange(n), k)
-    return pd.DataFrame({"study_id": _text(studies, rows), "patient_id": _text(patients, rows),
-                         "finding": _text(canon, np.tile(np.arange(k), n)), "source": _text([source], np.zeros(n * k, int)),
-                         "state": pd.array(states.ravel(), dtype="Int8")})
+    return pd.DataFrame(
+        {
+            "study_id": _text(studies, rows),
+            "patient_id": _text(patients, rows),
+            "finding": _text(canon, np.tile(np.arange(k), n)),
+            "source": _text([source], np.zeros(n * k, int)),
+            "state": pd.array(states.ravel(), dtype="Int8"),
+        }
+    )
 
 
 def load_split(root: PathLike) -> ReadResult:
@@ -249,10 +297,17 @@ def load_split(root: PathLike) -> ReadResult:
     bad = ~df["split"].isin(SPLITS).to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"Split {df['split'].iloc[i]!r} in {where}, row {i}, column 'split' is not one of "
-                          f"{list(SPLITS)}.")
-    table = pd.DataFrame({"dicom_id": df["dicom_id"].to_numpy(), "study_id": df["study_id"].to_numpy(),
-                          "patient_id": df["subject_id"].to_numpy(), "split": df["split"].to_numpy()})
+        raise SchemaError(
+            f"Split {df['split'].iloc[i]!r} in {where}, row {i}, column 'split' is not one of {list(SPLITS)}."
+        )
+    table = pd.DataFrame(
+        {
+            "dicom_id": df["dicom_id"].to_numpy(),
+            "study_id": df["study_id"].to_numpy(),
+            "patient_id": df["subject_id"].to_numpy(),
+            "split": df["split"].to_numpy(),
+        }
+    )
     return ReadResult(table, ReadReport(str(p), len(df), len(df)))
 
 
@@ -264,9 +319,14 @@ def load_metadata(root: PathLike) -> ReadResult:
     df = _read_csv(p, {c: str for c in METADATA_COLUMNS})
     check_columns(df, METADATA_COLUMNS, where=where)
     _missing_ids(df, METADATA_COLUMNS[:3], where)
-    table = pd.DataFrame({"dicom_id": df["dicom_id"].to_numpy(), "study_id": df["study_id"].to_numpy(),
-                          "patient_id": df["subject_id"].to_numpy(),
-                          "view": df["ViewPosition"].fillna("").astype(str).str.strip().to_numpy()})
+    table = pd.DataFrame(
+        {
+            "dicom_id": df["dicom_id"].to_numpy(),
+            "study_id": df["study_id"].to_numpy(),
+            "patient_id": df["subject_id"].to_numpy(),
+            "view": df["ViewPosition"].fillna("").astype(str).str.strip().to_numpy(),
+        }
+    )
     notes: tuple[str, ...] = ()
     n_blank = int((table["view"] == "").sum())
     if n_blank:
@@ -280,11 +340,15 @@ def _check_views(views: object) -> tuple[str, ...] | None:
     if isinstance(views, str):
         views = [v for v in views.split(",")]
     if not isinstance(views, Sequence) or not all(isinstance(v, str) for v in views):
-        raise InvalidParameterError(f"The 'views' parameter of load_labels must be a sequence of ViewPosition values "
-                                    f"such as ('PA', 'AP'), or None. Got {views!r} instead.")
+        raise InvalidParameterError(
+            f"The 'views' parameter of load_labels must be a sequence of ViewPosition values "
+            f"such as ('PA', 'AP'), or None. Got {views!r} instead."
+        )
     out = tuple(v.strip().upper() for v in views if v.strip())
     if not out:
-        raise InvalidParameterError("The 'views' parameter of load_labels names no view; pass e.g. ('PA', 'AP').")
+        raise InvalidParameterError(
+            "The 'views' parameter of load_labels names no view; pass e.g. ('PA', 'AP')."
+        )
     return out
 
 
@@ -301,8 +365,10 @@ def check_views_present(views: Sequence[str], present: Sequence[str], *, func: s
     have = sorted({str(v) for v in present if str(v)})
     if not set(views) & set(have):
         hint = did_you_mean(views[0], have)
-        raise InvalidParameterError(f"The 'views' parameter of {func} names {list(views)} but no image of {where} "
-                                    f"has such a view, so no study would be kept; its views are {have}.{hint}")
+        raise InvalidParameterError(
+            f"The 'views' parameter of {func} names {list(views)} but no image of {where} "
+            f"has such a view, so no study would be kept; its views are {have}.{hint}"
+        )
 
 
 def _check_sources(sources: object, present: Sequence[str]) -> list[str]:
@@ -311,17 +377,26 @@ def _check_sources(sources: object, present: Sequence[str]) -> list[str]:
     if isinstance(sources, str):
         sources = [s.strip() for s in sources.split(",") if s.strip()]
     if not isinstance(sources, Sequence) or not sources:
-        raise InvalidParameterError(f"The 'sources' parameter of load_labels must be a non-empty sequence of "
-                                    f"{list(SOURCES)}. Got {sources!r} instead.")
+        raise InvalidParameterError(
+            f"The 'sources' parameter of load_labels must be a non-empty sequence of "
+            f"{list(SOURCES)}. Got {sources!r} instead."
+        )
     for s in sources:
         if s not in SOURCES:
-            raise UnknownNameError(f"Unknown MIMIC-CXR source {s!r}; expected one of {list(SOURCES)}."
-                                   f"{did_you_mean(str(s), SOURCES)}")
+            raise UnknownNameError(
+                f"Unknown MIMIC-CXR source {s!r}; expected one of {list(SOURCES)}."
+                f"{did_you_mean(str(s), SOURCES)}"
+            )
     return list(sources)
 
 
-def load_labels(root: PathLike, *, sources: Sequence[str] | None = None, views: Sequence[str] | str | None = None,
-                split: str | None = None) -> ReadResult:
+def load_labels(
+    root: PathLike,
+    *,
+    sources: Sequence[str] | None = None,
+    views: Sequence[str] | str | None = None,
+    split: str | None = None,
+) -> ReadResult:
     """The MIMIC-CXR label sources of a MIMIC-CXR-JPG folder as one long label table.
 
     Parameters
@@ -355,19 +430,24 @@ def load_labels(root: PathLike, *, sources: Sequence[str] | None = None, views: 
     """
     vw = _check_views(views)
     if split is not None and split not in SPLITS:
-        raise InvalidParameterError(f"The 'split' parameter of load_labels must be one of {list(SPLITS)} or None. "
-                                    f"Got {split!r} instead.{did_you_mean(str(split), SPLITS)}")
+        raise InvalidParameterError(
+            f"The 'split' parameter of load_labels must be one of {list(SPLITS)} or None. "
+            f"Got {split!r} instead.{did_you_mean(str(split), SPLITS)}"
+        )
     present = [s for s in SOURCES if s != "mimic_radiologist" or optional_file(root, TEST_SET_FILE)]
     want = _check_sources(sources, present)
     files = {s: find_file(root, SOURCE_FILES[s]) for s in want}
     keep_studies: dict[str, set[str] | pd.Index] = {}
     # the split: to keep one part, and to look up the patients of the radiologists' studies (when present)
-    use_split = split is not None or ("mimic_radiologist" in want and optional_file(root, SPLIT_FILE) is not None)
+    use_split = split is not None or (
+        "mimic_radiologist" in want and optional_file(root, SPLIT_FILE) is not None
+    )
     split_table = load_split(root).table if use_split else None
     if vw is not None:
         meta = load_metadata(root).table
-        check_views_present(vw, pd.unique(meta["view"]), func="load_labels",
-                            where=f"{METADATA_FILE} in {str(root)!r}")
+        check_views_present(
+            vw, pd.unique(meta["view"]), func="load_labels", where=f"{METADATA_FILE} in {str(root)!r}"
+        )
         keep_studies["views"] = pd.Index(meta.loc[meta["view"].isin(vw), "study_id"]).unique()
     if split is not None and split_table is not None:
         keep_studies["split"] = pd.Index(split_table.loc[split_table["split"] == split, "study_id"]).unique()
@@ -392,24 +472,36 @@ def load_labels(root: PathLike, *, sources: Sequence[str] | None = None, views: 
         reasons[pd.isna(patients)] = "study in no labeller file nor the split (no subject_id)"
         for what, members in keep_studies.items():
             out = (pd.Index(members).get_indexer(studies) < 0) & (reasons == "")
-            reasons[out] = (f"no image with ViewPosition in {list(vw or ())}" if what == "views"
-                            else f"not in the official split's {split!r} part")
+            reasons[out] = (
+                f"no image with ViewPosition in {list(vw or ())}"
+                if what == "views"
+                else f"not in the official split's {split!r} part"
+            )
         keep = reasons == ""
         drop = np.flatnonzero(~keep)
         if len(drop):
-            dropped.append(pd.DataFrame({"row": drop, "reason": reasons[drop],
-                                         "value": [f"{s}:{v}" for v in studies[drop]]}))
+            dropped.append(
+                pd.DataFrame(
+                    {"row": drop, "reason": reasons[drop], "value": [f"{s}:{v}" for v in studies[drop]]}
+                )
+            )
         tables.append(_long(studies[keep], patients[keep], canon, states[keep], s))
         notes += [f"{s}: renamed {r}" for r in renames]
     absent = [s for s in SOURCES if s not in present]
     if absent and sources is None:
         notes.append(f"sources without a file: {absent} ({TEST_SET_FILE} not in the folder)")
-    table = validate_label_table(pd.concat(tables, ignore_index=True), where=f"MIMIC-CXR folder {str(root)!r}")
+    table = validate_label_table(
+        pd.concat(tables, ignore_index=True), where=f"MIMIC-CXR folder {str(root)!r}"
+    )
     if table.empty and keep_studies:
-        chosen = " and ".join(f"{k}={v!r}" for k, v in (("views", list(vw or ())), ("split", split))
-                              if k in keep_studies)
-        raise SchemaError(f"MIMIC-CXR folder {str(root)!r}: {chosen} keep(s) no labelled study; nothing to load.")
-    drop_df = (pd.concat(dropped, ignore_index=True) if dropped
-               else pd.DataFrame(columns=["row", "reason", "value"]))
+        chosen = " and ".join(
+            f"{k}={v!r}" for k, v in (("views", list(vw or ())), ("split", split)) if k in keep_studies
+        )
+        raise SchemaError(
+            f"MIMIC-CXR folder {str(root)!r}: {chosen} keep(s) no labelled study; nothing to load."
+        )
+    drop_df = (
+        pd.concat(dropped, ignore_index=True) if dropped else pd.DataFrame(columns=["row", "reason", "value"])
+    )
     n_kept = n_read - len(drop_df)
     return ReadResult(table, ReadReport(str(root), n_read, n_kept, dropped=drop_df, notes=tuple(notes)))

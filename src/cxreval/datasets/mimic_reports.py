@@ -52,8 +52,12 @@ def is_mimic_report_tree(folder: PathLike) -> bool:
         return False
     if (d / REPORTS_FILE).is_file():
         return True
-    return any(g.is_dir() and re.fullmatch(r"p1\d", g.name) for base in (d, d / "files") if base.is_dir()
-               for g in base.iterdir())
+    return any(
+        g.is_dir() and re.fullmatch(r"p1\d", g.name)
+        for base in (d, d / "files")
+        if base.is_dir()
+        for g in base.iterdir()
+    )
 
 
 def _members(p: Path) -> Iterator[tuple[str, bytes]]:
@@ -64,7 +68,9 @@ def _members(p: Path) -> Iterator[tuple[str, bytes]]:
                     if not info.is_dir() and info.filename.lower().endswith(".txt"):
                         yield info.filename, zf.read(info)
         except zipfile.BadZipFile as exc:
-            raise SchemaError(f"File {str(p)!r} is not a zip archive ({exc}); expected {REPORTS_FILE}.") from None
+            raise SchemaError(
+                f"File {str(p)!r} is not a zip archive ({exc}); expected {REPORTS_FILE}."
+            ) from None
         return
     base = p / "files" if (p / "files").is_dir() else p
     for f in sorted(base.rglob("*.txt")):
@@ -95,14 +101,18 @@ def read_mimic_reports(path: PathLike) -> ReadResult:
     """
     p = Path(path)
     if not p.exists():
-        raise DataUnavailableError(f"{str(p)!r} does not exist; pass {REPORTS_FILE} (from "
-                                   "https://physionet.org/content/mimic-cxr/2.0.0/) or its unzipped files/ tree.")
+        raise DataUnavailableError(
+            f"{str(p)!r} does not exist; pass {REPORTS_FILE} (from "
+            "https://physionet.org/content/mimic-cxr/2.0.0/) or its unzipped files/ tree."
+        )
     if p.is_dir() and (p / REPORTS_FILE).is_file():
         p = p / REPORTS_FILE
     elif p.is_dir() and not is_mimic_report_tree(p):
-        raise DataUnavailableError(f"Folder {str(p)!r} holds neither {REPORTS_FILE} nor a files/p1x/pNNNNNNNN/"
-                                   f"sNNNNNNNN.txt tree: download {REPORTS_FILE} from "
-                                   "https://physionet.org/content/mimic-cxr/2.0.0/ and place it there (or unzip it).")
+        raise DataUnavailableError(
+            f"Folder {str(p)!r} holds neither {REPORTS_FILE} nor a files/p1x/pNNNNNNNN/"
+            f"sNNNNNNNN.txt tree: download {REPORTS_FILE} from "
+            "https://physionet.org/content/mimic-cxr/2.0.0/ and place it there (or unzip it)."
+        )
     studies, patients, texts, dropped = [], [], [], []
     n_read = 0
     for name, data in _members(p):
@@ -114,14 +124,23 @@ def read_mimic_reports(path: PathLike) -> ReadResult:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise SchemaError(f"Report {name!r} in {str(p)!r} is not UTF-8 text (byte {exc.start}).") from None
+            raise SchemaError(
+                f"Report {name!r} in {str(p)!r} is not UTF-8 text (byte {exc.start})."
+            ) from None
         studies.append(m.group(3))
         patients.append(m.group(2))
         texts.append(text)
-    table = pd.DataFrame({"study_id": pd.Series(studies, dtype=object), "patient_id": pd.Series(patients, dtype=object),
-                          "text": pd.Series(texts, dtype=object)})
+    table = pd.DataFrame(
+        {
+            "study_id": pd.Series(studies, dtype=object),
+            "patient_id": pd.Series(patients, dtype=object),
+            "text": pd.Series(texts, dtype=object),
+        }
+    )
     if not len(table):
-        raise SchemaError(f"{str(p)!r} holds no report (no p1x/pNNNNNNNN/sNNNNNNNN.txt; {n_read} .txt files read).")
+        raise SchemaError(
+            f"{str(p)!r} holds no report (no p1x/pNNNNNNNN/sNNNNNNNN.txt; {n_read} .txt files read)."
+        )
     dup = table["study_id"].duplicated()
     if dup.any():
         raise SchemaError(f"Study {table['study_id'][dup].iloc[0]!r} has two reports in {str(p)!r}.")

@@ -38,9 +38,13 @@ _COLUMNS = ("Image Index", "Finding Labels", "Patient ID", "View Position")
 
 def _read(path: PathLike | None, cache_dir: PathLike | None) -> tuple[pd.DataFrame, Path]:
     p = metadata_path(DATA_ENTRY, cache_dir=cache_dir, path=path)
-    df = read_csv_file(p, error=lambda f, exc: f"Could not read {str(f)!r} as a ChestX-ray14 Data_Entry CSV: {exc}",
-                       dtype={"Image Index": str, "Finding Labels": str, "Patient ID": str, "View Position": str},
-                       keep_default_na=False, na_values=[""])
+    df = read_csv_file(
+        p,
+        error=lambda f, exc: f"Could not read {str(f)!r} as a ChestX-ray14 Data_Entry CSV: {exc}",
+        dtype={"Image Index": str, "Finding Labels": str, "Patient ID": str, "View Position": str},
+        keep_default_na=False,
+        na_values=[""],
+    )
     check_columns(df, _COLUMNS, where=f"file {str(p)!r}")
     if df.empty:
         raise SchemaError(f"{p} has no rows (a ChestX-ray14 Data_Entry CSV has one row per image).")
@@ -49,24 +53,27 @@ def _read(path: PathLike | None, cache_dir: PathLike | None) -> tuple[pd.DataFra
             i = int(np.flatnonzero(df[col].isna().to_numpy())[0])
             raise SchemaError(f"Missing value in file {str(p)!r}, row {i}, column {col!r}.")
     if df["Image Index"].duplicated().any():
-        raise SchemaError(f"Duplicate image {df.loc[df['Image Index'].duplicated(), 'Image Index'].iloc[0]!r} "
-                          f"in file {str(p)!r}, column 'Image Index'.")
+        raise SchemaError(
+            f"Duplicate image {df.loc[df['Image Index'].duplicated(), 'Image Index'].iloc[0]!r} "
+            f"in file {str(p)!r}, column 'Image Index'."
+        )
     return df, p
 
 
-def load_metadata(path: PathLike | None = None, *,
-                  cache_dir: PathLike | None = None) -> pd.DataFrame:
+def load_metadata(path: PathLike | None = None, *, cache_dir: PathLike | None = None) -> pd.DataFrame:
     """Per-image metadata: ``study_id, patient_id, view, follow_up, age, sex, finding_labels``.
 
     ``study_id`` is the image file name (``00000001_000.png``); ``patient_id`` is the ``Patient ID`` as text.
     """
     df, _ = _read(path, cache_dir)
-    out = pd.DataFrame({
-        "study_id": df["Image Index"].to_numpy(),
-        "patient_id": df["Patient ID"].str.lstrip("0").replace("", "0").to_numpy(),
-        "view": df["View Position"].to_numpy(),
-        "finding_labels": df["Finding Labels"].to_numpy(),
-    })
+    out = pd.DataFrame(
+        {
+            "study_id": df["Image Index"].to_numpy(),
+            "patient_id": df["Patient ID"].str.lstrip("0").replace("", "0").to_numpy(),
+            "view": df["View Position"].to_numpy(),
+            "finding_labels": df["Finding Labels"].to_numpy(),
+        }
+    )
     if "Follow-up #" in df.columns:
         out["follow_up"] = pd.to_numeric(df["Follow-up #"], errors="coerce").astype("Int64").to_numpy()
     if "Patient Age" in df.columns:
@@ -100,8 +107,7 @@ def finding_matrix(finding_labels: pd.Series, *, where: str = "Finding Labels") 
     return pd.DataFrame(mat, index=finding_labels.index, columns=list(CHESTXRAY14))
 
 
-def load_labels(path: PathLike | None = None, *,
-                cache_dir: PathLike | None = None) -> ReadResult:
+def load_labels(path: PathLike | None = None, *, cache_dir: PathLike | None = None) -> ReadResult:
     """ChestX-ray14 text-mined labels as a long label table (source ``nih_textmined``).
 
     Parameters
@@ -120,11 +126,13 @@ def load_labels(path: PathLike | None = None, *,
     meta = load_metadata(p)
     mat = finding_matrix(df["Finding Labels"], where=f"file {str(p)!r}, column 'Finding Labels'")
     n, k = mat.shape
-    table = pd.DataFrame({
-        "study_id": np.repeat(meta["study_id"].to_numpy(), k),
-        "patient_id": np.repeat(meta["patient_id"].to_numpy(), k),
-        "finding": np.tile(np.asarray(CHESTXRAY14, dtype=object), n),
-        "source": SOURCE,
-        "state": pd.array(np.where(mat.to_numpy().ravel(), 2, 0).astype(np.int8), dtype="Int8"),
-    })
+    table = pd.DataFrame(
+        {
+            "study_id": np.repeat(meta["study_id"].to_numpy(), k),
+            "patient_id": np.repeat(meta["patient_id"].to_numpy(), k),
+            "finding": np.tile(np.asarray(CHESTXRAY14, dtype=object), n),
+            "source": SOURCE,
+            "state": pd.array(np.where(mat.to_numpy().ravel(), 2, 0).astype(np.int8), dtype="Int8"),
+        }
+    )
     return ReadResult(table, ReadReport(str(p), n, n, notes=("No Finding rows are all-negative rows",)))

@@ -53,15 +53,25 @@ def read_nih_boxes(path: PathLike, *, image_shape: tuple[int, int] | None = (102
         coordinate, a box with non-positive width or height, or a box outside the image.
     """
     p = Path(path)
-    raw = read_csv_file(p, error=lambda f, exc: f"{f}: cannot be read as a CSV file ({exc}).", header=None, dtype=str,
-                        keep_default_na=False, skip_blank_lines=True, names=list(range(9)), engine="python")
+    raw = read_csv_file(
+        p,
+        error=lambda f, exc: f"{f}: cannot be read as a CSV file ({exc}).",
+        header=None,
+        dtype=str,
+        keep_default_na=False,
+        skip_blank_lines=True,
+        names=list(range(9)),
+        engine="python",
+    )
     raw = raw.fillna("")
     if raw.empty:
         raise SchemaError(f"{p}: the file is empty; expected the BBox_List_2017 header and rows.")
     head = [str(v).strip() for v in raw.iloc[0]]
     if tuple(head[:2]) != NIH_HEADER or not head[2].startswith("Bbox"):
-        raise SchemaError(f"{p}: the header {','.join(h for h in head if h)!r} is not BBox_List_2017's; "
-                          "expected 'Image Index,Finding Label,Bbox [x,y,w,h],,,'.")
+        raise SchemaError(
+            f"{p}: the header {','.join(h for h in head if h)!r} is not BBox_List_2017's; "
+            "expected 'Image Index,Finding Label,Bbox [x,y,w,h],,,'."
+        )
     body = raw.iloc[1:].reset_index(drop=True)
     if body.empty:
         raise SchemaError(f"{p} has no rows (the BBox_List_2017 header and no box).")
@@ -80,15 +90,19 @@ def read_nih_boxes(path: PathLike, *, image_shape: tuple[int, int] | None = (102
         bad = ~np.isfinite(vals)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise SchemaError(f"{p}: data row {i} (image {body[0][i]!r}) has {name} = {body[2 + k][i]!r}; "
-                              "expected a finite number.")
+            raise SchemaError(
+                f"{p}: data row {i} (image {body[0][i]!r}) has {name} = {body[2 + k][i]!r}; "
+                "expected a finite number."
+            )
         xywh[:, k] = vals
     bad = (xywh[:, 2] <= 0) | (xywh[:, 3] <= 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"{p}: data row {i} (image {body[0][i]!r}) has a box of non-positive size "
-                          f"w = {xywh[i, 2]!r}, h = {xywh[i, 3]!r}; expected w > 0 and h > 0 "
-                          f"({int(bad.sum())} such row(s)).")
+        raise SchemaError(
+            f"{p}: data row {i} (image {body[0][i]!r}) has a box of non-positive size "
+            f"w = {xywh[i, 2]!r}, h = {xywh[i, 3]!r}; expected w > 0 and h > 0 "
+            f"({int(bad.sum())} such row(s))."
+        )
     x0, y0 = xywh[:, 0], xywh[:, 1]
     x1, y1 = x0 + xywh[:, 2], y0 + xywh[:, 3]
     if image_shape is not None:
@@ -96,8 +110,10 @@ def read_nih_boxes(path: PathLike, *, image_shape: tuple[int, int] | None = (102
         out = (x0 < 0) | (y0 < 0) | (x1 > ww) | (y1 > hh)
         if out.any():
             i = int(np.flatnonzero(out)[0])
-            raise SchemaError(f"{p}: data row {i} (image {body[0][i]!r}) has box x {x0[i]:g}..{x1[i]:g}, "
-                              f"y {y0[i]:g}..{y1[i]:g} outside the {hh} x {ww} image ({int(out.sum())} such row(s)).")
+            raise SchemaError(
+                f"{p}: data row {i} (image {body[0][i]!r}) has box x {x0[i]:g}..{x1[i]:g}, "
+                f"y {y0[i]:g}..{y1[i]:g} outside the {hh} x {ww} image ({int(out.sum())} such row(s))."
+            )
     labels = body[1].str.strip()
     canon = {lab: canonical_finding(lab, where=f"{p}, column 'Finding Label'") for lab in labels.unique()}
     renamed = {k: v for k, v in canon.items() if k != v}

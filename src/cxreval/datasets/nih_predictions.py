@@ -28,8 +28,14 @@ from ..io import read_csv_file
 from ..labels import read_wide_predictions, validate_predictions
 from ..results import ReadReport, ReadResult
 
-__all__ = ["PREFIX", "PUBLISHED_AUC_FILES", "list_models", "load_predictions", "load_published_aucs",
-           "combine_findings"]
+__all__ = [
+    "PREFIX",
+    "PUBLISHED_AUC_FILES",
+    "list_models",
+    "load_predictions",
+    "load_published_aucs",
+    "combine_findings",
+]
 
 PREFIX = "prob_"
 PUBLISHED_AUC_FILES: dict[str, str] = {
@@ -58,8 +64,9 @@ def list_models(directory: PathLike) -> list[str]:
     return sorted(p.stem for p in _dir(directory).glob("*.csv"))
 
 
-def load_predictions(directory: PathLike, *, models: Sequence[str] | None = None,
-                     logits: str = "keep") -> ReadResult:
+def load_predictions(
+    directory: PathLike, *, models: Sequence[str] | None = None, logits: str = "keep"
+) -> ReadResult:
     """Read every model's wide CSV into one long prediction table ``study_id, model, finding, score``.
 
     Parameters
@@ -96,8 +103,10 @@ def load_predictions(directory: PathLike, *, models: Sequence[str] | None = None
     want = list(models) if models is not None else avail
     for m in want:
         if m not in avail:
-            raise UnknownNameError(f"Unknown model {m!r}: no {m}.csv in {str(d)!r}; available: {avail}."
-                                   f"{did_you_mean(str(m), avail)}")
+            raise UnknownNameError(
+                f"Unknown model {m!r}: no {m}.csv in {str(d)!r}; available: {avail}."
+                f"{did_you_mean(str(m), avail)}"
+            )
     tables, notes, n_read = [], [], 0
     first_order: list[str] | None = None
     for m in want:
@@ -130,19 +139,25 @@ def load_published_aucs(directory: PathLike, model: str) -> pd.Series:
     """The per-finding AUCs the model's repository published (index: canonical finding)."""
     d = _dir(directory)
     if model not in PUBLISHED_AUC_FILES:
-        raise InvalidParameterError(f"No published AUCs are known for model {model!r}; known: {sorted(PUBLISHED_AUC_FILES)}.")
+        raise InvalidParameterError(
+            f"No published AUCs are known for model {model!r}; known: {sorted(PUBLISHED_AUC_FILES)}."
+        )
     p = d / "published_aucs" / PUBLISHED_AUC_FILES[model]
     if not p.is_file():
         raise DataUnavailableError(f"Published AUC file {str(p)!r} not found.")
     df = read_csv_file(p)
     if not {"label", "auc"} <= set(df.columns):
         raise SchemaError(f"File {str(p)!r} must have columns 'label' and 'auc'; it has {list(df.columns)}.")
-    return pd.Series(df["auc"].to_numpy(dtype=float),
-                     index=[canonical_finding(x, where=f"file {str(p)!r}") for x in df["label"]], name=model)
+    return pd.Series(
+        df["auc"].to_numpy(dtype=float),
+        index=[canonical_finding(x, where=f"file {str(p)!r}") for x in df["label"]],
+        name=model,
+    )
 
 
-def combine_findings(predictions: pd.DataFrame, targets: Mapping[str, Sequence[str]], *,
-                     how: str = "max") -> pd.DataFrame:
+def combine_findings(
+    predictions: pd.DataFrame, targets: Mapping[str, Sequence[str]], *, how: str = "max"
+) -> pd.DataFrame:
     """Scores for findings defined from several predicted findings (e.g. ``Nodule or Mass``).
 
     ``targets`` maps a new finding to the predicted findings it combines; the new score is their
@@ -155,7 +170,9 @@ def combine_findings(predictions: pd.DataFrame, targets: Mapping[str, Sequence[s
     for target, sources in targets.items():
         src = [canonical_finding(s) for s in sources]
         sub = preds[preds["finding"].isin(src)]
-        wide = sub.pivot_table(index=["study_id", "model"], columns="finding", values="score", aggfunc="first")
+        wide = sub.pivot_table(
+            index=["study_id", "model"], columns="finding", values="score", aggfunc="first"
+        )
         missing = [s for s in src if s not in wide.columns]
         if missing:
             raise SchemaError(f"combine_findings: no predictions for {missing} (needed for {target!r}).")
@@ -164,6 +181,14 @@ def combine_findings(predictions: pd.DataFrame, targets: Mapping[str, Sequence[s
             sid, mod = wide.index[np.isnan(vals).any(axis=1)][0]
             raise SchemaError(f"combine_findings: model {mod!r} lacks a score of {src} for study {sid!r}.")
         score = vals.max(axis=1) if how == "max" else vals.mean(axis=1)
-        parts.append(pd.DataFrame({"study_id": wide.index.get_level_values(0), "model": wide.index.get_level_values(1),
-                                   "finding": canonical_finding(target), "score": score}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "study_id": wide.index.get_level_values(0),
+                    "model": wide.index.get_level_values(1),
+                    "finding": canonical_finding(target),
+                    "score": score,
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True)

@@ -50,13 +50,33 @@ from ..results import ReadReport, ReadResult
 from ..schema import check_columns
 from ._fetch import metadata_path
 
-__all__ = ["OPENI_TUNING_SEED", "openi_tuning_split", "OPENI_FILE", "SECTIONS", "REPORT_COLUMNS", "read_openi_reports", "openi_images", "openi_mesh",
-           "MeshRule", "MESH_RULES", "UNUSABLE_MESH", "OPENI_HALVES", "openi_mesh_labels"]
+__all__ = [
+    "OPENI_TUNING_SEED",
+    "openi_tuning_split",
+    "OPENI_FILE",
+    "SECTIONS",
+    "REPORT_COLUMNS",
+    "read_openi_reports",
+    "openi_images",
+    "openi_mesh",
+    "MeshRule",
+    "MESH_RULES",
+    "UNUSABLE_MESH",
+    "OPENI_HALVES",
+    "openi_mesh_labels",
+]
 
 OPENI_FILE = "NLMCXR_reports.tgz"
 SECTIONS: tuple[str, ...] = ("comparison", "indication", "findings", "impression")
-REPORT_COLUMNS: tuple[str, ...] = ("report_id", "file", "n_images", "image_ids", *SECTIONS,
-                                   "mesh_major", "mesh_automatic")
+REPORT_COLUMNS: tuple[str, ...] = (
+    "report_id",
+    "file",
+    "n_images",
+    "image_ids",
+    *SECTIONS,
+    "mesh_major",
+    "mesh_automatic",
+)
 
 
 def _members(p: Path) -> Iterator[tuple[str, bytes | None]]:
@@ -101,14 +121,20 @@ def _parse(data: bytes) -> dict[str, object]:
     major = [t for t in (_text(e) for e in (mesh.findall("major") if mesh is not None else [])) if t]
     auto = [t for t in (_text(e) for e in (mesh.findall("automatic") if mesh is not None else [])) if t]
     images = [im.get("id", "").strip() for im in root.findall("parentImage")]
-    out.update({"image_ids": [i for i in images if i], "mesh_major": major, "mesh_automatic": auto,
-                "_extra_sections": extra_sections})
+    out.update(
+        {
+            "image_ids": [i for i in images if i],
+            "mesh_major": major,
+            "mesh_automatic": auto,
+            "_extra_sections": extra_sections,
+        }
+    )
     return out
 
 
-def read_openi_reports(path: PathLike | None = None, *,
-                       cache_dir: PathLike | None = None,
-                       require_images: bool = False) -> ReadResult:
+def read_openi_reports(
+    path: PathLike | None = None, *, cache_dir: PathLike | None = None, require_images: bool = False
+) -> ReadResult:
     """Read the OpenI reports (``NLMCXR_reports.tgz``, or a folder of its XML files) into a table.
 
     Parameters
@@ -137,8 +163,10 @@ def read_openi_reports(path: PathLike | None = None, *,
         Not fetched and no path given.
     """
     if not isinstance(require_images, bool):
-        raise InvalidParameterError(f"The 'require_images' parameter of read_openi_reports must be a bool. "
-                                    f"Got {require_images!r} instead.")
+        raise InvalidParameterError(
+            f"The 'require_images' parameter of read_openi_reports must be a bool. "
+            f"Got {require_images!r} instead."
+        )
     p = metadata_path(OPENI_FILE, cache_dir=cache_dir, path=path)
     rows, dropped = [], []
     seen: dict[object, str] = {}
@@ -189,15 +217,22 @@ def read_openi_reports(path: PathLike | None = None, *,
     notes = [f"{int((table['n_images'] == 0).sum())} reports have no image"] if not require_images else []
     if extra:
         notes.append(f"sections other than {list(SECTIONS)} ignored: {extra}")
-    report = ReadReport(str(p), n_read, len(table), dropped=pd.DataFrame(dropped, columns=["row", "reason", "value"]),
-                        notes=tuple(notes))
+    report = ReadReport(
+        str(p),
+        n_read,
+        len(table),
+        dropped=pd.DataFrame(dropped, columns=["row", "reason", "value"]),
+        notes=tuple(notes),
+    )
     return ReadResult(table, report)
 
 
 def _check_reports(reports: object, func: str) -> None:
     if not isinstance(reports, pd.DataFrame):
-        raise InvalidParameterError(f"The 'reports' parameter of {func} must be the DataFrame of "
-                                    f"read_openi_reports(). Got {type(reports).__name__} instead.")
+        raise InvalidParameterError(
+            f"The 'reports' parameter of {func} must be the DataFrame of "
+            f"read_openi_reports(). Got {type(reports).__name__} instead."
+        )
 
 
 def openi_images(reports: pd.DataFrame) -> pd.DataFrame:
@@ -205,7 +240,9 @@ def openi_images(reports: pd.DataFrame) -> pd.DataFrame:
     _check_reports(reports, "openi_images")
     check_columns(reports, ("report_id", "image_ids"), where="OpenI reports table")
     ids = reports["image_ids"].fillna("").str.split("|")
-    out = pd.DataFrame({"report_id": reports["report_id"].to_numpy(), "image_id": ids.to_numpy()}).explode("image_id")
+    out = pd.DataFrame({"report_id": reports["report_id"].to_numpy(), "image_id": ids.to_numpy()}).explode(
+        "image_id"
+    )
     out = out[out["image_id"].fillna("") != ""]
     return out.reset_index(drop=True).astype("str")
 
@@ -217,13 +254,16 @@ def openi_mesh(reports: pd.DataFrame, *, kind: str = "major") -> pd.DataFrame:
     and ``qualifiers`` the rest (missing when none). ``kind`` is ``'major'`` (human) or ``'automatic'``.
     """
     if kind not in ("major", "automatic"):
-        raise InvalidParameterError(f"The 'kind' parameter of openi_mesh must be one of ['major', 'automatic']. "
-                                    f"Got {kind!r} instead.")
+        raise InvalidParameterError(
+            f"The 'kind' parameter of openi_mesh must be one of ['major', 'automatic']. Got {kind!r} instead."
+        )
     _check_reports(reports, "openi_mesh")
     col = f"mesh_{kind}"
     check_columns(reports, ("report_id", col), where="OpenI reports table")
     codes = reports[col].fillna("").str.split("|")
-    out = pd.DataFrame({"report_id": reports["report_id"].to_numpy(), "code": codes.to_numpy()}).explode("code")
+    out = pd.DataFrame({"report_id": reports["report_id"].to_numpy(), "code": codes.to_numpy()}).explode(
+        "code"
+    )
     out = out[out["code"].fillna("") != ""].reset_index(drop=True)
     parts = out["code"].str.split("/", n=1)
     out["term"] = parts.str[0].str.strip()
@@ -273,8 +313,12 @@ class MeshRule:
         return not any(_norm(x) in qualifiers for x in self.exclude)
 
     def to_dict(self) -> dict[str, object]:
-        return {"heading": self.heading, "finding": self.finding, "qualifier": self.qualifier,
-                "exclude": list(self.exclude)}
+        return {
+            "heading": self.heading,
+            "finding": self.finding,
+            "qualifier": self.qualifier,
+            "exclude": list(self.exclude),
+        }
 
 
 MESH_RULES: tuple[MeshRule, ...] = (
@@ -321,12 +365,18 @@ OPENI_HALVES: tuple[str, ...] = ("development", "held-out", "all")
 """The values of ``openi_mesh_labels(half=...)`` and ``cxreval data export openi_mesh --half``."""
 
 
-def _keep_half(keep: np.ndarray, report_ids: np.ndarray, images: np.ndarray, half: str,
-               dropped: list[dict[str, object]]) -> None:
+def _keep_half(
+    keep: np.ndarray, report_ids: np.ndarray, images: np.ndarray, half: str, dropped: list[dict[str, object]]
+) -> None:
     """Clear ``keep`` for the reports outside ``half`` of the tuning split, listing each in ``dropped``."""
     for i in np.flatnonzero(keep & (images == "")).tolist():
-        dropped.append({"row": i, "reason": "no image (the tuning split holds reports with images)",
-                        "value": report_ids[i]})
+        dropped.append(
+            {
+                "row": i,
+                "reason": "no image (the tuning split holds reports with images)",
+                "value": report_ids[i],
+            }
+        )
         keep[i] = False
     if half == "all":
         return
@@ -334,49 +384,79 @@ def _keep_half(keep: np.ndarray, report_ids: np.ndarray, images: np.ndarray, hal
     other, name = (set(held), "held-out") if half == "development" else (set(dev), "development")
     for i in np.flatnonzero(keep).tolist():
         if report_ids[i] in other:
-            dropped.append({"row": i, "reason": f"in the {name} half (cxreval.datasets.openi.openi_tuning_split)",
-                            "value": report_ids[i]})
+            dropped.append(
+                {
+                    "row": i,
+                    "reason": f"in the {name} half (cxreval.datasets.openi.openi_tuning_split)",
+                    "value": report_ids[i],
+                }
+            )
             keep[i] = False
 
 
-def _validate_mesh_labels(findings: object, rules: object, uncertain_qualifiers: object, unit: object,
-                          source: object) -> tuple[tuple[str, ...], tuple[MeshRule, ...], frozenset[str]]:
+def _validate_mesh_labels(
+    findings: object, rules: object, uncertain_qualifiers: object, unit: object, source: object
+) -> tuple[tuple[str, ...], tuple[MeshRule, ...], frozenset[str]]:
     func = "openi_mesh_labels"
     if rules is None:
         rules = MESH_RULES
-    if (not isinstance(rules, Sequence) or isinstance(rules, str) or not rules
-            or not all(isinstance(r, MeshRule) for r in rules)):
-        raise InvalidParameterError(f"The 'rules' parameter of {func} must be a non-empty sequence of MeshRule or "
-                                    f"None. Got {rules!r} instead.")
+    if (
+        not isinstance(rules, Sequence)
+        or isinstance(rules, str)
+        or not rules
+        or not all(isinstance(r, MeshRule) for r in rules)
+    ):
+        raise InvalidParameterError(
+            f"The 'rules' parameter of {func} must be a non-empty sequence of MeshRule or "
+            f"None. Got {rules!r} instead."
+        )
     if isinstance(findings, str) or not isinstance(findings, Sequence) or not findings:
-        raise InvalidParameterError(f"The 'findings' parameter of {func} must be a non-empty sequence of finding "
-                                    f"names. Got {findings!r} instead.")
+        raise InvalidParameterError(
+            f"The 'findings' parameter of {func} must be a non-empty sequence of finding "
+            f"names. Got {findings!r} instead."
+        )
     fs, _ = canonical_findings(findings, where=f"the 'findings' parameter of {func}")
     if len(set(fs)) != len(fs):
         raise InvalidParameterError(f"The 'findings' parameter of {func} repeats a finding: {list(fs)}.")
     ruled = {canonical_findings([r.finding], where=f"MeshRule {r.heading!r}")[0][0] for r in rules}
     missing = [f for f in fs if f not in ruled]
     if missing:
-        raise InvalidParameterError(f"The 'findings' parameter of {func} names {missing}, which no MeSH rule maps "
-                                    f"to; the rules cover {sorted(ruled)}. Pass rules= with a MeshRule for them.")
-    if isinstance(uncertain_qualifiers, str) or not isinstance(uncertain_qualifiers, Sequence) \
-            or not all(isinstance(q, str) for q in uncertain_qualifiers):
-        raise InvalidParameterError(f"The 'uncertain_qualifiers' parameter of {func} must be a sequence of str "
-                                    f"(e.g. ('borderline',) or ()). Got {uncertain_qualifiers!r} instead.")
+        raise InvalidParameterError(
+            f"The 'findings' parameter of {func} names {missing}, which no MeSH rule maps "
+            f"to; the rules cover {sorted(ruled)}. Pass rules= with a MeshRule for them."
+        )
+    if (
+        isinstance(uncertain_qualifiers, str)
+        or not isinstance(uncertain_qualifiers, Sequence)
+        or not all(isinstance(q, str) for q in uncertain_qualifiers)
+    ):
+        raise InvalidParameterError(
+            f"The 'uncertain_qualifiers' parameter of {func} must be a sequence of str "
+            f"(e.g. ('borderline',) or ()). Got {uncertain_qualifiers!r} instead."
+        )
     if unit not in ("report", "image"):
-        raise InvalidParameterError(f"The 'unit' parameter of {func} must be one of ['report', 'image']. "
-                                    f"Got {unit!r} instead.")
+        raise InvalidParameterError(
+            f"The 'unit' parameter of {func} must be one of ['report', 'image']. Got {unit!r} instead."
+        )
     if not isinstance(source, str) or not source:
-        raise InvalidParameterError(f"The 'source' parameter of {func} must be a non-empty str. "
-                                    f"Got {source!r} instead.")
+        raise InvalidParameterError(
+            f"The 'source' parameter of {func} must be a non-empty str. Got {source!r} instead."
+        )
     return fs, tuple(rules), frozenset(_norm(q) for q in uncertain_qualifiers)
 
 
-def openi_mesh_labels(path: PathLike | None = None, *, reports: pd.DataFrame | None = None,
-                      cache_dir: PathLike | None = None,
-                      findings: Sequence[str] = CHESTXRAY14, rules: Sequence[MeshRule] | None = None,
-                      uncertain_qualifiers: Sequence[str] = ("borderline",), unit: str = "report",
-                      source: str = "openi_mesh", half: str | None = None) -> ReadResult:
+def openi_mesh_labels(
+    path: PathLike | None = None,
+    *,
+    reports: pd.DataFrame | None = None,
+    cache_dir: PathLike | None = None,
+    findings: Sequence[str] = CHESTXRAY14,
+    rules: Sequence[MeshRule] | None = None,
+    uncertain_qualifiers: Sequence[str] = ("borderline",),
+    unit: str = "report",
+    source: str = "openi_mesh",
+    half: str | None = None,
+) -> ReadResult:
     """OpenI's human MeSH major codes as a long label table (source ``openi_mesh``).
 
     Each MeSH major code ``Heading/qualifier/...`` of a report is matched against ``rules`` (default
@@ -448,8 +528,10 @@ def openi_mesh_labels(path: PathLike | None = None, *, reports: pd.DataFrame | N
     func = "openi_mesh_labels"
     fs, rules_t, unc = _validate_mesh_labels(findings, rules, uncertain_qualifiers, unit, source)
     if half is not None and half not in OPENI_HALVES:
-        raise InvalidParameterError(f"The 'half' parameter of {func} must be one of {list(OPENI_HALVES)} or None. "
-                                    f"Got {half!r} instead.")
+        raise InvalidParameterError(
+            f"The 'half' parameter of {func} must be one of {list(OPENI_HALVES)} or None. "
+            f"Got {half!r} instead."
+        )
     notes: list[str] = []
     if reports is not None:
         if path is not None:
@@ -460,7 +542,9 @@ def openi_mesh_labels(path: PathLike | None = None, *, reports: pd.DataFrame | N
         read = read_openi_reports(path, cache_dir=cache_dir)
         reports, where = read.table, read.report.source
         if read.report.n_dropped:
-            notes.append(f"read_openi_reports skipped {read.report.n_dropped} archive files: {read.report.reasons()}")
+            notes.append(
+                f"read_openi_reports skipped {read.report.n_dropped} archive files: {read.report.reasons()}"
+            )
     check_columns(reports, ("report_id", "image_ids", "mesh_major"), where="OpenI reports table")
     report_ids = reports["report_id"].astype("str").to_numpy()
     mesh = reports["mesh_major"].fillna("").astype("str").to_numpy()
@@ -481,8 +565,9 @@ def openi_mesh_labels(path: PathLike | None = None, *, reports: pd.DataFrame | N
             continue
         usable = [c for c in codes if _norm(c.split("/", 1)[0]) not in unusable]
         if not usable:
-            dropped.append({"row": i, "reason": f"only unusable MeSH major codes {list(UNUSABLE_MESH)}",
-                            "value": rid})
+            dropped.append(
+                {"row": i, "reason": f"only unusable MeSH major codes {list(UNUSABLE_MESH)}", "value": rid}
+            )
             continue
         keep[i] = True
         for c in usable:
@@ -513,31 +598,40 @@ def openi_mesh_labels(path: PathLike | None = None, *, reports: pd.DataFrame | N
     else:
         rep, study = kept, report_ids[kept].astype(object)
     k = len(fs)
-    table = pd.DataFrame({
-        "study_id": np.repeat(study, k),
-        "patient_id": np.repeat(report_ids[rep].astype(object), k),
-        "finding": np.tile(np.array(fs, dtype=object), len(rep)),
-        "source": source,
-        "state": pd.array(states[rep].ravel(), dtype="Int8"),
-    })
+    table = pd.DataFrame(
+        {
+            "study_id": np.repeat(study, k),
+            "patient_id": np.repeat(report_ids[rep].astype(object), k),
+            "finding": np.tile(np.array(fs, dtype=object), len(rep)),
+            "source": source,
+            "state": pd.array(states[rep].ravel(), dtype="Int8"),
+        }
+    )
     for c in ("study_id", "patient_id", "finding", "source"):
         table[c] = table[c].astype("str")
     dropped_df = pd.DataFrame(dropped, columns=["row", "reason", "value"]).sort_values("row", kind="stable")
-    notes.append(f"{len(rules_t)} MeSH rules -> {len(fs)} findings; state 2 (positive) when a rule matches, "
-                 f"1 (uncertain) when every matching code has a qualifier in {sorted(unc)}, 0 otherwise")
+    notes.append(
+        f"{len(rules_t)} MeSH rules -> {len(fs)} findings; state 2 (positive) when a rule matches, "
+        f"1 (uncertain) when every matching code has a qualifier in {sorted(unc)}, 0 otherwise"
+    )
     notes.append("patient_id = report id: OpenI has no patient identifiers linking reports")
     if half is not None:
-        notes.append(f"half {half!r} of cxreval.datasets.openi.openi_tuning_split (seed {OPENI_TUNING_SEED}) of the "
-                     "reports with images and usable codes")
+        notes.append(
+            f"half {half!r} of cxreval.datasets.openi.openi_tuning_split (seed {OPENI_TUNING_SEED}) of the "
+            "reports with images and usable codes"
+        )
     if n_unc:
         notes.append(f"{n_unc} matching codes carry an uncertain qualifier {sorted(unc)}")
     if unmapped:
         top = sorted(unmapped.items(), key=lambda kv: (-kv[1], kv[0]))
         shown = ", ".join(f"{h} {n}" for h, n in top[:15])
-        notes.append(f"unmapped MeSH headings (codes in kept reports), {len(top)} headings: {shown}"
-                     + (", ..." if len(top) > 15 else ""))
-    report = ReadReport(where, len(reports), int(keep.sum()), dropped=dropped_df.reset_index(drop=True),
-                        notes=tuple(notes))
+        notes.append(
+            f"unmapped MeSH headings (codes in kept reports), {len(top)} headings: {shown}"
+            + (", ..." if len(top) > 15 else "")
+        )
+    report = ReadReport(
+        where, len(reports), int(keep.sum()), dropped=dropped_df.reset_index(drop=True), notes=tuple(notes)
+    )
     return ReadResult(table, report)
 
 
@@ -545,8 +639,9 @@ OPENI_TUNING_SEED = 11
 """Seed of the OpenI split whose development half the packaged rules were tuned on (:func:`openi_tuning_split`)."""
 
 
-def openi_tuning_split(study_ids: Sequence[str], *,
-                       rng: RNGLike = OPENI_TUNING_SEED) -> tuple[np.ndarray, np.ndarray]:
+def openi_tuning_split(
+    study_ids: Sequence[str], *, rng: RNGLike = OPENI_TUNING_SEED
+) -> tuple[np.ndarray, np.ndarray]:
     """The development half (the packaged rules were tuned on it) and the held-out half of OpenI report ids.
 
     The ids (``CXR<n>``, those with images and usable MeSH codes) are sorted by number and permuted with
@@ -567,8 +662,10 @@ def openi_tuning_split(study_ids: Sequence[str], *,
     ids = list(dict.fromkeys(str(s) for s in study_ids))
     bad = [s for s in ids if not (s.startswith("CXR") and s[3:].isdigit())]
     if bad:
-        raise InvalidParameterError(f"The 'study_ids' parameter of openi_tuning_split must hold OpenI report ids "
-                                    f"(CXR<number>). Got {bad[0]!r}.")
+        raise InvalidParameterError(
+            f"The 'study_ids' parameter of openi_tuning_split must hold OpenI report ids "
+            f"(CXR<number>). Got {bad[0]!r}."
+        )
     arr = np.array(sorted(ids, key=lambda s: int(s[3:])), dtype=object)
     perm = np.random.default_rng(rng).permutation(len(arr))
     half = len(arr) // 2

@@ -54,48 +54,58 @@ from ..results import ReadReport, ReadResult
 from ..schema import check_columns
 from ._fetch import metadata_path
 
-__all__ = ["PADCHEST_FILE", "SOURCES", "METHOD_SOURCES", "PADCHEST_MAPPING", "parse_label_lists", "load_labels"]
+__all__ = [
+    "PADCHEST_FILE",
+    "SOURCES",
+    "METHOD_SOURCES",
+    "PADCHEST_MAPPING",
+    "parse_label_lists",
+    "load_labels",
+]
 
 PADCHEST_FILE = "PADCHEST_chest_x_ray_images_labels_160K_01.02.19.csv.gz"
-METHOD_SOURCES: Mapping[str, str] = MappingProxyType({"Physician": "padchest_physician",
-                                                      "RNN_model": "padchest_rnn"})
+METHOD_SOURCES: Mapping[str, str] = MappingProxyType(
+    {"Physician": "padchest_physician", "RNN_model": "padchest_rnn"}
+)
 """``MethodLabel`` value → source name."""
 SOURCES: tuple[str, ...] = tuple(METHOD_SOURCES.values())
 
-PADCHEST_MAPPING: Mapping[str, str] = MappingProxyType({
-    # ChestX-ray14 findings, each with the PadChest terms for it and for its subtypes
-    "atelectasis": "Atelectasis",
-    "laminar atelectasis": "Atelectasis",
-    "lobar atelectasis": "Atelectasis",
-    "segmental atelectasis": "Atelectasis",
-    "round atelectasis": "Atelectasis",
-    "total atelectasis": "Atelectasis",
-    "atelectasis basal": "Atelectasis",
-    "cardiomegaly": "Cardiomegaly",
-    "pleural effusion": "Effusion",
-    "loculated pleural effusion": "Effusion",
-    "loculated fissural effusion": "Effusion",
-    "infiltrates": "Infiltration",
-    "mass": "Mass",
-    "pulmonary mass": "Mass",
-    "nodule": "Nodule",
-    "multiple nodules": "Nodule",
-    "pneumonia": "Pneumonia",
-    "atypical pneumonia": "Pneumonia",
-    "pneumothorax": "Pneumothorax",
-    "hydropneumothorax": "Pneumothorax",
-    "consolidation": "Consolidation",
-    "pulmonary edema": "Edema",
-    "emphysema": "Emphysema",
-    "pulmonary fibrosis": "Fibrosis",
-    "pleural thickening": "Pleural Thickening",
-    "apical pleural thickening": "Pleural Thickening",
-    "calcified pleural thickening": "Pleural Thickening",
-    "hernia": "Hernia",
-    "hiatal hernia": "Hernia",
-    # the all-clear report
-    "normal": "No Finding",
-})
+PADCHEST_MAPPING: Mapping[str, str] = MappingProxyType(
+    {
+        # ChestX-ray14 findings, each with the PadChest terms for it and for its subtypes
+        "atelectasis": "Atelectasis",
+        "laminar atelectasis": "Atelectasis",
+        "lobar atelectasis": "Atelectasis",
+        "segmental atelectasis": "Atelectasis",
+        "round atelectasis": "Atelectasis",
+        "total atelectasis": "Atelectasis",
+        "atelectasis basal": "Atelectasis",
+        "cardiomegaly": "Cardiomegaly",
+        "pleural effusion": "Effusion",
+        "loculated pleural effusion": "Effusion",
+        "loculated fissural effusion": "Effusion",
+        "infiltrates": "Infiltration",
+        "mass": "Mass",
+        "pulmonary mass": "Mass",
+        "nodule": "Nodule",
+        "multiple nodules": "Nodule",
+        "pneumonia": "Pneumonia",
+        "atypical pneumonia": "Pneumonia",
+        "pneumothorax": "Pneumothorax",
+        "hydropneumothorax": "Pneumothorax",
+        "consolidation": "Consolidation",
+        "pulmonary edema": "Edema",
+        "emphysema": "Emphysema",
+        "pulmonary fibrosis": "Fibrosis",
+        "pleural thickening": "Pleural Thickening",
+        "apical pleural thickening": "Pleural Thickening",
+        "calcified pleural thickening": "Pleural Thickening",
+        "hernia": "Hernia",
+        "hiatal hernia": "Hernia",
+        # the all-clear report
+        "normal": "No Finding",
+    }
+)
 """PadChest term (lower case, stripped) → canonical finding. Exact matches only; terms not listed are
 counted and reported as unmapped. Deliberately left out: the radiological patterns (``alveolar pattern``,
 ``interstitial pattern``, ``ground glass pattern``, ``air bronchogram``), which torchxrayvision folds into
@@ -144,35 +154,52 @@ def parse_label_lists(labels: pd.Series) -> tuple[pd.Series, np.ndarray]:
 
 def _check_mapping(mapping: object) -> dict[str, str]:
     if not isinstance(mapping, Mapping) or not mapping:
-        raise InvalidParameterError(f"The 'mapping' parameter of load_labels must be a non-empty mapping of "
-                                    f"PadChest term -> canonical finding. Got {mapping!r} instead.")
+        raise InvalidParameterError(
+            f"The 'mapping' parameter of load_labels must be a non-empty mapping of "
+            f"PadChest term -> canonical finding. Got {mapping!r} instead."
+        )
     out: dict[str, str] = {}
     for term, finding in mapping.items():
         if not isinstance(term, str) or not isinstance(finding, str):
-            raise InvalidParameterError(f"The 'mapping' parameter of load_labels must map str to str. "
-                                        f"Got {term!r}: {finding!r} instead.")
+            raise InvalidParameterError(
+                f"The 'mapping' parameter of load_labels must map str to str. "
+                f"Got {term!r}: {finding!r} instead."
+            )
         key = term.strip().casefold()
         if key in _NO_INFO:
-            raise InvalidParameterError(f"The 'mapping' parameter of load_labels cannot map {term!r}: the empty "
-                                        f"term and 'exclude' carry no finding.")
+            raise InvalidParameterError(
+                f"The 'mapping' parameter of load_labels cannot map {term!r}: the empty "
+                f"term and 'exclude' carry no finding."
+            )
         canon = canonical_finding(finding, where=f"mapping of PadChest term {term!r}")
         if out.get(key, canon) != canon:
-            raise InvalidParameterError(f"The 'mapping' parameter of load_labels maps {key!r} to both "
-                                        f"{out[key]!r} and {canon!r}.")
+            raise InvalidParameterError(
+                f"The 'mapping' parameter of load_labels maps {key!r} to both {out[key]!r} and {canon!r}."
+            )
         out[key] = canon
     return out
 
 
 def _read(p: Path) -> pd.DataFrame:
     cols = ("ImageID", "PatientID", "MethodLabel", "Labels")
-    df = read_csv_file(p, error=lambda f, exc: f"Could not read {str(f)!r} as a PadChest labels CSV: {exc}",
-                       usecols=lambda c: c in cols, dtype=str, keep_default_na=False, na_values=[""])
+    df = read_csv_file(
+        p,
+        error=lambda f, exc: f"Could not read {str(f)!r} as a PadChest labels CSV: {exc}",
+        usecols=lambda c: c in cols,
+        dtype=str,
+        keep_default_na=False,
+        na_values=[""],
+    )
     check_columns(df, cols, where=f"file {str(p)!r}")
     return df
 
 
-def load_labels(path: PathLike | None = None, *, cache_dir: PathLike | None = None,
-                mapping: Mapping[str, str] | None = None) -> ReadResult:
+def load_labels(
+    path: PathLike | None = None,
+    *,
+    cache_dir: PathLike | None = None,
+    mapping: Mapping[str, str] | None = None,
+) -> ReadResult:
     """PadChest labels as a long label table, with physician- and RNN-labelled reports as two sources.
 
     Parameters
@@ -218,8 +245,10 @@ def load_labels(path: PathLike | None = None, *, cache_dir: PathLike | None = No
     if dup.any():
         first = image[dup].iloc[0]
         rows = np.flatnonzero((image == first).to_numpy())[:4].tolist()
-        raise SchemaError(f"Duplicate image {first!r} in file {str(p)!r}, column 'ImageID' (rows {rows}); "
-                          "PadChest has one row per image.")
+        raise SchemaError(
+            f"Duplicate image {first!r} in file {str(p)!r}, column 'ImageID' (rows {rows}); "
+            "PadChest has one row per image."
+        )
 
     findings = list(dict.fromkeys(lut.values()))
     col = {f: j for j, f in enumerate(findings)}
@@ -238,8 +267,11 @@ def load_labels(path: PathLike | None = None, *, cache_dir: PathLike | None = No
     reasons = [
         ("missing ImageID", image.isna().to_numpy(), df["ImageID"]),
         ("missing PatientID", patient.isna().to_numpy(), df["PatientID"]),
-        ("unknown MethodLabel (expected 'Physician' or 'RNN_model')", ~method.isin(list(METHOD_SOURCES)).to_numpy(),
-         df["MethodLabel"]),
+        (
+            "unknown MethodLabel (expected 'Physician' or 'RNN_model')",
+            ~method.isin(list(METHOD_SOURCES)).to_numpy(),
+            df["MethodLabel"],
+        ),
         ("unparseable Labels (expected a list literal such as \"['normal']\")", ~parsed, df["Labels"]),
         ("no informative label (only '' or 'exclude')", ~informative, df["Labels"]),
     ]
@@ -255,26 +287,32 @@ def load_labels(path: PathLike | None = None, *, cache_dir: PathLike | None = No
     keep = np.flatnonzero(~drop)
     k = len(findings)
     source = method.map(dict(METHOD_SOURCES)).to_numpy()[keep]
-    table = pd.DataFrame({
-        "study_id": np.repeat(image.to_numpy()[keep], k),
-        "patient_id": np.repeat(patient.to_numpy()[keep], k),
-        "finding": np.tile(np.asarray(findings, dtype=object), len(keep)),
-        "source": np.repeat(source, k),
-        "state": pd.array(np.where(mat[keep].ravel(), 2, 0).astype(np.int8), dtype="Int8"),
-    })
+    table = pd.DataFrame(
+        {
+            "study_id": np.repeat(image.to_numpy()[keep], k),
+            "patient_id": np.repeat(patient.to_numpy()[keep], k),
+            "finding": np.tile(np.asarray(findings, dtype=object), len(keep)),
+            "source": np.repeat(source, k),
+            "state": pd.array(np.where(mat[keep].ravel(), 2, 0).astype(np.int8), dtype="Int8"),
+        }
+    )
 
     kept_flat = ~drop[row_of]
     sel = kept_flat & (tcol[tcodes] < 0) & tinfo[tcodes]
     pairs = pd.DataFrame({"row": row_of[sel], "term": tcodes[sel]}).drop_duplicates()
     unmapped = pd.Series(tuniq[pairs["term"].to_numpy()]).value_counts()  # images per unmapped term
-    notes = ["images per source: " + ", ".join(f"{s} {int((source == s).sum())}" for s in SOURCES),
-             f"{len(lut)} PadChest terms mapped onto {k} findings: {findings}; absent mapped findings are negative"]
+    notes = [
+        "images per source: " + ", ".join(f"{s} {int((source == s).sum())}" for s in SOURCES),
+        f"{len(lut)} PadChest terms mapped onto {k} findings: {findings}; absent mapped findings are negative",
+    ]
     if "No Finding" in col:
         abnormal = np.delete(mat[keep], col["No Finding"], axis=1).any(axis=1)
         both = int((mat[keep, col["No Finding"]] & abnormal).sum())
         if both:
-            notes.append(f"'normal' listed together with a mapped abnormal finding in {both} images (both kept "
-                         "positive, as reported)")
+            notes.append(
+                f"'normal' listed together with a mapped abnormal finding in {both} images (both kept "
+                "positive, as reported)"
+            )
     if len(unmapped):
         listed = ", ".join(f"{t!r} {int(c)}" for t, c in unmapped.items())
         notes.append(f"{len(unmapped)} unmapped PadChest terms (term: images; not labels here): {listed}")

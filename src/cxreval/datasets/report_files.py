@@ -54,7 +54,9 @@ def read_report_file(path: PathLike) -> ReadResult:
         A missing or unreadable file.
     """
     if not isinstance(path, (str, os.PathLike)):
-        raise InvalidParameterError(f"The 'path' parameter of read_report_file must be a path. Got {path!r} instead.")
+        raise InvalidParameterError(
+            f"The 'path' parameter of read_report_file must be a path. Got {path!r} instead."
+        )
     p = Path(path)
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")
@@ -85,10 +87,12 @@ def _decode_csv(p: Path) -> pd.DataFrame:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
+        line = data[: exc.start].count(b"\n") + 1
         where = " once decompressed" if p.name.lower().endswith(".gz") else ""
-        raise SchemaError(f"File {str(p)!r} is not UTF-8 text{where}: byte {exc.start} (line {line}) is "
-                          f"{data[exc.start:exc.start + 1]!r}. Re-save the file as UTF-8.") from None
+        raise SchemaError(
+            f"File {str(p)!r} is not UTF-8 text{where}: byte {exc.start} (line {line}) is "
+            f"{data[exc.start : exc.start + 1]!r}. Re-save the file as UTF-8."
+        ) from None
     try:
         return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[])
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
@@ -109,15 +113,19 @@ def read_reports(path: PathLike) -> ReadResult:
         Missing file, a folder or archive, non-UTF-8 CSV, unreadable table.
     """
     if not isinstance(path, (str, os.PathLike)):
-        raise InvalidParameterError(f"The 'path' parameter of read_reports must be a path. Got {path!r} instead.")
+        raise InvalidParameterError(
+            f"The 'path' parameter of read_reports must be a path. Got {path!r} instead."
+        )
     p = Path(path)
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")
     name = p.name.lower()
     if p.is_dir() or name.endswith((".tgz", ".tar.gz", ".tar")):
-        raise SchemaError(f"{str(p)!r} is a folder or archive; read_reports reads a CSV or Parquet table. For the OpenI "
-                          "archive use cxreval.datasets.openi.read_openi_reports (or `cxreval label-reports`, which "
-                          "reads both).")
+        raise SchemaError(
+            f"{str(p)!r} is a folder or archive; read_reports reads a CSV or Parquet table. For the OpenI "
+            "archive use cxreval.datasets.openi.read_openi_reports (or `cxreval label-reports`, which "
+            "reads both)."
+        )
     if name.endswith(".parquet"):
         try:
             table = pd.read_parquet(p)

@@ -44,8 +44,17 @@ from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema import BOX_COLUMNS, check_columns
 
-__all__ = ["LABELS_FILE", "CLASS_FILE", "LABEL_COLUMNS", "CLASS_COLUMNS", "CLASSES", "SOURCE", "IMAGE_SIZE",
-           "load_labels", "load_boxes"]
+__all__ = [
+    "LABELS_FILE",
+    "CLASS_FILE",
+    "LABEL_COLUMNS",
+    "CLASS_COLUMNS",
+    "CLASSES",
+    "SOURCE",
+    "IMAGE_SIZE",
+    "load_labels",
+    "load_boxes",
+]
 
 LABELS_FILE = "stage_2_train_labels.csv"
 CLASS_FILE = "stage_2_detailed_class_info.csv"
@@ -65,18 +74,27 @@ def _find(path: PathLike, name: str) -> Path:
             return p
         p = p.parent
     if not p.is_dir():
-        raise DataUnavailableError(f"{str(p)!r} does not exist; pass the folder holding {LABELS_FILE} and "
-                                   f"{CLASS_FILE} (from {_PAGE}).")
+        raise DataUnavailableError(
+            f"{str(p)!r} does not exist; pass the folder holding {LABELS_FILE} and "
+            f"{CLASS_FILE} (from {_PAGE})."
+        )
     for suffix in ("", ".zip", ".gz"):
         if (p / (name + suffix)).is_file():
             return p / (name + suffix)
-    raise DataUnavailableError(f"Folder {str(p)!r} has no {name!r}: download it from {_PAGE} and place it in "
-                               f"{str(p)!r} under that name.")
+    raise DataUnavailableError(
+        f"Folder {str(p)!r} has no {name!r}: download it from {_PAGE} and place it in "
+        f"{str(p)!r} under that name."
+    )
 
 
 def _read(p: Path, columns: tuple[str, ...]) -> pd.DataFrame:
-    df = read_csv_file(p, error=lambda f, exc: f"Could not read file {str(f)!r} as CSV: {exc}",
-                       dtype={"patientId": str, "class": str}, keep_default_na=False, na_values=[""])
+    df = read_csv_file(
+        p,
+        error=lambda f, exc: f"Could not read file {str(f)!r} as CSV: {exc}",
+        dtype={"patientId": str, "class": str},
+        keep_default_na=False,
+        na_values=[""],
+    )
     check_columns(df, columns, where=f"file {str(p)!r}")
     miss = df["patientId"].isna().to_numpy()
     if miss.any():
@@ -93,12 +111,16 @@ def _boxes_of(df: pd.DataFrame, where: str) -> tuple[np.ndarray, np.ndarray]:
         raise SchemaError(f"Target {df['Target'].iloc[i]!r} in {where}, row {i} is not 0 or 1.")
     xywh = df[["x", "y", "width", "height"]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     has = np.isfinite(xywh).all(axis=1)
-    wrong = (target == 1) & (~has | (xywh[:, 2] <= 0) | (xywh[:, 3] <= 0)) | (target == 0) & np.isfinite(xywh).any(axis=1)
+    wrong = (target == 1) & (~has | (xywh[:, 2] <= 0) | (xywh[:, 3] <= 0)) | (target == 0) & np.isfinite(
+        xywh
+    ).any(axis=1)
     if wrong.any():
         i = int(np.flatnonzero(wrong)[0])
-        raise SchemaError(f"Row {i} of {where}: Target {int(target[i])} with x, y, width, height "
-                          f"{xywh[i].tolist()}; a box row (Target 1) needs a positive width and height, a row "
-                          f"without a box (Target 0) blank coordinates.")
+        raise SchemaError(
+            f"Row {i} of {where}: Target {int(target[i])} with x, y, width, height "
+            f"{xywh[i].tolist()}; a box row (Target 1) needs a positive width and height, a row "
+            f"without a box (Target 0) blank coordinates."
+        )
     return target.astype(np.int8), xywh
 
 
@@ -131,8 +153,10 @@ def load_labels(path: PathLike) -> ReadResult:
     unknown = ~cls["class"].isin(CLASSES).to_numpy()
     if unknown.any():
         i = int(np.flatnonzero(unknown)[0])
-        raise SchemaError(f"Class {cls['class'].iloc[i]!r} in {where_c}, row {i}, column 'class' is not one of "
-                          f"{list(CLASSES)}.")
+        raise SchemaError(
+            f"Class {cls['class'].iloc[i]!r} in {where_c}, row {i}, column 'class' is not one of "
+            f"{list(CLASSES)}."
+        )
     one = cls.drop_duplicates()
     two = one["patientId"].duplicated()
     if two.any():
@@ -142,28 +166,42 @@ def load_labels(path: PathLike) -> ReadResult:
     pos = pd.Series(target, index=lab["patientId"]).groupby(level=0, sort=False).max().reindex(ids).to_numpy()
     img_class = class_of.reindex(ids).to_numpy(dtype=object)
     if pd.isna(img_class).any():
-        raise SchemaError(f"Image {ids[int(np.flatnonzero(pd.isna(img_class))[0])]!r} of {str(lp)!r} has no class in "
-                          f"{where_c}.")
+        raise SchemaError(
+            f"Image {ids[int(np.flatnonzero(pd.isna(img_class))[0])]!r} of {str(lp)!r} has no class in "
+            f"{where_c}."
+        )
     extra = sorted(set(class_of.index) - set(ids))
     if extra:
-        raise SchemaError(f"Image {extra[0]!r} of {where_c} is not in {str(lp)!r} ({len(extra)} such images).")
+        raise SchemaError(
+            f"Image {extra[0]!r} of {where_c} is not in {str(lp)!r} ({len(extra)} such images)."
+        )
     mismatch = (pos == 1) != (img_class == "Lung Opacity")
     if mismatch.any():
         i = int(np.flatnonzero(mismatch)[0])
-        raise SchemaError(f"Image {ids[i]!r}: class {img_class[i]!r} in {where_c} but Target {int(pos[i])} in "
-                          f"{str(lp)!r}; 'Lung Opacity' images are those with a box (Target 1).")
+        raise SchemaError(
+            f"Image {ids[i]!r}: class {img_class[i]!r} in {where_c} but Target {int(pos[i])} in "
+            f"{str(lp)!r}; 'Lung Opacity' images are those with a box (Target 1)."
+        )
     opacity = np.where(pos == 1, 2, 0).astype(np.int8)
     normal = np.where(img_class == "Normal", 2, 0).astype(np.int8)
     findings = ("Lung Opacity", "Pneumonia", "No Finding")
     states = np.stack([opacity, opacity, normal], axis=1)
-    table = pd.DataFrame({"study_id": np.repeat(ids, 3), "patient_id": np.repeat(ids, 3),
-                          "finding": np.tile(np.asarray(findings, dtype=object), len(ids)), "source": SOURCE,
-                          "state": pd.array(states.ravel(), dtype="Int8")})
+    table = pd.DataFrame(
+        {
+            "study_id": np.repeat(ids, 3),
+            "patient_id": np.repeat(ids, 3),
+            "finding": np.tile(np.asarray(findings, dtype=object), len(ids)),
+            "source": SOURCE,
+            "state": pd.array(states.ravel(), dtype="Int8"),
+        }
+    )
     table = validate_label_table(table, where=f"file {str(lp)!r}")
     counts = pd.Series(img_class).value_counts()
-    notes = (f"{len(ids):,} images; classes: " + ", ".join(f"{c} {int(counts.get(c, 0)):,}" for c in CLASSES),
-             "'No Lung Opacity / Not Normal' images: Lung Opacity and Pneumonia negative, No Finding negative",
-             "patient_id = study_id = patientId (one image per id)")
+    notes = (
+        f"{len(ids):,} images; classes: " + ", ".join(f"{c} {int(counts.get(c, 0)):,}" for c in CLASSES),
+        "'No Lung Opacity / Not Normal' images: Lung Opacity and Pneumonia negative, No Finding negative",
+        "patient_id = study_id = patientId (one image per id)",
+    )
     return ReadResult(table, ReadReport(str(lp), len(lab), len(lab), notes=notes))
 
 
@@ -186,12 +224,29 @@ def load_boxes(path: PathLike) -> ReadResult:
     target, xywh = _boxes_of(lab, f"file {str(lp)!r}")
     keep = target == 1
     x, y, w, h = (xywh[keep, j] for j in range(4))
-    boxes = pd.DataFrame(dict(zip(BOX_COLUMNS, (lab["patientId"].to_numpy(dtype=object)[keep], "Lung Opacity",
-                                                x, y, x + w, y + h))))
-    out = (boxes["x_min"] < 0) | (boxes["y_min"] < 0) | (boxes["x_max"] > IMAGE_SIZE) | (boxes["y_max"] > IMAGE_SIZE)
+    boxes = pd.DataFrame(
+        dict(
+            zip(
+                BOX_COLUMNS,
+                (lab["patientId"].to_numpy(dtype=object)[keep], "Lung Opacity", x, y, x + w, y + h),
+            )
+        )
+    )
+    out = (
+        (boxes["x_min"] < 0)
+        | (boxes["y_min"] < 0)
+        | (boxes["x_max"] > IMAGE_SIZE)
+        | (boxes["y_max"] > IMAGE_SIZE)
+    )
     notes = [f"{len(boxes):,} boxes on {boxes['study_id'].nunique():,} images"]
     if out.any():
-        notes.append(f"{int(out.sum())} boxes reach outside the {IMAGE_SIZE} x {IMAGE_SIZE} image (kept as read)")
+        notes.append(
+            f"{int(out.sum())} boxes reach outside the {IMAGE_SIZE} x {IMAGE_SIZE} image (kept as read)"
+        )
     drop = np.flatnonzero(~keep)
-    dropped = pd.DataFrame({"row": drop, "reason": "no box", "value": lab["patientId"].to_numpy(dtype=object)[drop]})
-    return ReadResult(boxes, ReadReport(str(lp), len(lab), int(keep.sum()), dropped=dropped, notes=tuple(notes)))
+    dropped = pd.DataFrame(
+        {"row": drop, "reason": "no box", "value": lab["patientId"].to_numpy(dtype=object)[drop]}
+    )
+    return ReadResult(
+        boxes, ReadReport(str(lp), len(lab), int(keep.sum()), dropped=dropped, notes=tuple(notes))
+    )

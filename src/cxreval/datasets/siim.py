@@ -145,18 +145,29 @@ def _read(path: PathLike, shape: tuple[int, int] = (IMAGE_SIZE, IMAGE_SIZE)) -> 
     if p.is_dir():
         found = next((p / (RLE_FILE + s) for s in ("", ".gz") if (p / (RLE_FILE + s)).is_file()), None)
         if found is None:
-            raise DataUnavailableError(f"Folder {str(p)!r} has no {RLE_FILE!r}: download it from {_PAGE} and place it "
-                                       f"in {str(p)!r} under that name.")
+            raise DataUnavailableError(
+                f"Folder {str(p)!r} has no {RLE_FILE!r}: download it from {_PAGE} and place it "
+                f"in {str(p)!r} under that name."
+            )
         p = found
     elif not p.is_file():
-        raise DataUnavailableError(f"{str(p)!r} does not exist; pass {RLE_FILE} (from {_PAGE}) or its folder.")
-    df = read_csv_file(p, error=lambda f, exc: f"Could not read file {str(f)!r} as CSV: {exc}", dtype=str,
-                       keep_default_na=False, na_values=[""])
+        raise DataUnavailableError(
+            f"{str(p)!r} does not exist; pass {RLE_FILE} (from {_PAGE}) or its folder."
+        )
+    df = read_csv_file(
+        p,
+        error=lambda f, exc: f"Could not read file {str(f)!r} as CSV: {exc}",
+        dtype=str,
+        keep_default_na=False,
+        na_values=[""],
+    )
     df.columns = [str(c).strip() for c in df.columns]
     where = f"file {str(p)!r}"
     if "ImageId" not in df.columns or "EncodedPixels" not in df.columns:
-        raise SchemaError(f"{where} needs the columns 'ImageId, EncodedPixels' (train-rle.csv); columns: "
-                          f"{list(df.columns)}.")
+        raise SchemaError(
+            f"{where} needs the columns 'ImageId, EncodedPixels' (train-rle.csv); columns: "
+            f"{list(df.columns)}."
+        )
     for c in ("ImageId", "EncodedPixels"):
         miss = df[c].isna().to_numpy()
         if miss.any():
@@ -182,11 +193,20 @@ def load_labels(path: PathLike) -> ReadResult:
     ids = pd.unique(df["ImageId"])
     pos = df.loc[df["EncodedPixels"] != "-1", "ImageId"].unique()
     state = np.where(pd.Index(pos).get_indexer(ids) >= 0, 2, 0).astype(np.int8)
-    table = pd.DataFrame({"study_id": ids, "patient_id": ids, "finding": "Pneumothorax", "source": SOURCE,
-                          "state": pd.array(state, dtype="Int8")})
+    table = pd.DataFrame(
+        {
+            "study_id": ids,
+            "patient_id": ids,
+            "finding": "Pneumothorax",
+            "source": SOURCE,
+            "state": pd.array(state, dtype="Int8"),
+        }
+    )
     table = validate_label_table(table, where=f"file {str(p)!r}")
-    notes = (f"{len(ids):,} images, {int((state == 2).sum()):,} with pneumothorax",
-             "patient_id = study_id = ImageId (no patient ids published)")
+    notes = (
+        f"{len(ids):,} images, {int((state == 2).sum()):,} with pneumothorax",
+        "patient_id = study_id = ImageId (no patient ids published)",
+    )
     return ReadResult(table, ReadReport(str(p), len(df), len(df), notes=notes))
 
 
@@ -199,9 +219,12 @@ def load_boxes(path: PathLike, *, shape: tuple[int, int] = (IMAGE_SIZE, IMAGE_SI
         ``study_id, finding, x_min, y_min, x_max, y_max`` (finding ``Pneumothorax``), images in file order;
         ``res.report.dropped``: the ``-1`` rows (reason ``no mask``).
     """
-    if not (isinstance(shape, tuple) and len(shape) == 2 and all(isinstance(v, int) and v > 0 for v in shape)):
-        raise InvalidParameterError(f"The 'shape' parameter of load_boxes must be (height, width) in pixels. "
-                                    f"Got {shape!r} instead.")
+    if not (
+        isinstance(shape, tuple) and len(shape) == 2 and all(isinstance(v, int) and v > 0 for v in shape)
+    ):
+        raise InvalidParameterError(
+            f"The 'shape' parameter of load_boxes must be (height, width) in pixels. Got {shape!r} instead."
+        )
     p, df = _read(path, shape)
     rows = []
     masked = df[df["EncodedPixels"] != "-1"]
@@ -209,10 +232,16 @@ def load_boxes(path: PathLike, *, shape: tuple[int, int] = (IMAGE_SIZE, IMAGE_SI
         flat = np.zeros(shape[0] * shape[1], dtype=bool)
         for rle in g["EncodedPixels"]:
             _decode_into(flat, rle, shape)  # (every value checked by _read)
-        rows += [(image, "Pneumothorax", *map(float, b)) for b in mask_to_boxes(flat.reshape(shape, order="F"))]
+        rows += [
+            (image, "Pneumothorax", *map(float, b)) for b in mask_to_boxes(flat.reshape(shape, order="F"))
+        ]
     boxes = pd.DataFrame(rows, columns=list(BOX_COLUMNS))
     drop = np.flatnonzero((df["EncodedPixels"] == "-1").to_numpy())
-    dropped = pd.DataFrame({"row": drop, "reason": "no mask", "value": df["ImageId"].to_numpy(dtype=object)[drop]})
-    notes = (f"{len(boxes):,} boxes (connected components, 8-connectivity) of {len(masked):,} masks on "
-             f"{masked['ImageId'].nunique():,} images",)
+    dropped = pd.DataFrame(
+        {"row": drop, "reason": "no mask", "value": df["ImageId"].to_numpy(dtype=object)[drop]}
+    )
+    notes = (
+        f"{len(boxes):,} boxes (connected components, 8-connectivity) of {len(masked):,} masks on "
+        f"{masked['ImageId'].nunique():,} images",
+    )
     return ReadResult(boxes, ReadReport(str(p), len(df), len(masked), dropped=dropped, notes=notes))

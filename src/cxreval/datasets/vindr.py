@@ -80,37 +80,56 @@ from ._fetch import metadata_path
 __all__ = ["VINDR_FILE", "VINDR_COLUMNS", "read_vindr", "read_vindr_boxes"]
 
 VINDR_FILE = "vinbigdata-train.csv.gz"
-VINDR_COLUMNS: tuple[str, ...] = ("image_id", "class_name", "class_id", "rad_id",
-                                  "x_min", "y_min", "x_max", "y_max")
+VINDR_COLUMNS: tuple[str, ...] = (
+    "image_id",
+    "class_name",
+    "class_id",
+    "rad_id",
+    "x_min",
+    "y_min",
+    "x_max",
+    "y_max",
+)
 _READER_RE = re.compile(r"^R(\d+)$")
 
 
-def _load(path: PathLike | None, cache_dir: PathLike | None
-          ) -> tuple[Path, pd.DataFrame, np.ndarray]:
+def _load(path: PathLike | None, cache_dir: PathLike | None) -> tuple[Path, pd.DataFrame, np.ndarray]:
     p = metadata_path(VINDR_FILE, cache_dir=cache_dir, path=path)
     where = f"file {str(p)!r}"
-    df = read_csv_file(p, error=lambda f, exc: f"Could not read {where} as CSV: {exc}",
-                       dtype={"image_id": str, "class_name": str, "rad_id": str})
+    df = read_csv_file(
+        p,
+        error=lambda f, exc: f"Could not read {where} as CSV: {exc}",
+        dtype={"image_id": str, "class_name": str, "rad_id": str},
+    )
     check_columns(df, VINDR_COLUMNS, where=where)
     for col in ("image_id", "class_name", "rad_id"):
         miss = df[col].isna().to_numpy()
         if miss.any():
             i = int(np.flatnonzero(miss)[0])
-            raise SchemaError(f"Missing value in {where}, row {i}, column {col!r}; every row needs "
-                              f"image_id, class_name and rad_id.")
+            raise SchemaError(
+                f"Missing value in {where}, row {i}, column {col!r}; every row needs "
+                f"image_id, class_name and rad_id."
+            )
     bad = ~df["rad_id"].str.match(_READER_RE)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise SchemaError(f"Reader id {df['rad_id'].iloc[i]!r} in {where}, row {i}, column 'rad_id' is not of "
-                          f"the form 'R<number>' (expected 'R1' ... 'R17').")
+        raise SchemaError(
+            f"Reader id {df['rad_id'].iloc[i]!r} in {where}, row {i}, column 'rad_id' is not of "
+            f"the form 'R<number>' (expected 'R1' ... 'R17')."
+        )
     names = pd.unique(df["class_name"])
     canon = {n: canonical_finding(n, where=f"{where}, column 'class_name'") for n in names}
     outside = [n for n, c in canon.items() if c not in VINDR]
     if outside:
-        raise SchemaError(f"Class {outside[0]!r} in {where}, column 'class_name' is not a VinDr-CXR finding; "
-                          f"expected one of {list(VINDR)} (or their VinDr spellings).")
-    codes = np.array([VINDR.index(canon[n]) for n in df["class_name"]], dtype=np.int64) if len(df) else \
-        np.zeros(0, dtype=np.int64)
+        raise SchemaError(
+            f"Class {outside[0]!r} in {where}, column 'class_name' is not a VinDr-CXR finding; "
+            f"expected one of {list(VINDR)} (or their VinDr spellings)."
+        )
+    codes = (
+        np.array([VINDR.index(canon[n]) for n in df["class_name"]], dtype=np.int64)
+        if len(df)
+        else np.zeros(0, dtype=np.int64)
+    )
     return p, df, codes
 
 
@@ -119,8 +138,7 @@ def _reader_order(readers: np.ndarray) -> np.ndarray:
     return np.array([int(_READER_RE.match(r).group(1)) for r in readers])  # type: ignore[union-attr]
 
 
-def read_vindr(path: PathLike | None = None, *,
-               cache_dir: PathLike | None = None) -> ReadResult:
+def read_vindr(path: PathLike | None = None, *, cache_dir: PathLike | None = None) -> ReadResult:
     """Read VinDr-CXR's per-reader labels into the long label table (one source per reader).
 
     Parameters
@@ -157,22 +175,28 @@ def read_vindr(path: PathLike | None = None, *,
     img, rad = img[order], rad[order]
     k = len(VINDR)
     pair_index = pd.MultiIndex.from_arrays([img, rad])
-    row_pair = pair_index.get_indexer(pd.MultiIndex.from_arrays([df["image_id"].to_numpy(), df["rad_id"].to_numpy()]))
+    row_pair = pair_index.get_indexer(
+        pd.MultiIndex.from_arrays([df["image_id"].to_numpy(), df["rad_id"].to_numpy()])
+    )
     states = np.zeros((len(img), k), dtype=np.int8)
     states[row_pair, codes] = 2
-    table = pd.DataFrame({
-        "study_id": np.repeat(img, k),
-        "patient_id": np.repeat(img, k),
-        "finding": np.tile(np.asarray(VINDR, dtype=object), len(img)),
-        "source": np.repeat(rad, k),
-        "state": pd.array(states.ravel(), dtype="Int8"),
-    })
+    table = pd.DataFrame(
+        {
+            "study_id": np.repeat(img, k),
+            "patient_id": np.repeat(img, k),
+            "finding": np.tile(np.asarray(VINDR, dtype=object), len(img)),
+            "source": np.repeat(rad, k),
+            "state": pd.array(states.ravel(), dtype="Int8"),
+        }
+    )
     table = validate_label_table(table, where=f"file {str(p)!r}")
     notes = []
     n_repeat = int(pd.DataFrame({"r": row_pair, "c": codes}).duplicated().sum())
     if n_repeat:
-        notes.append(f"{n_repeat} rows repeat an (image, reader, finding) with another box; "
-                     f"each such finding is one positive label")
+        notes.append(
+            f"{n_repeat} rows repeat an (image, reader, finding) with another box; "
+            f"each such finding is one positive label"
+        )
     nf = VINDR.index("No Finding")
     both = int(((states[:, nf] == 2) & (np.delete(states, nf, axis=1) == 2).any(axis=1)).sum())
     if both:
@@ -181,8 +205,7 @@ def read_vindr(path: PathLike | None = None, *,
     return ReadResult(table, ReadReport(str(p), n_read, n_read, notes=tuple(notes)))
 
 
-def read_vindr_boxes(path: PathLike | None = None, *,
-                     cache_dir: PathLike | None = None) -> ReadResult:
+def read_vindr_boxes(path: PathLike | None = None, *, cache_dir: PathLike | None = None) -> ReadResult:
     """Read VinDr-CXR's reader boxes in the box schema: ``study_id, finding, source, x_min, y_min, x_max, y_max``.
 
     The columns are :data:`cxreval.schema.SOURCED_BOX_COLUMNS` (``source`` is the reader id),
@@ -209,9 +232,26 @@ def read_vindr_boxes(path: PathLike | None = None, *,
     reasons[nofind] = "no finding (no box)"
     keep = reasons == ""
     drop_idx = np.flatnonzero(~keep)
-    dropped = pd.DataFrame({"row": drop_idx, "reason": reasons[drop_idx],
-                            "value": df["class_name"].to_numpy(dtype=object)[drop_idx]})
-    boxes = pd.DataFrame(dict(zip(SOURCED_BOX_COLUMNS, (
-        df["image_id"].to_numpy(dtype=object)[keep], np.asarray(VINDR, dtype=object)[codes[keep]],
-        df["rad_id"].to_numpy(dtype=object)[keep], *(coords[keep, j] for j in range(4))))))
-    return ReadResult(boxes.reset_index(drop=True), ReadReport(str(p), len(df), int(keep.sum()), dropped=dropped))
+    dropped = pd.DataFrame(
+        {
+            "row": drop_idx,
+            "reason": reasons[drop_idx],
+            "value": df["class_name"].to_numpy(dtype=object)[drop_idx],
+        }
+    )
+    boxes = pd.DataFrame(
+        dict(
+            zip(
+                SOURCED_BOX_COLUMNS,
+                (
+                    df["image_id"].to_numpy(dtype=object)[keep],
+                    np.asarray(VINDR, dtype=object)[codes[keep]],
+                    df["rad_id"].to_numpy(dtype=object)[keep],
+                    *(coords[keep, j] for j in range(4)),
+                ),
+            )
+        )
+    )
+    return ReadResult(
+        boxes.reset_index(drop=True), ReadReport(str(p), len(df), int(keep.sum()), dropped=dropped)
+    )

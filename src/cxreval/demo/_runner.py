@@ -60,9 +60,16 @@ class DemoSection:
     hint: str = ""
 
     def to_dict(self) -> dict[str, object]:
-        return {"key": self.key, "title": self.title, "status": self.status, "seconds": round(self.seconds, 2),
-                "folder": None if self.folder is None else str(self.folder), "reason": self.reason,
-                "command": self.command, "hint": self.hint}
+        return {
+            "key": self.key,
+            "title": self.title,
+            "status": self.status,
+            "seconds": round(self.seconds, 2),
+            "folder": None if self.folder is None else str(self.folder),
+            "reason": self.reason,
+            "command": self.command,
+            "hint": self.hint,
+        }
 
 
 @dataclass(frozen=True)
@@ -80,19 +87,33 @@ class DemoResult:
     mirror_source: str = ""
 
     def to_dict(self) -> dict[str, object]:
-        return {"out": str(self.out), "report": str(self.report), "report_bytes": self.report_bytes,
-                "seconds": round(self.seconds, 2), "sections": [s.to_dict() for s in self.sections],
-                "data_mirror": None if self.data_mirror is None else str(self.data_mirror),
-                "mirror_source": self.mirror_source}
+        return {
+            "out": str(self.out),
+            "report": str(self.report),
+            "report_bytes": self.report_bytes,
+            "seconds": round(self.seconds, 2),
+            "sections": [s.to_dict() for s in self.sections],
+            "data_mirror": None if self.data_mirror is None else str(self.data_mirror),
+            "mirror_source": self.mirror_source,
+        }
 
 
 def _section_record(ctx: DemoContext, spec: DemoSpec, started: str) -> None:
     """Write ``run.json`` into each folder the section created: its inputs, parameters, files and the commands
     that write the same files."""
     for d in ctx.created:
-        write_run_record(d, started=started, inputs=[p for p in ctx.used if p.exists()],
-                         meta={"demo_section": spec.key, "seed": ctx.rng, "same_files_as": list(spec.commands),
-                               "commands": [], **ctx.meta})
+        write_run_record(
+            d,
+            started=started,
+            inputs=[p for p in ctx.used if p.exists()],
+            meta={
+                "demo_section": spec.key,
+                "seed": ctx.rng,
+                "same_files_as": list(spec.commands),
+                "commands": [],
+                **ctx.meta,
+            },
+        )
 
 
 def _run_section(ctx: DemoContext, spec: DemoSpec, prog: Progress) -> DemoSection:
@@ -113,22 +134,44 @@ def _run_section(ctx: DemoContext, spec: DemoSpec, prog: Progress) -> DemoSectio
         folder = Path(spec.build(ctx))
         _section_record(ctx, spec, started)
         parts = [m[0] for m in ctx.missing[n_missing:]]
-        ctx.missing[n_missing:] = [(a, b, rerun if c == RERUN else c, d) for a, b, c, d in ctx.missing[n_missing:]]
-        res = DemoSection(key, title, "built", time.perf_counter() - t, folder,
-                          reason=("built without: " + "; ".join(parts)) if parts else "")
+        ctx.missing[n_missing:] = [
+            (a, b, rerun if c == RERUN else c, d) for a, b, c, d in ctx.missing[n_missing:]
+        ]
+        res = DemoSection(
+            key,
+            title,
+            "built",
+            time.perf_counter() - t,
+            folder,
+            reason=("built without: " + "; ".join(parts)) if parts else "",
+        )
     except Exception as exc:  # the section is listed as not built (a bug: as an error); the others go on
         for d in ctx.created:
             shutil.rmtree(d, ignore_errors=True)
         del ctx.missing[n_missing:]
         if isinstance(exc, NotBuilt):
-            res = DemoSection(key, title, "not built", time.perf_counter() - t, reason=exc.reason,
-                              command=rerun if exc.command == RERUN else exc.command, hint=exc.hint)
+            res = DemoSection(
+                key,
+                title,
+                "not built",
+                time.perf_counter() - t,
+                reason=exc.reason,
+                command=rerun if exc.command == RERUN else exc.command,
+                hint=exc.hint,
+            )
         elif isinstance(exc, (CxrevalError, OSError)):
-            res = DemoSection(key, title, "not built", time.perf_counter() - t, reason=str(exc), command=rerun)
+            res = DemoSection(
+                key, title, "not built", time.perf_counter() - t, reason=str(exc), command=rerun
+            )
         else:
             log.warning("demo section %s failed:\n%s", key, traceback.format_exc())
-            res = DemoSection(key, title, "error", time.perf_counter() - t,
-                              reason=f"internal error: {type(exc).__name__}: {exc}")
+            res = DemoSection(
+                key,
+                title,
+                "error",
+                time.perf_counter() - t,
+                reason=f"internal error: {type(exc).__name__}: {exc}",
+            )
     prog.done(task)
     log.info("demo: %s: %s (%.1f s)", title, res.status, res.seconds)
     return res
@@ -143,11 +186,20 @@ def _add_to_run_record(out: Path, name: str) -> None:
         tmp.write_text(json.dumps(rec, indent=2, default=str) + "\n")
 
 
-def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = None,
-             cache_dir: str | Path | None = None, n_resamples: int = 1000, rng: RNGLike = 0, download: bool = True,
-             sections: Sequence[str] | None = None, progress: Progress | None = None,
-             iqa_metrics: Sequence[str] | None = None, iqa_images: int | None = None,
-             overwrite: bool = False) -> DemoResult:
+def run_demo(
+    out: str | Path = "demo-out",
+    *,
+    data_mirror: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    n_resamples: int = 1000,
+    rng: RNGLike = 0,
+    download: bool = True,
+    sections: Sequence[str] | None = None,
+    progress: Progress | None = None,
+    iqa_metrics: Sequence[str] | None = None,
+    iqa_images: int | None = None,
+    overwrite: bool = False,
+) -> DemoResult:
     """Run the demo into ``out`` and write ``out/report.html``.
 
     Parameters
@@ -193,20 +245,27 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
         unknown = [s for s in sections if s not in keys]
         if unknown:
             raise InvalidParameterError(f"Unknown demo section(s) {unknown}; known: {keys}.")
-    if iqa_images is not None and (isinstance(iqa_images, bool) or not isinstance(iqa_images, int) or iqa_images < 1):
-        raise InvalidParameterError(f"The 'iqa_images' parameter of run_demo must be a positive int. Got {iqa_images!r} "
-                                    "instead.")
+    if iqa_images is not None and (
+        isinstance(iqa_images, bool) or not isinstance(iqa_images, int) or iqa_images < 1
+    ):
+        raise InvalidParameterError(
+            f"The 'iqa_images' parameter of run_demo must be a positive int. Got {iqa_images!r} instead."
+        )
     if iqa_metrics is not None:
         from ..iqa import list_metrics
 
         known = list_metrics(reference="full")
         bad = [m for m in iqa_metrics if m not in known]
         if bad or isinstance(iqa_metrics, str) or not iqa_metrics:
-            raise InvalidParameterError(f"The 'iqa_metrics' parameter of run_demo must be a non-empty list of "
-                                        f"full-reference metrics {known}. Got {iqa_metrics!r} instead.")
+            raise InvalidParameterError(
+                f"The 'iqa_metrics' parameter of run_demo must be a non-empty list of "
+                f"full-reference metrics {known}. Got {iqa_metrics!r} instead."
+            )
     if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)):
-        raise InvalidParameterError(f"The 'rng' parameter of run_demo must be an int seed (recorded in each section's "
-                                    f"run.json). Got {rng!r} instead.")
+        raise InvalidParameterError(
+            f"The 'rng' parameter of run_demo must be an int seed (recorded in each section's "
+            f"run.json). Got {rng!r} instead."
+        )
     prog = as_progress(progress, func="run_demo")
     t0 = time.perf_counter()
     guard = [p for p in (data_mirror, cache_dir) if p is not None]
@@ -214,12 +273,26 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
     mirror = default_mirror(data_mirror)
     done: list[DemoSection] = []
     missing: list[tuple[str, str, str, str]] = []
-    with output_folder(out, overwrite=overwrite, meta={"seed": int(rng), "n_resamples": int(n_resamples),
-                                                       "data_mirror": None if mirror is None else str(mirror)},
-                       protect=guard) as tmp:
-        ctx = DemoContext(tmp, mirror, None if cache_dir is None else Path(cache_dir), int(n_resamples), int(rng),
-                          bool(download), tuple(IQA_METRICS if iqa_metrics is None else iqa_metrics),
-                          IQA_N_IMAGES if iqa_images is None else int(iqa_images))
+    with output_folder(
+        out,
+        overwrite=overwrite,
+        meta={
+            "seed": int(rng),
+            "n_resamples": int(n_resamples),
+            "data_mirror": None if mirror is None else str(mirror),
+        },
+        protect=guard,
+    ) as tmp:
+        ctx = DemoContext(
+            tmp,
+            mirror,
+            None if cache_dir is None else Path(cache_dir),
+            int(n_resamples),
+            int(rng),
+            bool(download),
+            tuple(IQA_METRICS if iqa_metrics is None else iqa_metrics),
+            IQA_N_IMAGES if iqa_images is None else int(iqa_images),
+        )
         for spec in SECTIONS:
             if sections is not None and spec.key not in sections:
                 continue
@@ -227,16 +300,34 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
         missing = list(ctx.missing)
     done = [s if s.folder is None else replace(s, folder=out / s.folder.relative_to(tmp)) for s in done]
     built = [s.folder for s in done if s.folder is not None]
-    unavailable = [Unavailable(s.title, f"{s.status}: {s.reason}", s.command, s.hint) for s in done
-                   if s.status != "built"]
+    unavailable = [
+        Unavailable(s.title, f"{s.status}: {s.reason}", s.command, s.hint)
+        for s in done
+        if s.status != "built"
+    ]
     unavailable += [Unavailable(t, r, c, h) for t, r, c, h in missing]
-    intro = ("<p>How the choice of reference changes conclusions, on real public data: each section below "
-             "was computed by <code>cxreval demo</code> with the library's analysis functions; the tables are "
-             "the files in the section's folder.</p>")
-    rep = write_report(built, out / "report.html", title="cxreval demo: does the conclusion survive a change of "
-                       "reference?", unavailable=unavailable, intro_html=intro, list_missing_kinds=False,
-                       allow_empty=True)
+    intro = (
+        "<p>How the choice of reference changes conclusions, on real public data: each section below "
+        "was computed by <code>cxreval demo</code> with the library's analysis functions; the tables are "
+        "the files in the section's folder.</p>"
+    )
+    rep = write_report(
+        built,
+        out / "report.html",
+        title="cxreval demo: does the conclusion survive a change of reference?",
+        unavailable=unavailable,
+        intro_html=intro,
+        list_missing_kinds=False,
+        allow_empty=True,
+    )
     _add_to_run_record(out, "report.html")
-    source = ("data_mirror=" if data_mirror is not None else "$CXREVAL_DATA_MIRROR"
-              if os.environ.get("CXREVAL_DATA_MIRROR") else "../shared/data" if mirror is not None else "")
+    source = (
+        "data_mirror="
+        if data_mirror is not None
+        else "$CXREVAL_DATA_MIRROR"
+        if os.environ.get("CXREVAL_DATA_MIRROR")
+        else "../shared/data"
+        if mirror is not None
+        else ""
+    )
     return DemoResult(out, rep.path, rep.n_bytes, tuple(done), time.perf_counter() - t0, mirror, source)

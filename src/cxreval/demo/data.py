@@ -13,9 +13,28 @@ import pandas as pd
 
 from ..exceptions import CxrevalError
 
-__all__ = ["RERUN", "MIRROR_LAYOUT", "offline_hint", "short_reason", "rerun_command", "NotBuilt", "DemoContext", "need", "metadata", "pinned", "mirror_only",
-           "NIH_MODELS", "CHEXPERT_MODELS", "CHEXPERT_GT_READERS", "CHEXPERT_BENCH_READERS", "CHEXPERT_COMPETITION",
-           "nih_google_labels", "nih_predictions", "chexpert_labels", "chexpert_predictions"]
+__all__ = [
+    "RERUN",
+    "MIRROR_LAYOUT",
+    "offline_hint",
+    "short_reason",
+    "rerun_command",
+    "NotBuilt",
+    "DemoContext",
+    "need",
+    "metadata",
+    "pinned",
+    "mirror_only",
+    "NIH_MODELS",
+    "CHEXPERT_MODELS",
+    "CHEXPERT_GT_READERS",
+    "CHEXPERT_BENCH_READERS",
+    "CHEXPERT_COMPETITION",
+    "nih_google_labels",
+    "nih_predictions",
+    "chexpert_labels",
+    "chexpert_predictions",
+]
 
 log = logging.getLogger(__name__)
 
@@ -24,19 +43,23 @@ RERUN = "<rerun this section>"
 """Placeholder command, replaced by the exact ``cxreval demo`` command that reruns the failing section."""
 
 
-MIRROR_LAYOUT = ("DIR/chexpert_test/ (groundtruth.csv; radiologists/groundtruth/bc{1,2,3,5,7}_gt.csv; "
-                 "radiologists/benchmark_radiologists/bc{4,6,8}.csv; labeler/chexpert_labels.csv, chexbert_labels.csv; "
-                 "example_models/predictions/standard/*.csv), DIR/nih_fold_predictions/<model>.csv (10 models' NIH "
-                 "predictions), DIR/chestxray14/official_test_list.txt and official_train_val_list.txt, "
-                 "DIR/images/nih/*.png (radiographs), DIR/iqa_fixture/ (reference and degraded PNGs, manifest.json); "
-                 "each file byte-identical to its pinned GitHub copy (cxreval.datasets.mirror.PINNED)")
+MIRROR_LAYOUT = (
+    "DIR/chexpert_test/ (groundtruth.csv; radiologists/groundtruth/bc{1,2,3,5,7}_gt.csv; "
+    "radiologists/benchmark_radiologists/bc{4,6,8}.csv; labeler/chexpert_labels.csv, chexbert_labels.csv; "
+    "example_models/predictions/standard/*.csv), DIR/nih_fold_predictions/<model>.csv (10 models' NIH "
+    "predictions), DIR/chestxray14/official_test_list.txt and official_train_val_list.txt, "
+    "DIR/images/nih/*.png (radiographs), DIR/iqa_fixture/ (reference and degraded PNGs, manifest.json); "
+    "each file byte-identical to its pinned GitHub copy (cxreval.datasets.mirror.PINNED)"
+)
 """The layout of a data mirror (``--data-mirror DIR``): each path as its pinned source publishes it."""
 
 
 def offline_hint(relative: str) -> str:
     """'offline: use --data-mirror DIR with this layout: DIR/<relative>' (the one file or folder a part needs)."""
-    return (f"offline: use --data-mirror DIR with this layout: DIR/{relative} (full layout: --data-mirror in the "
-            "demo's help)")
+    return (
+        f"offline: use --data-mirror DIR with this layout: DIR/{relative} (full layout: --data-mirror in the "
+        "demo's help)"
+    )
 
 
 def short_reason(text: str, limit: int = 160) -> str:
@@ -46,7 +69,7 @@ def short_reason(text: str, limit: int = 160) -> str:
         if cut in text:
             text = text.split(cut, 1)[0]
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def rerun_command(key: str) -> str:
@@ -100,11 +123,10 @@ class DemoContext:
         return path
 
 
-
-
 # ------------------------------------------------------------------------------------------------
 # data helpers
 # ------------------------------------------------------------------------------------------------
+
 
 def need(module: str, what: str, command: str) -> ModuleType:
     """Import ``module`` or say that this build lacks it (the section is not built)."""
@@ -113,8 +135,10 @@ def need(module: str, what: str, command: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise NotBuilt(f"{what}: module {module} is not in this build ({exc})",
-                       hint=f"this cxreval build lacks {module}; {command} needs it too") from exc
+        raise NotBuilt(
+            f"{what}: module {module} is not in this build ({exc})",
+            hint=f"this cxreval build lacks {module}; {command} needs it too",
+        ) from exc
 
 
 def metadata(ctx: DemoContext, name: str) -> Path:
@@ -123,7 +147,9 @@ def metadata(ctx: DemoContext, name: str) -> Path:
 
     stamp = resolve_cache_dir(ctx.cache_dir) / "torchxrayvision-data" / ".wheel_sha256"
     if not ctx.download and not (stamp.exists() and stamp.read_text().strip() == WHEEL_SHA256):
-        raise NotBuilt(f"public metadata not cached in {stamp.parent} and downloads are off", "cxreval data fetch")
+        raise NotBuilt(
+            f"public metadata not cached in {stamp.parent} and downloads are off", "cxreval data fetch"
+        )
     try:
         res = fetch_metadata(cache_dir=ctx.cache_dir)
     except CxrevalError as exc:
@@ -136,9 +162,13 @@ def pinned(ctx: DemoContext, local_path: str) -> Path:
     from ..datasets.mirror import fetch_file
 
     try:
-        return ctx.use(fetch_file(local_path, mirror=ctx.mirror, cache_dir=ctx.cache_dir, download=ctx.download))
+        return ctx.use(
+            fetch_file(local_path, mirror=ctx.mirror, cache_dir=ctx.cache_dir, download=ctx.download)
+        )
     except CxrevalError as exc:
-        where = "not in the data mirror" + (f" {ctx.mirror}" if ctx.mirror else " (none given)") + " or the cache"
+        where = (
+            "not in the data mirror" + (f" {ctx.mirror}" if ctx.mirror else " (none given)") + " or the cache"
+        )
         why = "downloads are off (--offline)" if not ctx.download else "its download failed (offline?)"
         raise NotBuilt(f"{local_path} is {where}, and {why}", RERUN, offline_hint(local_path)) from exc
 
@@ -151,15 +181,35 @@ def mirror_only(ctx: DemoContext, relative: str) -> Path:
         return ctx.use(mirror_path(relative, mirror=ctx.mirror))
     except CxrevalError as exc:
         where = f"the data mirror {ctx.mirror}" if ctx.mirror else "a data mirror (none was given)"
-        raise NotBuilt(f"{relative} is not in {where}, the only place it comes from", RERUN,
-                       offline_hint(relative)) from exc
+        raise NotBuilt(
+            f"{relative} is not in {where}, the only place it comes from", RERUN, offline_hint(relative)
+        ) from exc
 
 
-NIH_MODELS = ("jrzech_densenet121", "dd_densenet201", "dd_mobilenet_v2", "dd_resnet50", "dd_resnet152",
-              "dd_densenet121_v2_logits", "hy_densenet121_nih25", "hy_densenet121_nih25_lrdecay033",
-              "hy_densenet121_test1", "hy_densenet121_results")
-CHEXPERT_MODELS = ("desmond", "drnet", "hieupham", "ihil", "jfaboy", "ngango2", "ngango3", "sensexdr", "uestc",
-                   "yww211")
+NIH_MODELS = (
+    "jrzech_densenet121",
+    "dd_densenet201",
+    "dd_mobilenet_v2",
+    "dd_resnet50",
+    "dd_resnet152",
+    "dd_densenet121_v2_logits",
+    "hy_densenet121_nih25",
+    "hy_densenet121_nih25_lrdecay033",
+    "hy_densenet121_test1",
+    "hy_densenet121_results",
+)
+CHEXPERT_MODELS = (
+    "desmond",
+    "drnet",
+    "hieupham",
+    "ihil",
+    "jfaboy",
+    "ngango2",
+    "ngango3",
+    "sensexdr",
+    "uestc",
+    "yww211",
+)
 CHEXPERT_GT_READERS = ("bc1", "bc2", "bc3", "bc5", "bc7")
 CHEXPERT_BENCH_READERS = ("bc4", "bc6", "bc8")
 CHEXPERT_COMPETITION = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Effusion")
@@ -189,12 +239,22 @@ def nih_predictions(ctx: DemoContext, study_ids: set[str]) -> pd.DataFrame:
     needed = sorted({f for sources in NIH_TO_GOOGLE.targets.values() for f in sources})
     for model in NIH_MODELS:
         p = pinned(ctx, f"nih_fold_predictions/{model}.csv")
-        pr = read_wide_predictions(p, model=model, id_column="Image Index", prefix="prob_", findings=needed).table
+        pr = read_wide_predictions(
+            p, model=model, id_column="Image Index", prefix="prob_", findings=needed
+        ).table
         pr = pr[pr["study_id"].isin(study_ids)]
         wide = pr.pivot(index="study_id", columns="finding", values="score")
         for target, sources in NIH_TO_GOOGLE.targets.items():
-            parts.append(pd.DataFrame({"study_id": wide.index, "model": model, "finding": target,
-                                       "score": wide[list(sources)].max(axis=1).to_numpy()}))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "study_id": wide.index,
+                        "model": model,
+                        "finding": target,
+                        "score": wide[list(sources)].max(axis=1).to_numpy(),
+                    }
+                )
+            )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -204,10 +264,18 @@ def chexpert_labels(ctx: DemoContext) -> pd.DataFrame:
 
     files = {"consensus": "chexpert_test/groundtruth.csv"}
     files.update({r: f"chexpert_test/radiologists/groundtruth/{r}_gt.csv" for r in CHEXPERT_GT_READERS})
-    files.update({r: f"chexpert_test/radiologists/benchmark_radiologists/{r}.csv" for r in CHEXPERT_BENCH_READERS})
-    files.update({"chexpert_labeler": "chexpert_test/labeler/chexpert_labels.csv",
-                  "chexbert": "chexpert_test/labeler/chexbert_labels.csv"})
-    parts = [read_wide_labels(pinned(ctx, p), source=src, id_column="Study").table for src, p in files.items()]
+    files.update(
+        {r: f"chexpert_test/radiologists/benchmark_radiologists/{r}.csv" for r in CHEXPERT_BENCH_READERS}
+    )
+    files.update(
+        {
+            "chexpert_labeler": "chexpert_test/labeler/chexpert_labels.csv",
+            "chexbert": "chexpert_test/labeler/chexbert_labels.csv",
+        }
+    )
+    parts = [
+        read_wide_labels(pinned(ctx, p), source=src, id_column="Study").table for src, p in files.items()
+    ]
     return pd.concat(parts, ignore_index=True)
 
 
@@ -215,7 +283,12 @@ def chexpert_predictions(ctx: DemoContext) -> pd.DataFrame:
     """The 10 CheXpert leaderboard models' test-set predictions, as one long table."""
     from ..labels import read_wide_predictions
 
-    parts = [read_wide_predictions(
-        pinned(ctx, f"chexpert_test/example_models/predictions/standard/{m}_predictions.csv"),
-        model=m, id_column="Study").table for m in CHEXPERT_MODELS]
+    parts = [
+        read_wide_predictions(
+            pinned(ctx, f"chexpert_test/example_models/predictions/standard/{m}_predictions.csv"),
+            model=m,
+            id_column="Study",
+        ).table
+        for m in CHEXPERT_MODELS
+    ]
     return pd.concat(parts, ignore_index=True)

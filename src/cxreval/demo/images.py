@@ -20,7 +20,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "IQA_SCORES", "IQA_COMPARISON", "iqa_sources", "run_iqa"]
+__all__ = [
+    "IQA_METRICS",
+    "IQA_PLAN",
+    "IQA_SIZE",
+    "IQA_N_IMAGES",
+    "IQA_SCORES",
+    "IQA_COMPARISON",
+    "iqa_sources",
+    "run_iqa",
+]
 
 IQA_METRICS: tuple[str, ...] = ("psnr", "ssim", "ms_ssim", "gmsd", "mdsi", "haarpsi", "dss")
 """Full-reference metrics the demo scores with: the fast ones (each under ~0.3 s on a 512 x 512 pair here;
@@ -47,6 +56,7 @@ IQA_COMPARISON = "comparison"
 # IQA: scoring and metric-vs-metric analysis
 # --------------------------------------------------------------------------------------------------
 
+
 def iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str, Path | None]:
     """The radiographs the IQA section degrades (:func:`cxreval.iqa.sample_images`: spread over the
     sorted names), where they come from, and the folder ``cxreval iqa degrade --images`` samples them from
@@ -57,14 +67,23 @@ def iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str, Path | No
     if nih.is_dir():
         files = sorted(nih.glob("*.png"))
         if files:
-            return sample_images(files, n_images), f"{nih} (ChestX-ray14 radiographs, 1024 x 1024, 8-bit)", nih
+            return (
+                sample_images(files, n_images),
+                f"{nih} (ChestX-ray14 radiographs, 1024 x 1024, 8-bit)",
+                nih,
+            )
     fx = mirror / "iqa_fixture"
     refs = sorted(fx.glob("*__reference.png")) if fx.is_dir() else []
-    return (sample_images(refs, n_images) if refs else []), f"{fx} (reference images of the IQA fixture, 16-bit)", None
+    return (
+        (sample_images(refs, n_images) if refs else []),
+        f"{fx} (reference images of the IQA fixture, 16-bit)",
+        None,
+    )
 
 
-def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
-            n_images: int = IQA_N_IMAGES) -> dict[str, Any]:
+def run_iqa(
+    mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS, n_images: int = IQA_N_IMAGES
+) -> dict[str, Any]:
     """Degrade into ``out``, score into ``out/scores`` and compare metrics into ``out/comparison``, as the
     commands do.
 
@@ -87,14 +106,20 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
 
     sources, where, folder = iqa_sources(mirror, int(n_images))
     if not sources:
-        raise DataUnavailableError(f"no radiographs in {mirror / 'images' / 'nih'} or {mirror / 'iqa_fixture'}")
+        raise DataUnavailableError(
+            f"no radiographs in {mirror / 'images' / 'nih'} or {mirror / 'iqa_fixture'}"
+        )
     if folder is not None:  # as `cxreval iqa degrade --images FOLDER --sample N --max-size 512`
         deg = degrade_folder(folder, IQA_PLAN, out, sample=int(n_images), max_size=IQA_SIZE)
     else:  # the IQA fixture's references, named without their '__reference' suffix
         from ..iqa import REFERENCES_DIR, shrink_images
 
-        refs = shrink_images(sources, out / REFERENCES_DIR, IQA_SIZE,
-                             names=[p.stem.replace("__reference", "") for p in sources])
+        refs = shrink_images(
+            sources,
+            out / REFERENCES_DIR,
+            IQA_SIZE,
+            names=[p.stem.replace("__reference", "") for p in sources],
+        )
         deg = degrade_folder(refs, IQA_PLAN, out)
     deg.save(out)
     pairs = deg.pairs()
@@ -103,5 +128,12 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
     comparison = compare_metrics(scores.table)
     comparison.save(out / IQA_COMPARISON)
     selection, plan = scores.selection, deg.plan
-    return {"sources": where, "images": [p.stem for p in sources], "n_pairs": len(pairs), "images_folder": folder,
-            "metrics": list(selection.names), "degradations": [e[0] for e in plan.entries], "size": IQA_SIZE}
+    return {
+        "sources": where,
+        "images": [p.stem for p in sources],
+        "n_pairs": len(pairs),
+        "images_folder": folder,
+        "metrics": list(selection.names),
+        "degradations": [e[0] for e in plan.entries],
+        "size": IQA_SIZE,
+    }

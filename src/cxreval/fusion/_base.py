@@ -107,8 +107,15 @@ class Annotations:
         pos = np.full(self.n_items, -1)
         pos[items] = np.arange(len(items))
         keep = pos[self.item] >= 0
-        return Annotations(self.items[items], self.readers, pos[self.item[keep]], self.reader[keep],
-                           self.label[keep], None if self.finding is None else self.finding[items], self.findings)
+        return Annotations(
+            self.items[items],
+            self.readers,
+            pos[self.item[keep]],
+            self.reader[keep],
+            self.label[keep],
+            None if self.finding is None else self.finding[items],
+            self.findings,
+        )
 
 
 def encode_annotations(data: object, *, func: str, allow_finding: bool = True) -> Annotations:
@@ -123,8 +130,10 @@ def encode_annotations(data: object, *, func: str, allow_finding: bool = True) -
     """
     where = f"the annotation table passed to {func}"
     if not isinstance(data, pd.DataFrame):
-        raise SchemaError(f"{where} must be a pandas DataFrame with columns {list(ANNOTATION_COLUMNS)} "
-                          f"(and optionally {FINDING!r}). Got {type(data).__name__} instead.")
+        raise SchemaError(
+            f"{where} must be a pandas DataFrame with columns {list(ANNOTATION_COLUMNS)} "
+            f"(and optionally {FINDING!r}). Got {type(data).__name__} instead."
+        )
     check_columns(data, ANNOTATION_COLUMNS, where=where)
     if len(data) == 0:
         raise SchemaError(f"{where} is empty; at least one annotation is needed.")
@@ -142,24 +151,39 @@ def encode_annotations(data: object, *, func: str, allow_finding: bool = True) -
         fcode, findings = pd.factorize(data[FINDING].astype(str), sort=True)
         pair = study_code.astype(np.int64) * len(findings) + fcode
         pairs, item = np.unique(pair, return_inverse=True)
-        items = pd.MultiIndex.from_arrays([np.asarray(studies, dtype=object)[pairs // len(findings)],
-                                           np.asarray(findings, dtype=object)[pairs % len(findings)]],
-                                          names=[STUDY_ID, FINDING])
+        items = pd.MultiIndex.from_arrays(
+            [
+                np.asarray(studies, dtype=object)[pairs // len(findings)],
+                np.asarray(findings, dtype=object)[pairs % len(findings)],
+            ],
+            names=[STUDY_ID, FINDING],
+        )
         item_finding = pairs % len(findings)
     else:
         item = study_code
         items = pd.Index(np.asarray(studies, dtype=object), name=STUDY_ID)
         findings, item_finding = np.array([], dtype=str), None
-    order = np.argsort(item.astype(np.int64) * len(readers) + reader, kind="stable")  # == lexsort((reader, item))
+    order = np.argsort(
+        item.astype(np.int64) * len(readers) + reader, kind="stable"
+    )  # == lexsort((reader, item))
     item, reader, label = item[order], reader[order], label[order]
     dup = (np.diff(item) == 0) & (np.diff(reader) == 0)
     if dup.any():
         k = int(np.flatnonzero(dup)[0])
-        rows = np.sort(order[k:k + 2]).tolist()
-        raise SchemaError(f"Source {str(readers[reader[k]])!r} labels item {items[item[k]]!r} more than once in "
-                          f"{where} (rows {rows}); each source gives at most one label per item.")
-    return Annotations(items, tuple(str(r) for r in readers), item.astype(np.int64), reader.astype(np.int64),
-                       label, item_finding, tuple(str(f) for f in findings))
+        rows = np.sort(order[k : k + 2]).tolist()
+        raise SchemaError(
+            f"Source {str(readers[reader[k]])!r} labels item {items[item[k]]!r} more than once in "
+            f"{where} (rows {rows}); each source gives at most one label per item."
+        )
+    return Annotations(
+        items,
+        tuple(str(r) for r in readers),
+        item.astype(np.int64),
+        reader.astype(np.int64),
+        label,
+        item_finding,
+        tuple(str(f) for f in findings),
+    )
 
 
 def parse_fused_states(values: pd.Series, *, where: str) -> np.ndarray:
@@ -176,9 +200,11 @@ def parse_fused_states(values: pd.Series, *, where: str) -> np.ndarray:
     bad = np.flatnonzero(codes < 0)  # missing (-2) or not mentioned (-1)
     if len(bad):
         i = int(bad[0])
-        raise SchemaError(f"State {values.iloc[i]!r} outside the fused states in {where}, row {i}, column "
-                          f"{STATE!r}; expected 0 (negative), 1 (uncertain) or 2 (positive). Drop missing or "
-                          f"not-mentioned labels before fusing.")
+        raise SchemaError(
+            f"State {values.iloc[i]!r} outside the fused states in {where}, row {i}, column "
+            f"{STATE!r}; expected 0 (negative), 1 (uncertain) or 2 (positive). Drop missing or "
+            f"not-mentioned labels before fusing."
+        )
     return codes
 
 
@@ -192,8 +218,15 @@ def proba_frame(items: pd.Index, proba: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(proba, index=items.copy(), columns=pd.Index(list(STATES), name=STATE))
 
 
-def check_float(value: object, *, name: str, func: str, minimum: float = 0.0, strict: bool = False,
-                allow_none: bool = False) -> float | None:
+def check_float(
+    value: object,
+    *,
+    name: str,
+    func: str,
+    minimum: float = 0.0,
+    strict: bool = False,
+    allow_none: bool = False,
+) -> float | None:
     """A float hyper-parameter ``>= minimum`` (``> minimum`` when ``strict``; ``None`` allowed with
     ``allow_none``), else :class:`~cxreval.exceptions.InvalidParameterError` naming it and ``func``."""
     if value is None and allow_none:
@@ -201,8 +234,10 @@ def check_float(value: object, *, name: str, func: str, minimum: float = 0.0, st
     ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
     if not ok or not (float(value) > minimum if strict else float(value) >= minimum):  # type: ignore[arg-type]
         what = f"a float {'>' if strict else '>='} {minimum:g}"
-        raise InvalidParameterError(f"The {name!r} parameter of {func} must be {'None or ' if allow_none else ''}"
-                                    f"{what}. Got {value!r} instead.")
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {func} must be {'None or ' if allow_none else ''}"
+            f"{what}. Got {value!r} instead."
+        )
     return float(value)  # type: ignore[arg-type]
 
 
@@ -237,14 +272,29 @@ class BaseFusion:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
 
 
-FIT_INFO_COLUMNS: tuple[str, ...] = ("finding", "n_items", "n_annotations", "n_patterns", "n_iter", "log_likelihood",
-                                     "converged", "final_change")
+FIT_INFO_COLUMNS: tuple[str, ...] = (
+    "finding",
+    "n_items",
+    "n_annotations",
+    "n_patterns",
+    "n_iter",
+    "log_likelihood",
+    "converged",
+    "final_change",
+)
 """Columns of ``fit_info_`` of a :class:`GroupedFusion` (one row per fitted group)."""
-_FIT_INFO_TYPES = (("n_annotations", int), ("n_patterns", int), ("n_iter", int), ("log_likelihood", float),
-                   ("converged", bool), ("final_change", float))
+_FIT_INFO_TYPES = (
+    ("n_annotations", int),
+    ("n_patterns", int),
+    ("n_iter", int),
+    ("log_likelihood", float),
+    ("converged", bool),
+    ("final_change", float),
+)
 
-GroupMap = Callable[["GroupedFusion", Annotations, list[tuple[str, np.ndarray]], list[object]],
-                    list[dict[str, np.ndarray]]]
+GroupMap = Callable[
+    ["GroupedFusion", Annotations, list[tuple[str, np.ndarray]], list[object]], list[dict[str, np.ndarray]]
+]
 """``(estimator, ann, groups, extras) -> parts``: fits every group, e.g. on an executor (:func:`fuse_labels`)."""
 
 
@@ -266,17 +316,26 @@ class GroupedFusion(BaseFusion):
         """Random numbers each group needs, drawn in group order (default: none)."""
         return [None] * len(groups)
 
-    def _fit_group(self, item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int,
-                   extra: object = None) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
+    def _fit_group(
+        self,
+        item: np.ndarray,
+        reader: np.ndarray,
+        label: np.ndarray,
+        n_items: int,
+        n_readers: int,
+        extra: object = None,
+    ) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _group_tables(self, ann: Annotations, groups: list[tuple[str, np.ndarray]],
-                      parts: list[dict[str, np.ndarray]]) -> None:  # pragma: no cover - abstract
+    def _group_tables(
+        self, ann: Annotations, groups: list[tuple[str, np.ndarray]], parts: list[dict[str, np.ndarray]]
+    ) -> None:  # pragma: no cover - abstract
         """Set the method's own fitted tables (confusion matrices, competences) from the parts."""
         raise NotImplementedError
 
-    def _assemble(self, ann: Annotations, groups: list[tuple[str, np.ndarray]],
-                  parts: list[dict[str, np.ndarray]]) -> None:
+    def _assemble(
+        self, ann: Annotations, groups: list[tuple[str, np.ndarray]], parts: list[dict[str, np.ndarray]]
+    ) -> None:
         """Combine the groups' parts: ``labels_``, ``probas_``, ``fit_info_`` and the method's tables.
 
         Every part holds ``classes`` (the states used), ``proba`` (items × classes), ``n_annotations``,
@@ -301,8 +360,10 @@ class GroupedFusion(BaseFusion):
         subs = [ann.subset(items) for _, items in groups]
         extras = self._draws(groups, subs)
         if group_map is None:
-            parts = [self._fit_group(s.item, s.reader, s.label, s.n_items, s.n_readers, x)
-                     for s, x in zip(subs, extras)]
+            parts = [
+                self._fit_group(s.item, s.reader, s.label, s.n_items, s.n_readers, x)
+                for s, x in zip(subs, extras)
+            ]
         else:
             del subs
             parts = group_map(self, ann, groups, extras)
@@ -314,6 +375,7 @@ _REGISTRY: dict[str, Callable[..., object]] = {}
 
 def register_fusion(name: str) -> Callable[[type], type]:
     """Class decorator registering a fusion estimator under ``name`` (e.g. ``'ds'``)."""
+
     def deco(cls: type) -> type:
         old = _REGISTRY.get(name)
         if old is not None and getattr(old, "__qualname__", None) != cls.__qualname__:
@@ -321,6 +383,7 @@ def register_fusion(name: str) -> Callable[[type], type]:
         _REGISTRY[name] = cls
         cls.name = name  # type: ignore[attr-defined]
         return cls
+
     return deco
 
 
@@ -348,5 +411,6 @@ def pooling_groups(ann: Annotations, pooling: str) -> list[tuple[str, np.ndarray
     with ``pooling="joint"`` (Dawid-Skene and MACE)."""
     if ann.finding is None or pooling == "joint":
         return [("*", np.arange(ann.n_items))]
-    return [(f, np.flatnonzero(ann.finding == c)) for c, f in enumerate(ann.findings)
-            if (ann.finding == c).any()]
+    return [
+        (f, np.flatnonzero(ann.finding == c)) for c, f in enumerate(ann.findings) if (ann.finding == c).any()
+    ]

@@ -92,9 +92,19 @@ ERRORS_COLUMNS: tuple[str, ...] = (FINDING, SOURCE, "true_state", "observed_stat
 """Columns of :attr:`DawidSkene.errors_` (``ds_confusion.csv``)."""
 
 
-def dawid_skene_em(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int,
-                   n_classes: int, init: np.ndarray, *, n_iter: int, tol: float, weight: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+def dawid_skene_em(
+    item: np.ndarray,
+    reader: np.ndarray,
+    label: np.ndarray,
+    n_items: int,
+    n_readers: int,
+    n_classes: int,
+    init: np.ndarray,
+    *,
+    n_iter: int,
+    tol: float,
+    weight: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
     """Run Dawid–Skene EM on encoded annotations.
 
     Parameters
@@ -126,7 +136,7 @@ def dawid_skene_em(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_it
     w = np.ones(n_items) if weight is None else np.asarray(weight, dtype=np.float64)
     total = float(w.sum())
     w_ann = w[item]
-    Tk = np.ascontiguousarray(init.T)                          # (K, n_items) layout: fast row operations
+    Tk = np.ascontiguousarray(init.T)  # (K, n_items) layout: fast row operations
     key = reader * K + label
     history: list[float] = []
     converged = False
@@ -136,14 +146,17 @@ def dawid_skene_em(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_it
         for _ in range(n_iter):
             prior = (Tk @ w) / total
             for k in range(K):
-                err[:, k, :] = np.bincount(key, weights=Tk[k, item] * w_ann,
-                                           minlength=n_readers * K).reshape(n_readers, K)
+                err[:, k, :] = np.bincount(key, weights=Tk[k, item] * w_ann, minlength=n_readers * K).reshape(
+                    n_readers, K
+                )
             mass = err.sum(axis=2, keepdims=True)
             err = np.divide(err, mass, out=np.full_like(err, 1.0 / K), where=mass > 0)
             log_err = np.log(err)
             logp = np.empty((K, n_items))
             for k in range(K):
-                logp[k] = np.bincount(item, weights=log_err[reader, k, label], minlength=n_items) + np.log(prior[k])
+                logp[k] = np.bincount(item, weights=log_err[reader, k, label], minlength=n_items) + np.log(
+                    prior[k]
+                )
             top = logp.max(axis=0)
             top[~np.isfinite(top)] = 0.0
             e = np.exp(logp - top)
@@ -199,8 +212,9 @@ class DawidSkene(GroupedFusion):
         log-likelihood per item fell below ``tol``, and its last value; NaN after one iteration).
     """
 
-    def __init__(self, *, n_iter: int = 500, tol: float = 1e-9, pooling: str = "finding",
-                 init_smoothing: float = 0.01) -> None:
+    def __init__(
+        self, *, n_iter: int = 500, tol: float = 1e-9, pooling: str = "finding", init_smoothing: float = 0.01
+    ) -> None:
         self.n_iter = n_iter
         self.tol = tol
         self.pooling = pooling
@@ -212,26 +226,61 @@ class DawidSkene(GroupedFusion):
         check_choice(self.pooling, ("finding", "joint"), name="pooling", func="DawidSkene")
         check_float(self.init_smoothing, name="init_smoothing", func="DawidSkene")
 
-    def _fit_group(self, item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int,
-                   extra: object = None) -> dict[str, np.ndarray]:
+    def _fit_group(
+        self,
+        item: np.ndarray,
+        reader: np.ndarray,
+        label: np.ndarray,
+        n_items: int,
+        n_readers: int,
+        extra: object = None,
+    ) -> dict[str, np.ndarray]:
         classes, pat = group_patterns(item, reader, label, n_items, n_readers)
         K = len(classes)
-        init = np.bincount(pat.item * K + pat.label, minlength=pat.n_patterns * K).reshape(-1, K).astype(np.float64)
+        init = (
+            np.bincount(pat.item * K + pat.label, minlength=pat.n_patterns * K)
+            .reshape(-1, K)
+            .astype(np.float64)
+        )
         init += self.init_smoothing
         init /= init.sum(axis=1, keepdims=True)
-        T, prior, err, hist, conv = dawid_skene_em(pat.item, pat.reader, pat.label, pat.n_patterns, n_readers, K,
-                                                   init, n_iter=self.n_iter, tol=float(self.tol), weight=pat.weight)
+        T, prior, err, hist, conv = dawid_skene_em(
+            pat.item,
+            pat.reader,
+            pat.label,
+            pat.n_patterns,
+            n_readers,
+            K,
+            init,
+            n_iter=self.n_iter,
+            tol=float(self.tol),
+            weight=pat.weight,
+        )
         w_ann = pat.weight[pat.item]
-        weight = np.stack([np.bincount(pat.reader, weights=T[pat.item, k] * w_ann, minlength=n_readers)
-                           for k in range(K)], axis=1)
+        weight = np.stack(
+            [np.bincount(pat.reader, weights=T[pat.item, k] * w_ann, minlength=n_readers) for k in range(K)],
+            axis=1,
+        )
         change = float(hist[-1] - hist[-2]) / n_items if len(hist) > 1 else float("nan")
-        return {"classes": classes, "proba": T[pat.inverse], "prior": prior, "errors": err, "weight": weight,
-                "history": hist, "converged": np.bool_(conv), "seen": np.unique(reader),
-                "n_annotations": np.int64(len(item)), "n_patterns": np.int64(pat.n_patterns),
-                "n_iter": np.int64(len(hist)), "log_likelihood": np.float64(hist[-1]), "final_change": change}
+        return {
+            "classes": classes,
+            "proba": T[pat.inverse],
+            "prior": prior,
+            "errors": err,
+            "weight": weight,
+            "history": hist,
+            "converged": np.bool_(conv),
+            "seen": np.unique(reader),
+            "n_annotations": np.int64(len(item)),
+            "n_patterns": np.int64(pat.n_patterns),
+            "n_iter": np.int64(len(hist)),
+            "log_likelihood": np.float64(hist[-1]),
+            "final_change": change,
+        }
 
-    def _group_tables(self, ann: Annotations, groups: list[tuple[str, np.ndarray]],
-                      parts: list[dict[str, np.ndarray]]) -> None:
+    def _group_tables(
+        self, ann: Annotations, groups: list[tuple[str, np.ndarray]], parts: list[dict[str, np.ndarray]]
+    ) -> None:
         priors, errors, history = {}, [], {}
         for (name, _), part in zip(groups, parts):
             classes, err, weight = part["classes"], part["errors"], part["weight"]
@@ -241,8 +290,12 @@ class DawidSkene(GroupedFusion):
             for j in part["seen"]:
                 for a, k in enumerate(classes):
                     for b, m in enumerate(classes):
-                        errors.append((name, ann.readers[j], int(k), int(m), float(err[j, a, b]), float(weight[j, a])))
+                        errors.append(
+                            (name, ann.readers[j], int(k), int(m), float(err[j, a, b]), float(weight[j, a]))
+                        )
             history[name] = part["history"]
-        self.priors_ = pd.DataFrame.from_dict(priors, orient="index", columns=list(STATES)).rename_axis(FINDING)
+        self.priors_ = pd.DataFrame.from_dict(priors, orient="index", columns=list(STATES)).rename_axis(
+            FINDING
+        )
         self.errors_ = pd.DataFrame(errors, columns=list(ERRORS_COLUMNS))
         self.log_likelihood_history_ = history

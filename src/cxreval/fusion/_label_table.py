@@ -73,13 +73,20 @@ def _check_readers(table: pd.DataFrame, readers: Sequence[str], *, where: str) -
     present = set(table[SOURCE].astype(str).unique())
     absent = [r for r in readers if r not in present]
     if absent:
-        raise SchemaError(f"Reader(s) {absent} are not sources of {where}; sources present: {sorted(present)}.")
+        raise SchemaError(
+            f"Reader(s) {absent} are not sources of {where}; sources present: {sorted(present)}."
+        )
     return readers
 
 
-def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None = None,
-                            not_mentioned: str | LabelPolicy = "negative", where: str = "label table"
-                            ) -> tuple[pd.DataFrame, dict[str, int]]:
+def annotations_from_labels(
+    labels: pd.DataFrame,
+    readers: Sequence[str],
+    *,
+    findings: Sequence[str] | None = None,
+    not_mentioned: str | LabelPolicy = "negative",
+    where: str = "label table",
+) -> tuple[pd.DataFrame, dict[str, int]]:
     """The annotation table (``study_id, finding, source, state``; states 0, 1, 2) of ``readers`` in a long
     label table.
 
@@ -87,12 +94,23 @@ def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, fin
     practice) or is dropped (``'exclude'``). Returns the table and the number of labels dropped per reason.
     ``labels`` is checked as :func:`~cxreval.labels.validate_label_table` checks it (states as names or codes).
     """
-    return _annotations(validate_label_table(labels, where=where, require_patient=False), readers,
-                        findings=findings, not_mentioned=not_mentioned, where=where)
+    return _annotations(
+        validate_label_table(labels, where=where, require_patient=False),
+        readers,
+        findings=findings,
+        not_mentioned=not_mentioned,
+        where=where,
+    )
 
 
-def _annotations(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None,
-                 not_mentioned: str | LabelPolicy, where: str = "label table") -> tuple[pd.DataFrame, dict[str, int]]:
+def _annotations(
+    labels: pd.DataFrame,
+    readers: Sequence[str],
+    *,
+    findings: Sequence[str] | None,
+    not_mentioned: str | LabelPolicy,
+    where: str = "label table",
+) -> tuple[pd.DataFrame, dict[str, int]]:
     """:func:`annotations_from_labels` of a validated label table."""
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_labels").not_mentioned
     readers = _check_readers(labels, readers, where=where)
@@ -111,17 +129,31 @@ def _annotations(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequ
         keep = ~missing & ~nm
     else:
         keep = ~missing
-    ann = pd.DataFrame({STUDY_ID: sub[STUDY_ID].to_numpy()[keep], FINDING: sub[FINDING].to_numpy()[keep],
-                        SOURCE: sub[SOURCE].to_numpy()[keep], STATE: codes[keep].astype(np.int64)})
+    ann = pd.DataFrame(
+        {
+            STUDY_ID: sub[STUDY_ID].to_numpy()[keep],
+            FINDING: sub[FINDING].to_numpy()[keep],
+            SOURCE: sub[SOURCE].to_numpy()[keep],
+            STATE: codes[keep].astype(np.int64),
+        }
+    )
     return ann, dropped
 
 
-def fuse_labels(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
-                     adjudicated: str | None = None, findings: Sequence[str] | None = None,
-                     not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = None,
-                     params: dict[str, dict[str, object]] | None = None,
-                     fitted: dict[str, object] | None = None, executor: ExecutorLike = None,
-                     spill_dir: PathLike | None = None) -> FusionResult:
+def fuse_labels(
+    labels: pd.DataFrame,
+    readers: Sequence[str],
+    methods: Sequence[str],
+    *,
+    adjudicated: str | None = None,
+    findings: Sequence[str] | None = None,
+    not_mentioned: str | LabelPolicy = "negative",
+    rng: RNGLike = None,
+    params: dict[str, dict[str, object]] | None = None,
+    fitted: dict[str, object] | None = None,
+    executor: ExecutorLike = None,
+    spill_dir: PathLike | None = None,
+) -> FusionResult:
     """Fuse the labels of ``readers`` in a long label table with each of ``methods``.
 
     Parameters
@@ -176,15 +208,35 @@ def fuse_labels(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[
     InvalidParameterError
         Fewer than two readers; an unknown method; a supervised method without ``adjudicated``.
     """
-    return _fuse(validate_label_table(labels, require_patient=False), readers, methods, adjudicated=adjudicated,
-                 findings=findings, not_mentioned=not_mentioned, rng=rng, params=params, fitted=fitted,
-                 executor=executor, spill_dir=spill_dir)
+    return _fuse(
+        validate_label_table(labels, require_patient=False),
+        readers,
+        methods,
+        adjudicated=adjudicated,
+        findings=findings,
+        not_mentioned=not_mentioned,
+        rng=rng,
+        params=params,
+        fitted=fitted,
+        executor=executor,
+        spill_dir=spill_dir,
+    )
 
 
-def _fuse(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *, adjudicated: str | None,
-          findings: Sequence[str] | str | None, not_mentioned: str | LabelPolicy, rng: RNGLike,
-          params: dict[str, dict[str, object]] | None, fitted: dict[str, object] | None, executor: ExecutorLike,
-          spill_dir: str | os.PathLike[str] | None) -> FusionResult:
+def _fuse(
+    labels: pd.DataFrame,
+    readers: Sequence[str],
+    methods: Sequence[str],
+    *,
+    adjudicated: str | None,
+    findings: Sequence[str] | str | None,
+    not_mentioned: str | LabelPolicy,
+    rng: RNGLike,
+    params: dict[str, dict[str, object]] | None,
+    fitted: dict[str, object] | None,
+    executor: ExecutorLike,
+    spill_dir: str | os.PathLike[str] | None,
+) -> FusionResult:
     """:func:`fuse_labels` on a validated label table."""
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_labels").not_mentioned
     methods = list(dict.fromkeys(methods))
@@ -195,32 +247,49 @@ def _fuse(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], 
     fitted = dict(fitted or {})
     both = [m for m in fitted if m in methods]
     if both:
-        raise InvalidParameterError(f"Fusion method(s) {both} are given both as fitted models and as methods to "
-                                    f"train; the fused sources would collide (fused_{both[0]}).")
+        raise InvalidParameterError(
+            f"Fusion method(s) {both} are given both as fitted models and as methods to "
+            f"train; the fused sources would collide (fused_{both[0]})."
+        )
     for m, est in fitted.items():
         if not callable(getattr(est, "predict", None)) or not hasattr(est, "readers_"):
-            raise InvalidParameterError(f"The fitted model given for {m!r} is not a fitted estimator with predict "
-                                        f"(got {type(est).__name__}).")
+            raise InvalidParameterError(
+                f"The fitted model given for {m!r} is not a fitted estimator with predict "
+                f"(got {type(est).__name__})."
+            )
     if not methods and not fitted:
         raise InvalidParameterError(f"No fusion method given; available: {list_fusion()}.")
-    ann, dropped = _annotations(labels, readers, findings=expand_findings(findings), not_mentioned=not_mentioned)
+    ann, dropped = _annotations(
+        labels, readers, findings=expand_findings(findings), not_mentioned=not_mentioned
+    )
     if ann.empty:
-        raise SchemaError(f"The readers {list(readers)} have no label in the states negative/uncertain/positive.")
+        raise SchemaError(
+            f"The readers {list(readers)} have no label in the states negative/uncertain/positive."
+        )
     y = None
     if adjudicated is not None:
         if adjudicated not in set(labels[SOURCE].astype(str)):
-            raise SchemaError(f"Adjudicated source {adjudicated!r} is not in the label table; sources present: "
-                              f"{sorted(labels[SOURCE].astype(str).unique())}.")
+            raise SchemaError(
+                f"Adjudicated source {adjudicated!r} is not in the label table; sources present: "
+                f"{sorted(labels[SOURCE].astype(str).unique())}."
+            )
         ref = labels[(labels[SOURCE] == adjudicated)]
         st = ref[STATE].astype("Int8")
         ok = st.notna().to_numpy() & (st != LabelState.NOT_MENTIONED).fillna(False).to_numpy()
-        y = pd.DataFrame({STUDY_ID: ref[STUDY_ID].to_numpy()[ok], FINDING: ref[FINDING].to_numpy()[ok],
-                          STATE: st.to_numpy(dtype=np.int64, na_value=0)[ok]})
+        y = pd.DataFrame(
+            {
+                STUDY_ID: ref[STUDY_ID].to_numpy()[ok],
+                FINDING: ref[FINDING].to_numpy()[ok],
+                STATE: st.to_numpy(dtype=np.int64, na_value=0)[ok],
+            }
+        )
 
     for m in methods:
         if getattr(_REGISTRY[m], "supervised", False) and y is None:
-            raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
-                                        f"(adjudicated=) it is trained on.")
+            raise InvalidParameterError(
+                f"Fusion method {m!r} is supervised: pass the adjudicated source "
+                f"(adjudicated=) it is trained on."
+            )
     params = _check_method_params(params, methods)  # every estimator's parameters, before any fit
     gen = normalize_rng(rng)
     estimators: dict[str, object] = {}
@@ -234,7 +303,11 @@ def _fuse(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], 
             from ..executor import get_executor, open_executor
 
             # a spec is opened here and closed at the end; an executor in this process fits the groups as serially
-            ex = stack.enter_context(open_executor(executor)) if isinstance(executor, str) else get_executor(executor)
+            ex = (
+                stack.enter_context(open_executor(executor))
+                if isinstance(executor, str)
+                else get_executor(executor)
+            )
             executor = None if ex.in_process else ex
         if executor is not None:
             from ._spill import executor_group_map
@@ -278,12 +351,29 @@ def _fuse(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], 
         from ..latent import reader_accuracy_table
 
         fused_findings = set(out[FINDING])
-        accuracy = reader_accuracy_table(labels[labels[FINDING].isin(fused_findings)], readers,
-                                         not_mentioned=not_mentioned, n_resamples=READER_ACCURACY_RESAMPLES, rng=gen)
-    return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
-                        hist, tuple(warnings), convergence_table(estimators), adjudicated=adjudicated,
-                        not_mentioned=not_mentioned, seed=rng if isinstance(rng, int) else None,
-                        applied=tuple(fitted), reader_accuracy=accuracy)
+        accuracy = reader_accuracy_table(
+            labels[labels[FINDING].isin(fused_findings)],
+            readers,
+            not_mentioned=not_mentioned,
+            n_resamples=READER_ACCURACY_RESAMPLES,
+            rng=gen,
+        )
+    return FusionResult(
+        out,
+        estimators,
+        tuple(str(r) for r in readers),
+        int(len(per_item)),
+        dropped,
+        n_partial,
+        hist,
+        tuple(warnings),
+        convergence_table(estimators),
+        adjudicated=adjudicated,
+        not_mentioned=not_mentioned,
+        seed=rng if isinstance(rng, int) else None,
+        applied=tuple(fitted),
+        reader_accuracy=accuracy,
+    )
 
 
 #: The methods whose ``probas_`` are a posterior of a probabilistic model: their fused labels carry ``p_positive``
@@ -293,8 +383,14 @@ POSTERIOR_METHODS = frozenset({"ds", "mace", "nn", "nn_ps"})
 READER_ACCURACY_RESAMPLES = 200
 
 
-def _collect(m: str, est: object, lab: pd.Series, by_finding: dict[str, pd.DataFrame], fused: list[pd.DataFrame],
-             warnings: list[str]) -> None:
+def _collect(
+    m: str,
+    est: object,
+    lab: pd.Series,
+    by_finding: dict[str, pd.DataFrame],
+    fused: list[pd.DataFrame],
+    warnings: list[str],
+) -> None:
     """Append method ``m``'s fused labels (long) to ``fused`` and its over-fusion warnings to ``warnings``;
     ``p_positive`` is the posterior probability of the positive state for the methods of :data:`POSTERIOR_METHODS`
     (NaN for the others)."""
@@ -306,8 +402,17 @@ def _collect(m: str, est: object, lab: pd.Series, by_finding: dict[str, pd.DataF
         p_pos = probas[int(LabelState.POS)].reindex(lab.index).to_numpy(dtype=float)
     else:
         p_pos = np.full(len(lab), np.nan)
-    fused.append(pd.DataFrame({STUDY_ID: lab.index.get_level_values(STUDY_ID), FINDING: fin,
-                               SOURCE: f"fused_{m}", STATE: lab.to_numpy(), P_POSITIVE: p_pos}))
+    fused.append(
+        pd.DataFrame(
+            {
+                STUDY_ID: lab.index.get_level_values(STUDY_ID),
+                FINDING: fin,
+                SOURCE: f"fused_{m}",
+                STATE: lab.to_numpy(),
+                P_POSITIVE: p_pos,
+            }
+        )
+    )
 
 
 def _init_params(cls: object) -> set[str]:
@@ -321,19 +426,25 @@ def _check_method_params(params: object, methods: Sequence[str]) -> dict[str, di
     if params is None:
         return {}
     if not isinstance(params, Mapping) or not all(isinstance(v, Mapping) for v in params.values()):
-        raise InvalidParameterError(f"The 'params' parameter of {func} must map method names to keyword mappings, "
-                                    f"e.g. {{'nn': {{'hidden': 64}}}}. Got {params!r} instead.")
+        raise InvalidParameterError(
+            f"The 'params' parameter of {func} must map method names to keyword mappings, "
+            f"e.g. {{'nn': {{'hidden': 64}}}}. Got {params!r} instead."
+        )
     extra = [m for m in params if m not in methods]
     if extra:
-        raise InvalidParameterError(f"The 'params' parameter of {func} has parameters for method(s) {extra}, which "
-                                    f"are not among the methods trained {list(methods)}.")
+        raise InvalidParameterError(
+            f"The 'params' parameter of {func} has parameters for method(s) {extra}, which "
+            f"are not among the methods trained {list(methods)}."
+        )
     out = {}
     for m, kw in params.items():
         allowed = sorted(_init_params(_REGISTRY[m]) - {"self", "rng"})
         for k in kw:
             if k not in allowed:
-                raise InvalidParameterError(f"The 'params' parameter of {func}: method {m!r} has no parameter {k!r}; "
-                                            f"its parameters are {allowed}.{did_you_mean(str(k), allowed, n=1)}")
+                raise InvalidParameterError(
+                    f"The 'params' parameter of {func}: method {m!r} has no parameter {k!r}; "
+                    f"its parameters are {allowed}.{did_you_mean(str(k), allowed, n=1)}"
+                )
         check = getattr(_REGISTRY[m](**kw), "_check_params", None)
         if callable(check):
             check()
@@ -346,8 +457,9 @@ def _finding_sets(findings: list[str]) -> dict[str, list[str]]:
     return {"selected": selected, "all": findings} if selected else {"all": findings}
 
 
-def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str, methods: Sequence[str]
-                     ) -> pd.DataFrame:
+def fusion_agreement(
+    labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str, methods: Sequence[str]
+) -> pd.DataFrame:
     """Agreement of each ``fused_<method>`` source with ``adjudicated`` (the reference = F1 ``y_true``) on the
     studies both label, per finding plus macro/micro over the XQA selected findings present and over all;
     columns :data:`~cxreval.fusion.FUSION_AGREEMENT_COLUMNS`."""
@@ -356,17 +468,24 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
     table = pd.concat([ref[cols], fused[cols]], ignore_index=True)
     findings = sorted(set(fused[FINDING]) & set(ref[FINDING]))
     if not findings:
-        raise InvalidParameterError(f"The adjudicated source {adjudicated!r} labels none of the fused findings.")
-    agr = compute_agreement(table, [(adjudicated, f"fused_{m}") for m in methods], findings=findings,
-                            finding_sets=_finding_sets(findings), studies="each").table
+        raise InvalidParameterError(
+            f"The adjudicated source {adjudicated!r} labels none of the fused findings."
+        )
+    agr = compute_agreement(
+        table,
+        [(adjudicated, f"fused_{m}") for m in methods],
+        findings=findings,
+        finding_sets=_finding_sets(findings),
+        studies="each",
+    ).table
     agr.insert(0, METHOD, agr.pop("pair").str.split(":").str[1].str.removeprefix("fused_"))
     agr["finding_set"] = agr["finding_set"].fillna("")
     return agr[list(FUSION_AGREEMENT_COLUMNS)]
 
 
-def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str],
-                 model: NeuralFusion | str | os.PathLike[str]
-                 ) -> tuple[pd.DataFrame, list[str], list[str], dict[str, object], str]:
+def _apply_model(
+    labels: pd.DataFrame, readers: list[str], methods: list[str], model: NeuralFusion | str | os.PathLike[str]
+) -> tuple[pd.DataFrame, list[str], list[str], dict[str, object], str]:
     """Map ``readers`` onto a fitted neural model's readers: ``(labels, readers, methods, fitted, note)``."""
     from ._neural import load_neural_fusion
 
@@ -377,31 +496,55 @@ def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str],
     model_readers = list(getattr(model, "readers_", ()))
     name = "nn_ps" if getattr(model, "specialists", False) else "nn"
     if len(readers) != len(model_readers):
-        raise InvalidParameterError(f"{where}: it was fitted on {len(model_readers)} readers {model_readers}; "
-                                    f"the readers fused are {len(readers)}.")
+        raise InvalidParameterError(
+            f"{where}: it was fitted on {len(model_readers)} readers {model_readers}; "
+            f"the readers fused are {len(readers)}."
+        )
     mapping = ""
     if set(readers) != set(model_readers):
         rename = dict(zip(readers, model_readers))
         clash = sorted(set(model_readers) & (set(labels[SOURCE].astype(str)) - set(readers)))
         if clash:
-            raise InvalidParameterError(f"{where}: the label table already has source(s) {clash} named like the "
-                                        f"model's readers; fuse them as readers.")
+            raise InvalidParameterError(
+                f"{where}: the label table already has source(s) {clash} named like the "
+                f"model's readers; fuse them as readers."
+            )
         labels = labels.assign(**{SOURCE: labels[SOURCE].astype(str).replace(rename)})
-        mapping = "; sources mapped onto the model's readers: " + ", ".join(f"{a} -> {b}" for a, b in rename.items())
-    note = (f"- {name}: {origin} (readers {model_readers}, findings {list(getattr(model, 'findings_', ()))}), "
-            f"applied without refitting{mapping}")
+        mapping = "; sources mapped onto the model's readers: " + ", ".join(
+            f"{a} -> {b}" for a, b in rename.items()
+        )
+    note = (
+        f"- {name}: {origin} (readers {model_readers}, findings {list(getattr(model, 'findings_', ()))}), "
+        f"applied without refitting{mapping}"
+    )
     return labels, model_readers, [m for m in methods if m != name], {name: model}, note
 
 
-def fuse_and_compare(labels: object, readers: Sequence[str], methods: Sequence[str], *,
-                     adjudicated: str | None = None, findings: FindingsLike = None,
-                     not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = None,
-                     params: dict[str, dict[str, object]] | None = None, model: NeuralFusion | str | os.PathLike[str] | None = None,
-                     include_inputs: bool = False, executor: ExecutorLike = None,
-                     spill_dir: PathLike | None = None, studies: Studies = "each", nn_hidden: int | None = None,
-                     nn_epochs: int | None = None, nn_folds: int | None = None, nn_scoring: str | None = None,
-                     mace_method: str | None = None, labels_format: str = "both", save_model: bool = False,
-                     title: str = "Label fusion", progress: Progress | None = None) -> FusionResult:
+def fuse_and_compare(
+    labels: object,
+    readers: Sequence[str],
+    methods: Sequence[str],
+    *,
+    adjudicated: str | None = None,
+    findings: FindingsLike = None,
+    not_mentioned: str | LabelPolicy = "negative",
+    rng: RNGLike = None,
+    params: dict[str, dict[str, object]] | None = None,
+    model: NeuralFusion | str | os.PathLike[str] | None = None,
+    include_inputs: bool = False,
+    executor: ExecutorLike = None,
+    spill_dir: PathLike | None = None,
+    studies: Studies = "each",
+    nn_hidden: int | None = None,
+    nn_epochs: int | None = None,
+    nn_folds: int | None = None,
+    nn_scoring: str | None = None,
+    mace_method: str | None = None,
+    labels_format: str = "both",
+    save_model: bool = False,
+    title: str = "Label fusion",
+    progress: Progress | None = None,
+) -> FusionResult:
     """Fuse ``readers`` with each of ``methods`` (:func:`fuse_labels`) and score the fused sources: each
     against ``adjudicated`` (``fusion_agreement``) and against each other (``method_agreement``).
 
@@ -451,21 +594,35 @@ def fuse_and_compare(labels: object, readers: Sequence[str], methods: Sequence[s
     from ..progress import as_progress
 
     progress = as_progress(progress, func="fuse_and_compare")
-    labels = validate_label_table(as_table(labels, name="labels", func="fuse_and_compare"), require_patient=False)
+    labels = validate_label_table(
+        as_table(labels, name="labels", func="fuse_and_compare"), require_patient=False
+    )
     readers, methods = [str(r) for r in readers], list(methods)
     check_choice(studies, ("each", "common"), name="studies", func="fuse_and_compare")
     check_choice(labels_format, LABELS_FORMATS, name="labels_format", func="fuse_and_compare")
     if studies == "common":
         if adjudicated is None:
-            raise InvalidParameterError("studies='common' keeps the studies every reader and the adjudicated "
-                                        "reference label: pass adjudicated=.")
+            raise InvalidParameterError(
+                "studies='common' keeps the studies every reader and the adjudicated "
+                "reference label: pass adjudicated=."
+            )
         from ..agreement import common_study_labels
 
         labels = common_study_labels(labels, [*readers, adjudicated])
-    params = _with_settings(params, methods, model, nn_hidden=nn_hidden, nn_epochs=nn_epochs, nn_folds=nn_folds,
-                            nn_scoring=nn_scoring, mace_method=mace_method)
-    task = progress.add(f"fusing {len(readers)} readers with {', '.join(methods)}"
-                        + (f" and the model {model}" if isinstance(model, (str, os.PathLike)) else ""))
+    params = _with_settings(
+        params,
+        methods,
+        model,
+        nn_hidden=nn_hidden,
+        nn_epochs=nn_epochs,
+        nn_folds=nn_folds,
+        nn_scoring=nn_scoring,
+        mace_method=mace_method,
+    )
+    task = progress.add(
+        f"fusing {len(readers)} readers with {', '.join(methods)}"
+        + (f" and the model {model}" if isinstance(model, (str, os.PathLike)) else "")
+    )
     fuse_table, fitted = labels, None
     notes: tuple[str, ...] = ()
     if model is not None:
@@ -474,25 +631,51 @@ def fuse_and_compare(labels: object, readers: Sequence[str], methods: Sequence[s
     with contextlib.ExitStack() as stack:
         if spill_dir is not None:
             spill_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix=".fuse-spill-", dir=spill_dir))
-        res = _fuse(fuse_table, readers, methods, adjudicated=adjudicated, findings=findings,
-                    not_mentioned=not_mentioned, rng=rng, params=params, fitted=fitted, executor=executor,
-                    spill_dir=spill_dir)
+        res = _fuse(
+            fuse_table,
+            readers,
+            methods,
+            adjudicated=adjudicated,
+            findings=findings,
+            not_mentioned=not_mentioned,
+            rng=rng,
+            params=params,
+            fitted=fitted,
+            executor=executor,
+            spill_dir=spill_dir,
+        )
     fused, done = res.labels, res.methods
     between = None
     if len(done) > 1:
-        pairs = [(f"fused_{a}", f"fused_{b}") for i, a in enumerate(done) for b in done[i + 1:]]
+        pairs = [(f"fused_{a}", f"fused_{b}") for i, a in enumerate(done) for b in done[i + 1 :]]
         fs = sorted(set(fused[FINDING]))
         between = compute_agreement(fused, pairs, findings=fs, finding_sets={"all": fs}, studies="same").table
     agr = None if adjudicated is None else fusion_agreement(labels, fused, adjudicated, done)
     progress.done(task)
-    return replace(res, agreement=agr, method_agreement=between, notes=notes,
-                   inputs=labels if include_inputs else None, params=params, labels_format=labels_format,
-                   save_model=save_model, title=title)
+    return replace(
+        res,
+        agreement=agr,
+        method_agreement=between,
+        notes=notes,
+        inputs=labels if include_inputs else None,
+        params=params,
+        labels_format=labels_format,
+        save_model=save_model,
+        title=title,
+    )
 
 
-def _with_settings(params: dict[str, dict[str, object]] | None, methods: Sequence[str], model: object, *,
-                   nn_hidden: int | None, nn_epochs: int | None, nn_folds: int | None, nn_scoring: str | None,
-                   mace_method: str | None) -> dict[str, dict[str, object]]:
+def _with_settings(
+    params: dict[str, dict[str, object]] | None,
+    methods: Sequence[str],
+    model: object,
+    *,
+    nn_hidden: int | None,
+    nn_epochs: int | None,
+    nn_folds: int | None,
+    nn_scoring: str | None,
+    mace_method: str | None,
+) -> dict[str, dict[str, object]]:
     """``params`` with the ``nn_*`` settings for each trained ``nn`` / ``nn_ps`` and ``mace_method`` for MACE."""
     from ._mace import MACE_METHODS
     from ._neural import LABELS_FROM
@@ -502,12 +685,22 @@ def _with_settings(params: dict[str, dict[str, object]] | None, methods: Sequenc
         check_choice(nn_scoring, LABELS_FROM, name="nn_scoring", func=func)
     if mace_method is not None:
         check_choice(mace_method, MACE_METHODS, name="mace_method", func=func)
-    nn = {k: v for k, v in (("hidden", nn_hidden), ("epochs", nn_epochs), ("n_folds", nn_folds),
-                            ("labels_from", nn_scoring)) if v is not None}
+    nn = {
+        k: v
+        for k, v in (
+            ("hidden", nn_hidden),
+            ("epochs", nn_epochs),
+            ("n_folds", nn_folds),
+            ("labels_from", nn_scoring),
+        )
+        if v is not None
+    }
     if nn and model is not None:
         where = f"model={str(model)!r}" if isinstance(model, (str, os.PathLike)) else "model="
-        raise InvalidParameterError(f"nn_hidden=, nn_epochs=, nn_folds= and nn_scoring= train a model; {where} "
-                                    "applies one as it was trained. Leave them out.")
+        raise InvalidParameterError(
+            f"nn_hidden=, nn_epochs=, nn_folds= and nn_scoring= train a model; {where} "
+            "applies one as it was trained. Leave them out."
+        )
     out = {m: dict(kw) for m, kw in (params or {}).items()}
     for m in methods:
         if m in ("nn", "nn_ps") and (nn or m in out):

@@ -96,9 +96,17 @@ SPAMMING_COLUMNS: tuple[str, ...] = (FINDING, SOURCE, STATE, "probability")
 """Columns of :attr:`MACE.spamming_`."""
 
 
-def _e_step(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, K: int,
-            spam: np.ndarray, strategy: np.ndarray, by_label: list[np.ndarray] | None = None,
-            weight: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+def _e_step(
+    item: np.ndarray,
+    reader: np.ndarray,
+    label: np.ndarray,
+    n_items: int,
+    K: int,
+    spam: np.ndarray,
+    strategy: np.ndarray,
+    by_label: list[np.ndarray] | None = None,
+    weight: np.ndarray | None = None,
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """Posteriors of the true states, expected spamming/knowing counts and the marginal log-likelihood.
 
     With ``s = (1 - θ_j) ξ_j[l]`` and ``c = θ_j`` for an annotation ``l`` by reader ``j``,
@@ -141,8 +149,7 @@ def _em_normalize(counts: np.ndarray, smoothing: float) -> np.ndarray:
     return x / x.sum(axis=1, keepdims=True)
 
 
-def mace_starts(rng: RNGLike, n_restarts: int, n_readers: int, K: int
-                ) -> tuple[np.ndarray, np.ndarray]:
+def mace_starts(rng: RNGLike, n_restarts: int, n_readers: int, K: int) -> tuple[np.ndarray, np.ndarray]:
     """The random starts of ``n_restarts`` runs, drawn from ``rng`` in run order: spamming/knowing
     parameters ``(n_restarts, n_readers, 2)`` and spamming distributions ``(n_restarts, n_readers, K)``
     (uniform on ``[1, 2.5]``, normalised). A generator is drawn from as it is; a seed makes one."""
@@ -156,11 +163,25 @@ def mace_starts(rng: RNGLike, n_restarts: int, n_readers: int, K: int
     return spams, strategies
 
 
-def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int, K: int, *,
-             n_restarts: int, n_iter: int, method: str, alpha: float, beta: float, smoothing: float,
-             rng: RNGLike = None, starts: tuple[np.ndarray, np.ndarray] | None = None,
-             weight: np.ndarray | None = None, tol: float | None = None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+def mace_fit(
+    item: np.ndarray,
+    reader: np.ndarray,
+    label: np.ndarray,
+    n_items: int,
+    n_readers: int,
+    K: int,
+    *,
+    n_restarts: int,
+    n_iter: int,
+    method: str,
+    alpha: float,
+    beta: float,
+    smoothing: float,
+    rng: RNGLike = None,
+    starts: tuple[np.ndarray, np.ndarray] | None = None,
+    weight: np.ndarray | None = None,
+    tol: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Fit MACE on encoded annotations.
 
     Parameters
@@ -211,17 +232,25 @@ def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: i
             if w_ann is not None:
                 p_spam, p_know = p_spam * w_ann, p_know * w_ann
             strat_counts = np.bincount(key, weights=p_spam, minlength=n_readers * K).reshape(n_readers, K)
-            know_counts = np.stack([np.bincount(reader, weights=p_spam, minlength=n_readers),
-                                    np.bincount(reader, weights=p_know, minlength=n_readers)], axis=1)
+            know_counts = np.stack(
+                [
+                    np.bincount(reader, weights=p_spam, minlength=n_readers),
+                    np.bincount(reader, weights=p_know, minlength=n_readers),
+                ],
+                axis=1,
+            )
             if method == "vb":
                 spam = np.exp(digamma(know_counts + theta_prior)) / np.exp(
-                    digamma((know_counts + theta_prior).sum(axis=1, keepdims=True)))
+                    digamma((know_counts + theta_prior).sum(axis=1, keepdims=True))
+                )
                 strategy = _vb_normalize(strat_counts, 10.0)
             else:
                 spam = _em_normalize(know_counts, smoothing)
                 strategy = _em_normalize(strat_counts, smoothing)
             prev = ll
-            ll, post, p_spam, p_know = _e_step(item, reader, label, n_items, K, spam, strategy, by_label, weight)
+            ll, post, p_spam, p_know = _e_step(
+                item, reader, label, n_items, K, spam, strategy, by_label, weight
+            )
             n_iters[r] = it + 1
             changes[r] = (ll - prev) / total
             if tol is not None and abs(changes[r]) < tol:
@@ -230,8 +259,10 @@ def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: i
         if ll > best[0]:
             best = (ll, spam, strategy, r)
     if best[1] is None:
-        raise CxrevalError(f"MACE: the marginal log-likelihood was not finite in any of the {n_restarts} "
-                           f"restart(s) (values {lls.tolist()}); check the annotations and the smoothing.")
+        raise CxrevalError(
+            f"MACE: the marginal log-likelihood was not finite in any of the {n_restarts} "
+            f"restart(s) (values {lls.tolist()}); check the annotations and the smoothing."
+        )
     _, best_spam, best_strategy, r_best = best
     assert best_spam is not None and best_strategy is not None  # a finite restart set them
     _, post, _, _ = _e_step(item, reader, label, n_items, K, best_spam, best_strategy, by_label, weight)
@@ -281,9 +312,19 @@ class MACE(GroupedFusion):
         log-likelihood per item).
     """
 
-    def __init__(self, *, n_restarts: int = 10, n_iter: int = 50, method: str = "vb", alpha: float = 0.5,
-                 beta: float = 0.5, smoothing: float | None = None, pooling: str = "finding",
-                 tol: float | None = None, rng: RNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        n_restarts: int = 10,
+        n_iter: int = 50,
+        method: str = "vb",
+        alpha: float = 0.5,
+        beta: float = 0.5,
+        smoothing: float | None = None,
+        pooling: str = "finding",
+        tol: float | None = None,
+        rng: RNGLike = None,
+    ) -> None:
         self.n_restarts = n_restarts
         self.n_iter = n_iter
         self.method = method
@@ -300,31 +341,63 @@ class MACE(GroupedFusion):
         check_choice(self.method, MACE_METHODS, name="method", func="MACE")
         check_choice(self.pooling, ("finding", "joint"), name="pooling", func="MACE")
         for name in ("alpha", "beta", "smoothing"):
-            check_float(getattr(self, name), name=name, func="MACE", strict=True, allow_none=name == "smoothing")
+            check_float(
+                getattr(self, name), name=name, func="MACE", strict=True, allow_none=name == "smoothing"
+            )
         check_float(self.tol, name="tol", func="MACE", allow_none=True)
         self._gen = normalize_rng(self.rng)
 
     def _draws(self, groups: list[tuple[str, np.ndarray]], subs: list[Annotations]) -> list[object]:
         return [mace_starts(self._gen, self.n_restarts, s.n_readers, len(np.unique(s.label))) for s in subs]
 
-    def _fit_group(self, item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int,
-                   extra: object = None) -> dict[str, np.ndarray]:
+    def _fit_group(
+        self,
+        item: np.ndarray,
+        reader: np.ndarray,
+        label: np.ndarray,
+        n_items: int,
+        n_readers: int,
+        extra: object = None,
+    ) -> dict[str, np.ndarray]:
         classes, pat = group_patterns(item, reader, label, n_items, n_readers)
         K = len(classes)
         smoothing = 0.01 / K if self.smoothing is None else float(self.smoothing)
         post, spam, strategy, ll, n_iters, changes, r = mace_fit(
-            pat.item, pat.reader, pat.label, pat.n_patterns, n_readers, K, n_restarts=self.n_restarts,
-            n_iter=self.n_iter, method=self.method, alpha=float(self.alpha), beta=float(self.beta),
-            smoothing=smoothing, starts=extra, weight=pat.weight,  # type: ignore[arg-type]
-            tol=None if self.tol is None else float(self.tol))
+            pat.item,
+            pat.reader,
+            pat.label,
+            pat.n_patterns,
+            n_readers,
+            K,
+            n_restarts=self.n_restarts,
+            n_iter=self.n_iter,
+            method=self.method,
+            alpha=float(self.alpha),
+            beta=float(self.beta),
+            smoothing=smoothing,
+            starts=extra,
+            weight=pat.weight,  # type: ignore[arg-type]
+            tol=None if self.tol is None else float(self.tol),
+        )
         n_ann = np.bincount(reader, minlength=n_readers)
-        return {"classes": classes, "proba": post[pat.inverse], "spam": spam, "strategy": strategy, "ll": ll,
-                "n_ann": n_ann, "n_iter": n_iters[r], "final_change": changes[r],
-                "converged": np.bool_(self.tol is not None and n_iters[r] < self.n_iter),
-                "n_patterns": np.int64(pat.n_patterns), "n_annotations": n_ann.sum(), "log_likelihood": ll.max()}
+        return {
+            "classes": classes,
+            "proba": post[pat.inverse],
+            "spam": spam,
+            "strategy": strategy,
+            "ll": ll,
+            "n_ann": n_ann,
+            "n_iter": n_iters[r],
+            "final_change": changes[r],
+            "converged": np.bool_(self.tol is not None and n_iters[r] < self.n_iter),
+            "n_patterns": np.int64(pat.n_patterns),
+            "n_annotations": n_ann.sum(),
+            "log_likelihood": ll.max(),
+        }
 
-    def _group_tables(self, ann: Annotations, groups: list[tuple[str, np.ndarray]],
-                      parts: list[dict[str, np.ndarray]]) -> None:
+    def _group_tables(
+        self, ann: Annotations, groups: list[tuple[str, np.ndarray]], parts: list[dict[str, np.ndarray]]
+    ) -> None:
         comp, spam_rows, lls = [], [], {}
         for (name, _), part in zip(groups, parts):
             classes, spam, strategy, n_ann = part["classes"], part["spam"], part["strategy"], part["n_ann"]

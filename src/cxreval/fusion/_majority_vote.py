@@ -46,8 +46,11 @@ __all__ = ["MajorityVote", "FuseOr", "FuseAnd", "vote_counts"]
 
 def vote_counts(ann: Annotations) -> np.ndarray:
     """``(n_items, 3)`` matrix of the number of readers giving each state to each item."""
-    return np.bincount(ann.item * N_STATES + ann.label, minlength=ann.n_items * N_STATES).reshape(
-        ann.n_items, N_STATES).astype(np.float64)
+    return (
+        np.bincount(ann.item * N_STATES + ann.label, minlength=ann.n_items * N_STATES)
+        .reshape(ann.n_items, N_STATES)
+        .astype(np.float64)
+    )
 
 
 @register_fusion("mv")

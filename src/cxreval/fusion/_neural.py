@@ -144,7 +144,7 @@ class _MLP:
         gb1 = gh.sum(axis=0)
         self._t += 1
         b1, b2, eps = 0.9, 0.999, 1e-8
-        c1, c2 = 1 - b1 ** self._t, 1 - b2 ** self._t
+        c1, c2 = 1 - b1**self._t, 1 - b2**self._t
         for i, (param, grad) in enumerate(zip(self.params, (gW1, gb1, gW2, gb2))):
             self._m[i] *= b1
             self._m[i] += (1 - b1) * grad
@@ -216,10 +216,19 @@ class NeuralFusion:
     supervised = True
     specialists = False
 
-    def __init__(self, *, hidden: int = 32, epochs: int = 300, eval_every: int = 10, learning_rate: float = 0.01,
-                 weight_decay: float = 1e-4, n_folds: int = 5,
-                 selection_findings: Sequence[str] = XQA_SELECTED, labels_from: str = "out-of-fold",
-                 rng: RNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        hidden: int = 32,
+        epochs: int = 300,
+        eval_every: int = 10,
+        learning_rate: float = 0.01,
+        weight_decay: float = 1e-4,
+        n_folds: int = 5,
+        selection_findings: Sequence[str] = XQA_SELECTED,
+        labels_from: str = "out-of-fold",
+        rng: RNGLike = None,
+    ) -> None:
         self.hidden = hidden
         self.epochs = epochs
         self.eval_every = eval_every
@@ -244,8 +253,10 @@ class NeuralFusion:
 
     def _encode(self, data: pd.DataFrame, *, func: str) -> tuple[Annotations, pd.Index, np.ndarray]:
         if not isinstance(data, pd.DataFrame) or "finding" not in data.columns:
-            raise SchemaError(f"The annotation table passed to {func} needs a 'finding' column: neural fusion "
-                              f"learns from every finding at once.")
+            raise SchemaError(
+                f"The annotation table passed to {func} needs a 'finding' column: neural fusion "
+                f"learns from every finding at once."
+            )
         ann = encode_annotations(data, func=func)
         items = ann.items.remove_unused_levels()
         return ann, items.levels[0], np.asarray(items.codes[0])
@@ -265,8 +276,9 @@ class NeuralFusion:
         where = f"the reference table passed to {func}"
         cols = (STUDY_ID, FINDING, STATE)
         if not isinstance(y_true, pd.DataFrame):
-            raise SchemaError(f"{where} must be a DataFrame with columns {list(cols)}. "
-                              f"Got {type(y_true).__name__} instead.")
+            raise SchemaError(
+                f"{where} must be a DataFrame with columns {list(cols)}. Got {type(y_true).__name__} instead."
+            )
         check_columns(y_true, cols, where=where)
         lab = parse_fused_states(y_true[STATE], where=where)
         s = y_true[STUDY_ID].astype(str).to_numpy()
@@ -286,8 +298,15 @@ class NeuralFusion:
         return Y
 
     # -- training ---------------------------------------------------------------------------------
-    def _train(self, X: np.ndarray, Y: np.ndarray, heads: np.ndarray, epochs: int, rng: np.random.Generator,
-               X_eval: np.ndarray | None = None) -> tuple[_MLP, list[np.ndarray]]:
+    def _train(
+        self,
+        X: np.ndarray,
+        Y: np.ndarray,
+        heads: np.ndarray,
+        epochs: int,
+        rng: np.random.Generator,
+        X_eval: np.ndarray | None = None,
+    ) -> tuple[_MLP, list[np.ndarray]]:
         net = _MLP(X.shape[1], self.hidden, len(heads), rng)
         Yh = Y[:, heads]
         W = _class_weights(Yh)
@@ -304,8 +323,16 @@ class NeuralFusion:
                 snaps.append(net.proba(X_eval))
         return net, snaps
 
-    def _select(self, X: np.ndarray, Y: np.ndarray, heads: np.ndarray, sel: np.ndarray, folds: np.ndarray,
-                rng: np.random.Generator, name: str) -> tuple[int, np.ndarray, list[tuple]]:
+    def _select(
+        self,
+        X: np.ndarray,
+        Y: np.ndarray,
+        heads: np.ndarray,
+        sel: np.ndarray,
+        folds: np.ndarray,
+        rng: np.random.Generator,
+        name: str,
+    ) -> tuple[int, np.ndarray, list[tuple]]:
         """Cross-validate: chosen epochs, out-of-fold probabilities at that epoch, score rows."""
         n_ck = self.epochs // self.eval_every
         scores = np.full((self.n_folds, n_ck), np.nan)
@@ -327,8 +354,11 @@ class NeuralFusion:
                 scores[k, c] = np.mean(f1) if f1 else np.nan
         mean = np.nanmean(np.where(np.isnan(scores).all(axis=0), 0.0, scores), axis=0)
         best = int(np.argmax(mean))
-        rows = [(name, (c + 1) * self.eval_every, k, float(scores[k, c]))
-                for k in range(self.n_folds) for c in range(n_ck)]
+        rows = [
+            (name, (c + 1) * self.eval_every, k, float(scores[k, c]))
+            for k in range(self.n_folds)
+            for c in range(n_ck)
+        ]
         return (best + 1) * self.eval_every, oof[:, best], rows
 
     def fit(self, data: pd.DataFrame, y_true: pd.DataFrame) -> NeuralFusion:
@@ -342,8 +372,10 @@ class NeuralFusion:
         has_ref = (Y >= 0).any(axis=1)
         n_ref = int(has_ref.sum())
         if n_ref < self.n_folds:
-            raise SchemaError(f"{func}: {n_ref} studies have a reference label; {self.n_folds}-fold "
-                              f"cross-validation needs at least {self.n_folds}.")
+            raise SchemaError(
+                f"{func}: {n_ref} studies have a reference label; {self.n_folds}-fold "
+                f"cross-validation needs at least {self.n_folds}."
+            )
         Xr, Yr = X[has_ref], Y[has_ref]
         folds = np.empty(n_ref, dtype=np.int64)
         folds[rng.permutation(n_ref)] = np.arange(n_ref) % self.n_folds
@@ -375,10 +407,13 @@ class NeuralFusion:
             proba[in_ref] = oof[ref_pos[item_s[in_ref]], item_f[in_ref]]  # type: ignore[index]
         self.probas_ = proba_frame(ann.items, proba)
         self.labels_ = label_series(ann.items, proba.argmax(axis=1))
-        ref_items = pd.MultiIndex.from_arrays([np.repeat(studies[has_ref], F), np.tile(list(self.findings_), n_ref)],
-                                              names=["study_id", "finding"])
-        self.oof_probas_ = pd.DataFrame(oof.reshape(-1, N_STATES), index=ref_items,
-                                        columns=pd.Index(list(STATES), name=STATE))
+        ref_items = pd.MultiIndex.from_arrays(
+            [np.repeat(studies[has_ref], F), np.tile(list(self.findings_), n_ref)],
+            names=["study_id", "finding"],
+        )
+        self.oof_probas_ = pd.DataFrame(
+            oof.reshape(-1, N_STATES), index=ref_items, columns=pd.Index(list(STATES), name=STATE)
+        )
         return self
 
     def save(self, path: str | PathLike[str]) -> None:
@@ -392,11 +427,16 @@ class NeuralFusion:
         """
         if not hasattr(self, "networks_"):
             raise InvalidParameterError(f"{type(self).__name__}.save: call fit first.")
-        meta = {"format": MODEL_FORMAT, "method": "nn_ps" if self.specialists else "nn",
-                "readers": list(self.readers_), "findings": list(self.findings_),
-                "n_epochs": {k: int(v) for k, v in self.n_epochs_.items()},
-                "selection_findings": list(self.selection_findings), "networks": list(self.networks_),
-                **{_FILE_KEYS.get(k, k): getattr(self, k) for k in _HYPER}}
+        meta = {
+            "format": MODEL_FORMAT,
+            "method": "nn_ps" if self.specialists else "nn",
+            "readers": list(self.readers_),
+            "findings": list(self.findings_),
+            "n_epochs": {k: int(v) for k, v in self.n_epochs_.items()},
+            "selection_findings": list(self.selection_findings),
+            "networks": list(self.networks_),
+            **{_FILE_KEYS.get(k, k): getattr(self, k) for k in _HYPER},
+        }
         arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta))}
         for i, (heads, net) in enumerate(self.networks_.values()):
             arrays[f"net{i}_heads"] = np.asarray(heads, dtype=np.int64)
@@ -417,8 +457,10 @@ class NeuralFusion:
             raise InvalidParameterError(f"{func}: call fit first.")
         ann, studies, study_code = self._encode(data, func=func)
         if not set(ann.readers) & set(self.readers_):
-            raise SchemaError(f"{func}: none of the readers {list(ann.readers)} of the data is a reader the model "
-                              f"was fitted on {list(self.readers_)}.")
+            raise SchemaError(
+                f"{func}: none of the readers {list(ann.readers)} of the data is a reader the model "
+                f"was fitted on {list(self.readers_)}."
+            )
         X = self._features(ann, study_code, len(studies))
         F = len(self.findings_)
         out = np.full((len(studies), F, N_STATES), np.nan)
@@ -428,8 +470,9 @@ class NeuralFusion:
         item_f = f_idx[ann.finding]
         if (item_f < 0).any():
             bad = ann.findings[int(ann.finding[np.flatnonzero(item_f < 0)[0]])]  # type: ignore[index]
-            raise SchemaError(f"{func}: finding {bad!r} was not in the data the model was fitted on "
-                              f"{list(self.findings_)}.")
+            raise SchemaError(
+                f"{func}: finding {bad!r} was not in the data the model was fitted on {list(self.findings_)}."
+            )
         return proba_frame(ann.items, out[study_code, item_f])
 
     def predict(self, data: pd.DataFrame) -> pd.Series:
@@ -476,11 +519,15 @@ def load_neural_fusion(path: str | PathLike[str]) -> NeuralFusion:
     try:
         meta = json.loads(str(arrays["meta"]))
     except (KeyError, ValueError) as exc:
-        raise SchemaError(f"{where} has no readable 'meta' entry; expected a file written by NeuralFusion.save.") from exc
+        raise SchemaError(
+            f"{where} has no readable 'meta' entry; expected a file written by NeuralFusion.save."
+        ) from exc
     if meta.get("format") != MODEL_FORMAT:
         raise SchemaError(f"{where}: format {meta.get('format')!r}, expected {MODEL_FORMAT!r}.")
     cls = NeuralFusionPS if meta["method"] == "nn_ps" else NeuralFusion
-    est = cls(selection_findings=meta["selection_findings"], **{k: meta[_FILE_KEYS.get(k, k)] for k in _HYPER})
+    est = cls(
+        selection_findings=meta["selection_findings"], **{k: meta[_FILE_KEYS.get(k, k)] for k in _HYPER}
+    )
     est.readers_, est.findings_ = tuple(meta["readers"]), tuple(meta["findings"])
     est.n_epochs_ = dict(meta["n_epochs"])
     n_in = len(est.readers_) * len(est.findings_) * N_STATES
@@ -494,8 +541,10 @@ def load_neural_fusion(path: str | PathLike[str]) -> NeuralFusion:
         net = _MLP(n_in, int(meta["hidden"]), len(heads), np.random.default_rng(0))
         shapes = [p.shape for p in net.params]
         if [p.shape for p in params] != shapes:
-            raise SchemaError(f"{where}: network {name!r} has shapes {[p.shape for p in params]}, expected {shapes} "
-                              f"for {len(est.readers_)} readers x {len(est.findings_)} findings.")
+            raise SchemaError(
+                f"{where}: network {name!r} has shapes {[p.shape for p in params]}, expected {shapes} "
+                f"for {len(est.readers_)} readers x {len(est.findings_)} findings."
+            )
         net.W1, net.b1, net.W2, net.b2 = (np.asarray(p, dtype=float) for p in params)
         est.networks_[name] = (heads, net)
     return est

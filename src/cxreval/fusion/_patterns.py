@@ -51,8 +51,9 @@ class AnswerPatterns:
         return len(self.weight)
 
 
-def answer_patterns(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int,
-                    n_classes: int) -> AnswerPatterns:
+def answer_patterns(
+    item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int, n_classes: int
+) -> AnswerPatterns:
     """Group items by answer pattern (see the module docstring).
 
     Parameters
@@ -80,12 +81,18 @@ def answer_patterns(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_i
     keep = rep[item] >= 0
     p_item, p_reader, p_label = rep[item[keep]], reader[keep], label[keep]
     order = np.lexsort((p_reader, p_item))
-    return AnswerPatterns(p_item[order], p_reader[order], p_label[order], counts.astype(np.float64),
-                          inverse.reshape(-1).astype(np.int64))
+    return AnswerPatterns(
+        p_item[order],
+        p_reader[order],
+        p_label[order],
+        counts.astype(np.float64),
+        inverse.reshape(-1).astype(np.int64),
+    )
 
 
-def group_patterns(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int
-                   ) -> tuple[np.ndarray, AnswerPatterns]:
+def group_patterns(
+    item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int
+) -> tuple[np.ndarray, AnswerPatterns]:
     """The states a group uses (``classes``, sorted) and its answer patterns with labels re-coded
     ``0 .. len(classes)-1`` (the state space of a Dawid-Skene or MACE fit is the states used)."""
     classes = np.unique(label)

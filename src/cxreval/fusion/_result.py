@@ -33,16 +33,31 @@ from ..schema import FINDING, MACRO, MICRO, P_POSITIVE, SOURCE, STATE, SUMMARY_R
 from ._dawid_skene import ERRORS_COLUMNS
 from ._mace import COMPETENCE_COLUMNS
 
-__all__ = ["FusionResult", "FUSION_AGREEMENT_COLUMNS", "CONVERGENCE_COLUMNS", "WARNING_COLUMNS",
-           "LABELS_FORMATS", "METHOD", "convergence_table", "method_settings"]
+__all__ = [
+    "FusionResult",
+    "FUSION_AGREEMENT_COLUMNS",
+    "CONVERGENCE_COLUMNS",
+    "WARNING_COLUMNS",
+    "LABELS_FORMATS",
+    "METHOD",
+    "convergence_table",
+    "method_settings",
+]
 
 METHOD = "method"
 """Column naming the fusion method (``mv``, ``ds``, ...) in the agreement, convergence and warning tables."""
 FUSION_AGREEMENT_COLUMNS: tuple[str, ...] = (METHOD, *AGREEMENT_COLUMNS[1:])
 """Columns of ``fusion_agreement.csv``: the agreement table's (:data:`cxreval.agreement.AGREEMENT_COLUMNS`) with
 ``method`` in place of ``pair`` (the pair is always ``reference:fused_<method>``)."""
-CONVERGENCE_COLUMNS: tuple[str, ...] = (METHOD, FINDING, "n_items", "n_patterns", "n_iter", "converged",
-                                        "final_change")  # of the estimators' FIT_INFO_COLUMNS
+CONVERGENCE_COLUMNS: tuple[str, ...] = (
+    METHOD,
+    FINDING,
+    "n_items",
+    "n_patterns",
+    "n_iter",
+    "converged",
+    "final_change",
+)  # of the estimators' FIT_INFO_COLUMNS
 """Columns of ``fusion_convergence.csv``: the stopping rule's outcome of every iterative fit (``fit_info_``)."""
 WARNING_COLUMNS: tuple[str, ...] = (FINDING, METHOD, "warning")
 """Columns of ``fusion_warnings.csv``: states fused far more often than any reader uses them."""
@@ -125,17 +140,31 @@ class FusionResult(TableResult):
         with fewer than three readers has no rows.
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({
-        "fused_labels": "fused_labels.csv", "fusion_agreement": "fusion_agreement.csv",
-        "method_agreement": "method_agreement.csv", "ds_confusion": "ds_confusion.csv",
-        "mace_competence": "mace_competence.csv", "fusion_convergence": "fusion_convergence.csv",
-        "fusion_warnings": "fusion_warnings.csv", "reader_accuracy": "reader_accuracy.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {
+            "fused_labels": "fused_labels.csv",
+            "fusion_agreement": "fusion_agreement.csv",
+            "method_agreement": "method_agreement.csv",
+            "ds_confusion": "ds_confusion.csv",
+            "mace_competence": "mace_competence.csv",
+            "fusion_convergence": "fusion_convergence.csv",
+            "fusion_warnings": "fusion_warnings.csv",
+            "reader_accuracy": "reader_accuracy.csv",
+        }
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = FUSION_AGREEMENT_COLUMNS
-    FILE_COLUMNS: ClassVar[Mapping[str, tuple[str, ...]]] = MappingProxyType({
-        "fused_labels": (*LABEL_COLUMNS, P_POSITIVE), "fusion_agreement": FUSION_AGREEMENT_COLUMNS,
-        "method_agreement": AGREEMENT_COLUMNS, "ds_confusion": ERRORS_COLUMNS,
-        "mace_competence": COMPETENCE_COLUMNS, "fusion_convergence": CONVERGENCE_COLUMNS,
-        "fusion_warnings": WARNING_COLUMNS, "reader_accuracy": READER_ACCURACY_COLUMNS})
+    FILE_COLUMNS: ClassVar[Mapping[str, tuple[str, ...]]] = MappingProxyType(
+        {
+            "fused_labels": (*LABEL_COLUMNS, P_POSITIVE),
+            "fusion_agreement": FUSION_AGREEMENT_COLUMNS,
+            "method_agreement": AGREEMENT_COLUMNS,
+            "ds_confusion": ERRORS_COLUMNS,
+            "mace_competence": COMPETENCE_COLUMNS,
+            "fusion_convergence": CONVERGENCE_COLUMNS,
+            "fusion_warnings": WARNING_COLUMNS,
+            "reader_accuracy": READER_ACCURACY_COLUMNS,
+        }
+    )
 
     labels: pd.DataFrame
     estimators: dict[str, object]
@@ -173,8 +202,11 @@ class FusionResult(TableResult):
 
     def fused_labels(self) -> pd.DataFrame:
         """The table written as ``fused_labels``: the inputs (when kept) then the fused sources, states as names."""
-        out = pd.concat([self.inputs, self.labels], ignore_index=True) if self.inputs is not None \
+        out = (
+            pd.concat([self.inputs, self.labels], ignore_index=True)
+            if self.inputs is not None
             else self.labels.copy()
+        )
         out[STATE] = state_names(out[STATE].astype("Int8"))
         return out
 
@@ -185,13 +217,16 @@ class FusionResult(TableResult):
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables this run has, by the names of ``FILES`` (see the class docstring)."""
         ests: dict[str, Any] = self.estimators
-        tabs = {"fused_labels": self.fused_labels(), "fusion_agreement": self.agreement,
-                "method_agreement": self.method_agreement,
-                "ds_confusion": ests["ds"].errors_ if "ds" in ests else None,
-                "mace_competence": ests["mace"].competence_ if "mace" in ests else None,
-                "fusion_convergence": self.convergence,
-                "fusion_warnings": self.warning_table() if self.warnings else None,
-                "reader_accuracy": self.reader_accuracy}
+        tabs = {
+            "fused_labels": self.fused_labels(),
+            "fusion_agreement": self.agreement,
+            "method_agreement": self.method_agreement,
+            "ds_confusion": ests["ds"].errors_ if "ds" in ests else None,
+            "mace_competence": ests["mace"].competence_ if "mace" in ests else None,
+            "fusion_convergence": self.convergence,
+            "fusion_warnings": self.warning_table() if self.warnings else None,
+            "reader_accuracy": self.reader_accuracy,
+        }
         return {k: v for k, v in tabs.items() if v is not None}
 
     def save(self, folder: str | PathLike[str], *, labels_format: str | None = None) -> dict[str, Path]:
@@ -207,8 +242,10 @@ class FusionResult(TableResult):
 
         labels_format = self.labels_format if labels_format is None else labels_format
         if labels_format not in LABELS_FORMATS:
-            raise InvalidParameterError(f"The 'labels_format' parameter of FusionResult.save must be one of "
-                                        f"{list(LABELS_FORMATS)}. Got {labels_format!r} instead.")
+            raise InvalidParameterError(
+                f"The 'labels_format' parameter of FusionResult.save must be one of "
+                f"{list(LABELS_FORMATS)}. Got {labels_format!r} instead."
+            )
         folder = Path(folder)
         written: dict[str, Path] = {}
         for name, table in self.tables().items():
@@ -217,8 +254,9 @@ class FusionResult(TableResult):
                 table.to_parquet(folder / f"{stem}.parquet", index=False)
                 written[name] = folder / f"{stem}.parquet"
             else:
-                written[name] = write_table(table, folder, stem,
-                                            parquet=name != "fused_labels" or labels_format == "both")
+                written[name] = write_table(
+                    table, folder, stem, parquet=name != "fused_labels" or labels_format == "both"
+                )
         if self.save_model:
             for m in ("nn", "nn_ps"):
                 if m in self.estimators and m not in self.applied:
@@ -234,48 +272,84 @@ class FusionResult(TableResult):
         counts = self.labels.groupby([SOURCE, STATE], observed=True).size().unstack(fill_value=0)
         counts.columns = list(state_names(pd.Series(list(counts.columns), dtype="Int8")))
         seed = "" if self.seed is None else f" (seed={self.seed})"
-        lines = [f"# {title}", "",
-                 f"- readers fused: {', '.join(self.readers)}; methods: {', '.join(self.methods)}{seed}",
-                 *self.notes,
-                 f"- items (study, finding): {self.n_items}; readers per item: {self.readers_per_item}; fused from "
-                 f"fewer readers than the most-read item: {self.n_items_partial}",
-                 f"- reader labels left out: {self.n_dropped} (not_mentioned -> {self.not_mentioned})",
-                 "- MV ties -> uncertain; FUSE_OR = largest state; FUSE_AND = smallest state; " + _nn_labels_text(
-                     self.estimators, self.applied),
-                 *_settings_lines(self.estimators, self.applied), "",
-                 "## Fused label counts", "", markdown_table(counts.reset_index()), ""]
+        lines = [
+            f"# {title}",
+            "",
+            f"- readers fused: {', '.join(self.readers)}; methods: {', '.join(self.methods)}{seed}",
+            *self.notes,
+            f"- items (study, finding): {self.n_items}; readers per item: {self.readers_per_item}; fused from "
+            f"fewer readers than the most-read item: {self.n_items_partial}",
+            f"- reader labels left out: {self.n_dropped} (not_mentioned -> {self.not_mentioned})",
+            "- MV ties -> uncertain; FUSE_OR = largest state; FUSE_AND = smallest state; "
+            + _nn_labels_text(self.estimators, self.applied),
+            *_settings_lines(self.estimators, self.applied),
+            "",
+            "## Fused label counts",
+            "",
+            markdown_table(counts.reset_index()),
+            "",
+        ]
         if self.convergence is not None:
             lines += _convergence_lines(self.convergence, self.estimators)
         if self.reader_accuracy is not None:
             ra = self.reader_accuracy
-            lines += ["## Readers' sensitivity and specificity (reader_accuracy.csv)", "",
-                      "Binary readers-only latent-class model per finding (uncertain = no label; readers' errors "
-                      "assumed independent given the truth), 95% patient-bootstrap intervals; findings with fewer "
-                      "than three readers are not identified and have no rows.", ""]
+            lines += [
+                "## Readers' sensitivity and specificity (reader_accuracy.csv)",
+                "",
+                "Binary readers-only latent-class model per finding (uncertain = no label; readers' errors "
+                "assumed independent given the truth), 95% patient-bootstrap intervals; findings with fewer "
+                "than three readers are not identified and have no rows.",
+                "",
+            ]
             if len(ra):
                 lines += [markdown_table(ra, floatfmt="{:.3f}"), ""]
         if self.warnings:
-            lines += ["## Warnings: states fused far more often than any reader uses them", "",
-                      *[f"- {w}" for w in self.warnings], ""]
+            lines += [
+                "## Warnings: states fused far more often than any reader uses them",
+                "",
+                *[f"- {w}" for w in self.warnings],
+                "",
+            ]
         if self.agreement is not None:
             agr = self.agreement
             show = agr[agr[FINDING].isin(SUMMARY_ROWS) | agr[FINDING].isin(XQA_SELECTED)]
-            lines += [f"## Agreement with {self.adjudicated} (weighted κ with Low–High κ)", "", markdown_table(show), ""]
+            lines += [
+                f"## Agreement with {self.adjudicated} (weighted κ with Low–High κ)",
+                "",
+                markdown_table(show),
+                "",
+            ]
         if self.method_agreement is not None:
             between = self.method_agreement
-            lines += ["## Agreement between methods (macro/micro over all findings)", "",
-                      markdown_table(between[between[FINDING].isin((MACRO, MICRO))]), ""]
+            lines += [
+                "## Agreement between methods (macro/micro over all findings)",
+                "",
+                markdown_table(between[between[FINDING].isin((MACRO, MICRO))]),
+                "",
+            ]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, object]:
-        conv = None if self.convergence is None else [
-            {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
-            for r in self.convergence.to_dict(orient="records")]
-        return {"methods": self.methods, "readers": list(self.readers), "n_items": self.n_items,
-                "n_dropped": dict(self.n_dropped), "n_items_partial": self.n_items_partial,
-                "readers_per_item": {str(k): v for k, v in self.readers_per_item.items()},
-                "n_labels": int(len(self.labels)), "warnings": list(self.warnings), "convergence": conv,
-                "settings": method_settings(self.estimators, self.applied)}
+        conv = (
+            None
+            if self.convergence is None
+            else [
+                {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
+                for r in self.convergence.to_dict(orient="records")
+            ]
+        )
+        return {
+            "methods": self.methods,
+            "readers": list(self.readers),
+            "n_items": self.n_items,
+            "n_dropped": dict(self.n_dropped),
+            "n_items_partial": self.n_items_partial,
+            "readers_per_item": {str(k): v for k, v in self.readers_per_item.items()},
+            "n_labels": int(len(self.labels)),
+            "warnings": list(self.warnings),
+            "convergence": conv,
+            "settings": method_settings(self.estimators, self.applied),
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -287,8 +361,9 @@ class FusionResult(TableResult):
         if "finding_set" in table.columns:
             sets = table["finding_set"].fillna("").astype(str)
             table = table[sets.isin(("", "all"))]
-        return interval_plot(table, series=METHOD, metrics=KAPPA_METRICS, kind="bar",
-                             title="Fusion methods vs reference")
+        return interval_plot(
+            table, series=METHOD, metrics=KAPPA_METRICS, kind="bar", title="Fusion methods vs reference"
+        )
 
     def _figure(self) -> Any:
         """With a reference: :meth:`figure` of the agreement with it; without one: the positive fraction of
@@ -299,17 +374,27 @@ class FusionResult(TableResult):
             return self.figure(self.agreement)
         lab = self.labels.assign(positive=self.labels[STATE].astype(float) == 2)
         frac = lab.groupby([SOURCE, FINDING], sort=False)["positive"].mean().mul(100).reset_index()
-        return bars(frac, x=FINDING, y="positive", color=SOURCE, title="Positive fraction of the fused labels",
-                    y_title="positive (% of studies)")
+        return bars(
+            frac,
+            x=FINDING,
+            y="positive",
+            color=SOURCE,
+            title="Positive fraction of the fused labels",
+            y_title="positive (% of studies)",
+        )
 
 
-_SETTINGS = {"nn": ("hidden", "epochs", "eval_every", "n_folds", "labels_from"),
-             "nn_ps": ("hidden", "epochs", "eval_every", "n_folds", "labels_from"),
-             "mace": ("method", "n_restarts", "n_iter", "alpha", "beta", "pooling"),
-             "ds": ("n_iter", "tol", "pooling")}
+_SETTINGS = {
+    "nn": ("hidden", "epochs", "eval_every", "n_folds", "labels_from"),
+    "nn_ps": ("hidden", "epochs", "eval_every", "n_folds", "labels_from"),
+    "mace": ("method", "n_restarts", "n_iter", "alpha", "beta", "pooling"),
+    "ds": ("n_iter", "tol", "pooling"),
+}
 
 
-def method_settings(estimators: Mapping[str, object], applied: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+def method_settings(
+    estimators: Mapping[str, object], applied: tuple[str, ...] = ()
+) -> dict[str, dict[str, Any]]:
     """The hyper-parameters of the trained NN Fusion, MACE and Dawid-Skene estimators that the summary and
     ``to_dict`` record (``{method: {parameter: value}}``; a model applied from a file is left out)."""
     out = {}
@@ -323,20 +408,31 @@ def _nn_labels_text(estimators: Mapping[str, Any], applied: tuple[str, ...]) -> 
     trained = [m for m in ("nn", "nn_ps") if m in estimators and m not in applied]
     if not trained or all(estimators[m].labels_from == "out-of-fold" for m in trained):
         k = {int(estimators[m].n_folds) for m in trained} or {5}
-        return (f"nn/nn_ps labels for studies with a reference are out-of-fold "
-                f"({'/'.join(map(str, sorted(k)))}-fold CV) predictions")
-    kind = {"in-sample": "in-sample (the final network, trained on those studies: optimistic)",
-            "out-of-fold": "out-of-fold"}
-    return ("nn/nn_ps labels for studies with a reference: "
-            + "; ".join(f"{m} {kind[estimators[m].labels_from]}" for m in trained))
+        return (
+            f"nn/nn_ps labels for studies with a reference are out-of-fold "
+            f"({'/'.join(map(str, sorted(k)))}-fold CV) predictions"
+        )
+    kind = {
+        "in-sample": "in-sample (the final network, trained on those studies: optimistic)",
+        "out-of-fold": "out-of-fold",
+    }
+    return "nn/nn_ps labels for studies with a reference: " + "; ".join(
+        f"{m} {kind[estimators[m].labels_from]}" for m in trained
+    )
 
 
 def _settings_lines(estimators: Mapping[str, object], applied: tuple[str, ...]) -> list[str]:
     settings = method_settings(estimators, applied)
     if not any(m in settings for m in ("nn", "nn_ps", "mace")):
         return []
-    return ["- method settings: " + "; ".join(f"{m}: " + ", ".join(f"{k}={v}" for k, v in kw.items())
-                                              for m, kw in settings.items() if m in ("nn", "nn_ps", "mace"))]
+    return [
+        "- method settings: "
+        + "; ".join(
+            f"{m}: " + ", ".join(f"{k}={v}" for k, v in kw.items())
+            for m, kw in settings.items()
+            if m in ("nn", "nn_ps", "mace")
+        )
+    ]
 
 
 def convergence_table(estimators: Mapping[str, object]) -> pd.DataFrame | None:
@@ -354,12 +450,16 @@ def _convergence_lines(conv: pd.DataFrame, ests: Mapping[str, Any]) -> list[str]
         est = ests[m]
         span = f"iterations {int(g['n_iter'].min())}-{int(g['n_iter'].max())}"
         if m in no_tol:
-            lines.append(f"- {m}: runs n_iter={est.n_iter} iterations per restart (no tolerance: nothing to converge "
-                         f"on), keeps the best of {est.n_restarts} restarts; {span}")
+            lines.append(
+                f"- {m}: runs n_iter={est.n_iter} iterations per restart (no tolerance: nothing to converge "
+                f"on), keeps the best of {est.n_restarts} restarts; {span}"
+            )
             continue
         what = "rises" if m == "ds" else "changes"
-        lines.append(f"- {m}: stops when the log-likelihood per item {what} by less than tol={est.tol:g}, else after "
-                     f"n_iter={est.n_iter} iterations; {int(g['converged'].sum())}/{len(g)} fits converged, {span}")
+        lines.append(
+            f"- {m}: stops when the log-likelihood per item {what} by less than tol={est.tol:g}, else after "
+            f"n_iter={est.n_iter} iterations; {int(g['converged'].sum())}/{len(g)} fits converged, {span}"
+        )
     done = conv["converged"].map({True: "yes", False: "no"})
     show = conv.assign(converged=done.where(~conv[METHOD].isin(no_tol), "no tol"))
     return [*lines, "", markdown_table(show, floatfmt="{:.3g}"), ""]

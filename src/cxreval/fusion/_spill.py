@@ -27,11 +27,14 @@ __all__ = ["executor_group_map", "fit_group_task"]
 
 def _params(est: GroupedFusion) -> dict[str, object]:
     """Constructor parameters of ``est`` except ``rng`` (its draws travel with the tasks)."""
-    return {k: v for k, v in vars(est).items() if not k.startswith("_") and not k.endswith("_") and k != "rng"}
+    return {
+        k: v for k, v in vars(est).items() if not k.startswith("_") and not k.endswith("_") and k != "rng"
+    }
 
 
-def fit_group_task(task: tuple[int, int, object], *, method: str, params: dict[str, object], folder: str,
-                   n_readers: int) -> dict[str, np.ndarray]:
+def fit_group_task(
+    task: tuple[int, int, object], *, method: str, params: dict[str, object], folder: str, n_readers: int
+) -> dict[str, np.ndarray]:
     """Fit one group read from the spill folder (runs in a worker).
 
     Parameters
@@ -48,8 +51,9 @@ def fit_group_task(task: tuple[int, int, object], *, method: str, params: dict[s
     """
     index, n_items, extra = task
     base = Path(folder) / f"g{index}"
-    item, reader, label = (np.asarray(load_spilled(f"{base}_{c}.npy"), dtype=np.int64)
-                           for c in ("item", "reader", "label"))
+    item, reader, label = (
+        np.asarray(load_spilled(f"{base}_{c}.npy"), dtype=np.int64) for c in ("item", "reader", "label")
+    )
     est = get_fusion(method)(**params)
     return est._fit_group(item, reader, label, n_items, n_readers, extra)  # type: ignore[attr-defined]
 
@@ -60,18 +64,31 @@ def executor_group_map(executor: Any, folder: str | Path) -> GroupMap:
     folder = Path(folder)
     written: dict[tuple[str, int], str] = {}
 
-    def group_map(est: GroupedFusion, ann: Annotations, groups: list[tuple[str, np.ndarray]],
-                  extras: list[object]) -> list[dict[str, np.ndarray]]:
+    def group_map(
+        est: GroupedFusion, ann: Annotations, groups: list[tuple[str, np.ndarray]], extras: list[object]
+    ) -> list[dict[str, np.ndarray]]:
         sub_folder = folder / est.pooling
         for gi, (_, items) in enumerate(groups):
             if (est.pooling, gi) in written:
                 continue
             sub = ann.subset(items)
-            spill_arrays({"item": sub.item.astype(np.int32), "reader": sub.reader.astype(np.int32),
-                          "label": sub.label.astype(np.int8)}, sub_folder, prefix=f"g{gi}_")
+            spill_arrays(
+                {
+                    "item": sub.item.astype(np.int32),
+                    "reader": sub.reader.astype(np.int32),
+                    "label": sub.label.astype(np.int8),
+                },
+                sub_folder,
+                prefix=f"g{gi}_",
+            )
             written[(est.pooling, gi)] = str(sub_folder)
-        func = partial(fit_group_task, method=est.name, params=_params(est), folder=str(sub_folder),
-                       n_readers=ann.n_readers)
+        func = partial(
+            fit_group_task,
+            method=est.name,
+            params=_params(est),
+            folder=str(sub_folder),
+            n_readers=ann.n_readers,
+        )
         tasks = [(gi, len(items), extra) for gi, ((_, items), extra) in enumerate(zip(groups, extras))]
         return list(executor.map(func, tasks))
 

@@ -15,7 +15,13 @@ import pandas as pd
 from ..exceptions import InvalidParameterError
 from ..schema import SOURCE, STATE, check_columns
 
-__all__ = ["state_share_ratios", "overfused_states", "OVERFUSED_FACTOR", "OVERFUSED_MIN_SHARE", "RULE_METHODS"]
+__all__ = [
+    "state_share_ratios",
+    "overfused_states",
+    "OVERFUSED_FACTOR",
+    "OVERFUSED_MIN_SHARE",
+    "RULE_METHODS",
+]
 
 RULE_METHODS: tuple[str, ...] = ("or", "and")
 """Fusion rules that over-fuse a state by design; :func:`overfused_states` does not flag them."""
@@ -50,8 +56,10 @@ def state_share_ratios(annotations: pd.DataFrame, fused: pd.Series) -> pd.DataFr
     {'state': 1, 'fused_share': 0.5, 'reader_max_share': 0.5, 'ratio': 1.0}
     """
     if not isinstance(annotations, pd.DataFrame):
-        raise InvalidParameterError(f"state_share_ratios: 'annotations' must be a DataFrame with columns {SOURCE!r} and "
-                                    f"{STATE!r}. Got {type(annotations).__name__}.")
+        raise InvalidParameterError(
+            f"state_share_ratios: 'annotations' must be a DataFrame with columns {SOURCE!r} and "
+            f"{STATE!r}. Got {type(annotations).__name__}."
+        )
     check_columns(annotations, (SOURCE, STATE), where="the annotation table passed to state_share_ratios")
     if len(fused) == 0:
         raise InvalidParameterError("state_share_ratios: no fused labels.")
@@ -66,8 +74,14 @@ def state_share_ratios(annotations: pd.DataFrame, fused: pd.Series) -> pd.DataFr
     return pd.DataFrame(rows, columns=["state", "fused_share", "reader_max_share", "ratio"])
 
 
-def overfused_states(annotations: pd.DataFrame, fused: pd.Series, *, method: str = "",
-                     factor: float = OVERFUSED_FACTOR, min_share: float = OVERFUSED_MIN_SHARE) -> list[str]:
+def overfused_states(
+    annotations: pd.DataFrame,
+    fused: pd.Series,
+    *,
+    method: str = "",
+    factor: float = OVERFUSED_FACTOR,
+    min_share: float = OVERFUSED_MIN_SHARE,
+) -> list[str]:
     """Warnings for the states fused more than ``factor`` times as often as any reader uses them.
 
     Parameters
@@ -97,9 +111,17 @@ def overfused_states(annotations: pd.DataFrame, fused: pd.Series, *, method: str
     for r in table.itertuples():
         if r.fused_share >= min_share and r.ratio > factor:
             name = state_names(pd.Series([r.state], dtype="Int8")).iloc[0]
-            how = ("a state no reader gives any item" if not np.isfinite(r.ratio) else
-                   f"{r.ratio:.1f}x the largest share any reader gives it ({r.reader_max_share:.1%})")
-            out.append(f"{method + ': ' if method else ''}{r.fused_share:.1%} of items fused to {name}, {how}"
-                       + ("; MACE has no class prior (true state uniform over the states used), see its docstring"
-                          if method == "mace" else ""))
+            how = (
+                "a state no reader gives any item"
+                if not np.isfinite(r.ratio)
+                else f"{r.ratio:.1f}x the largest share any reader gives it ({r.reader_max_share:.1%})"
+            )
+            out.append(
+                f"{method + ': ' if method else ''}{r.fused_share:.1%} of items fused to {name}, {how}"
+                + (
+                    "; MACE has no class prior (true state uniform over the states used), see its docstring"
+                    if method == "mace"
+                    else ""
+                )
+            )
     return out

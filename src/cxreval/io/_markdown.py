@@ -22,8 +22,15 @@ from ..exceptions import InvalidParameterError
 __all__ = ["markdown_table"]
 
 
-def markdown_table(df: Any, *, decimals: int = 2, floatfmt: str | None = None, nan: str = "nan",
-                   missing: str | None = "", right: Sequence[str] = ()) -> str:
+def markdown_table(
+    df: Any,
+    *,
+    decimals: int = 2,
+    floatfmt: str | None = None,
+    nan: str = "nan",
+    missing: str | None = "",
+    right: Sequence[str] = (),
+) -> str:
     """A GitHub-flavoured Markdown table of ``df``'s columns (the index is not shown; ``reset_index()`` first).
 
     Parameters
@@ -59,9 +66,14 @@ def markdown_table(df: Any, *, decimals: int = 2, floatfmt: str | None = None, n
     cols = [str(c) for c in df.columns]
     unknown = [c for c in right if str(c) not in cols]
     if unknown:
-        raise InvalidParameterError(f"The 'right' parameter of markdown_table names column(s) {unknown} that the "
-                                    f"table does not have; it has {cols}.")
+        raise InvalidParameterError(
+            f"The 'right' parameter of markdown_table names column(s) {unknown} that the "
+            f"table does not have; it has {cols}."
+        )
     rset = {str(c) for c in right}
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---:" if c in rset else "---" for c in cols) + "|"]
+    lines = [
+        "| " + " | ".join(cols) + " |",
+        "|" + "|".join("---:" if c in rset else "---" for c in cols) + "|",
+    ]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join(lines)

@@ -18,16 +18,33 @@ from ..exceptions import SchemaError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TABLE_SUFFIXES", "READ_ERRORS", "COMPRESSIONS", "HeaderError", "table_format", "read_table",
-           "read_csv_file", "read_errors", "table_files", "table_parts", "column_names"]
+__all__ = [
+    "TABLE_SUFFIXES",
+    "READ_ERRORS",
+    "COMPRESSIONS",
+    "HeaderError",
+    "table_format",
+    "read_table",
+    "read_csv_file",
+    "read_errors",
+    "table_files",
+    "table_parts",
+    "column_names",
+]
 
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".parquet")
 """The suffixes of the table files cxreval reads (any other is read as CSV when named as one file)."""
 READ_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, EOFError, ImportError)
 """What pandas and pyarrow raise for a file that is not a table (EOFError: a truncated ``.gz``); the errors of
 the decompressors are added by :func:`read_errors`."""
-COMPRESSIONS: dict[str, str] = {".gz": "gzip", ".zip": "zip", ".xz": "xz", ".bz2": "bzip2", ".zst": "zstd",
-                                ".tar": "tar"}
+COMPRESSIONS: dict[str, str] = {
+    ".gz": "gzip",
+    ".zip": "zip",
+    ".xz": "xz",
+    ".bz2": "bzip2",
+    ".zst": "zstd",
+    ".tar": "tar",
+}
 """The compressed-file suffixes pandas reads a CSV from (by the file's last suffix), and their codec names."""
 
 
@@ -60,15 +77,21 @@ def read_errors() -> tuple[type[BaseException], ...]:
     import zlib
 
     zstd = getattr(sys.modules.get("zstandard"), "ZstdError", None)
-    return (*READ_ERRORS, zlib.error, lzma.LZMAError, zipfile.BadZipFile, tarfile.TarError,
-            *((zstd,) if isinstance(zstd, type) else ()))
+    return (
+        *READ_ERRORS,
+        zlib.error,
+        lzma.LZMAError,
+        zipfile.BadZipFile,
+        tarfile.TarError,
+        *((zstd,) if isinstance(zstd, type) else ()),
+    )
 
 
 def _in_words(path: Path, exc: BaseException) -> BaseException:
     """``exc`` as read by a person: a decompressor's error (or the end of a file cut short) on a compressed
     file becomes "its gzip data is damaged or cut short (...)"; any other error is returned as it is."""
     codec = COMPRESSIONS.get(path.suffix.lower())
-    codec_errors = read_errors()[len(READ_ERRORS):]
+    codec_errors = read_errors()[len(READ_ERRORS) :]
     damaged = isinstance(exc, (*codec_errors, EOFError)) or (isinstance(exc, OSError) and exc.errno is None)
     if codec is None or not damaged:
         return exc
@@ -76,8 +99,12 @@ def _in_words(path: Path, exc: BaseException) -> BaseException:
     return _DamagedData(f"its {codec} data is damaged or cut short ({text})")
 
 
-def read_csv_file(path: str | os.PathLike[str], *, error: Callable[[Path, BaseException], str] | None = None,
-                  **options: object) -> pd.DataFrame:
+def read_csv_file(
+    path: str | os.PathLike[str],
+    *,
+    error: Callable[[Path, BaseException], str] | None = None,
+    **options: object,
+) -> pd.DataFrame:
     """``pandas.read_csv(path, **options)`` — plain or compressed (:data:`COMPRESSIONS`, by suffix) — with
     every way the file can fail to be read turned into one :class:`~cxreval.exceptions.SchemaError` naming it.
 
@@ -104,8 +131,13 @@ def read_csv_file(path: str | os.PathLike[str], *, error: Callable[[Path, BaseEx
         raise SchemaError((error or _could_not_read)(p, _in_words(p, exc))) from exc
 
 
-def read_table(path: str | Path, *, text: bool = False, dtype: dict[str, type] | None = None,
-               error: Callable[[Path, BaseException], str] = _could_not_read) -> pd.DataFrame:
+def read_table(
+    path: str | Path,
+    *,
+    text: bool = False,
+    dtype: dict[str, type] | None = None,
+    error: Callable[[Path, BaseException], str] = _could_not_read,
+) -> pd.DataFrame:
     """Read one CSV or Parquet file.
 
     Parameters
@@ -178,8 +210,13 @@ def column_names(f: Path) -> list[str]:
     try:
         if f.suffix.lower() == ".parquet":
             return list(pq.read_schema(f).names)
-        with contextlib.closing(pacsv.open_csv(f, read_options=pacsv.ReadOptions(block_size=1 << 16),
-                                               convert_options=pacsv.ConvertOptions(include_columns=[]))) as r:
+        with contextlib.closing(
+            pacsv.open_csv(
+                f,
+                read_options=pacsv.ReadOptions(block_size=1 << 16),
+                convert_options=pacsv.ConvertOptions(include_columns=[]),
+            )
+        ) as r:
             return list(r.schema.names) or _csv_header(f)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise HeaderError(str(exc)) from exc

@@ -46,7 +46,9 @@ class TableWriter:
     (['a', '1', '2', '3'], 3)
     """
 
-    def __init__(self, out: str | Path, name: str, *, parquet: bool = True, row_group_size: int = 65536) -> None:
+    def __init__(
+        self, out: str | Path, name: str, *, parquet: bool = True, row_group_size: int = 65536
+    ) -> None:
         self.csv = Path(out) / f"{name}.csv"
         self.parquet = Path(out) / f"{name}.parquet" if parquet else None
         self.row_group_size = int(row_group_size)
@@ -65,8 +67,10 @@ class TableWriter:
             self._csv_file = open(self.csv, "w", newline="")  # noqa: SIM115 - closed by close()
             df.iloc[:0].to_csv(self._csv_file, index=False)
         elif list(df.columns) != self._columns:
-            raise ValueError(f"TableWriter({self.csv.name}): block columns {list(df.columns)} differ from "
-                             f"the first block's {self._columns}.")
+            raise ValueError(
+                f"TableWriter({self.csv.name}): block columns {list(df.columns)} differ from "
+                f"the first block's {self._columns}."
+            )
         df.to_csv(self._csv_file, index=False, header=False)
         self.n_rows += len(df)
         if self.parquet is not None and len(df):

@@ -53,9 +53,21 @@ from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 
-__all__ = ["IMAGE_SUFFIXES", "DISPLAY_SUFFIXES", "DICOM_SUFFIXES", "DICOM_WINDOWS", "LoadedImage", "ImageReadError",
-           "ImageNotFoundError", "read_image", "image_size", "write_image", "to_grey", "is_dicom",
-           "pydicom_available"]
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "DISPLAY_SUFFIXES",
+    "DICOM_SUFFIXES",
+    "DICOM_WINDOWS",
+    "LoadedImage",
+    "ImageReadError",
+    "ImageNotFoundError",
+    "read_image",
+    "image_size",
+    "write_image",
+    "to_grey",
+    "is_dicom",
+    "pydicom_available",
+]
 
 IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".dcm", ".dicom", ".npy")
 """File name suffixes (case-insensitive) of the images :func:`read_image` reads; what a folder of images
@@ -126,8 +138,12 @@ class LoadedImage:
         return to_grey(self.pixels, where=self.path or "image").astype(np.float64)
 
     def to_dict(self) -> dict[str, object]:
-        return {"path": self.path, "dtype": self.dtype, "data_range": self.data_range,
-                "shape": list(self.image.shape)}
+        return {
+            "path": self.path,
+            "dtype": self.dtype,
+            "data_range": self.data_range,
+            "shape": list(self.image.shape),
+        }
 
 
 def to_grey(a: np.ndarray, *, where: str) -> np.ndarray:
@@ -142,8 +158,10 @@ def to_grey(a: np.ndarray, *, where: str) -> np.ndarray:
         rgb = a[..., :3]
         if np.array_equal(rgb[..., 0], rgb[..., 1]) and np.array_equal(rgb[..., 0], rgb[..., 2]):
             return rgb[..., 0]
-        raise SchemaError(f"{where}: expected a greyscale image; got a colour image of shape {a.shape} whose "
-                          "channels differ. Convert it to greyscale first.")
+        raise SchemaError(
+            f"{where}: expected a greyscale image; got a colour image of shape {a.shape} whose "
+            "channels differ. Convert it to greyscale first."
+        )
     raise SchemaError(f"{where}: expected a 2-D greyscale image; got an array of shape {a.shape}.")
 
 
@@ -217,23 +235,29 @@ def _read_pil(path: Path) -> LoadedImage:
 
     png = _png_header(path)
     if png is not None and png[0] == 16 and png[1] in (2, 4, 6):
-        raise ImageReadError(f"{path}: a 16-bit colour PNG (colour type {png[1]}) cannot be read at full "
-                             "depth; save it as a 16-bit greyscale PNG.")
+        raise ImageReadError(
+            f"{path}: a 16-bit colour PNG (colour type {png[1]}) cannot be read at full "
+            "depth; save it as a 16-bit greyscale PNG."
+        )
     if png is not None and png[0] in (2, 4) and png[1] == 0:
-        raise ImageReadError(f"{path}: a {png[0]}-bit PNG is not supported; expected 1, 8 or 16 bits per sample.")
+        raise ImageReadError(
+            f"{path}: a {png[0]}-bit PNG is not supported; expected 1, 8 or 16 bits per sample."
+        )
     with _reading(path, "an image"), Image.open(path) as im:
         im.load()
         mode, fmt = im.mode, (im.format or "").lower()
         if mode == "P":
             im2 = im.convert("RGBA" if "transparency" in im.info else "RGB")
             arr, mode = np.asarray(im2), im2.mode
-        elif mode in ("CMYK", "YCbCr", "LAB", "HSV"):   # ink / other colour spaces: their samples are not grey
+        elif mode in ("CMYK", "YCbCr", "LAB", "HSV"):  # ink / other colour spaces: their samples are not grey
             im2 = im.convert("RGB")
             arr, mode = np.asarray(im2), f"{mode}->RGB"
         else:
             arr = np.asarray(im)
-    if mode in ("I;16", "I;16B", "I;16L") or (mode == "I" and arr.size and arr.min() >= 0 and arr.max() <= 65535):
-        arr = arr.astype(np.uint16)                       # 16-bit PNGs may open as 32-bit ints holding 0..65535
+    if mode in ("I;16", "I;16B", "I;16L") or (
+        mode == "I" and arr.size and arr.min() >= 0 and arr.max() <= 65535
+    ):
+        arr = arr.astype(np.uint16)  # 16-bit PNGs may open as 32-bit ints holding 0..65535
     if arr.ndim == 3 and mode == "LA":
         arr = arr[..., 0]
     if png is not None:
@@ -243,8 +267,10 @@ def _read_pil(path: Path) -> LoadedImage:
         top = _range_of(arr.dtype)
         depth = 1 if arr.dtype == np.bool_ else 8 * arr.dtype.itemsize
     else:
-        raise ImageReadError(f"{path}: unsupported pixel type (Pillow mode {mode!r}, dtype {arr.dtype}); expected "
-                             "8- or 16-bit unsigned samples.")
+        raise ImageReadError(
+            f"{path}: unsupported pixel type (Pillow mode {mode!r}, dtype {arr.dtype}); expected "
+            "8- or 16-bit unsigned samples."
+        )
     kind = "png" if png is not None else ("jpeg" if fmt in ("jpeg", "mpo") else fmt or "image")
     return _loaded(arr, top, depth, kind, mode, path)
 
@@ -260,8 +286,12 @@ def _read_array(path: Path) -> LoadedImage:
         with _reading(path, "a TIFF"):
             arr = tifffile.imread(str(path))
         kind = "tiff"
-    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_) or np.issubdtype(arr.dtype, np.complexfloating):
-        raise ImageReadError(f"{path}: non-numeric pixel type {arr.dtype}; expected integer or float samples.")
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_) or np.issubdtype(
+        arr.dtype, np.complexfloating
+    ):
+        raise ImageReadError(
+            f"{path}: non-numeric pixel type {arr.dtype}; expected integer or float samples."
+        )
     depth = 1 if arr.dtype == np.bool_ else 8 * arr.dtype.itemsize
     return _loaded(arr, _range_of(arr.dtype), depth, kind, kind, path)
 
@@ -270,8 +300,9 @@ def _read_dicom(path: Path, *, window: str) -> LoadedImage:
     try:
         import pydicom
     except ImportError as exc:
-        raise DataUnavailableError("pydicom is not installed; pip install 'cxreval[dicom]' to read DICOM "
-                                   f"files ({path}).") from exc
+        raise DataUnavailableError(
+            f"pydicom is not installed; pip install 'cxreval[dicom]' to read DICOM files ({path})."
+        ) from exc
     try:
         from pydicom.pixels import apply_voi_lut
     except ImportError:  # pydicom < 3
@@ -280,8 +311,10 @@ def _read_dicom(path: Path, *, window: str) -> LoadedImage:
         ds = pydicom.dcmread(str(path), force=True)
         photometric = str(ds.PhotometricInterpretation)
         if photometric not in ("MONOCHROME1", "MONOCHROME2"):
-            raise ImageReadError(f"{path}: DICOM PhotometricInterpretation {photometric!r} is not supported; "
-                                 "expected MONOCHROME1 or MONOCHROME2.")
+            raise ImageReadError(
+                f"{path}: DICOM PhotometricInterpretation {photometric!r} is not supported; "
+                "expected MONOCHROME1 or MONOCHROME2."
+            )
         bits = int(ds.BitsStored)
         stored = ds.pixel_array
         data = stored
@@ -300,21 +333,39 @@ def _read_dicom(path: Path, *, window: str) -> LoadedImage:
     return _loaded(data, maxval, bits, "dicom", photometric, path, dtype=str(stored.dtype))
 
 
-def _loaded(arr: np.ndarray, top: int | float, depth: int, kind: str, photometric: str, path: Path, *,
-            dtype: str | None = None) -> LoadedImage:
+def _loaded(
+    arr: np.ndarray,
+    top: int | float,
+    depth: int,
+    kind: str,
+    photometric: str,
+    path: Path,
+    *,
+    dtype: str | None = None,
+) -> LoadedImage:
     """The checked pixels as a :class:`LoadedImage`: 2-D or 3 channels (alpha dropped), finite, not empty."""
     if arr.ndim == 3 and arr.shape[2] == 4:
-        arr = arr[..., :3]                                            # alpha dropped
+        arr = arr[..., :3]  # alpha dropped
     if arr.ndim == 3 and arr.shape[2] == 1:
         arr = arr[..., 0]
     if arr.ndim not in (2, 3) or arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ImageReadError(f"{path}: image has shape {arr.shape}; expected (H, W) or (H, W, C) with H, W > 0.")
+        raise ImageReadError(
+            f"{path}: image has shape {arr.shape}; expected (H, W) or (H, W, C) with H, W > 0."
+        )
     if arr.ndim == 3 and arr.shape[2] != 3:
         raise ImageReadError(f"{path}: image has {arr.shape[2]} channels; expected 1 or 3.")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ImageReadError(f"{path}: image holds non-finite values.")
-    return LoadedImage(arr, top, depth, 1 if arr.ndim == 2 else 3, kind, photometric, str(path),
-                       str(arr.dtype) if dtype is None else dtype)
+    return LoadedImage(
+        arr,
+        top,
+        depth,
+        1 if arr.ndim == 2 else 3,
+        kind,
+        photometric,
+        str(path),
+        str(arr.dtype) if dtype is None else dtype,
+    )
 
 
 def read_image(path: PathLike, *, dicom_window: str = "none") -> LoadedImage:
@@ -431,8 +482,10 @@ def write_image(path: PathLike, image: np.ndarray, *, data_range: float, dtype: 
             raise InvalidParameterError(f"Cannot store a {dtype} image as PNG ({p}); use .tif or .npy.")
         arr = img.astype(dtype)
     else:
-        raise InvalidParameterError(f"write_image: dtype must be one of ['uint8', 'uint16', 'float32', 'float64']. "
-                                    f"Got {dtype!r} instead.")
+        raise InvalidParameterError(
+            f"write_image: dtype must be one of ['uint8', 'uint16', 'float32', 'float64']. "
+            f"Got {dtype!r} instead."
+        )
     p.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".npy":
         np.save(p, arr)
@@ -445,6 +498,7 @@ def write_image(path: PathLike, image: np.ndarray, *, data_range: float, dtype: 
 
         Image.fromarray(arr).save(p, format="PNG")
     else:
-        raise InvalidParameterError(f"write_image: unsupported file suffix {p.suffix!r} for {p}; "
-                                    "use .png, .tif, .tiff or .npy.")
+        raise InvalidParameterError(
+            f"write_image: unsupported file suffix {p.suffix!r} for {p}; use .png, .tif, .tiff or .npy."
+        )
     return p

@@ -33,17 +33,21 @@ from ._registry import register_iqa
 
 __all__ = ["lpips", "dists", "paq2piq"]
 
-_HINT = ("install them in the environment (pip install torch torchvision; pip install pyiqa --no-deps or "
-         "pip install piq) and make the weights available (a first run online downloads them into "
-         "~/.cache/torch/hub)")
+_HINT = (
+    "install them in the environment (pip install torch torchvision; pip install pyiqa --no-deps or "
+    "pip install piq) and make the weights available (a first run online downloads them into "
+    "~/.cache/torch/hub)"
+)
 
 
 def _import(name: str) -> Any:
     try:
         return importlib.import_module(name)
     except Exception as exc:  # ImportError, or a broken torch install
-        raise DataUnavailableError(f"This metric is an optional adapter that needs the package {name!r}, which "
-                                   f"cannot be imported ({type(exc).__name__}: {exc}); {_HINT}.") from exc
+        raise DataUnavailableError(
+            f"This metric is an optional adapter that needs the package {name!r}, which "
+            f"cannot be imported ({type(exc).__name__}: {exc}); {_HINT}."
+        ) from exc
 
 
 @functools.lru_cache(maxsize=8)
@@ -59,8 +63,10 @@ def _model(metric: str, backend: str) -> Any:
     except DataUnavailableError:
         raise
     except Exception as exc:
-        raise DataUnavailableError(f"The network weights of {metric!r} ({backend}) are unavailable: "
-                                   f"{type(exc).__name__}: {exc}. {_HINT}.") from exc
+        raise DataUnavailableError(
+            f"The network weights of {metric!r} ({backend}) are unavailable: "
+            f"{type(exc).__name__}: {exc}. {_HINT}."
+        ) from exc
 
 
 def _tensor(image: np.ndarray, data_range: float) -> Any:
@@ -82,8 +88,9 @@ def _run_fr(metric: str, image_true: object, image_test: object, data_range: obj
 def _fr_adapter(metric: str, title: str) -> Callable[..., float]:
     """The full-reference adapter function of ``metric`` (LPIPS and DISTS share signature and docstring)."""
 
-    def adapter(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float,
-                backend: str = "pyiqa") -> float:
+    def adapter(
+        image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, backend: str = "pyiqa"
+    ) -> float:
         return _run_fr(metric, image_true, image_test, data_range, backend)
 
     adapter.__name__ = adapter.__qualname__ = metric
@@ -108,16 +115,32 @@ def _fr_adapter(metric: str, title: str) -> Callable[..., float]:
     return adapter
 
 
-lpips = register_iqa("lpips", reference="full", higher_is_better=False, value_range=(0.0, 1.0), needs_weights=True,
-                     description="LPIPS (AlexNet, v0.1) through pyiqa or piq; needs downloaded weights.")(
-    _fr_adapter("lpips", "Learned perceptual image patch similarity (LPIPS)"))
-dists = register_iqa("dists", reference="full", higher_is_better=False, value_range=(0.0, 1.0), needs_weights=True,
-                     description="DISTS (Ding et al. 2022) through pyiqa or piq; needs downloaded weights.")(
-    _fr_adapter("dists", "Deep image structure and texture similarity (DISTS)"))
+lpips = register_iqa(
+    "lpips",
+    reference="full",
+    higher_is_better=False,
+    value_range=(0.0, 1.0),
+    needs_weights=True,
+    description="LPIPS (AlexNet, v0.1) through pyiqa or piq; needs downloaded weights.",
+)(_fr_adapter("lpips", "Learned perceptual image patch similarity (LPIPS)"))
+dists = register_iqa(
+    "dists",
+    reference="full",
+    higher_is_better=False,
+    value_range=(0.0, 1.0),
+    needs_weights=True,
+    description="DISTS (Ding et al. 2022) through pyiqa or piq; needs downloaded weights.",
+)(_fr_adapter("dists", "Deep image structure and texture similarity (DISTS)"))
 
 
-@register_iqa("paq2piq", reference="no", higher_is_better=True, value_range=(0.0, 100.0), needs_weights=True,
-              description="PaQ-2-PiQ (Ying et al. 2020) through pyiqa; needs downloaded weights.")
+@register_iqa(
+    "paq2piq",
+    reference="no",
+    higher_is_better=True,
+    value_range=(0.0, 100.0),
+    needs_weights=True,
+    description="PaQ-2-PiQ (Ying et al. 2020) through pyiqa; needs downloaded weights.",
+)
 def paq2piq(image: np.ndarray, *, data_range: float) -> float:
     """PaQ-2-PiQ no-reference quality score, an optional adapter through pyiqa.
 

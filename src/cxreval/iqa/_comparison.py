@@ -43,9 +43,16 @@ from ..schema import check_columns
 from ._expert import srcc_krcc
 from ._registry import metric_sign
 
-__all__ = ["RANKING_COLUMNS", "METRIC_VS_METRIC_COLUMNS", "MetricComparisonResult", "compare_metrics", "oriented_scores",
-           "metric_rank_agreement",
-           "degradation_ranking", "metric_vs_metric"]
+__all__ = [
+    "RANKING_COLUMNS",
+    "METRIC_VS_METRIC_COLUMNS",
+    "MetricComparisonResult",
+    "compare_metrics",
+    "oriented_scores",
+    "metric_rank_agreement",
+    "degradation_ranking",
+    "metric_vs_metric",
+]
 
 RANKING_COLUMNS: tuple[str, ...] = ("metric", "degradation", "mean_value", "n_images", "rank")
 """Columns of :func:`degradation_ranking`."""
@@ -94,8 +101,10 @@ def metric_vs_metric(scores: pd.DataFrame) -> pd.DataFrame:
     table : DataFrame
         :data:`METRIC_VS_METRIC_COLUMNS`: ``metric_a, metric_b, over, srcc, krcc, n``.
     """
-    return pd.concat([metric_rank_agreement(scores, over=col).assign(over=label) for col, label in _LEVELS],
-                     ignore_index=True)
+    return pd.concat(
+        [metric_rank_agreement(scores, over=col).assign(over=label) for col, label in _LEVELS],
+        ignore_index=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -110,8 +119,9 @@ class MetricComparisonResult(TableResult):
         Each metric's ranking of the degradations (:data:`RANKING_COLUMNS`).
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"degradation_ranking": "degradation_ranking.csv",
-                                                           "metric_vs_metric": "metric_vs_metric.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"degradation_ranking": "degradation_ranking.csv", "metric_vs_metric": "metric_vs_metric.csv"}
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = METRIC_VS_METRIC_COLUMNS
     RANKING_COLUMNS: ClassVar[tuple[str, ...]] = RANKING_COLUMNS
 
@@ -130,14 +140,28 @@ class MetricComparisonResult(TableResult):
     def summary(self, title: str = "cxreval iqa compare") -> str:
         """The rank-1 degradation of each metric and the metric-vs-metric table, as Markdown."""
         first = self.ranking[self.ranking["rank"] == self.ranking.groupby("metric")["rank"].transform("min")]
-        return "\n".join([f"# {title}", "", "Metric vs metric, not metric vs experts (no ratings are used).", "",
-                          "## Degradation each metric judges least harmful", "",
-                          markdown_table(first[["metric", "degradation", "mean_value", "rank"]]), "",
-                          "## Agreement between metrics (SRCC / KRCC)", "", markdown_table(self.table), ""])
+        return "\n".join(
+            [
+                f"# {title}",
+                "",
+                "Metric vs metric, not metric vs experts (no ratings are used).",
+                "",
+                "## Degradation each metric judges least harmful",
+                "",
+                markdown_table(first[["metric", "degradation", "mean_value", "rank"]]),
+                "",
+                "## Agreement between metrics (SRCC / KRCC)",
+                "",
+                markdown_table(self.table),
+                "",
+            ]
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"degradation_ranking": self.ranking.to_dict(orient="records"),
-                "metric_vs_metric": self.table.to_dict(orient="records")}
+        return {
+            "degradation_ranking": self.ranking.to_dict(orient="records"),
+            "metric_vs_metric": self.table.to_dict(orient="records"),
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -148,7 +172,9 @@ class MetricComparisonResult(TableResult):
         return metric_correlation_matrix(table)
 
 
-def compare_metrics(scores: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult]) -> MetricComparisonResult:
+def compare_metrics(
+    scores: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+) -> MetricComparisonResult:
     """:func:`degradation_ranking` and :func:`metric_vs_metric` of a score table.
 
     Parameters
@@ -169,8 +195,11 @@ def compare_metrics(scores: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | 
         A metric that is not registered (its direction is unknown).
     """
     scores = as_table(scores, name="scores", func="compare_metrics")
-    check_columns(scores, ["test", "metric", "value", "degradation"], where="scores (pairs.csv of "
-                  "`cxreval iqa degrade` carries the degradation)")
+    check_columns(
+        scores,
+        ["test", "metric", "value", "degradation"],
+        where="scores (pairs.csv of `cxreval iqa degrade` carries the degradation)",
+    )
     values = pd.to_numeric(scores["value"], errors="coerce")
     bad = values.isna() & scores["value"].notna()
     if bad.any():
@@ -181,8 +210,10 @@ def compare_metrics(scores: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | 
 
 def _check_scores(scores: object, func: str) -> None:
     if not isinstance(scores, pd.DataFrame):
-        raise InvalidParameterError(f"The 'scores' parameter of {func} must be a pandas DataFrame (the score_pairs "
-                                    f"table). Got {type(scores).__name__} instead.")
+        raise InvalidParameterError(
+            f"The 'scores' parameter of {func} must be a pandas DataFrame (the score_pairs "
+            f"table). Got {type(scores).__name__} instead."
+        )
 
 
 def oriented_scores(scores: pd.DataFrame) -> pd.Series:
@@ -199,8 +230,9 @@ def oriented_scores(scores: pd.DataFrame) -> pd.Series:
     return scores["value"].astype(float) * scores["metric"].map(sign)
 
 
-def metric_rank_agreement(scores: pd.DataFrame, *, over: str = "test", metrics: Sequence[str] | None = None,
-                          orient: bool = True) -> pd.DataFrame:
+def metric_rank_agreement(
+    scores: pd.DataFrame, *, over: str = "test", metrics: Sequence[str] | None = None, orient: bool = True
+) -> pd.DataFrame:
     """SRCC and KRCC between every two metrics' rankings (metric vs metric, not metric vs expert).
 
     The scores of each metric are oriented (:func:`oriented_scores`, with ``orient``) and averaged per value of
@@ -236,21 +268,35 @@ def metric_rank_agreement(scores: pd.DataFrame, *, over: str = "test", metrics: 
     func = "metric_rank_agreement"
     _check_scores(scores, func)
     if not isinstance(over, str):
-        raise InvalidParameterError(f"The 'over' parameter of {func} must be a column name (str). Got {over!r} instead.")
-    if metrics is not None and (isinstance(metrics, str) or not isinstance(metrics, Sequence)
-                                or not all(isinstance(m, str) for m in metrics)):
-        raise InvalidParameterError(f"The 'metrics' parameter of {func} must be a sequence of metric names or None. "
-                                    f"Got {metrics!r} instead.")
+        raise InvalidParameterError(
+            f"The 'over' parameter of {func} must be a column name (str). Got {over!r} instead."
+        )
+    if metrics is not None and (
+        isinstance(metrics, str)
+        or not isinstance(metrics, Sequence)
+        or not all(isinstance(m, str) for m in metrics)
+    ):
+        raise InvalidParameterError(
+            f"The 'metrics' parameter of {func} must be a sequence of metric names or None. "
+            f"Got {metrics!r} instead."
+        )
     if not isinstance(orient, (bool, np.bool_)):
-        raise InvalidParameterError(f"The 'orient' parameter of {func} must be a bool. Got {orient!r} instead.")
+        raise InvalidParameterError(
+            f"The 'orient' parameter of {func} must be a bool. Got {orient!r} instead."
+        )
     check_columns(scores, ["metric", "value", over], where="scores")
     values = pd.to_numeric(scores["value"], errors="coerce")
     bad = values.isna() & scores["value"].notna()
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(f"scores: column 'value' must be numeric; row {i} has {scores['value'].iloc[i]!r}.")
-    d = pd.DataFrame({"unit": scores[over].to_numpy(), "metric": scores["metric"].astype(str).to_numpy(),
-                      "value": values.to_numpy(float)})
+    d = pd.DataFrame(
+        {
+            "unit": scores[over].to_numpy(),
+            "metric": scores["metric"].astype(str).to_numpy(),
+            "value": values.to_numpy(float),
+        }
+    )
     present = list(dict.fromkeys(d["metric"]))
     chosen = present if metrics is None else [str(m) for m in metrics]
     missing = [m for m in chosen if m not in present]

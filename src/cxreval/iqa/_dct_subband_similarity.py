@@ -49,12 +49,25 @@ def _subbands(image: np.ndarray, n: int) -> np.ndarray:
     return np.einsum("mp,ipjq,kq->mkij", d, blocks, d, optimize=True)
 
 
-@register_iqa("dss", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="DCT subband similarity index (Balanov et al. 2015).",
-              identical=1.0)
-def dss(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, dct_size: int = 8,
-        sigma_weight: float = 1.55, kernel_size: int = 3, sigma_similarity: float = 1.5,
-        percentile: float = 0.05) -> float:
+@register_iqa(
+    "dss",
+    reference="full",
+    higher_is_better=True,
+    value_range=(0.0, 1.0),
+    description="DCT subband similarity index (Balanov et al. 2015).",
+    identical=1.0,
+)
+def dss(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    dct_size: int = 8,
+    sigma_weight: float = 1.55,
+    kernel_size: int = 3,
+    sigma_similarity: float = 1.5,
+    percentile: float = 0.05,
+) -> float:
     """DCT subband similarity (DSS) of single-channel images.
 
     Parameters
@@ -80,15 +93,19 @@ def dss(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, dc
     ks = check_positive_int(kernel_size, name="kernel_size", func=func)
     x, y = rescaled_pair(image_true, image_test, data_range, func=func, min_size=max(n, ks))
     if not 0 < percentile <= 1:
-        raise InvalidParameterError(f"The 'percentile' parameter of dss must be in (0, 1]. Got {percentile!r}.")
+        raise InvalidParameterError(
+            f"The 'percentile' parameter of dss must be in (0, 1]. Got {percentile!r}."
+        )
     if sigma_weight <= 0 or sigma_similarity <= 0:
-        raise InvalidParameterError("The 'sigma_weight' and 'sigma_similarity' parameters of dss must be > 0. "
-                                    f"Got {sigma_weight!r} and {sigma_similarity!r}.")
+        raise InvalidParameterError(
+            "The 'sigma_weight' and 'sigma_similarity' parameters of dss must be > 0. "
+            f"Got {sigma_weight!r} and {sigma_similarity!r}."
+        )
     h, w = (x.shape[0] // n) * n, (x.shape[1] // n) * n
     bx = _subbands(x[:h, :w], n)
     by = _subbands(y[:h, :w], n)
     coords = np.arange(1, n + 1) - 0.5
-    weight = np.exp(-(coords[:, None] ** 2 + coords[None, :] ** 2) / (2.0 * sigma_weight ** 2))
+    weight = np.exp(-(coords[:, None] ** 2 + coords[None, :] ** 2) / (2.0 * sigma_weight**2))
     keep = weight >= 1e-2
     weight = np.where(keep, weight, 0.0)
     weight = weight / weight.sum()
@@ -102,13 +119,17 @@ def dss(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, dc
         return ndimage.correlate1d(a, k1, axis=-1, mode="constant")
 
     mu_x, mu_y = smooth(sx), smooth(sy)
-    var_x = np.maximum(smooth(sx * sx) - mu_x ** 2, 0.0)
-    var_y = np.maximum(smooth(sy * sy) - mu_y ** 2, 0.0)
+    var_x = np.maximum(smooth(sx * sx) - mu_x**2, 0.0)
+    var_y = np.maximum(smooth(sy * sy) - mu_y**2, 0.0)
     c = np.where((idx[0] == 0) & (idx[1] == 0), 1000.0, 300.0)[:, None, None]
     sd_xy = np.sqrt(var_x * var_y)
     left = ((2.0 * sd_xy + c) / (var_x + var_y + c)).reshape(len(c), -1)
     n_worst = int(np.floor(percentile * left.shape[1] + 0.5))
-    sim = np.partition(left, n_worst - 1, axis=1)[:, :n_worst].mean(axis=1) if n_worst else np.full(len(c), np.nan)
+    sim = (
+        np.partition(left, n_worst - 1, axis=1)[:, :n_worst].mean(axis=1)
+        if n_worst
+        else np.full(len(c), np.nan)
+    )
     dc = np.flatnonzero((idx[0] == 0) & (idx[1] == 0))
     if dc.size and n_worst:
         i = int(dc[0])

@@ -62,12 +62,38 @@ from ..outputs import path_inside
 from ..results import TableResult
 from ._image import box_downsample, check_image
 
-__all__ = ["TRANSFORMS", "apply_degradation", "read_plan", "DegradationPlan", "DegradeResult", "degrade_images",
-           "degrade_folder", "MANIFEST_COLUMNS", "PAIR_COLUMNS", "REFERENCES_DIR", "IMAGES_DIR", "BUILTIN_PLANS",
-           "plan_source", "sample_images", "shrink_images", "image_files"]
+__all__ = [
+    "TRANSFORMS",
+    "apply_degradation",
+    "read_plan",
+    "DegradationPlan",
+    "DegradeResult",
+    "degrade_images",
+    "degrade_folder",
+    "MANIFEST_COLUMNS",
+    "PAIR_COLUMNS",
+    "REFERENCES_DIR",
+    "IMAGES_DIR",
+    "BUILTIN_PLANS",
+    "plan_source",
+    "sample_images",
+    "shrink_images",
+    "image_files",
+]
 
-MANIFEST_COLUMNS: tuple[str, ...] = ("source", "source_sha256", "reference", "test", "degradation", "transform",
-                                     "params", "seed", "dtype", "data_range", "sha256")
+MANIFEST_COLUMNS: tuple[str, ...] = (
+    "source",
+    "source_sha256",
+    "reference",
+    "test",
+    "degradation",
+    "transform",
+    "params",
+    "seed",
+    "dtype",
+    "data_range",
+    "sha256",
+)
 """Columns of the manifest (one row per degraded image)."""
 
 PAIR_COLUMNS: tuple[str, ...] = ("image", "reference", "test", "degradation")
@@ -92,8 +118,9 @@ def _window(x: np.ndarray, r: float, rng: np.random.Generator, *, level: float, 
     return _clip((x - lo) / (width * r) * r, r)
 
 
-def _contrast_stretch(x: np.ndarray, r: float, rng: np.random.Generator, *, low: float = 2.0,
-                      high: float = 98.0) -> np.ndarray:
+def _contrast_stretch(
+    x: np.ndarray, r: float, rng: np.random.Generator, *, low: float = 2.0, high: float = 98.0
+) -> np.ndarray:
     p_lo, p_hi = np.percentile(x / r, [low, high])
     if p_hi <= p_lo:
         raise InvalidParameterError(f"contrast_stretch: percentiles {low} and {high} give an empty range.")
@@ -108,8 +135,12 @@ def _gamma(x: np.ndarray, r: float, rng: np.random.Generator, *, gamma: float) -
 
 def _positive(transform: str, name: str, value: object) -> float:
     """A parameter that must be a finite number > 0 (a sigma of 0 or less is no degradation at all)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not np.isfinite(value)
+        or value <= 0
+    ):
         raise InvalidParameterError(f"{transform}: {name!r} must be a number > 0. Got {value!r}.")
     return float(value)
 
@@ -140,14 +171,18 @@ def _pnoise(x: np.ndarray, r: float, rng: np.random.Generator, *, peak: float) -
     return _clip(r * rng.poisson(_clip(x, r) / r * peak) / peak, r)
 
 
-def _resample(x: np.ndarray, r: float, rng: np.random.Generator, *, factor: float, order: int = 1) -> np.ndarray:
+def _resample(
+    x: np.ndarray, r: float, rng: np.random.Generator, *, factor: float, order: int = 1
+) -> np.ndarray:
     from skimage.transform import resize
 
     if factor <= 1:
         raise InvalidParameterError(f"resample: 'factor' must be > 1. Got {factor!r}.")
     small = (max(1, int(round(x.shape[0] / factor))), max(1, int(round(x.shape[1] / factor))))
     down = resize(x, small, order=order, mode="reflect", anti_aliasing=True, preserve_range=True)
-    return _clip(resize(down, x.shape, order=order, mode="reflect", anti_aliasing=False, preserve_range=True), r)
+    return _clip(
+        resize(down, x.shape, order=order, mode="reflect", anti_aliasing=False, preserve_range=True), r
+    )
 
 
 def _jpeg(x: np.ndarray, r: float, rng: np.random.Generator, *, quality: int) -> np.ndarray:
@@ -164,15 +199,27 @@ def _jpeg(x: np.ndarray, r: float, rng: np.random.Generator, *, quality: int) ->
 
 
 TRANSFORMS: dict[str, Callable[..., np.ndarray]] = {
-    "window": _window, "contrast_stretch": _contrast_stretch, "gamma": _gamma, "unsharp_mask": _unsharp,
-    "gaussian_blur": _blur, "gaussian_noise": _gnoise, "poisson_noise": _pnoise, "resample": _resample,
+    "window": _window,
+    "contrast_stretch": _contrast_stretch,
+    "gamma": _gamma,
+    "unsharp_mask": _unsharp,
+    "gaussian_blur": _blur,
+    "gaussian_noise": _gnoise,
+    "poisson_noise": _pnoise,
+    "resample": _resample,
     "jpeg": _jpeg,
 }
 _RANDOM = {"gaussian_noise", "poisson_noise"}
 
 
-def apply_degradation(image: np.ndarray, transform: str, params: Mapping[str, object] | None = None, *,
-                      data_range: float, rng: RNGLike = None) -> np.ndarray:
+def apply_degradation(
+    image: np.ndarray,
+    transform: str,
+    params: Mapping[str, object] | None = None,
+    *,
+    data_range: float,
+    rng: RNGLike = None,
+) -> np.ndarray:
     """Apply one named transform (see the module table) to a float image in ``[0, data_range]``.
 
     Parameters
@@ -197,7 +244,9 @@ def apply_degradation(image: np.ndarray, transform: str, params: Mapping[str, ob
     [[0.5, 0.5], [0.5, 0.5]]
     """
     if transform not in TRANSFORMS:
-        raise InvalidParameterError(f"Unknown degradation {transform!r}; expected one of {sorted(TRANSFORMS)}.")
+        raise InvalidParameterError(
+            f"Unknown degradation {transform!r}; expected one of {sorted(TRANSFORMS)}."
+        )
     x = check_image(image, name="image", func=f"degradation {transform!r}")
     r = float(data_range)
     try:
@@ -205,7 +254,9 @@ def apply_degradation(image: np.ndarray, transform: str, params: Mapping[str, ob
     except (TypeError, ValueError) as exc:
         if isinstance(exc, InvalidParameterError):
             raise
-        raise InvalidParameterError(f"degradation {transform!r}: bad parameters {dict(params or {})}: {exc}") from exc
+        raise InvalidParameterError(
+            f"degradation {transform!r}: bad parameters {dict(params or {})}: {exc}"
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -217,8 +268,13 @@ class DegradationPlan:
     entries: tuple[tuple[str, str, dict, int | None], ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"seed": self.seed, "output_dtype": self.output_dtype,
-                "degradations": [{"name": n, "transform": t, "params": p, "seed": s} for n, t, p, s in self.entries]}
+        return {
+            "seed": self.seed,
+            "output_dtype": self.output_dtype,
+            "degradations": [
+                {"name": n, "transform": t, "params": p, "seed": s} for n, t, p, s in self.entries
+            ],
+        }
 
 
 def _name(transform: str, params: Mapping[str, object]) -> str:
@@ -233,14 +289,20 @@ def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
         raw = dict(source)
     else:
         raw = read_yaml_file(source, what="Plan file")
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("degradations"), Sequence) or not raw["degradations"]:
+    if (
+        not isinstance(raw, Mapping)
+        or not isinstance(raw.get("degradations"), Sequence)
+        or not raw["degradations"]
+    ):
         raise SchemaError(f"{where}: a plan is a mapping with a non-empty 'degradations' list.")
     seed = raw.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SchemaError(f"{where}: 'seed' must be a non-negative int. Got {seed!r}.")
     dtype = str(raw.get("output_dtype", "same"))
     if dtype not in ("same", "uint8", "uint16", "float32"):
-        raise SchemaError(f"{where}: 'output_dtype' must be one of same, uint8, uint16, float32. Got {dtype!r}.")
+        raise SchemaError(
+            f"{where}: 'output_dtype' must be one of same, uint8, uint16, float32. Got {dtype!r}."
+        )
     entries: list[tuple[str, str, dict, int | None]] = []
     e: object
     for i, e in enumerate(raw["degradations"]):
@@ -248,8 +310,10 @@ def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
             raise SchemaError(f"{where}: degradation #{i} must be a mapping with a 'transform'. Got {e!r}.")
         t = str(e["transform"])
         if t not in TRANSFORMS:
-            raise SchemaError(f"{where}: degradation #{i} has unknown transform {t!r}; "
-                              f"expected one of {sorted(TRANSFORMS)}.")
+            raise SchemaError(
+                f"{where}: degradation #{i} has unknown transform {t!r}; "
+                f"expected one of {sorted(TRANSFORMS)}."
+            )
         params = dict(e.get("params") or {})
         keys = list(params)
         grids = [v if isinstance(v, list) else [v] for v in params.values()]
@@ -258,11 +322,15 @@ def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
             combo_params = dict(zip(keys, combo))
             for k, v in combo_params.items():
                 if isinstance(v, float) and not np.isfinite(v):
-                    raise SchemaError(f"{where}: degradation #{i} ({t}) has {k}: {v!r}; parameters must be finite.")
+                    raise SchemaError(
+                        f"{where}: degradation #{i} ({t}) has {k}: {v!r}; parameters must be finite."
+                    )
             name = str(e["name"]) if "name" in e and len(combos) == 1 else _name(t, combo_params)
             if name.strip() in ("", ".", "..") or any(c in name for c in "/\\\0"):
-                raise SchemaError(f"{where}: degradation #{i} has the name {name!r}; a degradation name becomes a "
-                                  f"file name, so it must be non-empty, not '.' or '..', without '/', '\\' or NUL.")
+                raise SchemaError(
+                    f"{where}: degradation #{i} has the name {name!r}; a degradation name becomes a "
+                    f"file name, so it must be non-empty, not '.' or '..', without '/', '\\' or NUL."
+                )
             entries.append((name, t, combo_params, e.get("seed")))
     names = [n for n, *_ in entries]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -306,8 +374,15 @@ class DegradeResult(TableResult):
     def pairs(self) -> pd.DataFrame:
         """The (reference, test) table for ``cxreval iqa score``: columns :data:`PAIR_COLUMNS`."""
         m = self.manifest
-        return pd.DataFrame({"image": [Path(str(r)).stem for r in m["reference"]], "reference": m["reference"],
-                             "test": m["test"], "degradation": m["degradation"]}, columns=list(PAIR_COLUMNS))
+        return pd.DataFrame(
+            {
+                "image": [Path(str(r)).stem for r in m["reference"]],
+                "reference": m["reference"],
+                "test": m["test"],
+                "degradation": m["degradation"],
+            },
+            columns=list(PAIR_COLUMNS),
+        )
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"manifest": self.manifest, "pairs": self.pairs()}
@@ -318,22 +393,30 @@ class DegradeResult(TableResult):
         from ..io import write_summary
 
         paths = super().save(folder)
-        (Path(folder) / "manifest.json").write_text(json.dumps({"plan": self.plan.to_dict(),
-                                                                "files": self.manifest.to_dict(orient="records")},
-                                                               indent=1))
+        (Path(folder) / "manifest.json").write_text(
+            json.dumps(
+                {"plan": self.plan.to_dict(), "files": self.manifest.to_dict(orient="records")}, indent=1
+            )
+        )
         write_summary(Path(folder), self.summary())
         return paths
 
     def summary(self, title: str = "cxreval iqa degrade") -> str:
         """What was written, as Markdown (``summary.md`` of ``cxreval iqa degrade``)."""
         n_src = int(self.manifest["source"].nunique()) if len(self.manifest) else 0
-        return (f"# {title}\n\n{n_src} source image(s) x {len(self.plan.entries)} degradation(s) = "
-                f"{len(self.manifest)} image(s) in `{IMAGES_DIR}/`.\n\n"
-                f"Skipped non-image files: {list(self.skipped) or 'none'}.\n")
+        return (
+            f"# {title}\n\n{n_src} source image(s) x {len(self.plan.entries)} degradation(s) = "
+            f"{len(self.manifest)} image(s) in `{IMAGES_DIR}/`.\n\n"
+            f"Skipped non-image files: {list(self.skipped) or 'none'}.\n"
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_images": int(self.manifest["source"].nunique()), "n_written": int(len(self.manifest)),
-                "plan": self.plan.to_dict(), "skipped": list(self.skipped)}
+        return {
+            "n_images": int(self.manifest["source"].nunique()),
+            "n_written": int(len(self.manifest)),
+            "plan": self.plan.to_dict(),
+            "skipped": list(self.skipped),
+        }
 
     def _figure(self) -> Any:
         """Test images written per degradation."""
@@ -347,8 +430,9 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def degrade_images(images: Sequence[str | Path], plan: DegradationPlan | str | Path | Mapping[str, object],
-                   out: str | Path) -> DegradeResult:
+def degrade_images(
+    images: Sequence[str | Path], plan: DegradationPlan | str | Path | Mapping[str, object], out: str | Path
+) -> DegradeResult:
     """Apply every degradation of ``plan`` to every image and write the results and a manifest.
 
     Outputs are ``out/<stem>__<degradation>.<png|tif>`` (PNG for integer types, TIFF for float32); the
@@ -362,12 +446,17 @@ def degrade_images(images: Sequence[str | Path], plan: DegradationPlan | str | P
         img = read_image(path)
         lo, hi = float(np.min(img.image)), float(np.max(img.image))
         if lo < 0 or hi > img.data_range:
-            raise SchemaError(f"{path}: pixel values {lo:g}..{hi:g} lie outside the data range 0..{img.data_range:g} "
-                              f"of its type ({img.dtype}); the degradations would clip them. Rescale float images "
-                              "to [0, 1] (or store them as 8/16-bit integers) first.")
+            raise SchemaError(
+                f"{path}: pixel values {lo:g}..{hi:g} lie outside the data range 0..{img.data_range:g} "
+                f"of its type ({img.dtype}); the degradations would clip them. Rescale float images "
+                "to [0, 1] (or store them as 8/16-bit integers) first."
+            )
         src_sha = _sha256(path)
-        dtype = plan.output_dtype if plan.output_dtype != "same" else (
-            img.dtype if img.dtype in ("uint8", "uint16") else "float32")
+        dtype = (
+            plan.output_dtype
+            if plan.output_dtype != "same"
+            else (img.dtype if img.dtype in ("uint8", "uint16") else "float32")
+        )
         for j, (name, transform, params, seed) in enumerate(plan.entries):
             seed_used = [plan.seed, i, j] if seed is None else int(seed) + i
             rng = np.random.default_rng(seed_used)
@@ -375,22 +464,36 @@ def degrade_images(images: Sequence[str | Path], plan: DegradationPlan | str | P
             suffix = ".tif" if dtype == "float32" else ".png"
             target = path_inside(out, f"{path.stem}__{name}{suffix}", what="degraded image name")
             write_image(target, y, data_range=img.data_range, dtype=dtype)
-            rows.append({"source": str(path), "source_sha256": src_sha, "reference": str(path),
-                         "test": str(target), "degradation": name, "transform": transform,
-                         "params": json.dumps(params, sort_keys=True),
-                         "seed": json.dumps(seed_used) if transform in _RANDOM else "",
-                         "dtype": dtype, "data_range": img.data_range, "sha256": _sha256(target)})
+            rows.append(
+                {
+                    "source": str(path),
+                    "source_sha256": src_sha,
+                    "reference": str(path),
+                    "test": str(target),
+                    "degradation": name,
+                    "transform": transform,
+                    "params": json.dumps(params, sort_keys=True),
+                    "seed": json.dumps(seed_used) if transform in _RANDOM else "",
+                    "dtype": dtype,
+                    "data_range": img.data_range,
+                    "sha256": _sha256(target),
+                }
+            )
     return DegradeResult(pd.DataFrame(rows), plan)
 
 
-def image_files(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
+def image_files(
+    images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+) -> tuple[list[Path], list[str]]:
     """The image files of a folder (by suffix, sorted) and the names of its other files; or the given paths."""
     if isinstance(images, (str, os.PathLike)):
         folder = Path(images)
         if not folder.is_dir():
             raise SchemaError(f"images: {folder} is not a folder.")
         files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
-        skipped = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix.lower() not in IMAGE_SUFFIXES)
+        skipped = sorted(
+            p.name for p in folder.iterdir() if p.is_file() and p.suffix.lower() not in IMAGE_SUFFIXES
+        )
         if not files:
             raise SchemaError(f"images: {folder} holds no image files ({', '.join(IMAGE_SUFFIXES)}).")
         return files, skipped
@@ -400,14 +503,21 @@ def image_files(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     names = [p.name for p in files]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise SchemaError(f"images: file name(s) {twice} appear more than once; the copies in "
-                          f"{REFERENCES_DIR}/ need distinct names.")
+        raise SchemaError(
+            f"images: file name(s) {twice} appear more than once; the copies in "
+            f"{REFERENCES_DIR}/ need distinct names."
+        )
     return files, []
 
 
-def degrade_folder(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-                   plan: DegradationPlan | str | Path | Mapping[str, object], out: PathLike, *,
-                   sample: int | None = None, max_size: int | None = None) -> DegradeResult:
+def degrade_folder(
+    images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    plan: DegradationPlan | str | Path | Mapping[str, object],
+    out: PathLike,
+    *,
+    sample: int | None = None,
+    max_size: int | None = None,
+) -> DegradeResult:
     """Degrade images into a self-contained folder: ``out/references/`` and ``out/images/``
     (``cxreval iqa degrade`` and the demo's IQA section).
 
@@ -490,11 +600,12 @@ def sample_images(files: Sequence[Path], n: int) -> list[Path]:
         raise InvalidParameterError(f"sample: the number of images must be a positive int. Got {n!r}.")
     files = sorted(files)
     step = max(1, len(files) // int(n))
-    return files[::step][:int(n)]
+    return files[::step][: int(n)]
 
 
-def shrink_images(files: Sequence[Path], folder: PathLike, max_size: int,
-                  names: Sequence[str] | None = None) -> list[Path]:
+def shrink_images(
+    files: Sequence[Path], folder: PathLike, max_size: int, names: Sequence[str] | None = None
+) -> list[Path]:
     """Block-average each image so its longest side is at most ``max_size`` pixels and write it to
     ``folder/<name>.png`` as a 16-bit PNG in the image's data range; returns the written paths.
 
@@ -511,7 +622,11 @@ def shrink_images(files: Sequence[Path], folder: PathLike, max_size: int,
         img = read_image(p)
         f = max(1, int(np.ceil(max(img.image.shape) / int(max_size))))
         target = path_inside(folder, f"{name}.png", what="image name")
-        write_image(target, box_downsample(np.asarray(img.image, dtype=np.float64), f, convention="pool"),
-                    data_range=img.data_range, dtype="uint16")
+        write_image(
+            target,
+            box_downsample(np.asarray(img.image, dtype=np.float64), f, convention="pool"),
+            data_range=img.data_range,
+            dtype="uint16",
+        )
         written.append(target)
     return written

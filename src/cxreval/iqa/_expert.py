@@ -55,10 +55,26 @@ from ..ranking import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 from ..results import ReadResult, TableResult, as_table
 from ..schema import check_columns
 
-__all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
-           "UNSCORED_CHOICES", "srcc_krcc", "IQA_SPEARMAN", "IQA_KENDALL", "DDOF_CHOICES",
-           "MetricAgreementResult", "ExpertAgreementResult", "compare_with_experts",
-           "ZMOS_COLUMNS", "RATER_AGREEMENT_COLUMNS", "METRIC_AGREEMENT_COLUMNS", "DROPPED_COLUMNS"]
+__all__ = [
+    "zscores",
+    "zmos",
+    "zscores_for_scores",
+    "rater_agreement",
+    "metric_agreement",
+    "ZMOSResult",
+    "UNSCORED_CHOICES",
+    "srcc_krcc",
+    "IQA_SPEARMAN",
+    "IQA_KENDALL",
+    "DDOF_CHOICES",
+    "MetricAgreementResult",
+    "ExpertAgreementResult",
+    "compare_with_experts",
+    "ZMOS_COLUMNS",
+    "RATER_AGREEMENT_COLUMNS",
+    "METRIC_AGREEMENT_COLUMNS",
+    "DROPPED_COLUMNS",
+]
 
 ZMOS_COLUMNS: tuple[str, ...] = ("image", "zmos", "n_raters")
 """Columns of the z-MOS table (one row per rated image)."""
@@ -66,8 +82,18 @@ ZMOS_COLUMNS: tuple[str, ...] = ("image", "zmos", "n_raters")
 RATER_AGREEMENT_COLUMNS: tuple[str, ...] = ("rater_a", "rater_b", "srcc", "krcc", "n")
 """Columns of :func:`rater_agreement` (Table 3)."""
 
-METRIC_AGREEMENT_COLUMNS: tuple[str, ...] = ("metric", "srcc", "krcc", "srcc_ci_low", "srcc_ci_high", "krcc_ci_low",
-                                             "krcc_ci_high", "n", "n_references", "orientation")
+METRIC_AGREEMENT_COLUMNS: tuple[str, ...] = (
+    "metric",
+    "srcc",
+    "krcc",
+    "srcc_ci_low",
+    "srcc_ci_high",
+    "krcc_ci_low",
+    "krcc_ci_high",
+    "n",
+    "n_references",
+    "orientation",
+)
 """Columns of :func:`metric_agreement` (Table 4)."""
 
 DROPPED_COLUMNS: tuple[str, ...] = ("metric", "test", "reason")
@@ -95,8 +121,9 @@ def _check_variants(spearman: object, kendall: object, func: str) -> None:
 
 def _check_ddof(ddof: object, func: str) -> int:
     if isinstance(ddof, bool) or ddof not in DDOF_CHOICES:
-        raise InvalidParameterError(f"The 'ddof' parameter of {func} must be one of {list(DDOF_CHOICES)}. "
-                                    f"Got {ddof!r} instead.")
+        raise InvalidParameterError(
+            f"The 'ddof' parameter of {func} must be one of {list(DDOF_CHOICES)}. Got {ddof!r} instead."
+        )
     return int(ddof)
 
 
@@ -133,15 +160,19 @@ class ZMOSResult(TableResult):
         return f"{len(self.zmos)} rated image(s), {len(self.rater_stats)} rater(s)."
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_images": int(len(self.zmos)), "n_raters": int(len(self.rater_stats)),
-                "rater_stats": self.rater_stats.to_dict(orient="records")}
+        return {
+            "n_images": int(len(self.zmos)),
+            "n_raters": int(len(self.rater_stats)),
+            "rater_stats": self.rater_stats.to_dict(orient="records"),
+        }
 
     def _figure(self) -> Any:
         """The z-scored mean opinion score of every image."""
         from .._plots import bars
 
-        return bars(self.zmos, x="image", y="zmos", title="Expert opinion per image (z-scored MOS)",
-                    y_title="zMOS")
+        return bars(
+            self.zmos, x="image", y="zmos", title="Expert opinion per image (z-scored MOS)", y_title="zMOS"
+        )
 
 
 def _check_ratings(ratings: pd.DataFrame, scale: tuple[float, float] | None) -> pd.DataFrame:
@@ -153,26 +184,34 @@ def _check_ratings(ratings: pd.DataFrame, scale: tuple[float, float] | None) -> 
     bad = vals.isna()
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise SchemaError(f"ratings: column 'rating' must be numeric; row {i} has {ratings['rating'].iloc[i]!r} "
-                          f"({int(bad.sum())} such row(s)).")
+        raise SchemaError(
+            f"ratings: column 'rating' must be numeric; row {i} has {ratings['rating'].iloc[i]!r} "
+            f"({int(bad.sum())} such row(s))."
+        )
     df["rating"] = vals.astype(float)
     if scale is not None:
         lo, hi = scale
         out = (df["rating"] < lo) | (df["rating"] > hi)
         if out.any():
             i = int(np.flatnonzero(out.to_numpy())[0])
-            raise SchemaError(f"ratings: rating {df['rating'].iloc[i]!r} at row {i} (image {df['image'].iloc[i]!r}, "
-                              f"rater {df['rater'].iloc[i]!r}) is outside the scale [{lo:g}, {hi:g}] "
-                              f"({int(out.sum())} such row(s)).")
+            raise SchemaError(
+                f"ratings: rating {df['rating'].iloc[i]!r} at row {i} (image {df['image'].iloc[i]!r}, "
+                f"rater {df['rater'].iloc[i]!r}) is outside the scale [{lo:g}, {hi:g}] "
+                f"({int(out.sum())} such row(s))."
+            )
     dup = df.duplicated(["image", "rater"], keep=False)
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise SchemaError(f"ratings: rater {df['rater'].iloc[i]!r} rated image {df['image'].iloc[i]!r} more than once "
-                          f"(row {i}); each (image, rater) must appear once.")
+        raise SchemaError(
+            f"ratings: rater {df['rater'].iloc[i]!r} rated image {df['image'].iloc[i]!r} more than once "
+            f"(row {i}); each (image, rater) must appear once."
+        )
     return df
 
 
-def zscores(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = (1, 4), ddof: int = 0) -> ZMOSResult:
+def zscores(
+    ratings: pd.DataFrame, *, scale: tuple[float, float] | None = (1, 4), ddof: int = 0
+) -> ZMOSResult:
     """Per-rater z-scores and z-MOS.
 
     Parameters
@@ -201,8 +240,10 @@ def zscores(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = (1, 4)
     st = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=ddof), "n": g.size()}).reset_index()
     zero = st[~(st["std"] > 0)]
     if len(zero):
-        raise SchemaError(f"ratings: rater(s) {zero['rater'].tolist()} gave the same rating to every image (or rated "
-                          "fewer than two); z-scores need a non-zero standard deviation. Remove them.")
+        raise SchemaError(
+            f"ratings: rater(s) {zero['rater'].tolist()} gave the same rating to every image (or rated "
+            "fewer than two); z-scores need a non-zero standard deviation. Remove them."
+        )
     df = df.merge(st[["rater", "mean", "std"]], on="rater")
     df["z"] = (df["rating"] - df["mean"]) / df["std"]
     z = df[["image", "rater", "rating", "z"]].sort_values(["image", "rater"]).reset_index(drop=True)
@@ -228,8 +269,14 @@ def _match_tests(tests: pd.Series, rated: set[str]) -> pd.Series:
     return tests.map(_stem)
 
 
-def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
-                       scale: tuple[float, float] | None = (1, 4), ddof: int = 0) -> ZMOSResult:
+def zscores_for_scores(
+    ratings: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    unscored: str = "keep",
+    scale: tuple[float, float] | None = (1, 4),
+    ddof: int = 0,
+) -> ZMOSResult:
     """z-scores of ``ratings`` for a metric-vs-expert analysis of ``scores``.
 
     Parameters
@@ -252,22 +299,27 @@ def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored:
     ddof = _check_ddof(ddof, "zscores_for_scores")
     for name, table in (("ratings", ratings), ("scores", scores)):
         if not isinstance(table, pd.DataFrame):
-            raise SchemaError(f"zscores_for_scores: '{name}' must be a DataFrame. Got {type(table).__name__}.")
+            raise SchemaError(
+                f"zscores_for_scores: '{name}' must be a DataFrame. Got {type(table).__name__}."
+            )
     check_columns(scores, ["test"], where="scores")
     df = _check_ratings(ratings, scale)
     rated = set(df["image"])
     scored = set(_match_tests(scores["test"], rated))
     missing = sorted(rated - scored)
     if missing and unscored == "error":
-        raise SchemaError(f"ratings: {len(missing)} rated image(s) have no metric score, e.g. {missing[:3]}; image "
-                          f"ids in ratings must match the 'test' column of scores (or pass unscored='keep'/'exclude').")
+        raise SchemaError(
+            f"ratings: {len(missing)} rated image(s) have no metric score, e.g. {missing[:3]}; image "
+            f"ids in ratings must match the 'test' column of scores (or pass unscored='keep'/'exclude')."
+        )
     if missing and unscored == "exclude":
         df = df[~df["image"].isin(missing)]
     return zscores(df, scale=scale, ddof=ddof)
 
 
-def srcc_krcc(a: np.ndarray, b: np.ndarray, *, spearman: str = IQA_SPEARMAN,
-              kendall: str = IQA_KENDALL) -> tuple[float, float]:
+def srcc_krcc(
+    a: np.ndarray, b: np.ndarray, *, spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL
+) -> tuple[float, float]:
     """SRCC and KRCC of ``a`` and ``b`` by :mod:`cxreval.ranking` (NaN for fewer than 2 items or a
     constant input).
 
@@ -277,11 +329,15 @@ def srcc_krcc(a: np.ndarray, b: np.ndarray, *, spearman: str = IQA_SPEARMAN,
     (:func:`~cxreval.ranking.correlation_function`). The caller checks the variant names."""
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan"), float("nan")
-    return (float(correlation_function("SRCC", spearman)(a, b)),
-            float(correlation_function("KRCC", kendall)(a, b)))
+    return (
+        float(correlation_function("SRCC", spearman)(a, b)),
+        float(correlation_function("KRCC", kendall)(a, b)),
+    )
 
 
-def rater_agreement(res: ZMOSResult, *, spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL) -> pd.DataFrame:
+def rater_agreement(
+    res: ZMOSResult, *, spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL
+) -> pd.DataFrame:
     """Table 3: SRCC/KRCC of every pair of raters (on the images both rated) and of each rater with z-MOS.
 
     Parameters
@@ -302,7 +358,7 @@ def rater_agreement(res: ZMOSResult, *, spearman: str = IQA_SPEARMAN, kendall: s
     raters = list(wide.columns)
     rows = []
     for i, a in enumerate(raters):
-        for b in raters[i + 1:]:
+        for b in raters[i + 1 :]:
             both = wide[[a, b]].dropna()
             s, k = srcc_krcc(both[a].to_numpy(), both[b].to_numpy(), spearman=spearman, kendall=kendall)
             rows.append({"rater_a": a, "rater_b": b, "srcc": s, "krcc": k, "n": int(len(both))})
@@ -337,15 +393,26 @@ class MetricAgreementResult(TableResult):
 
     def summary(self) -> str:
         """The metrics by SRCC with their intervals (the XQA-Chest paper's Table 4), as Markdown."""
-        lines = ["## Metrics vs z-MOS (as the XQA-Chest paper's Table 4)", "", "| metric | SRCC [CI] | KRCC [CI] | n |", "|---|---|---|---|"]
+        lines = [
+            "## Metrics vs z-MOS (as the XQA-Chest paper's Table 4)",
+            "",
+            "| metric | SRCC [CI] | KRCC [CI] | n |",
+            "|---|---|---|---|",
+        ]
         for _, r in self.table.sort_values("srcc", ascending=False).iterrows():
-            lines.append(f"| {r.metric} | {r.srcc:.2f} [{r.srcc_ci_low:.2f}, {r.srcc_ci_high:.2f}] | "
-                         f"{r.krcc:.2f} [{r.krcc_ci_low:.2f}, {r.krcc_ci_high:.2f}] | {r.n} |")
+            lines.append(
+                f"| {r.metric} | {r.srcc:.2f} [{r.srcc_ci_low:.2f}, {r.srcc_ci_high:.2f}] | "
+                f"{r.krcc:.2f} [{r.krcc_ci_low:.2f}, {r.krcc_ci_high:.2f}] | {r.n} |"
+            )
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, object]:
-        return {"metric_agreement": self.table.to_dict(orient="records"), "n_dropped": int(len(self.dropped)),
-                "spearman": self.spearman, "kendall": self.kendall}
+        return {
+            "metric_agreement": self.table.to_dict(orient="records"),
+            "n_dropped": int(len(self.dropped)),
+            "spearman": self.spearman,
+            "kendall": self.kendall,
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -356,10 +423,19 @@ class MetricAgreementResult(TableResult):
         return iqa_correlation_bars(table)
 
 
-def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
-                     confidence_level: float = 0.95, rng: RNGLike = None, orient: bool = True,
-                     metrics: Sequence[str] | None = None, unscored: str = "keep", spearman: str = IQA_SPEARMAN,
-                     kendall: str = IQA_KENDALL) -> MetricAgreementResult:
+def metric_agreement(
+    scores: pd.DataFrame,
+    zmos_table: pd.DataFrame,
+    *,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    rng: RNGLike = None,
+    orient: bool = True,
+    metrics: Sequence[str] | None = None,
+    unscored: str = "keep",
+    spearman: str = IQA_SPEARMAN,
+    kendall: str = IQA_KENDALL,
+) -> MetricAgreementResult:
     """Table 4: SRCC/KRCC between each metric and z-MOS, with bootstrap CIs over reference images.
 
     Parameters
@@ -414,7 +490,9 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
     vals = pd.to_numeric(sc["value"], errors="coerce")
     if vals.isna().any():
         i = int(np.flatnonzero(vals.isna().to_numpy())[0])
-        raise SchemaError(f"scores: column 'value' must be numeric and finite; row {i} has {scores['value'].iloc[i]!r}.")
+        raise SchemaError(
+            f"scores: column 'value' must be numeric and finite; row {i} has {scores['value'].iloc[i]!r}."
+        )
     sc["value"] = vals.astype(float)
     zm = zmos_table.assign(image=zmos_table["image"].astype(str)).set_index("image")["zmos"]
     rated = set(zm.index)
@@ -422,7 +500,9 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
     wanted = list(metrics) if metrics is not None else sorted(sc["metric"].unique())
     unknown_metrics = sorted(set(wanted) - set(sc["metric"]))
     if unknown_metrics:
-        raise SchemaError(f"scores: no values for metric(s) {unknown_metrics}; have {sorted(sc['metric'].unique())}.")
+        raise SchemaError(
+            f"scores: no values for metric(s) {unknown_metrics}; have {sorted(sc['metric'].unique())}."
+        )
     from ._registry import metric_sign
 
     signs = {m: metric_sign(m, where="scores") if orient else 1.0 for m in wanted}  # before any bootstrap
@@ -431,11 +511,15 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
         d = sc[sc["metric"] == m]
         missing = sorted(rated - set(d["test"]))
         if missing and (unscored == "error" or len(missing) == len(rated)):
-            raise SchemaError(f"scores: metric {m!r} has no value for {len(missing)} rated image(s), e.g. "
-                              f"{missing[:3]}; image ids in ratings must match the 'test' column of scores"
-                              + (" (none matches)." if len(missing) == len(rated) else "."))
-        dropped += [{"metric": m, "test": t, "reason": "rated, not scored: in the raters' mean/SD, not correlated"}
-                    for t in missing]
+            raise SchemaError(
+                f"scores: metric {m!r} has no value for {len(missing)} rated image(s), e.g. "
+                f"{missing[:3]}; image ids in ratings must match the 'test' column of scores"
+                + (" (none matches)." if len(missing) == len(rated) else ".")
+            )
+        dropped += [
+            {"metric": m, "test": t, "reason": "rated, not scored: in the raters' mean/SD, not correlated"}
+            for t in missing
+        ]
         extra = d[~d["test"].isin(rated)]
         dropped += [{"metric": m, "test": t, "reason": _NO_RATINGS} for t in extra["test"]]
         d = d[d["test"].isin(rated)]
@@ -445,20 +529,40 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
         sign = signs[m]
         v = sign * d["value"].to_numpy()
         if not np.all(np.isfinite(v)):
-            raise SchemaError(f"scores: metric {m!r} has non-finite values (e.g. PSNR of identical images); "
-                              "remove those pairs or that metric.")
+            raise SchemaError(
+                f"scores: metric {m!r} has non-finite values (e.g. PSNR of identical images); "
+                "remove those pairs or that metric."
+            )
         z = zm.loc[d["test"]].to_numpy()
         s, k = srcc_krcc(v, z, spearman=spearman, kendall=kendall)
-        plan = draw_plan(d["reference"].to_numpy(), n_resamples=n_resamples, rng=gen)  # references are clusters
-        dist = np.array([srcc_krcc(v[idx], z[idx], spearman=spearman, kendall=kendall)
-                         for idx in map(plan.study_indices, range(n_resamples))])
+        plan = draw_plan(
+            d["reference"].to_numpy(), n_resamples=n_resamples, rng=gen
+        )  # references are clusters
+        dist = np.array(
+            [
+                srcc_krcc(v[idx], z[idx], spearman=spearman, kendall=kendall)
+                for idx in map(plan.study_indices, range(n_resamples))
+            ]
+        )
         cs, ck = (summarize_distribution(dist[:, j], confidence_level=cl) for j in (0, 1))
         sl, sh, kl, kh = (float(c[k]) for c in (cs, ck) for k in ("ci_low", "ci_high"))
-        rows.append({"metric": m, "srcc": s, "krcc": k, "srcc_ci_low": sl, "srcc_ci_high": sh,
-                     "krcc_ci_low": kl, "krcc_ci_high": kh, "n": int(len(d)), "n_references": plan.n_patients,
-                     "orientation": int(sign)})
-    return MetricAgreementResult(pd.DataFrame(rows), pd.DataFrame(dropped, columns=list(DROPPED_COLUMNS)),
-                                 spearman, kendall)
+        rows.append(
+            {
+                "metric": m,
+                "srcc": s,
+                "krcc": k,
+                "srcc_ci_low": sl,
+                "srcc_ci_high": sh,
+                "krcc_ci_low": kl,
+                "krcc_ci_high": kh,
+                "n": int(len(d)),
+                "n_references": plan.n_patients,
+                "orientation": int(sign),
+            }
+        )
+    return MetricAgreementResult(
+        pd.DataFrame(rows), pd.DataFrame(dropped, columns=list(DROPPED_COLUMNS)), spearman, kendall
+    )
 
 
 @dataclass(frozen=True)
@@ -479,9 +583,14 @@ class ExpertAgreementResult(TableResult):
         Delta degrees of freedom of the raters' standard deviations (:func:`zscores`).
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({
-        **ZMOSResult.FILES, "rater_agreement": "rater_agreement.csv", **MetricAgreementResult.FILES,
-        "dropped": "dropped.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {
+            **ZMOSResult.FILES,
+            "rater_agreement": "rater_agreement.csv",
+            **MetricAgreementResult.FILES,
+            "dropped": "dropped.csv",
+        }
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = METRIC_AGREEMENT_COLUMNS
 
     zmos: ZMOSResult
@@ -498,8 +607,12 @@ class ExpertAgreementResult(TableResult):
         return self.metrics.table
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {**self.zmos.tables(), "rater_agreement": self.raters, **self.metrics.tables(),
-                "dropped": self.metrics.dropped}
+        return {
+            **self.zmos.tables(),
+            "rater_agreement": self.raters,
+            **self.metrics.tables(),
+            "dropped": self.metrics.dropped,
+        }
 
     def save(self, folder: PathLike) -> dict[str, Path]:
         """Write every table (CSV + Parquet) and ``summary.md``: what ``cxreval iqa agree`` writes."""
@@ -511,26 +624,46 @@ class ExpertAgreementResult(TableResult):
         """Tables 3 and 4 and what was left out, as Markdown (``summary.md`` of ``cxreval iqa agree``)."""
         from ..ranking import VARIANT_TEXT
 
-        lines = [f"# {title}", "", self.zmos.summary(),
-                 f"z-scores: each rater's mean and standard deviation with ddof={self.ddof} "
-                 f"({'population' if self.ddof == 0 else 'sample'} SD, divisor n - {self.ddof}). Rank correlations: "
-                 f"{VARIANT_TEXT[self.spearman]}; {VARIANT_TEXT[self.kendall]}.", "",
-                 "## Raters vs z-MOS (as the XQA-Chest paper's Table 3)", "", "| rater | SRCC | KRCC | n |", "|---|---|---|---|"]
+        lines = [
+            f"# {title}",
+            "",
+            self.zmos.summary(),
+            f"z-scores: each rater's mean and standard deviation with ddof={self.ddof} "
+            f"({'population' if self.ddof == 0 else 'sample'} SD, divisor n - {self.ddof}). Rank correlations: "
+            f"{VARIANT_TEXT[self.spearman]}; {VARIANT_TEXT[self.kendall]}.",
+            "",
+            "## Raters vs z-MOS (as the XQA-Chest paper's Table 3)",
+            "",
+            "| rater | SRCC | KRCC | n |",
+            "|---|---|---|---|",
+        ]
         for _, r in self.raters[self.raters["rater_b"] == "z-MOS"].iterrows():
             lines.append(f"| {r.rater_a} | {r.srcc:.2f} | {r.krcc:.2f} | {r.n} |")
         dropped = self.metrics.dropped
         n_unscored = int((dropped["reason"] != _NO_RATINGS).sum()) if len(dropped) else 0
-        lines += ["", self.metrics.summary(), "", f"Scored images without ratings (not used): {len(dropped) - n_unscored}.",
-                  f"Rated images no metric scored: --unscored {self.unscored} "
-                  + ("(their ratings are in the raters' mean/SD)." if self.unscored == "keep"
-                     else "(removed before z-scoring)."),
-                  f"(image, metric) pairs rated but not scored by that metric, kept in the mean/SD and not "
-                  f"correlated: {n_unscored}."]
+        lines += [
+            "",
+            self.metrics.summary(),
+            "",
+            f"Scored images without ratings (not used): {len(dropped) - n_unscored}.",
+            f"Rated images no metric scored: --unscored {self.unscored} "
+            + (
+                "(their ratings are in the raters' mean/SD)."
+                if self.unscored == "keep"
+                else "(removed before z-scoring)."
+            ),
+            f"(image, metric) pairs rated but not scored by that metric, kept in the mean/SD and not "
+            f"correlated: {n_unscored}.",
+        ]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, object]:
-        return {"rater_agreement": self.raters.to_dict(orient="records"), **self.metrics.to_dict(),
-                "ddof": self.ddof, "unscored": self.unscored}
+        return {
+            "rater_agreement": self.raters.to_dict(orient="records"),
+            **self.metrics.to_dict(),
+            "ddof": self.ddof,
+            "unscored": self.unscored,
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -541,11 +674,19 @@ class ExpertAgreementResult(TableResult):
         return iqa_correlation_bars(table)
 
 
-def compare_with_experts(ratings: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
-                         scores: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult], *,
-                         unscored: str = "keep", scale: tuple[float, float] | None = (1, 4), n_resamples: int = 1000,
-                     confidence_level: float = 0.95, rng: RNGLike = None, ddof: int = 0,
-                     spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL) -> ExpertAgreementResult:
+def compare_with_experts(
+    ratings: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+    scores: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+    *,
+    unscored: str = "keep",
+    scale: tuple[float, float] | None = (1, 4),
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    rng: RNGLike = None,
+    ddof: int = 0,
+    spearman: str = IQA_SPEARMAN,
+    kendall: str = IQA_KENDALL,
+) -> ExpertAgreementResult:
     """z-MOS of ``ratings`` (:func:`zscores_for_scores`), Table 3 (:func:`rater_agreement`) and Table 4
     (:func:`metric_agreement`) of ``scores``, with one choice of ``unscored`` for both.
 
@@ -578,7 +719,14 @@ def compare_with_experts(ratings: pd.DataFrame | ReadResult | Sequence[pd.DataFr
     scores = as_table(scores, name="scores", func="compare_with_experts")
     z = zscores_for_scores(ratings, scores, unscored=unscored, scale=scale, ddof=ddof)
     raters = rater_agreement(z, spearman=spearman, kendall=kendall)
-    metrics = metric_agreement(scores, z.zmos, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
-                               unscored="error" if unscored == "error" else "keep", spearman=spearman,
-                               kendall=kendall)
+    metrics = metric_agreement(
+        scores,
+        z.zmos,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        rng=rng,
+        unscored="error" if unscored == "error" else "keep",
+        spearman=spearman,
+        kendall=kendall,
+    )
     return ExpertAgreementResult(z, raters, metrics, unscored, spearman, kendall, ddof)

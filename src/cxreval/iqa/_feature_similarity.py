@@ -46,8 +46,16 @@ def _freq_grid(n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=8)
-def _filters(rows: int, cols: int, scales: int, orientations: int, min_wavelength: float, mult: float,
-             sigma_f: float, delta_theta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _filters(
+    rows: int,
+    cols: int,
+    scales: int,
+    orientations: int,
+    min_wavelength: float,
+    mult: float,
+    sigma_f: float,
+    delta_theta: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Log-Gabor filter bank (orientations, scales, rows, cols) of ``phasecong2``, the energy of the
     smallest-scale filter per orientation, and the noise-energy factor ``2 sum A^2 + 4 sum A_i A_j``."""
     from scipy import fft as sfft
@@ -63,7 +71,7 @@ def _filters(rows: int, cols: int, scales: int, orientations: int, min_wavelengt
     sint, cost = np.sin(theta), np.cos(theta)
     log_gabor = np.empty((scales, rows, cols))
     for s in range(scales):
-        fo = 1.0 / (min_wavelength * mult ** s)
+        fo = 1.0 / (min_wavelength * mult**s)
         g = np.exp(-(np.log(radius / fo) ** 2) / (2.0 * np.log(sigma_f) ** 2)) * lp
         g[0, 0] = 0.0
         log_gabor[s] = g
@@ -73,11 +81,11 @@ def _filters(rows: int, cols: int, scales: int, orientations: int, min_wavelengt
         ang = o * np.pi / orientations
         ds = sint * np.cos(ang) - cost * np.sin(ang)
         dc = cost * np.cos(ang) + sint * np.sin(ang)
-        spread = np.exp(-np.arctan2(ds, dc) ** 2 / (2.0 * theta_sigma ** 2))
+        spread = np.exp(-(np.arctan2(ds, dc) ** 2) / (2.0 * theta_sigma**2))
         filt[o] = log_gabor * spread
     em_n = (filt[:, 0] ** 2).sum(axis=(-2, -1))
     spatial = sfft.ifft2(filt, axes=(-2, -1), workers=1).real * np.sqrt(rows * cols)
-    sum_an2 = (spatial ** 2).sum(axis=(1, 2, 3))
+    sum_an2 = (spatial**2).sum(axis=(1, 2, 3))
     cum = np.cumsum(spatial[:, ::-1], axis=1)[:, ::-1]  # cum[:, s] = sum_{j >= s} A_j
     sum_aiaj = np.zeros(orientations)
     for s in range(scales - 1):
@@ -88,9 +96,19 @@ def _filters(rows: int, cols: int, scales: int, orientations: int, min_wavelengt
     return filt, em_n, factor
 
 
-def phase_congruency(image: np.ndarray, *, scales: int = 4, orientations: int = 4, min_wavelength: float = 6,
-                     mult: float = 2, sigma_f: float = 0.55, delta_theta: float = 1.2, k: float = 2.0,
-                     epsilon: float = 1e-4, median: str = "matlab") -> np.ndarray:
+def phase_congruency(
+    image: np.ndarray,
+    *,
+    scales: int = 4,
+    orientations: int = 4,
+    min_wavelength: float = 6,
+    mult: float = 2,
+    sigma_f: float = 0.55,
+    delta_theta: float = 1.2,
+    k: float = 2.0,
+    epsilon: float = 1e-4,
+    median: str = "matlab",
+) -> np.ndarray:
     """Phase congruency map of a 2-D image (Kovesi's ``phasecong2`` as used by ``FeatureSIM.m``).
 
     Parameters
@@ -111,9 +129,19 @@ def phase_congruency(image: np.ndarray, *, scales: int = 4, orientations: int = 
     from scipy import fft as sfft
 
     rows, cols = image.shape
-    filt, em_n, factor = _filters(rows, cols, int(scales), int(orientations), float(min_wavelength),
-                                  float(mult), float(sigma_f), float(delta_theta))
-    eo = sfft.ifft2(sfft.fft2(image, workers=1)[None, None] * filt, axes=(-2, -1), workers=1, overwrite_x=True)
+    filt, em_n, factor = _filters(
+        rows,
+        cols,
+        int(scales),
+        int(orientations),
+        float(min_wavelength),
+        float(mult),
+        float(sigma_f),
+        float(delta_theta),
+    )
+    eo = sfft.ifft2(
+        sfft.fft2(image, workers=1)[None, None] * filt, axes=(-2, -1), workers=1, overwrite_x=True
+    )
     # even = Re(eo), odd = Im(eo). With S = sum_s eo and the unit phase m = S / (|S| + epsilon):
     # sum_s (e me + o mo - |e mo - o me|) = |S|^2 / (|S| + epsilon) - sum_s |Im(eo conj(m))|
     total = eo.sum(axis=1)
@@ -128,19 +156,38 @@ def phase_congruency(image: np.ndarray, *, scales: int = 4, orientations: int = 
         med = np.partition(e2, (e2.shape[1] - 1) // 2, axis=1)[:, (e2.shape[1] - 1) // 2]
     noise_power = (-med / np.log(0.5)) / em_n
     tau = np.sqrt(noise_power * factor / 2.0)
-    t = (tau * np.sqrt(np.pi / 2.0) + k * np.sqrt((2.0 - np.pi / 2.0) * tau ** 2)) / 1.7
+    t = (tau * np.sqrt(np.pi / 2.0) + k * np.sqrt((2.0 - np.pi / 2.0) * tau**2)) / 1.7
     energy = np.maximum(energy - t[:, None, None], 0.0)
     eps = np.finfo(np.float64).eps
     return (energy.sum(axis=0) + eps) / (an.sum(axis=(0, 1)) + eps)
 
 
-@register_iqa("fsim", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="Feature similarity index from phase congruency and gradients (Zhang et al. 2011).",
-              identical=1.0)
-def fsim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t1: float = 0.85,
-         t2: float = 160.0, downsample: str = "matlab", median: str = "matlab", epsilon: float = 1e-4,
-         scales: int = 4, orientations: int = 4, min_wavelength: float = 6, mult: float = 2,
-         sigma_f: float = 0.55, delta_theta: float = 1.2, k: float = 2.0) -> float:
+@register_iqa(
+    "fsim",
+    reference="full",
+    higher_is_better=True,
+    value_range=(0.0, 1.0),
+    description="Feature similarity index from phase congruency and gradients (Zhang et al. 2011).",
+    identical=1.0,
+)
+def fsim(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    t1: float = 0.85,
+    t2: float = 160.0,
+    downsample: str = "matlab",
+    median: str = "matlab",
+    epsilon: float = 1e-4,
+    scales: int = 4,
+    orientations: int = 4,
+    min_wavelength: float = 6,
+    mult: float = 2,
+    sigma_f: float = 0.55,
+    delta_theta: float = 1.2,
+    k: float = 2.0,
+) -> float:
     """Feature similarity index (FSIM) of single-channel images.
 
     Parameters
@@ -160,10 +207,20 @@ def fsim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t
     func = "fsim"
     downsample = check_choice(downsample, ("matlab", "pool"), name="downsample", func=func)
     median = check_choice(median, ("matlab", "lower"), name="median", func=func)
-    x, y = rescaled_pair(image_true, image_test, data_range, func=func, min_size=8, factor="auto",
-                         downsample=downsample)
-    opts = dict(scales=scales, orientations=orientations, min_wavelength=min_wavelength, mult=mult,
-                sigma_f=sigma_f, delta_theta=delta_theta, k=k, epsilon=epsilon, median=median)
+    x, y = rescaled_pair(
+        image_true, image_test, data_range, func=func, min_size=8, factor="auto", downsample=downsample
+    )
+    opts = dict(
+        scales=scales,
+        orientations=orientations,
+        min_wavelength=min_wavelength,
+        mult=mult,
+        sigma_f=sigma_f,
+        delta_theta=delta_theta,
+        k=k,
+        epsilon=epsilon,
+        median=median,
+    )
     pc1 = phase_congruency(x, **opts)  # type: ignore[arg-type]
     pc2 = phase_congruency(y, **opts)  # type: ignore[arg-type]
     s_pc = similarity_map(pc1, pc2, t1)

@@ -30,15 +30,20 @@ def _mse(x: np.ndarray, y: np.ndarray) -> float:
     buf = np.empty(min(step, xf.size))
     total = 0.0
     for i in range(0, xf.size, step):
-        d = buf[:min(step, xf.size - i)]
+        d = buf[: min(step, xf.size - i)]
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite input: the caller checks the result
-            np.subtract(xf[i:i + step], yf[i:i + step], out=d)
+            np.subtract(xf[i : i + step], yf[i : i + step], out=d)
             total += float(np.dot(d, d))
     return total / xf.size
 
 
-@register_iqa("psnr", reference="full", higher_is_better=True, value_range=(0.0, float("inf")),
-              description="Peak signal-to-noise ratio 10*log10(data_range^2 / MSE), in dB.")
+@register_iqa(
+    "psnr",
+    reference="full",
+    higher_is_better=True,
+    value_range=(0.0, float("inf")),
+    description="Peak signal-to-noise ratio 10*log10(data_range^2 / MSE), in dB.",
+)
 def psnr(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float) -> float:
     """Peak signal-to-noise ratio, ``10 log10(data_range**2 / MSE)`` in dB.
 
@@ -70,9 +75,16 @@ def psnr(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float) -
         return float(10.0 * np.log10(dr * dr / mse))
 
 
-@register_iqa("rmse", reference="full", higher_is_better=False, value_range=(0.0, float("inf")),
-              description="Root mean squared error, as a fraction of data_range by default.")
-def rmse(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, normalize: bool = True) -> float:
+@register_iqa(
+    "rmse",
+    reference="full",
+    higher_is_better=False,
+    value_range=(0.0, float("inf")),
+    description="Root mean squared error, as a fraction of data_range by default.",
+)
+def rmse(
+    image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, normalize: bool = True
+) -> float:
     """Root mean squared error ``sqrt(mean((x - y)**2))``.
 
     Parameters
@@ -89,28 +101,43 @@ def rmse(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, n
     -------
     value : float
     """
-    return _in_range_units(image_true, image_test, data_range, normalize, "rmse",
-                           lambda x, y: np.sqrt(np.mean((x - y) ** 2)))
+    return _in_range_units(
+        image_true, image_test, data_range, normalize, "rmse", lambda x, y: np.sqrt(np.mean((x - y) ** 2))
+    )
 
 
-def _in_range_units(image_true: np.ndarray, image_test: np.ndarray, data_range: float, normalize: bool, func: str,
-                    error: Callable[[np.ndarray, np.ndarray], float]) -> float:
+def _in_range_units(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    data_range: float,
+    normalize: bool,
+    func: str,
+    error: Callable[[np.ndarray, np.ndarray], float],
+) -> float:
     """``error`` of the checked pair in grey levels, divided by ``data_range`` when ``normalize``."""
     x, y, dr = check_pair(image_true, image_test, data_range, func=func)
     v = float(error(x, y))
     return v / dr if normalize else v
 
 
-@register_iqa("ambe", reference="full", higher_is_better=False, value_range=(0.0, 1.0),
-              description="Absolute mean brightness error |mean(x) - mean(y)|, as a fraction of data_range.")
-def ambe(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, normalize: bool = True) -> float:
+@register_iqa(
+    "ambe",
+    reference="full",
+    higher_is_better=False,
+    value_range=(0.0, 1.0),
+    description="Absolute mean brightness error |mean(x) - mean(y)|, as a fraction of data_range.",
+)
+def ambe(
+    image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, normalize: bool = True
+) -> float:
     """Absolute mean brightness error ``|mean(x) - mean(y)|`` [2]_.
 
     Parameters are those of :func:`rmse` (``normalize=False`` gives grey levels, as the original definition on
     8-bit images). Returns a float.
     """
-    return _in_range_units(image_true, image_test, data_range, normalize, "ambe",
-                           lambda x, y: abs(np.mean(x) - np.mean(y)))
+    return _in_range_units(
+        image_true, image_test, data_range, normalize, "ambe", lambda x, y: abs(np.mean(x) - np.mean(y))
+    )
 
 
 def _box_sum_valid(a: np.ndarray, b: int) -> np.ndarray:
@@ -121,11 +148,16 @@ def _box_sum_valid(a: np.ndarray, b: int) -> np.ndarray:
     s = ndimage.correlate1d(a, ones, axis=0, mode="constant", origin=(b - 1) // 2 - b // 2)
     s = ndimage.correlate1d(s, ones, axis=1, mode="constant", origin=(b - 1) // 2 - b // 2)
     r0 = (b - 1) // 2
-    return s[r0:r0 + a.shape[0] - b + 1, r0:r0 + a.shape[1] - b + 1]
+    return s[r0 : r0 + a.shape[0] - b + 1, r0 : r0 + a.shape[1] - b + 1]
 
 
-@register_iqa("uqi", reference="full", higher_is_better=True, value_range=(-1.0, 1.0),
-              description="Universal quality index (Wang & Bovik 2002), 8x8 sliding window, mean of the map.")
+@register_iqa(
+    "uqi",
+    reference="full",
+    higher_is_better=True,
+    value_range=(-1.0, 1.0),
+    description="Universal quality index (Wang & Bovik 2002), 8x8 sliding window, mean of the map.",
+)
 def uqi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, block_size: int = 8) -> float:
     """Universal image quality index [1]_, the authors' ``img_qi.m``.
 

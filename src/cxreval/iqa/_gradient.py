@@ -30,11 +30,26 @@ from ._registry import register_iqa
 
 __all__ = ["gmsd", "mdsi"]
 
-@register_iqa("gmsd", reference="full", higher_is_better=False, value_range=(0.0, 1.0),
-              description="Gradient magnitude similarity deviation (Xue et al. 2014); 0 for identical images.",
-              identical=0.0, example_scale=255.0, example_size=8)
-def gmsd(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t: float = 170.0,
-         downsample: bool = True, std: str = "sample") -> float:
+
+@register_iqa(
+    "gmsd",
+    reference="full",
+    higher_is_better=False,
+    value_range=(0.0, 1.0),
+    description="Gradient magnitude similarity deviation (Xue et al. 2014); 0 for identical images.",
+    identical=0.0,
+    example_scale=255.0,
+    example_size=8,
+)
+def gmsd(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    t: float = 170.0,
+    downsample: bool = True,
+    std: str = "sample",
+) -> float:
     """Gradient magnitude similarity deviation (GMSD).
 
     Both images are rescaled to 0..255, averaged over 2x2 blocks and subsampled by 2 (the original
@@ -59,7 +74,9 @@ def gmsd(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t
         divide by ``N`` (piq, the paper's equation).
     """
     std = check_choice(std, ("sample", "population"), name="std", func="gmsd")
-    x, y = rescaled_pair(image_true, image_test, data_range, func="gmsd", min_size=2, factor=2 if downsample else 1)
+    x, y = rescaled_pair(
+        image_true, image_test, data_range, func="gmsd", min_size=2, factor=2 if downsample else 1
+    )
     gms = similarity_map(gradient_magnitude(x, PREWITT), gradient_magnitude(y, PREWITT), float(t))
     n = gms.size
     ddof = 1 if std == "sample" and n > 1 else 0
@@ -70,12 +87,30 @@ def gmsd(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t
 _LHM = np.array([[0.2989, 0.587, 0.114], [0.3, 0.04, -0.35], [0.34, -0.6, 0.17]])
 
 
-@register_iqa("mdsi", reference="full", higher_is_better=False, value_range=(0.0, 1.0),
-              description="Mean deviation similarity index (Nafchi et al. 2016); 0 for identical images.")
-def mdsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c1: float = 140.0,
-         c2: float = 55.0, c3: float = 550.0, combination: str = "sum", alpha: float = 0.6, beta: float = 0.1,
-         gamma: float = 0.2, rho: float = 1.0, q: float = 0.25, o: float = 0.25,
-         grey: str = "replicate") -> float:
+@register_iqa(
+    "mdsi",
+    reference="full",
+    higher_is_better=False,
+    value_range=(0.0, 1.0),
+    description="Mean deviation similarity index (Nafchi et al. 2016); 0 for identical images.",
+)
+def mdsi(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    c1: float = 140.0,
+    c2: float = 55.0,
+    c3: float = 550.0,
+    combination: str = "sum",
+    alpha: float = 0.6,
+    beta: float = 0.1,
+    gamma: float = 0.2,
+    rho: float = 1.0,
+    q: float = 0.25,
+    o: float = 0.25,
+    grey: str = "replicate",
+) -> float:
     """Mean deviation similarity index (MDSI).
 
     Following the authors' MATLAB code (and piq): rescale to 0..255, average ``f x f`` blocks with
@@ -110,7 +145,9 @@ def mdsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c
     combination = check_choice(combination, ("sum", "mult"), name="combination", func=func)
     grey = check_choice(grey, ("replicate", "achromatic"), name="grey", func=func)
     if rho <= 0 or o <= 0:
-        raise InvalidParameterError(f"The 'rho' and 'o' parameters of mdsi must be > 0. Got rho={rho!r}, o={o!r}.")
+        raise InvalidParameterError(
+            f"The 'rho' and 'o' parameters of mdsi must be > 0. Got rho={rho!r}, o={o!r}."
+        )
     rowsum = _LHM.sum(axis=1)
     lx, ly = rowsum[0] * x, rowsum[0] * y
     gx, gy = gradient_magnitude(lx, PREWITT), gradient_magnitude(ly, PREWITT)
@@ -127,4 +164,4 @@ def mdsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c
         gcs = np.power(gs.astype(np.complex128), gamma) * np.power(cs.astype(np.complex128), beta)
     gq = np.power(gcs, q)
     dev = np.abs(gq - gq.mean())
-    return float(np.mean(dev ** rho) ** (o / rho))
+    return float(np.mean(dev**rho) ** (o / rho))

@@ -46,24 +46,42 @@ def _haar_pair(image: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     np.cumsum(np.cumsum(p, axis=0), axis=1, out=s[1:, 1:])
 
     def box(r0: int, c0: int, hh: int, ww: int) -> np.ndarray:
-        return s[r0 + hh:r0 + hh + h, c0 + ww:c0 + ww + w] - s[r0:r0 + h, c0 + ww:c0 + ww + w] \
-            - s[r0 + hh:r0 + hh + h, c0:c0 + w] + s[r0:r0 + h, c0:c0 + w]
+        return (
+            s[r0 + hh : r0 + hh + h, c0 + ww : c0 + ww + w]
+            - s[r0 : r0 + h, c0 + ww : c0 + ww + w]
+            - s[r0 + hh : r0 + hh + h, c0 : c0 + w]
+            + s[r0 : r0 + h, c0 : c0 + w]
+        )
 
     half = k // 2
-    vert = (box(0, 0, half, k) - box(half, 0, half, k)) / k    # top half minus bottom half
-    horz = (box(0, 0, k, half) - box(0, half, k, half)) / k    # left half minus right half
+    vert = (box(0, 0, half, k) - box(half, 0, half, k)) / k  # top half minus bottom half
+    horz = (box(0, 0, k, half) - box(0, half, k, half)) / k  # left half minus right half
     return vert, horz
 
 
-def _haarpsi(image_true: object, image_test: object, data_range: object, *, c: float, alpha: float,
-             subsample: bool, func: str) -> float:
-    x, y = rescaled_pair(image_true, image_test, data_range, func=func, min_size=16, factor=2 if subsample else 1)
+def _haarpsi(
+    image_true: object,
+    image_test: object,
+    data_range: object,
+    *,
+    c: float,
+    alpha: float,
+    subsample: bool,
+    func: str,
+) -> float:
+    x, y = rescaled_pair(
+        image_true, image_test, data_range, func=func, min_size=16, factor=2 if subsample else 1
+    )
     if not (np.isfinite(c) and c > 0 and np.isfinite(alpha) and alpha > 0):
-        raise InvalidParameterError(f"The 'c' and 'alpha' parameters of {func} must be positive. "
-                                    f"Got c={c!r}, alpha={alpha!r} instead.")
+        raise InvalidParameterError(
+            f"The 'c' and 'alpha' parameters of {func} must be positive. "
+            f"Got c={c!r}, alpha={alpha!r} instead."
+        )
     if min(x.shape) < 8:
-        raise InvalidParameterError(f"{func}: the image is too small for three Haar scales (8x8 after "
-                                    f"subsampling). Got shape {x.shape}.")
+        raise InvalidParameterError(
+            f"{func}: the image is too small for three Haar scales (8x8 after "
+            f"subsampling). Got shape {x.shape}."
+        )
     cx = [_haar_pair(x, 2 ** (s + 1)) for s in range(3)]
     cy = [_haar_pair(y, 2 ** (s + 1)) for s in range(3)]
     num = 0.0
@@ -81,11 +99,25 @@ def _haarpsi(image_true: object, image_test: object, data_range: object, *, c: f
     return float((np.log(score / (1.0 - score)) / alpha) ** 2)
 
 
-@register_iqa("haarpsi", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="Haar wavelet-based perceptual similarity index (Reisenhofer et al. 2018), C=30, a=4.2.",
-              identical=1.0, example_scale=255.0, example_size=32)
-def haarpsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c: float = 30.0,
-            alpha: float = 4.2, subsample: bool = True) -> float:
+@register_iqa(
+    "haarpsi",
+    reference="full",
+    higher_is_better=True,
+    value_range=(0.0, 1.0),
+    description="Haar wavelet-based perceptual similarity index (Reisenhofer et al. 2018), C=30, a=4.2.",
+    identical=1.0,
+    example_scale=255.0,
+    example_size=32,
+)
+def haarpsi(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    c: float = 30.0,
+    alpha: float = 4.2,
+    subsample: bool = True,
+) -> float:
     """Haar wavelet-based perceptual similarity index (HaarPSI) of single-channel images.
 
     Parameters
@@ -103,12 +135,27 @@ def haarpsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float
     return _haarpsi(image_true, image_test, data_range, c=c, alpha=alpha, subsample=subsample, func="haarpsi")
 
 
-@register_iqa("haarpsi_med", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="HaarPSI with the medical-image calibration C=5, a=4.9 (Karner et al. 2025).",
-              identical=1.0, example_scale=255.0, example_size=32)
-def haarpsi_med(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c: float = 5.0,
-                alpha: float = 4.9, subsample: bool = True) -> float:
+@register_iqa(
+    "haarpsi_med",
+    reference="full",
+    higher_is_better=True,
+    value_range=(0.0, 1.0),
+    description="HaarPSI with the medical-image calibration C=5, a=4.9 (Karner et al. 2025).",
+    identical=1.0,
+    example_scale=255.0,
+    example_size=32,
+)
+def haarpsi_med(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    c: float = 5.0,
+    alpha: float = 4.9,
+    subsample: bool = True,
+) -> float:
     """HaarPSImed: :func:`haarpsi` with ``C = 5`` and ``alpha = 4.9`` (Karner et al. 2025), the calibration
     for medical images; the parameters are those of :func:`haarpsi`, with these defaults."""
-    return _haarpsi(image_true, image_test, data_range, c=c, alpha=alpha, subsample=subsample,
-                    func="haarpsi_med")
+    return _haarpsi(
+        image_true, image_test, data_range, c=c, alpha=alpha, subsample=subsample, func="haarpsi_med"
+    )

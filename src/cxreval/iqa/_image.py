@@ -40,16 +40,22 @@ __all__ = [
 
 def check_data_range(data_range: object, *, func: str) -> float:
     """Validate ``data_range`` (a positive finite number) and return it as float."""
-    if isinstance(data_range, bool) or not isinstance(data_range, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(float(data_range)) or float(data_range) <= 0:
+    if (
+        isinstance(data_range, bool)
+        or not isinstance(data_range, (int, float, np.integer, np.floating))
+        or not np.isfinite(float(data_range))
+        or float(data_range) <= 0
+    ):
         raise InvalidParameterError(
             f"The 'data_range' parameter of {func} must be a positive finite number (255 for 8-bit, 65535 for "
-            f"16-bit, 1.0 for float images). Got {data_range!r} instead.")
+            f"16-bit, 1.0 for float images). Got {data_range!r} instead."
+        )
     return float(data_range)
 
 
-def check_image(image: object, *, name: str = "image", func: str, min_size: int = 1,
-                finite: bool = True) -> np.ndarray:
+def check_image(
+    image: object, *, name: str = "image", func: str, min_size: int = 1, finite: bool = True
+) -> np.ndarray:
     """Return ``image`` as a 2-D finite float64 array, or raise with a message naming ``func`` and ``name``.
 
     ``finite=False`` skips the finiteness check, for a caller whose result is finite only if every input
@@ -57,13 +63,17 @@ def check_image(image: object, *, name: str = "image", func: str, min_size: int 
     try:
         a = np.asarray(image, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(f"{func}: '{name}' must be a numeric 2-D array. Got {type(image).__name__}.") \
-            from exc
+        raise InvalidParameterError(
+            f"{func}: '{name}' must be a numeric 2-D array. Got {type(image).__name__}."
+        ) from exc
     if a.ndim != 2:
-        raise InvalidParameterError(f"{func}: '{name}' must be a 2-D single-channel image. Got shape {a.shape}.")
+        raise InvalidParameterError(
+            f"{func}: '{name}' must be a 2-D single-channel image. Got shape {a.shape}."
+        )
     if min(a.shape) < min_size:
-        raise InvalidParameterError(f"{func}: '{name}' must be at least {min_size}x{min_size} pixels. "
-                                    f"Got shape {a.shape}.")
+        raise InvalidParameterError(
+            f"{func}: '{name}' must be at least {min_size}x{min_size} pixels. Got shape {a.shape}."
+        )
     # a sum is finite iff every term is (NaN and inf propagate), unless finite values overflow: then look
     if finite and not np.isfinite(np.add.reduce(a, axis=None)) and not np.all(np.isfinite(a)):
         bad = int((~np.isfinite(a)).sum())
@@ -71,15 +81,24 @@ def check_image(image: object, *, name: str = "image", func: str, min_size: int 
     return a
 
 
-def check_pair(image_true: object, image_test: object, data_range: object, *, func: str,
-               min_size: int = 1, finite: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
+def check_pair(
+    image_true: object,
+    image_test: object,
+    data_range: object,
+    *,
+    func: str,
+    min_size: int = 1,
+    finite: bool = True,
+) -> tuple[np.ndarray, np.ndarray, float]:
     """Validate a full-reference pair and its data range; return ``(image_true, image_test, data_range)``
     (``finite``: see :func:`check_image`)."""
     x = check_image(image_true, name="image_true", func=func, min_size=min_size, finite=finite)
     y = check_image(image_test, name="image_test", func=func, min_size=min_size, finite=finite)
     if x.shape != y.shape:
-        raise InvalidParameterError(f"{func}: 'image_true' and 'image_test' must have the same shape. "
-                                    f"Got {x.shape} and {y.shape} instead.")
+        raise InvalidParameterError(
+            f"{func}: 'image_true' and 'image_test' must have the same shape. "
+            f"Got {x.shape} and {y.shape} instead."
+        )
     return x, y, check_data_range(data_range, func=func)
 
 
@@ -147,7 +166,7 @@ def filter2_valid(image: np.ndarray, kernel: np.ndarray) -> np.ndarray:
     kh, kw = kernel.shape
     same = imfilter(image, kernel, mode="zero")
     r0, c0 = (kh - 1) // 2, (kw - 1) // 2
-    return same[r0:r0 + image.shape[0] - kh + 1, c0:c0 + image.shape[1] - kw + 1]
+    return same[r0 : r0 + image.shape[0] - kh + 1, c0 : c0 + image.shape[1] - kw + 1]
 
 
 def conv2(image: np.ndarray, kernel: np.ndarray, shape: str = "same") -> np.ndarray:
@@ -165,7 +184,7 @@ def conv2(image: np.ndarray, kernel: np.ndarray, shape: str = "same") -> np.ndar
     if shape == "same":
         full = conv2(image, kernel, "full")
         r0, c0 = kh // 2, kw // 2
-        return full[r0:r0 + h, c0:c0 + w]
+        return full[r0 : r0 + h, c0 : c0 + w]
     raise InvalidParameterError(f"conv2: shape must be 'same', 'valid' or 'full'. Got {shape!r} instead.")
 
 
@@ -189,8 +208,11 @@ def downsample_factor(shape: tuple[int, ...]) -> int:
 
 
 # box_downsample conventions -> (zero/edge rows before the image as a function of f, numpy.pad mode)
-_BOX_CONVENTIONS = {"matlab": (lambda f: (f - 1) // 2, "constant"), "replicate": (lambda f: f // 2, "edge"),
-                    "pool": (None, "none")}
+_BOX_CONVENTIONS = {
+    "matlab": (lambda f: (f - 1) // 2, "constant"),
+    "replicate": (lambda f: f // 2, "edge"),
+    "pool": (None, "none"),
+}
 
 
 def box_downsample(image: np.ndarray, f: int, *, convention: str = "matlab") -> np.ndarray:
@@ -206,7 +228,9 @@ def box_downsample(image: np.ndarray, f: int, *, convention: str = "matlab") -> 
     """
     if f <= 1:
         return image
-    top_of, mode = _BOX_CONVENTIONS[check_choice(convention, _BOX_CONVENTIONS, name="convention", func="box_downsample")]
+    top_of, mode = _BOX_CONVENTIONS[
+        check_choice(convention, _BOX_CONVENTIONS, name="convention", func="box_downsample")
+    ]
     x = np.asarray(image, dtype=np.float64)
     h, w = x.shape
     if top_of is None:
@@ -240,20 +264,31 @@ def _block_sums(x: np.ndarray, f: int, n: int, top: int, edge: bool, *, axis: in
             inner = acc[:, lo:hi]
             np.copyto(inner, x[:, start:stop:f])
             for k in range(1, f):
-                inner += x[:, start + k:stop:f]
+                inner += x[:, start + k : stop : f]
     for i in [*range(0, min(lo, n)), *range(max(hi, lo), n)]:  # the blocks over the padding
         start = i * f - top
         a, b = max(start, 0), min(start + f, h)
         part = x[at(a, b)].sum(axis=axis) if b > a else np.zeros(x.shape[1 - axis])
         if edge:
-            part = part + max(0, -start) * x[at(0, 1)].sum(axis=axis) + max(0, start + f - h) * x[at(h - 1, h)].sum(
-                axis=axis)
+            part = (
+                part
+                + max(0, -start) * x[at(0, 1)].sum(axis=axis)
+                + max(0, start + f - h) * x[at(h - 1, h)].sum(axis=axis)
+            )
         acc[at(i, i + 1)] = part.reshape(acc[at(i, i + 1)].shape)
     return acc
 
 
-def rescaled_pair(image_true: object, image_test: object, data_range: object, *, func: str, min_size: int = 1,
-                  factor: int | str = 1, downsample: str = "matlab") -> tuple[np.ndarray, np.ndarray]:
+def rescaled_pair(
+    image_true: object,
+    image_test: object,
+    data_range: object,
+    *,
+    func: str,
+    min_size: int = 1,
+    factor: int | str = 1,
+    downsample: str = "matlab",
+) -> tuple[np.ndarray, np.ndarray]:
     """The common start of the metrics tuned on 8-bit images: validate, optionally downsample, rescale.
 
     :func:`check_pair` validates the pair; both images are then averaged over ``factor x factor`` blocks
@@ -286,7 +321,7 @@ def gradient_magnitude(image: np.ndarray, kernel: tuple[np.ndarray, np.ndarray])
     smooth, _ = kernel
     a, b, c = (float(v) for v in smooth)
     p = np.pad(image, 1)
-    rs = a * p[:-2] + b * p[1:-1] + c * p[2:]          # smoothed along rows, shape (H, W + 2)
+    rs = a * p[:-2] + b * p[1:-1] + c * p[2:]  # smoothed along rows, shape (H, W + 2)
     gx = rs[:, 2:] - rs[:, :-2]
     cs = a * p[:, :-2] + b * p[:, 1:-1] + c * p[:, 2:]  # smoothed along columns, shape (H + 2, W)
     gy = cs[2:] - cs[:-2]

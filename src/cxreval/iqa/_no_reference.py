@@ -37,15 +37,18 @@ def _mscn(image: np.ndarray) -> np.ndarray:
     from scipy import ndimage
 
     def blur(a: np.ndarray) -> np.ndarray:
-        return ndimage.correlate1d(ndimage.correlate1d(a, _G7_1D, axis=0, mode="nearest"), _G7_1D, axis=1,
-                                   mode="nearest")
+        return ndimage.correlate1d(
+            ndimage.correlate1d(a, _G7_1D, axis=0, mode="nearest"), _G7_1D, axis=1, mode="nearest"
+        )
+
     mu = blur(image)
     sigma = np.sqrt(np.abs(blur(image * image) - mu * mu))
     return (image - mu) / (sigma + 1.0)
 
 
-def _to_255(image: object, data_range: object, *, func: str, normalize: str, round_8bit: bool,
-            min_size: int) -> np.ndarray:
+def _to_255(
+    image: object, data_range: object, *, func: str, normalize: str, round_8bit: bool, min_size: int
+) -> np.ndarray:
     x = check_image(image, func=func, min_size=min_size)
     dr = check_data_range(data_range, func=func)
     normalize = check_choice(normalize, ("data_range", "max"), name="normalize", func=func)
@@ -59,11 +62,24 @@ def _to_255(image: object, data_range: object, *, func: str, normalize: str, rou
     return np.rint(x) if round_8bit else x
 
 
-@register_iqa("piqe", reference="no", higher_is_better=False, value_range=(0.0, 100.0),
-              description="Perception-based image quality evaluator (Venkatanath et al. 2015); 0 best, 100 worst.")
-def piqe(image: np.ndarray, *, data_range: float, block_size: int = 16, activity_threshold: float = 0.1,
-         block_impaired_threshold: float = 0.1, window_size: int = 6, normalize: str = "data_range",
-         round_8bit: bool = False) -> float:
+@register_iqa(
+    "piqe",
+    reference="no",
+    higher_is_better=False,
+    value_range=(0.0, 100.0),
+    description="Perception-based image quality evaluator (Venkatanath et al. 2015); 0 best, 100 worst.",
+)
+def piqe(
+    image: np.ndarray,
+    *,
+    data_range: float,
+    block_size: int = 16,
+    activity_threshold: float = 0.1,
+    block_impaired_threshold: float = 0.1,
+    window_size: int = 6,
+    normalize: str = "data_range",
+    round_8bit: bool = False,
+) -> float:
     """Perception-based image quality evaluator (PIQE), as MATLAB's ``piqe``.
 
     The image (0..255 scale) is padded to a multiple of ``block_size`` by replicating its last row/column
@@ -105,7 +121,7 @@ def piqe(image: np.ndarray, *, data_range: float, block_size: int = 16, activity
     # centerSurDev (and pyiqa): columns c1 and c1 + 1 are the centre; deleting column c1 and then column
     # c1 + 1 of what remains leaves out the original columns c1 and c1 + 2 from the surround.
     c1 = bs // 2 - 1
-    centre = blocks[:, :, c1:c1 + 2].reshape(len(blocks), -1)
+    centre = blocks[:, :, c1 : c1 + 2].reshape(len(blocks), -1)
     keep = np.ones(bs, dtype=bool)
     keep[[c1, c1 + 2]] = False
     surround = blocks[:, :, keep].reshape(len(blocks), -1)
@@ -122,8 +138,13 @@ def piqe(image: np.ndarray, *, data_range: float, block_size: int = 16, activity
     return float((scores.sum() + 1.0) / (active.sum() + 1.0) * 100.0)
 
 
-@register_iqa("snr", reference="no", higher_is_better=True, value_range=(-float("inf"), float("inf")),
-              description="Signal-to-noise ratio 20*log10(mean / std) of the image, in dB.")
+@register_iqa(
+    "snr",
+    reference="no",
+    higher_is_better=True,
+    value_range=(-float("inf"), float("inf")),
+    description="Signal-to-noise ratio 20*log10(mean / std) of the image, in dB.",
+)
 def snr(image: np.ndarray, *, data_range: float, mask: np.ndarray | None = None, ddof: int = 0) -> float:
     """Signal-to-noise ratio of one image, ``SNR = 20 log10(mean(x) / std(x))`` in dB.
 
@@ -177,12 +198,20 @@ class NIQEModel:
     def __init__(self, mu: np.ndarray, cov: np.ndarray, source: str = "") -> None:
         mu = np.asarray(mu, dtype=np.float64).ravel()
         cov = np.asarray(cov, dtype=np.float64)
-        if mu.shape != (36,) or cov.shape != (36, 36) or not (np.all(np.isfinite(mu)) and np.all(np.isfinite(cov))):
-            raise CxrevalError(f"NIQE model {source or ''}: expected finite mu of 36 values and a 36x36 cov; "
-                               f"got shapes {mu.shape} and {cov.shape}.")
+        if (
+            mu.shape != (36,)
+            or cov.shape != (36, 36)
+            or not (np.all(np.isfinite(mu)) and np.all(np.isfinite(cov)))
+        ):
+            raise CxrevalError(
+                f"NIQE model {source or ''}: expected finite mu of 36 values and a 36x36 cov; "
+                f"got shapes {mu.shape} and {cov.shape}."
+            )
         if not np.allclose(cov, cov.T, rtol=1e-10, atol=1e-12):
-            raise CxrevalError(f"NIQE model {source or ''}: cov must be a symmetric 36x36 covariance matrix; "
-                               f"its largest asymmetry is {float(np.abs(cov - cov.T).max()):.3g}.")
+            raise CxrevalError(
+                f"NIQE model {source or ''}: cov must be a symmetric 36x36 covariance matrix; "
+                f"its largest asymmetry is {float(np.abs(cov - cov.T).max()):.3g}."
+            )
         self.mu, self.cov, self.source = mu, cov, source
 
 
@@ -191,8 +220,10 @@ def load_niqe_model(path: PathLike) -> NIQEModel:
     ``modelparameters.mat``) or ``.npz`` (``mu``/``cov`` or the same names) file the user supplies."""
     p = Path(path)
     if not p.is_file():
-        raise DataUnavailableError(f"NIQE model file {p} does not exist. NIQE needs the published pristine "
-                                   "model parameters (modelparameters.mat from the authors' release).")
+        raise DataUnavailableError(
+            f"NIQE model file {p} does not exist. NIQE needs the published pristine "
+            "model parameters (modelparameters.mat from the authors' release)."
+        )
     try:
         if p.suffix.lower() == ".mat":
             from scipy.io import loadmat
@@ -202,18 +233,26 @@ def load_niqe_model(path: PathLike) -> NIQEModel:
             d = dict(np.load(p, allow_pickle=False))
     except Exception as exc:
         raise CxrevalError(f"Cannot read NIQE model file {p}: {exc}") from exc
-    for mu_key, cov_key in (("mu_prisparam", "cov_prisparam"), ("mu", "cov"), ("mu_pris_param", "cov_pris_param")):
+    for mu_key, cov_key in (
+        ("mu_prisparam", "cov_prisparam"),
+        ("mu", "cov"),
+        ("mu_pris_param", "cov_pris_param"),
+    ):
         if mu_key in d and cov_key in d:
             return NIQEModel(d[mu_key], d[cov_key], source=str(p))
     keys = sorted(k for k in d if not k.startswith("__"))
-    raise CxrevalError(f"NIQE model file {p} must hold 'mu_prisparam' and 'cov_prisparam' (or 'mu' and 'cov'); "
-                       f"it has {keys}.")
+    raise CxrevalError(
+        f"NIQE model file {p} must hold 'mu_prisparam' and 'cov_prisparam' (or 'mu' and 'cov'); "
+        f"it has {keys}."
+    )
 
 
 def _cubic(x: np.ndarray) -> np.ndarray:
     a = np.abs(x)
     a2, a3 = a * a, a * a * a
-    return (1.5 * a3 - 2.5 * a2 + 1.0) * (a <= 1) + (-0.5 * a3 + 2.5 * a2 - 4.0 * a + 2.0) * ((a > 1) & (a <= 2))
+    return (1.5 * a3 - 2.5 * a2 + 1.0) * (a <= 1) + (-0.5 * a3 + 2.5 * a2 - 4.0 * a + 2.0) * (
+        (a > 1) & (a <= 2)
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -263,7 +302,7 @@ def _aggd(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rstd = np.sqrt((v * v * pos).sum(axis=1) / pos.sum(axis=1))
         g = lstd / rstd
         rhat = np.abs(v).mean(axis=1) ** 2 / (v * v).mean(axis=1)
-        rnorm = rhat * (g ** 3 + 1.0) * (g + 1.0) / (g * g + 1.0) ** 2
+        rnorm = rhat * (g**3 + 1.0) * (g + 1.0) / (g * g + 1.0) ** 2
     pos_idx = np.argmin((_r_gam()[None, :] - rnorm[:, None]) ** 2, axis=1)
     alpha = _GAM[pos_idx]
     f = np.sqrt(np.exp(gammaln(1.0 / alpha) - gammaln(3.0 / alpha)))
@@ -289,11 +328,22 @@ def _niqe_features(mscn: np.ndarray, bh: int, bw: int) -> np.ndarray:
     return np.stack(feats, axis=1)
 
 
-@register_iqa("niqe", reference="no", higher_is_better=False, value_range=(0.0, float("inf")),
-              description="Natural image quality evaluator (Mittal et al. 2013); needs a pristine model file.",
-              needs_weights=True)
-def niqe(image: np.ndarray, *, data_range: float, model: str | Path | NIQEModel | None = None,
-         block_size: int = 96, round_8bit: bool = False) -> float:
+@register_iqa(
+    "niqe",
+    reference="no",
+    higher_is_better=False,
+    value_range=(0.0, float("inf")),
+    description="Natural image quality evaluator (Mittal et al. 2013); needs a pristine model file.",
+    needs_weights=True,
+)
+def niqe(
+    image: np.ndarray,
+    *,
+    data_range: float,
+    model: str | Path | NIQEModel | None = None,
+    block_size: int = 96,
+    round_8bit: bool = False,
+) -> float:
     """Natural image quality evaluator (NIQE), as the authors' ``computequality.m``.
 
     36 features (AGGD fits of MSCN coefficients and of their products with 4 neighbours, at 2 scales) are
@@ -321,12 +371,16 @@ def niqe(image: np.ndarray, *, data_range: float, model: str | Path | NIQEModel 
     """
     func = "niqe"
     if model is None:
-        raise DataUnavailableError("niqe needs the published pristine model parameters: pass model=PATH to the "
-                                   "authors' modelparameters.mat (mu_prisparam, cov_prisparam) or an .npz.")
+        raise DataUnavailableError(
+            "niqe needs the published pristine model parameters: pass model=PATH to the "
+            "authors' modelparameters.mat (mu_prisparam, cov_prisparam) or an .npz."
+        )
     mdl = model if isinstance(model, NIQEModel) else load_niqe_model(model)
     bs = int(block_size)
     if bs < 4 or bs % 2:
-        raise InvalidParameterError(f"The 'block_size' parameter of niqe must be an even int >= 4. Got {block_size!r}.")
+        raise InvalidParameterError(
+            f"The 'block_size' parameter of niqe must be an even int >= 4. Got {block_size!r}."
+        )
     x = _to_255(image, data_range, func=func, normalize="data_range", round_8bit=round_8bit, min_size=bs)
     h, w = (x.shape[0] // bs) * bs, (x.shape[1] // bs) * bs
     x = x[:h, :w]
@@ -338,7 +392,9 @@ def niqe(image: np.ndarray, *, data_range: float, model: str | Path | NIQEModel 
     f = np.concatenate(feats, axis=1)
     f = f[~np.isnan(f).any(axis=1)]
     if len(f) < 2:
-        raise InvalidParameterError(f"niqe: fewer than 2 blocks with defined features (image shape {h}x{w}, block {bs}).")
+        raise InvalidParameterError(
+            f"niqe: fewer than 2 blocks with defined features (image shape {h}x{w}, block {bs})."
+        )
     mu_d = f.mean(axis=0)
     cov_d = np.cov(f, rowvar=False)
     diff = mdl.mu - mu_d

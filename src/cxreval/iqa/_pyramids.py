@@ -75,7 +75,7 @@ def _grid(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
     yr = (np.arange(1, h + 1) - ctr[0]) / (h / 2.0)
     xramp, yramp = np.meshgrid(xr, yr)
     angle = np.arctan2(yramp, xramp)
-    rad = np.sqrt(xramp ** 2 + yramp ** 2)
+    rad = np.sqrt(xramp**2 + yramp**2)
     rad[ctr[0] - 1, ctr[1] - 1] = rad[ctr[0] - 1, ctr[1] - 2]
     return np.log2(rad), angle
 
@@ -102,7 +102,7 @@ def _build(image: np.ndarray, height: int, order: int, complex_: bool) -> list:
     log_rad, angle = _grid(h, w)
     xrcos, yrcos = _rcos(1.0, -0.5)
     yrcos = np.sqrt(yrcos)
-    yircos = np.sqrt(1.0 - yrcos ** 2)
+    yircos = np.sqrt(1.0 - yrcos**2)
     dx = xrcos[1] - xrcos[0]
     lo0mask = _point_op(log_rad, yircos, xrcos[0], dx)
     hi0mask = _point_op(log_rad, yrcos, xrcos[0], dx)
@@ -135,9 +135,9 @@ def _build(image: np.ndarray, height: int, order: int, complex_: bool) -> list:
         loctr = np.ceil((lodims + 0.5) / 2).astype(int)
         lostart = ctr - loctr  # 0-based
         loend = lostart + lodims
-        log_rad = log_rad[lostart[0]:loend[0], lostart[1]:loend[1]]
-        angle = angle[lostart[0]:loend[0], lostart[1]:loend[1]]
-        lodft = lodft[lostart[0]:loend[0], lostart[1]:loend[1]]
+        log_rad = log_rad[lostart[0] : loend[0], lostart[1] : loend[1]]
+        angle = angle[lostart[0] : loend[0], lostart[1] : loend[1]]
+        lodft = lodft[lostart[0] : loend[0], lostart[1] : loend[1]]
         lomask = _point_op(log_rad, np.abs(yircos), xrcos[0], dx)
         lodft = lomask * lodft
     pyr.append(np.real(np.fft.ifft2(np.fft.ifftshift(lodft))))
@@ -156,19 +156,55 @@ def build_sf_pyramid(image: np.ndarray, height: int, nbands: int) -> list:
 
 # ---- spatial steerable pyramid, sp5Filters -------------------------------------------------------------
 # free taps, upper triangle (row by row) of the top-left quadrant of the D4-symmetric filters
-_HI0 = (-0.00033429, -0.00113093, -0.00171484, -0.00133542, -0.00080639, -0.00350017, -0.00243812,
-        0.00631653, 0.01261227, -0.00290081, -0.00673482, -0.00981051, -0.07027679, -0.11435863, 0.81380200)
+_HI0 = (
+    -0.00033429,
+    -0.00113093,
+    -0.00171484,
+    -0.00133542,
+    -0.00080639,
+    -0.00350017,
+    -0.00243812,
+    0.00631653,
+    0.01261227,
+    -0.00290081,
+    -0.00673482,
+    -0.00981051,
+    -0.07027679,
+    -0.11435863,
+    0.81380200,
+)
 _LO0 = (0.00341614, -0.01551246, -0.03848215, 0.05586982, 0.15925570, 0.40304148)
-_LO_HALF = (0.00085404, -0.00244917, -0.00387812, -0.00944432, -0.00962054, -0.00523281, -0.00661117,
-            0.00410600, 0.01002988, 0.01396746, 0.03277038, 0.03981393, 0.06426333, 0.08169618, 0.10096540)
+_LO_HALF = (
+    0.00085404,
+    -0.00244917,
+    -0.00387812,
+    -0.00944432,
+    -0.00962054,
+    -0.00523281,
+    -0.00661117,
+    0.00410600,
+    0.01002988,
+    0.01396746,
+    0.03277038,
+    0.03981393,
+    0.06426333,
+    0.08169618,
+    0.10096540,
+)
 # orientation 0: rows 0-3, columns 0-2 (odd in x, even in y)
-_B0 = ((0.00277643, -0.00986904, -0.01021852), (0.00496194, -0.00893064, -0.03075356),
-       (0.01026699, 0.01189859, -0.08226445), (0.01455399, 0.02755155, -0.11732297))
+_B0 = (
+    (0.00277643, -0.00986904, -0.01021852),
+    (0.00496194, -0.00893064, -0.03075356),
+    (0.01026699, 0.01189859, -0.08226445),
+    (0.01455399, 0.02755155, -0.11732297),
+)
 # orientation 1: rows 0-2 and the first three taps of row 3 (point-odd)
-_B1 = ((-0.00343249, -0.00358461, 0.01047717, 0.00790407, 0.00459034, -0.00128000, -0.01166982),
-       (-0.00640815, -0.01977507, 0.01486305, 0.04435647, -0.00853965, -0.01161195, -0.00285723),
-       (-0.00073141, -0.04084211, -0.04819057, 0.09454202, 0.05394139, -0.03930573, -0.00182078),
-       (0.01124321, -0.00228219, -0.12227230))
+_B1 = (
+    (-0.00343249, -0.00358461, 0.01047717, 0.00790407, 0.00459034, -0.00128000, -0.01166982),
+    (-0.00640815, -0.01977507, 0.01486305, 0.04435647, -0.00853965, -0.01161195, -0.00285723),
+    (-0.00073141, -0.04084211, -0.04819057, 0.09454202, 0.05394139, -0.03930573, -0.00182078),
+    (0.01124321, -0.00228219, -0.12227230),
+)
 
 
 def _d4(free: tuple[float, ...]) -> np.ndarray:
@@ -217,13 +253,20 @@ def _corr_down2(a: np.ndarray, k: np.ndarray) -> np.ndarray:
         for v in range(2):
             ph = p[u::2, v::2]
             kk = k[u::2, v::2]
-            full = ndimage.correlate(ph, kk, mode="constant", origin=(-(kk.shape[0] // 2), -(kk.shape[1] // 2)))
-            out += full[:out.shape[0], :out.shape[1]]
+            full = ndimage.correlate(
+                ph, kk, mode="constant", origin=(-(kk.shape[0] // 2), -(kk.shape[1] // 2))
+            )
+            out += full[: out.shape[0], : out.shape[1]]
     return out
 
 
-def build_sp5_pyramid(image: np.ndarray, height: int, *, orientations: tuple[int, ...] = (0, 1, 2, 3, 4, 5),
-                      highpass: bool = True) -> list:
+def build_sp5_pyramid(
+    image: np.ndarray,
+    height: int,
+    *,
+    orientations: tuple[int, ...] = (0, 1, 2, 3, 4, 5),
+    highpass: bool = True,
+) -> list:
     """Spatial steerable pyramid ``buildSpyr(im, height, 'sp5Filters', 'reflect1')``.
 
     Returns ``[highpass, [bands of level 1], ..., [bands of level height], lowpass]`` (finest level

@@ -64,31 +64,47 @@ class MetricSpec:
         return self.func(*images, **kwargs)
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "reference": self.reference, "higher_is_better": self.higher_is_better,
-                "value_range": list(self.value_range), "description": self.description,
-                "needs_weights": self.needs_weights}
+        return {
+            "name": self.name,
+            "reference": self.reference,
+            "higher_is_better": self.higher_is_better,
+            "value_range": list(self.value_range),
+            "description": self.description,
+            "needs_weights": self.needs_weights,
+        }
 
 
 _REGISTRY: dict[str, MetricSpec] = {}
 
 
-def identity_sections(func_name: str, identical: float, higher_is_better: bool, *, scale: float = 1.0,
-                      size: int = 64) -> str:
+def identity_sections(
+    func_name: str, identical: float, higher_is_better: bool, *, scale: float = 1.0, size: int = 64
+) -> str:
     """The ``Returns`` and ``Examples`` docstring sections of a full-reference metric that gives ``identical``
     for an image compared with itself: its value, its direction, and a doctest on a random ``size x size``
     image in ``[0, scale]`` (:func:`register_iqa` appends them; one owner for the sections every such metric
     shares)."""
     better = "higher" if higher_is_better else "lower"
-    return (f"\n\n    Returns\n    -------\n    value : float\n        {identical:g} for identical images; {better} is "
-            f"better.\n\n    Examples\n    --------\n    >>> import numpy as np\n"
-            f"    >>> x = np.random.default_rng(0).uniform(0, {scale:g}, ({size}, {size}))\n"
-            f"    >>> round({func_name}(x, x, data_range={scale!r}), 6)\n    {float(identical)!r}\n")
+    return (
+        f"\n\n    Returns\n    -------\n    value : float\n        {identical:g} for identical images; {better} is "
+        f"better.\n\n    Examples\n    --------\n    >>> import numpy as np\n"
+        f"    >>> x = np.random.default_rng(0).uniform(0, {scale:g}, ({size}, {size}))\n"
+        f"    >>> round({func_name}(x, x, data_range={scale!r}), 6)\n    {float(identical)!r}\n"
+    )
 
 
-def register_iqa(name: str, *, reference: Reference, higher_is_better: bool,
-                 value_range: tuple[float, float] = (0.0, float("inf")), description: str = "",
-                 needs_weights: bool = False, identical: float | None = None, example_scale: float = 1.0,
-                 example_size: int = 64) -> Callable[[Callable[..., float]], Callable[..., float]]:
+def register_iqa(
+    name: str,
+    *,
+    reference: Reference,
+    higher_is_better: bool,
+    value_range: tuple[float, float] = (0.0, float("inf")),
+    description: str = "",
+    needs_weights: bool = False,
+    identical: float | None = None,
+    example_scale: float = 1.0,
+    example_size: int = 64,
+) -> Callable[[Callable[..., float]], Callable[..., float]]:
     """Decorator registering an IQA metric under ``name`` (a duplicate name is a programming error).
 
     With ``identical`` (the value of an image compared with itself), the function's docstring gets the
@@ -101,13 +117,20 @@ def register_iqa(name: str, *, reference: Reference, higher_is_better: bool,
     def deco(func: Callable[..., float]) -> Callable[..., float]:
         if identical is not None:
             func.__doc__ = (func.__doc__ or "").rstrip() + identity_sections(
-                func.__name__, identical, higher_is_better, scale=example_scale, size=example_size)
+                func.__name__, identical, higher_is_better, scale=example_scale, size=example_size
+            )
         key = name.lower()
         if key in _REGISTRY and _REGISTRY[key].func is not func:
             raise ValueError(f"IQA metric {key!r} is registered twice")
-        _REGISTRY[key] = MetricSpec(key, func, reference, higher_is_better, tuple(value_range),  # type: ignore[arg-type]
-                                    description,
-                                    needs_weights)
+        _REGISTRY[key] = MetricSpec(
+            key,
+            func,
+            reference,
+            higher_is_better,
+            tuple(value_range),  # type: ignore[arg-type]
+            description,
+            needs_weights,
+        )
         return func
 
     return deco
@@ -130,15 +153,20 @@ def get_metric(name: str) -> MetricSpec:
     key = str(name).lower()
     if key not in _REGISTRY:
         hint = did_you_mean(key, _REGISTRY, n=3, cutoff=0.5)
-        raise UnknownNameError(f"Unknown IQA metric {name!r}; list_metrics() gives the {len(_REGISTRY)} registered.{hint}")
+        raise UnknownNameError(
+            f"Unknown IQA metric {name!r}; list_metrics() gives the {len(_REGISTRY)} registered.{hint}"
+        )
     return _REGISTRY[key]
 
 
 def list_metrics(reference: Reference | None = None, pattern: str = "*") -> list[str]:
     """Registered metric names, sorted; filtered by ``reference`` and a glob ``pattern``."""
     _ensure_loaded()
-    return sorted(k for k, s in _REGISTRY.items()
-                  if (reference is None or s.reference == reference) and fnmatch.fnmatch(k, pattern))
+    return sorted(
+        k
+        for k, s in _REGISTRY.items()
+        if (reference is None or s.reference == reference) and fnmatch.fnmatch(k, pattern)
+    )
 
 
 def metric_sign(metric: str, *, where: str = "scores") -> float:
@@ -152,6 +180,8 @@ def metric_sign(metric: str, *, where: str = "scores") -> float:
     try:
         return 1.0 if get_metric(metric).higher_is_better else -1.0
     except UnknownNameError as exc:
-        raise UnknownNameError(f"{where}: the direction of metric {metric!r} is unknown ({exc.args[0]}); "
-                               "register it with register_iqa(..., higher_is_better=...), or pass "
-                               "orient=False to correlate the values as they are.") from None
+        raise UnknownNameError(
+            f"{where}: the direction of metric {metric!r} is unknown ({exc.args[0]}); "
+            "register it with register_iqa(..., higher_is_better=...), or pass "
+            "orient=False to correlate the values as they are."
+        ) from None

@@ -36,7 +36,14 @@ if TYPE_CHECKING:
     from ..progress import Progress
     from ._no_reference import NIQEModel
 
-__all__ = ["select_metrics", "score_pairs", "score_pair_batches", "MetricSelection", "ScoresResult", "SCORE_COLUMNS"]
+__all__ = [
+    "select_metrics",
+    "score_pairs",
+    "score_pair_batches",
+    "MetricSelection",
+    "ScoresResult",
+    "SCORE_COLUMNS",
+]
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +71,9 @@ class MetricSelection:
         return {"metrics": list(self.names), "skipped": list(self.skipped)}
 
 
-def select_metrics(metrics: str | Sequence[str] = "all", *, supplied: Sequence[str] = (),
-                   func: str = "select_metrics") -> MetricSelection:
+def select_metrics(
+    metrics: str | Sequence[str] = "all", *, supplied: Sequence[str] = (), func: str = "select_metrics"
+) -> MetricSelection:
     """Registry names of a metric selection, and the registered metrics a selector left out.
 
     Parameters
@@ -101,10 +109,15 @@ def select_metrics(metrics: str | Sequence[str] = "all", *, supplied: Sequence[s
     >>> select_metrics("no", supplied=["niqe"])
     MetricSelection(names=('niqe', 'piqe', 'snr'), skipped=('paq2piq',))
     """
-    if isinstance(supplied, str) or not isinstance(supplied, Sequence) or not all(
-            isinstance(m, str) for m in supplied):
-        raise InvalidParameterError(f"The 'supplied' parameter of {func} must be a sequence of metric names. "
-                                    f"Got {supplied!r} instead.")
+    if (
+        isinstance(supplied, str)
+        or not isinstance(supplied, Sequence)
+        or not all(isinstance(m, str) for m in supplied)
+    ):
+        raise InvalidParameterError(
+            f"The 'supplied' parameter of {func} must be a sequence of metric names. "
+            f"Got {supplied!r} instead."
+        )
     try:
         given_models = {get_metric(m).name for m in supplied}
     except KeyError as exc:
@@ -116,13 +129,17 @@ def select_metrics(metrics: str | Sequence[str] = "all", *, supplied: Sequence[s
         return MetricSelection(tuple(usable), tuple(n for n in every if n not in usable))
     given = metrics.split(",") if isinstance(metrics, str) else metrics
     if isinstance(given, (bytes, Mapping)) or not isinstance(given, Sequence):
-        raise InvalidParameterError(f"The 'metrics' parameter of {func} must be 'all', 'full', 'no', a comma-separated "
-                                    f"string or a sequence of metric names. Got {metrics!r} instead.")
+        raise InvalidParameterError(
+            f"The 'metrics' parameter of {func} must be 'all', 'full', 'no', a comma-separated "
+            f"string or a sequence of metric names. Got {metrics!r} instead."
+        )
     names = []
     for m in given:
         if not isinstance(m, str):
-            raise InvalidParameterError(f"The 'metrics' parameter of {func} must hold metric names (str). "
-                                        f"Got {m!r} of type {type(m).__name__}.")
+            raise InvalidParameterError(
+                f"The 'metrics' parameter of {func} must hold metric names (str). "
+                f"Got {m!r} of type {type(m).__name__}."
+            )
         if not m.strip():
             continue
         try:
@@ -130,8 +147,10 @@ def select_metrics(metrics: str | Sequence[str] = "all", *, supplied: Sequence[s
         except KeyError as exc:
             raise InvalidParameterError(f"The 'metrics' parameter of {func}: {exc.args[0]}") from None
     if not names:
-        raise InvalidParameterError(f"The 'metrics' parameter of {func} names no metric. Got {metrics!r}; "
-                                    f"list_metrics() gives the registered names.")
+        raise InvalidParameterError(
+            f"The 'metrics' parameter of {func} names no metric. Got {metrics!r}; "
+            f"list_metrics() gives the registered names."
+        )
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise InvalidParameterError(f"The 'metrics' parameter of {func} names {twice} more than once.")
@@ -150,7 +169,7 @@ def _carried(pairs: object) -> tuple[pd.DataFrame | None, list[str]]:
     if not extra:
         return None, list(SCORE_COLUMNS)
     i = cols.index("test")
-    return pairs[extra].reset_index(drop=True), cols[:i + 1] + ["metric", "value"] + cols[i + 1:]
+    return pairs[extra].reset_index(drop=True), cols[: i + 1] + ["metric", "value"] + cols[i + 1 :]
 
 
 def _pair_items(pairs: object) -> list[tuple[object, object]]:
@@ -158,8 +177,10 @@ def _pair_items(pairs: object) -> list[tuple[object, object]]:
         check_columns(pairs, ["reference", "test"], where="pairs")
         return list(zip(pairs["reference"].tolist(), pairs["test"].tolist()))
     if isinstance(pairs, (str, bytes, os.PathLike, Mapping)) or not isinstance(pairs, Sequence):
-        raise InvalidParameterError("The 'pairs' parameter of score_pairs must be a DataFrame with columns 'reference' "
-                                    f"and 'test' or a sequence of (reference, test) paths. Got {type(pairs).__name__}.")
+        raise InvalidParameterError(
+            "The 'pairs' parameter of score_pairs must be a DataFrame with columns 'reference' "
+            f"and 'test' or a sequence of (reference, test) paths. Got {type(pairs).__name__}."
+        )
     items = []
     for i, p in enumerate(pairs):
         if isinstance(p, (str, bytes, os.PathLike)) or not isinstance(p, Sequence) or len(p) != 2:
@@ -204,8 +225,15 @@ def _check_pair_files(items: Sequence[tuple[object, object]], base_dir: Path | N
             raise SchemaError(f"pairs: pair {i}: reference {rp} {rs} and test {tp} {ts} differ in shape.")
 
 
-def _score_pair(item: tuple[int, object, object], *, names: Sequence[str], data_range: float | None,
-                base_dir: Path | None, options: Mapping[str, Mapping[str, Any]], n_pairs: int) -> list[dict[str, object]]:
+def _score_pair(
+    item: tuple[int, object, object],
+    *,
+    names: Sequence[str],
+    data_range: float | None,
+    base_dir: Path | None,
+    options: Mapping[str, Mapping[str, Any]],
+    n_pairs: int,
+) -> list[dict[str, object]]:
     """All metrics on one pair (module level, so a process or Dask executor can run it).
 
     A task carries only the pair's index and paths, the metric names and their small options; the worker
@@ -214,9 +242,13 @@ def _score_pair(item: tuple[int, object, object], *, names: Sequence[str], data_
     i, ref_path, test_path = item
     ref, tst = _read(ref_path, base_dir, i, "reference"), _read(test_path, base_dir, i, "test")
     if ref.image.shape != tst.image.shape:
-        raise SchemaError(f"pairs: pair {i}: reference {ref.path} {ref.image.shape} and test {tst.path} "
-                          f"{tst.image.shape} differ in shape.")
-    if data_range is None:  # the test image in the reference's range (another bit depth is rescaled, no rounding)
+        raise SchemaError(
+            f"pairs: pair {i}: reference {ref.path} {ref.image.shape} and test {tst.path} "
+            f"{tst.image.shape} differ in shape."
+        )
+    if (
+        data_range is None
+    ):  # the test image in the reference's range (another bit depth is rescaled, no rounding)
         dr = ref.data_range
         test = tst.image * (dr / tst.data_range) if tst.data_range != dr else tst.image
     else:
@@ -225,8 +257,11 @@ def _score_pair(item: tuple[int, object, object], *, names: Sequence[str], data_
     for n in names:
         spec = get_metric(n)
         try:
-            v = spec(ref.image, test, data_range=dr, **options.get(n, {})) if spec.reference == "full" \
+            v = (
+                spec(ref.image, test, data_range=dr, **options.get(n, {}))
+                if spec.reference == "full"
                 else spec(test, data_range=dr, **options.get(n, {}))
+            )
         except CxrevalError as exc:
             raise type(exc)(f"pairs: pair {i} ({ref.path}, {tst.path}): {exc}") from exc
         rows.append({"reference": str(ref_path), "test": str(test_path), "metric": n, "value": float(v)})
@@ -234,9 +269,18 @@ def _score_pair(item: tuple[int, object, object], *, names: Sequence[str], data_
     return rows
 
 
-def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | None, base_dir: object,
-            metric_options: object, executor: ExecutorLike, batch_size: int, check_files: bool,
-            func: str) -> Iterator[pd.DataFrame]:
+def _blocks(
+    pairs: object,
+    metrics: str | Sequence[str],
+    *,
+    data_range: float | None,
+    base_dir: object,
+    metric_options: object,
+    executor: ExecutorLike,
+    batch_size: int,
+    check_files: bool,
+    func: str,
+) -> Iterator[pd.DataFrame]:
     """Check everything now; return the iterator of blocks (see :func:`score_pair_batches`)."""
     items = _pair_items(pairs)
     extra, order = _carried(pairs)
@@ -246,17 +290,24 @@ def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | 
         log.info("%s: left out metrics needing downloaded weights: %s", func, ", ".join(skipped))
     dr = None if data_range is None else check_data_range(data_range, func=func)
     if base_dir is not None and not isinstance(base_dir, (str, os.PathLike)):
-        raise InvalidParameterError(f"The 'base_dir' parameter of {func} must be a folder path or None. "
-                                    f"Got {base_dir!r} instead.")
-    if metric_options is not None and (not isinstance(metric_options, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, Mapping) for k, v in metric_options.items())):
-        raise InvalidParameterError(f"The 'metric_options' parameter of {func} must map metric names to keyword "
-                                    f"mappings, e.g. {{'fsim': {{'downsample': 'pool'}}}}. Got {metric_options!r} instead.")
+        raise InvalidParameterError(
+            f"The 'base_dir' parameter of {func} must be a folder path or None. Got {base_dir!r} instead."
+        )
+    if metric_options is not None and (
+        not isinstance(metric_options, Mapping)
+        or not all(isinstance(k, str) and isinstance(v, Mapping) for k, v in metric_options.items())
+    ):
+        raise InvalidParameterError(
+            f"The 'metric_options' parameter of {func} must map metric names to keyword "
+            f"mappings, e.g. {{'fsim': {{'downsample': 'pool'}}}}. Got {metric_options!r} instead."
+        )
     options = {k.lower(): v for k, v in (metric_options or {}).items()}  # registry names are lower case
     unused = sorted(set(options) - set(names))
     if unused:
-        raise InvalidParameterError(f"The 'metric_options' parameter of {func} has options for {unused}, which are not "
-                                    f"among the chosen metrics {names}.")
+        raise InvalidParameterError(
+            f"The 'metric_options' parameter of {func} has options for {unused}, which are not "
+            f"among the chosen metrics {names}."
+        )
     batch_size = check_positive_int(batch_size, name="batch_size", func=func)
     base = Path(base_dir if base_dir is not None else ".").absolute()
     if check_files:
@@ -264,12 +315,13 @@ def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | 
     from ..executor import get_executor
 
     ex = get_executor(executor)
-    run = functools.partial(_score_pair, names=tuple(names), data_range=dr, base_dir=base, options=options,
-                            n_pairs=len(items))
+    run = functools.partial(
+        _score_pair, names=tuple(names), data_range=dr, base_dir=base, options=options, n_pairs=len(items)
+    )
 
     def blocks() -> Iterator[pd.DataFrame]:
         for start in range(0, len(items), batch_size):
-            batch = [(i, r, t) for i, (r, t) in enumerate(items[start:start + batch_size], start)]
+            batch = [(i, r, t) for i, (r, t) in enumerate(items[start : start + batch_size], start)]
             rows = ex.map(run, batch)
             block = pd.DataFrame(list(itertools.chain.from_iterable(rows)), columns=list(SCORE_COLUMNS))
             if extra is not None:  # each pair gave one row per metric, in pair order
@@ -280,10 +332,17 @@ def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | 
     return blocks()
 
 
-def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all",
-                       *, data_range: float | None = None, base_dir: PathLike | None = None,
-                       metric_options: Mapping[str, Mapping[str, Any]] | None = None, executor: ExecutorLike = None,
-                       batch_size: int = 32, check_files: bool = True) -> Iterator[pd.DataFrame]:
+def score_pair_batches(
+    pairs: pd.DataFrame | Sequence[tuple[object, object]],
+    metrics: str | Sequence[str] = "all",
+    *,
+    data_range: float | None = None,
+    base_dir: PathLike | None = None,
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
+    executor: ExecutorLike = None,
+    batch_size: int = 32,
+    check_files: bool = True,
+) -> Iterator[pd.DataFrame]:
     """:func:`score_pairs` streamed: the score table in consecutive blocks of ``batch_size`` pairs.
 
     Everything is checked when this function is called, before any pair is scored: the parameters and,
@@ -315,15 +374,30 @@ def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], me
         As :func:`score_pairs`, raised by this call (bad files included, with ``check_files``); a metric
         that fails on a pair raises when its block is scored.
     """
-    return _blocks(pairs, metrics, data_range=data_range, base_dir=base_dir, metric_options=metric_options,
-                   executor=executor, batch_size=batch_size, check_files=check_files, func="score_pair_batches")
+    return _blocks(
+        pairs,
+        metrics,
+        data_range=data_range,
+        base_dir=base_dir,
+        metric_options=metric_options,
+        executor=executor,
+        batch_size=batch_size,
+        check_files=check_files,
+        func="score_pair_batches",
+    )
 
 
-def score_pairs(pairs: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult | tuple[object, object]], metrics: str | Sequence[str] = "all", *,
-                data_range: float | None = None, base_dir: PathLike | None = None,
-                metric_options: Mapping[str, Mapping[str, Any]] | None = None,
-                niqe_model: PathLike | NIQEModel | None = None, executor: ExecutorLike = None,
-                progress: Progress | None = None) -> ScoresResult:
+def score_pairs(
+    pairs: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult | tuple[object, object]],
+    metrics: str | Sequence[str] = "all",
+    *,
+    data_range: float | None = None,
+    base_dir: PathLike | None = None,
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
+    niqe_model: PathLike | NIQEModel | None = None,
+    executor: ExecutorLike = None,
+    progress: Progress | None = None,
+) -> ScoresResult:
     """Score ``(reference, test)`` image pairs with the chosen metrics.
 
     Each image is read with :func:`~cxreval.io.images.read_image` (float64, its stored type's data range). A
@@ -399,22 +473,41 @@ def score_pairs(pairs: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadR
     from ._no_reference import NIQEModel, load_niqe_model
 
     func = "score_pairs"
-    if isinstance(pairs, ReadResult) or (isinstance(pairs, (list, tuple)) and pairs
-                                         and all(isinstance(p, (pd.DataFrame, ReadResult)) for p in pairs)):
+    if isinstance(pairs, ReadResult) or (
+        isinstance(pairs, (list, tuple))
+        and pairs
+        and all(isinstance(p, (pd.DataFrame, ReadResult)) for p in pairs)
+    ):
         pairs = as_table(pairs, name="pairs", func=func)
-    model = niqe_model if niqe_model is None or isinstance(niqe_model, NIQEModel) else load_niqe_model(niqe_model)
+    model = (
+        niqe_model if niqe_model is None or isinstance(niqe_model, NIQEModel) else load_niqe_model(niqe_model)
+    )
     selection = select_metrics(metrics, supplied=("niqe",) if model is not None else (), func=func)
     notes: tuple[str, ...] = ()
     if model is not None:
         if "niqe" not in selection.names:
-            raise InvalidParameterError(f"niqe_model={str(niqe_model)!r} is given but metrics={metrics!r} does not "
-                                        "include niqe; add niqe to metrics or leave out niqe_model.")
-        metric_options = {**(metric_options or {}), "niqe": {**(metric_options or {}).get("niqe", {}), "model": model}}
+            raise InvalidParameterError(
+                f"niqe_model={str(niqe_model)!r} is given but metrics={metrics!r} does not "
+                "include niqe; add niqe to metrics or leave out niqe_model."
+            )
+        metric_options = {
+            **(metric_options or {}),
+            "niqe": {**(metric_options or {}).get("niqe", {}), "model": model},
+        }
         notes = (f"NIQE pristine model: {niqe_model}",)
     prog = as_progress(progress, func=func)
     with open_executor(executor) as ex:
-        scored = _blocks(pairs, list(selection.names), data_range=data_range, base_dir=base_dir,  # checks now
-                         metric_options=metric_options, executor=ex, batch_size=32, check_files=True, func=func)
+        scored = _blocks(
+            pairs,
+            list(selection.names),
+            data_range=data_range,
+            base_dir=base_dir,  # checks now
+            metric_options=metric_options,
+            executor=ex,
+            batch_size=32,
+            check_files=True,
+            func=func,
+        )
         n_pairs = len(_pair_items(pairs))
         task = prog.add(f"scoring pairs ({len(selection.names)} metrics)", total=n_pairs)
         blocks = []
@@ -465,18 +558,30 @@ class ScoresResult(TableResult):
         return self.describe(self.n_pairs, self.selection, title=title, notes=self.notes)
 
     @staticmethod
-    def describe(n_pairs: int, selection: MetricSelection, *, title: str = "cxreval iqa score",
-                 notes: Sequence[str] = ()) -> str:
+    def describe(
+        n_pairs: int,
+        selection: MetricSelection,
+        *,
+        title: str = "cxreval iqa score",
+        notes: Sequence[str] = (),
+    ) -> str:
         """:meth:`summary` of a score table written by :meth:`save_batches` (never held in memory); ``notes``
         (e.g. the NIQE model file used) are listed after the metrics."""
         extra = "".join(f"\n- {n}" for n in notes)
-        return (f"# {title}\n\n{n_pairs} pair(s) x {len(selection.names)} metric(s): {', '.join(selection.names)}."
-                f"\n\nSkipped (need downloaded weights): {list(selection.skipped) or 'none'}.\n{extra}"
-                + ("\n" if extra else ""))
+        return (
+            f"# {title}\n\n{n_pairs} pair(s) x {len(selection.names)} metric(s): {', '.join(selection.names)}."
+            f"\n\nSkipped (need downloaded weights): {list(selection.skipped) or 'none'}.\n{extra}"
+            + ("\n" if extra else "")
+        )
 
     @classmethod
-    def save_batches(cls, folder: PathLike, blocks: Iterable[pd.DataFrame], *,
-                     on_block: Callable[[pd.DataFrame], object] | None = None) -> int:
+    def save_batches(
+        cls,
+        folder: PathLike,
+        blocks: Iterable[pd.DataFrame],
+        *,
+        on_block: Callable[[pd.DataFrame], object] | None = None,
+    ) -> int:
         """Write the blocks of :func:`score_pair_batches` into ``folder`` as they come (the same files as
         :meth:`save` of the whole table); call ``on_block(block)`` after each. Returns the rows written."""
         from ..io import TableWriter
@@ -513,12 +618,20 @@ def _metric_boxes(t: pd.DataFrame) -> Any:
     if t.empty:
         return bars(t, x="metric", y="value", title="IQA scores")
     metrics = list(dict.fromkeys(t["metric"].astype(str)))
-    fig = make_subplots(rows=len(metrics), cols=1, shared_xaxes=True, subplot_titles=metrics,
-                        vertical_spacing=min(0.08, 0.5 / len(metrics)))
+    fig = make_subplots(
+        rows=len(metrics),
+        cols=1,
+        shared_xaxes=True,
+        subplot_titles=metrics,
+        vertical_spacing=min(0.08, 0.5 / len(metrics)),
+    )
     for i, metric in enumerate(metrics, start=1):
         g = t[t["metric"].astype(str) == metric]
         x = g["degradation"].astype(str) if "degradation" in g.columns else None
         fig.add_trace(go.Box(x=x, y=g["value"], name=metric, showlegend=False), row=i, col=1)
-    fig.update_layout(title="IQA scores per metric" + (" and degradation" if "degradation" in t.columns else ""),
-                      template="plotly_white", height=max(360, 220 * len(metrics)))
+    fig.update_layout(
+        title="IQA scores per metric" + (" and degradation" if "degradation" in t.columns else ""),
+        template="plotly_white",
+        height=max(360, 220 * len(metrics)),
+    )
     return fig

@@ -35,8 +35,15 @@ __all__ = ["ssim", "ms_ssim", "iw_ssim", "cw_ssim", "ssim_maps"]
 MS_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
 
 
-def ssim_maps(x: np.ndarray, y: np.ndarray, *, data_range: float, k1: float = 0.01, k2: float = 0.03,
-              window: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def ssim_maps(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    data_range: float,
+    k1: float = 0.01,
+    k2: float = 0.03,
+    window: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """SSIM and contrast-structure maps over the 'valid' region (``ssim_index.m``).
 
     Returns
@@ -57,10 +64,22 @@ def ssim_maps(x: np.ndarray, y: np.ndarray, *, data_range: float, k1: float = 0.
     return lum * cs, cs
 
 
-@register_iqa("ssim", reference="full", higher_is_better=True, value_range=(-1.0, 1.0),
-              description="Structural similarity (Wang et al. 2004), 11x11 Gaussian window, no downsampling.")
-def ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, downsample: bool = False,
-         k1: float = 0.01, k2: float = 0.03) -> float:
+@register_iqa(
+    "ssim",
+    reference="full",
+    higher_is_better=True,
+    value_range=(-1.0, 1.0),
+    description="Structural similarity (Wang et al. 2004), 11x11 Gaussian window, no downsampling.",
+)
+def ssim(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    downsample: bool = False,
+    k1: float = 0.01,
+    k2: float = 0.03,
+) -> float:
     """Structural similarity index [1]_ (mean of the SSIM map, ``ssim_index.m``).
 
     Parameters
@@ -91,7 +110,9 @@ def ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, d
     if downsample:
         x, y = auto_downsample(x), auto_downsample(y)
         if min(x.shape) < 11:
-            raise InvalidParameterError(f"ssim: the downsampled image {x.shape} is smaller than the 11x11 window.")
+            raise InvalidParameterError(
+                f"ssim: the downsampled image {x.shape} is smaller than the 11x11 window."
+            )
     smap, _ = ssim_maps(x, y, data_range=dr, k1=k1, k2=k2)
     return float(np.mean(smap))
 
@@ -100,10 +121,21 @@ def _ms_downsample(a: np.ndarray) -> np.ndarray:
     return imfilter(a, np.full((2, 2), 0.25), mode="symmetric")[::2, ::2]
 
 
-@register_iqa("ms_ssim", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="Multi-scale SSIM (Wang et al. 2003), 5 scales, product form (msssim.m).")
-def ms_ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float,
-            weights: tuple[float, ...] = MS_WEIGHTS, downsample: bool = False) -> float:
+@register_iqa(
+    "ms_ssim",
+    reference="full",
+    higher_is_better=True,
+    value_range=(0.0, 1.0),
+    description="Multi-scale SSIM (Wang et al. 2003), 5 scales, product form (msssim.m).",
+)
+def ms_ssim(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    weights: tuple[float, ...] = MS_WEIGHTS,
+    downsample: bool = False,
+) -> float:
     """Multi-scale SSIM [2]_, the authors' ``msssim.m``.
 
     ``prod_{j<M} cs_j^{w_j} * ssim_M^{w_M}``; between scales the images are averaged with a 2x2 box
@@ -130,8 +162,9 @@ def ms_ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float
         x, y = auto_downsample(x), auto_downsample(y)
     need = 11 * 2 ** (levels - 1)
     if min(x.shape) < need:
-        raise InvalidParameterError(f"ms_ssim: images must be at least {need}x{need} pixels for {levels} scales. "
-                                    f"Got shape {x.shape}.")
+        raise InvalidParameterError(
+            f"ms_ssim: images must be at least {need}x{need} pixels for {levels} scales. Got shape {x.shape}."
+        )
     mcs = []
     mssim = 0.0
     for lev in range(levels):
@@ -142,7 +175,7 @@ def ms_ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float
             x, y = _ms_downsample(x), _ms_downsample(y)
     w = np.asarray(weights, dtype=float)
     vals = np.maximum(np.asarray(mcs[:-1] + [mssim]), 0.0)
-    return float(np.prod(vals ** w))
+    return float(np.prod(vals**w))
 
 
 def _imenlarge2(im: np.ndarray) -> np.ndarray:
@@ -175,15 +208,16 @@ def _resize_bilinear(im: np.ndarray, h: int, w: int) -> np.ndarray:
     return rows[:, c0] * (1 - fc)[None, :] + rows[:, c1] * fc[None, :]
 
 
-def _info_content_weight(imgo: np.ndarray, imgd: np.ndarray, parent: np.ndarray | None, *,
-                         sigma_nsq: float, block: int = 3) -> np.ndarray:
+def _info_content_weight(
+    imgo: np.ndarray, imgd: np.ndarray, parent: np.ndarray | None, *, sigma_nsq: float, block: int = 3
+) -> np.ndarray:
     tol = 1e-15
     win = np.full((block, block), 1.0 / (block * block))
     mean_x = imfilter(imgo, win, mode="zero")
     mean_y = imfilter(imgd, win, mode="zero")
     cov_xy = imfilter(imgo * imgd, win, mode="zero") - mean_x * mean_y
-    ss_x = np.maximum(imfilter(imgo * imgo, win, mode="zero") - mean_x ** 2, 0.0)
-    ss_y = np.maximum(imfilter(imgd * imgd, win, mode="zero") - mean_y ** 2, 0.0)
+    ss_x = np.maximum(imfilter(imgo * imgo, win, mode="zero") - mean_x**2, 0.0)
+    ss_y = np.maximum(imfilter(imgd * imgd, win, mode="zero") - mean_y**2, 0.0)
     g = cov_xy / (ss_x + tol)
     vv = ss_y - g * cov_xy
     small_x = ss_x < tol
@@ -199,9 +233,9 @@ def _info_content_weight(imgo: np.ndarray, imgd: np.ndarray, parent: np.ndarray 
     for dy in range(-lb, lb + 1):
         for dx in range(-lb, lb + 1):
             shifted = np.roll(np.roll(imgo, dy, axis=0), dx, axis=1)
-            cols.append(shifted[lb:lb + nblv, lb:lb + nblh].ravel())
+            cols.append(shifted[lb : lb + nblv, lb : lb + nblh].ravel())
     if parent is not None:
-        cols.append(parent[lb:lb + nblv, lb:lb + nblh].ravel())
+        cols.append(parent[lb : lb + nblv, lb : lb + nblh].ravel())
     ymat = np.stack(cols, axis=1)
     nn = ymat.shape[1]
     c_u = ymat.T @ ymat / ymat.shape[0]
@@ -212,21 +246,35 @@ def _info_content_weight(imgo: np.ndarray, imgd: np.ndarray, parent: np.ndarray 
     c_u = h @ np.diag(eig * positive * eig_scale) @ h.T
     ss = np.sum((ymat @ np.linalg.inv(c_u)) * ymat, axis=1) / nn
     ss = ss.reshape(nblv, nblh)
-    g = g[lb:lb + nblv, lb:lb + nblh]
-    vv = vv[lb:lb + nblv, lb:lb + nblh]
+    g = g[lb : lb + nblv, lb : lb + nblh]
+    vv = vv[lb : lb + nblv, lb : lb + nblh]
     infow = np.zeros_like(g)
     for lam in eig:
-        infow += np.log2(1.0 + ((vv + (1.0 + g * g) * sigma_nsq) * ss * lam + sigma_nsq * vv)
-                         / (sigma_nsq * sigma_nsq))
+        infow += np.log2(
+            1.0 + ((vv + (1.0 + g * g) * sigma_nsq) * ss * lam + sigma_nsq * vv) / (sigma_nsq * sigma_nsq)
+        )
     infow[infow < tol] = 0.0
     return infow
 
 
-@register_iqa("iw_ssim", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="Information-content-weighted SSIM (Wang & Li 2011), 5-scale Laplacian pyramid.")
-def iw_ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, n_scales: int = 5,
-            sigma_nsq: float = 0.4, use_parent: bool = True, weights: tuple[float, ...] = MS_WEIGHTS,
-            normalize_weights: bool = True) -> float:
+@register_iqa(
+    "iw_ssim",
+    reference="full",
+    higher_is_better=True,
+    value_range=(0.0, 1.0),
+    description="Information-content-weighted SSIM (Wang & Li 2011), 5-scale Laplacian pyramid.",
+)
+def iw_ssim(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    n_scales: int = 5,
+    sigma_nsq: float = 0.4,
+    use_parent: bool = True,
+    weights: tuple[float, ...] = MS_WEIGHTS,
+    normalize_weights: bool = True,
+) -> float:
     """Information-content-weighted multi-scale SSIM [3]_, the authors' ``iwssim.m``.
 
     A Laplacian pyramid (binomial-5 filter, mirror edges, as ``buildLpyr``) of ``n_scales`` levels; at each
@@ -258,16 +306,21 @@ def iw_ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float
     x, y, dr = check_pair(image_true, image_test, data_range, func="iw_ssim")
     w = np.asarray(weights, dtype=float)
     if w.ndim != 1 or not np.all(np.isfinite(w)) or np.any(w <= 0):
-        raise InvalidParameterError(f"iw_ssim: 'weights' must be positive finite numbers. Got {tuple(weights)!r}.")
+        raise InvalidParameterError(
+            f"iw_ssim: 'weights' must be positive finite numbers. Got {tuple(weights)!r}."
+        )
     if normalize_weights:
         w = w / w.sum()
     if len(weights) != n_scales:
-        raise InvalidParameterError(f"iw_ssim: 'weights' must have n_scales={n_scales} entries. "
-                                    f"Got {len(weights)}.")
+        raise InvalidParameterError(
+            f"iw_ssim: 'weights' must have n_scales={n_scales} entries. Got {len(weights)}."
+        )
     need = 11 * 2 ** (n_scales - 1)
     if min(x.shape) < need:
-        raise InvalidParameterError(f"iw_ssim: images must be at least {need}x{need} pixels for {n_scales} "
-                                    f"scales. Got shape {x.shape}.")
+        raise InvalidParameterError(
+            f"iw_ssim: images must be at least {need}x{need} pixels for {n_scales} "
+            f"scales. Got shape {x.shape}."
+        )
     pyo = laplacian_pyramid(x, n_scales)
     pyd = laplacian_pyramid(y, n_scales)
     nsq = sigma_nsq * (dr / 255.0) ** 2
@@ -284,23 +337,36 @@ def iw_ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float
         s12 = filter2_valid(o * d, win) - mu1 * mu2
         cs = (2 * s12 + c2) / (s1 + s2 + c2)
         if s == n_scales - 1:
-            cs = cs * (2 * mu1 * mu2 + c1) / (mu1 ** 2 + mu2 ** 2 + c1)
+            cs = cs * (2 * mu1 * mu2 + c1) / (mu1**2 + mu2**2 + c1)
             wmcs.append(float(np.mean(cs)))
             continue
         parent = None
         if use_parent and s < n_scales - 2:
-            parent = _imenlarge2(pyo[s + 1])[:o.shape[0], :o.shape[1]]
+            parent = _imenlarge2(pyo[s + 1])[: o.shape[0], : o.shape[1]]
         iw = _info_content_weight(o, d, parent, sigma_nsq=nsq)
-        iw = iw[bound1:iw.shape[0] - bound1, bound1:iw.shape[1] - bound1]
+        iw = iw[bound1 : iw.shape[0] - bound1, bound1 : iw.shape[1] - bound1]
         wmcs.append(float(np.sum(cs * iw) / np.sum(iw)))
     return float(np.prod(np.abs(np.asarray(wmcs)) ** w))
 
 
-@register_iqa("cw_ssim", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="Complex-wavelet SSIM (Sampat et al. 2009), complex steerable pyramid, 4 levels, "
-                          "8 orientations.")
-def cw_ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, level: int = 4,
-            orientations: int = 8, guardb: int = 0, k: float = 0.0) -> float:
+@register_iqa(
+    "cw_ssim",
+    reference="full",
+    higher_is_better=True,
+    value_range=(0.0, 1.0),
+    description="Complex-wavelet SSIM (Sampat et al. 2009), complex steerable pyramid, 4 levels, "
+    "8 orientations.",
+)
+def cw_ssim(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    level: int = 4,
+    orientations: int = 8,
+    guardb: int = 0,
+    k: float = 0.0,
+) -> float:
     """Complex-wavelet structural similarity [4]_, the authors' ``cwssim_index.m``.
 
     Both images are decomposed with the complex steerable pyramid (``buildSCFpyr``, ``level`` levels,

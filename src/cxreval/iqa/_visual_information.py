@@ -39,9 +39,9 @@ __all__ = ["vif", "vifp"]
 _SUBBANDS = (4, 7, 10, 13, 16, 19, 22, 25)
 
 
-
-def _safeguard_gain(g: np.ndarray, sv: np.ndarray, s_ref: np.ndarray, s_dist: np.ndarray, eps: float, *,
-                    inclusive_floor: bool) -> None:
+def _safeguard_gain(
+    g: np.ndarray, sv: np.ndarray, s_ref: np.ndarray, s_dist: np.ndarray, eps: float, *, inclusive_floor: bool
+) -> None:
     """The original VIF codes' safeguards on the gain ``g`` and noise variance ``sv``, in place.
 
     Flat reference blocks get no gain and their distorted variance as noise (and ``s_ref`` zeroed); flat
@@ -60,9 +60,17 @@ def _safeguard_gain(g: np.ndarray, sv: np.ndarray, s_ref: np.ndarray, s_dist: np
     g[neg] = 0.0
     sv[(sv <= eps) if inclusive_floor else (sv < eps)] = eps
 
-@register_iqa("vifp", reference="full", higher_is_better=True, value_range=(0.0, float("inf")),
-              description="Pixel-domain VIF (Sheikh & Bovik 2006, vifp_mscale.m), 4 scales.")
-def vifp(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, sigma_nsq: float = 2.0) -> float:
+
+@register_iqa(
+    "vifp",
+    reference="full",
+    higher_is_better=True,
+    value_range=(0.0, float("inf")),
+    description="Pixel-domain VIF (Sheikh & Bovik 2006, vifp_mscale.m), 4 scales.",
+)
+def vifp(
+    image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, sigma_nsq: float = 2.0
+) -> float:
     """Pixel-domain visual information fidelity, the authors' ``vifp_mscale.m``.
 
     Four scales with Gaussian windows of size ``N = 2**(5 - s) + 1`` (sigma ``N / 5``); each coarser scale
@@ -113,13 +121,13 @@ def _box_sampled(a: np.ndarray, winsize: int, m: int) -> np.ndarray:
     n0 = len(range(start, a.shape[0] - (m + 1) // 2 + 1, m))
     n1 = len(range(start, a.shape[1] - (m + 1) // 2 + 1, m))
     span0 = m * (n0 - 1) + 1
-    rows = p[start:start + span0:m].copy()
+    rows = p[start : start + span0 : m].copy()
     for d in range(1, winsize):
-        rows += p[start + d:start + d + span0:m]
+        rows += p[start + d : start + d + span0 : m]
     span1 = m * (n1 - 1) + 1
-    out = rows[:, start:start + span1:m].copy()
+    out = rows[:, start : start + span1 : m].copy()
     for d in range(1, winsize):
-        out += rows[:, start + d:start + d + span1:m]
+        out += rows[:, start + d : start + d + span1 : m]
     return out
 
 
@@ -134,11 +142,23 @@ def _subbands(image: np.ndarray, decomposition: str) -> list[np.ndarray]:
     return [band for b0, b3 in levels[::-1] for band in (b3, b0)]
 
 
-@register_iqa("vif", reference="full", higher_is_better=True, value_range=(0.0, float("inf")),
-              description="Wavelet-domain VIF (Sheikh & Bovik 2006, vifvec.m): GSM model on the 4-scale, "
-                          "6-orientation sp5 steerable pyramid.")
-def vif(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, sigma_nsq: float = 0.4,
-        decomposition: str = "sp5", round_8bit: bool = False) -> float:
+@register_iqa(
+    "vif",
+    reference="full",
+    higher_is_better=True,
+    value_range=(0.0, float("inf")),
+    description="Wavelet-domain VIF (Sheikh & Bovik 2006, vifvec.m): GSM model on the 4-scale, "
+    "6-orientation sp5 steerable pyramid.",
+)
+def vif(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    sigma_nsq: float = 0.4,
+    decomposition: str = "sp5",
+    round_8bit: bool = False,
+) -> float:
     """Visual information fidelity in the wavelet domain [1]_, the authors' ``vifvec.m``.
 
     Both images are decomposed by the steerable pyramid (see the module notes); in each of the eight
@@ -177,8 +197,10 @@ def vif(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, si
     """
     x, y = rescaled_pair(image_true, image_test, data_range, func="vif", min_size=64)
     if decomposition not in ("sf", "sp5"):
-        raise InvalidParameterError(f"The 'decomposition' parameter of vif must be one of ['sp5', 'sf']. "
-                                    f"Got {decomposition!r} instead.")
+        raise InvalidParameterError(
+            f"The 'decomposition' parameter of vif must be one of ['sp5', 'sf']. "
+            f"Got {decomposition!r} instead."
+        )
     if round_8bit:
         x, y = np.rint(x), np.rint(y)
     org = _subbands(x, decomposition)
@@ -189,22 +211,22 @@ def vif(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, si
     den = 0.0
     for i, sub in enumerate(_SUBBANDS):
         lev = int(np.ceil((sub - 1) / 6))
-        winsize = 2 ** lev + 1
+        winsize = 2**lev + 1
         nwin = float(winsize * winsize)
         h, w = (org[i].shape[0] // m) * m, (org[i].shape[1] // m) * m
         yo, yd = org[i][:h, :w], dist[i][:h, :w]
         mean_x = _box_sampled(yo, winsize, m) / nwin
         mean_y = _box_sampled(yd, winsize, m) / nwin
         cov_xy = _box_sampled(yo * yd, winsize, m) - nwin * mean_x * mean_y
-        ss_x = np.maximum(_box_sampled(yo * yo, winsize, m) - nwin * mean_x ** 2, 0.0)
-        ss_y = np.maximum(_box_sampled(yd * yd, winsize, m) - nwin * mean_y ** 2, 0.0)
+        ss_x = np.maximum(_box_sampled(yo * yo, winsize, m) - nwin * mean_x**2, 0.0)
+        ss_y = np.maximum(_box_sampled(yd * yd, winsize, m) - nwin * mean_y**2, 0.0)
         g = cov_xy / (ss_x + tol)
         vv = (ss_y - g * cov_xy) / nwin
         _safeguard_gain(g, vv, ss_x, ss_y, tol, inclusive_floor=False)
         # reference GSM parameters: covariance of the M x M neighbourhoods, and s^2 per block
         temp = np.empty((m * m, h - m + 1, w - m + 1))
         for idx, (j, k) in enumerate((j, k) for j in range(m) for k in range(m)):
-            temp[idx] = yo[k:h - (m - k) + 1, j:w - (m - j) + 1]
+            temp[idx] = yo[k : h - (m - k) + 1, j : w - (m - j) + 1]
         temp = temp.reshape(m * m, -1)
         temp -= temp.mean(axis=1, keepdims=True)
         cu = temp @ temp.T / temp.shape[1]

@@ -49,8 +49,9 @@ from ._registry import register_iqa
 
 __all__ = ["vsi", "sdsp"]
 
-_SRGB_TO_XYZ_ROWSUM = np.array([0.4124564 + 0.3575761 + 0.1804375, 0.2126729 + 0.7151522 + 0.0721750,
-                                0.0193339 + 0.1191920 + 0.9503041])
+_SRGB_TO_XYZ_ROWSUM = np.array(
+    [0.4124564 + 0.3575761 + 0.1804375, 0.2126729 + 0.7151522 + 0.0721750, 0.0193339 + 0.1191920 + 0.9503041]
+)
 _D50 = np.array([0.9642119944211994, 1.0, 0.8251882845188288])
 _LMN_ROWSUM = np.array([0.06 + 0.63 + 0.27, 0.30 + 0.04 - 0.35, 0.34 - 0.6 + 0.17])
 
@@ -87,10 +88,10 @@ def _sdsp_priors(size: int, omega_0: float, sigma_f: float, sigma_d: float) -> t
     r = np.fft.ifftshift(radius * (radius <= 0.5))
     r[0, 0] = 1.0
     with np.errstate(divide="ignore"):
-        lg = np.exp(-(np.log(r / omega_0) ** 2) / (2.0 * sigma_f ** 2))
+        lg = np.exp(-(np.log(r / omega_0) ** 2) / (2.0 * sigma_f**2))
     lg[0, 0] = 0.0
     cx, cy = xx * size + 1, yy * size + 1
-    sd = np.exp(-(cx * cx + cy * cy) / sigma_d ** 2)
+    sd = np.exp(-(cx * cx + cy * cy) / sigma_d**2)
     lg.setflags(write=False)
     sd.setflags(write=False)
     return lg, sd
@@ -105,8 +106,15 @@ def _grey_lab(g: np.ndarray) -> np.ndarray:
     return np.stack([116.0 * f[1] - 16.0, 500.0 * (f[0] - f[1]), 200.0 * (f[1] - f[2])])
 
 
-def sdsp(image: np.ndarray, *, omega_0: float = 0.021, sigma_f: float = 1.34, sigma_d: float = 145.0,
-         sigma_c: float = 0.001, colour_prior: bool = True) -> np.ndarray:
+def sdsp(
+    image: np.ndarray,
+    *,
+    omega_0: float = 0.021,
+    sigma_f: float = 1.34,
+    sigma_d: float = 145.0,
+    sigma_c: float = 0.001,
+    colour_prior: bool = True,
+) -> np.ndarray:
     """SDSP saliency map of a grey image on the 0..255 scale (treated as ``(g, g, g)``), in [0, 1].
 
     Parameters
@@ -133,25 +141,43 @@ def sdsp(image: np.ndarray, *, omega_0: float = 0.021, sigma_f: float = 1.34, si
     lab = _grey_lab(small)
     lg, sd = _sdsp_priors(size, float(omega_0), float(sigma_f), float(sigma_d))
     filt = sfft.ifft2(sfft.fft2(lab, axes=(-2, -1), workers=1) * lg, axes=(-2, -1), workers=1).real
-    sf = np.sqrt((filt ** 2).sum(axis=0))
+    sf = np.sqrt((filt**2).sum(axis=0))
     eps = np.finfo(np.float64).eps
     vs = sf * sd
     if colour_prior:
         mn = lab.min(axis=(1, 2), keepdims=True)
         mx = lab.max(axis=(1, 2), keepdims=True)
         norm = (lab - mn) / (mx - mn + eps)
-        vs = vs * (1.0 - np.exp(-(norm[1] ** 2 + norm[2] ** 2) / sigma_c ** 2))
+        vs = vs * (1.0 - np.exp(-(norm[1] ** 2 + norm[2] ** 2) / sigma_c**2))
     vs = _resize(vs, image.shape, align_corners=True)
     return (vs - vs.min()) / (vs.max() - vs.min() + eps)
 
 
-@register_iqa("vsi", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="Visual saliency-induced index (Zhang et al. 2014).",
-              identical=1.0)
-def vsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c1: float = 1.27,
-        c2: float = 386.0, c3: float = 130.0, alpha: float = 0.4, beta: float = 0.02, omega_0: float = 0.021,
-        sigma_f: float = 1.34, sigma_d: float = 145.0, sigma_c: float = 0.001, grey: str = "replicate",
-        downsample: str = "matlab") -> float:
+@register_iqa(
+    "vsi",
+    reference="full",
+    higher_is_better=True,
+    value_range=(0.0, 1.0),
+    description="Visual saliency-induced index (Zhang et al. 2014).",
+    identical=1.0,
+)
+def vsi(
+    image_true: np.ndarray,
+    image_test: np.ndarray,
+    *,
+    data_range: float,
+    c1: float = 1.27,
+    c2: float = 386.0,
+    c3: float = 130.0,
+    alpha: float = 0.4,
+    beta: float = 0.02,
+    omega_0: float = 0.021,
+    sigma_f: float = 1.34,
+    sigma_d: float = 145.0,
+    sigma_c: float = 0.001,
+    grey: str = "replicate",
+    downsample: str = "matlab",
+) -> float:
     """Visual saliency-induced index (VSI) of single-channel images.
 
     Parameters
@@ -177,14 +203,21 @@ def vsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c1
     colour = grey == "replicate"
     vs_x = sdsp(x, omega_0=omega_0, sigma_f=sigma_f, sigma_d=sigma_d, sigma_c=sigma_c, colour_prior=colour)
     vs_y = sdsp(y, omega_0=omega_0, sigma_f=sigma_f, sigma_d=sigma_d, sigma_c=sigma_c, colour_prior=colour)
-    down = functools.partial(box_downsample, f=downsample_factor(x.shape),
-                             convention="matlab" if downsample == "matlab" else "replicate")
+    down = functools.partial(
+        box_downsample,
+        f=downsample_factor(x.shape),
+        convention="matlab" if downsample == "matlab" else "replicate",
+    )
     vs_x, vs_y, x, y = down(vs_x), down(vs_y), down(x), down(y)
     s_vs = similarity_map(vs_x, vs_y, c1)
-    s_g = similarity_map(gradient_magnitude(_LMN_ROWSUM[0] * x, SCHARR), gradient_magnitude(_LMN_ROWSUM[0] * y, SCHARR), c2)
-    s = s_vs * s_g ** alpha
+    s_g = similarity_map(
+        gradient_magnitude(_LMN_ROWSUM[0] * x, SCHARR), gradient_magnitude(_LMN_ROWSUM[0] * y, SCHARR), c2
+    )
+    s = s_vs * s_g**alpha
     if colour:
-        s_c = similarity_map(_LMN_ROWSUM[1] * x, _LMN_ROWSUM[1] * y, c3) * similarity_map(_LMN_ROWSUM[2] * x, _LMN_ROWSUM[2] * y, c3)
+        s_c = similarity_map(_LMN_ROWSUM[1] * x, _LMN_ROWSUM[1] * y, c3) * similarity_map(
+            _LMN_ROWSUM[2] * x, _LMN_ROWSUM[2] * y, c3
+        )
         s = s * np.abs(s_c) ** beta * np.cos(beta * np.where(s_c < 0, np.pi, 0.0))
     vs_m = np.maximum(vs_x, vs_y)
     eps = np.finfo(np.float64).eps

@@ -48,26 +48,57 @@ __all__ = ["MentionArrays", "Engine", "get_engine", "tokenize", "split_sentences
 
 _SEP = "\n\n"  # joins segments: always a sentence boundary
 _R = r"(?![a-z0-9])"
-_STATE = {"uncertain_pre_negation": int(LabelState.UNC), "negation": int(LabelState.NEG), "uncertain": int(LabelState.UNC)}
-_NO_BREAK_BEFORE_DOT = frozenset({"vs", "dr", "mr", "ms", "mrs", "st", "approx", "e", "g", "i", "fig", "prof"})
+_STATE = {
+    "uncertain_pre_negation": int(LabelState.UNC),
+    "negation": int(LabelState.NEG),
+    "uncertain": int(LabelState.UNC),
+}
+_NO_BREAK_BEFORE_DOT = frozenset(
+    {"vs", "dr", "mr", "ms", "mrs", "st", "approx", "e", "g", "i", "fig", "prof"}
+)
 # a full stop between two words without a space ("normal.No"); the word before it is group 1
 _NO_SPACE_DOT = re.compile(r"(?<![a-z0-9.])([a-z]{2,})\.(?=[a-z]{2})")
 # a line that starts with a bullet, a list number or a capitalised word (case of the original text)
 _LINE_MARK = re.compile(r"\n[ \t]*(?=[-*\u2022\u00b7\u2013]|\d{1,2}[.)]|[A-Z][a-z])")
 SHORT_LINE_CHARS = 32
 """Default of ``short_line_chars`` in :func:`split_sentences` (the packaged rules' ``segmentation`` value)."""
-JOINING_WORDS = frozenset({"no", "not", "without", "of", "the", "a", "an", "and", "or", "with", "in", "at", "to",
-                           "for", "is", "are", "was", "were", "by", "from", "on", "as"})
+JOINING_WORDS = frozenset(
+    {
+        "no",
+        "not",
+        "without",
+        "of",
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "with",
+        "in",
+        "at",
+        "to",
+        "for",
+        "is",
+        "are",
+        "was",
+        "were",
+        "by",
+        "from",
+        "on",
+        "as",
+    }
+)
 """Words :func:`split_sentences` reads as continuing onto the next line (the packaged rules' value)."""
 # character classes of the lower-cased text (code points; anything >= 128 that is not a space is a letter)
 _CLASS = np.full(128, 2, dtype=np.int8)  # 0 space, 1 letter/digit, 2 punctuation, 3 hyphen (a separator)
 _CLASS[[9, 10, 11, 12, 13, 32]] = 0
-_CLASS[ord("0"):ord("9") + 1] = 1
-_CLASS[ord("a"):ord("z") + 1] = 1
-_CLASS[ord("A"):ord("Z") + 1] = 1
+_CLASS[ord("0") : ord("9") + 1] = 1
+_CLASS[ord("a") : ord("z") + 1] = 1
+_CLASS[ord("A") : ord("Z") + 1] = 1
 _CLASS[ord("-")] = 3
-_UNICODE_SPACE = np.array([0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, *range(0x2000, 0x200B)],
-                          dtype=np.uint32)
+_UNICODE_SPACE = np.array(
+    [0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, *range(0x2000, 0x200B)], dtype=np.uint32
+)
 
 
 @dataclass(frozen=True)
@@ -162,8 +193,9 @@ def _fold(text: str) -> str:
     return low
 
 
-def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_start: np.ndarray, tok_end: np.ndarray,
-                     extra: np.ndarray) -> np.ndarray:
+def _sentence_starts(
+    text: str, cls: np.ndarray, toks: list[str], tok_start: np.ndarray, tok_end: np.ndarray, extra: np.ndarray
+) -> np.ndarray:
     """Sorted distinct sentence starts: 0, ``extra``, after '.'/'!' followed by a space, after a blank line."""
     n = len(text)
     starts = [np.zeros(1, np.int64), np.asarray(extra, dtype=np.int64)]
@@ -172,15 +204,23 @@ def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_start: np.
         space_after = (tok_end >= n) | (cls[np.minimum(tok_end, n - 1)] == 0)
         chars = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         first = chars[np.minimum(tok_start, n - 1)]
-        dot = ((tok_end - tok_start) == 1) & ((first == ord(".")) | (first == ord("!"))) & space_after  # "." "!"
+        dot = (
+            ((tok_end - tok_start) == 1) & ((first == ord(".")) | (first == ord("!"))) & space_after
+        )  # "." "!"
         j = np.flatnonzero(dot)
         if len(j):
-            prev_ok = np.fromiter((i == 0 or toks[i - 1].lower() not in _NO_BREAK_BEFORE_DOT for i in j.tolist()),
-                                  dtype=bool, count=len(j))
+            prev_ok = np.fromiter(
+                (i == 0 or toks[i - 1].lower() not in _NO_BREAK_BEFORE_DOT for i in j.tolist()),
+                dtype=bool,
+                count=len(j),
+            )
             j = j[prev_ok]
             # a list number ("2. No effusion"): the item starts at the number, not after its full stop
-            num = np.fromiter((i > 0 and len(toks[i - 1]) <= 2 and toks[i - 1].isdigit() for i in j.tolist()),
-                              dtype=bool, count=len(j))
+            num = np.fromiter(
+                (i > 0 and len(toks[i - 1]) <= 2 and toks[i - 1].isdigit() for i in j.tolist()),
+                dtype=bool,
+                count=len(j),
+            )
             if num.any():
                 ns = tok_start[j[num] - 1]
                 num[num] = (ns == 0) | (cls[np.maximum(ns - 1, 0)] == 0)
@@ -195,9 +235,17 @@ def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_start: np.
     return ss[ss < max(n, 1)]
 
 
-def _break_starts(raw: str, corpus: str, cls: np.ndarray, seg_start: np.ndarray, leads: np.ndarray,
-                  short_line_chars: int, toks: list[str], tok_start: np.ndarray,
-                  joining: frozenset[str] = frozenset()) -> np.ndarray:
+def _break_starts(
+    raw: str,
+    corpus: str,
+    cls: np.ndarray,
+    seg_start: np.ndarray,
+    leads: np.ndarray,
+    short_line_chars: int,
+    toks: list[str],
+    tok_start: np.ndarray,
+    joining: frozenset[str] = frozenset(),
+) -> np.ndarray:
     """Sentence starts other than at '.'/'!' + space and blank lines (``raw``: the text before lower-casing).
 
     * after a full stop between two words without a space ("normal.No pneumothorax"), unless the word
@@ -208,8 +256,12 @@ def _break_starts(raw: str, corpus: str, cls: np.ndarray, seg_start: np.ndarray,
       ``joining`` word ("no", "of", "and"): a list-like report. Longer lines followed by a lower-case or
       upper-case word read as hard-wrapped text.
     """
-    out = [np.asarray([m.end() for m in _NO_SPACE_DOT.finditer(corpus) if m.group(1) not in _NO_BREAK_BEFORE_DOT],
-                      dtype=np.int64)]
+    out = [
+        np.asarray(
+            [m.end() for m in _NO_SPACE_DOT.finditer(corpus) if m.group(1) not in _NO_BREAK_BEFORE_DOT],
+            dtype=np.int64,
+        )
+    ]
     if "\n" not in corpus:
         return out[0]
     out.append(np.asarray([m.start() + 1 for m in _LINE_MARK.finditer(raw)], dtype=np.int64))
@@ -244,12 +296,23 @@ def split_sentences(text: str, *, short_line_chars: int = SHORT_LINE_CHARS) -> l
     ['No effusion.', 'A 2.5 cm nodule vs. mass.', 'Stable.', 'No pneumothorax', 'Small effusion']
     """
     if not isinstance(text, str):
-        raise InvalidParameterError(f"The 'text' parameter of split_sentences must be a str. Got {text!r} instead.")
+        raise InvalidParameterError(
+            f"The 'text' parameter of split_sentences must be a str. Got {text!r} instead."
+        )
     corpus = _fold(text)
     cls = _classes(corpus)
     toks, tok_start, tok_end, _ = _tokenize(corpus, cls)
-    extra = _break_starts(text.replace("\r\n", " \n").replace("\r", "\n"), corpus, cls, np.zeros(1, np.int64),
-                          np.zeros(1, np.int64), short_line_chars, toks, tok_start, JOINING_WORDS)
+    extra = _break_starts(
+        text.replace("\r\n", " \n").replace("\r", "\n"),
+        corpus,
+        cls,
+        np.zeros(1, np.int64),
+        np.zeros(1, np.int64),
+        short_line_chars,
+        toks,
+        tok_start,
+        JOINING_WORDS,
+    )
     ss = _sentence_starts(corpus, cls, toks, tok_start, tok_end, extra)
     out = []
     for a, b in zip(ss.tolist(), [*ss[1:].tolist(), len(text)]):
@@ -294,14 +357,18 @@ class _PhraseIndex:
             if toks:
                 by_first.setdefault(toks[0], {}).setdefault(len(toks), {}).setdefault(toks, k)
         self.first: dict[str, list[tuple[int, dict[tuple[str, ...], int]]]] = {
-            t: sorted(lengths.items(), key=lambda x: -x[0]) for t, lengths in by_first.items()}
+            t: sorted(lengths.items(), key=lambda x: -x[0]) for t, lengths in by_first.items()
+        }
         self.regexes = rx
 
-    def find(self, corpus: str, toks: list[str], tok_start: np.ndarray, tok_end: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def find(
+        self, corpus: str, toks: list[str], tok_start: np.ndarray, tok_end: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(first token, end token (exclusive), item)`` of every match, leftmost-longest, not overlapping."""
         first = self.first
-        cand = np.flatnonzero(np.fromiter(map(first.__contains__, toks), dtype=bool, count=len(toks))).tolist()
+        cand = np.flatnonzero(
+            np.fromiter(map(first.__contains__, toks), dtype=bool, count=len(toks))
+        ).tolist()
         out_s: list[int] = []
         out_e: list[int] = []
         out_k: list[int] = []
@@ -310,7 +377,7 @@ class _PhraseIndex:
             if i < nxt:
                 continue
             for ln, phrases in first[toks[i]]:  # one look-up per phrase length, longest first
-                item = phrases.get(tuple(toks[i:i + ln]))
+                item = phrases.get(tuple(toks[i : i + ln]))
                 if item is not None:
                     out_s.append(i)
                     out_e.append(i + ln)
@@ -338,7 +405,11 @@ class _PhraseIndex:
         near = np.zeros(len(s), dtype=bool)
         for a, b in zip(lo.tolist(), hi.tolist()):
             near[a:b] = True
-        cs, ce, ck = np.concatenate([s[near], xs]), np.concatenate([e[near], xe]), np.concatenate([k[near], xk])
+        cs, ce, ck = (
+            np.concatenate([s[near], xs]),
+            np.concatenate([e[near], xe]),
+            np.concatenate([k[near], xk]),
+        )
         order = np.lexsort((-(ce - cs), cs))
         keep, last = [], -1
         for j in order.tolist():
@@ -346,7 +417,11 @@ class _PhraseIndex:
                 keep.append(j)
                 last = int(ce[j])
         idx = np.asarray(keep, dtype=np.int64)
-        s, e, k = np.concatenate([s[~near], cs[idx]]), np.concatenate([e[~near], ce[idx]]), np.concatenate([k[~near], ck[idx]])
+        s, e, k = (
+            np.concatenate([s[~near], cs[idx]]),
+            np.concatenate([e[~near], ce[idx]]),
+            np.concatenate([k[~near], ck[idx]]),
+        )
         order = np.lexsort((-(e - s), s))
         return s[order], e[order], k[order]
 
@@ -365,8 +440,9 @@ class Engine:
 
     def __init__(self, rules: RuleSet) -> None:
         if not isinstance(rules, RuleSet):
-            raise InvalidParameterError(f"The 'rules' parameter of Engine must be a RuleSet (see load_rules). "
-                                        f"Got {rules!r} instead.")
+            raise InvalidParameterError(
+                f"The 'rules' parameter of Engine must be a RuleSet (see load_rules). Got {rules!r} instead."
+            )
         self.rules = rules
         self.findings: tuple[str, ...] = rules.findings
         self.mention_rules = rules.mentions
@@ -374,8 +450,13 @@ class Engine:
         f_index = {f: i for i, f in enumerate(self.findings)}
         self._m_finding = np.array([f_index.get(r.finding, -1) for r in self.mention_rules], dtype=np.int64)
         # the fixed state of 'normal' (negative) and 'uncertain' (uncertain) mention rules; -1: context decides
-        self._m_fixed = np.array([{"normal": int(LabelState.NEG), "uncertain": int(LabelState.UNC)}.get(r.kind, -1) for r in self.mention_rules],
-                                 dtype=np.int8)
+        self._m_fixed = np.array(
+            [
+                {"normal": int(LabelState.NEG), "uncertain": int(LabelState.UNC)}.get(r.kind, -1)
+                for r in self.mention_rules
+            ],
+            dtype=np.int8,
+        )
         self._mentions = _PhraseIndex([(r.text, r.regex) for r in self.mention_rules])
         # one entry per distinct context phrase; a phrase may hold several roles
         texts: dict[tuple[str, bool], int] = {}
@@ -404,10 +485,16 @@ class Engine:
         self._speller = None
         if rules.spelling_min_length > 0:
             words = {w for r in self.mention_rules if not r.regex for w in tokenize(r.text)[0]}
-            targets = {w for r in self.mention_rules if not r.regex and r.kind != "ignore" for w in tokenize(r.text)[0]}
+            targets = {
+                w
+                for r in self.mention_rules
+                if not r.regex and r.kind != "ignore"
+                for w in tokenize(r.text)[0]
+            }
             words |= {w for r in self.trigger_rules if not r.regex for w in tokenize(r.text)[0]}
-            self._speller = Speller(targets, known=words, min_length=rules.spelling_min_length,
-                                    exclude=rules.spelling_exclude)
+            self._speller = Speller(
+                targets, known=words, min_length=rules.spelling_min_length, exclude=rules.spelling_exclude
+            )
 
     # ------------------------------------------------------------------------------------------
     def run(self, texts: Sequence[str], *, leads: Sequence[int] | None = None) -> MentionArrays:
@@ -416,13 +503,20 @@ class Engine:
         ``leads``: per segment, the characters on its first line before it (a section header on the same
         line), so that line's length is judged whole; default 0.
         """
-        if isinstance(texts, str) or not isinstance(texts, Sequence) or not all(isinstance(t, str) for t in texts):
-            raise InvalidParameterError(f"The 'texts' parameter of Engine.run must be a sequence of str. "
-                                        f"Got {texts!r} instead.")
+        if (
+            isinstance(texts, str)
+            or not isinstance(texts, Sequence)
+            or not all(isinstance(t, str) for t in texts)
+        ):
+            raise InvalidParameterError(
+                f"The 'texts' parameter of Engine.run must be a sequence of str. Got {texts!r} instead."
+            )
         lead = np.zeros(len(texts), np.int64) if leads is None else np.asarray(leads, dtype=np.int64)
         if lead.shape != (len(texts),):
-            raise InvalidParameterError(f"The 'leads' parameter of Engine.run must give one int per text "
-                                        f"({len(texts)}). Got {len(lead)}.")
+            raise InvalidParameterError(
+                f"The 'leads' parameter of Engine.run must give one int per text "
+                f"({len(texts)}). Got {len(lead)}."
+            )
         if not texts:
             z = _empty()
             return MentionArrays(z, z, z, z, z, z, z, np.zeros(0, np.int8), z, z)
@@ -435,8 +529,9 @@ class Engine:
         seg_start = np.concatenate([[0], np.cumsum(lens + len(_SEP))[:-1]])
         cls = _classes(corpus)
         toks, tok_start, tok_end, is_word = _tokenize(corpus, cls)
-        extra = _break_starts(raw, corpus, cls, seg_start, lead, self.rules.short_line_chars, toks, tok_start,
-                              self._joining)
+        extra = _break_starts(
+            raw, corpus, cls, seg_start, lead, self.rules.short_line_chars, toks, tok_start, self._joining
+        )
         ss = _sentence_starts(corpus, cls, toks, tok_start, tok_end, np.concatenate([seg_start[1:], extra]))
         tok_sent = np.searchsorted(ss, tok_start, side="right") - 1
         wc = np.concatenate([[0], np.cumsum(is_word)])  # words in tokens [a, b): wc[b] - wc[a]
@@ -446,8 +541,9 @@ class Engine:
             fix = self._speller.corrections(toks)
             if fix:
                 m_toks = list(toks)
-                for i in np.flatnonzero(np.fromiter(map(fix.__contains__, toks), dtype=bool,
-                                                    count=len(toks))).tolist():
+                for i in np.flatnonzero(
+                    np.fromiter(map(fix.__contains__, toks), dtype=bool, count=len(toks))
+                ).tolist():
                     m_toks[i] = fix[toks[i]]
         ms, me, mr = self._mentions.find(corpus, m_toks, tok_start, tok_end)
         whole = tok_sent[ms] == tok_sent[me - 1] if len(mr) else np.zeros(0, bool)
@@ -466,8 +562,11 @@ class Engine:
         stop = np.concatenate([[0], np.cumsum(~is_word)])  # punctuation tokens in [a, b): stop[b] - stop[a]
         has_obj = self._has_object(cs, ce, obj_starts, tok_sent, wc, stop, k_start)
         has_obj &= ~self._symmetric[cp]
-        next_obj = obj_starts[np.minimum(np.searchsorted(obj_starts, me, side="left"), max(len(obj_starts) - 1, 0))] \
-            if len(obj_starts) else np.zeros(len(ms), np.int64)
+        next_obj = (
+            obj_starts[np.minimum(np.searchsorted(obj_starts, me, side="left"), max(len(obj_starts) - 1, 0))]
+            if len(obj_starts)
+            else np.zeros(len(ms), np.int64)
+        )
         next_obj = np.where(np.searchsorted(obj_starts, me, side="left") < len(obj_starts), next_obj, n + 1)
         state = np.full(len(ms), 2, dtype=np.int8)
         ctx = np.full(len(ms), -1, dtype=np.int64)
@@ -482,8 +581,9 @@ class Engine:
                 sel &= ~has_obj
             if not sel.any() or decided.all():
                 continue
-            hit, rule, tstart = self._scope(side, cs[sel], ce[sel], role[sel, c], ms, me, m_sent, tok_sent, wc,
-                                            k_start, k_end, k_copula)
+            hit, rule, tstart = self._scope(
+                side, cs[sel], ce[sel], role[sel, c], ms, me, m_sent, tok_sent, wc, k_start, k_end, k_copula
+            )
             if hedge_after:  # a trailing hedge governs the nearest mention before it only
                 hit &= next_obj >= tstart
             new = hit & ~decided
@@ -500,12 +600,29 @@ class Engine:
         off = seg_start[seg]
         lo = np.clip(bounds[m_sent] - off, 0, lens[seg])
         hi = np.clip(bounds[m_sent + 1] - off, 0, lens[seg])
-        return MentionArrays(segment=seg, start=c_start - off, end=c_end - off, sentence=m_sent - sent_first[seg],
-                             sentence_start=lo, sentence_end=hi, finding=self._m_finding[mr],
-                             state=state, mention_rule=mr, context_rule=ctx)
+        return MentionArrays(
+            segment=seg,
+            start=c_start - off,
+            end=c_end - off,
+            sentence=m_sent - sent_first[seg],
+            sentence_start=lo,
+            sentence_end=hi,
+            finding=self._m_finding[mr],
+            state=state,
+            mention_rule=mr,
+            context_rule=ctx,
+        )
 
-    def _has_object(self, cs: np.ndarray, ce: np.ndarray, obj_starts: np.ndarray, tok_sent: np.ndarray,
-                    wc: np.ndarray, stop: np.ndarray, k_start: np.ndarray) -> np.ndarray:
+    def _has_object(
+        self,
+        cs: np.ndarray,
+        ce: np.ndarray,
+        obj_starts: np.ndarray,
+        tok_sent: np.ndarray,
+        wc: np.ndarray,
+        stop: np.ndarray,
+        k_start: np.ndarray,
+    ) -> np.ndarray:
         """Per context phrase: a mention starts within ``hedge_object_words`` words after it, in its sentence,
         with no punctuation and no clause boundary between."""
         w = self.rules.hedge_object_words
@@ -522,9 +639,21 @@ class Engine:
             ok &= ~((k < len(k_start)) & (k_start[np.minimum(k, len(k_start) - 1)] < b))
         return ok
 
-    def _scope(self, side: str, ts: np.ndarray, te: np.ndarray, tr: np.ndarray, ms: np.ndarray, me: np.ndarray,
-               m_sent: np.ndarray, tok_sent: np.ndarray, wc: np.ndarray, k_start: np.ndarray, k_end: np.ndarray,
-               k_copula: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _scope(
+        self,
+        side: str,
+        ts: np.ndarray,
+        te: np.ndarray,
+        tr: np.ndarray,
+        ms: np.ndarray,
+        me: np.ndarray,
+        m_sent: np.ndarray,
+        tok_sent: np.ndarray,
+        wc: np.ndarray,
+        k_start: np.ndarray,
+        k_end: np.ndarray,
+        k_copula: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Whether the nearest trigger on ``side`` of each mention governs it, that trigger's rule and start.
 
         Positions are token indices; trigger ``[ts, te)``, mention ``[ms, me)``. A copula boundary that ends

@@ -55,11 +55,15 @@ class ReportTable:
 def _text_values(s: pd.Series, column: str, where: str) -> np.ndarray:
     vals = s.to_numpy(dtype=object)
     miss = pd.isna(vals)
-    bad = np.flatnonzero(~miss & ~np.fromiter((isinstance(v, str) for v in vals), dtype=bool, count=len(vals)))
+    bad = np.flatnonzero(
+        ~miss & ~np.fromiter((isinstance(v, str) for v in vals), dtype=bool, count=len(vals))
+    )
     if len(bad):
         i = int(bad[0])
-        raise SchemaError(f"{where}, row {i}, column {column!r}: report text must be text. Got {vals[i]!r} "
-                          f"({type(vals[i]).__name__}).")
+        raise SchemaError(
+            f"{where}, row {i}, column {column!r}: report text must be text. Got {vals[i]!r} "
+            f"({type(vals[i]).__name__})."
+        )
     out = vals.copy()
     out[miss] = ""
     return out.astype(str)
@@ -76,22 +80,31 @@ def check_report_table(reports: pd.DataFrame, *, where: str = "report table") ->
         a study with two patient ids cannot occur (one row per study); text that is not text.
     """
     if not isinstance(reports, pd.DataFrame):
-        raise InvalidParameterError(f"The 'reports' parameter must be a pandas DataFrame with study_id and text or "
-                                    f"section columns. Got {type(reports).__name__} instead.")
+        raise InvalidParameterError(
+            f"The 'reports' parameter must be a pandas DataFrame with study_id and text or "
+            f"section columns. Got {type(reports).__name__} instead."
+        )
     cols = [str(c) for c in reports.columns]
     lower = {c.strip().lower(): c for c in cols}
     if "study_id" not in lower:
         raise SchemaError(f"{where} has no 'study_id' column; columns: {cols}.")
     sid_col = lower["study_id"]
     text_col = lower.get("text")
-    sections = {c: _SECTION_OF[" ".join(c.strip().lower().replace("_", " ").split())] for c in cols
-                if " ".join(c.strip().lower().replace("_", " ").split()) in _SECTION_OF}
+    sections = {
+        c: _SECTION_OF[" ".join(c.strip().lower().replace("_", " ").split())]
+        for c in cols
+        if " ".join(c.strip().lower().replace("_", " ").split()) in _SECTION_OF
+    }
     if text_col is None and not sections:
-        raise SchemaError(f"{where} has neither a 'text' column nor a section column (findings, impression, ...); "
-                          f"columns: {cols}.")
+        raise SchemaError(
+            f"{where} has neither a 'text' column nor a section column (findings, impression, ...); "
+            f"columns: {cols}."
+        )
     if text_col is not None and sections:
-        raise SchemaError(f"{where} has both a 'text' column and section columns {list(sections)}; which to label is "
-                          "ambiguous. Keep either 'text' (the whole report) or the section columns.")
+        raise SchemaError(
+            f"{where} has both a 'text' column and section columns {list(sections)}; which to label is "
+            "ambiguous. Keep either 'text' (the whole report) or the section columns."
+        )
     if not len(reports):
         raise SchemaError(f"{where} has no rows (no report under the header); columns: {cols}.")
     pid_col = lower.get("patient_id")
@@ -104,8 +117,10 @@ def check_report_table(reports: pd.DataFrame, *, where: str = "report table") ->
     dup = sid.duplicated(keep=False)
     if dup.any():
         first = sid[dup].unique()[:5].tolist()
-        raise SchemaError(f"{where}, column {sid_col!r}: duplicate study ids {first} ({int(dup.sum())} rows); one row "
-                          "per study is expected.")
+        raise SchemaError(
+            f"{where}, column {sid_col!r}: duplicate study ids {first} ({int(dup.sum())} rows); one row "
+            "per study is expected."
+        )
     out = pd.DataFrame({"study_id": sid.to_numpy(dtype=object)})
     if pid_col is not None:
         pid = reports[pid_col]

@@ -63,14 +63,38 @@ from ._rules import DEFAULT_CONVENTIONS, RuleSet, load_rules
 from ._sections import split_sections
 from ._validation import LabellerValidationResult, compute_precision_recall, resolve_reference
 
-__all__ = ["SECTION_CHOICES", "CONTEXT_SECTIONS", "SOURCE_NAMES", "SENTENCE_TEXT_MAX", "ReportLabelsResult", "label_reports", "MENTION_COLUMNS"]
+__all__ = [
+    "SECTION_CHOICES",
+    "CONTEXT_SECTIONS",
+    "SOURCE_NAMES",
+    "SENTENCE_TEXT_MAX",
+    "ReportLabelsResult",
+    "label_reports",
+    "MENTION_COLUMNS",
+]
 
 SECTION_CHOICES: tuple[str, ...] = ("findings", "impression", "whole")
 CONTEXT_SECTIONS: tuple[str, ...] = ("indication", "history", "comparison", "technique")
 """Sections (see :data:`~cxreval.labeller.HEADERS`) that are not labelled: the reason for the study."""
-SOURCE_NAMES: dict[str, str] = {"findings": "report_findings", "impression": "report_impression", "whole": "report"}
-MENTION_COLUMNS: tuple[str, ...] = ("study_id", "section", "field", "sentence", "start", "end", "phrase", "finding",
-                                    "state", "mention_rule", "state_rule", "sentence_text")
+SOURCE_NAMES: dict[str, str] = {
+    "findings": "report_findings",
+    "impression": "report_impression",
+    "whole": "report",
+}
+MENTION_COLUMNS: tuple[str, ...] = (
+    "study_id",
+    "section",
+    "field",
+    "sentence",
+    "start",
+    "end",
+    "phrase",
+    "finding",
+    "state",
+    "mention_rule",
+    "state_rule",
+    "sentence_text",
+)
 SENTENCE_TEXT_MAX = 400
 """Longest ``sentence_text`` written whole in the mention table; longer sentences are cut around the mention."""
 _NAME_OF = np.array(ORDINAL_STATES, dtype=object)  # indexed by state code 0, 1, 2
@@ -109,8 +133,9 @@ class ReportLabelsResult(TableResult):
         ``labeller_validation.csv``), or None.
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"labels": "labels.csv", "mentions": "mentions.csv",
-                                                           "notes": "notes.csv", "summary": "summary.json"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"labels": "labels.csv", "mentions": "mentions.csv", "notes": "notes.csv", "summary": "summary.json"}
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = LABEL_COLUMNS
     PARQUET: ClassVar[tuple[str, ...]] = ("labels",)
     """The tables also written as Parquet."""
@@ -142,8 +167,10 @@ class ReportLabelsResult(TableResult):
         from ..io import write_summary
 
         d = Path(folder)
-        out = {name: write_table(df, d, Path(self.FILES[name]).stem, parquet=name in self.PARQUET)
-               for name, df in self.tables().items()}
+        out = {
+            name: write_table(df, d, Path(self.FILES[name]).stem, parquet=name in self.PARQUET)
+            for name, df in self.tables().items()
+        }
         out["summary"] = d / self.FILES["summary"]
         out["summary"].write_text(json.dumps(self.to_dict(), indent=2, default=str) + "\n")
         if self.validation is not None:
@@ -154,27 +181,48 @@ class ReportLabelsResult(TableResult):
     def counts(self) -> dict[str, Any]:
         """Reports, mentions, notes (per kind) and states (per name, and missing)."""
         s = self.labels[STATE]
-        return {"n_reports": self.n_reports, "n_mentions": int(len(self.mentions)),
-                "n_notes": int(len(self.notes)), "notes": self.notes["note"].value_counts().to_dict(),
-                "states": {k: int((s == v).sum()) for k, v in STATE_NAMES.items()} | {"missing": int(s.isna().sum())}}
+        return {
+            "n_reports": self.n_reports,
+            "n_mentions": int(len(self.mentions)),
+            "n_notes": int(len(self.notes)),
+            "notes": self.notes["note"].value_counts().to_dict(),
+            "states": {k: int((s == v).sum()) for k, v in STATE_NAMES.items()}
+            | {"missing": int(s.isna().sum())},
+        }
 
     def to_dict(self) -> dict[str, object]:
         """``summary.json``: the input file and how it was read, the counts, the rules and the ignored columns."""
         head = {} if self.read is None else {"reports": self.read.source, "read": self.read.to_dict()}
-        return {**head, **self.counts(), "rules": self.rules.to_dict(), "ignored_columns": list(self.ignored_columns)}
+        return {
+            **head,
+            **self.counts(),
+            "rules": self.rules.to_dict(),
+            "ignored_columns": list(self.ignored_columns),
+        }
 
     def summary(self) -> str:
         """Markdown: the counts, then the states per source and finding (``summary.md``); with a validation,
         the labeller against the reference source."""
         c = self.counts()
-        lines = ["# Report-derived labels", "", f"- reports: {c['n_reports']:,}", f"- mentions: {c['n_mentions']:,}",
-                 f"- notes: {c['n_notes']:,}" + (f" ({', '.join(f'{k}: {v}' for k, v in c['notes'].items())})"
-                                                  if c["notes"] else "")]
+        lines = [
+            "# Report-derived labels",
+            "",
+            f"- reports: {c['n_reports']:,}",
+            f"- mentions: {c['n_mentions']:,}",
+            f"- notes: {c['n_notes']:,}"
+            + (f" ({', '.join(f'{k}: {v}' for k, v in c['notes'].items())})" if c["notes"] else ""),
+        ]
         if self.ignored_columns:
-            lines.append(f"- columns not labelled (neither ids nor report text): {list(self.ignored_columns)}")
+            lines.append(
+                f"- columns not labelled (neither ids nor report text): {list(self.ignored_columns)}"
+            )
         lab = self.tables()["labels"]
-        tab = (lab.assign(state=lab[STATE].fillna("missing")).groupby(["source", "finding", STATE], sort=False)
-               .size().unstack(STATE, fill_value=0))
+        tab = (
+            lab.assign(state=lab[STATE].fillna("missing"))
+            .groupby(["source", "finding", STATE], sort=False)
+            .size()
+            .unstack(STATE, fill_value=0)
+        )
         cols = [c for c in (*STATE_NAMES, "missing") if c in tab.columns]
         tab = tab[cols].reset_index()
         lines += ["", markdown_table(tab, right=tuple(cols))]
@@ -191,8 +239,14 @@ class ReportLabelsResult(TableResult):
         named = self.labels.assign(state=state_names(self.labels["state"].astype("Int8")).astype(object))
         named["state"] = named["state"].where(named["state"].notna(), "missing")
         counts = named.groupby(["finding", "state"], sort=False).size().rename("reports").reset_index()
-        return bars(counts, x="finding", y="reports", color="state", barmode="stack",
-                    title="Report labels per finding and state")
+        return bars(
+            counts,
+            x="finding",
+            y="reports",
+            color="state",
+            barmode="stack",
+            title="Report labels per finding and state",
+        )
 
 
 def _run_chunk(rules: RuleSet, chunk: tuple[list[str], list[int]]) -> MentionArrays:
@@ -204,17 +258,22 @@ def _check_sections(sections: object) -> tuple[str, ...]:
     if isinstance(sections, str):
         sections = [x.strip() for x in sections.split(",") if x.strip()]
     if not isinstance(sections, Sequence) or not sections or not all(isinstance(x, str) for x in sections):
-        raise InvalidParameterError(f"The 'sections' parameter of label_reports must be a non-empty sequence of "
-                                    f"{list(SECTION_CHOICES)}. Got {sections!r} instead.")
+        raise InvalidParameterError(
+            f"The 'sections' parameter of label_reports must be a non-empty sequence of "
+            f"{list(SECTION_CHOICES)}. Got {sections!r} instead."
+        )
     bad = [x for x in sections if x not in SECTION_CHOICES]
     if bad or len(set(sections)) != len(sections):
-        raise InvalidParameterError(f"The 'sections' parameter of label_reports must name each of "
-                                    f"{list(SECTION_CHOICES)} at most once. Got {list(sections)!r}.")
+        raise InvalidParameterError(
+            f"The 'sections' parameter of label_reports must name each of "
+            f"{list(SECTION_CHOICES)} at most once. Got {list(sections)!r}."
+        )
     return tuple(sections)
 
 
-def _segments(table: pd.DataFrame, text_col: str | None, section_cols: dict[str, str]
-              ) -> tuple[list[str], np.ndarray, list[str], list[str], list[int], np.ndarray, list[int]]:
+def _segments(
+    table: pd.DataFrame, text_col: str | None, section_cols: dict[str, str]
+) -> tuple[list[str], np.ndarray, list[str], list[str], list[int], np.ndarray, list[int]]:
     """Segments (texts) with their row, section, field and offset in the field's text; rows with any text; and
     per segment the characters before it on its first line (a header on the same line).
 
@@ -230,11 +289,11 @@ def _segments(table: pd.DataFrame, text_col: str | None, section_cols: dict[str,
     if text_col is not None:
         for i, t in enumerate(table[text_col].tolist()):
             for s in split_sections(t):
-                if t[s.start:s.end].strip():
+                if t[s.start : s.end].strip():
                     any_text[i] = True
                     if s.name in CONTEXT_SECTIONS:
                         continue
-                    texts.append(t[s.start:s.end])
+                    texts.append(t[s.start : s.end])
                     rows.append(i)
                     secs.append(s.name)
                     fields.append(text_col)
@@ -267,14 +326,25 @@ def _concat(parts: list[MentionArrays], sizes: list[int]) -> MentionArrays:
     return MentionArrays(**fields)
 
 
-def label_reports(reports: object, *, sections: Sequence[str] | str = SECTION_CHOICES,
-                  vocabulary: str = "chestxray14", rules: RuleSet | str | os.PathLike[str] | None = None,
-                  conventions: str = DEFAULT_CONVENTIONS,
-                  executor: ExecutorLike = None, chunk_size: int = 2000,
-                  progress: Progress | None = None, where: str = "report table",
-                  read: ReadReport | None = None, reference_labels: object = None, reference: str | None = None,
-                  findings: FindingsLike = None, uncertain: str = "negative", n_resamples: int = 1000,
-                  rng: RNGLike = None) -> ReportLabelsResult:
+def label_reports(
+    reports: object,
+    *,
+    sections: Sequence[str] | str = SECTION_CHOICES,
+    vocabulary: str = "chestxray14",
+    rules: RuleSet | str | os.PathLike[str] | None = None,
+    conventions: str = DEFAULT_CONVENTIONS,
+    executor: ExecutorLike = None,
+    chunk_size: int = 2000,
+    progress: Progress | None = None,
+    where: str = "report table",
+    read: ReadReport | None = None,
+    reference_labels: object = None,
+    reference: str | None = None,
+    findings: FindingsLike = None,
+    uncertain: str = "negative",
+    n_resamples: int = 1000,
+    rng: RNGLike = None,
+) -> ReportLabelsResult:
     """Label findings in report text, per section; with ``reference_labels``, also score the labeller against a
     reference source: the job of ``cxreval label-reports`` (``res.save(folder)`` writes every file the command
     writes but ``run.json``).
@@ -325,31 +395,48 @@ def label_reports(reports: object, *, sections: Sequence[str] | str = SECTION_CH
     """
     secs = _check_sections(sections)
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
-        raise InvalidParameterError(f"The 'chunk_size' parameter of label_reports must be a positive int. "
-                                    f"Got {chunk_size!r} instead.")
-    if executor is not None and not isinstance(executor, str) and not callable(getattr(executor, "map", None)):
-        raise InvalidParameterError(f"The 'executor' parameter of label_reports must be an executor spec "
-                                    f"('process:2') or have a map(func, items) method (see cxreval.executor). "
-                                    f"Got {executor!r} instead.")
+        raise InvalidParameterError(
+            f"The 'chunk_size' parameter of label_reports must be a positive int. Got {chunk_size!r} instead."
+        )
+    if (
+        executor is not None
+        and not isinstance(executor, str)
+        and not callable(getattr(executor, "map", None))
+    ):
+        raise InvalidParameterError(
+            f"The 'executor' parameter of label_reports must be an executor spec "
+            f"('process:2') or have a map(func, items) method (see cxreval.executor). "
+            f"Got {executor!r} instead."
+        )
     progress = as_progress(progress, func="label_reports")
     if isinstance(reports, ReadResult) and read is None:
         read = reports.report
     reports = as_table(reports, name="reports", func="label_reports")
     ref, reference, predicted = _validation_inputs(secs, reference_labels, reference, findings, uncertain)
     if read is not None and not isinstance(read, ReadReport):
-        raise InvalidParameterError(f"The 'read' parameter of label_reports must be a ReadReport or None. "
-                                    f"Got {read!r} instead.")
+        raise InvalidParameterError(
+            f"The 'read' parameter of label_reports must be a ReadReport or None. Got {read!r} instead."
+        )
     if not isinstance(where, str):
-        raise InvalidParameterError(f"The 'where' parameter of label_reports must be a str. Got {where!r} instead.")
-    rs = rules if isinstance(rules, RuleSet) else load_rules(rules, vocabulary=vocabulary, conventions=conventions)
+        raise InvalidParameterError(
+            f"The 'where' parameter of label_reports must be a str. Got {where!r} instead."
+        )
+    rs = (
+        rules
+        if isinstance(rules, RuleSet)
+        else load_rules(rules, vocabulary=vocabulary, conventions=conventions)
+    )
     rt = check_report_table(reports, where=where)
     table = rt.table
     n = len(table)
-    texts, seg_row, seg_sec, seg_field, seg_off, any_text, leads = _segments(table, rt.text_column,
-                                                                             rt.section_columns)
+    texts, seg_row, seg_sec, seg_field, seg_off, any_text, leads = _segments(
+        table, rt.text_column, rt.section_columns
+    )
     # chunks of whole reports
     bounds = np.searchsorted(seg_row, np.arange(0, n, chunk_size), side="left").tolist() + [len(texts)]
-    chunks = [(texts[bounds[k]:bounds[k + 1]], leads[bounds[k]:bounds[k + 1]]) for k in range(len(bounds) - 1)]
+    chunks = [
+        (texts[bounds[k] : bounds[k + 1]], leads[bounds[k] : bounds[k + 1]]) for k in range(len(bounds) - 1)
+    ]
     func = partial(_run_chunk, rs)
     task = progress.add("labelling reports", total=n)
     labelled = [0]
@@ -360,39 +447,66 @@ def label_reports(reports: object, *, sections: Sequence[str] | str = SECTION_CH
         progress.advance(task, step)
 
     with contextlib.ExitStack() as stack:  # a spec is opened here and closed at the end
-        ex = stack.enter_context(open_executor(executor)) if isinstance(executor, str) else get_executor(executor)
+        ex = (
+            stack.enter_context(open_executor(executor))
+            if isinstance(executor, str)
+            else get_executor(executor)
+        )
         parts = list(ex.map(func, chunks, on_item=advance))
     m = _concat(parts, [len(c[0]) for c in chunks])
     labels, notes = _aggregate(rs, table, secs, m, seg_row, seg_sec, any_text)
     mentions = _mention_table(rs, table, texts, m, seg_row, seg_sec, seg_field, seg_off)
     val = None
     if ref is not None:
-        val = compute_precision_recall(labels, reference_labels=ref, reference=reference, predicted=predicted,
-                                       findings=findings if findings is None or isinstance(findings, str)
-                                       else list(findings), uncertain=uncertain, n_resamples=n_resamples, rng=rng)
+        val = compute_precision_recall(
+            labels,
+            reference_labels=ref,
+            reference=reference,
+            predicted=predicted,
+            findings=findings if findings is None or isinstance(findings, str) else list(findings),
+            uncertain=uncertain,
+            n_resamples=n_resamples,
+            rng=rng,
+        )
     return ReportLabelsResult(labels, mentions, notes, rs, n, rt.ignored_columns, read, val)
 
 
-def _validation_inputs(secs: tuple[str, ...], reference_labels: object, reference: str | None,
-                       findings: FindingsLike, uncertain: str) -> tuple[pd.DataFrame | None, str | None, str]:
+def _validation_inputs(
+    secs: tuple[str, ...],
+    reference_labels: object,
+    reference: str | None,
+    findings: FindingsLike,
+    uncertain: str,
+) -> tuple[pd.DataFrame | None, str | None, str]:
     """The reference table, the reference source and the source scored (``predicted``), checked before any
     labelling: the source scored is ``'whole'``'s or the only one of ``sections``."""
     predicted = SOURCE_NAMES["whole" if "whole" in secs or len(secs) > 1 else secs[0]]
     check_choice(uncertain, ("negative", "positive"), name="uncertain", func="label_reports")
     if reference_labels is None:
         if findings is not None or reference is not None:
-            raise InvalidParameterError("findings= and reference= choose what reference_labels= scores; give "
-                                        "reference_labels= LABELS too (or leave them out).")
+            raise InvalidParameterError(
+                "findings= and reference= choose what reference_labels= scores; give "
+                "reference_labels= LABELS too (or leave them out)."
+            )
         return None, None, predicted
     if "whole" not in secs and len(secs) > 1:
-        raise InvalidParameterError(f"reference_labels= scores one source: the 'whole' source, or the only one of "
-                                    f"sections=. Got sections='{','.join(secs)}'; add 'whole' or give one section.")
+        raise InvalidParameterError(
+            f"reference_labels= scores one source: the 'whole' source, or the only one of "
+            f"sections=. Got sections='{','.join(secs)}'; add 'whole' or give one section."
+        )
     ref = as_table(reference_labels, name="reference_labels", func="label_reports")
     return ref, resolve_reference(ref, reference, func="label_reports"), predicted
 
 
-def _aggregate(rs: RuleSet, table: pd.DataFrame, secs: tuple[str, ...], m: MentionArrays, seg_row: np.ndarray,
-               seg_sec: list[str], any_text: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _aggregate(
+    rs: RuleSet,
+    table: pd.DataFrame,
+    secs: tuple[str, ...],
+    m: MentionArrays,
+    seg_row: np.ndarray,
+    seg_sec: list[str],
+    any_text: np.ndarray,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     n, k = len(table), len(rs.findings)
     sec_arr = np.asarray(seg_sec, dtype=object)
     m_row = seg_row[m.segment] if len(m) else np.zeros(0, np.int64)
@@ -415,16 +529,27 @@ def _aggregate(rs: RuleSet, table: pd.DataFrame, secs: tuple[str, ...], m: Menti
             any_pos = (st[:, counted] >= 1).any(axis=1)
             st[:, nf] = np.where(any_pos, 0, 2)
         for i in np.flatnonzero(~present).tolist():
-            note = ("empty report text" if not any_text[i] else
-                    "only clinical context (indication/history/comparison/technique)" if not has_text[i] else
-                    f"no {s} section")
+            note = (
+                "empty report text"
+                if not any_text[i]
+                else "only clinical context (indication/history/comparison/technique)"
+                if not has_text[i]
+                else f"no {s} section"
+            )
             note_rows.append((ids[i], src, note))
         state = pd.array(st.ravel(), dtype="Int8")
         state[np.repeat(~present, k)] = pd.NA
-        blocks.append(pd.DataFrame({"study_id": np.repeat(ids, k),
-                                    "patient_id": np.repeat(table["patient_id"].to_numpy(dtype=object), k),
-                                    "finding": np.tile(np.asarray(rs.findings, dtype=object), n),
-                                    "source": src, "state": state}))
+        blocks.append(
+            pd.DataFrame(
+                {
+                    "study_id": np.repeat(ids, k),
+                    "patient_id": np.repeat(table["patient_id"].to_numpy(dtype=object), k),
+                    "finding": np.tile(np.asarray(rs.findings, dtype=object), n),
+                    "source": src,
+                    "state": state,
+                }
+            )
+        )
     labels = pd.concat(blocks, ignore_index=True)
     for c in ("study_id", "patient_id", "finding", "source"):
         labels[c] = labels[c].astype("str")
@@ -445,16 +570,32 @@ def _sentence_text(text: str, a: int, b: int, ms: int, me: int) -> str:
     return ("..." if lo > a else "") + text[lo:hi].strip() + ("..." if hi < b else "")
 
 
-def _mention_table(rs: RuleSet, table: pd.DataFrame, texts: list[str], m: MentionArrays, seg_row: np.ndarray,
-                   seg_sec: list[str], seg_field: list[str], seg_off: list[int]) -> pd.DataFrame:
+def _mention_table(
+    rs: RuleSet,
+    table: pd.DataFrame,
+    texts: list[str],
+    m: MentionArrays,
+    seg_row: np.ndarray,
+    seg_sec: list[str],
+    seg_field: list[str],
+    seg_off: list[int],
+) -> pd.DataFrame:
     if not len(m):
-        return pd.DataFrame({c: pd.Series(dtype="int64" if c in ("sentence", "start", "end") else "str")
-                             for c in MENTION_COLUMNS})
+        return pd.DataFrame(
+            {
+                c: pd.Series(dtype="int64" if c in ("sentence", "start", "end") else "str")
+                for c in MENTION_COLUMNS
+            }
+        )
     off = np.asarray(seg_off, dtype=np.int64)[m.segment]
     seg = m.segment.tolist()
     phrase = [texts[g][a:b] for g, a, b in zip(seg, m.start.tolist(), m.end.tolist())]
-    sent = [_sentence_text(texts[g], a, b, ms, me) for g, a, b, ms, me in
-            zip(seg, m.sentence_start.tolist(), m.sentence_end.tolist(), m.start.tolist(), m.end.tolist())]
+    sent = [
+        _sentence_text(texts[g], a, b, ms, me)
+        for g, a, b, ms, me in zip(
+            seg, m.sentence_start.tolist(), m.sentence_end.tolist(), m.start.tolist(), m.end.tolist()
+        )
+    ]
     m_names = np.asarray([r.name for r in rs.mentions], dtype=object)
     t_names = np.asarray([r.name for r in rs.triggers] + ["no trigger: positive"], dtype=object)
     state_rule = t_names[np.where(m.context_rule >= 0, m.context_rule, len(rs.triggers))]
@@ -462,16 +603,19 @@ def _mention_table(rs: RuleSet, table: pd.DataFrame, texts: list[str], m: Mentio
     # a hedged sign no trigger decided is uncertain by its own rule ("hedged:vascular congestion")
     is_normal |= np.asarray([r.kind == "hedged" for r in rs.mentions])[m.mention_rule] & (m.context_rule < 0)
     state_rule = np.where(is_normal, m_names[m.mention_rule], state_rule)
-    return pd.DataFrame({
-        "study_id": table["study_id"].to_numpy(dtype=object)[seg_row[m.segment]],
-        "section": np.asarray(seg_sec, dtype=object)[m.segment],
-        "field": np.asarray(seg_field, dtype=object)[m.segment],
-        "sentence": m.sentence.astype(np.int64),
-        "start": m.start + off, "end": m.end + off,
-        "phrase": phrase,
-        "finding": np.asarray(rs.findings, dtype=object)[m.finding],
-        "state": _NAME_OF[m.state.astype(np.int64)],
-        "mention_rule": m_names[m.mention_rule],
-        "state_rule": state_rule,
-        "sentence_text": sent,
-    })
+    return pd.DataFrame(
+        {
+            "study_id": table["study_id"].to_numpy(dtype=object)[seg_row[m.segment]],
+            "section": np.asarray(seg_sec, dtype=object)[m.segment],
+            "field": np.asarray(seg_field, dtype=object)[m.segment],
+            "sentence": m.sentence.astype(np.int64),
+            "start": m.start + off,
+            "end": m.end + off,
+            "phrase": phrase,
+            "finding": np.asarray(rs.findings, dtype=object)[m.finding],
+            "state": _NAME_OF[m.state.astype(np.int64)],
+            "mention_rule": m_names[m.mention_rule],
+            "state_rule": state_rule,
+            "sentence_text": sent,
+        }
+    )

@@ -34,8 +34,17 @@ from .._validation import read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 
-__all__ = ["VOCABULARIES", "CATEGORIES", "CONVENTIONS", "DEFAULT_CONVENTIONS", "MentionRule", "TriggerRule",
-           "RuleSet", "load_rules", "packaged_rules_text"]
+__all__ = [
+    "VOCABULARIES",
+    "CATEGORIES",
+    "CONVENTIONS",
+    "DEFAULT_CONVENTIONS",
+    "MentionRule",
+    "TriggerRule",
+    "RuleSet",
+    "load_rules",
+    "packaged_rules_text",
+]
 
 VOCABULARIES: tuple[str, ...] = ("chestxray14", "chexpert")
 """Vocabularies with a packaged mention file."""
@@ -178,12 +187,20 @@ class RuleSet:
     conventions: str = DEFAULT_CONVENTIONS
 
     def to_dict(self) -> dict[str, object]:
-        return {"vocabulary": self.vocabulary, "conventions": self.conventions, "findings": list(self.findings),
-                "n_mention_rules": len(self.mentions), "n_trigger_rules": len(self.triggers),
-                "before_words": self.before_words, "after_words": self.after_words,
-                "hedge_object_words": self.hedge_object_words, "short_line_chars": self.short_line_chars,
-                "spelling_min_length": self.spelling_min_length, "no_finding": list(self.no_finding),
-                "sources": list(self.sources)}
+        return {
+            "vocabulary": self.vocabulary,
+            "conventions": self.conventions,
+            "findings": list(self.findings),
+            "n_mention_rules": len(self.mentions),
+            "n_trigger_rules": len(self.triggers),
+            "before_words": self.before_words,
+            "after_words": self.after_words,
+            "hedge_object_words": self.hedge_object_words,
+            "short_line_chars": self.short_line_chars,
+            "spelling_min_length": self.spelling_min_length,
+            "no_finding": list(self.no_finding),
+            "sources": list(self.sources),
+        }
 
 
 def _packaged(name: str) -> tuple[dict[str, Any], str]:
@@ -194,10 +211,14 @@ def _packaged(name: str) -> tuple[dict[str, Any], str]:
 def packaged_rules_text(vocabulary: str = "chestxray14") -> str:
     """The packaged YAML (``common.yaml`` then the vocabulary file) as text, a starting point for ``--rules``."""
     if vocabulary not in VOCABULARIES:
-        raise InvalidParameterError(f"The 'vocabulary' parameter of packaged_rules_text must be one of "
-                                    f"{list(VOCABULARIES)}. Got {vocabulary!r} instead.")
+        raise InvalidParameterError(
+            f"The 'vocabulary' parameter of packaged_rules_text must be one of "
+            f"{list(VOCABULARIES)}. Got {vocabulary!r} instead."
+        )
     base = resources.files("cxreval.labeller").joinpath("rules")
-    return "\n".join(base.joinpath(n).read_text(encoding="utf-8") for n in ("common.yaml", f"{vocabulary}.yaml"))
+    return "\n".join(
+        base.joinpath(n).read_text(encoding="utf-8") for n in ("common.yaml", f"{vocabulary}.yaml")
+    )
 
 
 def _read_user(path: PathLike) -> dict[str, Any]:
@@ -206,8 +227,10 @@ def _read_user(path: PathLike) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise SchemaError(f"Rules file {str(p)!r} must hold a mapping (keys scope, triggers, termination, findings, "
-                          f"ignore, no_finding). Got a {type(data).__name__}.")
+        raise SchemaError(
+            f"Rules file {str(p)!r} must hold a mapping (keys scope, triggers, termination, findings, "
+            f"ignore, no_finding). Got a {type(data).__name__}."
+        )
     return data
 
 
@@ -254,7 +277,9 @@ def _entries(node: object, where: str) -> list[tuple[str, bool]]:
     if isinstance(node, dict):
         unknown = set(node) - {"phrases", "terms", "patterns"}
         if unknown:
-            raise SchemaError(f"{where}: unknown keys {sorted(unknown)}; expected phrases/terms and patterns.")
+            raise SchemaError(
+                f"{where}: unknown keys {sorted(unknown)}; expected phrases/terms and patterns."
+            )
         out = _entries(node.get("phrases"), where) + _entries(node.get("terms"), where)
         pats = node.get("patterns") or []
         if not isinstance(pats, list):
@@ -278,33 +303,55 @@ def _apply_conventions(data: dict[str, Any], conventions: str) -> dict[str, Any]
     """``data`` with the triggers of convention ``conventions`` (key ``conventions``) added to ``triggers``."""
     conv = data.get("conventions") or {}
     if not isinstance(conv, dict):
-        raise SchemaError(f"rules conventions must be a mapping {{name: {{category: {{before: [...]}}}}}}. Got {conv!r}.")
+        raise SchemaError(
+            f"rules conventions must be a mapping {{name: {{category: {{before: [...]}}}}}}. Got {conv!r}."
+        )
     node = conv.get(conventions)
     if node is None:
         raise SchemaError(f"rules conventions has no entry {conventions!r}; it has {sorted(conv)}.")
     if not isinstance(node, dict):
-        raise SchemaError(f"rules conventions.{conventions} must be a mapping of trigger categories. Got {node!r}.")
+        raise SchemaError(
+            f"rules conventions.{conventions} must be a mapping of trigger categories. Got {node!r}."
+        )
     out = dict(data)
     trig = {k: (dict(v) if isinstance(v, dict) else v) for k, v in (data.get("triggers") or {}).items()}
     for cat, sides in node.items():
         if cat not in CATEGORIES or not isinstance(sides, dict) or set(sides) - {"before", "after"}:
-            raise SchemaError(f"rules conventions.{conventions}.{cat}: expected one of {list(CATEGORIES)} with "
-                              f"'before' and/or 'after' lists.")
+            raise SchemaError(
+                f"rules conventions.{conventions}.{cat}: expected one of {list(CATEGORIES)} with "
+                f"'before' and/or 'after' lists."
+            )
         cur = dict(trig.get(cat) or {})
         for side, lst in sides.items():
             if not isinstance(lst, list):
                 raise SchemaError(f"rules conventions.{conventions}.{cat}.{side} must be a list of phrases.")
             base = cur.get(side) or []
-            cur[side] = ({**base, "phrases": [*(base.get("phrases") or []), *lst]} if isinstance(base, dict)
-                         else [*base, *lst])
+            cur[side] = (
+                {**base, "phrases": [*(base.get("phrases") or []), *lst]}
+                if isinstance(base, dict)
+                else [*base, *lst]
+            )
         trig[cat] = cur
     out["triggers"] = trig
     return out
 
 
 def _build(data: dict[str, Any], sources: tuple[str, ...], conventions: str = DEFAULT_CONVENTIONS) -> RuleSet:
-    known = {"vocabulary", "scope", "triggers", "termination", "findings", "ignore", "no_finding", "order",
-             "conventions", "copulas", "symmetric_hedges", "spelling", "segmentation"}
+    known = {
+        "vocabulary",
+        "scope",
+        "triggers",
+        "termination",
+        "findings",
+        "ignore",
+        "no_finding",
+        "order",
+        "conventions",
+        "copulas",
+        "symmetric_hedges",
+        "spelling",
+        "segmentation",
+    }
     unknown = set(data) - known
     if unknown:
         raise SchemaError(f"rules: unknown top-level keys {sorted(unknown)}; expected {sorted(known)}.")
@@ -317,7 +364,9 @@ def _build(data: dict[str, Any], sources: tuple[str, ...], conventions: str = DE
     seg = data.get("segmentation") or {}
     spell = data.get("spelling") or {}
     if not isinstance(seg, dict) or not isinstance(spell, dict):
-        raise SchemaError("rules segmentation and spelling must be mappings (short_line_chars; min_length, exclude).")
+        raise SchemaError(
+            "rules segmentation and spelling must be mappings (short_line_chars; min_length, exclude)."
+        )
     short_line = _check_words(seg.get("short_line_chars", 0), "short_line_chars")
     spell_min = _check_words(spell.get("min_length", 0), "min_length")
     data = _apply_conventions(data, conventions) if data.get("conventions") is not None else data
@@ -330,12 +379,18 @@ def _build(data: dict[str, Any], sources: tuple[str, ...], conventions: str = DE
             triggers += [TriggerRule("pseudo", t, "", r) for t, r in _entries(node, "triggers.pseudo")]
             continue
         if cat not in CATEGORIES:
-            raise SchemaError(f"rules triggers: unknown category {cat!r}; expected {[*CATEGORIES, 'pseudo']}.")
+            raise SchemaError(
+                f"rules triggers: unknown category {cat!r}; expected {[*CATEGORIES, 'pseudo']}."
+            )
         if not isinstance(node, dict) or set(node) - {"before", "after"}:
             raise SchemaError(f"rules triggers.{cat} must be a mapping with 'before' and/or 'after' lists.")
         for side in ("before", "after"):
-            triggers += [TriggerRule(cat, t, side, r) for t, r in _entries(node.get(side), f"triggers.{cat}.{side}")]
-    triggers += [TriggerRule("termination", t, "", r) for t, r in _entries(data.get("termination"), "termination")]
+            triggers += [
+                TriggerRule(cat, t, side, r) for t, r in _entries(node.get(side), f"triggers.{cat}.{side}")
+            ]
+    triggers += [
+        TriggerRule("termination", t, "", r) for t, r in _entries(data.get("termination"), "termination")
+    ]
     finds = data.get("findings") or {}
     if not isinstance(finds, dict) or not finds:
         raise SchemaError("rules findings must be a non-empty mapping {finding: {phrases: [...], ...}}.")
@@ -348,20 +403,34 @@ def _build(data: dict[str, Any], sources: tuple[str, ...], conventions: str = DE
         node = finds.get(raw)
         if node is None:
             raise SchemaError(f"rules order names {raw!r}, which has no entry under findings.")
-        allowed = {"phrases", "patterns", "normal", "normal_patterns", "uncertain", "uncertain_patterns", "hedged"}
+        allowed = {
+            "phrases",
+            "patterns",
+            "normal",
+            "normal_patterns",
+            "uncertain",
+            "uncertain_patterns",
+            "hedged",
+        }
         if not isinstance(node, dict) or set(node) - allowed:
             raise SchemaError(f"rules findings.{raw} must be a mapping with keys among {sorted(allowed)}.")
         findings.append(f)
         where = f"findings.{raw}"
-        mentions += [MentionRule(f, t, "phrase") for t, _ in _entries(node.get("phrases"), where + ".phrases")]
+        mentions += [
+            MentionRule(f, t, "phrase") for t, _ in _entries(node.get("phrases"), where + ".phrases")
+        ]
         for p in node.get("patterns") or []:
             mentions.append(MentionRule(f, _check_regex(str(p), where + ".patterns"), "pattern", True))
         mentions += [MentionRule(f, t, "normal") for t, _ in _entries(node.get("normal"), where + ".normal")]
         for p in node.get("normal_patterns") or []:
             mentions.append(MentionRule(f, _check_regex(str(p), where + ".normal_patterns"), "normal", True))
-        mentions += [MentionRule(f, t, "uncertain") for t, _ in _entries(node.get("uncertain"), where + ".uncertain")]
+        mentions += [
+            MentionRule(f, t, "uncertain") for t, _ in _entries(node.get("uncertain"), where + ".uncertain")
+        ]
         for p in node.get("uncertain_patterns") or []:
-            mentions.append(MentionRule(f, _check_regex(str(p), where + ".uncertain_patterns"), "uncertain", True))
+            mentions.append(
+                MentionRule(f, _check_regex(str(p), where + ".uncertain_patterns"), "uncertain", True)
+            )
         mentions += [MentionRule(f, t, "hedged") for t, _ in _entries(node.get("hedged"), where + ".hedged")]
     if len(set(findings)) != len(findings):
         raise SchemaError(f"rules findings repeat a finding after canonicalisation: {findings}.")
@@ -376,17 +445,29 @@ def _build(data: dict[str, Any], sources: tuple[str, ...], conventions: str = DE
             raise SchemaError("rules no_finding must be a mapping {except: [findings that do not count]}.")
         ex = {canonical_finding(x, where="rules no_finding.except") for x in exc}
         no_finding = tuple(f for f in findings if f != "No Finding" and f not in ex)
-    return RuleSet(vocabulary=str(data.get("vocabulary", "custom")), findings=tuple(findings),
-                   mentions=tuple(mentions), triggers=tuple(triggers), before_words=before_words,
-                   after_words=after_words, no_finding=no_finding, sources=sources,
-                   hedge_object_words=hedge_object_words, short_line_chars=short_line,
-                   joining_words=_phrases(seg, "joining_words"), copulas=_phrases(data, "copulas"), symmetric_hedges=_phrases(data, "symmetric_hedges"),
-                   spelling_min_length=spell_min, spelling_exclude=_phrases(spell, "exclude"),
-                   conventions=conventions)
+    return RuleSet(
+        vocabulary=str(data.get("vocabulary", "custom")),
+        findings=tuple(findings),
+        mentions=tuple(mentions),
+        triggers=tuple(triggers),
+        before_words=before_words,
+        after_words=after_words,
+        no_finding=no_finding,
+        sources=sources,
+        hedge_object_words=hedge_object_words,
+        short_line_chars=short_line,
+        joining_words=_phrases(seg, "joining_words"),
+        copulas=_phrases(data, "copulas"),
+        symmetric_hedges=_phrases(data, "symmetric_hedges"),
+        spelling_min_length=spell_min,
+        spelling_exclude=_phrases(spell, "exclude"),
+        conventions=conventions,
+    )
 
 
-def load_rules(rules: PathLike | None = None, *, vocabulary: str = "chestxray14",
-               conventions: str = DEFAULT_CONVENTIONS) -> RuleSet:
+def load_rules(
+    rules: PathLike | None = None, *, vocabulary: str = "chestxray14", conventions: str = DEFAULT_CONVENTIONS
+) -> RuleSet:
     """The packaged rules for ``vocabulary``, with a user YAML file merged over them.
 
     Parameters
@@ -410,14 +491,20 @@ def load_rules(rules: PathLike | None = None, *, vocabulary: str = "chestxray14"
         Missing/unreadable file, invalid YAML, an unknown key, finding or category, a bad regular expression.
     """
     if not isinstance(vocabulary, str) or vocabulary not in VOCABULARIES:
-        raise InvalidParameterError(f"The 'vocabulary' parameter of load_rules must be one of {list(VOCABULARIES)}. "
-                                    f"Got {vocabulary!r} instead.")
+        raise InvalidParameterError(
+            f"The 'vocabulary' parameter of load_rules must be one of {list(VOCABULARIES)}. "
+            f"Got {vocabulary!r} instead."
+        )
     if not isinstance(conventions, str) or conventions not in CONVENTIONS:
-        raise InvalidParameterError(f"The 'conventions' parameter of load_rules must be one of {list(CONVENTIONS)}. "
-                                    f"Got {conventions!r} instead.")
+        raise InvalidParameterError(
+            f"The 'conventions' parameter of load_rules must be one of {list(CONVENTIONS)}. "
+            f"Got {conventions!r} instead."
+        )
     if rules is not None and not isinstance(rules, (str, os.PathLike)):
-        raise InvalidParameterError(f"The 'rules' parameter of load_rules must be a path to a YAML file or None. "
-                                    f"Got {rules!r} instead.")
+        raise InvalidParameterError(
+            f"The 'rules' parameter of load_rules must be a path to a YAML file or None. "
+            f"Got {rules!r} instead."
+        )
     common, s1 = _packaged("common.yaml")
     vocab, s2 = _packaged(f"{vocabulary}.yaml")
     data = _merge(common, vocab)

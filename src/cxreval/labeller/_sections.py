@@ -29,18 +29,63 @@ LABELLED_SECTIONS: tuple[str, ...] = ("findings", "impression")
 """The sections that get their own label source (``report_findings``, ``report_impression``)."""
 
 HEADERS: dict[str, tuple[str, ...]] = {
-    "findings": ("findings", "finding", "findings and impression", "findings and impressions",
-                 "findings/impression", "report", "description", "observations", "prelim", "prelim read",
-                 "preliminary", "preliminary read", "preliminary report"),
-    "impression": ("impression", "impressions", "conclusion", "conclusions", "opinion", "summary",
-                   "interpretation", "final impression", "diagnosis", "assessment"),
+    "findings": (
+        "findings",
+        "finding",
+        "findings and impression",
+        "findings and impressions",
+        "findings/impression",
+        "report",
+        "description",
+        "observations",
+        "prelim",
+        "prelim read",
+        "preliminary",
+        "preliminary read",
+        "preliminary report",
+    ),
+    "impression": (
+        "impression",
+        "impressions",
+        "conclusion",
+        "conclusions",
+        "opinion",
+        "summary",
+        "interpretation",
+        "final impression",
+        "diagnosis",
+        "assessment",
+    ),
     "comparison": ("comparison", "comparisons", "prior", "priors", "comparison study", "comparison studies"),
-    "indication": ("indication", "indications", "reason for exam", "reason for examination", "reason for study",
-                   "clinical indication", "reason", "clinical question"),
-    "history": ("history", "clinical history", "clinical information", "clinical data", "clinical details",
-                "clinical notes", "medical history", "hx"),
+    "indication": (
+        "indication",
+        "indications",
+        "reason for exam",
+        "reason for examination",
+        "reason for study",
+        "clinical indication",
+        "reason",
+        "clinical question",
+    ),
+    "history": (
+        "history",
+        "clinical history",
+        "clinical information",
+        "clinical data",
+        "clinical details",
+        "clinical notes",
+        "medical history",
+        "hx",
+    ),
     "technique": ("technique", "examination", "exam", "procedure", "study", "views", "type of examination"),
-    "recommendation": ("recommendation", "recommendations", "notification", "addendum", "wet read", "signed by"),
+    "recommendation": (
+        "recommendation",
+        "recommendations",
+        "notification",
+        "addendum",
+        "wet read",
+        "signed by",
+    ),
 }
 """Header spellings (lower case) for each canonical section."""
 
@@ -68,7 +113,9 @@ def _header_regex() -> tuple[re.Pattern[str], dict[str, str]]:
             alts.append((len(n), r"[ \t]+".join(_spaced(w) for w in n.split())))
     body = "|".join(a for _, a in sorted(alts, key=lambda x: -x[0]))
     # a line ends at \n, \r\n or a lone \r (reports exported on Windows or old Macs)
-    rx = re.compile(rf"(?im)(?:^|(?<=\r))[ \t]*(?P<h>{body})[ \t]*(?::|-{{1,2}}(?=[ \t])|[ \t]*(?=\r|$))[ \t]*")
+    rx = re.compile(
+        rf"(?im)(?:^|(?<=\r))[ \t]*(?P<h>{body})[ \t]*(?::|-{{1,2}}(?=[ \t])|[ \t]*(?=\r|$))[ \t]*"
+    )
     return rx, lookup
 
 
@@ -97,13 +144,15 @@ def split_sections(text: str) -> list[Section]:
         report without any header gives one ``preamble`` section (or nothing, when blank).
     """
     if not isinstance(text, str):
-        raise InvalidParameterError(f"The 'text' parameter of split_sections must be a str. Got {text!r} instead.")
+        raise InvalidParameterError(
+            f"The 'text' parameter of split_sections must be a str. Got {text!r} instead."
+        )
     out: list[Section] = []
     pos, name, header = 0, "preamble", ""
     found = {m.start(): m for m in _INLINE_RX.finditer(text)}
     found.update({m.start(): m for m in _HEADER_RX.finditer(text)})
     for _, m in sorted(found.items()):
-        if name != "preamble" or text[pos:m.start()].strip():
+        if name != "preamble" or text[pos : m.start()].strip():
             out.append(Section(name, header, pos, m.start()))
         key = " ".join(re.sub(r"(?<=\w)[ \t](?=\w(?:[ \t]|$))", "", m.group("h").lower()).split())
         name = _LOOKUP.get(key) or _LOOKUP.get(key.replace(" ", ""), "other")

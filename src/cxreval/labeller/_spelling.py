@@ -22,7 +22,7 @@ __all__ = ["Speller", "osa_distance"]
 
 
 def _deletes(w: str) -> set[str]:
-    return {w[:i] + w[i + 1:] for i in range(len(w))}
+    return {w[:i] + w[i + 1 :] for i in range(len(w))}
 
 
 def osa_distance(a: str, b: str) -> int:
@@ -62,8 +62,9 @@ class Speller:
         Further words never corrected.
     """
 
-    def __init__(self, targets: Iterable[str], *, known: Iterable[str], min_length: int,
-                 exclude: Iterable[str] = ()) -> None:
+    def __init__(
+        self, targets: Iterable[str], *, known: Iterable[str], min_length: int, exclude: Iterable[str] = ()
+    ) -> None:
         self.min_length = min_length
         self.targets = frozenset(t for t in targets if len(t) >= min_length and t.isalpha())
         self.known = frozenset(known) | frozenset(exclude) | self.targets

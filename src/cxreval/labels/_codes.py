@@ -28,7 +28,9 @@ def _factorize(arr: Any) -> tuple[np.ndarray, np.ndarray]:
 
     encoded = not pa.types.is_dictionary(arr.type)
     repeat = None
-    if encoded:  # a chunked column is encoded chunk by chunk, every chunk given the one dictionary of the whole
+    if (
+        encoded
+    ):  # a chunked column is encoded chunk by chunk, every chunk given the one dictionary of the whole
         arr, repeat = _distinct_chunks(arr)
         arr = pc.dictionary_encode(arr)
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
@@ -38,8 +40,14 @@ def _factorize(arr: Any) -> tuple[np.ndarray, np.ndarray]:
         chunks = [chunks[k] for k in repeat]
     ind = chunks[0].indices if len(chunks) == 1 else pa.concat_arrays([c.indices for c in chunks])
     d = chunks[0].dictionary
-    idx = (ind.fill_null(-1) if ind.null_count else ind).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    if len(d) > 1024 and not encoded:  # a Parquet batch carries its row group's whole dictionary: the values used
+    idx = (
+        (ind.fill_null(-1) if ind.null_count else ind)
+        .to_numpy(zero_copy_only=False)
+        .astype(np.int32, copy=False)
+    )
+    if (
+        len(d) > 1024 and not encoded
+    ):  # a Parquet batch carries its row group's whole dictionary: the values used
         used = np.flatnonzero(np.bincount(idx[idx >= 0], minlength=len(d)))
         if len(used) < len(d):
             remap = np.full(len(d) + 1, -1, dtype=np.int32)
@@ -131,9 +139,13 @@ class _Vocab:
         return lut[idx]
 
     def _lookup(self, uniq: np.ndarray) -> np.ndarray:
-        pos = (self._fast.get_indexer(uniq) if self._fast is not None else np.full(len(uniq), -1)).astype(np.int32)
+        pos = (self._fast.get_indexer(uniq) if self._fast is not None else np.full(len(uniq), -1)).astype(
+            np.int32
+        )
         new = np.flatnonzero(pos < 0)
-        if len(new) and not self.index:  # the first block: its distinct values, in their order (distinct already)
+        if (
+            len(new) and not self.index
+        ):  # the first block: its distinct values, in their order (distinct already)
             self.values.extend(uniq[new].tolist())
             self.index.update(zip(self.values, range(len(self.values))))
             pos[new] = np.arange(len(new), dtype=np.int32)
@@ -176,7 +188,7 @@ def _grow(a: np.ndarray, n: int, fill: float | int) -> np.ndarray:
     size = max(n, int(len(a) * 1.25) + 1024)
     b = np.frombuffer(mmap.mmap(-1, size * a.dtype.itemsize), dtype=a.dtype, count=size)
     b[: len(a)] = a
-    b[len(a):] = fill
+    b[len(a) :] = fill
     return b
 
 

@@ -25,8 +25,9 @@ def _canonical_column(values: pd.Series, *, where: str) -> pd.Series:
         raise SchemaError(f"Missing finding name in {_where(where, i, 'finding')}.")
     first = np.unique(codes, return_index=True)[1]  # first row of each distinct name
     canon = [canonical_finding(u, where=_where(where, int(first[k]), "finding")) for k, u in enumerate(uniq)]
-    return pd.Series(np.asarray(canon, dtype=object)[codes] if len(canon) else np.array([], dtype=object),
-                     dtype="str")
+    return pd.Series(
+        np.asarray(canon, dtype=object)[codes] if len(canon) else np.array([], dtype=object), dtype="str"
+    )
 
 
 def _id_column(values: pd.Series | np.ndarray) -> pd.Series:

@@ -18,8 +18,15 @@ from ._common import _read_table
 from ._long import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
 from ._wide import read_wide_predictions
 
-__all__ = ["TABLE_SUFFIXES", "table_parts", "read_prediction_tables", "read_label_tables", "check_label_headers",
-           "check_prediction_headers"]
+__all__ = [
+    "TABLE_SUFFIXES",
+    "table_parts",
+    "read_prediction_tables",
+    "read_label_tables",
+    "check_label_headers",
+    "check_prediction_headers",
+]
+
 
 class _Unusual(Exception):
     """Something the vectorised reader leaves to the pandas readers (which raise the exact error)."""
@@ -49,8 +56,10 @@ def _check_headers(p: Path, required: Sequence[str], *, what: str) -> bool:
             return False
         check_columns(names, required, where=f"file {str(f)!r}")
         if first is not None and set(names) != set(first):
-            raise SchemaError(f"The parts of folder {str(p)!r} have different columns: {files[0].name} has "
-                              f"{first}, {f.name} has {names}; the files of one table must have the same columns.")
+            raise SchemaError(
+                f"The parts of folder {str(p)!r} have different columns: {files[0].name} has "
+                f"{first}, {f.name} has {names}; the files of one table must have the same columns."
+            )
         first = names
     return True
 
@@ -102,18 +111,24 @@ def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
     parts = table_parts(p, PREDICTION_COLUMNS)
     if parts is not None:
         where = f"folder {str(p)!r}"
-        return validate_predictions(pd.concat([_read_table(f, "read_predictions") for f in parts],
-                                              ignore_index=True), where=where), []
+        return validate_predictions(
+            pd.concat([_read_table(f, "read_predictions") for f in parts], ignore_index=True), where=where
+        ), []
     files = table_files(p)
-    others = sorted(f.name for f in p.iterdir() if f.is_file() and f.suffix.lower() not in TABLE_SUFFIXES
-                    and not f.name.startswith("."))
+    others = sorted(
+        f.name
+        for f in p.iterdir()
+        if f.is_file() and f.suffix.lower() not in TABLE_SUFFIXES and not f.name.startswith(".")
+    )
     if not files:
         raise SchemaError(f"Prediction folder {str(p)!r} has no '*.csv' or '*.parquet' file.")
     stems = [f.stem for f in files]
     dup = sorted({s for s in stems if stems.count(s) > 1})
     if dup:
-        raise SchemaError(f"Prediction folder {str(p)!r} has more than one file for model(s) {dup} (e.g. "
-                          "both .csv and .parquet); keep one file per model.")
+        raise SchemaError(
+            f"Prediction folder {str(p)!r} has more than one file for model(s) {dup} (e.g. "
+            "both .csv and .parquet); keep one file per model."
+        )
     tables, notes = [], []
     if others:
         notes.append(f"{p.name}: files that are not .csv/.parquet were not read: {others}")
@@ -131,11 +146,18 @@ def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
 
 def check_blank_state(blank_state: str | None) -> None:
     if blank_state is not None and blank_state not in BLANK_STATES:
-        raise InvalidParameterError(f"blank_state= must be one of {', '.join(BLANK_STATES)}. Got {blank_state!r}.")
+        raise InvalidParameterError(
+            f"blank_state= must be one of {', '.join(BLANK_STATES)}. Got {blank_state!r}."
+        )
 
 
-def read_label_tables(paths: Sequence[str | Path], *, state_encoding: str | None = None,
-                      require_patient: bool = False, blank_state: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+def read_label_tables(
+    paths: Sequence[str | Path],
+    *,
+    state_encoding: str | None = None,
+    require_patient: bool = False,
+    blank_state: str | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
     """Label inputs as one validated long DataFrame (the pandas reading; exact errors), and notes.
 
     Each path is a long table (file, or folder of parts with the same columns, checked before any data is
@@ -143,8 +165,9 @@ def read_label_tables(paths: Sequence[str | Path], *, state_encoding: str | None
     without rows is refused ("FILE has no rows").
     """
     if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
-        raise InvalidParameterError(f"state_encoding= must be one of {', '.join(STATE_ENCODINGS)}. "
-                                    f"Got {state_encoding!r}.")
+        raise InvalidParameterError(
+            f"state_encoding= must be one of {', '.join(STATE_ENCODINGS)}. Got {state_encoding!r}."
+        )
     check_blank_state(blank_state)
     check_label_headers(paths, require_patient=require_patient)
     tables, notes = [], []
@@ -156,15 +179,21 @@ def read_label_tables(paths: Sequence[str | Path], *, state_encoding: str | None
             if df.empty:
                 raise SchemaError(f"{p} has no rows.")
             if "state" in df.columns:
-                df = df.assign(state=decode_states(df["state"], encoding=state_encoding, where=where,
-                                                   blank_state=blank_state))
+                df = df.assign(
+                    state=decode_states(
+                        df["state"], encoding=state_encoding, where=where, blank_state=blank_state
+                    )
+                )
             tables.append(validate_label_table(df, where=where, require_patient=require_patient))
             continue
-        res = read_labels(p, require_patient=require_patient, state_encoding=state_encoding, blank_state=blank_state)
+        res = read_labels(
+            p, require_patient=require_patient, state_encoding=state_encoding, blank_state=blank_state
+        )
         tables.append(res.table)
         notes += list(res.report.notes)
     if len(tables) == 1:
         return tables[0], notes
     where = "the label files (labels=) " + ", ".join(str(p) for p in paths)
-    return validate_label_table(pd.concat(tables, ignore_index=True), where=where,
-                                require_patient=require_patient), notes
+    return validate_label_table(
+        pd.concat(tables, ignore_index=True), where=where, require_patient=require_patient
+    ), notes

@@ -31,16 +31,26 @@ from ..schema import (
 )
 from ._common import _canonical_column, _id_column, _read_table, _where
 
-__all__ = ["LABEL_COLUMNS", "PREDICTION_COLUMNS", "validate_label_table", "validate_predictions",
-           "validate_model_groups", "label_matrix", "read_labels", "write_labels", "read_predictions",
-           "write_predictions"]
+__all__ = [
+    "LABEL_COLUMNS",
+    "PREDICTION_COLUMNS",
+    "validate_label_table",
+    "validate_predictions",
+    "validate_model_groups",
+    "label_matrix",
+    "read_labels",
+    "write_labels",
+    "read_predictions",
+    "write_predictions",
+]
 
 LABEL_COLUMNS: tuple[str, ...] = (STUDY_ID, PATIENT_ID, FINDING, SOURCE, STATE)
 PREDICTION_COLUMNS: tuple[str, ...] = (STUDY_ID, MODEL, FINDING, SCORE)
 
 
-def validate_label_table(df: pd.DataFrame, *, where: str = "label table", require_patient: bool = True
-                         ) -> pd.DataFrame:
+def validate_label_table(
+    df: pd.DataFrame, *, where: str = "label table", require_patient: bool = True
+) -> pd.DataFrame:
     """Check and standardise a long label table; return a new, canonical table.
 
     Findings are canonicalised, states parsed to ``Int8``, ids cast to text (blank ids are missing).
@@ -53,8 +63,10 @@ def validate_label_table(df: pd.DataFrame, *, where: str = "label table", requir
         with more than one patient id.
     """
     if not isinstance(df, pd.DataFrame):
-        raise SchemaError(f"{where} must be a pandas DataFrame with columns {list(LABEL_COLUMNS)}. "
-                          f"Got {type(df).__name__} instead.")
+        raise SchemaError(
+            f"{where} must be a pandas DataFrame with columns {list(LABEL_COLUMNS)}. "
+            f"Got {type(df).__name__} instead."
+        )
     cols = [c for c in LABEL_COLUMNS if c != "patient_id" or require_patient or c in df.columns]
     check_columns(df, cols, where=where)
     n = len(df)
@@ -62,14 +74,19 @@ def validate_label_table(df: pd.DataFrame, *, where: str = "label table", requir
     if study.isna().any():
         i = int(np.flatnonzero(study.isna().to_numpy())[0])
         raise SchemaError(f"Missing study id in {_where(where, i, 'study_id')}.")
-    patient = _id_column(df["patient_id"]) if "patient_id" in df.columns else pd.Series(np.nan, index=range(n),
-                                                                                      dtype="str")
-    out = pd.DataFrame({
-        "study_id": study,
-        "patient_id": patient,
-        "finding": _canonical_column(df["finding"], where=where),
-        "source": _id_column(df["source"]),
-    })
+    patient = (
+        _id_column(df["patient_id"])
+        if "patient_id" in df.columns
+        else pd.Series(np.nan, index=range(n), dtype="str")
+    )
+    out = pd.DataFrame(
+        {
+            "study_id": study,
+            "patient_id": patient,
+            "finding": _canonical_column(df["finding"], where=where),
+            "source": _id_column(df["source"]),
+        }
+    )
     if out["source"].isna().any():
         i = int(np.flatnonzero(out["source"].isna().to_numpy())[0])
         raise SchemaError(f"Missing source in {_where(where, i, 'source')}; every label names who gave it.")
@@ -79,17 +96,21 @@ def validate_label_table(df: pd.DataFrame, *, where: str = "label table", requir
         bad = ~np.isnan(vals) & ~np.isin(vals, (-1.0, 0.0, 1.0, 2.0))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise SchemaError(f"State {int(vals[i])!r} outside the domain in {_where(where, i, 'state')}; "
-                              f"expected one of {list(STATE_NAMES)} (or the codes -1, 0, 1, 2).")
+            raise SchemaError(
+                f"State {int(vals[i])!r} outside the domain in {_where(where, i, 'state')}; "
+                f"expected one of {list(STATE_NAMES)} (or the codes -1, 0, 1, 2)."
+            )
         out["state"] = st
     else:
         out["state"] = parse_states(st, where=where)
     miss = out["patient_id"].isna().to_numpy()
     if require_patient and miss.any():
         i = int(np.flatnonzero(miss)[0])
-        raise SchemaError(f"Missing patient id in {_where(where, i, 'patient_id')} (study "
-                          f"{out['study_id'].iloc[i]!r}, value {df['patient_id'].iloc[i]!r}); a patient id is "
-                          f"required for patient-level analysis.")
+        raise SchemaError(
+            f"Missing patient id in {_where(where, i, 'patient_id')} (study "
+            f"{out['study_id'].iloc[i]!r}, value {df['patient_id'].iloc[i]!r}); a patient id is "
+            f"required for patient-level analysis."
+        )
     s_codes, s_uniq = pd.factorize(out["study_id"])
     f_codes, f_uniq = pd.factorize(out["finding"])
     r_codes, r_uniq = pd.factorize(out["source"])
@@ -99,16 +120,20 @@ def validate_label_table(df: pd.DataFrame, *, where: str = "label table", requir
         first = int(np.flatnonzero(dup)[0])
         rows = np.flatnonzero(key == key[first])[:4].tolist()
         r = out.iloc[first]
-        raise SchemaError(f"Duplicate (study_id, finding, source) rows in {where}: rows {rows} repeat "
-                          f"({r['study_id']!r}, {r['finding']!r}, {r['source']!r}).")
+        raise SchemaError(
+            f"Duplicate (study_id, finding, source) rows in {where}: rows {rows} repeat "
+            f"({r['study_id']!r}, {r['finding']!r}, {r['source']!r})."
+        )
     if (~miss).any():
         p_codes, _ = pd.factorize(out["patient_id"])
         pairs = pd.DataFrame({"s": s_codes[~miss], "p": p_codes[~miss]}).drop_duplicates()
         multi = pairs["s"].duplicated(keep=False).to_numpy()
         if multi.any():
             s = s_uniq[int(pairs["s"].to_numpy()[multi][0])]
-            raise SchemaError(f"Study {s!r} in {where} has more than one patient id "
-                              f"{sorted(out.loc[out.study_id == s, 'patient_id'].dropna().unique())}.")
+            raise SchemaError(
+                f"Study {s!r} in {where} has more than one patient id "
+                f"{sorted(out.loc[out.study_id == s, 'patient_id'].dropna().unique())}."
+            )
     return out
 
 
@@ -121,34 +146,44 @@ def validate_predictions(df: pd.DataFrame, *, where: str = "prediction table") -
         Missing columns; unknown finding; non-finite score; duplicate ``(study_id, model, finding)`` rows.
     """
     if not isinstance(df, pd.DataFrame):
-        raise SchemaError(f"{where} must be a pandas DataFrame with columns {list(PREDICTION_COLUMNS)}. "
-                          f"Got {type(df).__name__} instead.")
+        raise SchemaError(
+            f"{where} must be a pandas DataFrame with columns {list(PREDICTION_COLUMNS)}. "
+            f"Got {type(df).__name__} instead."
+        )
     check_columns(df, PREDICTION_COLUMNS, where=where)
     ids = {}
     for col in (STUDY_ID, MODEL):
         ids[col] = _id_column(df[col])
         if ids[col].isna().any():
             i = int(np.flatnonzero(ids[col].isna().to_numpy())[0])
-            raise SchemaError(f"Missing {'study id' if col == STUDY_ID else 'model name'} in {_where(where, i, col)} "
-                              f"({int(ids[col].isna().sum())} such rows); every prediction names its study and model.")
-    out = pd.DataFrame({
-        "study_id": ids[STUDY_ID].to_numpy(dtype=object),
-        "model": ids[MODEL].to_numpy(dtype=object),
-        "finding": _canonical_column(df["finding"].reset_index(drop=True), where=where).to_numpy(),
-    })
+            raise SchemaError(
+                f"Missing {'study id' if col == STUDY_ID else 'model name'} in {_where(where, i, col)} "
+                f"({int(ids[col].isna().sum())} such rows); every prediction names its study and model."
+            )
+    out = pd.DataFrame(
+        {
+            "study_id": ids[STUDY_ID].to_numpy(dtype=object),
+            "model": ids[MODEL].to_numpy(dtype=object),
+            "finding": _canonical_column(df["finding"].reset_index(drop=True), where=where).to_numpy(),
+        }
+    )
     score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"Non-finite or non-numeric score {(v.item() if isinstance(v := df['score'].iloc[i], np.generic) else v)!r} in {_where(where, i, 'score')} "
-                          f"(study {out['study_id'].iloc[i]!r}, model {out['model'].iloc[i]!r}); scores must be finite.")
+        raise SchemaError(
+            f"Non-finite or non-numeric score {(v.item() if isinstance(v := df['score'].iloc[i], np.generic) else v)!r} in {_where(where, i, 'score')} "
+            f"(study {out['study_id'].iloc[i]!r}, model {out['model'].iloc[i]!r}); scores must be finite."
+        )
     out["score"] = score
     dup = out.duplicated(["study_id", "model", "finding"], keep=False)
     if dup.any():
         rows = np.flatnonzero(dup.to_numpy())[:4].tolist()
         r = out.iloc[rows[0]]
-        raise SchemaError(f"Duplicate (study_id, model, finding) rows in {where}: rows {rows} repeat "
-                          f"({r['study_id']!r}, {r['model']!r}, {r['finding']!r}).")
+        raise SchemaError(
+            f"Duplicate (study_id, model, finding) rows in {where}: rows {rows} repeat "
+            f"({r['study_id']!r}, {r['model']!r}, {r['finding']!r})."
+        )
     return out
 
 
@@ -162,14 +197,21 @@ def validate_model_groups(df: pd.DataFrame, *, where: str = "model group table")
     return out.reset_index(drop=True)
 
 
-def label_matrix(labels: pd.DataFrame, *, source: str, findings: Sequence[str] | None = None,
-                 study_ids: Sequence[str] | None = None) -> pd.DataFrame:
+def label_matrix(
+    labels: pd.DataFrame,
+    *,
+    source: str,
+    findings: Sequence[str] | None = None,
+    study_ids: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """One source's states as a study × finding ``Int8`` frame (absent rows are ``<NA>``), with the columns
     ``findings`` and the rows ``study_ids`` in their order when given."""
     sub = labels[labels["source"] == source]
     if sub.empty:
-        raise SchemaError(f"Source {source!r} is not in the label table; sources present: "
-                          f"{sorted(labels['source'].unique())}.")
+        raise SchemaError(
+            f"Source {source!r} is not in the label table; sources present: "
+            f"{sorted(labels['source'].unique())}."
+        )
     wide = sub.pivot(index="study_id", columns="finding", values="state")
     if findings is not None:
         wide = wide.reindex(columns=list(findings))
@@ -178,8 +220,13 @@ def label_matrix(labels: pd.DataFrame, *, source: str, findings: Sequence[str] |
     return wide.astype("Int8")
 
 
-def read_labels(path: str | Path, *, require_patient: bool = True, state_encoding: str | None = None,
-                blank_state: str | None = None) -> ReadResult:
+def read_labels(
+    path: str | Path,
+    *,
+    require_patient: bool = True,
+    state_encoding: str | None = None,
+    blank_state: str | None = None,
+) -> ReadResult:
     """Read a long label table (CSV or Parquet) and validate it.
 
     States are names, or numeric codes read under ``state_encoding`` (:func:`decode_states`; CSV text and
@@ -194,7 +241,9 @@ def read_labels(path: str | Path, *, require_patient: bool = True, state_encodin
     check_columns(df, [c for c in LABEL_COLUMNS if c != PATIENT_ID or require_patient], where=where)
     if df.empty:
         raise SchemaError(f"{path} has no rows.")
-    df = df.assign(state=decode_states(df["state"], encoding=state_encoding, where=where, blank_state=blank_state))
+    df = df.assign(
+        state=decode_states(df["state"], encoding=state_encoding, where=where, blank_state=blank_state)
+    )
     table = validate_label_table(df, where=where, require_patient=require_patient)
     return ReadResult(table, ReadReport(str(path), len(df), len(table)))
 

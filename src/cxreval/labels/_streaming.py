@@ -57,8 +57,14 @@ from ._long import LABEL_COLUMNS, PREDICTION_COLUMNS, validate_label_table, vali
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["PredictionScan", "LabelScan", "scan_predictions", "scan_labels", "scan_prediction_frame",
-           "scan_label_frame"]
+__all__ = [
+    "PredictionScan",
+    "LabelScan",
+    "scan_predictions",
+    "scan_labels",
+    "scan_prediction_frame",
+    "scan_label_frame",
+]
 
 _CSV_BLOCK = 4 << 20  # bytes of CSV per block (larger blocks cost more read-ahead memory, no speed)
 _PARQUET_BATCH = 1 << 18  # rows per Parquet batch
@@ -83,16 +89,30 @@ def _blocks(files: Sequence[Path], columns: Sequence[str], numeric: Sequence[str
         try:
             if f.suffix.lower() == ".parquet":
                 schema = pq.read_schema(f)
-                strings = [c for c in columns if pa.types.is_string(schema.field(c).type)
-                           or pa.types.is_large_string(schema.field(c).type)]
+                strings = [
+                    c
+                    for c in columns
+                    if pa.types.is_string(schema.field(c).type)
+                    or pa.types.is_large_string(schema.field(c).type)
+                ]
                 pf = pq.ParquetFile(f, read_dictionary=strings)
                 batches = pf.iter_batches(batch_size=_PARQUET_BATCH, columns=list(columns))
             else:
-                types = {c: (pa.float64() if c in numeric else pa.dictionary(pa.int32(), pa.string())) for c in columns}
-                batches = pacsv.open_csv(f, read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK),
-                                         convert_options=pacsv.ConvertOptions(
-                                             column_types=types, include_columns=list(columns), null_values=[""],
-                                             strings_can_be_null=True, quoted_strings_can_be_null=True))
+                types = {
+                    c: (pa.float64() if c in numeric else pa.dictionary(pa.int32(), pa.string()))
+                    for c in columns
+                }
+                batches = pacsv.open_csv(
+                    f,
+                    read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK),
+                    convert_options=pacsv.ConvertOptions(
+                        column_types=types,
+                        include_columns=list(columns),
+                        null_values=[""],
+                        strings_can_be_null=True,
+                        quoted_strings_can_be_null=True,
+                    ),
+                )
             for b in batches:
                 out = {c: b.column(c) for c in columns}
                 for c in numeric:
@@ -141,11 +161,17 @@ class PredictionScan:
         self._f = _Vocab(_canonical)
         self.studies, self.models, self.findings = self._s.values, self._m.values, self._f.values
 
-    def add(self, study: pa.Array | pd.Series, model: pa.Array | pd.Series, finding: pa.Array | pd.Series,
-            score: np.ndarray) -> None:
+    def add(
+        self,
+        study: pa.Array | pd.Series,
+        model: pa.Array | pd.Series,
+        finding: pa.Array | pd.Series,
+        score: np.ndarray,
+    ) -> None:
         """Add one block (Arrow arrays or pandas Series of the four columns)."""
-        self._add_codes(self._s.codes(study), self._m.codes(model, cache=True), self._f.codes(finding, cache=True),
-                        score)
+        self._add_codes(
+            self._s.codes(study), self._m.codes(model, cache=True), self._f.codes(finding, cache=True), score
+        )
 
     def _add_codes(self, s: np.ndarray, m: np.ndarray, f: np.ndarray, score: np.ndarray) -> None:
         n = len(s)
@@ -171,7 +197,9 @@ class PredictionScan:
             slot = (int(m[first_pos]), int(f[first_pos]))
             sp = s_sorted[lo:hi]
             a = self.scores.get(slot)
-            a = _grow(np.full(0, np.nan) if a is None else a, max(int(sp.max()) + 1, len(self.studies)), np.nan)
+            a = _grow(
+                np.full(0, np.nan) if a is None else a, max(int(sp.max()) + 1, len(self.studies)), np.nan
+            )
             a[sp] = score_sorted[lo:hi]
             self.scores[slot] = a
             if slot not in self.slot_first:
@@ -180,7 +208,9 @@ class PredictionScan:
             # error found by check_unique)
             j = slot[1]
             first = self.first_row.get(j)
-            first = _grow(np.full(0, _NO_ROW, dtype=np.int64) if first is None else first, len(self.studies), _NO_ROW)
+            first = _grow(
+                np.full(0, _NO_ROW, dtype=np.int64) if first is None else first, len(self.studies), _NO_ROW
+            )
             rows = order[lo:hi] + self.n_rows
             first[sp] = np.minimum(first[sp], rows)
             self.first_row[j] = first
@@ -209,7 +239,9 @@ class PredictionScan:
         table.reshape(-1)[cell] = score  # a repeated (slot, study) leaves fewer scores: check_unique
         # each cell's row (of a repeated cell one of them: check_unique fails then, and the rows are not used)
         row_of = np.full((len(present), n_studies), n, dtype=itype)
-        rows = key if key.dtype == itype else np.empty(n, dtype=itype)  # the keys are read: their memory, reused
+        rows = (
+            key if key.dtype == itype else np.empty(n, dtype=itype)
+        )  # the keys are read: their memory, reused
         rows[0] = 0
         rows[1:] = 1
         np.cumsum(rows, out=rows)
@@ -239,8 +271,12 @@ class PredictionScan:
     def from_frame(cls, df: pd.DataFrame) -> PredictionScan:
         """Codes of a table already checked by :func:`~cxreval.labels.validate_predictions`."""
         scan = cls()
-        scan.add(df["study_id"].reset_index(drop=True), df["model"].reset_index(drop=True),
-                 df["finding"].reset_index(drop=True), df["score"].to_numpy(dtype=float))
+        scan.add(
+            df["study_id"].reset_index(drop=True),
+            df["model"].reset_index(drop=True),
+            df["finding"].reset_index(drop=True),
+            df["score"].to_numpy(dtype=float),
+        )
         scan.check_unique()
         return scan
 
@@ -262,8 +298,12 @@ def scan_prediction_frame(df: pd.DataFrame, *, where: str = "prediction table") 
         if not isinstance(sc, pd.Series) or sc.dtype.kind not in "fiu":
             raise _Unusual("scores not numbers")
         scan = PredictionScan()
-        scan.add(_column(df, "study_id"), _column(df, "model"), _column(df, "finding"),
-                 sc.to_numpy(dtype=float, na_value=np.nan))
+        scan.add(
+            _column(df, "study_id"),
+            _column(df, "model"),
+            _column(df, "finding"),
+            sc.to_numpy(dtype=float, na_value=np.nan),
+        )
         scan.check_unique()
         return scan
     except _Unusual:
@@ -303,8 +343,11 @@ def _scan_wide_folder(scan: PredictionScan, p: Path) -> None:
     """Wide ``<model>.csv``/``.parquet`` files (an id column, one score column per finding) into ``scan``, as
     :func:`read_prediction_tables` reads them (rows: each study's findings in column order)."""
     files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES)
-    others = sorted(f.name for f in p.iterdir() if f.is_file() and f.suffix.lower() not in TABLE_SUFFIXES
-                    and not f.name.startswith("."))
+    others = sorted(
+        f.name
+        for f in p.iterdir()
+        if f.is_file() and f.suffix.lower() not in TABLE_SUFFIXES and not f.name.startswith(".")
+    )
     stems = [f.stem for f in files]
     if not files or len(set(stems)) != len(stems):
         raise _Unusual("no files, or two files of a model")
@@ -321,8 +364,11 @@ def _scan_wide_folder(scan: PredictionScan, p: Path) -> None:
             if c == id_column:
                 continue
             try:
-                fcodes.append(scan._f.code_of(canonical_finding(c[len(prefix):] if prefix and c.startswith(prefix)
-                                                                else c)))
+                fcodes.append(
+                    scan._f.code_of(
+                        canonical_finding(c[len(prefix) :] if prefix and c.startswith(prefix) else c)
+                    )
+                )
                 cols.append(c)
             except SchemaError:
                 ignored.append(c)
@@ -332,10 +378,16 @@ def _scan_wide_folder(scan: PredictionScan, p: Path) -> None:
         k = len(cols)
         for b in _blocks([f], [id_column, *cols], numeric=cols):
             s = scan._s.codes(b[id_column])
-            score = np.column_stack([np.asarray(b[c].to_numpy(zero_copy_only=False), dtype=float) for c in cols])
+            score = np.column_stack(
+                [np.asarray(b[c].to_numpy(zero_copy_only=False), dtype=float) for c in cols]
+            )
             n = len(s)
-            scan._add_codes(np.repeat(s, k), np.full(n * k, model, dtype=np.int32),
-                            np.tile(np.asarray(fcodes, dtype=np.int32), n), score.ravel())
+            scan._add_codes(
+                np.repeat(s, k),
+                np.full(n * k, model, dtype=np.int32),
+                np.tile(np.asarray(fcodes, dtype=np.int32), n),
+                score.ravel(),
+            )
         if ignored:
             scan.notes.append(f"{f.name}: ignored non-finding columns: {ignored}")
 
@@ -378,7 +430,9 @@ class LabelScan:
         del key
         has = self.patient >= 0
         pairs = np.sort(self.study[has].astype(np.int64) * (len(self.patients) + 1) + self.patient[has])
-        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] // (len(self.patients) + 1)  # distinct pairs' studies
+        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] // (
+            len(self.patients) + 1
+        )  # distinct pairs' studies
         if (pairs[1:] == pairs[:-1]).any():
             raise _Unusual("two patients")
 
@@ -388,7 +442,9 @@ class LabelScan:
         out = cls()
         vs = [_Vocab(lambda v: v) for _ in range(4)]
         cols = ("study_id", "patient_id", "finding", "source")
-        study, patient, finding, source = (vs[k].codes(df[c].reset_index(drop=True)) for k, c in enumerate(cols))
+        study, patient, finding, source = (
+            vs[k].codes(df[c].reset_index(drop=True)) for k, c in enumerate(cols)
+        )
         st = df["state"].reset_index(drop=True).astype("Int8")
         state = st.to_numpy(dtype=np.int16, na_value=cls.MISSING_STATE).astype(np.int8)
         out.studies, out.patients, out.findings, out.sources = (v.values for v in vs)
@@ -396,7 +452,9 @@ class LabelScan:
         return out
 
 
-def scan_label_frame(df: pd.DataFrame, *, where: str = "label table", require_patient: bool = True) -> LabelScan:
+def scan_label_frame(
+    df: pd.DataFrame, *, where: str = "label table", require_patient: bool = True
+) -> LabelScan:
     """A label DataFrame validated straight into codes, as :func:`~cxreval.labels.validate_label_table`
     validates it (see :func:`scan_prediction_frame`): anything the column checks do not decide goes to
     :func:`~cxreval.labels.validate_label_table`, which raises its error."""
@@ -407,8 +465,11 @@ def scan_label_frame(df: pd.DataFrame, *, where: str = "label table", require_pa
         vs = _Vocab(_id_text), _Vocab(_id_text), _Vocab(_canonical), _Vocab(_id_text)
         out.study = vs[0].codes(_column(df, "study_id"))
         n = len(out.study)
-        out.patient = (vs[1].codes(_column(df, "patient_id")) if "patient_id" in df.columns
-                       else np.full(n, _MISSING, dtype=np.int32))
+        out.patient = (
+            vs[1].codes(_column(df, "patient_id"))
+            if "patient_id" in df.columns
+            else np.full(n, _MISSING, dtype=np.int32)
+        )
         out.finding = vs[2].codes(_column(df, "finding"), cache=True)
         out.source = vs[3].codes(_column(df, "source"), cache=True)
         if (out.study < 0).any() or (out.finding < 0).any() or (out.source < 0).any():
@@ -444,22 +505,31 @@ def _decode_lut(raw: list, *, encoding: str | None, blank_state: str | None) -> 
     refused becomes a missing state here, and the caller refuses it only if a row has one."""
     refuse = blank_state == "refuse" or (blank_state is None and encoding is None)
     try:
-        dec = decode_states(pd.Series(raw + [None], dtype=object), encoding=encoding,
-                            blank_state="missing" if refuse else blank_state)
+        dec = decode_states(
+            pd.Series(raw + [None], dtype=object),
+            encoding=encoding,
+            blank_state="missing" if refuse else blank_state,
+        )
     except SchemaError as exc:
         raise _Unusual(str(exc)) from exc
     return dec.to_numpy(dtype=np.int16, na_value=LabelScan.MISSING_STATE).astype(np.int8)
 
 
-def scan_labels(paths: Sequence[str | Path], *, state_encoding: str | None = None, blank_state: str | None = None,
-                require_patient: bool = False) -> tuple[LabelScan, list[str]]:
+def scan_labels(
+    paths: Sequence[str | Path],
+    *,
+    state_encoding: str | None = None,
+    blank_state: str | None = None,
+    require_patient: bool = False,
+) -> tuple[LabelScan, list[str]]:
     """Read label inputs (long tables: files or folders of parts) into a :class:`LabelScan`, one block at a
     time, states read under ``state_encoding`` and ``blank_state`` per file (see
     :func:`~cxreval.schema.decode_states`); the headers are checked first (``patient_id`` a required column
     when ``require_patient``); errors as :func:`read_label_tables` raises them."""
     if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
-        raise InvalidParameterError(f"state_encoding= must be one of {', '.join(STATE_ENCODINGS)}. "
-                                    f"Got {state_encoding!r}.")
+        raise InvalidParameterError(
+            f"state_encoding= must be one of {', '.join(STATE_ENCODINGS)}. Got {state_encoding!r}."
+        )
     check_blank_state(blank_state)
     check_label_headers(paths, require_patient=require_patient)  # before any block is read
     refuse_blank = blank_state == "refuse" or (blank_state is None and state_encoding is None)
@@ -506,6 +576,9 @@ def scan_labels(paths: Sequence[str | Path], *, state_encoding: str | None = Non
         out.check()
         return out, []
     except _Unusual:
-        df, notes = read_label_tables(paths, state_encoding=state_encoding,  # raises the exact error
-                                      blank_state=blank_state)
+        df, notes = read_label_tables(
+            paths,
+            state_encoding=state_encoding,  # raises the exact error
+            blank_state=blank_state,
+        )
         return LabelScan.from_frame(df), notes

@@ -43,9 +43,16 @@ class WideLayout:
     extra: pd.DataFrame = field(repr=False)
 
 
-def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = None,
-                     patient_column: str | None = None, patient_pattern: str | None = r"(patient\d+)",
-                     findings: Sequence[str] | None = None, require_patient: bool = True) -> ReadResult:
+def read_wide_labels(
+    path: str | Path,
+    *,
+    source: str,
+    id_column: str | None = None,
+    patient_column: str | None = None,
+    patient_pattern: str | None = r"(patient\d+)",
+    findings: Sequence[str] | None = None,
+    require_patient: bool = True,
+) -> ReadResult:
     """Read a wide CheXpert-style CSV (one column per finding, ``1 / 0 / -1 / blank``) into the long table.
 
     Parameters
@@ -69,7 +76,9 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
         non-finding columns) that :func:`to_wide` uses to write the file back unchanged.
     """
     if not isinstance(source, str):
-        raise InvalidParameterError(f"The 'source' parameter of read_wide_labels must be a str. Got {source!r} instead.")
+        raise InvalidParameterError(
+            f"The 'source' parameter of read_wide_labels must be a str. Got {source!r} instead."
+        )
     df = _read_table(path, "read_wide_labels")
     p = Path(path)
     where = f"file {str(p)!r}"
@@ -94,9 +103,13 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
     canon = [canonical_finding(c, where=f"{where}, column {c!r}") for c in fcols]
     ids = df[id_column]
     if ids.isna().any():
-        raise SchemaError(f"Missing study id in {_where(where, int(np.flatnonzero(ids.isna())[0]), id_column)}.")
+        raise SchemaError(
+            f"Missing study id in {_where(where, int(np.flatnonzero(ids.isna())[0]), id_column)}."
+        )
     if ids.duplicated().any():
-        raise SchemaError(f"Duplicate study id {ids[ids.duplicated()].iloc[0]!r} in {where}, column {id_column!r}.")
+        raise SchemaError(
+            f"Duplicate study id {ids[ids.duplicated()].iloc[0]!r} in {where}, column {id_column!r}."
+        )
     if patient_column is not None:
         check_columns(df, [patient_column], where=where)
         patients = df[patient_column]
@@ -106,8 +119,10 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
         patients = pd.Series([pd.NA] * len(df))
     if require_patient and patients.isna().any():
         i = int(np.flatnonzero(patients.isna().to_numpy())[0])
-        raise SchemaError(f"Missing patient id in {_where(where, i, patient_column or id_column)}: "
-                          f"{ids.iloc[i]!r} has no patient id (pattern {patient_pattern!r}); pass patient_column.")
+        raise SchemaError(
+            f"Missing patient id in {_where(where, i, patient_column or id_column)}: "
+            f"{ids.iloc[i]!r} has no patient id (pattern {patient_pattern!r}); pass patient_column."
+        )
     n = len(df)
     states = np.empty((n, len(fcols)), dtype=np.int8)
     for j, c in enumerate(fcols):
@@ -117,18 +132,24 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
         bad = (~blank) & ~num.isin(list(NUMERIC_CODES["chexpert"])).to_numpy()
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise SchemaError(f"State {col.iloc[i]!r} outside the domain in {_where(where, i, c)}; "
-                              f"expected 1, 0, -1 or blank.")
-        codes = np.array(num.map(NUMERIC_CODES["chexpert"]).to_numpy(dtype=float, na_value=np.nan), dtype=float)
+            raise SchemaError(
+                f"State {col.iloc[i]!r} outside the domain in {_where(where, i, c)}; "
+                f"expected 1, 0, -1 or blank."
+            )
+        codes = np.array(
+            num.map(NUMERIC_CODES["chexpert"]).to_numpy(dtype=float, na_value=np.nan), dtype=float
+        )
         codes[blank] = -1
         states[:, j] = codes.astype(np.int8)
-    long = pd.DataFrame({
-        "study_id": np.repeat(ids.astype(str).to_numpy(), len(fcols)),
-        "patient_id": np.repeat(patients.astype(object).to_numpy(), len(fcols)),
-        "finding": np.tile(np.asarray(canon, dtype=object), n),
-        "source": source,
-        "state": pd.array(states.ravel(), dtype="Int8"),
-    })
+    long = pd.DataFrame(
+        {
+            "study_id": np.repeat(ids.astype(str).to_numpy(), len(fcols)),
+            "patient_id": np.repeat(patients.astype(object).to_numpy(), len(fcols)),
+            "finding": np.tile(np.asarray(canon, dtype=object), n),
+            "source": source,
+            "state": pd.array(states.ravel(), dtype="Int8"),
+        }
+    )
     long = validate_label_table(long, where=where, require_patient=require_patient)
     extra_cols = [c for c in df.columns if c not in fcols]
     layout = WideLayout(id_column, dict(zip(canon, fcols)), df[extra_cols].copy())
@@ -140,9 +161,16 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
     return ReadResult(long, ReadReport(str(p), n, n, notes=notes), layout)
 
 
-def to_wide(labels: pd.DataFrame, *, layout: WideLayout | None = None, source: str | None = None,
-            findings: Sequence[str] | None = None, finding_columns: dict[str, str] | None = None,
-            id_column: str = "Study", extra: pd.DataFrame | None = None) -> pd.DataFrame:
+def to_wide(
+    labels: pd.DataFrame,
+    *,
+    layout: WideLayout | None = None,
+    source: str | None = None,
+    findings: Sequence[str] | None = None,
+    finding_columns: dict[str, str] | None = None,
+    id_column: str = "Study",
+    extra: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Long label table → wide CheXpert-style frame (``1.0 / 0.0 / -1.0 / NaN``).
 
     ``not_mentioned`` and missing become blank. ``finding_columns`` maps canonical names back to the
@@ -156,10 +184,14 @@ def to_wide(labels: pd.DataFrame, *, layout: WideLayout | None = None, source: s
         id_column = layout.id_column
     sub = labels if source is None else labels[labels["source"] == source]
     if sub["source"].nunique() > 1:
-        raise SchemaError(f"to_wide needs one source; the table has {sorted(sub['source'].unique())}. Pass source=.")
+        raise SchemaError(
+            f"to_wide needs one source; the table has {sorted(sub['source'].unique())}. Pass source=."
+        )
     order = list(findings or (finding_columns.keys() if finding_columns else pd.unique(sub["finding"])))
     studies = pd.unique(sub["study_id"])
-    wide = sub.pivot(index="study_id", columns="finding", values="state").reindex(index=studies, columns=order)
+    wide = sub.pivot(index="study_id", columns="finding", values="state").reindex(
+        index=studies, columns=order
+    )
     vals = wide.to_numpy(dtype=float, na_value=np.nan)
     out = np.full(vals.shape, np.nan)
     for code, v in _WIDE_OF.items():
@@ -181,8 +213,14 @@ def write_wide_labels(labels: pd.DataFrame, path: str | Path, **kwargs: Any) -> 
     return p
 
 
-def read_wide_predictions(path: str | Path, *, model: str, id_column: str | None = None, prefix: str = "",
-                          findings: Sequence[str] | None = None) -> ReadResult:
+def read_wide_predictions(
+    path: str | Path,
+    *,
+    model: str,
+    id_column: str | None = None,
+    prefix: str = "",
+    findings: Sequence[str] | None = None,
+) -> ReadResult:
     """Read wide predictions (an id column plus one score column per finding) into the long table.
 
     Column names may carry a ``prefix`` (``prob_Atelectasis``); columns that are not findings after the
@@ -192,13 +230,15 @@ def read_wide_predictions(path: str | Path, *, model: str, id_column: str | None
     p = Path(path)
     where = f"file {str(p)!r}"
     if id_column is None:
-        id_column = next((c for c in ("Study", "Image Index", "Path", "study_id") if c in df.columns), df.columns[0])
+        id_column = next(
+            (c for c in ("Study", "Image Index", "Path", "study_id") if c in df.columns), df.columns[0]
+        )
     check_columns(df, [id_column], where=where)
     cols, canon, ignored = [], [], []
     for c in df.columns:
         if c == id_column:
             continue
-        name = c[len(prefix):] if prefix and c.startswith(prefix) else c
+        name = c[len(prefix) :] if prefix and c.startswith(prefix) else c
         if findings is not None and name not in findings:
             ignored.append(c)
             continue
@@ -211,15 +251,19 @@ def read_wide_predictions(path: str | Path, *, model: str, id_column: str | None
             continue
         cols.append(c)
     if not cols:
-        raise SchemaError(f"{where} has no score columns named after findings (prefix {prefix!r}); "
-                          f"columns are {list(df.columns)}.")
+        raise SchemaError(
+            f"{where} has no score columns named after findings (prefix {prefix!r}); "
+            f"columns are {list(df.columns)}."
+        )
     n = len(df)
-    long = pd.DataFrame({
-        "study_id": np.repeat(df[id_column].astype(str).to_numpy(), len(cols)),
-        "model": model,
-        "finding": np.tile(np.asarray(canon, dtype=object), n),
-        "score": df[cols].to_numpy(dtype=object).ravel(),
-    })
+    long = pd.DataFrame(
+        {
+            "study_id": np.repeat(df[id_column].astype(str).to_numpy(), len(cols)),
+            "model": model,
+            "finding": np.tile(np.asarray(canon, dtype=object), n),
+            "score": df[cols].to_numpy(dtype=object).ravel(),
+        }
+    )
     table = validate_predictions(long, where=where)
     notes = (f"ignored non-finding columns: {ignored}",) if ignored else ()
     return ReadResult(table, ReadReport(str(p), n, n, notes=notes))

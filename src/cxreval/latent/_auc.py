@@ -32,12 +32,17 @@ def latent_auc_rows(score: np.ndarray, posterior: np.ndarray, weights: np.ndarra
 
     NaN where no pair of distinct studies has positive weight.
     """
-    return soft_auc_rows(np.asarray(score, dtype=float), np.asarray(posterior, dtype=float),
-                         np.asarray(weights, dtype=float))
+    return soft_auc_rows(
+        np.asarray(score, dtype=float), np.asarray(posterior, dtype=float), np.asarray(weights, dtype=float)
+    )
 
 
-def latent_auc_score(score: Sequence[float] | np.ndarray, posterior: Sequence[float] | np.ndarray, *,
-                     sample_weight: Sequence[float] | np.ndarray | None = None) -> float:
+def latent_auc_score(
+    score: Sequence[float] | np.ndarray,
+    posterior: Sequence[float] | np.ndarray,
+    *,
+    sample_weight: Sequence[float] | np.ndarray | None = None,
+) -> float:
     """The AUC of ``score`` against a truth known through ``posterior`` probabilities of the positive class.
 
     Parameters
@@ -65,22 +70,29 @@ def latent_auc_score(score: Sequence[float] | np.ndarray, posterior: Sequence[fl
     s = np.asarray(score, dtype=float)
     p = np.asarray(posterior, dtype=float)
     if s.ndim != 1 or p.shape != s.shape:
-        raise InvalidParameterError(f"latent_auc_score: 'score' and 'posterior' must be 1-D of one length; got "
-                                    f"shapes {s.shape} and {p.shape}.")
+        raise InvalidParameterError(
+            f"latent_auc_score: 'score' and 'posterior' must be 1-D of one length; got "
+            f"shapes {s.shape} and {p.shape}."
+        )
     if not np.isfinite(s).all():
         i = int(np.flatnonzero(~np.isfinite(s))[0])
-        raise InvalidParameterError(f"latent_auc_score: 'score' must be finite; found {float(s[i])!r} at {i}.")
+        raise InvalidParameterError(
+            f"latent_auc_score: 'score' must be finite; found {float(s[i])!r} at {i}."
+        )
     if not (np.isfinite(p) & (p >= 0) & (p <= 1)).all():
         i = int(np.flatnonzero(~(np.isfinite(p) & (p >= 0) & (p <= 1)))[0])
-        raise InvalidParameterError(f"latent_auc_score: 'posterior' must be probabilities in [0, 1]; found "
-                                    f"{float(p[i])!r} at {i}.")
+        raise InvalidParameterError(
+            f"latent_auc_score: 'posterior' must be probabilities in [0, 1]; found {float(p[i])!r} at {i}."
+        )
     if sample_weight is None:
         w = np.ones_like(s)
     else:
         w = np.asarray(sample_weight, dtype=float)
         if w.shape != s.shape or not np.isfinite(w).all() or (w < 0).any():
-            raise InvalidParameterError(f"latent_auc_score: 'sample_weight' must be finite, non-negative, of shape "
-                                        f"{s.shape}; got shape {w.shape}.")
+            raise InvalidParameterError(
+                f"latent_auc_score: 'sample_weight' must be finite, non-negative, of shape "
+                f"{s.shape}; got shape {w.shape}."
+            )
     if s.size == 0:
         return float("nan")
     return float(latent_auc_rows(s, p[None, :], w[None, :])[0])

@@ -97,11 +97,19 @@ class ClassifierEvaluation(TableResult):
         if not isinstance(self.auc, AUCResult):
             return None
         fmap = self.auc.finding_map
-        return {"studies": self.auc.studies, "missing_scores": self.missing_scores,
-                "finding_map": None if fmap is None else fmap.to_dict()}
+        return {
+            "studies": self.auc.studies,
+            "missing_scores": self.missing_scores,
+            "finding_map": None if fmap is None else fmap.to_dict(),
+        }
 
     def to_dict(self) -> dict[str, object]:
-        return {"auc": self.auc.to_dict(), "comparison": None if self.comparison is None else self.comparison.table.to_dict(orient="records")}
+        return {
+            "auc": self.auc.to_dict(),
+            "comparison": None
+            if self.comparison is None
+            else self.comparison.table.to_dict(orient="records"),
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -109,27 +117,44 @@ class ClassifierEvaluation(TableResult):
         return AUCResult.figure(table)
 
 
-def _latent_options(readers: Sequence[str] | None, references: Sequence[str] | None,
-                    finding_map: object, func: str) -> None:
+def _latent_options(
+    readers: Sequence[str] | None, references: Sequence[str] | None, finding_map: object, func: str
+) -> None:
     if readers is not None and (references or finding_map is not None):
-        raise InvalidParameterError(f"{func}: references= and finding_map= do not apply with readers= (the reference "
-                                    f"is the latent truth of the readers).")
+        raise InvalidParameterError(
+            f"{func}: references= and finding_map= do not apply with readers= (the reference "
+            f"is the latent truth of the readers)."
+        )
 
 
-def _model_groups(model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None
-                  ) -> pd.DataFrame | dict[str, str] | None:
+def _model_groups(
+    model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None,
+) -> pd.DataFrame | dict[str, str] | None:
     return read_model_groups(model_groups) if isinstance(model_groups, (str, PathLike)) else model_groups
 
 
-def evaluate_classifiers(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
-                         findings: Sequence[str] | None = None,
-                         model_groups: pd.DataFrame | dict[str, str] | None = None, policy: str = "exclude",
-                         not_mentioned: str = "negative", unlabeled: str = "error", studies: Studies = "common",
-                         finding_map: str | VocabularyMapping | None = None, missing_scores: str = "refuse",
-                         n_resamples: int = 1000, confidence_level: float = 0.95, readers: Sequence[str] | None = None,
-                         anchor: str | None = None, reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
-                         rng: RNGLike = None, executor: ExecutorLike = None, progress: Progress | None = None
-                         ) -> ClassifierEvaluation:
+def evaluate_classifiers(
+    predictions: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    references: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+    model_groups: pd.DataFrame | dict[str, str] | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    unlabeled: str = "error",
+    studies: Studies = "common",
+    finding_map: str | VocabularyMapping | None = None,
+    missing_scores: str = "refuse",
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    readers: Sequence[str] | None = None,
+    anchor: str | None = None,
+    reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    rng: RNGLike = None,
+    executor: ExecutorLike = None,
+    progress: Progress | None = None,
+) -> ClassifierEvaluation:
     """Every model's ROC-AUC against every reference with patient-bootstrap CIs, and whether the best model under
     each reference is separable from the next: what ``cxreval classify`` computes, on tables.
 
@@ -159,33 +184,72 @@ def evaluate_classifiers(predictions: pd.DataFrame, labels: pd.DataFrame, *, ref
     labs = as_table(labels, name="labels", func=func)
     _latent_options(readers, references, finding_map, func)
     if readers is not None:
-        lat = evaluate_latent_auc(preds, labs, readers=readers, anchor=anchor, reader_accuracy=reader_accuracy,
-                                  findings=findings or None, policy=policy, not_mentioned=not_mentioned,
-                                  model_groups=model_groups, unlabeled=unlabeled, n_resamples=n_resamples,
-                                  confidence_level=confidence_level, rng=rng, progress=progress)
+        lat = evaluate_latent_auc(
+            preds,
+            labs,
+            readers=readers,
+            anchor=anchor,
+            reader_accuracy=reader_accuracy,
+            findings=findings or None,
+            policy=policy,
+            not_mentioned=not_mentioned,
+            model_groups=model_groups,
+            unlabeled=unlabeled,
+            n_resamples=n_resamples,
+            confidence_level=confidence_level,
+            rng=rng,
+            progress=progress,
+        )
         return ClassifierEvaluation(lat, missing_scores=missing_scores)
     from ..classification import evaluate_auc
 
     with open_executor(executor) as ex:
-        auc = evaluate_auc(preds, labs, references=references, findings=findings, policy=policy,
-                           not_mentioned=not_mentioned, model_groups=model_groups, n_resamples=n_resamples,
-                           confidence_level=confidence_level, unlabeled=unlabeled, rng=rng, executor=ex,
-                           studies=studies, missing_scores=missing_scores, finding_map=finding_map, progress=progress)
+        auc = evaluate_auc(
+            preds,
+            labs,
+            references=references,
+            findings=findings,
+            policy=policy,
+            not_mentioned=not_mentioned,
+            model_groups=model_groups,
+            n_resamples=n_resamples,
+            confidence_level=confidence_level,
+            unlabeled=unlabeled,
+            rng=rng,
+            executor=ex,
+            studies=studies,
+            missing_scores=missing_scores,
+            finding_map=finding_map,
+            progress=progress,
+        )
     return ClassifierEvaluation(auc, compare_best_models(auc), missing_scores=missing_scores)
 
 
-def evaluate_classifiers_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path],
-                               *, references: Sequence[str] | None = None, findings: Sequence[str] | None = None,
-                               model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None = None,
-                               state_encoding: str | None = None, blank_state: str | None = None,
-                               policy: str = "exclude", not_mentioned: str = "negative", unlabeled: str = "error",
-                               studies: Studies = "common", finding_map: str | VocabularyMapping | None = None,
-                               missing_scores: str = "refuse", n_resamples: int = 1000,
-                               confidence_level: float = 0.95, readers: Sequence[str] | None = None,
-                               anchor: str | None = None,
-                               reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
-                               rng: RNGLike = None, executor: ExecutorLike = None, spill_dir: str | Path | None = None,
-                               progress: Progress | None = None) -> ClassifierEvaluation:
+def evaluate_classifiers_files(
+    predictions: str | Path | Sequence[str | Path],
+    labels: str | Path | Sequence[str | Path],
+    *,
+    references: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+    model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None = None,
+    state_encoding: str | None = None,
+    blank_state: str | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    unlabeled: str = "error",
+    studies: Studies = "common",
+    finding_map: str | VocabularyMapping | None = None,
+    missing_scores: str = "refuse",
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    readers: Sequence[str] | None = None,
+    anchor: str | None = None,
+    reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    rng: RNGLike = None,
+    executor: ExecutorLike = None,
+    spill_dir: str | Path | None = None,
+    progress: Progress | None = None,
+) -> ClassifierEvaluation:
     """:func:`evaluate_classifiers` of prediction and label files, read block by block (:func:`~cxreval.classification.evaluate_auc_files`;
     with ``readers``, :func:`cxreval.latent.evaluate_latent_auc_files`): what ``cxreval classify`` runs.
 
@@ -203,22 +267,49 @@ def evaluate_classifiers_files(predictions: str | Path | Sequence[str | Path], l
     """
     _latent_options(readers, references, finding_map, "evaluate_classifiers_files")
     if readers is not None:
-        lat = evaluate_latent_auc_files(predictions, labels, readers=readers, anchor=anchor,
-                                        reader_accuracy=reader_accuracy, findings=findings or None, policy=policy,
-                                        not_mentioned=not_mentioned, model_groups=_model_groups(model_groups),
-                                        unlabeled=unlabeled, state_encoding=state_encoding, blank_state=blank_state,
-                                        n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
-                                        progress=progress)
+        lat = evaluate_latent_auc_files(
+            predictions,
+            labels,
+            readers=readers,
+            anchor=anchor,
+            reader_accuracy=reader_accuracy,
+            findings=findings or None,
+            policy=policy,
+            not_mentioned=not_mentioned,
+            model_groups=_model_groups(model_groups),
+            unlabeled=unlabeled,
+            state_encoding=state_encoding,
+            blank_state=blank_state,
+            n_resamples=n_resamples,
+            confidence_level=confidence_level,
+            rng=rng,
+            progress=progress,
+        )
         return ClassifierEvaluation(lat, missing_scores=missing_scores)
     from ..classification import (
         evaluate_auc_files,  # looked up at the call: what the command-line tests watch
     )
 
     with open_executor(executor) as ex:
-        auc = evaluate_auc_files(predictions, labels, references=references, findings=findings,
-                                 model_groups=model_groups, state_encoding=state_encoding, blank_state=blank_state,
-                                 policy=policy, not_mentioned=not_mentioned, unlabeled=unlabeled,
-                                 n_resamples=n_resamples, confidence_level=confidence_level, rng=rng, executor=ex,
-                                 spill_dir=spill_dir, progress=progress, studies=studies, missing_scores=missing_scores,
-                                 finding_map=finding_map)
+        auc = evaluate_auc_files(
+            predictions,
+            labels,
+            references=references,
+            findings=findings,
+            model_groups=model_groups,
+            state_encoding=state_encoding,
+            blank_state=blank_state,
+            policy=policy,
+            not_mentioned=not_mentioned,
+            unlabeled=unlabeled,
+            n_resamples=n_resamples,
+            confidence_level=confidence_level,
+            rng=rng,
+            executor=ex,
+            spill_dir=spill_dir,
+            progress=progress,
+            studies=studies,
+            missing_scores=missing_scores,
+            finding_map=finding_map,
+        )
     return ClassifierEvaluation(auc, compare_best_models(auc), missing_scores=missing_scores)

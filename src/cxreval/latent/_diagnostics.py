@@ -25,23 +25,46 @@ import numpy as np
 from ._fitting import normal_scores
 from ._model import LatentClassFit
 
-__all__ = ["READER_AGREEMENT_COLUMNS", "SCORE_ASSOCIATION_COLUMNS", "reader_agreement_rows",
-           "score_association_rows", "FLAG_CORRELATION", "FLAG_Z"]
+__all__ = [
+    "READER_AGREEMENT_COLUMNS",
+    "SCORE_ASSOCIATION_COLUMNS",
+    "reader_agreement_rows",
+    "score_association_rows",
+    "FLAG_CORRELATION",
+    "FLAG_Z",
+]
 
-READER_AGREEMENT_COLUMNS: tuple[str, ...] = ("finding", "source_a", "source_b", "n_both", "observed_agreement",
-                                             "fitted_agreement", "observed_both_positive", "fitted_both_positive",
-                                             "z_both_positive")
+READER_AGREEMENT_COLUMNS: tuple[str, ...] = (
+    "finding",
+    "source_a",
+    "source_b",
+    "n_both",
+    "observed_agreement",
+    "fitted_agreement",
+    "observed_both_positive",
+    "fitted_both_positive",
+    "z_both_positive",
+)
 """Columns of ``latent_reader_agreement.csv``."""
-SCORE_ASSOCIATION_COLUMNS: tuple[str, ...] = ("model", "finding", "source", "correlation_positive",
-                                              "correlation_negative", "n_positive", "n_negative", "flagged")
+SCORE_ASSOCIATION_COLUMNS: tuple[str, ...] = (
+    "model",
+    "finding",
+    "source",
+    "correlation_positive",
+    "correlation_negative",
+    "n_positive",
+    "n_negative",
+    "flagged",
+)
 """Columns of ``latent_score_association.csv`` (``n_positive``/``n_negative``: the posterior-weighted class sizes
 among the studies the reader labels)."""
 FLAG_CORRELATION = 0.1
 FLAG_Z = 3.0
 
 
-def reader_agreement_rows(finding: str, sources: Sequence[str], labels: np.ndarray,
-                          fit: LatentClassFit) -> list[dict[str, object]]:
+def reader_agreement_rows(
+    finding: str, sources: Sequence[str], labels: np.ndarray, fit: LatentClassFit
+) -> list[dict[str, object]]:
     """One row per pair of readers (``labels``: (n, R) 1/0/NaN; ``fit``: the readers-only fit)."""
     rows: list[dict[str, object]] = []
     pi = fit.prevalence
@@ -57,10 +80,19 @@ def reader_agreement_rows(finding: str, sources: Sequence[str], labels: np.ndarr
             nn = pi * (1 - se[a]) * (1 - se[b]) + (1 - pi) * sp[a] * sp[b]
             obs_pp = float(np.mean((ya == 1) & (yb == 1)))
             sd = np.sqrt(pp * (1 - pp) / n)
-            rows.append({"finding": finding, "source_a": sources[a], "source_b": sources[b], "n_both": n,
-                         "observed_agreement": float(np.mean(ya == yb)), "fitted_agreement": float(pp + nn),
-                         "observed_both_positive": obs_pp, "fitted_both_positive": float(pp),
-                         "z_both_positive": float((obs_pp - pp) / sd) if sd > 0 else float("nan")})
+            rows.append(
+                {
+                    "finding": finding,
+                    "source_a": sources[a],
+                    "source_b": sources[b],
+                    "n_both": n,
+                    "observed_agreement": float(np.mean(ya == yb)),
+                    "fitted_agreement": float(pp + nn),
+                    "observed_both_positive": obs_pp,
+                    "fitted_both_positive": float(pp),
+                    "z_both_positive": float((obs_pp - pp) / sd) if sd > 0 else float("nan"),
+                }
+            )
     return rows
 
 
@@ -74,8 +106,14 @@ def _weighted_corr(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     return float(cov / np.sqrt(vx * vy)) if vx > 0 and vy > 0 else float("nan")
 
 
-def score_association_rows(model: str, finding: str, sources: Sequence[str], labels: np.ndarray,
-                           score: np.ndarray, fit: LatentClassFit) -> list[dict[str, object]]:
+def score_association_rows(
+    model: str,
+    finding: str,
+    sources: Sequence[str],
+    labels: np.ndarray,
+    score: np.ndarray,
+    fit: LatentClassFit,
+) -> list[dict[str, object]]:
     """One row per reader: the within-class correlation of its label with the score (``fit``: score-aware)."""
     z = normal_scores(np.asarray(score, dtype=float))
     p = fit.posterior
@@ -88,8 +126,20 @@ def score_association_rows(model: str, finding: str, sources: Sequence[str], lab
         c1 = _weighted_corr(z[lab], y, p[lab])
         c0 = _weighted_corr(z[lab], y, 1 - p[lab])
         n1, n0 = float(p[lab].sum()), float((1 - p[lab]).sum())
-        flag = any(np.isfinite(c) and abs(c) >= FLAG_CORRELATION and abs(c) * np.sqrt(m) >= FLAG_Z
-                   for c, m in ((c1, n1), (c0, n0)))
-        rows.append({"model": model, "finding": finding, "source": src, "correlation_positive": c1,
-                     "correlation_negative": c0, "n_positive": n1, "n_negative": n0, "flagged": bool(flag)})
+        flag = any(
+            np.isfinite(c) and abs(c) >= FLAG_CORRELATION and abs(c) * np.sqrt(m) >= FLAG_Z
+            for c, m in ((c1, n1), (c0, n0))
+        )
+        rows.append(
+            {
+                "model": model,
+                "finding": finding,
+                "source": src,
+                "correlation_positive": c1,
+                "correlation_negative": c0,
+                "n_positive": n1,
+                "n_negative": n0,
+                "flagged": bool(flag),
+            }
+        )
     return rows

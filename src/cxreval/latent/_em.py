@@ -30,8 +30,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Cells", "EMState", "make_cells", "cell_weights", "run_em", "reader_log_ratio", "accuracy_at",
-           "marginal_accuracy", "cell_z", "EPS"]
+__all__ = [
+    "Cells",
+    "EMState",
+    "make_cells",
+    "cell_weights",
+    "run_em",
+    "reader_log_ratio",
+    "accuracy_at",
+    "marginal_accuracy",
+    "cell_z",
+    "EPS",
+]
 
 #: Sensitivities, specificities and the prevalence are kept in ``[EPS, 1 - EPS]`` (so that ``log`` stays finite
 #: for exact readers; a posterior then rounds to 0 or 1 within 1e-20).
@@ -98,8 +108,9 @@ class EMState:
     sp_slope: np.ndarray | None = None
 
 
-def make_cells(labels: np.ndarray, bins: np.ndarray, anchor: np.ndarray, n_bins: int,
-               bin_basis: np.ndarray | None = None) -> Cells:
+def make_cells(
+    labels: np.ndarray, bins: np.ndarray, anchor: np.ndarray, n_bins: int, bin_basis: np.ndarray | None = None
+) -> Cells:
     """Group studies by (reader labels, bin, anchor). ``labels`` (n, R) 1/0/NaN, ``bins`` (n,) int,
     ``anchor`` (n,) 1/0/NaN; ``bin_basis`` (n_bins, d), the spline basis of each bin."""
     code = np.where(np.isnan(labels), 0, np.where(labels > 0.5, 2, 1)).astype(np.int8)
@@ -108,10 +119,15 @@ def make_cells(labels: np.ndarray, bins: np.ndarray, anchor: np.ndarray, n_bins:
     uniq, inverse = np.unique(key, axis=0, return_inverse=True)
     r = labels.shape[1]
     cbin = uniq[:, r].astype(np.intp)
-    return Cells(positive=(uniq[:, :r] == 2).astype(float), negative=(uniq[:, :r] == 1).astype(float),
-                 bin=cbin, anchor=uniq[:, r + 1].astype(np.intp) - 1,
-                 inverse=inverse.reshape(-1).astype(np.intp), n_bins=int(n_bins),
-                 basis=None if bin_basis is None else bin_basis[cbin])
+    return Cells(
+        positive=(uniq[:, :r] == 2).astype(float),
+        negative=(uniq[:, :r] == 1).astype(float),
+        bin=cbin,
+        anchor=uniq[:, r + 1].astype(np.intp) - 1,
+        inverse=inverse.reshape(-1).astype(np.intp),
+        n_bins=int(n_bins),
+        basis=None if bin_basis is None else bin_basis[cbin],
+    )
 
 
 def cell_weights(cells: Cells, weights: np.ndarray) -> np.ndarray:
@@ -135,8 +151,9 @@ def cell_z(cells: Cells) -> np.ndarray:
     return cells.basis[:, 1]
 
 
-def accuracy_at(cells: Cells, se: np.ndarray, sp: np.ndarray, se_slope: np.ndarray,
-                sp_slope: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def accuracy_at(
+    cells: Cells, se: np.ndarray, sp: np.ndarray, se_slope: np.ndarray, sp_slope: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Each reader's sensitivity and specificity at each cell's score, (B, n_cells, n_readers)."""
     from scipy.special import expit, logit
 
@@ -147,8 +164,13 @@ def accuracy_at(cells: Cells, se: np.ndarray, sp: np.ndarray, se_slope: np.ndarr
     return se_c, sp_c
 
 
-def reader_log_ratio(cells: Cells, se: np.ndarray, sp: np.ndarray, se_slope: np.ndarray | None = None,
-                     sp_slope: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def reader_log_ratio(
+    cells: Cells,
+    se: np.ndarray,
+    sp: np.ndarray,
+    se_slope: np.ndarray | None = None,
+    sp_slope: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """``log P(reader labels | T=1)`` and ``| T=0``, each (B, n_cells); score-dependent with the slopes."""
     if se_slope is None or sp_slope is None:
         r1 = np.log(se) @ cells.positive.T + np.log1p(-se) @ cells.negative.T
@@ -191,8 +213,16 @@ class _Params:
         def pick(v: np.ndarray | None) -> np.ndarray | None:
             return None if v is None else v[rows]
 
-        return _Params(self.se[rows], self.sp[rows], pick(self.pi), pick(self.f1), pick(self.f0), pick(self.beta),
-                       pick(self.se_slope), pick(self.sp_slope))
+        return _Params(
+            self.se[rows],
+            self.sp[rows],
+            pick(self.pi),
+            pick(self.f1),
+            pick(self.f0),
+            pick(self.beta),
+            pick(self.se_slope),
+            pick(self.sp_slope),
+        )
 
     def put(self, rows: np.ndarray, other: _Params) -> None:
         for name in ("se", "sp", "pi", "f1", "f0", "beta", "se_slope", "sp_slope"):
@@ -211,8 +241,9 @@ class _Settings:
     slope_ridge: float = 1.0
 
 
-def _logistic_step(y: np.ndarray, n: np.ndarray, z: np.ndarray, p: np.ndarray, slope: np.ndarray,
-                   ridge: float) -> tuple[np.ndarray, np.ndarray]:
+def _logistic_step(
+    y: np.ndarray, n: np.ndarray, z: np.ndarray, p: np.ndarray, slope: np.ndarray, ridge: float
+) -> tuple[np.ndarray, np.ndarray]:
     """One Newton step of the weighted logistic regression ``logit P = logit p + slope z`` per row and reader:
     ``y`` (B, C, R) the weights of the responses 1, ``n`` (B, C, R) the weights of all labels, ``z`` (C,);
     a ridge on the slope. Returns the new ``(p, slope)``, each (B, R)."""
@@ -228,7 +259,7 @@ def _logistic_step(y: np.ndarray, n: np.ndarray, z: np.ndarray, p: np.ndarray, s
     h00 = v.sum(axis=1) + 1e-9
     h01 = (v * zz).sum(axis=1)
     h11 = (v * zz * zz).sum(axis=1) + ridge
-    det = h00 * h11 - h01 ** 2
+    det = h00 * h11 - h01**2
     da = (h11 * g0 - h01 * g1) / det
     db = (h00 * g1 - h01 * g0) / det
     # a step of at most 2 on the logit scale keeps a nearly separated reader from overshooting
@@ -245,7 +276,10 @@ def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
         eta = p.beta @ cells.basis.T
         return log_expit(eta), log_expit(-eta)
     assert p.pi is not None and p.f1 is not None and p.f0 is not None
-    return (np.log(p.pi)[:, None] + np.log(p.f1)[:, cells.bin], np.log1p(-p.pi)[:, None] + np.log(p.f0)[:, cells.bin])
+    return (
+        np.log(p.pi)[:, None] + np.log(p.f1)[:, cells.bin],
+        np.log1p(-p.pi)[:, None] + np.log(p.f0)[:, cells.bin],
+    )
 
 
 def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.ndarray, np.ndarray]:
@@ -265,7 +299,7 @@ def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.
     if p.beta is not None:
         obj = obj - 0.5 * st.ridge * (p.beta[:, 1:] ** 2).sum(axis=1)
         if p.se_slope is not None and p.sp_slope is not None:
-            obj = obj - 0.5 * st.slope_ridge * ((p.se_slope ** 2).sum(axis=1) + (p.sp_slope ** 2).sum(axis=1))
+            obj = obj - 0.5 * st.slope_ridge * ((p.se_slope**2).sum(axis=1) + (p.sp_slope**2).sum(axis=1))
     elif st.prior > 0:
         assert p.f1 is not None and p.f0 is not None
         obj = obj + st.prior * (np.log(p.f1).sum(axis=1) + np.log(p.f0).sum(axis=1))
@@ -287,10 +321,22 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
     if previous.se_slope is not None and previous.sp_slope is not None:
         z = cell_z(cells)
         lab3 = lab[None]
-        se, se_slope = _logistic_step(q[:, :, None] * cells.positive[None], q[:, :, None] * lab3, z, previous.se,
-                                      previous.se_slope, st.slope_ridge)
-        sp, sp_slope = _logistic_step(r[:, :, None] * cells.negative[None], r[:, :, None] * lab3, z, previous.sp,
-                                      previous.sp_slope, st.slope_ridge)
+        se, se_slope = _logistic_step(
+            q[:, :, None] * cells.positive[None],
+            q[:, :, None] * lab3,
+            z,
+            previous.se,
+            previous.se_slope,
+            st.slope_ridge,
+        )
+        sp, sp_slope = _logistic_step(
+            r[:, :, None] * cells.negative[None],
+            r[:, :, None] * lab3,
+            z,
+            previous.sp,
+            previous.sp_slope,
+            st.slope_ridge,
+        )
         no1 = q_lab <= 0
         no0 = r_lab <= 0
         se, se_slope = np.where(no1, previous.se, se), np.where(no1, previous.se_slope, se_slope)
@@ -339,10 +385,23 @@ def _initial(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, splin
     return p
 
 
-def run_em(cells: Cells, w: np.ndarray, init_posterior: np.ndarray, *, prior: float, ridge: float,
-           fixed: np.ndarray, fixed_se: np.ndarray, fixed_sp: np.ndarray, max_iter: int, tol: float,
-           spline: bool, init: dict[str, np.ndarray] | None = None, slope_ridge: float = 1.0,
-           dependent: bool = False) -> EMState:
+def run_em(
+    cells: Cells,
+    w: np.ndarray,
+    init_posterior: np.ndarray,
+    *,
+    prior: float,
+    ridge: float,
+    fixed: np.ndarray,
+    fixed_se: np.ndarray,
+    fixed_sp: np.ndarray,
+    max_iter: int,
+    tol: float,
+    spline: bool,
+    init: dict[str, np.ndarray] | None = None,
+    slope_ridge: float = 1.0,
+    dependent: bool = False,
+) -> EMState:
     """EM from initial posteriors ``init_posterior`` (B, n_cells), or from the parameters ``init`` (one row each:
     ``se``, ``sp`` and ``pi``, ``f1``, ``f0`` or ``beta``; with ``se_slope``, ``sp_slope`` the readers are
     score-dependent) copied to every row. ``dependent=True`` without ``init``: the conditionally independent
@@ -355,11 +414,26 @@ def run_em(cells: Cells, w: np.ndarray, init_posterior: np.ndarray, *, prior: fl
     b = w.shape[0]
     tot = np.maximum(w.sum(axis=1), 1e-300)
     if init is None and dependent:
-        first = run_em(cells, w, init_posterior, prior=prior, ridge=ridge, fixed=fixed, fixed_se=fixed_se,
-                       fixed_sp=fixed_sp, max_iter=max_iter, tol=tol, spline=True)
-        params = _Params(first.sensitivity.copy(), first.specificity.copy(), beta=None if first.beta is None
-                         else first.beta.copy(), se_slope=np.zeros_like(first.sensitivity),
-                         sp_slope=np.zeros_like(first.specificity))
+        first = run_em(
+            cells,
+            w,
+            init_posterior,
+            prior=prior,
+            ridge=ridge,
+            fixed=fixed,
+            fixed_se=fixed_se,
+            fixed_sp=fixed_sp,
+            max_iter=max_iter,
+            tol=tol,
+            spline=True,
+        )
+        params = _Params(
+            first.sensitivity.copy(),
+            first.specificity.copy(),
+            beta=None if first.beta is None else first.beta.copy(),
+            se_slope=np.zeros_like(first.sensitivity),
+            sp_slope=np.zeros_like(first.specificity),
+        )
     elif init is None:
         params = _initial(cells, w, init_posterior, st, spline)
     else:
@@ -392,5 +466,18 @@ def run_em(cells: Cells, w: np.ndarray, init_posterior: np.ndarray, *, prior: fl
     else:
         assert params.pi is not None and params.f1 is not None and params.f0 is not None
         f1, f0, prev = params.f1, params.f0, params.pi
-    return EMState(params.se, params.sp, prev, f1, f0, params.beta, post, obj, np.array(trace), n_iter, done,
-                   params.se_slope, params.sp_slope)
+    return EMState(
+        params.se,
+        params.sp,
+        prev,
+        f1,
+        f0,
+        params.beta,
+        post,
+        obj,
+        np.array(trace),
+        n_iter,
+        done,
+        params.se_slope,
+        params.sp_slope,
+    )

@@ -40,8 +40,13 @@ from ._model import fit_latent_class
 from ._resampling import bootstrap_latent_class
 from ._result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
 
-__all__ = ["evaluate_latent_auc", "evaluate_latent_auc_files", "evaluate_latent_auc_prepared",
-           "read_reader_accuracy", "reader_accuracy_table"]
+__all__ = [
+    "evaluate_latent_auc",
+    "evaluate_latent_auc_files",
+    "evaluate_latent_auc_prepared",
+    "read_reader_accuracy",
+    "reader_accuracy_table",
+]
 
 
 def read_reader_accuracy(table: str | PathLike[str] | pd.DataFrame) -> pd.DataFrame:
@@ -71,8 +76,9 @@ def read_reader_accuracy(table: str | PathLike[str] | pd.DataFrame) -> pd.DataFr
         bad = ~((v >= 0) & (v <= 1))
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise SchemaError(f"{where}, column {col!r}, row {i + 1}: {df[col].iloc[i]!r} is not a probability in "
-                              "[0, 1].")
+            raise SchemaError(
+                f"{where}, column {col!r}, row {i + 1}: {df[col].iloc[i]!r} is not a probability in [0, 1]."
+            )
         df[col] = v.astype(float)
     dup = df.duplicated([FINDING, "source"])
     if dup.any():
@@ -85,14 +91,18 @@ def _check_readers(readers: object, anchor: str | None, func: str) -> tuple[list
     if isinstance(readers, str):
         readers = [r.strip() for r in readers.split(",") if r.strip()]
     if not isinstance(readers, Sequence) or not readers or not all(isinstance(r, str) for r in readers):
-        raise InvalidParameterError(f"The 'readers' parameter of {func} must name the label sources to treat as "
-                                    f"readers (e.g. readers=['bc4', 'bc6', 'bc8']). Got {readers!r} instead.")
+        raise InvalidParameterError(
+            f"The 'readers' parameter of {func} must name the label sources to treat as "
+            f"readers (e.g. readers=['bc4', 'bc6', 'bc8']). Got {readers!r} instead."
+        )
     rs = list(readers)
     if len(set(rs)) != len(rs):
         raise InvalidParameterError(f"{func}: 'readers' names a source twice: {rs}.")
     if anchor is not None and anchor in rs:
-        raise InvalidParameterError(f"{func}: the anchor {anchor!r} is also a reader; an anchor is a reference "
-                                    "treated as exact, not one of the readers.")
+        raise InvalidParameterError(
+            f"{func}: the anchor {anchor!r} is also a reader; an anchor is a reference "
+            "treated as exact, not one of the readers."
+        )
     return rs, anchor
 
 
@@ -107,23 +117,35 @@ def _accuracy_matrix(acc: pd.DataFrame | None, finding: str, readers: Sequence[s
     return out if np.isfinite(out).any() else None
 
 
-def evaluate_latent_auc_prepared(inputs: PreparedInputs, *, readers: Sequence[str], anchor: str | None = None,
-                                 reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
-                                 n_resamples: int = 1000, confidence_level: float = 0.95, rng: RNGLike = None,
-                                 score_model: str = "auto", progress: Progress | None = None) -> LatentAUCResult:
+def evaluate_latent_auc_prepared(
+    inputs: PreparedInputs,
+    *,
+    readers: Sequence[str],
+    anchor: str | None = None,
+    reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    rng: RNGLike = None,
+    score_model: str = "auto",
+    progress: Progress | None = None,
+) -> LatentAUCResult:
     """:func:`evaluate_latent_auc` on prepared arrays (``inputs.references`` must hold the readers and anchor)."""
     func = "evaluate_latent_auc"
     rs, anchor = _check_readers(readers, anchor, func)
     n_resamples = check_positive_int(n_resamples, name="n_resamples", func=func, minimum=0)
     confidence_level = check_confidence_level(confidence_level, func=func)
     if score_model not in SCORE_MODELS:
-        raise InvalidParameterError(f"The 'score_model' parameter of {func} must be one of {list(SCORE_MODELS)}. "
-                                    f"Got {score_model!r} instead.")
+        raise InvalidParameterError(
+            f"The 'score_model' parameter of {func} must be one of {list(SCORE_MODELS)}. "
+            f"Got {score_model!r} instead."
+        )
     acc = None if reader_accuracy is None else read_reader_accuracy(reader_accuracy)
     soft = [r for r in (*rs, *([anchor] if anchor else [])) if r in inputs.soft_references]
     if soft:
-        raise InvalidParameterError(f"{func}: reader(s) {soft} have soft labels (p_positive); the latent-class model "
-                                    f"reads each reader's 0/1 labels: give their states without p_positive.")
+        raise InvalidParameterError(
+            f"{func}: reader(s) {soft} have soft labels (p_positive); the latent-class model "
+            f"reads each reader's 0/1 labels: give their states without p_positive."
+        )
     ref_idx = [inputs.references.index(r) for r in rs]
     a_idx = None if anchor is None else inputs.references.index(anchor)
     # identification, for every finding, before any fit
@@ -136,13 +158,16 @@ def evaluate_latent_auc_prepared(inputs: PreparedInputs, *, readers: Sequence[st
         accf = _accuracy_matrix(acc, finding, rs)
         if n_readers < 3 and accf is None and np.isnan(a).all():
             labelled_by = [r for r, k in zip(rs, (~np.isnan(y)).any(axis=0)) if k]
-            raise NotIdentifiedError(f"Finding {finding!r} has {n_readers} reader(s) with labels "
-                                     f"({', '.join(labelled_by) or 'none'}). {NOT_IDENTIFIED}")
+            raise NotIdentifiedError(
+                f"Finding {finding!r} has {n_readers} reader(s) with labels "
+                f"({', '.join(labelled_by) or 'none'}). {NOT_IDENTIFIED}"
+            )
         per_finding.append((finding, y, a, labelled, accf))
     plan: ResamplingPlan | None = None
     if n_resamples:
-        plan = draw_plan(inputs.patient_of.to_numpy(), n_resamples=n_resamples, rng=rng,
-                         study_ids=list(inputs.studies))
+        plan = draw_plan(
+            inputs.patient_of.to_numpy(), n_resamples=n_resamples, rng=rng, study_ids=list(inputs.studies)
+        )
     progress = as_progress(progress, func=func)
     task = progress.add("latent-class fits", total=len(inputs.findings) * (len(inputs.models) + 1))
     n_f = len(inputs.findings)
@@ -158,25 +183,41 @@ def evaluate_latent_auc_prepared(inputs: PreparedInputs, *, readers: Sequence[st
         y_f, a_f = y[idx], a[idx]
         a_arg = None if np.isnan(a_f).all() else a_f
         if plan is not None:
-            ro = bootstrap_latent_class(y_f, None, plan.subset(idx), anchor=a_arg, reader_accuracy=accf,
-                                        confidence_level=confidence_level, score_model=score_model)
+            ro = bootstrap_latent_class(
+                y_f,
+                None,
+                plan.subset(idx),
+                anchor=a_arg,
+                reader_accuracy=accf,
+                confidence_level=confidence_level,
+                score_model=score_model,
+            )
             ro_fit, iv = ro.fit, ro.reader_interval(confidence_level=confidence_level)
         else:
             ro_fit = fit_latent_class(y_f, anchor=a_arg, reader_accuracy=accf)
-            iv = {k: np.full(len(rs), np.nan) for k in ("sensitivity_low", "sensitivity_high", "specificity_low",
-                                                        "specificity_high")}
+            iv = {
+                k: np.full(len(rs), np.nan)
+                for k in ("sensitivity_low", "sensitivity_high", "specificity_low", "specificity_high")
+            }
         progress.advance(task)
         for r, src in enumerate(rs):
             n_lab = int((~np.isnan(y_f[:, r])).sum())
             if n_lab == 0:
                 continue
-            acc_rows.append({FINDING: finding, "source": src, "sensitivity": float(ro_fit.sensitivity[r]),
-                             "sensitivity_low": float(iv["sensitivity_low"][r]),
-                             "sensitivity_high": float(iv["sensitivity_high"][r]),
-                             "specificity": float(ro_fit.specificity[r]),
-                             "specificity_low": float(iv["specificity_low"][r]),
-                             "specificity_high": float(iv["specificity_high"][r]), "n_labelled": n_lab,
-                             "fixed": bool(ro_fit.fixed_readers[r])})
+            acc_rows.append(
+                {
+                    FINDING: finding,
+                    "source": src,
+                    "sensitivity": float(ro_fit.sensitivity[r]),
+                    "sensitivity_low": float(iv["sensitivity_low"][r]),
+                    "sensitivity_high": float(iv["sensitivity_high"][r]),
+                    "specificity": float(ro_fit.specificity[r]),
+                    "specificity_low": float(iv["specificity_low"][r]),
+                    "specificity_high": float(iv["specificity_high"][r]),
+                    "n_labelled": n_lab,
+                    "fixed": bool(ro_fit.fixed_readers[r]),
+                }
+            )
         agree_rows += reader_agreement_rows(finding, rs, y_f, ro_fit)
         for m, model in enumerate(inputs.models):
             s_all = inputs.S[m, f, :]
@@ -188,15 +229,22 @@ def evaluate_latent_auc_prepared(inputs: PreparedInputs, *, readers: Sequence[st
             yy, aa = y[scored], a[scored]
             aa_arg = None if np.isnan(aa).all() else aa
             if plan is not None:
-                res = bootstrap_latent_class(yy, s_all[scored], plan.subset(scored), anchor=aa_arg,
-                                             reader_accuracy=accf, confidence_level=confidence_level,
-                                             score_model=score_model)
+                res = bootstrap_latent_class(
+                    yy,
+                    s_all[scored],
+                    plan.subset(scored),
+                    anchor=aa_arg,
+                    reader_accuracy=accf,
+                    confidence_level=confidence_level,
+                    score_model=score_model,
+                )
                 fit, auc = res.fit, res.auc
                 assert res.auc_bootstrap is not None
                 dist[m, f] = res.auc_bootstrap.bootstrap_distribution
             else:
-                fit = fit_latent_class(yy, s_all[scored], anchor=aa_arg, reader_accuracy=accf,
-                                       score_model=score_model)
+                fit = fit_latent_class(
+                    yy, s_all[scored], anchor=aa_arg, reader_accuracy=accf, score_model=score_model
+                )
                 auc = latent_auc_score(s_all[scored], fit.posterior)
             point[m, f] = auc
             n_pos = int(round(float(fit.posterior.sum())))
@@ -214,8 +262,9 @@ def evaluate_latent_auc_prepared(inputs: PreparedInputs, *, readers: Sequence[st
             if not np.isfinite(point[m, f]):
                 continue
             if plan is not None:
-                ci = percentile_ci(dist[m, f], estimate=float(point[m, f]),
-                                   confidence_level=confidence_level).confidence_interval
+                ci = percentile_ci(
+                    dist[m, f], estimate=float(point[m, f]), confidence_level=confidence_level
+                ).confidence_interval
                 lo, hi = ci.low, ci.high
             else:
                 lo = hi = float("nan")
@@ -224,28 +273,59 @@ def evaluate_latent_auc_prepared(inputs: PreparedInputs, *, readers: Sequence[st
             else:
                 parts = [counts[(m, k)] for k in range(n_f) if (m, k) in counts]
                 n_pos, n_neg, n_dropped = (sum(p[i] for p in parts) for i in range(3))
-            auc_rows.append({"model": model, "group": group, FINDING: finding, "reference": LATENT_REFERENCE,
-                             "auc": float(point[m, f]), "ci_low": lo, "ci_high": hi, "n_pos": n_pos,
-                             "n_neg": n_neg, "n_dropped": n_dropped, "chance": False})
+            auc_rows.append(
+                {
+                    "model": model,
+                    "group": group,
+                    FINDING: finding,
+                    "reference": LATENT_REFERENCE,
+                    "auc": float(point[m, f]),
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "n_pos": n_pos,
+                    "n_neg": n_neg,
+                    "n_dropped": n_dropped,
+                    "chance": False,
+                }
+            )
     seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
     return LatentAUCResult(
         table=pd.DataFrame(auc_rows, columns=list(AUC_COLUMNS)),
         reader_accuracy=pd.DataFrame(acc_rows, columns=list(READER_ACCURACY_COLUMNS)),
         reader_agreement=pd.DataFrame(agree_rows, columns=list(READER_AGREEMENT_COLUMNS)),
         score_association=pd.DataFrame(assoc_rows, columns=list(SCORE_ASSOCIATION_COLUMNS)),
-        readers=tuple(rs), anchor=anchor, models=tuple(inputs.models), findings=tuple(inputs.findings),
+        readers=tuple(rs),
+        anchor=anchor,
+        models=tuple(inputs.models),
+        findings=tuple(inputs.findings),
         distribution=dist if n_resamples else np.empty((len(inputs.models), n_f + 1, 0)),
-        n_resamples=n_resamples, confidence_level=confidence_level, seed=seed, policy=inputs.policy,
-        not_mentioned=inputs.not_mentioned, score_model=score_model)
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+        policy=inputs.policy,
+        not_mentioned=inputs.not_mentioned,
+        score_model=score_model,
+    )
 
 
-def evaluate_latent_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, readers: Sequence[str],
-                        anchor: str | None = None, reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
-                        findings: Sequence[str] | None = None, policy: str = "exclude",
-                        not_mentioned: str = "negative", model_groups: pd.DataFrame | dict[str, str] | None = None,
-                        unlabeled: str = "error", n_resamples: int = 1000, confidence_level: float = 0.95,
-                        rng: RNGLike = None, score_model: str = "auto", progress: Progress | None = None,
-                        ) -> LatentAUCResult:
+def evaluate_latent_auc(
+    predictions: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    readers: Sequence[str],
+    anchor: str | None = None,
+    reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    findings: Sequence[str] | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    model_groups: pd.DataFrame | dict[str, str] | None = None,
+    unlabeled: str = "error",
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    rng: RNGLike = None,
+    score_model: str = "auto",
+    progress: Progress | None = None,
+) -> LatentAUCResult:
     """Each model's ROC-AUC against the latent truth of several readers, per finding, with patient-bootstrap
     intervals that refit the latent-class model in every replicate.
 
@@ -292,22 +372,49 @@ def evaluate_latent_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, read
         As :func:`cxreval.classification.prepare_inputs`; an unknown reader or anchor.
     """
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
-    prep = prepare_inputs(predictions, labels, references=[*rs, *([anchor] if anchor else [])], findings=findings,
-                          policy=policy, not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled)
-    return evaluate_latent_auc_prepared(prep, readers=rs, anchor=anchor, reader_accuracy=reader_accuracy,
-                                        n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
-                                        score_model=score_model, progress=progress)
+    prep = prepare_inputs(
+        predictions,
+        labels,
+        references=[*rs, *([anchor] if anchor else [])],
+        findings=findings,
+        policy=policy,
+        not_mentioned=not_mentioned,
+        model_groups=model_groups,
+        unlabeled=unlabeled,
+    )
+    return evaluate_latent_auc_prepared(
+        prep,
+        readers=rs,
+        anchor=anchor,
+        reader_accuracy=reader_accuracy,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        rng=rng,
+        score_model=score_model,
+        progress=progress,
+    )
 
 
-def evaluate_latent_auc_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path],
-                              *, readers: Sequence[str], anchor: str | None = None,
-                              reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
-                              findings: Sequence[str] | None = None, policy: str = "exclude",
-                              not_mentioned: str = "negative",
-                              model_groups: pd.DataFrame | dict[str, str] | None = None, unlabeled: str = "error",
-                              state_encoding: str | None = None, blank_state: str | None = None,
-                              n_resamples: int = 1000, confidence_level: float = 0.95, rng: RNGLike = None,
-                              score_model: str = "auto", progress: Progress | None = None) -> LatentAUCResult:
+def evaluate_latent_auc_files(
+    predictions: str | Path | Sequence[str | Path],
+    labels: str | Path | Sequence[str | Path],
+    *,
+    readers: Sequence[str],
+    anchor: str | None = None,
+    reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    findings: Sequence[str] | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    model_groups: pd.DataFrame | dict[str, str] | None = None,
+    unlabeled: str = "error",
+    state_encoding: str | None = None,
+    blank_state: str | None = None,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    rng: RNGLike = None,
+    score_model: str = "auto",
+    progress: Progress | None = None,
+) -> LatentAUCResult:
     """:func:`evaluate_latent_auc` on prediction and label files (what ``cxreval classify --latent-truth`` runs;
     the files are read as :func:`cxreval.classification.prepare_from_files` reads them)."""
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
@@ -315,19 +422,41 @@ def evaluate_latent_auc_files(predictions: str | Path | Sequence[str | Path], la
         reader_accuracy = read_reader_accuracy(reader_accuracy)  # a bad file is refused before the reading
     progress = as_progress(progress, func="evaluate_latent_auc_files")
     reading = progress.add("reading predictions and labels")
-    prep = prepare_from_files(predictions, labels, state_encoding=state_encoding,
-                              references=[*rs, *([anchor] if anchor else [])], findings=findings or None,
-                              policy=policy, not_mentioned=not_mentioned, model_groups=model_groups,
-                              unlabeled=unlabeled, blank_state=blank_state)
+    prep = prepare_from_files(
+        predictions,
+        labels,
+        state_encoding=state_encoding,
+        references=[*rs, *([anchor] if anchor else [])],
+        findings=findings or None,
+        policy=policy,
+        not_mentioned=not_mentioned,
+        model_groups=model_groups,
+        unlabeled=unlabeled,
+        blank_state=blank_state,
+    )
     progress.done(reading)
-    return evaluate_latent_auc_prepared(prep, readers=rs, anchor=anchor, reader_accuracy=reader_accuracy,
-                                        n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
-                                        score_model=score_model, progress=progress)
+    return evaluate_latent_auc_prepared(
+        prep,
+        readers=rs,
+        anchor=anchor,
+        reader_accuracy=reader_accuracy,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        rng=rng,
+        score_model=score_model,
+        progress=progress,
+    )
 
 
-def reader_accuracy_table(labels: pd.DataFrame, readers: Sequence[str], *, not_mentioned: str = "negative",
-                          n_resamples: int = 200, confidence_level: float = 0.95, rng: RNGLike = None
-                          ) -> pd.DataFrame:
+def reader_accuracy_table(
+    labels: pd.DataFrame,
+    readers: Sequence[str],
+    *,
+    not_mentioned: str = "negative",
+    n_resamples: int = 200,
+    confidence_level: float = 0.95,
+    rng: RNGLike = None,
+) -> pd.DataFrame:
     """Each reader's sensitivity and specificity per finding under the readers-only latent-class model, with
     patient-bootstrap percentile intervals (:data:`~cxreval.latent.READER_ACCURACY_COLUMNS`).
 
@@ -362,15 +491,23 @@ def reader_accuracy_table(labels: pd.DataFrame, readers: Sequence[str], *, not_m
             pid = g.drop_duplicates(STUDY_ID).set_index(STUDY_ID)[PATIENT_ID].reindex(studies).to_numpy()
         else:
             pid = np.asarray(studies)
-        res = bootstrap_latent_class(y_f, None, draw_plan(pid, n_resamples=n_resamples, rng=gen),
-                                     confidence_level=confidence_level)
+        res = bootstrap_latent_class(
+            y_f, None, draw_plan(pid, n_resamples=n_resamples, rng=gen), confidence_level=confidence_level
+        )
         iv = res.reader_interval(confidence_level=confidence_level)
         for r, src in enumerate(srcs):
-            rows.append({FINDING: str(finding), "source": src, "sensitivity": float(res.fit.sensitivity[r]),
-                         "sensitivity_low": float(iv["sensitivity_low"][r]),
-                         "sensitivity_high": float(iv["sensitivity_high"][r]),
-                         "specificity": float(res.fit.specificity[r]),
-                         "specificity_low": float(iv["specificity_low"][r]),
-                         "specificity_high": float(iv["specificity_high"][r]),
-                         "n_labelled": int((~np.isnan(y_f[:, r])).sum()), "fixed": False})
+            rows.append(
+                {
+                    FINDING: str(finding),
+                    "source": src,
+                    "sensitivity": float(res.fit.sensitivity[r]),
+                    "sensitivity_low": float(iv["sensitivity_low"][r]),
+                    "sensitivity_high": float(iv["sensitivity_high"][r]),
+                    "specificity": float(res.fit.specificity[r]),
+                    "specificity_low": float(iv["specificity_low"][r]),
+                    "specificity_high": float(iv["specificity_high"][r]),
+                    "n_labelled": int((~np.isnan(y_f[:, r])).sum()),
+                    "fixed": False,
+                }
+            )
     return pd.DataFrame(rows, columns=list(READER_ACCURACY_COLUMNS))

@@ -10,14 +10,28 @@ import numpy as np
 from ..exceptions import InvalidParameterError
 from . import _em
 
-__all__ = ["NOT_IDENTIFIED", "NotIdentifiedError", "SCORE_MODELS", "default_n_bins", "score_bins", "normal_scores",
-           "spline_basis", "Inputs", "check_inputs", "fit_rows", "study_posterior", "state_parameters",
-           "select_score_model"]
+__all__ = [
+    "NOT_IDENTIFIED",
+    "NotIdentifiedError",
+    "SCORE_MODELS",
+    "default_n_bins",
+    "score_bins",
+    "normal_scores",
+    "spline_basis",
+    "Inputs",
+    "check_inputs",
+    "fit_rows",
+    "study_posterior",
+    "state_parameters",
+    "select_score_model",
+]
 
 #: The sentence raised when a finding has fewer than three readers and neither reader accuracies nor an anchor.
-NOT_IDENTIFIED = ("With fewer than three readers of a finding the latent-class model is not identified: give each "
-                  "reader's sensitivity and specificity (reader_accuracy=) or a subset of studies labelled by an "
-                  "anchor reference treated as exact (anchor=).")
+NOT_IDENTIFIED = (
+    "With fewer than three readers of a finding the latent-class model is not identified: give each "
+    "reader's sensitivity and specificity (reader_accuracy=) or a subset of studies labelled by an "
+    "anchor reference treated as exact (anchor=)."
+)
 
 
 class NotIdentifiedError(InvalidParameterError):
@@ -37,7 +51,10 @@ def default_n_bins(n_studies: int, *, score_model: str = "spline") -> int:
     """
     if score_model == "bins":
         return int(np.clip(round(n_studies / 50), 5, 20))
-    if score_model in ("dependent", "auto"):  # each bin splits into up to 2^R reader patterns, fitted per reader
+    if score_model in (
+        "dependent",
+        "auto",
+    ):  # each bin splits into up to 2^R reader patterns, fitted per reader
         return int(np.clip(n_studies // 20, 10, 50))
     return int(np.clip(n_studies // 10, 10, 100))
 
@@ -87,8 +104,9 @@ def _binary(a: object, name: str, shape: tuple[int, ...] | None, ndim: int) -> n
     try:
         x = np.array(a, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(f"fit_latent_class: '{name}' must be a float array of 1.0, 0.0 and NaN; "
-                                    f"got {type(a).__name__}.") from exc
+        raise InvalidParameterError(
+            f"fit_latent_class: '{name}' must be a float array of 1.0, 0.0 and NaN; got {type(a).__name__}."
+        ) from exc
     if x.ndim != ndim or (shape is not None and x.shape != shape):
         want = f"shape {shape}" if shape is not None else f"{ndim}-D"
         raise InvalidParameterError(f"fit_latent_class: '{name}' must have {want}; got shape {x.shape}.")
@@ -96,8 +114,10 @@ def _binary(a: object, name: str, shape: tuple[int, ...] | None, ndim: int) -> n
     if bad.any():
         pos = tuple(int(v) for v in np.argwhere(bad)[0])
         where = pos[0] if len(pos) == 1 else pos
-        raise InvalidParameterError(f"fit_latent_class: '{name}' must hold only 1.0 (positive), 0.0 (negative) and "
-                                    f"NaN (no label); found {float(x[pos])!r} at {where}.")
+        raise InvalidParameterError(
+            f"fit_latent_class: '{name}' must hold only 1.0 (positive), 0.0 (negative) and "
+            f"NaN (no label); found {float(x[pos])!r} at {where}."
+        )
     return x
 
 
@@ -139,40 +159,57 @@ def _spline_design(s: np.ndarray, bins: np.ndarray, k: int, n_knots: int) -> tup
     return study, binb
 
 
-def check_inputs(reader_labels: object, score: object, anchor: object, reader_accuracy: object,
-                 sample_weight: object, n_bins: int | None, score_prior: float, *, score_model: str = "spline",
-                 n_knots: int = 4, func: str = "fit_latent_class") -> Inputs:
+def check_inputs(
+    reader_labels: object,
+    score: object,
+    anchor: object,
+    reader_accuracy: object,
+    sample_weight: object,
+    n_bins: int | None,
+    score_prior: float,
+    *,
+    score_model: str = "spline",
+    n_knots: int = 4,
+    func: str = "fit_latent_class",
+) -> Inputs:
     """Check and lay out the inputs of :func:`~cxreval.latent.fit_latent_class` (the errors name ``func``)."""
     y = _binary(reader_labels, "reader_labels", None, 2)
     n, r = y.shape
     if n == 0 or r == 0:
-        raise InvalidParameterError(f"{func}: 'reader_labels' needs at least one study and one reader; "
-                                    f"got shape {y.shape}.")
+        raise InvalidParameterError(
+            f"{func}: 'reader_labels' needs at least one study and one reader; got shape {y.shape}."
+        )
     if score_model not in SCORE_MODELS:
-        raise InvalidParameterError(f"The 'score_model' parameter of {func} must be one of {list(SCORE_MODELS)}. "
-                                    f"Got {score_model!r} instead.")
+        raise InvalidParameterError(
+            f"The 'score_model' parameter of {func} must be one of {list(SCORE_MODELS)}. "
+            f"Got {score_model!r} instead."
+        )
     study_basis = bin_basis = None
     if score is None:
         bins, edges, k, model = np.zeros(n, dtype=np.intp), np.empty(0), 1, "none"
     else:
         s = np.asarray(score, dtype=float)
         if s.shape != (n,):
-            raise InvalidParameterError(f"{func}: 'score' must have shape ({n},) like the rows of "
-                                        f"'reader_labels'; got {s.shape}.")
+            raise InvalidParameterError(
+                f"{func}: 'score' must have shape ({n},) like the rows of 'reader_labels'; got {s.shape}."
+            )
         if not np.isfinite(s).all():
             i = int(np.flatnonzero(~np.isfinite(s))[0])
             raise InvalidParameterError(f"{func}: 'score' must be finite; found {float(s[i])!r} at {i}.")
         if n_bins is None:
             n_bins = default_n_bins(n, score_model=score_model)
         if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-            raise InvalidParameterError(f"The 'n_bins' parameter of {func} must be an int >= 1 or None. "
-                                        f"Got {n_bins!r} instead.")
+            raise InvalidParameterError(
+                f"The 'n_bins' parameter of {func} must be an int >= 1 or None. Got {n_bins!r} instead."
+            )
         bins, edges = score_bins(s, int(n_bins))
         k = int(bins.max()) + 1
         model = score_model
         if model == "auto":
-            raise InvalidParameterError(f"{func}: score_model='auto' is resolved by select_score_model before the "
-                                        "inputs are laid out.")
+            raise InvalidParameterError(
+                f"{func}: score_model='auto' is resolved by select_score_model before the "
+                "inputs are laid out."
+            )
         if model in ("spline", "dependent"):
             study_basis, bin_basis = _spline_design(s, bins, k, n_knots)
     a = np.full(n, np.nan) if anchor is None else _binary(anchor, "anchor", (n,), 1)
@@ -182,16 +219,21 @@ def check_inputs(reader_labels: object, score: object, anchor: object, reader_ac
     if reader_accuracy is not None:
         acc = np.array(reader_accuracy, dtype=float)
         if acc.shape != (r, 2):
-            raise InvalidParameterError(f"{func}: 'reader_accuracy' must have shape ({r}, 2) "
-                                        f"(sensitivity, specificity per reader); got {acc.shape}.")
+            raise InvalidParameterError(
+                f"{func}: 'reader_accuracy' must have shape ({r}, 2) "
+                f"(sensitivity, specificity per reader); got {acc.shape}."
+            )
         given = ~np.isnan(acc)
         if (given[:, 0] != given[:, 1]).any():
             i = int(np.flatnonzero(given[:, 0] != given[:, 1])[0])
-            raise InvalidParameterError(f"{func}: 'reader_accuracy' row {i} gives only one of "
-                                        "sensitivity and specificity; give both or neither (NaN).")
+            raise InvalidParameterError(
+                f"{func}: 'reader_accuracy' row {i} gives only one of "
+                "sensitivity and specificity; give both or neither (NaN)."
+            )
         if ((acc[given] < 0) | (acc[given] > 1)).any():
-            raise InvalidParameterError(f"{func}: 'reader_accuracy' values must be in [0, 1] (or NaN "
-                                        "for a reader to estimate).")
+            raise InvalidParameterError(
+                f"{func}: 'reader_accuracy' values must be in [0, 1] (or NaN for a reader to estimate)."
+            )
         fixed = given[:, 0]
         fse = np.clip(np.where(fixed, acc[:, 0], 0.5), _em.EPS, 1 - _em.EPS)
         fsp = np.clip(np.where(fixed, acc[:, 1], 0.5), _em.EPS, 1 - _em.EPS)
@@ -200,11 +242,16 @@ def check_inputs(reader_labels: object, score: object, anchor: object, reader_ac
     else:
         w = np.asarray(sample_weight, dtype=float)
         if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
-            raise InvalidParameterError(f"{func}: 'sample_weight' must be finite, non-negative, not all "
-                                        f"zero, of shape ({n},); got shape {w.shape}.")
-    if not (isinstance(score_prior, (int, float, np.floating)) and np.isfinite(score_prior) and score_prior >= 0):
-        raise InvalidParameterError(f"The 'score_prior' parameter of {func} must be a float >= 0. "
-                                    f"Got {score_prior!r} instead.")
+            raise InvalidParameterError(
+                f"{func}: 'sample_weight' must be finite, non-negative, not all "
+                f"zero, of shape ({n},); got shape {w.shape}."
+            )
+    if not (
+        isinstance(score_prior, (int, float, np.floating)) and np.isfinite(score_prior) and score_prior >= 0
+    ):
+        raise InvalidParameterError(
+            f"The 'score_prior' parameter of {func} must be a float >= 0. Got {score_prior!r} instead."
+        )
     n_readers = int((~np.isnan(y)).any(axis=0).sum())
     if n_readers < 3 and not fixed.any() and np.isnan(a).all():
         raise NotIdentifiedError(NOT_IDENTIFIED)
@@ -234,24 +281,52 @@ def orient(state: _em.EMState, free: bool) -> _em.EMState:
     a, b = state.se_slope, state.sp_slope
     se_slope = None if a is None or b is None else np.where(f, -b, a)
     sp_slope = None if a is None or b is None else np.where(f, -a, b)
-    return _em.EMState(np.where(f, 1 - state.specificity, state.sensitivity),
-                       np.where(f, 1 - state.sensitivity, state.specificity),
-                       np.where(flip, 1 - state.prevalence, state.prevalence),
-                       np.where(f, state.f0, state.f1), np.where(f, state.f1, state.f0), beta,
-                       np.where(f, 1 - state.posterior, state.posterior), state.objective, state.trace,
-                       state.n_iter, state.converged, se_slope, sp_slope)
+    return _em.EMState(
+        np.where(f, 1 - state.specificity, state.sensitivity),
+        np.where(f, 1 - state.sensitivity, state.specificity),
+        np.where(flip, 1 - state.prevalence, state.prevalence),
+        np.where(f, state.f0, state.f1),
+        np.where(f, state.f1, state.f0),
+        beta,
+        np.where(f, 1 - state.posterior, state.posterior),
+        state.objective,
+        state.trace,
+        state.n_iter,
+        state.converged,
+        se_slope,
+        sp_slope,
+    )
 
 
-def fit_rows(inputs: Inputs, weights: np.ndarray, *, score_prior: float, max_iter: int, tol: float,
-             ridge: float = 1e-3, init: dict[str, np.ndarray] | None = None) -> tuple[_em.Cells, _em.EMState]:
+def fit_rows(
+    inputs: Inputs,
+    weights: np.ndarray,
+    *,
+    score_prior: float,
+    max_iter: int,
+    tol: float,
+    ridge: float = 1e-3,
+    init: dict[str, np.ndarray] | None = None,
+) -> tuple[_em.Cells, _em.EMState]:
     """EM for every row of ``weights`` (B, n_studies) at once (the data, or bootstrap replicates)."""
     cells = _em.make_cells(inputs.labels, inputs.bins, inputs.anchor, inputs.n_bins, inputs.bin_basis)
     cw = _em.cell_weights(cells, weights)
     start = np.broadcast_to(initial_posterior(cells), cw.shape)
-    state = _em.run_em(cells, cw, start, prior=float(score_prior), ridge=ridge, fixed=inputs.fixed,
-                       fixed_se=inputs.fixed_se, fixed_sp=inputs.fixed_sp, max_iter=max_iter, tol=tol,
-                       spline=inputs.model in ("spline", "dependent"), init=init,
-                       dependent=inputs.model == "dependent")
+    state = _em.run_em(
+        cells,
+        cw,
+        start,
+        prior=float(score_prior),
+        ridge=ridge,
+        fixed=inputs.fixed,
+        fixed_se=inputs.fixed_se,
+        fixed_sp=inputs.fixed_sp,
+        max_iter=max_iter,
+        tol=tol,
+        spline=inputs.model in ("spline", "dependent"),
+        init=init,
+        dependent=inputs.model == "dependent",
+    )
     return cells, orient(state, inputs.free)
 
 
@@ -280,9 +355,18 @@ def state_parameters(state: _em.EMState, row: int) -> dict[str, np.ndarray]:
     return out
 
 
-def select_score_model(reader_labels: object, score: object, anchor: object, reader_accuracy: object,
-                       sample_weight: object, n_bins: int | None, *, max_iter: int, tol: float,
-                       func: str = "fit_latent_class") -> str:
+def select_score_model(
+    reader_labels: object,
+    score: object,
+    anchor: object,
+    reader_accuracy: object,
+    sample_weight: object,
+    n_bins: int | None,
+    *,
+    max_iter: int,
+    tol: float,
+    func: str = "fit_latent_class",
+) -> str:
     """``'dependent'`` where the score-dependent readers model beats ``'spline'`` by the Bayesian information
     criterion, else ``'spline'`` (what ``score_model='auto'`` fits).
 
@@ -294,12 +378,30 @@ def select_score_model(reader_labels: object, score: object, anchor: object, rea
         return "spline"
     fits = {}
     for model in ("spline", "dependent"):
-        inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins, 0.5,
-                              score_model=model, func=func)
+        inputs = check_inputs(
+            reader_labels,
+            score,
+            anchor,
+            reader_accuracy,
+            sample_weight,
+            n_bins,
+            0.5,
+            score_model=model,
+            func=func,
+        )
         if n_bins is None:
             n_bins = default_n_bins(inputs.labels.shape[0], score_model="dependent")
-            inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins, 0.5,
-                                  score_model=model, func=func)
+            inputs = check_inputs(
+                reader_labels,
+                score,
+                anchor,
+                reader_accuracy,
+                sample_weight,
+                n_bins,
+                0.5,
+                score_model=model,
+                func=func,
+            )
         _, st = fit_rows(inputs, inputs.weight[None, :], score_prior=0.5, max_iter=max_iter, tol=tol)
         fits[model] = (float(st.objective[0]), inputs)
     inputs = fits["spline"][1]

@@ -79,8 +79,18 @@ from ._fitting import (
     study_posterior,
 )
 
-__all__ = ["NOT_IDENTIFIED", "NotIdentifiedError", "SCORE_MODELS", "LatentClassFit", "fit_latent_class",
-           "fit_from_state", "default_n_bins", "normal_scores", "score_bins", "select_score_model"]
+__all__ = [
+    "NOT_IDENTIFIED",
+    "NotIdentifiedError",
+    "SCORE_MODELS",
+    "LatentClassFit",
+    "fit_latent_class",
+    "fit_from_state",
+    "default_n_bins",
+    "normal_scores",
+    "score_bins",
+    "select_score_model",
+]
 
 
 @dataclass(frozen=True)
@@ -138,9 +148,19 @@ class LatentClassFit:
     specificity_slope: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     def __post_init__(self) -> None:
-        for name in ("posterior", "sensitivity", "specificity", "score_given_positive", "score_given_negative",
-                     "bins", "bin_edges", "log_likelihood_trace", "fixed_readers", "sensitivity_slope",
-                     "specificity_slope"):
+        for name in (
+            "posterior",
+            "sensitivity",
+            "specificity",
+            "score_given_positive",
+            "score_given_negative",
+            "bins",
+            "bin_edges",
+            "log_likelihood_trace",
+            "fixed_readers",
+            "sensitivity_slope",
+            "specificity_slope",
+        ):
             readonly(getattr(self, name))
 
     @property
@@ -152,11 +172,19 @@ class LatentClassFit:
         return int(self.score_given_positive.shape[0])
 
 
-def fit_latent_class(reader_labels: np.ndarray, score: np.ndarray | None = None, *,
-                     anchor: np.ndarray | None = None, reader_accuracy: np.ndarray | None = None,
-                     sample_weight: np.ndarray | None = None, n_bins: int | None = None,
-                     score_model: str = "spline", score_prior: float = 0.5, max_iter: int = 2000,
-                     tol: float = 1e-10) -> LatentClassFit:
+def fit_latent_class(
+    reader_labels: np.ndarray,
+    score: np.ndarray | None = None,
+    *,
+    anchor: np.ndarray | None = None,
+    reader_accuracy: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+    n_bins: int | None = None,
+    score_model: str = "spline",
+    score_prior: float = 0.5,
+    max_iter: int = 2000,
+    tol: float = 1e-10,
+) -> LatentClassFit:
     """Fit the latent-class model of the readers (and one model's score) by EM.
 
     Parameters
@@ -211,10 +239,19 @@ def fit_latent_class(reader_labels: np.ndarray, score: np.ndarray | None = None,
     True
     """
     if score_model == "auto":
-        score_model = select_score_model(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins,
-                                         max_iter=max_iter, tol=tol)
-    inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins, score_prior,
-                          score_model=score_model)
+        score_model = select_score_model(
+            reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins, max_iter=max_iter, tol=tol
+        )
+    inputs = check_inputs(
+        reader_labels,
+        score,
+        anchor,
+        reader_accuracy,
+        sample_weight,
+        n_bins,
+        score_prior,
+        score_model=score_model,
+    )
     cells, st = fit_rows(inputs, inputs.weight[None, :], score_prior=score_prior, max_iter=max_iter, tol=tol)
     return fit_from_state(inputs, cells, st, 0)
 
@@ -229,10 +266,21 @@ def fit_from_state(inputs: Inputs, cells: _em.Cells, st: _em.EMState, row: int) 
     zero = np.zeros(inputs.labels.shape[1])
     se_slope = np.where(has, zero if st.se_slope is None else st.se_slope[row], np.nan)
     sp_slope = np.where(has, zero if st.sp_slope is None else st.sp_slope[row], np.nan)
-    return LatentClassFit(posterior=study_posterior(inputs, cells, st)[row].copy(), prevalence=float(st.prevalence[row]),
-                          sensitivity=se, specificity=sp, score_given_positive=st.f1[row].copy(),
-                          score_given_negative=st.f0[row].copy(), bins=inputs.bins.copy(),
-                          bin_edges=inputs.edges.copy(), log_likelihood=float(st.objective[row]),
-                          log_likelihood_trace=st.trace[:, row].copy(), n_iter=int(st.n_iter),
-                          converged=bool(st.converged[row]), fixed_readers=inputs.fixed.copy(),
-                          score_model=inputs.model, sensitivity_slope=se_slope, specificity_slope=sp_slope)
+    return LatentClassFit(
+        posterior=study_posterior(inputs, cells, st)[row].copy(),
+        prevalence=float(st.prevalence[row]),
+        sensitivity=se,
+        specificity=sp,
+        score_given_positive=st.f1[row].copy(),
+        score_given_negative=st.f0[row].copy(),
+        bins=inputs.bins.copy(),
+        bin_edges=inputs.edges.copy(),
+        log_likelihood=float(st.objective[row]),
+        log_likelihood_trace=st.trace[:, row].copy(),
+        n_iter=int(st.n_iter),
+        converged=bool(st.converged[row]),
+        fixed_readers=inputs.fixed.copy(),
+        score_model=inputs.model,
+        sensitivity_slope=se_slope,
+        specificity_slope=sp_slope,
+    )

@@ -75,11 +75,21 @@ class LatentClassBootstrap:
         return out
 
 
-def bootstrap_latent_class(reader_labels: np.ndarray, score: np.ndarray | None, plan: ResamplingPlan, *,
-                           anchor: np.ndarray | None = None, reader_accuracy: np.ndarray | None = None,
-                           confidence_level: float = 0.95, score_model: str = "spline", n_bins: int | None = None,
-                           score_prior: float = 0.5, max_iter: int = 2000, tol: float = 1e-10,
-                           replicate_tol: float = 1e-8) -> LatentClassBootstrap:
+def bootstrap_latent_class(
+    reader_labels: np.ndarray,
+    score: np.ndarray | None,
+    plan: ResamplingPlan,
+    *,
+    anchor: np.ndarray | None = None,
+    reader_accuracy: np.ndarray | None = None,
+    confidence_level: float = 0.95,
+    score_model: str = "spline",
+    n_bins: int | None = None,
+    score_prior: float = 0.5,
+    max_iter: int = 2000,
+    tol: float = 1e-10,
+    replicate_tol: float = 1e-8,
+) -> LatentClassBootstrap:
     """Fit :func:`~cxreval.latent.fit_latent_class` to the data and to every replicate of ``plan``.
 
     Parameters
@@ -111,22 +121,48 @@ def bootstrap_latent_class(reader_labels: np.ndarray, score: np.ndarray | None, 
     (True, (200, 3))
     """
     if score_model == "auto":  # chosen once on the data; every replicate refits the chosen model
-        score_model = select_score_model(reader_labels, score, anchor, reader_accuracy, None, n_bins,
-                                         max_iter=max_iter, tol=tol, func="bootstrap_latent_class")
-    inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, None, n_bins, score_prior,
-                          score_model=score_model, func="bootstrap_latent_class")
+        score_model = select_score_model(
+            reader_labels,
+            score,
+            anchor,
+            reader_accuracy,
+            None,
+            n_bins,
+            max_iter=max_iter,
+            tol=tol,
+            func="bootstrap_latent_class",
+        )
+    inputs = check_inputs(
+        reader_labels,
+        score,
+        anchor,
+        reader_accuracy,
+        None,
+        n_bins,
+        score_prior,
+        score_model=score_model,
+        func="bootstrap_latent_class",
+    )
     if not isinstance(plan, ResamplingPlan):
-        raise InvalidParameterError(f"bootstrap_latent_class: 'plan' must be a ResamplingPlan (cxreval.bootstrap."
-                                    f"draw_plan); got {type(plan).__name__}.")
+        raise InvalidParameterError(
+            f"bootstrap_latent_class: 'plan' must be a ResamplingPlan (cxreval.bootstrap."
+            f"draw_plan); got {type(plan).__name__}."
+        )
     n = inputs.labels.shape[0]
     if plan.n_studies != n:
-        raise InvalidParameterError(f"bootstrap_latent_class: 'plan' covers {plan.n_studies} studies but "
-                                    f"'reader_labels' has {n} rows; draw it from these studies' patient ids.")
+        raise InvalidParameterError(
+            f"bootstrap_latent_class: 'plan' covers {plan.n_studies} studies but "
+            f"'reader_labels' has {n} rows; draw it from these studies' patient ids."
+        )
     cells, st = fit_rows(inputs, inputs.weight[None, :], score_prior=score_prior, max_iter=max_iter, tol=tol)
     fit = fit_from_state(inputs, cells, st, 0)
     init = state_parameters(st, 0)
     s = None if score is None else np.asarray(score, dtype=float)
-    auc = float(latent_auc_rows(s, fit.posterior[None, :], inputs.weight[None, :])[0]) if s is not None else np.nan
+    auc = (
+        float(latent_auc_rows(s, fit.posterior[None, :], inputs.weight[None, :])[0])
+        if s is not None
+        else np.nan
+    )
     b_total = plan.n_resamples
     r = inputs.labels.shape[1]
     prev = np.empty(b_total)
@@ -137,7 +173,9 @@ def bootstrap_latent_class(reader_labels: np.ndarray, score: np.ndarray | None, 
     has = (~np.isnan(inputs.labels)).any(axis=0)
     for sl in iter_shards(b_total, _ROWS_PER_CHUNK):
         w = plan.study_weights(replicates=sl).astype(float)
-        cells_b, st_b = fit_rows(inputs, w, score_prior=score_prior, max_iter=max_iter, tol=replicate_tol, init=init)
+        cells_b, st_b = fit_rows(
+            inputs, w, score_prior=score_prior, max_iter=max_iter, tol=replicate_tol, init=init
+        )
         prev[sl] = st_b.prevalence
         se_m, sp_m = _em.marginal_accuracy(cells_b, _em.cell_weights(cells_b, w), st_b)
         se[sl] = np.where(has, se_m, np.nan)

@@ -88,12 +88,14 @@ def as_threshold(value: ThresholdLike, *, name: str = "T") -> Fraction:
             return Fraction(value.strip())
     except (ValueError, ZeroDivisionError):
         pass
-    raise InvalidParameterError(f"The '{name}' threshold must be a finite number, Fraction or decimal string. "
-                                f"Got {value!r} instead.")
+    raise InvalidParameterError(
+        f"The '{name}' threshold must be a finite number, Fraction or decimal string. Got {value!r} instead."
+    )
 
 
-def check_boxes(boxes: ArrayLike, *, name: str = "boxes", image_shape: tuple[int, int] | None = None,
-                where: str = "") -> np.ndarray:
+def check_boxes(
+    boxes: ArrayLike, *, name: str = "boxes", image_shape: tuple[int, int] | None = None, where: str = ""
+) -> np.ndarray:
     """Validate boxes and return them as a float array of shape ``(..., 4)``.
 
     Parameters
@@ -119,8 +121,9 @@ def check_boxes(boxes: ArrayLike, *, name: str = "boxes", image_shape: tuple[int
     except (TypeError, ValueError) as exc:
         raise SchemaError(f"'{name}'{loc} must be numeric boxes (x_min, y_min, x_max, y_max).") from exc
     if b.ndim == 0 or b.shape[-1] != 4:
-        raise SchemaError(f"'{name}'{loc} must have shape (..., 4) as (x_min, y_min, x_max, y_max); "
-                          f"got shape {b.shape}.")
+        raise SchemaError(
+            f"'{name}'{loc} must have shape (..., 4) as (x_min, y_min, x_max, y_max); got shape {b.shape}."
+        )
     flat = b.reshape(-1, 4)
     bad = ~np.isfinite(flat).all(axis=1)
     if bad.any():
@@ -129,16 +132,20 @@ def check_boxes(boxes: ArrayLike, *, name: str = "boxes", image_shape: tuple[int
     bad = (flat[:, 2] <= flat[:, 0]) | (flat[:, 3] <= flat[:, 1])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"'{name}'{loc}: box {i} {flat[i].tolist()} has non-positive width or height "
-                          f"(expected x_max > x_min and y_max > y_min; {int(bad.sum())} such box(es)).")
+        raise SchemaError(
+            f"'{name}'{loc}: box {i} {flat[i].tolist()} has non-positive width or height "
+            f"(expected x_max > x_min and y_max > y_min; {int(bad.sum())} such box(es))."
+        )
     if image_shape is not None:
         h, w = image_shape
         bad = (flat[:, 0] < 0) | (flat[:, 1] < 0) | (flat[:, 2] > w) | (flat[:, 3] > h)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise SchemaError(f"'{name}'{loc}: box {i} {flat[i].tolist()} lies outside the {h} x {w} image "
-                              f"(expected 0 <= x_min < x_max <= {w} and 0 <= y_min < y_max <= {h}; "
-                              f"{int(bad.sum())} such box(es)).")
+            raise SchemaError(
+                f"'{name}'{loc}: box {i} {flat[i].tolist()} lies outside the {h} x {w} image "
+                f"(expected 0 <= x_min < x_max <= {w} and 0 <= y_min < y_max <= {h}; "
+                f"{int(bad.sum())} such box(es))."
+            )
     return b
 
 
@@ -204,8 +211,14 @@ def iobb_exact(box_pred: BoxLike, box_true: BoxLike) -> Fraction:
     return intersection_exact(box_pred, box_true) / area_exact(box_pred)
 
 
-def exceeds(boxes_pred: ArrayLike, boxes_true: ArrayLike, threshold: ThresholdLike, *, measure: str = "iobb",
-            strict: bool = True) -> np.ndarray:
+def exceeds(
+    boxes_pred: ArrayLike,
+    boxes_true: ArrayLike,
+    threshold: ThresholdLike,
+    *,
+    measure: str = "iobb",
+    strict: bool = True,
+) -> np.ndarray:
     """Exact decision ``measure(p, g) > T`` (or ``>= T``), vectorised.
 
     Parameters
@@ -245,8 +258,10 @@ def exceeds(boxes_pred: ArrayLike, boxes_true: ArrayLike, threshold: ThresholdLi
         exact = iou_exact if measure == "iou" else iobb_exact
         for idx in zip(*np.nonzero(near)):
             if box_area(pb[idx]) <= 0:
-                raise SchemaError(f"exceeds: detected box {pb[idx].tolist()} has zero area; "
-                                  "expected positive width and height.")
+                raise SchemaError(
+                    f"exceeds: detected box {pb[idx].tolist()} has zero area; "
+                    "expected positive width and height."
+                )
             v = exact(pb[idx], gb[idx])
             out[idx] = (v > t) if strict else (v >= t)
     return out.reshape(shape)
@@ -256,4 +271,9 @@ def contains(outer: ArrayLike, inner: ArrayLike) -> np.ndarray:
     """Whether each box of ``outer`` contains the matching box of ``inner`` (borders included)."""
     o = np.asarray(outer, dtype=float)
     i = np.asarray(inner, dtype=float)
-    return (o[..., 0] <= i[..., 0]) & (o[..., 1] <= i[..., 1]) & (o[..., 2] >= i[..., 2]) & (o[..., 3] >= i[..., 3])
+    return (
+        (o[..., 0] <= i[..., 0])
+        & (o[..., 1] <= i[..., 1])
+        & (o[..., 2] >= i[..., 2])
+        & (o[..., 3] >= i[..., 3])
+    )

@@ -92,11 +92,13 @@ def _named_module(model: Any, name: object, *, param: str, func: str) -> Any:
     if not isinstance(name, str) or not name or name not in modules:
         names = [n for n in modules if n]
         close = difflib.get_close_matches(str(name), names, n=5, cutoff=0.6)
-        hint = (f"close names: {close}; " if close else "") + \
-            f"its top-level modules are {[n for n in names if '.' not in n][:20]}"
+        hint = (
+            f"close names: {close}; " if close else ""
+        ) + f"its top-level modules are {[n for n in names if '.' not in n][:20]}"
         raise InvalidParameterError(
             f"The '{param}' parameter of {func} must name a submodule of the model as a dotted path "
-            f"(e.g. 'features.denseblock4'). Got {name!r}, which {type(model).__name__} does not have; {hint}.")
+            f"(e.g. 'features.denseblock4'). Got {name!r}, which {type(model).__name__} does not have; {hint}."
+        )
     return modules[name]
 
 
@@ -106,20 +108,26 @@ def _model_device(model: Any, device: object, *, func: str) -> Any:
         try:
             return torch.device(device)
         except (RuntimeError, TypeError) as exc:
-            raise InvalidParameterError(f"The 'device' parameter of {func} must be None or a torch device such as 'cpu' "
-                                        f"or 'cuda:0'. Got {device!r} instead.") from exc
+            raise InvalidParameterError(
+                f"The 'device' parameter of {func} must be None or a torch device such as 'cpu' "
+                f"or 'cuda:0'. Got {device!r} instead."
+            ) from exc
     p = next(iter(model.parameters()), None)
     return p.device if p is not None else torch.device("cpu")
 
 
-def _validate(model: Any, images: object, *, func: str, batch_size: object, device: object) -> tuple[Any, Any, Any]:
+def _validate(
+    model: Any, images: object, *, func: str, batch_size: object, device: object
+) -> tuple[Any, Any, Any]:
     torch = _torch()
     if not isinstance(model, torch.nn.Module):
-        raise InvalidParameterError(f"The 'model' parameter of {func} must be a torch.nn.Module. "
-                                    f"Got {type(model).__name__} instead.")
+        raise InvalidParameterError(
+            f"The 'model' parameter of {func} must be a torch.nn.Module. Got {type(model).__name__} instead."
+        )
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise InvalidParameterError(f"The 'batch_size' parameter of {func} must be an int >= 1. "
-                                    f"Got {batch_size!r} instead.")
+        raise InvalidParameterError(
+            f"The 'batch_size' parameter of {func} must be an int >= 1. Got {batch_size!r} instead."
+        )
     dev = _model_device(model, device, func=func)
     if isinstance(images, torch.Tensor):
         x = images.detach()
@@ -127,10 +135,14 @@ def _validate(model: Any, images: object, *, func: str, batch_size: object, devi
         try:
             x = torch.as_tensor(np.asarray(images, dtype=np.float64))
         except (TypeError, ValueError) as exc:
-            raise SchemaError(f"'images' of {func} must be a numeric array or tensor of shape (N, C, H, W).") from exc
+            raise SchemaError(
+                f"'images' of {func} must be a numeric array or tensor of shape (N, C, H, W)."
+            ) from exc
     if x.ndim != 4:
         hint = " (one image of shape (C, H, W): pass images[None])" if x.ndim == 3 else ""
-        raise SchemaError(f"'images' of {func} must have shape (N, C, H, W); got shape {tuple(x.shape)}{hint}.")
+        raise SchemaError(
+            f"'images' of {func} must have shape (N, C, H, W); got shape {tuple(x.shape)}{hint}."
+        )
     if x.shape[0] == 0:
         raise SchemaError(f"'images' of {func} holds no image; got shape {tuple(x.shape)}.")
     if not x.is_floating_point():
@@ -138,8 +150,10 @@ def _validate(model: Any, images: object, *, func: str, batch_size: object, devi
     bad = ~torch.isfinite(x)
     if bool(bad.any()):
         idx = tuple(int(v) for v in torch.nonzero(bad)[0])
-        raise SchemaError(f"'images' of {func} must be finite; found {float(x[idx])!r} at index {idx} "
-                          f"({int(bad.sum())} non-finite value(s)).")
+        raise SchemaError(
+            f"'images' of {func} must be finite; found {float(x[idx])!r} at index {idx} "
+            f"({int(bad.sum())} non-finite value(s))."
+        )
     p = next(iter(model.parameters()), None)
     dtype = p.dtype if p is not None and p.is_floating_point() else torch.float32
     return x, dev, dtype
@@ -155,9 +169,11 @@ def _classes(classes: object, n: int, *, func: str, what: str) -> np.ndarray:
     if c.ndim == 0:
         c = c[None]
     if c.dtype.kind not in "iu" or c.ndim != 1 or c.size == 0 or c.min() < 0 or c.max() >= n:
-        raise InvalidParameterError(f"The 'classes' parameter of {func} must be None or a non-empty sequence of "
-                                    f"class indices in [0, {n - 1}] ({what} has {n} classes). "
-                                    f"Got {classes!r} instead.")
+        raise InvalidParameterError(
+            f"The 'classes' parameter of {func} must be None or a non-empty sequence of "
+            f"class indices in [0, {n - 1}] ({what} has {n} classes). "
+            f"Got {classes!r} instead."
+        )
     return c.astype(np.int64)
 
 
@@ -175,13 +191,17 @@ class _Capture:
         torch = _torch()
         a, self.out = self.out, None
         if a is None:
-            raise InvalidParameterError(f"target layer {self.name!r} did not run in the model's forward pass "
-                                        f"({self.func}); name a module that the forward pass calls.")
+            raise InvalidParameterError(
+                f"target layer {self.name!r} did not run in the model's forward pass "
+                f"({self.func}); name a module that the forward pass calls."
+            )
         if not isinstance(a, torch.Tensor) or a.ndim != 4:
             got = f"shape {tuple(a.shape)}" if isinstance(a, torch.Tensor) else f"a {type(a).__name__}"
-            raise InvalidParameterError(f"target layer {self.name!r} must output a tensor of shape (N, C, h, w) "
-                                        f"for {self.func}; it output {got}. Name a convolutional stage "
-                                        "(e.g. 'features' or 'features.denseblock4').")
+            raise InvalidParameterError(
+                f"target layer {self.name!r} must output a tensor of shape (N, C, h, w) "
+                f"for {self.func}; it output {got}. Name a convolutional stage "
+                "(e.g. 'features' or 'features.denseblock4')."
+            )
         return a
 
 
@@ -204,8 +224,10 @@ def _scores(y: Any, n: int, *, func: str) -> Any:
     torch = _torch()
     if not isinstance(y, torch.Tensor) or y.ndim != 2 or y.shape[0] != n:
         got = f"shape {tuple(y.shape)}" if isinstance(y, torch.Tensor) else f"a {type(y).__name__}"
-        raise InvalidParameterError(f"{func} needs a model whose forward returns class scores of shape "
-                                    f"(N, K) = ({n}, K); it returned {got}.")
+        raise InvalidParameterError(
+            f"{func} needs a model whose forward returns class scores of shape "
+            f"(N, K) = ({n}, K); it returned {got}."
+        )
     return y
 
 
@@ -214,8 +236,10 @@ def _classifier_weights(model: Any, classifier: object, *, func: str) -> tuple[s
     if classifier is None:
         linear = [n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
         if not linear:
-            raise InvalidParameterError(f"{func}: the model has no torch.nn.Linear module to take the class "
-                                        "weights from; name the classifier with classifier='...'.")
+            raise InvalidParameterError(
+                f"{func}: the model has no torch.nn.Linear module to take the class "
+                "weights from; name the classifier with classifier='...'."
+            )
         classifier = linear[-1]
     mod = _named_module(model, classifier, param="classifier", func=func)
     if isinstance(mod, torch.nn.Linear):
@@ -223,14 +247,23 @@ def _classifier_weights(model: Any, classifier: object, *, func: str) -> tuple[s
     elif isinstance(mod, torch.nn.Conv2d) and tuple(mod.kernel_size) == (1, 1) and mod.groups == 1:
         w = mod.weight[:, :, 0, 0]
     else:
-        raise InvalidParameterError(f"classifier {classifier!r} of {func} must be a torch.nn.Linear or a 1x1 "
-                                    f"torch.nn.Conv2d; it is a {type(mod).__name__}.")
+        raise InvalidParameterError(
+            f"classifier {classifier!r} of {func} must be a torch.nn.Linear or a 1x1 "
+            f"torch.nn.Conv2d; it is a {type(mod).__name__}."
+        )
     return str(classifier), w.detach().to("cpu", torch.float64).numpy()
 
 
-def class_activation_maps(model: Any, images: ArrayLike | torch.Tensor, *, target_layer: str, classifier: str | None = None,
-                          classes: Sequence[int] | None = None, batch_size: int = 16,
-                          device: str | torch.device | None = None) -> np.ndarray:
+def class_activation_maps(
+    model: Any,
+    images: ArrayLike | torch.Tensor,
+    *,
+    target_layer: str,
+    classifier: str | None = None,
+    classes: Sequence[int] | None = None,
+    batch_size: int = 16,
+    device: str | torch.device | None = None,
+) -> np.ndarray:
     """Class activation maps (CAM): the target layer's features weighted by the classifier's class weights.
 
     :math:`M_c = \\sum_k W_{ck} A_k` for features :math:`A` of shape ``(C, h, w)`` and class weights
@@ -280,18 +313,26 @@ def class_activation_maps(model: Any, images: ArrayLike | torch.Tensor, *, targe
     out = []
     with _hooked(model, target_layer, func=func) as cap, torch.no_grad():
         for i in range(0, x.shape[0], int(batch_size)):
-            model(x[i:i + batch_size].to(dev, dtype))
+            model(x[i : i + batch_size].to(dev, dtype))
             a = cap.take().to("cpu", torch.float64).numpy()
             if a.shape[1] != W.shape[1]:
                 raise InvalidParameterError(
                     f"target layer {target_layer!r} outputs {a.shape[1]} channels but the classifier has "
-                    f"{W.shape[1]} inputs; name the layer whose (pooled) output the classifier reads.")
+                    f"{W.shape[1]} inputs; name the layer whose (pooled) output the classifier reads."
+                )
             out.append(np.einsum("kc,nchw->nkhw", Wc, a))
     return np.concatenate(out)
 
 
-def grad_cam(model: Any, images: ArrayLike | torch.Tensor, *, target_layer: str, classes: Sequence[int] | None = None,
-             batch_size: int = 16, device: str | torch.device | None = None) -> np.ndarray:
+def grad_cam(
+    model: Any,
+    images: ArrayLike | torch.Tensor,
+    *,
+    target_layer: str,
+    classes: Sequence[int] | None = None,
+    batch_size: int = 16,
+    device: str | torch.device | None = None,
+) -> np.ndarray:
     """Grad-CAM: the target layer's features weighted by the spatially averaged gradient of the class score.
 
     :math:`\\alpha_{ck} = \\operatorname{mean}_{ij} \\partial y_c / \\partial A_{k,ij}` and
@@ -334,17 +375,21 @@ def grad_cam(model: Any, images: ArrayLike | torch.Tensor, *, target_layer: str,
     out = []
     with _hooked(model, target_layer, func=func) as cap, torch.enable_grad():
         for i in range(0, x.shape[0], int(batch_size)):
-            xb = x[i:i + batch_size].to(dev, dtype).requires_grad_(True)
+            xb = x[i : i + batch_size].to(dev, dtype).requires_grad_(True)
             y = _scores(model(xb), xb.shape[0], func=func)
             a = cap.take()
             cls = _classes(classes, y.shape[1], func=func, what="the model's output")
             A = a.detach().to("cpu", torch.float64)
             maps = torch.empty((A.shape[0], cls.size) + tuple(A.shape[2:]), dtype=torch.float64)
             for j, c in enumerate(cls):
-                (g,) = torch.autograd.grad(y[:, int(c)].sum(), a, retain_graph=j < cls.size - 1, allow_unused=True)
+                (g,) = torch.autograd.grad(
+                    y[:, int(c)].sum(), a, retain_graph=j < cls.size - 1, allow_unused=True
+                )
                 if g is None:
-                    raise InvalidParameterError(f"the model's scores do not depend on target layer "
-                                                f"{target_layer!r}; name a layer on the path to the output.")
+                    raise InvalidParameterError(
+                        f"the model's scores do not depend on target layer "
+                        f"{target_layer!r}; name a layer on the path to the output."
+                    )
                 alpha = g.detach().to("cpu", torch.float64).mean(dim=(2, 3))
                 maps[:, j] = torch.relu(torch.einsum("nc,nchw->nhw", alpha, A))
             out.append(maps.numpy())
@@ -352,7 +397,9 @@ def grad_cam(model: Any, images: ArrayLike | torch.Tensor, *, target_layer: str,
     return np.concatenate(out)
 
 
-def heatmap_dict(maps: ArrayLike, *, image_ids: Sequence[str], findings: Sequence[str]) -> dict[str, np.ndarray]:
+def heatmap_dict(
+    maps: ArrayLike, *, image_ids: Sequence[str], findings: Sequence[str]
+) -> dict[str, np.ndarray]:
     """Key maps of shape (N, K, h, w) as ``{"<image id>/<finding>": map}``, findings canonicalised.
 
     Parameters
@@ -380,21 +427,28 @@ def heatmap_dict(maps: ArrayLike, *, image_ids: Sequence[str], findings: Sequenc
     except (TypeError, ValueError) as exc:
         raise SchemaError("'maps' must be a numeric array of shape (n_images, n_findings, h, w).") from exc
     if m.ndim != 4 or 0 in m.shape:
-        raise SchemaError(f"'maps' must have shape (n_images, n_findings, h, w) with no empty axis; "
-                          f"got shape {m.shape}.")
+        raise SchemaError(
+            f"'maps' must have shape (n_images, n_findings, h, w) with no empty axis; got shape {m.shape}."
+        )
     bad = ~np.isfinite(m)
     if bad.any():
         idx = tuple(int(v) for v in np.argwhere(bad)[0])
-        raise SchemaError(f"'maps' must be finite; found {float(m[idx])!r} at index {idx} "
-                          f"({int(bad.sum())} non-finite value(s)).")
+        raise SchemaError(
+            f"'maps' must be finite; found {float(m[idx])!r} at index {idx} "
+            f"({int(bad.sum())} non-finite value(s))."
+        )
     for name, v in (("image_ids", image_ids), ("findings", findings)):
         if isinstance(v, str) or not isinstance(v, (Sequence, np.ndarray)):
-            raise SchemaError(f"'{name}' must be a sequence of str (one per {name[:-1].replace('_', ' ')}); "
-                              f"got {type(v).__name__}.")
+            raise SchemaError(
+                f"'{name}' must be a sequence of str (one per {name[:-1].replace('_', ' ')}); "
+                f"got {type(v).__name__}."
+            )
     ids, fs = list(image_ids), list(findings)
     if len(ids) != m.shape[0] or len(fs) != m.shape[1]:
-        raise SchemaError(f"'maps' has shape {m.shape}: {m.shape[0]} image(s) x {m.shape[1]} finding(s), but "
-                          f"{len(ids)} image id(s) and {len(fs)} finding(s) were given.")
+        raise SchemaError(
+            f"'maps' has shape {m.shape}: {m.shape[0]} image(s) x {m.shape[1]} finding(s), but "
+            f"{len(ids)} image id(s) and {len(fs)} finding(s) were given."
+        )
     for i, im in enumerate(ids):
         if not isinstance(im, str) or not im:
             raise SchemaError(f"image id {i} must be a non-empty str; got {im!r}.")
@@ -405,14 +459,21 @@ def heatmap_dict(maps: ArrayLike, *, image_ids: Sequence[str], findings: Sequenc
     seen: dict[str, int] = {}
     for j, c in enumerate(canon):
         if c in seen:
-            raise SchemaError(f"findings {fs[seen[c]]!r} (position {seen[c]}) and {fs[j]!r} (position {j}) are "
-                              f"both {c!r}; give each class column a different finding.")
+            raise SchemaError(
+                f"findings {fs[seen[c]]!r} (position {seen[c]}) and {fs[j]!r} (position {j}) are "
+                f"both {c!r}; give each class column a different finding."
+            )
         seen[c] = j
     return {f"{im}/{c}": m[i, j] for i, im in enumerate(ids) for j, c in enumerate(canon)}
 
 
-def save_heatmaps(path: PathLike, maps: ArrayLike | Mapping[str, ArrayLike], *,
-                  image_ids: Sequence[str] | None = None, findings: Sequence[str] | None = None) -> dict[str, str]:
+def save_heatmaps(
+    path: PathLike,
+    maps: ArrayLike | Mapping[str, ArrayLike],
+    *,
+    image_ids: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+) -> dict[str, str]:
     """Write heatmaps to a compressed ``.npz`` keyed ``"<image id>/<finding>"`` for ``cxreval localize``.
 
     Parameters
@@ -439,10 +500,13 @@ def save_heatmaps(path: PathLike, maps: ArrayLike | Mapping[str, ArrayLike], *,
     renames: dict[str, str] = {}
     if isinstance(maps, Mapping):
         if image_ids is not None or findings is not None:
-            raise SchemaError("'image_ids' and 'findings' are only for an array of maps; a mapping is already "
-                              "keyed '<image id>/<finding>'.")
+            raise SchemaError(
+                "'image_ids' and 'findings' are only for an array of maps; a mapping is already "
+                "keyed '<image id>/<finding>'."
+            )
         from ._evaluate import split_key
         from ._heatmaps import check_heatmaps
+
         keyed: dict[str, np.ndarray] = {}
         for key, m in maps.items():
             im, f = split_key(key)

@@ -48,18 +48,28 @@ from ._protocol import LocalizationProtocol, score_images
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LocalizationResult", "evaluate_heatmaps", "evaluate_heatmap_files", "split_key", "file_chunk_boxes", "FILE_CHUNK",
-           "DETAIL_COLUMNS", "table4_view"]
+__all__ = [
+    "LocalizationResult",
+    "evaluate_heatmaps",
+    "evaluate_heatmap_files",
+    "split_key",
+    "file_chunk_boxes",
+    "FILE_CHUNK",
+    "DETAIL_COLUMNS",
+    "table4_view",
+]
 
 DETAIL_COLUMNS: tuple[str, ...] = (*BOX_COLUMNS, "threshold", "box", "iou", "iobb")
 """The first columns of ``boxes.csv`` (one per detected box); one boolean column per rule and T follows."""
-FILE_CHUNK = 1024   # maps per task when the maps are read from files
+FILE_CHUNK = 1024  # maps per task when the maps are read from files
 
 
 def split_key(key: str) -> tuple[str, str]:
     """Split a map key ``"<image id>/<finding>"`` at its last ``/``; canonicalise the finding."""
     if not isinstance(key, str) or "/" not in key:
-        raise SchemaError(f"heatmap key {key!r} is not '<image id>/<finding>' (e.g. '00013118_008.png/Atelectasis').")
+        raise SchemaError(
+            f"heatmap key {key!r} is not '<image id>/<finding>' (e.g. '00013118_008.png/Atelectasis')."
+        )
     image, finding = key.rsplit("/", 1)
     if not image:
         raise SchemaError(f"heatmap key {key!r} has an empty image id.")
@@ -96,7 +106,9 @@ class LocalizationResult(TableResult):
         Findings with reference boxes but no heat map at all: their Acc. and AFP are NaN (N/A).
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"localization": "localization.csv", "boxes": "boxes.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"localization": "localization.csv", "boxes": "boxes.csv"}
+    )
     TEXT_FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"summary": "summary.md"})
     COLUMNS: ClassVar[tuple[str, ...]] = LOCALIZATION_COLUMNS
 
@@ -126,16 +138,35 @@ class LocalizationResult(TableResult):
     def summary(self) -> str:
         """What was scored, the protocol, the notes and the Table-4 view, as Markdown."""
         t4 = self.table4()
-        return "\n".join([f"# cxreval localize: {self.heatmaps} vs {self.boxes}", "",
-                          f"Protocol: {self.protocol.to_dict()}", "",
-                          f"Reference boxes scored: {self.n_reference_boxes}; notes: {list(self.notes)}", "",
-                          *([f"N/A (no heat map of the finding, not scored): {', '.join(self.not_scored)}", ""]
-                            if self.not_scored else []),
-                          f"Table 4 style ({self.protocol.rules[0]}):", "", "```", t4.round(4).to_string(), "```"])
+        return "\n".join(
+            [
+                f"# cxreval localize: {self.heatmaps} vs {self.boxes}",
+                "",
+                f"Protocol: {self.protocol.to_dict()}",
+                "",
+                f"Reference boxes scored: {self.n_reference_boxes}; notes: {list(self.notes)}",
+                "",
+                *(
+                    [f"N/A (no heat map of the finding, not scored): {', '.join(self.not_scored)}", ""]
+                    if self.not_scored
+                    else []
+                ),
+                f"Table 4 style ({self.protocol.rules[0]}):",
+                "",
+                "```",
+                t4.round(4).to_string(),
+                "```",
+            ]
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"protocol": self.protocol.to_dict(), "notes": list(self.notes), "heatmaps": self.heatmaps,
-                "boxes": self.boxes, "summary": self.table.to_dict(orient="records")}
+        return {
+            "protocol": self.protocol.to_dict(),
+            "notes": list(self.notes),
+            "heatmaps": self.heatmaps,
+            "boxes": self.boxes,
+            "summary": self.table.to_dict(orient="records"),
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -149,7 +180,9 @@ class LocalizationResult(TableResult):
 def table4_view(table: pd.DataFrame, *, rule: str) -> pd.DataFrame:
     """Acc. and AFP of one rule as the paper's Table 4 lays them out: a row per finding, a column per
     (measure, threshold, T)."""
-    t4 = table[table.rule == rule].pivot_table(index=FINDING, columns=["threshold", "T"], values=["acc", "afp"])
+    t4 = table[table.rule == rule].pivot_table(
+        index=FINDING, columns=["threshold", "T"], values=["acc", "afp"]
+    )
     return t4[sorted(t4.columns, key=lambda c: (c[0], float(c[1]) if c[1] != NO_THRESHOLD else np.inf, c[2]))]
 
 
@@ -163,11 +196,16 @@ def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None 
     return f"IoU{op}{float(T_iou):g} or IoBB{op}{float(T):g}"
 
 
-def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: pd.DataFrame | ReadResult, *,
-                      protocol: LocalizationProtocol = LocalizationProtocol(),
-                      missing_maps: str = "error", studies_from_maps: bool = False,
-                      executor: ExecutorLike = None, progress: Progress | None = None
-                      ) -> LocalizationResult:
+def evaluate_heatmaps(
+    heatmaps: Mapping[str, ArrayLike] | HeatmapFiles,
+    boxes: pd.DataFrame | ReadResult,
+    *,
+    protocol: LocalizationProtocol = LocalizationProtocol(),
+    missing_maps: str = "error",
+    studies_from_maps: bool = False,
+    executor: ExecutorLike = None,
+    progress: Progress | None = None,
+) -> LocalizationResult:
     """Score heatmaps against reference boxes under the ChestX-ray8 protocol.
 
     Parameters
@@ -214,11 +252,14 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
     res : LocalizationResult
     """
     import pandas as pd
+
     check_choice(missing_maps, ("error", "miss"), name="missing_maps", func="evaluate_heatmaps")
     if not isinstance(heatmaps, (HeatmapFiles, Mapping)):
-        raise InvalidParameterError(f"The 'heatmaps' parameter of evaluate_heatmaps must be a mapping of "
-                                    f"'<image id>/<finding>' to maps or a HeatmapFiles index (scan_heatmaps). Got "
-                                    f"{type(heatmaps).__name__} instead.")
+        raise InvalidParameterError(
+            f"The 'heatmaps' parameter of evaluate_heatmaps must be a mapping of "
+            f"'<image id>/<finding>' to maps or a HeatmapFiles index (scan_heatmaps). Got "
+            f"{type(heatmaps).__name__} instead."
+        )
     ex = None if executor is None else get_executor(executor)
     progress = as_progress(progress, func="evaluate_heatmaps")
     read_notes: tuple[str, ...] = ()
@@ -229,20 +270,28 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
     elif isinstance(boxes, (list, tuple)):
         boxes = as_table(boxes, name="boxes", func="evaluate_heatmaps")
     if not isinstance(boxes, pd.DataFrame):
-        raise InvalidParameterError(f"The 'boxes' parameter of evaluate_heatmaps must be a box table (DataFrame) or "
-                                    f"a ReadResult of one. Got {type(boxes).__name__} instead.")
+        raise InvalidParameterError(
+            f"The 'boxes' parameter of evaluate_heatmaps must be a box table (DataFrame) or "
+            f"a ReadResult of one. Got {type(boxes).__name__} instead."
+        )
     refs = check_box_table(boxes).copy()
     if len(refs) == 0:
         raise SchemaError("the boxes table is empty; nothing to score.")
     refs[FINDING] = [canonical_finding(f, where="the boxes table, column 'finding'") for f in refs[FINDING]]
-    coords = check_boxes(refs[list(BOX_COORDS)].to_numpy(float), name="reference boxes",
-                         image_shape=protocol.image_shape, where="the boxes table")
+    coords = check_boxes(
+        refs[list(BOX_COORDS)].to_numpy(float),
+        name="reference boxes",
+        image_shape=protocol.image_shape,
+        where="the boxes table",
+    )
     dup = refs.duplicated(keep=False).to_numpy()
     if dup.any():
         rows = np.flatnonzero(dup)[:4].tolist()
         r = refs.iloc[rows[0]]
-        raise SchemaError(f"the boxes table repeats the same box in rows {rows} (image {r[STUDY_ID]!r}, finding "
-                          f"{r[FINDING]!r}); a repeated row would be counted twice. Remove the duplicates.")
+        raise SchemaError(
+            f"the boxes table repeats the same box in rows {rows} (image {r[STUDY_ID]!r}, finding "
+            f"{r[FINDING]!r}); a repeated row would be counted twice. Remove the duplicates."
+        )
     H, W = protocol.image_shape
     files = heatmaps if isinstance(heatmaps, HeatmapFiles) else None
     maps: dict[tuple[str, str], np.ndarray] = {}
@@ -252,8 +301,10 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
         for i, key in enumerate(heatmaps.keys):
             k = split_key(key)
             if k in entry:
-                raise SchemaError(f"two heatmaps for image {k[0]!r} and finding {k[1]!r} (key {key!r}, in "
-                                  f"{heatmaps.where(entry[k])} and {heatmaps.where(i)}).")
+                raise SchemaError(
+                    f"two heatmaps for image {k[0]!r} and finding {k[1]!r} (key {key!r}, in "
+                    f"{heatmaps.where(entry[k])} and {heatmaps.where(i)})."
+                )
             entry[k] = i
             shapes[k] = (int(heatmaps.shape[i, 0]), int(heatmaps.shape[i, 1]))
     elif isinstance(heatmaps, Mapping):
@@ -266,20 +317,26 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
     for k, (h, w) in shapes.items():
         if h * W != w * H:
             where = f" ({files.where(entry[k])})" if files is not None else ""
-            raise SchemaError(f"heatmap {'/'.join(k)!r}{where} is {h} x {w} but the image is {H} x {W}: upsampling "
-                              "would stretch it (a different aspect ratio). Give heatmaps with the image's aspect "
-                              "ratio.")
+            raise SchemaError(
+                f"heatmap {'/'.join(k)!r}{where} is {h} x {w} but the image is {H} x {W}: upsampling "
+                "would stretch it (a different aspect ratio). Give heatmaps with the image's aspect "
+                "ratio."
+            )
     notes = list(read_notes)
     n_read = len(refs)
     if studies_from_maps:
         mapped = {k[0] for k in shapes}
         keep = refs[STUDY_ID].astype(str).isin(mapped).to_numpy()
         if not keep.any():
-            raise SchemaError(f"studies_from_maps: none of the {len(mapped)} image(s) with a heat map has a reference "
-                              f"box (e.g. {sorted(mapped)[:1]}); check that the maps' image ids match the boxes' "
-                              "study_id.")
-        notes.append(f"scored only the {int(refs[STUDY_ID][keep].nunique())} image(s) with a heat map: "
-                     f"{int(keep.sum())} of {n_read} reference boxes (the rest, on images without a map, left out)")
+            raise SchemaError(
+                f"studies_from_maps: none of the {len(mapped)} image(s) with a heat map has a reference "
+                f"box (e.g. {sorted(mapped)[:1]}); check that the maps' image ids match the boxes' "
+                "study_id."
+            )
+        notes.append(
+            f"scored only the {int(refs[STUDY_ID][keep].nunique())} image(s) with a heat map: "
+            f"{int(keep.sum())} of {n_read} reference boxes (the rest, on images without a map, left out)"
+        )
         refs, coords = refs[keep].reset_index(drop=True), coords[keep]
     groups: dict[tuple[str, str], list[int]] = {}
     for i, (im, f) in enumerate(zip(refs[STUDY_ID], refs[FINDING])):
@@ -292,9 +349,11 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
             notes.append(f"finding(s) without any heat map not scored (N/A): {', '.join(not_scored)}")
     no_map = [k for k in groups if k not in shapes and k[1] not in not_scored]
     if no_map and missing_maps == "error":
-        raise SchemaError(f"{len(no_map)} (image, finding) pair(s) with reference boxes have no heatmap, e.g. "
-                          f"{'/'.join(no_map[0])!r}; pass missing_maps='miss' to score "
-                          "them as missed.")
+        raise SchemaError(
+            f"{len(no_map)} (image, finding) pair(s) with reference boxes have no heatmap, e.g. "
+            f"{'/'.join(no_map[0])!r}; pass missing_maps='miss' to score "
+            "them as missed."
+        )
     if no_map:
         notes.append(f"{len(no_map)} (image, finding) pair(s) without a heatmap scored as missed")
     box_images = set(refs[STUDY_ID].astype(str))
@@ -302,15 +361,20 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
     if protocol.afp_denominator != "pairs":
         afp_only = [k for k in shapes if k not in groups and k[0] in box_images]
         if afp_only:
-            notes.append(f"{len(afp_only)} heatmap(s) of box images without a box of their finding scored for AFP "
-                         f"only (afp_denominator={protocol.afp_denominator!r}): all their boxes are false positives")
+            notes.append(
+                f"{len(afp_only)} heatmap(s) of box images without a box of their finding scored for AFP "
+                f"only (afp_denominator={protocol.afp_denominator!r}): all their boxes are false positives"
+            )
     unscored = [k for k in shapes if k not in groups and k not in set(afp_only)]
     if unscored:
-        notes.append(f"{len(unscored)} heatmap(s) without a reference box not scored, e.g. {'/'.join(unscored[0])!r}")
+        notes.append(
+            f"{len(unscored)} heatmap(s) without a reference box not scored, e.g. {'/'.join(unscored[0])!r}"
+        )
     n_afp = {"pairs": None, "box_images": len(box_images), "boxes": len(refs)}[protocol.afp_denominator]
     keys = list(groups)
-    pred = _predicted_boxes(maps, files, entry, [k for k in keys + afp_only if k in shapes], protocol, ex,
-                            progress)
+    pred = _predicted_boxes(
+        maps, files, entry, [k for k in keys + afp_only if k in shapes], protocol, ex, progress
+    )
     empty = np.zeros((0, 4), dtype=np.int64)
     rows, details = [], []
     findings = sorted({k[1] for k in keys})
@@ -325,11 +389,27 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
             fk = [k for k in keys if k[1] == f]
             if f in not_scored:  # no map of this finding at all: N/A, not 0
                 n_box = int(sum(len(groups[k]) for k in fk))
-                rows += [{**case, "threshold": threshold_label(thr), "finding": f, "rule": rule, "T": float(T),
-                          "T_iou": float(protocol.T_iou_values[ti]) if rule != "IoBB" else float(T),
-                          "acc": np.nan, "afp": np.nan, "hits": 0, "false_positives": 0, "n_boxes": n_box,
-                          "n_images": len(fk), "n_afp": 0, "fp_without_box": 0, "median_area_fraction": med_area[f]}
-                         for rule in protocol.rules for ti, T in enumerate(protocol.T_values)]
+                rows += [
+                    {
+                        **case,
+                        "threshold": threshold_label(thr),
+                        "finding": f,
+                        "rule": rule,
+                        "T": float(T),
+                        "T_iou": float(protocol.T_iou_values[ti]) if rule != "IoBB" else float(T),
+                        "acc": np.nan,
+                        "afp": np.nan,
+                        "hits": 0,
+                        "false_positives": 0,
+                        "n_boxes": n_box,
+                        "n_images": len(fk),
+                        "n_afp": 0,
+                        "fp_without_box": 0,
+                        "median_area_fraction": med_area[f],
+                    }
+                    for rule in protocol.rules
+                    for ti, T in enumerate(protocol.T_values)
+                ]
                 continue
             P = [pred[thr].get(k, empty) for k in fk]
             G = [coords[groups[k]] for k in fk]
@@ -338,21 +418,36 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
             denom = len(fk) if n_afp is None else n_afp
             cols = {}
             for rule in protocol.rules:
-                sc = score_images(P, G, rule=rule, T_values=protocol.T_values, strict=protocol.strict_T, T_iou=t_iou)
+                sc = score_images(
+                    P, G, rule=rule, T_values=protocol.T_values, strict=protocol.strict_T, T_iou=t_iou
+                )
                 for ti, T in enumerate(protocol.T_values):
                     fp = int(sc.false_positives[ti].sum()) + fp_extra
-                    rows.append({**case, "threshold": threshold_label(thr), "finding": f, "rule": rule,
-                                 "T": float(T),
-                                 "T_iou": float(protocol.T_iou_values[ti]) if rule != "IoBB" else float(T),
-                                 "acc": float(sc.acc()[ti]), "afp": fp / max(denom, 1),
-                                 "hits": int(sc.hits[ti].sum()), "false_positives": fp,
-                                 "n_boxes": int(sc.n_refs.sum()), "n_images": len(fk),
-                                 "n_afp": int(denom), "fp_without_box": fp_extra,
-                                 "median_area_fraction": med_area[f]})
+                    rows.append(
+                        {
+                            **case,
+                            "threshold": threshold_label(thr),
+                            "finding": f,
+                            "rule": rule,
+                            "T": float(T),
+                            "T_iou": float(protocol.T_iou_values[ti]) if rule != "IoBB" else float(T),
+                            "acc": float(sc.acc()[ti]),
+                            "afp": fp / max(denom, 1),
+                            "hits": int(sc.hits[ti].sum()),
+                            "false_positives": fp,
+                            "n_boxes": int(sc.n_refs.sum()),
+                            "n_images": len(fk),
+                            "n_afp": int(denom),
+                            "fp_without_box": fp_extra,
+                            "median_area_fraction": med_area[f],
+                        }
+                    )
                 # per detected box: correct for any reference of its image
                 n_p = sc.n_preds
                 n_r = sc.n_refs
-                pair_pred = np.repeat(np.arange(n_p.sum()), np.repeat(n_r, n_p)) if n_p.sum() else np.zeros(0, int)
+                pair_pred = (
+                    np.repeat(np.arange(n_p.sum()), np.repeat(n_r, n_p)) if n_p.sum() else np.zeros(0, int)
+                )
                 for ti, T in enumerate(protocol.T_values):
                     ok = np.zeros(int(n_p.sum()), dtype=bool)
                     np.logical_or.at(ok, pair_pred, sc.correct[ti])
@@ -361,34 +456,67 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
                 img_idx = np.repeat(np.arange(len(fk)), [len(p) for p in P])
                 Pc = np.concatenate(P).astype(float)
                 best_iou, best_iobb = _best_overlaps(Pc, img_idx, G)
-                det = pd.DataFrame({STUDY_ID: [fk[i][0] for i in img_idx], FINDING: f,
-                                    "x_min": Pc[:, 0].astype(int), "y_min": Pc[:, 1].astype(int),
-                                    "x_max": Pc[:, 2].astype(int), "y_max": Pc[:, 3].astype(int),
-                                    "threshold": threshold_label(thr),
-                                    "box": np.concatenate([np.arange(len(p)) for p in P]),
-                                    "iou": best_iou, "iobb": best_iobb, **cols})
+                det = pd.DataFrame(
+                    {
+                        STUDY_ID: [fk[i][0] for i in img_idx],
+                        FINDING: f,
+                        "x_min": Pc[:, 0].astype(int),
+                        "y_min": Pc[:, 1].astype(int),
+                        "x_max": Pc[:, 2].astype(int),
+                        "y_max": Pc[:, 3].astype(int),
+                        "threshold": threshold_label(thr),
+                        "box": np.concatenate([np.arange(len(p)) for p in P]),
+                        "iou": best_iou,
+                        "iobb": best_iobb,
+                        **cols,
+                    }
+                )
                 det_parts.append(det)
             if fp_extra:
                 xk = [k for k in afp_only if k[1] == f]
                 Pc = np.concatenate(extra).astype(int)
-                det_parts.append(pd.DataFrame({
-                    STUDY_ID: np.repeat([k[0] for k in xk], [len(b) for b in extra]), FINDING: f,
-                    "x_min": Pc[:, 0], "y_min": Pc[:, 1], "x_max": Pc[:, 2], "y_max": Pc[:, 3],
-                    "threshold": threshold_label(thr), "box": np.concatenate([np.arange(len(b)) for b in extra]),
-                    "iou": np.nan, "iobb": np.nan,
-                    **{c: np.zeros(len(Pc), dtype=bool) for c in cols}}))
+                det_parts.append(
+                    pd.DataFrame(
+                        {
+                            STUDY_ID: np.repeat([k[0] for k in xk], [len(b) for b in extra]),
+                            FINDING: f,
+                            "x_min": Pc[:, 0],
+                            "y_min": Pc[:, 1],
+                            "x_max": Pc[:, 2],
+                            "y_max": Pc[:, 3],
+                            "threshold": threshold_label(thr),
+                            "box": np.concatenate([np.arange(len(b)) for b in extra]),
+                            "iou": np.nan,
+                            "iobb": np.nan,
+                            **{c: np.zeros(len(Pc), dtype=bool) for c in cols},
+                        }
+                    )
+                )
         details += det_parts
     table = pd.DataFrame(rows, columns=list(LOCALIZATION_COLUMNS))
     detail = pd.concat(details, ignore_index=True) if details else pd.DataFrame(columns=list(DETAIL_COLUMNS))
-    return LocalizationResult(table, detail, protocol, tuple(notes), heatmaps=_describe(heatmaps),
-                              boxes=boxes_name, n_reference_boxes=len(refs), not_scored=not_scored)
+    return LocalizationResult(
+        table,
+        detail,
+        protocol,
+        tuple(notes),
+        heatmaps=_describe(heatmaps),
+        boxes=boxes_name,
+        n_reference_boxes=len(refs),
+        not_scored=not_scored,
+    )
 
 
-def evaluate_heatmap_files(heatmaps: Sequence[str | PathLike[str]] | str | PathLike[str],
-                           boxes: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult], *,
-                           protocol: LocalizationProtocol = LocalizationProtocol(), missing_maps: str = "error",
-                           studies_from_maps: bool = False, executor: ExecutorLike = None,
-                           progress: Progress | None = None) -> LocalizationResult:
+def evaluate_heatmap_files(
+    heatmaps: Sequence[str | PathLike[str]] | str | PathLike[str],
+    boxes: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+    *,
+    protocol: LocalizationProtocol = LocalizationProtocol(),
+    missing_maps: str = "error",
+    studies_from_maps: bool = False,
+    executor: ExecutorLike = None,
+    progress: Progress | None = None,
+) -> LocalizationResult:
     """Score the heatmaps of ``.npz`` files and folders of ``.npy`` against reference boxes: ``cxreval localize``.
 
     The files are indexed from their headers (:func:`~cxreval.localization.scan_heatmaps`: a bad file is refused,
@@ -412,22 +540,40 @@ def evaluate_heatmap_files(heatmaps: Sequence[str | PathLike[str]] | str | PathL
     """
     index = scan_heatmaps(heatmaps)
     if executor is None:
-        return evaluate_heatmaps(index, boxes, protocol=protocol, missing_maps=missing_maps,
-                                 studies_from_maps=studies_from_maps, progress=progress)
+        return evaluate_heatmaps(
+            index,
+            boxes,
+            protocol=protocol,
+            missing_maps=missing_maps,
+            studies_from_maps=studies_from_maps,
+            progress=progress,
+        )
     with open_executor(executor) as ex:
-        return evaluate_heatmaps(index, boxes, protocol=protocol, missing_maps=missing_maps,
-                                 studies_from_maps=studies_from_maps, executor=ex, progress=progress)
+        return evaluate_heatmaps(
+            index,
+            boxes,
+            protocol=protocol,
+            missing_maps=missing_maps,
+            studies_from_maps=studies_from_maps,
+            executor=ex,
+            progress=progress,
+        )
 
 
 def _describe(heatmaps: object) -> str:
     """The heatmap files' names (``"maps in memory"`` for a mapping)."""
     if isinstance(heatmaps, HeatmapFiles):
-        return ", ".join(dict.fromkeys(Path(f).name if f.endswith(".npz") else f"{Path(f).parent.name}/"
-                                       for f in heatmaps.files))
+        return ", ".join(
+            dict.fromkeys(
+                Path(f).name if f.endswith(".npz") else f"{Path(f).parent.name}/" for f in heatmaps.files
+            )
+        )
     return "maps in memory"
 
 
-def _best_overlaps(Pc: np.ndarray, img_idx: np.ndarray, G: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _best_overlaps(
+    Pc: np.ndarray, img_idx: np.ndarray, G: Sequence[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """Best IoU and IoBB of each detected box ``Pc[j]`` over the reference boxes ``G[img_idx[j]]``.
 
     Vectorised over all (detected, reference) pairs; each pair's value is the same float as
@@ -440,25 +586,39 @@ def _best_overlaps(Pc: np.ndarray, img_idx: np.ndarray, G: Sequence[np.ndarray])
     ri = np.repeat(r_off[img_idx], cnt) + np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
     Gc = np.concatenate([np.asarray(g, float).reshape(-1, 4) for g in G])
     starts = np.cumsum(cnt) - cnt
-    return (np.maximum.reduceat(iou(Pc[pj], Gc[ri]), starts), np.maximum.reduceat(iobb(Pc[pj], Gc[ri]), starts))
+    return (
+        np.maximum.reduceat(iou(Pc[pj], Gc[ri]), starts),
+        np.maximum.reduceat(iobb(Pc[pj], Gc[ri]), starts),
+    )
 
 
-def _predicted_boxes(maps: dict[tuple[str, str], np.ndarray], files: HeatmapFiles | None,
-                     entry: dict[tuple[str, str], int], order: list[tuple[str, str]],
-                     protocol: LocalizationProtocol, ex: Executor | None, progress: Progress
-                     ) -> dict[float, dict[tuple[str, str], np.ndarray]]:
+def _predicted_boxes(
+    maps: dict[tuple[str, str], np.ndarray],
+    files: HeatmapFiles | None,
+    entry: dict[tuple[str, str], int],
+    order: list[tuple[str, str]],
+    protocol: LocalizationProtocol,
+    ex: Executor | None,
+    progress: Progress,
+) -> dict[float, dict[tuple[str, str], np.ndarray]]:
     """Boxes of the maps ``order`` at each threshold: in memory batched by map shape, from files in chunks;
     a ``progress`` task counts the maps."""
     pred: dict[float, dict[tuple[str, str], np.ndarray]] = {t: {} for t in protocol.thresholds}
     task = progress.add("heatmaps -> boxes", total=len(order))
-    params = (protocol.image_shape, protocol.upsampling, protocol.thresholds, protocol.strict_threshold,
-              protocol.connectivity)
+    params = (
+        protocol.image_shape,
+        protocol.upsampling,
+        protocol.thresholds,
+        protocol.strict_threshold,
+        protocol.connectivity,
+    )
     if files is not None:
         idx = np.array([entry[k] for k in order], dtype=np.int64)
-        items = [files.take(idx[b0:b0 + FILE_CHUNK]) for b0 in range(0, idx.size, FILE_CHUNK)]
+        items = [files.take(idx[b0 : b0 + FILE_CHUNK]) for b0 in range(0, idx.size, FILE_CHUNK)]
         func = functools.partial(file_chunk_boxes, params)
         parts = (ex if ex is not None else get_executor(None)).map(
-            func, items, on_item=lambda x: progress.advance(task, len(x.keys)))
+            func, items, on_item=lambda x: progress.advance(task, len(x.keys))
+        )
         for ti, t in enumerate(protocol.thresholds):
             pred[t] = dict(zip(order, (b for part in parts for b in part[ti])))
         return pred
@@ -466,10 +626,16 @@ def _predicted_boxes(maps: dict[tuple[str, str], np.ndarray], files: HeatmapFile
     for k in order:
         by_shape.setdefault(maps[k].shape, []).append(k)
     for ks in by_shape.values():
-        res = batch_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
-                          upsampling=protocol.upsampling, thresholds=protocol.thresholds,
-                          strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex,
-                          on_item=lambda x: progress.advance(task, len(x[1]))).boxes
+        res = batch_boxes(
+            np.stack([maps[k] for k in ks]),
+            image_shape=protocol.image_shape,
+            upsampling=protocol.upsampling,
+            thresholds=protocol.thresholds,
+            strict=protocol.strict_threshold,
+            connectivity=protocol.connectivity,
+            executor=ex,
+            on_item=lambda x: progress.advance(task, len(x[1])),
+        ).boxes
         for t, per in zip(protocol.thresholds, res):
             for k, b in zip(ks, per):
                 pred[t][k] = b
@@ -490,8 +656,14 @@ def file_chunk_boxes(params: tuple, part: HeatmapFiles) -> list[list[np.ndarray]
     for i, m in enumerate(maps):
         by_shape.setdefault(m.shape, []).append(i)
     for ii in by_shape.values():
-        res = heatmaps_to_boxes(np.stack([maps[i] for i in ii]), image_shape=image_shape, upsampling=upsampling,
-                                thresholds=thresholds, strict=strict, connectivity=connectivity).boxes
+        res = heatmaps_to_boxes(
+            np.stack([maps[i] for i in ii]),
+            image_shape=image_shape,
+            upsampling=upsampling,
+            thresholds=thresholds,
+            strict=strict,
+            connectivity=connectivity,
+        ).boxes
         for ti, per in enumerate(res):
             for i, b in zip(ii, per):
                 out[ti][i] = b

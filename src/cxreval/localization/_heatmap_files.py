@@ -49,13 +49,15 @@ from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["HEATMAP_INPUTS", "HeatmapFiles", "scan_heatmaps", "read_maps"]
 
-HEATMAP_INPUTS = ("a .npz of maps keyed '<image id>/<finding>' (numpy.savez[_compressed]; the heatmaps/<model>.npz "
-                  "that predict --heatmaps writes), or a folder of DIR/<image id>/<finding>.npy files; repeat for "
-                  "several (keys must not repeat)")
+HEATMAP_INPUTS = (
+    "a .npz of maps keyed '<image id>/<finding>' (numpy.savez[_compressed]; the heatmaps/<model>.npz "
+    "that predict --heatmaps writes), or a folder of DIR/<image id>/<finding>.npy files; repeat for "
+    "several (keys must not repeat)"
+)
 
-_LOCAL = struct.Struct("<4s2B4HL2L2H")       # zip local file header (30 bytes)
+_LOCAL = struct.Struct("<4s2B4HL2L2H")  # zip local file header (30 bytes)
 _LOCAL_SIG = b"PK\x03\x04"
-_HEAD = 1024                                  # bytes read to find a member's .npy header
+_HEAD = 1024  # bytes read to find a member's .npy header
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,10 +110,18 @@ class HeatmapFiles:
         """The entries ``idx`` (in that order), with only the files they use."""
         idx = np.asarray(idx, dtype=np.int64)
         used, fi = np.unique(self.file_index[idx], return_inverse=True)
-        return HeatmapFiles(tuple(self.files[int(u)] for u in used), tuple(self.keys[int(i)] for i in idx),
-                            fi.astype(np.int64), self.offset[idx], self.size[idx], self.header[idx],
-                            self.deflated[idx], tuple(self.dtype[int(i)] for i in idx), self.shape[idx],
-                            self.fortran[idx])
+        return HeatmapFiles(
+            tuple(self.files[int(u)] for u in used),
+            tuple(self.keys[int(i)] for i in idx),
+            fi.astype(np.int64),
+            self.offset[idx],
+            self.size[idx],
+            self.header[idx],
+            self.deflated[idx],
+            tuple(self.dtype[int(i)] for i in idx),
+            self.shape[idx],
+            self.fortran[idx],
+        )
 
 
 def _parse_npy_header(fh: io.BytesIO, where: str) -> tuple[str, tuple[int, ...], bool, int]:
@@ -131,10 +141,14 @@ def _parse_npy_header(fh: io.BytesIO, where: str) -> tuple[str, tuple[int, ...],
     except (ValueError, SyntaxError, KeyError, TypeError, struct.error) as exc:
         raise SchemaError(f"{where}: not a readable .npy array ({exc}).") from exc
     if dtype.hasobject or dtype.kind not in "biuf":
-        raise SchemaError(f"{where}: heatmap values must be numbers (bool, int or float); the array's dtype is "
-                          f"{dtype} (pickled objects are never read).")
+        raise SchemaError(
+            f"{where}: heatmap values must be numbers (bool, int or float); the array's dtype is "
+            f"{dtype} (pickled objects are never read)."
+        )
     if len(shape) != 2 or 0 in shape:
-        raise SchemaError(f"{where}: a heatmap must be a non-empty 2-D array (rows, columns); got shape {shape}.")
+        raise SchemaError(
+            f"{where}: a heatmap must be a non-empty 2-D array (rows, columns); got shape {shape}."
+        )
     return dtype.str, tuple(int(s) for s in shape), bool(fortran), fh.tell() - start
 
 
@@ -142,8 +156,13 @@ def _npy_header(head: bytes, where: str, cache: dict[bytes, tuple]) -> tuple[str
     """:func:`_parse_npy_header` of the bytes ``head`` (the first bytes of a ``.npy`` stream), parsed once
     per distinct header (maps of one run share theirs)."""
     if head[:6] == b"\x93NUMPY" and len(head) >= 10:
-        n = 10 + (struct.unpack("<H", head[8:10])[0] if head[6] == 1 else
-                  struct.unpack("<I", head[8:12])[0] + 2 if len(head) >= 12 else 0)
+        n = 10 + (
+            struct.unpack("<H", head[8:10])[0]
+            if head[6] == 1
+            else struct.unpack("<I", head[8:12])[0] + 2
+            if len(head) >= 12
+            else 0
+        )
         key = head[:n]
         if len(key) == n:
             hit = cache.get(key)
@@ -162,32 +181,39 @@ def _scan_npz(path: Path, fi: int, rows: list[tuple]) -> None:
                     continue
                 where = f"{path} (member {info.filename})"
                 if not info.filename.endswith(".npy"):
-                    raise SchemaError(f"{where}: a heatmap .npz holds only '<image id>/<finding>.npy' members.")
+                    raise SchemaError(
+                        f"{where}: a heatmap .npz holds only '<image id>/<finding>.npy' members."
+                    )
                 if info.flag_bits & 0x1:
                     raise SchemaError(f"{where}: encrypted zip members cannot be read.")
                 if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                    raise SchemaError(f"{where}: zip compression {info.compress_type} is not supported "
-                                      "(stored or deflated, as numpy.savez / savez_compressed write).")
+                    raise SchemaError(
+                        f"{where}: zip compression {info.compress_type} is not supported "
+                        "(stored or deflated, as numpy.savez / savez_compressed write)."
+                    )
                 fh.seek(info.header_offset)
                 raw = fh.read(_HEAD)
                 if len(raw) < _LOCAL.size or raw[:4] != _LOCAL_SIG:
                     raise SchemaError(f"{where}: the zip member's local header is damaged.")
-                parts = _LOCAL.unpack(raw[:_LOCAL.size])
+                parts = _LOCAL.unpack(raw[: _LOCAL.size])
                 skip = _LOCAL.size + parts[10] + parts[11]
                 data = info.header_offset + skip
                 if len(raw) < skip + min(info.compress_size, 512):
                     fh.seek(data)
                     raw = fh.read(_HEAD)
                     skip = 0
-                body = raw[skip:skip + info.compress_size]
+                body = raw[skip : skip + info.compress_size]
                 if info.compress_type == zipfile.ZIP_DEFLATED:
                     head = zlib.decompressobj(-15).decompress(body, _HEAD)
                     dt, shape, fortran, hl = _npy_header(head, where, cache)
-                    rows.append((info.filename[:-4], fi, data, info.compress_size, hl, True, dt, shape, fortran))
+                    rows.append(
+                        (info.filename[:-4], fi, data, info.compress_size, hl, True, dt, shape, fortran)
+                    )
                 else:
                     dt, shape, fortran, hl = _npy_header(body, where, cache)
-                    rows.append((info.filename[:-4], fi, data + hl, info.file_size - hl, 0, False, dt, shape,
-                                 fortran))
+                    rows.append(
+                        (info.filename[:-4], fi, data + hl, info.file_size - hl, 0, False, dt, shape, fortran)
+                    )
     except (OSError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
         raise SchemaError(f"{path}: cannot be read as a NumPy .npz of heatmaps ({exc}).") from exc
 
@@ -225,8 +251,10 @@ def scan_heatmaps(paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[st
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     if not isinstance(paths, Sequence) or not all(isinstance(p, (str, os.PathLike)) for p in paths):
-        raise InvalidParameterError(f"The 'paths' parameter of scan_heatmaps must be a path or a sequence of paths "
-                                    f"(.npz files, folders of .npy). Got {paths!r} instead.")
+        raise InvalidParameterError(
+            f"The 'paths' parameter of scan_heatmaps must be a path or a sequence of paths "
+            f"(.npz files, folders of .npy). Got {paths!r} instead."
+        )
     files: list[str] = []
     rows: list[tuple] = []
     for p in map(Path, paths):
@@ -234,8 +262,9 @@ def scan_heatmaps(paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[st
             found = sorted(q for q in p.rglob("*.npy") if q.is_file())
             if not found:
                 hint = " (it holds .npz files: pass them instead)" if any(p.glob("*.npz")) else ""
-                raise SchemaError(f"{p}: a heatmap folder must hold '<image id>/<finding>.npy' files; found "
-                                  f"none{hint}.")
+                raise SchemaError(
+                    f"{p}: a heatmap folder must hold '<image id>/<finding>.npy' files; found none{hint}."
+                )
             cache: dict[bytes, tuple] = {}
             for q in found:
                 files.append(str(q))
@@ -250,14 +279,25 @@ def scan_heatmaps(paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[st
     if not rows:
         raise SchemaError(f"no heatmaps in {', '.join(map(str, paths))}.")
     keys, fi, off, size, hl, defl, dts, shapes, fortran = zip(*rows)
-    idx = HeatmapFiles(tuple(files), tuple(keys), np.array(fi, np.int64), np.array(off, np.int64),
-                       np.array(size, np.int64), np.array(hl, np.int64), np.array(defl, bool), tuple(dts),
-                       np.array(shapes, np.int64).reshape(-1, 2), np.array(fortran, bool))
+    idx = HeatmapFiles(
+        tuple(files),
+        tuple(keys),
+        np.array(fi, np.int64),
+        np.array(off, np.int64),
+        np.array(size, np.int64),
+        np.array(hl, np.int64),
+        np.array(defl, bool),
+        tuple(dts),
+        np.array(shapes, np.int64).reshape(-1, 2),
+        np.array(fortran, bool),
+    )
     want = idx.shape.prod(axis=1) * np.array([np.dtype(d).itemsize for d in dts])
     short = ~idx.deflated & (idx.size < want)
     if short.any():
         i = int(np.flatnonzero(short)[0])
-        raise SchemaError(f"{idx.where(i)}: the array is truncated ({int(idx.size[i])} of {int(want[i])} bytes).")
+        raise SchemaError(
+            f"{idx.where(i)}: the array is truncated ({int(idx.size[i])} of {int(want[i])} bytes)."
+        )
     seen: dict[str, int] = {}
     for i, k in enumerate(idx.keys):
         j = seen.setdefault(k, i)
@@ -275,8 +315,10 @@ def read_maps(index: HeatmapFiles) -> list[np.ndarray]:
         A map holding NaN or inf, or bytes that cannot be read; the message names the file and key.
     """
     if not isinstance(index, HeatmapFiles):
-        raise InvalidParameterError(f"The 'index' parameter of read_maps must be a HeatmapFiles (from scan_heatmaps). "
-                                    f"Got {index!r} instead.")
+        raise InvalidParameterError(
+            f"The 'index' parameter of read_maps must be a HeatmapFiles (from scan_heatmaps). "
+            f"Got {index!r} instead."
+        )
     out: list[np.ndarray] = []
     handles: dict[int, io.BufferedReader] = {}
     try:
@@ -291,16 +333,20 @@ def read_maps(index: HeatmapFiles) -> list[np.ndarray]:
             shape = tuple(int(s) for s in index.shape[i])
             n = shape[0] * shape[1] * dt.itemsize
             if index.deflated[i]:
-                raw = zlib.decompressobj(-15).decompress(raw, int(index.header[i]) + n)[int(index.header[i]):]
+                raw = zlib.decompressobj(-15).decompress(raw, int(index.header[i]) + n)[
+                    int(index.header[i]) :
+                ]
             if len(raw) < n:
                 raise SchemaError(f"{index.where(i)}: the array is truncated ({len(raw)} of {n} bytes).")
             a = np.frombuffer(raw, dtype=dt, count=shape[0] * shape[1])
             a = a.reshape(shape, order="F" if index.fortran[i] else "C").astype(float)
             if not np.isfinite(a).all():
                 bad = np.argwhere(~np.isfinite(a))
-                raise SchemaError(f"{index.where(i)}: heatmap {index.keys[i]!r} must be finite; found "
-                                  f"{float(a[tuple(bad[0])])!r} at index {tuple(int(v) for v in bad[0])} "
-                                  f"({len(bad)} non-finite value(s)).")
+                raise SchemaError(
+                    f"{index.where(i)}: heatmap {index.keys[i]!r} must be finite; found "
+                    f"{float(a[tuple(bad[0])])!r} at index {tuple(int(v) for v in bad[0])} "
+                    f"({len(bad)} non-finite value(s))."
+                )
             out.append(a)
     except (OSError, zlib.error) as exc:
         raise SchemaError(f"{index.where(len(out))}: cannot read the heatmap ({exc}).") from exc

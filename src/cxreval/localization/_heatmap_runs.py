@@ -30,8 +30,15 @@ from numpy.typing import ArrayLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ._upsampling import CONNECTIVITY, GridAxis, check_heatmaps, check_image_shape, check_threshold, grid_axis
 
-__all__ = ["RUN_BATCH", "HeatmapRuns", "BlockExtremes", "block_extremes", "heatmap_runs", "batch_runs",
-           "runs_to_boxes"]
+__all__ = [
+    "RUN_BATCH",
+    "HeatmapRuns",
+    "BlockExtremes",
+    "block_extremes",
+    "heatmap_runs",
+    "batch_runs",
+    "runs_to_boxes",
+]
 
 RUN_BATCH = 16
 """Maps processed together by :func:`batch_runs` (bounds the temporary arrays)."""
@@ -59,7 +66,9 @@ class HeatmapRuns:
 
     def n_pixels(self) -> np.ndarray:
         """Number of region pixels per map."""
-        return np.bincount(self.map_index, weights=self.stop - self.start, minlength=self.n_maps).astype(np.int64)
+        return np.bincount(self.map_index, weights=self.stop - self.start, minlength=self.n_maps).astype(
+            np.int64
+        )
 
 
 _EPS = np.finfo(float).eps
@@ -94,12 +103,12 @@ class BlockExtremes:
 
     rax: GridAxis
     cax: GridAxis
-    bmin: np.ndarray      # (n, nb, ns) min / max of each block's four corner pixels
+    bmin: np.ndarray  # (n, nb, ns) min / max of each block's four corner pixels
     bmax: np.ndarray
-    mn: np.ndarray        # (n,) exact min / max over all pixels
+    mn: np.ndarray  # (n,) exact min / max over all pixels
     mx: np.ndarray
-    err: np.ndarray       # (n,) bound on the float error of a pixel value
-    top_rows: tuple       # rows (map, row, value) of the blocks that may hold the maximum
+    err: np.ndarray  # (n,) bound on the float error of a pixel value
+    top_rows: tuple  # rows (map, row, value) of the blocks that may hold the maximum
 
 
 def block_extremes(maps: np.ndarray, H: int, W: int) -> BlockExtremes:
@@ -117,10 +126,10 @@ def block_extremes(maps: np.ndarray, H: int, W: int) -> BlockExtremes:
     blo, bhi = rax.seg_lo, rax.seg_hi
     amax = np.abs(maps).max(axis=(1, 2))
     err = 16 * _EPS * amax + np.finfo(float).tiny
-    crow = np.stack([blo, bhi - 1], axis=1).ravel()                    # (2 nb,)
+    crow = np.stack([blo, bhi - 1], axis=1).ravel()  # (2 nb,)
     a = maps[:, rax.i0[crow], :]
     vc = a + (maps[:, rax.i1[crow], :] - a) * rax.t[crow][None, :, None]
-    _, _, c_lo, c_hi = _seg_values(vc, cax)                           # (n, 2nb, ns)
+    _, _, c_lo, c_hi = _seg_values(vc, cax)  # (n, 2nb, ns)
     # the four corners of each block: both end pixels of its segment on its first and last row (elementwise
     # minimum and maximum: a reduction over two short axes costs ten times as much)
     top_lo, top_hi, bot_lo, bot_hi = c_lo[:, 0::2], c_hi[:, 0::2], c_lo[:, 1::2], c_hi[:, 1::2]
@@ -130,7 +139,7 @@ def block_extremes(maps: np.ndarray, H: int, W: int) -> BlockExtremes:
     r0, r1 = rax.seg_i0, rax.seg_i1
     c0, c1 = cax.seg_i0, cax.seg_i1
     q00 = maps[:, r0][:, :, c0]
-    flat = ((q00 == maps[:, r0][:, :, c1]) & (q00 == maps[:, r1][:, :, c0]) & (q00 == maps[:, r1][:, :, c1]))
+    flat = (q00 == maps[:, r0][:, :, c1]) & (q00 == maps[:, r1][:, :, c0]) & (q00 == maps[:, r1][:, :, c1])
     mn, mx = cmin.copy(), cmax.copy()
     lowc = (bmin <= (cmin + 2 * err)[:, None, None]) & ~flat
     highc = (bmax >= (cmax - 2 * err)[:, None, None]) & ~flat
@@ -152,8 +161,15 @@ def block_extremes(maps: np.ndarray, H: int, W: int) -> BlockExtremes:
     return BlockExtremes(rax, cax, bmin, bmax, mn, mx, err, top)
 
 
-def _bilinear_runs(maps: np.ndarray, H: int, W: int, thresholds: list[float], strict: bool,
-                   offset: int = 0, extremes: BlockExtremes | None = None) -> list[tuple]:
+def _bilinear_runs(
+    maps: np.ndarray,
+    H: int,
+    W: int,
+    thresholds: list[float],
+    strict: bool,
+    offset: int = 0,
+    extremes: BlockExtremes | None = None,
+) -> list[tuple]:
     """Runs of a batch, one tuple ``(map, row, start, stop)`` of arrays per threshold (unsorted, unmerged).
     ``offset``: the position of the batch's first map in the caller's input (for error messages); ``extremes``:
     the batch's :func:`block_extremes`, when the caller has them.
@@ -170,13 +186,15 @@ def _bilinear_runs(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
     rng_ = mx - mn
     if not np.isfinite(rng_).all():
         i = int(np.flatnonzero(~np.isfinite(rng_))[0])
-        raise SchemaError(f"heatmap {offset + i}: its value range {mn[i]!r}..{mx[i]!r} overflows float64 "
-                          "(max - min is not finite); rescale the map.")
+        raise SchemaError(
+            f"heatmap {offset + i}: its value range {mn[i]!r}..{mx[i]!r} overflows float64 "
+            "(max - min is not finite); rescale the map."
+        )
     const = rng_ == 0
     safe = np.where(const, 1.0, rng_)
     out = []
     for thr in thresholds:
-        ustar = mn + thr * safe / 255                                   # boundary in map units
+        ustar = mn + thr * safe / 255  # boundary in map units
         marg = (2 * err + 64 * _EPS * (np.abs(ustar) + np.abs(mn) + safe))[:, None, None]
         above = bmin > ustar[:, None, None] + marg
         below = bmax < ustar[:, None, None] - marg
@@ -192,7 +210,9 @@ def _bilinear_runs(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
         nrow = (bhi - blo)[b_i]
         tot = int(nrow.sum())
         rr = np.repeat(blo[b_i] - np.cumsum(nrow) + nrow, nrow) + np.arange(tot)
-        runs.append((np.repeat(m_i, nrow), rr, np.repeat(cax.seg_lo[s_i], nrow), np.repeat(cax.seg_hi[s_e], nrow)))
+        runs.append(
+            (np.repeat(m_i, nrow), rr, np.repeat(cax.seg_lo[s_i], nrow), np.repeat(cax.seg_hi[s_e], nrow))
+        )
         # mixed blocks: search every row of the band
         m_i, b_i, s_i = np.nonzero(~above & ~below)
         if m_i.size:
@@ -202,8 +222,14 @@ def _bilinear_runs(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
             lo, hi = cax.seg_lo[ss], cax.seg_hi[ss] - 1
             mnp, rp = mn[mm], safe[mm]
 
-            def is_above(j: np.ndarray, A: np.ndarray = A, D: np.ndarray = D, mnp: np.ndarray = mnp,  # noqa: B008
-                         rp: np.ndarray = rp, thr: float = thr) -> np.ndarray:
+            def is_above(
+                j: np.ndarray,
+                A: np.ndarray = A,
+                D: np.ndarray = D,
+                mnp: np.ndarray = mnp,  # noqa: B008
+                rp: np.ndarray = rp,
+                thr: float = thr,
+            ) -> np.ndarray:
                 val = 255 * (A + D * cax.t[j] - mnp) / rp
                 return (val > thr) if strict else (val >= thr)
 
@@ -213,7 +239,7 @@ def _bilinear_runs(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
             part = a_lo != a_hi
             if part.any():
                 A, D, mnp, rp = A[part], D[part], mnp[part], rp[part]
-                inc = a_hi[part]                                       # increasing: region is a suffix
+                inc = a_hi[part]  # increasing: region is a suffix
                 lo_p, hi_p = lo[part], hi[part]
                 t_true = np.where(inc, hi_p, lo_p)
                 t_false = np.where(inc, lo_p, hi_p)
@@ -225,7 +251,9 @@ def _bilinear_runs(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
                     ab = is_above(mid, A, D, mnp, rp)
                     t_true = np.where(act & ab, mid, t_true)
                     t_false = np.where(act & ~ab, mid, t_false)
-                runs.append((mm[part], rr[part], np.where(inc, t_true, lo_p), np.where(inc, hi_p + 1, t_true + 1)))
+                runs.append(
+                    (mm[part], rr[part], np.where(inc, t_true, lo_p), np.where(inc, hi_p + 1, t_true + 1))
+                )
         out.append(tuple(np.concatenate([r[q] for r in runs]).astype(np.int64) for q in range(4)))
     return out
 
@@ -240,8 +268,13 @@ def _merge(mi: np.ndarray, ri: np.ndarray, st: np.ndarray, sp: np.ndarray) -> tu
     return mi[first], ri[first], st[first], sp[last]
 
 
-def heatmap_runs(heatmaps: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *,
-                 thresholds: tuple[float, ...] = (60.0, 180.0), strict: bool = True) -> list[HeatmapRuns]:
+def heatmap_runs(
+    heatmaps: ArrayLike,
+    image_shape: tuple[int, int] = (1024, 1024),
+    *,
+    thresholds: tuple[float, ...] = (60.0, 180.0),
+    strict: bool = True,
+) -> list[HeatmapRuns]:
     """Runs of the thresholded, bilinearly upsampled, normalised maps of a batch (one per threshold).
 
     Parameters
@@ -263,14 +296,22 @@ def heatmap_runs(heatmaps: ArrayLike, image_shape: tuple[int, int] = (1024, 1024
     return batch_runs(maps, H, W, thr, strict)
 
 
-def batch_runs(maps: np.ndarray, H: int, W: int, thr: list[float], strict: bool, offset: int = 0, *,
-               on_extremes: Callable[[int, np.ndarray, BlockExtremes], None] | None = None) -> list[HeatmapRuns]:
+def batch_runs(
+    maps: np.ndarray,
+    H: int,
+    W: int,
+    thr: list[float],
+    strict: bool,
+    offset: int = 0,
+    *,
+    on_extremes: Callable[[int, np.ndarray, BlockExtremes], None] | None = None,
+) -> list[HeatmapRuns]:
     """:func:`heatmap_runs` on validated arguments (``offset`` as in :func:`_bilinear_runs`). ``on_extremes(b0, batch,
     extremes)`` is called with each batch's :func:`block_extremes` (for a caller that needs them too, e.g. the
     maps' peaks, without computing them twice)."""
     parts: list[list[tuple]] = [[] for _ in thr]
     for b0 in range(0, maps.shape[0], RUN_BATCH):
-        batch = maps[b0:b0 + RUN_BATCH]
+        batch = maps[b0 : b0 + RUN_BATCH]
         pr = block_extremes(batch, H, W)
         if on_extremes is not None:
             on_extremes(b0, batch, pr)
@@ -320,10 +361,10 @@ def _run_components(runs: HeatmapRuns, connectivity: int) -> tuple[np.ndarray, i
     key_s = g * M + runs.start
     key_e = g * M + runs.stop
     nxt = (g + 1) * M
-    if connectivity == 8:       # touching incl. diagonals: start_b <= stop_a and stop_b >= start_a
+    if connectivity == 8:  # touching incl. diagonals: start_b <= stop_a and stop_b >= start_a
         lo = np.searchsorted(key_e, nxt + runs.start, side="left")
         hi = np.searchsorted(key_s, nxt + runs.stop, side="right")
-    else:                       # sharing an edge: start_b < stop_a and stop_b > start_a
+    else:  # sharing an edge: start_b < stop_a and stop_b > start_a
         lo = np.searchsorted(key_e, nxt + runs.start, side="right")
         hi = np.searchsorted(key_s, nxt + runs.stop, side="left")
     cnt = np.clip(hi - lo, 0, None)
@@ -358,7 +399,9 @@ def runs_to_boxes(runs: HeatmapRuns, *, connectivity: int = 8, method: str = "re
         Per map, ``(x_min, y_min, x_max, y_max)`` in the raster order of each component's first pixel.
     """
     if connectivity not in CONNECTIVITY:
-        raise InvalidParameterError(f"The 'connectivity' parameter must be 8 or 4. Got {connectivity!r} instead.")
+        raise InvalidParameterError(
+            f"The 'connectivity' parameter must be 8 or 4. Got {connectivity!r} instead."
+        )
     comp, nc = _run_components(runs, connectivity)
     if method == "reduce":
         big = np.iinfo(np.int64).max
@@ -382,9 +425,11 @@ def runs_to_boxes(runs: HeatmapRuns, *, connectivity: int = 8, method: str = "re
         bounds_y = np.searchsorted(cc[order_y], np.arange(nc + 1))
         y0, y1 = ys[order_y][bounds_y[:-1]], ys[order_y][bounds_y[1:] - 1] + 1
     else:
-        raise InvalidParameterError(f"The 'method' parameter must be 'reduce' or 'pixels'. Got {method!r} instead.")
+        raise InvalidParameterError(
+            f"The 'method' parameter must be 'reduce' or 'pixels'. Got {method!r} instead."
+        )
     boxes = np.stack([x0, y0, x1, y1], axis=1).astype(np.int64) if nc else np.zeros((0, 4), np.int64)
     cmap = np.zeros(nc, dtype=np.int64)
     cmap[comp] = runs.map_index
     cuts = np.searchsorted(cmap, np.arange(runs.n_maps + 1))
-    return [boxes[cuts[k]:cuts[k + 1]] for k in range(runs.n_maps)]
+    return [boxes[cuts[k] : cuts[k + 1]] for k in range(runs.n_maps)]

@@ -138,17 +138,25 @@ class HeatmapBoxesResult(TableResult):
     def table(self) -> pd.DataFrame:
         """Every box as a row (:data:`HEATMAP_BOX_COLUMNS`), by threshold, then map, then box."""
         import pandas as pd
+
         parts = [(ti, i, b) for ti, per in enumerate(self.boxes) for i, b in enumerate(per) if len(b)]
         if not parts:
-            return pd.DataFrame({c: pd.Series(dtype=float if c == "threshold" else np.int64)
-                                 for c in HEATMAP_BOX_COLUMNS})
+            return pd.DataFrame(
+                {c: pd.Series(dtype=float if c == "threshold" else np.int64) for c in HEATMAP_BOX_COLUMNS}
+            )
         xy = np.concatenate([b for _, _, b in parts]).astype(np.int64)
         n = [len(b) for _, _, b in parts]
-        return pd.DataFrame({
-            "map": np.repeat([i for _, i, _ in parts], n).astype(np.int64),
-            "threshold": np.repeat([float(self.thresholds[ti]) for ti, _, _ in parts], n),
-            "box": np.concatenate([np.arange(k) for k in n]).astype(np.int64),
-            "x_min": xy[:, 0], "y_min": xy[:, 1], "x_max": xy[:, 2], "y_max": xy[:, 3]})
+        return pd.DataFrame(
+            {
+                "map": np.repeat([i for _, i, _ in parts], n).astype(np.int64),
+                "threshold": np.repeat([float(self.thresholds[ti]) for ti, _, _ in parts], n),
+                "box": np.concatenate([np.arange(k) for k in n]).astype(np.int64),
+                "x_min": xy[:, 0],
+                "y_min": xy[:, 1],
+                "x_max": xy[:, 2],
+                "y_max": xy[:, 3],
+            }
+        )
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"heatmap_boxes": self.table}
@@ -156,46 +164,74 @@ class HeatmapBoxesResult(TableResult):
     def counts(self) -> pd.DataFrame:
         """Boxes per map at each threshold: ``map, threshold, n_boxes`` (zeros included)."""
         import pandas as pd
-        return pd.DataFrame([{"map": i, "threshold": float(t), "n_boxes": len(b)}
-                             for t, per in zip(self.thresholds, self.boxes) for i, b in enumerate(per)],
-                            columns=["map", "threshold", "n_boxes"])
+
+        return pd.DataFrame(
+            [
+                {"map": i, "threshold": float(t), "n_boxes": len(b)}
+                for t, per in zip(self.thresholds, self.boxes)
+                for i, b in enumerate(per)
+            ],
+            columns=["map", "threshold", "n_boxes"],
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_maps": int(self.n_maps), "thresholds": [float(t) for t in self.thresholds],
-                "image_shape": list(self.image_shape),
-                "n_boxes": {f"{t:g}": int(sum(len(b) for b in per)) for t, per in zip(self.thresholds, self.boxes)}}
+        return {
+            "n_maps": int(self.n_maps),
+            "thresholds": [float(t) for t in self.thresholds],
+            "image_shape": list(self.image_shape),
+            "n_boxes": {
+                f"{t:g}": int(sum(len(b) for b in per)) for t, per in zip(self.thresholds, self.boxes)
+            },
+        }
 
     def summary(self, title: str = "Heat-map boxes") -> str:
         """Maps, thresholds and boxes per threshold, as Markdown."""
         n = {f"{t:g}": int(sum(len(b) for b in per)) for t, per in zip(self.thresholds, self.boxes)}
-        return (f"# {title}\n\n{self.n_maps} map(s) upsampled to {self.image_shape[0]} x {self.image_shape[1]}; "
-                + "; ".join(f"threshold {t}: {k} box(es)" for t, k in n.items()) + "\n")
+        return (
+            f"# {title}\n\n{self.n_maps} map(s) upsampled to {self.image_shape[0]} x {self.image_shape[1]}; "
+            + "; ".join(f"threshold {t}: {k} box(es)" for t, k in n.items())
+            + "\n"
+        )
 
     def _figure(self) -> Any:
         """The number of boxes per map, one bar group per threshold."""
         from .._plots import bars
 
         c = self.counts().assign(threshold=lambda d: d["threshold"].map("{:g}".format))
-        return bars(c, x="map", y="n_boxes", color="threshold", title="Boxes per heat map and threshold",
-                    y_title="boxes")
+        return bars(
+            c,
+            x="map",
+            y="n_boxes",
+            color="threshold",
+            title="Boxes per heat map and threshold",
+            y_title="boxes",
+        )
 
 
-def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], strict: bool,
-                   connectivity: int, offset: int = 0) -> list[list[np.ndarray]]:
+def _nearest_boxes(
+    maps: np.ndarray,
+    H: int,
+    W: int,
+    thresholds: list[float],
+    strict: bool,
+    connectivity: int,
+    offset: int = 0,
+) -> list[list[np.ndarray]]:
     """Nearest upsampling repeats each cell over a block of pixels, so the region's components are those of the
     thresholded cells: their runs, linked as the pixel runs are (:func:`runs_to_boxes`), give the boxes in
     cells, mapped to the blocks' pixel edges (raster order is kept, the blocks' edges being increasing)."""
     n, h, w = maps.shape
     rax, cax = grid_axis(h, H, "nearest"), grid_axis(w, W, "nearest")
-    cm = maps[:, rax.seg_i0][:, :, cax.seg_i0]                  # the cells that appear, in order
+    cm = maps[:, rax.seg_i0][:, :, cax.seg_i0]  # the cells that appear, in order
     hh, ww = cm.shape[1:]
     mn, mx = cm.min(axis=(1, 2)), cm.max(axis=(1, 2))
     const = mx == mn
     rng_ = np.where(const, 1.0, mx - mn)
     if not np.isfinite(rng_).all():
         i = int(np.flatnonzero(~np.isfinite(rng_))[0])
-        raise SchemaError(f"heatmap {offset + i}: its value range overflows float64 (max - min is not finite); "
-                          "rescale it.")
+        raise SchemaError(
+            f"heatmap {offset + i}: its value range overflows float64 (max - min is not finite); rescale it."
+        )
     norm = 255 * (cm - mn[:, None, None]) / rng_[:, None, None]
     out = []
     for thr in thresholds:
@@ -204,22 +240,41 @@ def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
         pad = np.zeros((n, hh, ww + 2), dtype=np.int8)
         pad[:, :, 1:-1] = m
         edge = np.diff(pad, axis=2)
-        k, r, c0 = np.nonzero(edge == 1)                           # runs of cells, by map, row and start
+        k, r, c0 = np.nonzero(edge == 1)  # runs of cells, by map, row and start
         c1 = np.nonzero(edge == -1)[2]
-        cells = HeatmapRuns(k.astype(np.int64), r.astype(np.int64), c0.astype(np.int64), c1.astype(np.int64),
-                            n, (hh, ww))
+        cells = HeatmapRuns(
+            k.astype(np.int64), r.astype(np.int64), c0.astype(np.int64), c1.astype(np.int64), n, (hh, ww)
+        )
         boxes = []
         for b in runs_to_boxes(cells, connectivity=connectivity):
-            boxes.append(np.stack([cax.seg_lo[b[:, 0]], rax.seg_lo[b[:, 1]], cax.seg_hi[b[:, 2] - 1],
-                                   rax.seg_hi[b[:, 3] - 1]], axis=1).astype(np.int64).reshape(-1, 4))
+            boxes.append(
+                np.stack(
+                    [
+                        cax.seg_lo[b[:, 0]],
+                        rax.seg_lo[b[:, 1]],
+                        cax.seg_hi[b[:, 2] - 1],
+                        rax.seg_hi[b[:, 3] - 1],
+                    ],
+                    axis=1,
+                )
+                .astype(np.int64)
+                .reshape(-1, 4)
+            )
         out.append(boxes)
     return out
 
 
-def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (1024, 1024),
-                      upsampling: str = "bilinear", thresholds: tuple[float, ...] = (60.0, 180.0),
-                      strict: bool = True, connectivity: int = 8, executor: ExecutorLike = None,
-                      progress: Progress | None = None) -> HeatmapBoxesResult:
+def heatmaps_to_boxes(
+    heatmaps: ArrayLike,
+    *,
+    image_shape: tuple[int, int] = (1024, 1024),
+    upsampling: str = "bilinear",
+    thresholds: tuple[float, ...] = (60.0, 180.0),
+    strict: bool = True,
+    connectivity: int = 8,
+    executor: ExecutorLike = None,
+    progress: Progress | None = None,
+) -> HeatmapBoxesResult:
     """Boxes of every map of a batch at every threshold (the protocol's box generation, vectorised).
 
     Parameters
@@ -254,19 +309,38 @@ def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (10
     """
     prog = as_progress(progress, func="heatmaps_to_boxes")
     task = prog.add("heatmaps -> boxes (maps)")
-    res = batch_boxes(heatmaps, image_shape=image_shape, upsampling=upsampling, thresholds=thresholds, strict=strict,
-                      connectivity=connectivity, executor=executor, on_item=lambda x: prog.advance(task, len(x[1])))
+    res = batch_boxes(
+        heatmaps,
+        image_shape=image_shape,
+        upsampling=upsampling,
+        thresholds=thresholds,
+        strict=strict,
+        connectivity=connectivity,
+        executor=executor,
+        on_item=lambda x: prog.advance(task, len(x[1])),
+    )
     prog.done(task)
     return res
 
 
-def batch_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int], upsampling: str, thresholds: tuple[float, ...],
-                strict: bool, connectivity: int, executor: ExecutorLike, on_item: OnItem | None) -> HeatmapBoxesResult:
+def batch_boxes(
+    heatmaps: ArrayLike,
+    *,
+    image_shape: tuple[int, int],
+    upsampling: str,
+    thresholds: tuple[float, ...],
+    strict: bool,
+    connectivity: int,
+    executor: ExecutorLike,
+    on_item: OnItem | None,
+) -> HeatmapBoxesResult:
     """:func:`heatmaps_to_boxes`, calling ``on_item`` with each chunk ``(offset, maps)`` once its boxes are in (as
     :meth:`cxreval.executor.Executor.map` does; without an executor, once with the whole batch)."""
     check_choice(upsampling, UPSAMPLING, name="upsampling", func="heatmaps_to_boxes")
     if connectivity not in CONNECTIVITY:
-        raise InvalidParameterError(f"The 'connectivity' parameter must be 8 or 4. Got {connectivity!r} instead.")
+        raise InvalidParameterError(
+            f"The 'connectivity' parameter must be 8 or 4. Got {connectivity!r} instead."
+        )
     ex = None if executor is None else get_executor(executor)
     maps = check_heatmaps(heatmaps, batch=True)
     H, W = check_image_shape(image_shape)
@@ -277,11 +351,12 @@ def batch_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int], upsampling
         if on_item is not None:
             on_item((0, maps))
     else:
-        items = [(b0, maps[b0:b0 + _CHUNK]) for b0 in range(0, maps.shape[0], _CHUNK)]
+        items = [(b0, maps[b0 : b0 + _CHUNK]) for b0 in range(0, maps.shape[0], _CHUNK)]
         parts = ex.map(functools.partial(_boxes_chunk, params), items, on_item=on_item)
         per_threshold = [[b for part in parts for b in part[t]] for t in range(len(thr))]
-    return HeatmapBoxesResult(tuple(tuple(per) for per in per_threshold), tuple(float(t) for t in thr), (H, W),
-                              int(maps.shape[0]))
+    return HeatmapBoxesResult(
+        tuple(tuple(per) for per in per_threshold), tuple(float(t) for t in thr), (H, W), int(maps.shape[0])
+    )
 
 
 def _boxes_chunk(params: tuple, item: tuple[int, np.ndarray]) -> list[list[np.ndarray]]:
@@ -294,8 +369,15 @@ def _boxes_chunk(params: tuple, item: tuple[int, np.ndarray]) -> list[list[np.nd
     return [runs_to_boxes(r, connectivity=connectivity) for r in runs]
 
 
-def heatmap_boxes(heatmap: ArrayLike, *, image_shape: tuple[int, int] = (1024, 1024), upsampling: str = "bilinear",
-                  threshold: float = 60.0, strict: bool = True, connectivity: int = 8) -> np.ndarray:
+def heatmap_boxes(
+    heatmap: ArrayLike,
+    *,
+    image_shape: tuple[int, int] = (1024, 1024),
+    upsampling: str = "bilinear",
+    threshold: float = 60.0,
+    strict: bool = True,
+    connectivity: int = 8,
+) -> np.ndarray:
     """Boxes of one map at one threshold; see :func:`heatmaps_to_boxes`.
 
     Returns
@@ -303,12 +385,19 @@ def heatmap_boxes(heatmap: ArrayLike, *, image_shape: tuple[int, int] = (1024, 1
     boxes : ndarray of shape (k, 4), int64
     """
     hm = check_heatmaps(heatmap)
-    return heatmaps_to_boxes(hm[None], image_shape=image_shape, upsampling=upsampling, thresholds=(threshold,),
-                             strict=strict, connectivity=connectivity).boxes[0][0]
+    return heatmaps_to_boxes(
+        hm[None],
+        image_shape=image_shape,
+        upsampling=upsampling,
+        thresholds=(threshold,),
+        strict=strict,
+        connectivity=connectivity,
+    ).boxes[0][0]
 
 
-def heatmap_peaks(heatmaps: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *,
-                  upsampling: str = "bilinear") -> np.ndarray:
+def heatmap_peaks(
+    heatmaps: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *, upsampling: str = "bilinear"
+) -> np.ndarray:
     """Pixel ``(row, column)`` of each map's upsampled maximum (first in raster order, as ``np.argmax``).
 
     Returns
@@ -327,8 +416,8 @@ def heatmap_peaks(heatmaps: ArrayLike, image_shape: tuple[int, int] = (1024, 102
             out[k] = (np.searchsorted(rax.i0, r0), np.searchsorted(cax.i0, c0))
         return out
     for b0 in range(0, n, RUN_BATCH):
-        chunk = maps[b0:b0 + RUN_BATCH]
-        out[b0:b0 + len(chunk)] = extremes_peaks(chunk, block_extremes(chunk, H, W))
+        chunk = maps[b0 : b0 + RUN_BATCH]
+        out[b0 : b0 + len(chunk)] = extremes_peaks(chunk, block_extremes(chunk, H, W))
     return out
 
 
@@ -351,7 +440,7 @@ def extremes_peaks(chunk: np.ndarray, pr: BlockExtremes) -> np.ndarray:
             if row.max() == pr.mx[k]:
                 best = (r, int(np.argmax(row)))
                 break
-        if best is None:        # flat blocks: every pixel of the block equals its corners
+        if best is None:  # flat blocks: every pixel of the block equals its corners
             r = int(rax.seg_lo[hit].min())
             a = chunk[k, rax.i0[r], :] + (chunk[k, rax.i1[r], :] - chunk[k, rax.i0[r], :]) * rax.t[r]
             a0 = a[cax.i0]

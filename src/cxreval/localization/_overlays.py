@@ -30,8 +30,15 @@ OVERLAY_SIZE = 512
 """Largest side (pixels) of the radiographs embedded in the report's box overlays (block-averaged by an
 integer factor: a 1024-pixel radiograph becomes 512 pixels, about 100 kB as PNG)."""
 
-OVERLAY_COLUMNS: tuple[str, ...] = ("study_id", "finding", "kind", *BOX_COORDS, "image_file", "image_size",
-                                    "heatmap_key")
+OVERLAY_COLUMNS: tuple[str, ...] = (
+    "study_id",
+    "finding",
+    "kind",
+    *BOX_COORDS,
+    "image_file",
+    "image_size",
+    "heatmap_key",
+)
 """Columns of ``overlays.csv``: the box schema (:data:`cxreval.schema.BOX_COLUMNS`) with ``kind``
 (who drew the box: ``reference``, ``detected (T_h=60)``, ``detected (T_h=180)``) in the optional third place,
 then the radiograph's file, its size in pixels and the key of its map in ``overlay_heatmaps.npz``."""
@@ -83,9 +90,11 @@ class OverlayResult(TableResult):
     def summary(self) -> str:
         n_det = int((self.table["kind"] != "reference").sum())
         origin = f" {self.origin}" if self.origin else ""
-        return (f"Box overlays: {len(self.images)} real radiographs{origin} (downsampled for the report); reference "
-                "boxes and the boxes the protocol finds on a noisy error-model map made from them "
-                f"({n_det} detected boxes).")
+        return (
+            f"Box overlays: {len(self.images)} real radiographs{origin} (downsampled for the report); reference "
+            "boxes and the boxes the protocol finds on a noisy error-model map made from them "
+            f"({n_det} detected boxes)."
+        )
 
     def _figure(self) -> Any:
         """The reference and detected boxes of the first radiograph, one colour per kind."""
@@ -93,8 +102,11 @@ class OverlayResult(TableResult):
 
         t = self.table
         first = t[t["study_id"] == t["study_id"].iloc[0]] if len(t) else t
-        return box_outlines(first, color="kind",
-                            title="Reference and detected boxes" + (f" ({first['study_id'].iloc[0]})" if len(t) else ""))
+        return box_outlines(
+            first,
+            color="kind",
+            title="Reference and detected boxes" + (f" ({first['study_id'].iloc[0]})" if len(t) else ""),
+        )
 
 
 def boxed_images(folder: str | PathLike[str], boxes: pd.DataFrame) -> list[Path]:
@@ -113,14 +125,19 @@ def _png_bytes(image: np.ndarray) -> bytes:
     from PIL import Image
 
     lo, hi = float(image.min()), float(image.max())
-    u8 = np.zeros(image.shape, np.uint8) if hi <= lo else np.rint((image - lo) / (hi - lo) * 255).astype(np.uint8)
+    u8 = (
+        np.zeros(image.shape, np.uint8)
+        if hi <= lo
+        else np.rint((image - lo) / (hi - lo) * 255).astype(np.uint8)
+    )
     buf = BytesIO()
     Image.fromarray(u8, mode="L").save(buf, format="PNG")
     return buf.getvalue()
 
 
-def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike = None,
-                  origin: str = "from the data mirror") -> OverlayResult:
+def overlay_boxes(
+    images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike = None, origin: str = "from the data mirror"
+) -> OverlayResult:
     """Error-model heat maps from the real boxes of ``images``, the protocol's boxes on them, and the
     downsampled radiographs.
 
@@ -160,15 +177,21 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike =
     names = {p.name: p for p in images}
     bm = box_maps(boxes[boxes["study_id"].astype(str).isin(names)], rng=rng, model=model)
     groups, coords, stack = bm.groups, bm.coords, bm.noisy
-    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)).boxes if len(stack) \
+    det = (
+        heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)).boxes
+        if len(stack)
         else ((), ())
+    )
     rows, keys, pngs = [], [], {}
     for j, ((im, f), idx) in enumerate(groups.items()):
         file = f"{OverlayResult.IMAGES_FOLDER}/{Path(im).stem}.png"
         if file not in pngs:
             img = read_image(names[im]).image
-            small = box_downsample(np.asarray(img, dtype=np.float64), max(1, int(np.ceil(max(img.shape) / OVERLAY_SIZE))),
-                                   convention="pool")
+            small = box_downsample(
+                np.asarray(img, dtype=np.float64),
+                max(1, int(np.ceil(max(img.shape) / OVERLAY_SIZE))),
+                convention="pool",
+            )
             pngs[file] = _png_bytes(small)
         key = f"{im}|{f}"
         keys.append(key)
@@ -178,5 +201,10 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike =
         for t, kind in ((0, "detected (T_h=60)"), (1, "detected (T_h=180)")):
             for b in det[t][j]:
                 rows.append({**common, "kind": kind, **dict(zip(BOX_COORDS, map(float, b)))})
-    return OverlayResult(pd.DataFrame(rows, columns=list(OVERLAY_COLUMNS)), tuple(keys), stack, tuple(pngs.items()),
-                         origin=origin)
+    return OverlayResult(
+        pd.DataFrame(rows, columns=list(OVERLAY_COLUMNS)),
+        tuple(keys),
+        stack,
+        tuple(pngs.items()),
+        origin=origin,
+    )

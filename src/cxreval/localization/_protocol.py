@@ -40,8 +40,15 @@ from ..exceptions import InvalidParameterError
 from ._boxes import ThresholdLike, as_threshold, exceeds
 from ._heatmaps import CONNECTIVITY, UPSAMPLING
 
-__all__ = ["RULES", "DEFAULT_T", "AFP_DENOMINATORS", "LocalizationProtocol", "correct_matrix", "score_images",
-           "ImageScores"]
+__all__ = [
+    "RULES",
+    "DEFAULT_T",
+    "AFP_DENOMINATORS",
+    "LocalizationProtocol",
+    "correct_matrix",
+    "score_images",
+    "ImageScores",
+]
 
 RULES: tuple[str, ...] = ("IoBB", "IoU", "IoU or IoBB")
 AFP_DENOMINATORS: tuple[str, ...] = ("pairs", "box_images", "boxes")
@@ -93,40 +100,60 @@ class LocalizationProtocol:
         check_choice(self.upsampling, UPSAMPLING, name="upsampling", func="LocalizationProtocol")
         check_choice(self.normalization, ("minmax",), name="normalization", func="LocalizationProtocol")
         if self.connectivity not in CONNECTIVITY:
-            raise InvalidParameterError(f"The 'connectivity' parameter of LocalizationProtocol must be 8 or 4. "
-                                        f"Got {self.connectivity!r} instead.")
+            raise InvalidParameterError(
+                f"The 'connectivity' parameter of LocalizationProtocol must be 8 or 4. "
+                f"Got {self.connectivity!r} instead."
+            )
         for r in self.rules:
             check_choice(r, RULES, name="rules", func="LocalizationProtocol")
         if not self.rules or not self.thresholds or not self.T_values:
-            raise InvalidParameterError("LocalizationProtocol needs at least one rule, threshold and T value.")
+            raise InvalidParameterError(
+                "LocalizationProtocol needs at least one rule, threshold and T value."
+            )
         for t in self.thresholds:
             if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 255:
-                raise InvalidParameterError(f"The 'thresholds' of LocalizationProtocol must be numbers in [0, 255]. "
-                                            f"Got {t!r} instead.")
+                raise InvalidParameterError(
+                    f"The 'thresholds' of LocalizationProtocol must be numbers in [0, 255]. "
+                    f"Got {t!r} instead."
+                )
         object.__setattr__(self, "thresholds", tuple(float(t) for t in self.thresholds))
         object.__setattr__(self, "T_values", _overlap_thresholds(self.T_values, "T_values"))
-        check_choice(self.afp_denominator, AFP_DENOMINATORS, name="afp_denominator", func="LocalizationProtocol")
+        check_choice(
+            self.afp_denominator, AFP_DENOMINATORS, name="afp_denominator", func="LocalizationProtocol"
+        )
         if self.T_iou is not None:
             if len(self.T_iou) != len(self.T_values):
-                raise InvalidParameterError(f"The 'T_iou' parameter of LocalizationProtocol must have one value per "
-                                            f"T value ({len(self.T_values)}: {', '.join(map(str, self.T_values))}). "
-                                            f"Got {len(self.T_iou)}.")
+                raise InvalidParameterError(
+                    f"The 'T_iou' parameter of LocalizationProtocol must have one value per "
+                    f"T value ({len(self.T_values)}: {', '.join(map(str, self.T_values))}). "
+                    f"Got {len(self.T_iou)}."
+                )
             object.__setattr__(self, "T_iou", _overlap_thresholds(self.T_iou, "T_iou"))
         object.__setattr__(self, "rules", tuple(self.rules))
         shape = tuple(self.image_shape)
-        if len(shape) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in shape):
-            raise InvalidParameterError(f"The 'image_shape' parameter of LocalizationProtocol must be two positive "
-                                        f"ints (height, width) in pixels. Got {self.image_shape!r} instead.")
+        if len(shape) != 2 or any(
+            isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in shape
+        ):
+            raise InvalidParameterError(
+                f"The 'image_shape' parameter of LocalizationProtocol must be two positive "
+                f"ints (height, width) in pixels. Got {self.image_shape!r} instead."
+            )
         object.__setattr__(self, "image_shape", (int(shape[0]), int(shape[1])))
 
     def to_dict(self) -> dict[str, object]:
-        return {"upsampling": self.upsampling, "thresholds": list(self.thresholds),
-                "strict_threshold": self.strict_threshold, "connectivity": self.connectivity,
-                "rules": list(self.rules), "T_values": [str(t) for t in self.T_values],
-                "strict_T": self.strict_T, "image_shape": list(self.image_shape),
-                "normalization": self.normalization,
-                "T_iou": None if self.T_iou is None else [str(t) for t in self.T_iou],
-                "afp_denominator": self.afp_denominator}
+        return {
+            "upsampling": self.upsampling,
+            "thresholds": list(self.thresholds),
+            "strict_threshold": self.strict_threshold,
+            "connectivity": self.connectivity,
+            "rules": list(self.rules),
+            "T_values": [str(t) for t in self.T_values],
+            "strict_T": self.strict_T,
+            "image_shape": list(self.image_shape),
+            "normalization": self.normalization,
+            "T_iou": None if self.T_iou is None else [str(t) for t in self.T_iou],
+            "afp_denominator": self.afp_denominator,
+        }
 
     @property
     def T_iou_values(self) -> tuple[Fraction, ...]:
@@ -134,8 +161,15 @@ class LocalizationProtocol:
         return self.T_values if self.T_iou is None else self.T_iou
 
 
-def correct_matrix(boxes_pred: np.ndarray, boxes_true: np.ndarray, T: ThresholdLike, *, rule: str = "IoBB",
-                   strict: bool = True, T_iou: ThresholdLike | None = None) -> np.ndarray:
+def correct_matrix(
+    boxes_pred: np.ndarray,
+    boxes_true: np.ndarray,
+    T: ThresholdLike,
+    *,
+    rule: str = "IoBB",
+    strict: bool = True,
+    T_iou: ThresholdLike | None = None,
+) -> np.ndarray:
     """Exact decisions ``rule(p, g) > T`` for every pair: shape ``(n_pred, n_true)`` (broadcast inputs).
 
     ``T_iou`` (default: ``T``) is the threshold of the IoU measure in the ``'IoU'`` and ``'IoU or IoBB'``
@@ -146,8 +180,9 @@ def correct_matrix(boxes_pred: np.ndarray, boxes_true: np.ndarray, T: ThresholdL
         return exceeds(boxes_pred, boxes_true, T, measure="iobb", strict=strict)
     if rule == "IoU":
         return exceeds(boxes_pred, boxes_true, t_iou, measure="iou", strict=strict)
-    return (exceeds(boxes_pred, boxes_true, t_iou, measure="iou", strict=strict)
-            | exceeds(boxes_pred, boxes_true, T, measure="iobb", strict=strict))
+    return exceeds(boxes_pred, boxes_true, t_iou, measure="iou", strict=strict) | exceeds(
+        boxes_pred, boxes_true, T, measure="iobb", strict=strict
+    )
 
 
 @dataclass(frozen=True)
@@ -185,7 +220,11 @@ class ImageScores:
 def _pairs(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
     n_p = np.array([len(p) for p in preds], dtype=np.int64)
     n_r = np.array([len(r) for r in refs], dtype=np.int64)
-    P = np.concatenate([np.asarray(p, float).reshape(-1, 4) for p in preds]) if len(preds) else np.zeros((0, 4))
+    P = (
+        np.concatenate([np.asarray(p, float).reshape(-1, 4) for p in preds])
+        if len(preds)
+        else np.zeros((0, 4))
+    )
     G = np.concatenate([np.asarray(r, float).reshape(-1, 4) for r in refs]) if len(refs) else np.zeros((0, 4))
     p_off = np.cumsum(n_p) - n_p
     r_off = np.cumsum(n_r) - n_r
@@ -198,9 +237,15 @@ def _pairs(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray]) -> tuple[np.
     return P, G, n_p, n_r, img, pi, ri
 
 
-def score_images(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray], *, rule: str = "IoBB",
-                 T_values: Sequence[ThresholdLike] = DEFAULT_T, strict: bool = True,
-                 T_iou: Sequence[ThresholdLike] | None = None) -> ImageScores:
+def score_images(
+    preds: Sequence[np.ndarray],
+    refs: Sequence[np.ndarray],
+    *,
+    rule: str = "IoBB",
+    T_values: Sequence[ThresholdLike] = DEFAULT_T,
+    strict: bool = True,
+    T_iou: Sequence[ThresholdLike] | None = None,
+) -> ImageScores:
     """Score detected boxes against reference boxes, image by image (vectorised over all pairs).
 
     Parameters
@@ -220,22 +265,32 @@ def score_images(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray], *, rul
     res : ImageScores
     """
     if len(preds) != len(refs):
-        raise InvalidParameterError(f"score_images: 'preds' and 'refs' must have one entry per image; "
-                                    f"got {len(preds)} and {len(refs)}.")
+        raise InvalidParameterError(
+            f"score_images: 'preds' and 'refs' must have one entry per image; "
+            f"got {len(preds)} and {len(refs)}."
+        )
     P, G, n_p, n_r, img, pi, ri = _pairs(preds, refs)
     if (n_r == 0).any():
         i = int(np.flatnonzero(n_r == 0)[0])
-        raise InvalidParameterError(f"score_images: image {i} has no reference box; every scored image needs one.")
+        raise InvalidParameterError(
+            f"score_images: image {i} has no reference box; every scored image needs one."
+        )
     nT = len(T_values)
     if T_iou is not None and len(T_iou) != nT:
-        raise InvalidParameterError(f"score_images: 'T_iou' must have one value per T value ({nT}); got {len(T_iou)}.")
+        raise InvalidParameterError(
+            f"score_images: 'T_iou' must have one value per T value ({nT}); got {len(T_iou)}."
+        )
     n_img = len(preds)
     hits = np.zeros((nT, n_img), dtype=np.int64)
     fps = np.zeros((nT, n_img), dtype=np.int64)
     corr = np.zeros((nT, img.size), dtype=bool)
     for k, T in enumerate(T_values):
         ti = None if T_iou is None else T_iou[k]
-        c = correct_matrix(P[pi], G[ri], T, rule=rule, strict=strict, T_iou=ti) if img.size else np.zeros(0, bool)
+        c = (
+            correct_matrix(P[pi], G[ri], T, rule=rule, strict=strict, T_iou=ti)
+            if img.size
+            else np.zeros(0, bool)
+        )
         corr[k] = c
         ref_hit = np.zeros(len(G), dtype=bool)
         np.logical_or.at(ref_hit, ri[c], True)
@@ -255,10 +310,14 @@ def _overlap_thresholds(values: object, name: str) -> tuple[Fraction, ...]:
         try:
             out.append(as_threshold(t, name=name))
         except InvalidParameterError:
-            raise InvalidParameterError(f"The '{name}' parameter of LocalizationProtocol must be numbers in (0, 1] "
-                                        f"(decimals or fractions such as 1/3). Got {t!r} instead.") from None
+            raise InvalidParameterError(
+                f"The '{name}' parameter of LocalizationProtocol must be numbers in (0, 1] "
+                f"(decimals or fractions such as 1/3). Got {t!r} instead."
+            ) from None
     bad = [t for t in out if not 0 < t <= 1]
     if bad:
-        raise InvalidParameterError(f"The '{name}' parameter of LocalizationProtocol must lie in (0, 1] (an overlap "
-                                    f"threshold T). Got {bad[0]} instead.")
+        raise InvalidParameterError(
+            f"The '{name}' parameter of LocalizationProtocol must lie in (0, 1] (an overlap "
+            f"threshold T). Got {bad[0]} instead."
+        )
     return tuple(out)

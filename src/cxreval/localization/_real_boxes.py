@@ -55,8 +55,9 @@ class RealBoxesResult(TableResult):
         The generator seed (None when a Generator was passed).
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"localization": "localization.csv",
-                                                           "by_finding": "localization_by_finding.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"localization": "localization.csv", "by_finding": "localization_by_finding.csv"}
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = LOCALIZATION_COLUMNS
     FOLDER: ClassVar[str] = "real_boxes"
     """The subfolder of its output where ``cxreval synth --real-boxes`` saves this result (next to the
@@ -73,12 +74,22 @@ class RealBoxesResult(TableResult):
 
     def summary(self) -> str:
         """The compact per-finding view as Markdown."""
-        return "\n".join([f"## Error model on {self.n_boxes} real boxes on {self.n_images} images (seed {self.seed}; "
-                          "noisy maps, IoBB Acc)", "", markdown_table(self.by_finding, floatfmt="{:.3f}")])
+        return "\n".join(
+            [
+                f"## Error model on {self.n_boxes} real boxes on {self.n_images} images (seed {self.seed}; "
+                "noisy maps, IoBB Acc)",
+                "",
+                markdown_table(self.by_finding, floatfmt="{:.3f}"),
+            ]
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_boxes": self.n_boxes, "n_images": self.n_images, "seed": self.seed,
-                "by_finding": self.by_finding.to_dict(orient="records")}
+        return {
+            "n_boxes": self.n_boxes,
+            "n_images": self.n_images,
+            "seed": self.seed,
+            "by_finding": self.by_finding.to_dict(orient="records"),
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -93,8 +104,11 @@ def by_finding_view(table: pd.DataFrame, *, T_values: Sequence[float] = _BY_FIND
     """Compact per-finding view of a localization table: IoBB Acc. at ``T_values`` of each localizer on the
     noisy maps, after ``n_boxes`` and ``median_area_fraction``."""
     d = table[(table.variant == "noisy") & (table.rule == "IoBB") & (table["T"].isin(list(T_values)))].copy()
-    label = d[["localizer", "upsampling", "threshold"]].astype(str).apply(
-        lambda r: " ".join(v for v in r if v != NO_THRESHOLD), axis=1)
+    label = (
+        d[["localizer", "upsampling", "threshold"]]
+        .astype(str)
+        .apply(lambda r: " ".join(v for v in r if v != NO_THRESHOLD), axis=1)
+    )
     d["col"] = label + " @" + d["T"].map(lambda t: f"{t:g}")
     wide = d.pivot_table(index=FINDING, columns="col", values="acc", sort=False)
     meta = table.groupby(FINDING, sort=False)[["n_boxes", "median_area_fraction"]].first()
@@ -130,8 +144,12 @@ def box_maps(boxes: pd.DataFrame, *, rng: RNGLike = None, model: ErrorModel = Er
     boxes = check_box_table(boxes)
     gen = normalize_rng(rng)
     img = model.image_size
-    coords = check_boxes(boxes[list(BOX_COORDS)].to_numpy(float), name="reference boxes",
-                         image_shape=(img, img), where="the boxes table")
+    coords = check_boxes(
+        boxes[list(BOX_COORDS)].to_numpy(float),
+        name="reference boxes",
+        image_shape=(img, img),
+        where="the boxes table",
+    )
     groups: dict[tuple[str, str], list[int]] = {}
     for i, (im, f) in enumerate(zip(boxes[STUDY_ID], boxes[FINDING])):
         groups.setdefault((str(im), str(f)), []).append(i)
@@ -145,8 +163,13 @@ def box_maps(boxes: pd.DataFrame, *, rng: RNGLike = None, model: ErrorModel = Er
     return BoxMaps(groups, coords, np.stack(clean) if clean else empty, np.stack(noisy) if noisy else empty)
 
 
-def simulate_localization_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = None, model: ErrorModel = ErrorModel(),
-                                   T_values: Sequence[ThresholdLike] = DEFAULT_T) -> RealBoxesResult:
+def simulate_localization_on_boxes(
+    boxes: pd.DataFrame,
+    *,
+    rng: RNGLike = None,
+    model: ErrorModel = ErrorModel(),
+    T_values: Sequence[ThresholdLike] = DEFAULT_T,
+) -> RealBoxesResult:
     """The synthetic study's error model on real reference boxes, scored per finding.
 
     For every (image, finding) of ``boxes`` (in order of first appearance) a clean and a noisy map are
@@ -170,6 +193,7 @@ def simulate_localization_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = None, 
     res : RealBoxesResult
     """
     import pandas as pd
+
     boxes = check_box_table(boxes)
     if len(boxes) == 0:
         raise SchemaError("the boxes table is empty (a header without rows?); the error model needs boxes.")
@@ -184,7 +208,9 @@ def simulate_localization_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = None, 
         for t, per in zip(_THRESHOLDS, b):
             preds[(variant, "heatmap", "bilinear", f"{t:g}")] = list(per)
     pk = heatmap_peaks(stacks["noisy"], (img, img))
-    preds[("noisy", "tiny box", "bilinear", NO_THRESHOLD)] = [np.array([[c - 3, r - 3, c + 3, r + 3]]) for r, c in pk]
+    preds[("noisy", "tiny box", "bilinear", NO_THRESHOLD)] = [
+        np.array([[c - 3, r - 3, c + 3, r + 3]]) for r, c in pk
+    ]
     preds[("noisy", "whole image", NO_THRESHOLD, NO_THRESHOLD)] = [np.array([[0, 0, img, img]]) for _ in keys]
     area = (coords[:, 2] - coords[:, 0]) * (coords[:, 3] - coords[:, 1]) / (img * img)
     rows = []
@@ -197,11 +223,26 @@ def simulate_localization_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = None, 
             for rule in ("IoBB", "IoU"):
                 sc = score_images([P[j] for j in idx], G, rule=rule, T_values=T_values)
                 for ti, T in enumerate(T_values):
-                    rows.append({"variant": variant, "localizer": lname, "upsampling": up, "threshold": thr,
-                                 FINDING: f, "rule": rule, "T": float(T), "T_iou": float(T),
-                                 "acc": float(sc.acc()[ti]), "afp": float(sc.afp()[ti]),
-                                 "hits": int(sc.hits[ti].sum()), "false_positives": int(sc.false_positives[ti].sum()),
-                                 "n_boxes": int(sc.n_refs.sum()), "n_images": len(idx), "n_afp": len(idx),
-                                 "fp_without_box": 0, "median_area_fraction": med})
+                    rows.append(
+                        {
+                            "variant": variant,
+                            "localizer": lname,
+                            "upsampling": up,
+                            "threshold": thr,
+                            FINDING: f,
+                            "rule": rule,
+                            "T": float(T),
+                            "T_iou": float(T),
+                            "acc": float(sc.acc()[ti]),
+                            "afp": float(sc.afp()[ti]),
+                            "hits": int(sc.hits[ti].sum()),
+                            "false_positives": int(sc.false_positives[ti].sum()),
+                            "n_boxes": int(sc.n_refs.sum()),
+                            "n_images": len(idx),
+                            "n_afp": len(idx),
+                            "fp_without_box": 0,
+                            "median_area_fraction": med,
+                        }
+                    )
     table = pd.DataFrame(rows, columns=list(LOCALIZATION_COLUMNS))
     return RealBoxesResult(table, by_finding_view(table), len(boxes), int(boxes[STUDY_ID].nunique()), seed)

@@ -98,8 +98,10 @@ class LocalizationStudy(TableResult):
         if self.synthetic is not None:
             parts.append(self.synthetic.summary())
         if self.real_boxes is not None:
-            parts.append(self.real_boxes.summary()
-                         + ("" if self.synthetic is None else f"\n\nTables: {self.real_boxes.FOLDER}/."))
+            parts.append(
+                self.real_boxes.summary()
+                + ("" if self.synthetic is None else f"\n\nTables: {self.real_boxes.FOLDER}/.")
+            )
             if self.overlays is not None:
                 parts.append(self.overlays.summary())
         return "\n\n".join(parts)
@@ -117,10 +119,16 @@ class LocalizationStudy(TableResult):
         return SynthResult.figure(table)
 
 
-def simulate_localization_study(boxes: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult] | None = None,
-                                *, rng: RNGLike = None, per_size: int = 60, synthetic: bool = True,
-                                images: str | PathLike[str] | None = None, origin: str | None = None,
-                                progress: Progress | None = None) -> LocalizationStudy:
+def simulate_localization_study(
+    boxes: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult] | None = None,
+    *,
+    rng: RNGLike = None,
+    per_size: int = 60,
+    synthetic: bool = True,
+    images: str | PathLike[str] | None = None,
+    origin: str | None = None,
+    progress: Progress | None = None,
+) -> LocalizationStudy:
     """Run ``cxreval synth``: the synthetic study, the error model on real boxes, box overlays on radiographs.
 
     Parameters
@@ -159,7 +167,9 @@ def simulate_localization_study(boxes: pd.DataFrame | ReadResult | Sequence[pd.D
     if images is not None and boxes is None:
         raise InvalidParameterError(f"{func}: images= needs boxes= (the boxes drawn over the radiographs).")
     if not synthetic and boxes is None:
-        raise InvalidParameterError(f"{func}: synthetic=False needs boxes= (then only the real boxes are studied).")
+        raise InvalidParameterError(
+            f"{func}: synthetic=False needs boxes= (then only the real boxes are studied)."
+        )
     if images is not None and not Path(images).is_dir():
         raise SchemaError(f"images {str(images)!r} is not a folder of radiographs.")
     prog = as_progress(progress, func=func)
@@ -183,10 +193,13 @@ def simulate_localization_study(boxes: pd.DataFrame | ReadResult | Sequence[pd.D
 
             files = boxed_images(images, table)
             if not files:
-                raise SchemaError(f"images {str(images)!r} holds no radiograph named by a study_id of the boxes of "
-                                  f"{str(where)!r} (<study_id>.png).")
+                raise SchemaError(
+                    f"images {str(images)!r} holds no radiograph named by a study_id of the boxes of "
+                    f"{str(where)!r} (<study_id>.png)."
+                )
             task = prog.add(f"box overlays on {len(files)} radiographs")
-            overlays = overlay_boxes(files, table, rng=rng, origin=f"from {images}" if origin is None else origin)
+            overlays = overlay_boxes(
+                files, table, rng=rng, origin=f"from {images}" if origin is None else origin
+            )
             prog.done(task)
     return LocalizationStudy(syn, real, overlays)
-

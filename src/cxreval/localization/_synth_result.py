@@ -26,14 +26,32 @@ from ._table4 import afp_denominators
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SEED_SYNTH_AFP", "SYNTH_SCORE_COLUMNS", "SynthCells", "SynthResult", "afp_denominator_table",
-           "synth_localization_table"]
+__all__ = [
+    "SEED_SYNTH_AFP",
+    "SYNTH_SCORE_COLUMNS",
+    "SynthCells",
+    "SynthResult",
+    "afp_denominator_table",
+    "synth_localization_table",
+]
 
 SEED_SYNTH_AFP: Mapping[str, str] = {"large": "0.300", "medium": "0.433"}
 """AFP the article's script prints for noisy maps, bilinear, threshold 60, IoBB, T = 0.1 (its Part B), per size class."""
 
-SYNTH_SCORE_COLUMNS: tuple[str, ...] = ("variant", "localizer", "upsampling", "threshold", "size", "rule", "T", "acc", "afp",
-                                  "hits", "false_positives", "n_images")
+SYNTH_SCORE_COLUMNS: tuple[str, ...] = (
+    "variant",
+    "localizer",
+    "upsampling",
+    "threshold",
+    "size",
+    "rule",
+    "T",
+    "acc",
+    "afp",
+    "hits",
+    "false_positives",
+    "n_images",
+)
 """The columns of :attr:`SynthResult.scores`, one row per Part B cell."""
 
 
@@ -73,14 +91,26 @@ class SynthCells:
         union = ap + box_area(G).astype(np.int64) - inter
         keys = [self.run_keys[i] for i in self.run_id.tolist()]
         with np.errstate(divide="ignore", invalid="ignore"):
-            return pd.DataFrame({
-                STUDY_ID: [f"{k[4]}_{i:03d}" for k, i in zip(keys, self.image_no.tolist())],
-                FINDING: [f"synthetic {k[4]}" for k in keys],
-                "x_min": P[:, 0], "y_min": P[:, 1], "x_max": P[:, 2], "y_max": P[:, 3],
-                "variant": [k[0] for k in keys], "localizer": [k[1] for k in keys],
-                "upsampling": [k[2] for k in keys], "threshold": [str(k[3]) for k in keys],
-                "ref_x_min": G[:, 0], "ref_y_min": G[:, 1], "ref_x_max": G[:, 2], "ref_y_max": G[:, 3],
-                "iou": inter / union, "iobb": inter / ap})
+            return pd.DataFrame(
+                {
+                    STUDY_ID: [f"{k[4]}_{i:03d}" for k, i in zip(keys, self.image_no.tolist())],
+                    FINDING: [f"synthetic {k[4]}" for k in keys],
+                    "x_min": P[:, 0],
+                    "y_min": P[:, 1],
+                    "x_max": P[:, 2],
+                    "y_max": P[:, 3],
+                    "variant": [k[0] for k in keys],
+                    "localizer": [k[1] for k in keys],
+                    "upsampling": [k[2] for k in keys],
+                    "threshold": [str(k[3]) for k in keys],
+                    "ref_x_min": G[:, 0],
+                    "ref_y_min": G[:, 1],
+                    "ref_x_max": G[:, 2],
+                    "ref_y_max": G[:, 3],
+                    "iou": inter / union,
+                    "iobb": inter / ap,
+                }
+            )
 
 
 @dataclass(frozen=True)
@@ -122,8 +152,9 @@ class SynthResult(TableResult):
         ``T`` a float, AFP per image (``n_afp = n_images``).
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"localization": "localization.csv", "boxes": "boxes.csv",
-                                                           "afp_denominators": "afp_denominators.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"localization": "localization.csv", "boxes": "boxes.csv", "afp_denominators": "afp_denominators.csv"}
+    )
     TEXT_FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"output": "synth_output.txt"})
     COLUMNS: ClassVar[tuple[str, ...]] = LOCALIZATION_COLUMNS
 
@@ -167,14 +198,30 @@ class SynthResult(TableResult):
 
     def summary(self) -> str:
         """The printed output and the AFP-denominator check, as Markdown."""
-        return "\n".join([f"# cxreval synth (seed {self.seed}, {self.per_size} images per size class)", "", "```",
-                          self.text.rstrip(), "```", "",
-                          "## AFP denominators (localize --afp-denominator): which choice gives the printed AFPs", "",
-                          "```", self.afp_denominators.to_string(index=False), "```"])
+        return "\n".join(
+            [
+                f"# cxreval synth (seed {self.seed}, {self.per_size} images per size class)",
+                "",
+                "```",
+                self.text.rstrip(),
+                "```",
+                "",
+                "## AFP denominators (localize --afp-denominator): which choice gives the printed AFPs",
+                "",
+                "```",
+                self.afp_denominators.to_string(index=False),
+                "```",
+            ]
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"seed": self.seed, "per_size": self.per_size, "checks": dict(self.checks),
-                "n_scores": len(self.cells.rows), "n_boxes": len(self.cells.boxes_pred)}
+        return {
+            "seed": self.seed,
+            "per_size": self.per_size,
+            "checks": dict(self.checks),
+            "n_scores": len(self.cells.rows),
+            "n_boxes": len(self.cells.boxes_pred),
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -191,29 +238,57 @@ def afp_denominator_table(rows: Sequence[Mapping[str, object]], n_images: int) -
 
     afp_rows = []
     for size, printed in SEED_SYNTH_AFP.items():
-        r = next(r for r in rows if (r["variant"], r["localizer"], r["upsampling"], r["threshold"], r["size"],
-                                     r["rule"], r["T"]) == ("noisy", "heatmap", "bilinear", "60", size, "IoBB", "1/10"))
+        r = next(
+            r
+            for r in rows
+            if (r["variant"], r["localizer"], r["upsampling"], r["threshold"], r["size"], r["rule"], r["T"])
+            == ("noisy", "heatmap", "bilinear", "60", size, "IoBB", "1/10")
+        )
         fp = int(r["false_positives"])  # type: ignore[call-overload]
         for name, n in (("pairs", n_images), ("box_images", 3 * n_images), ("boxes", 3 * n_images)):
             afp = fp / n
-            afp_rows.append({"case": f"synthetic {size}, noisy, bilinear 60, IoBB, T=0.1", "afp_denominator": name,
-                             "n": n, "false_positives": str(fp), "afp": afp, "printed": printed,
-                             "reproduces": f"{afp:.3f}" == printed})
+            afp_rows.append(
+                {
+                    "case": f"synthetic {size}, noisy, bilinear 60, IoBB, T=0.1",
+                    "afp_denominator": name,
+                    "n": n,
+                    "false_positives": str(fp),
+                    "afp": afp,
+                    "printed": printed,
+                    "reproduces": f"{afp:.3f}" == printed,
+                }
+            )
     for t in afp_denominators().itertuples():
         ks = t.k_trunc or t.k_round
-        afp_rows.append({"case": "Table 4 Nodule, T >= 0.5 (BBox_List_2017 counts)", "afp_denominator": t.afp_denominator,
-                         "n": t.n, "false_positives": ks, "afp": int(ks.split(",")[0]) / t.n if ks else float("nan"),
-                         "printed": f"{t.value:.4f}", "reproduces": bool(t.fits)})
+        afp_rows.append(
+            {
+                "case": "Table 4 Nodule, T >= 0.5 (BBox_List_2017 counts)",
+                "afp_denominator": t.afp_denominator,
+                "n": t.n,
+                "false_positives": ks,
+                "afp": int(ks.split(",")[0]) / t.n if ks else float("nan"),
+                "printed": f"{t.value:.4f}",
+                "reproduces": bool(t.fits),
+            }
+        )
     return pd.DataFrame(afp_rows)
 
 
 def synth_localization_table(scores: pd.DataFrame, median_area: Mapping[str, float]) -> pd.DataFrame:
     """Part B's cells as the one localization table: one reference box per image, AFP per image."""
     import pandas as pd
-    t = pd.DataFrame({
-        "variant": scores["variant"], "localizer": scores["localizer"], "upsampling": scores["upsampling"],
-        "threshold": scores["threshold"], FINDING: "synthetic " + scores["size"], "rule": scores["rule"],
-        "T": [float(Fraction(t)) for t in scores["T"]]})
+
+    t = pd.DataFrame(
+        {
+            "variant": scores["variant"],
+            "localizer": scores["localizer"],
+            "upsampling": scores["upsampling"],
+            "threshold": scores["threshold"],
+            FINDING: "synthetic " + scores["size"],
+            "rule": scores["rule"],
+            "T": [float(Fraction(t)) for t in scores["T"]],
+        }
+    )
     t["T_iou"] = t["T"]
     for col in ("acc", "afp", "hits", "false_positives"):
         t[col] = scores[col]
@@ -221,4 +296,3 @@ def synth_localization_table(scores: pd.DataFrame, median_area: Mapping[str, flo
     t["fp_without_box"] = 0
     t["median_area_fraction"] = scores["size"].map(median_area)
     return t[list(LOCALIZATION_COLUMNS)]
-

@@ -38,11 +38,24 @@ from ._table4 import TABLE4_ACC, denominators
 if TYPE_CHECKING:
     pass
 
-__all__ = ["SIZES", "ErrorModel", "SyntheticCase", "coverage", "gaussian_blur", "error_model_maps", "synthetic_cases",
-           "simulate_localization", "part_a_lines", "part_c_lines"]
+__all__ = [
+    "SIZES",
+    "ErrorModel",
+    "SyntheticCase",
+    "coverage",
+    "gaussian_blur",
+    "error_model_maps",
+    "synthetic_cases",
+    "simulate_localization",
+    "part_a_lines",
+    "part_c_lines",
+]
 
 SIZES: Mapping[str, tuple[tuple[int, int], tuple[int, int]]] = {
-    "large": ((260, 360), (320, 460)), "medium": ((90, 150), (90, 150)), "small": ((24, 48), (24, 48))}
+    "large": ((260, 360), (320, 460)),
+    "medium": ((90, 150), (90, 150)),
+    "small": ((24, 48), (24, 48)),
+}
 """Size classes: ((min height, max height), (min width, max width)) in pixels, inclusive."""
 
 
@@ -95,23 +108,24 @@ def gaussian_blur(a: np.ndarray, sigma: float, *, truncate: float = 4.0) -> np.n
     SciPy). Importing ``scipy.ndimage`` costs more than the whole synthetic study's maps."""
     r = int(truncate * sigma + 0.5)
     x = np.arange(-r, r + 1)
-    w = np.exp(-0.5 / (sigma * sigma) * x ** 2.0)
+    w = np.exp(-0.5 / (sigma * sigma) * x**2.0)
     w = w / w.sum()
     out = np.asarray(a, dtype=float)
     for axis in (0, 1):
         v = np.moveaxis(out, axis, -1)
         n = v.shape[-1]
         pad = np.zeros(v.shape[:-1] + (n + 2 * r,))
-        pad[..., r:r + n] = v
-        acc = pad[..., r:r + n] * w[r]
+        pad[..., r : r + n] = v
+        acc = pad[..., r : r + n] * w[r]
         for j in range(r, 0, -1):
-            acc = acc + (pad[..., r - j:r - j + n] + pad[..., r + j:r + j + n]) * w[r + j]
+            acc = acc + (pad[..., r - j : r - j + n] + pad[..., r + j : r + j + n]) * w[r + j]
         out = np.moveaxis(acc, -1, axis)
     return np.ascontiguousarray(out)
 
 
-def error_model_maps(box: Sequence[float], rng: RNGLike, model: ErrorModel = ErrorModel(), *,
-                     cover: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
+def error_model_maps(
+    box: Sequence[float], rng: RNGLike, model: ErrorModel = ErrorModel(), *, cover: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, bool]:
     """Clean map, noisy map and whether a distractor was added, for one box (the reference script's draw order).
 
     ``cover`` replaces the box's coverage (e.g. several boxes of one image); the distractor is kept away
@@ -135,17 +149,24 @@ def error_model_maps(box: Sequence[float], rng: RNGLike, model: ErrorModel = Err
     if has_d:
         while True:
             cr, cc = rng.uniform(*model.distractor_range, size=2)
-            if (abs(cr * c - (y0 + h / 2)) > h / 2 + model.distractor_margin
-                    or abs(cc * c - (x0 + w / 2)) > w / 2 + model.distractor_margin):
+            if (
+                abs(cr * c - (y0 + h / 2)) > h / 2 + model.distractor_margin
+                or abs(cc * c - (x0 + w / 2)) > w / 2 + model.distractor_margin
+            ):
                 break
-        yy, xx = np.mgrid[0:model.map_size, 0:model.map_size] + 0.5
+        yy, xx = np.mgrid[0 : model.map_size, 0 : model.map_size] + 0.5
         noisy += rng.uniform(*model.distractor_amplitude) * np.exp(-((yy - cr) ** 2 + (xx - cc) ** 2) / 2.0)
     noisy += rng.normal(0, model.noise_sd, noisy.shape)
     return clean, noisy, bool(has_d)
 
 
-def synthetic_cases(rng: RNGLike = None, *, per_size: int = 60, sizes: Mapping[str, tuple] = SIZES,
-                    model: ErrorModel = ErrorModel()) -> dict[str, list[SyntheticCase]]:
+def synthetic_cases(
+    rng: RNGLike = None,
+    *,
+    per_size: int = 60,
+    sizes: Mapping[str, tuple] = SIZES,
+    model: ErrorModel = ErrorModel(),
+) -> dict[str, list[SyntheticCase]]:
     """Draw ``per_size`` synthetic images per size class, consuming ``rng`` in the reference script's order (``None``: fresh
     entropy; an int reproduces the draw)."""
     gen = normalize_rng(rng)
@@ -154,8 +175,9 @@ def synthetic_cases(rng: RNGLike = None, *, per_size: int = 60, sizes: Mapping[s
     out: dict[str, list[SyntheticCase]] = {}
     for s, ((hlo, hhi), (wlo, whi)) in sizes.items():
         if hhi > img - 2 * c or whi > img - 2 * c:
-            raise InvalidParameterError(f"size class {s!r} is too large for a {img}-pixel image with a "
-                                        f"{c}-pixel margin.")
+            raise InvalidParameterError(
+                f"size class {s!r} is too large for a {img}-pixel image with a {c}-pixel margin."
+            )
         cases = []
         for _ in range(per_size):
             h, w = gen.integers(hlo, hhi + 1), gen.integers(wlo, whi + 1)
@@ -174,15 +196,22 @@ def _fmt_frac(f: Fraction) -> str:
 def part_a_lines(image_size: int = 1024) -> list[str]:
     """Part A: the two measures on six exact boxes against a 100 x 100 reference."""
     g = (400, 400, 500, 500)
-    cases = {"exact": g, "2x per axis, centred": (350, 350, 550, 550),
-             "3x per axis, centred": (300, 300, 600, 600), "whole image": (0, 0, image_size, image_size),
-             "10 x 10 inside": (445, 445, 455, 455), "shifted by half a width": (450, 400, 550, 500)}
+    cases = {
+        "exact": g,
+        "2x per axis, centred": (350, 350, 550, 550),
+        "3x per axis, centred": (300, 300, 600, 600),
+        "whole image": (0, 0, image_size, image_size),
+        "10 x 10 inside": (445, 445, 455, 455),
+        "shifted by half a width": (450, 400, 550, 500),
+    }
     q = Fraction(1, 4)
     lines = ["Part A: exact boxes against a 100 x 100 reference"]
     for name, p in cases.items():
         u, b = iou_exact(p, g), iobb_exact(p, g)
-        lines.append(f" {name:24s} IoU {_fmt_frac(u):>7s} = {float(u):.4f} IoBB {_fmt_frac(b):>5s} = "
-                     f"{float(b):.4f} IoBB>0.25 {b > q!s:5s} IoBB>=0.25 {b >= q}")
+        lines.append(
+            f" {name:24s} IoU {_fmt_frac(u):>7s} = {float(u):.4f} IoBB {_fmt_frac(b):>5s} = "
+            f"{float(b):.4f} IoBB>0.25 {b > q!s:5s} IoBB>=0.25 {b >= q}"
+        )
     return lines
 
 
@@ -217,7 +246,7 @@ def _localize(maps: np.ndarray, img: int) -> tuple[dict[tuple, list[np.ndarray]]
     peaks = np.zeros((len(maps), 2), dtype=np.int64)
 
     def keep_peaks(b0: int, batch: np.ndarray, extremes: BlockExtremes) -> None:
-        peaks[b0:b0 + len(batch)] = extremes_peaks(batch, extremes)
+        peaks[b0 : b0 + len(batch)] = extremes_peaks(batch, extremes)
 
     runs = batch_runs(maps, img, img, [60.0, 180.0], True, on_extremes=keep_peaks)
     for thr, r in zip((60, 180), runs):
@@ -272,8 +301,13 @@ def skimage_resize(image: np.ndarray, size: int, *, order: int) -> np.ndarray:
     return np.clip(out, lo(image), hi(image), out=out)
 
 
-def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
-                          T_values: Sequence[ThresholdLike] = DEFAULT_T) -> SynthResult:
+def simulate_localization(
+    rng: RNGLike = None,
+    *,
+    per_size: int = 60,
+    model: ErrorModel = ErrorModel(),
+    T_values: Sequence[ThresholdLike] = DEFAULT_T,
+) -> SynthResult:
     """Run the ChestX-ray14 article's synthetic study and return its printed output and tables.
 
     Parameters
@@ -313,7 +347,7 @@ def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: Err
     hm0 = cases["medium"][0].noisy
     lines += ["", "Checks"]
     sk = skimage_resize(hm0, img, order=1)
-    d_bil = np.abs(_hand_bilinear(hm0, img) - sk).max()        # the script's check, as printed
+    d_bil = np.abs(_hand_bilinear(hm0, img) - sk).max()  # the script's check, as printed
     d_cx = float(np.abs(upsample(hm0, (img, img)) - sk).max())  # cxreval's own upsampling
     d_nn = int((upsample(hm0, (img, img), upsampling="nearest") != skimage_resize(hm0, img, order=0)).sum())
     lines.append(f" hand bilinear vs skimage resize(order=1): max |diff| = {d_bil:.1e}")
@@ -334,7 +368,7 @@ def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: Err
     order: list[tuple] = []
     for s in SIZES:
         for variant in ("noise-free", "noisy"):
-            for oname in (("bilinear",) if variant == "noise-free" else ("bilinear", "nearest")):
+            for oname in ("bilinear",) if variant == "noise-free" else ("bilinear", "nearest"):
                 for thr_px in (60, 180):
                     order.append((variant, "heatmap", oname, thr_px, s))
             order.append((variant, "tiny box", "bilinear", "-", s))
@@ -348,13 +382,13 @@ def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: Err
     for ri, key in enumerate(order):
         for k, pb in enumerate(runs_b[key]):
             P_parts.append(pb.reshape(-1, 4))
-            G_parts.append(np.repeat(refs_by_size[key[4]][k:k + 1], len(pb), axis=0))
+            G_parts.append(np.repeat(refs_by_size[key[4]][k : k + 1], len(pb), axis=0))
             run_id.append(np.full(len(pb), ri))
             image_no.append(np.full(len(pb), k))
     P = np.concatenate(P_parts).astype(np.int64)
     G = np.concatenate(G_parts).astype(np.int64)
 
-    oracle_refs = [refs_by_size[s][k:k + 1] for s in SIZES for k in range(N)]
+    oracle_refs = [refs_by_size[s][k : k + 1] for s in SIZES for k in range(N)]
     ok = True
     for rule in ("IoU", "IoBB"):
         sc = score_images(oracle_refs, oracle_refs, rule=rule, T_values=TS)
@@ -365,24 +399,30 @@ def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: Err
         hs, ws = b[:, 3] - b[:, 1], b[:, 2] - b[:, 0]
         inside = bool(((b[:, :2] >= 0) & (b[:, 2:] <= img)).all())
         nd = sum(c.has_distractor for c in cases[s])
-        lines.append(f" data {s:6s}: {len(hs)} images, heights {hs.min()}-{hs.max()}, widths {ws.min()}-{ws.max()}, "
-                     f"boxes in image {inside}, distractors {nd}")
+        lines.append(
+            f" data {s:6s}: {len(hs)} images, heights {hs.min()}-{hs.max()}, widths {ws.min()}-{ws.max()}, "
+            f"boxes in image {inside}, distractors {nd}"
+        )
     inter = intersection_area(P, G).astype(np.int64)
     ap, ag = box_area(P).astype(np.int64), box_area(G).astype(np.int64)
     union = ap + ag - inter
-    viol = int((inter * union < inter * ap).sum())                 # IoBB < IoU  <=>  i/ap < i/u
+    viol = int((inter * union < inter * ap).sum())  # IoBB < IoU  <=>  i/ap < i/u
     cont = contains(P, G)
     insd = contains(G, P)
     cont_ne = int((inter[cont] * union[cont] != inter[cont] * ap[cont]).sum())
     insd_ne = int((inter[insd] != ap[insd]).sum())
-    lines.append(f" {len(P)} scored boxes: IoBB < IoU in {viol}; containing the reference {int(cont.sum())}, "
-                 f"IoBB != IoU in {cont_ne}; inside it {int(insd.sum())}, IoBB != 1 in {insd_ne}")
+    lines.append(
+        f" {len(P)} scored boxes: IoBB < IoU in {viol}; containing the reference {int(cont.sum())}, "
+        f"IoBB != IoU in {cont_ne}; inside it {int(insd.sum())}, IoBB != 1 in {insd_ne}"
+    )
     either = 0
     for T in TS:
         a_iobb = exceeds(P, G, T, measure="iobb")
         either += int(((exceeds(P, G, T, measure="iou") | a_iobb) != a_iobb).sum())
-    lines.append(f" 'IoU > T or IoBB > T' differs from 'IoBB > T' in {either} of {len(P) * len(TS)} "
-                 "box-threshold pairs")
+    lines.append(
+        f" 'IoU > T or IoBB > T' differs from 'IoBB > T' in {either} of {len(P) * len(TS)} "
+        "box-threshold pairs"
+    )
     # the box formula against pixel counts (separable: a box's pixel set is a product of two ranges)
     q = P[:400]
     g4 = G[:400]
@@ -398,37 +438,77 @@ def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: Err
 
     # Part B
     lines += ["", "Part B: Acc / AFP at T = " + ", ".join(str(float(t)) for t in TS)]
-    show = [("heatmap", "bilinear", 60), ("heatmap", "bilinear", 180), ("heatmap", "nearest", 60),
-            ("heatmap", "nearest", 180), ("tiny box", "bilinear", "-"), ("whole image", "-", "-")]
+    show = [
+        ("heatmap", "bilinear", 60),
+        ("heatmap", "bilinear", 180),
+        ("heatmap", "nearest", 60),
+        ("heatmap", "nearest", 180),
+        ("tiny box", "bilinear", "-"),
+        ("whole image", "-", "-"),
+    ]
     rows = []
     cache: dict[tuple, object] = {}
     for variant in ("noise-free", "noisy"):
         lines.append(f"[{variant}]")
-        for lname, up, thr in (show[:2] if variant == "noise-free" else show):
+        for lname, up, thr in show[:2] if variant == "noise-free" else show:
             for s in SIZES:
                 for rule in ("IoU", "IoBB"):
                     if lname == "whole image" and rule == "IoBB":
                         continue
                     key = (variant, lname, up, thr, s)
-                    sc = score_images(runs_b[key], [refs_by_size[s][k:k + 1] for k in range(N)], rule=rule,
-                                      T_values=TS)
+                    sc = score_images(
+                        runs_b[key], [refs_by_size[s][k : k + 1] for k in range(N)], rule=rule, T_values=TS
+                    )
                     cache[key + (rule,)] = sc
                     hits, fps = sc.hits.sum(axis=1), sc.false_positives.sum(axis=1)
                     cells = [(int(h) / N, int(f) / N) for h, f in zip(hits, fps)]
                     lab = f"{lname} {up} {thr}" if lname == "heatmap" else lname
-                    lines.append(f" {lab:20s} {s:6s} {rule:4s} " + " ".join(f"{a:.3f}/{f:.3f}" for a, f in cells))
+                    lines.append(
+                        f" {lab:20s} {s:6s} {rule:4s} " + " ".join(f"{a:.3f}/{f:.3f}" for a, f in cells)
+                    )
                     for T, (a, f), h, fp in zip(TS, cells, hits, fps):
-                        rows.append({"variant": variant, "localizer": lname, "upsampling": up, "threshold": str(thr),
-                                     "size": s, "rule": rule, "T": str(T), "acc": a, "afp": f, "hits": int(h),
-                                     "false_positives": int(fp), "n_images": N})
+                        rows.append(
+                            {
+                                "variant": variant,
+                                "localizer": lname,
+                                "upsampling": up,
+                                "threshold": str(thr),
+                                "size": s,
+                                "rule": rule,
+                                "T": str(T),
+                                "acc": a,
+                                "afp": f,
+                                "hits": int(h),
+                                "false_positives": int(fp),
+                                "n_images": N,
+                            }
+                        )
     lines += [""] + part_c_lines()
 
-    checks: dict[str, object] = {"bilinear_max_abs_diff": float(d_bil), "cxreval_bilinear_max_abs_diff": d_cx, "nearest_differing_pixels": d_nn,
-              "box_extraction_mismatches": mism, "connectivity_differences": conn_diff, "oracle_ok": ok,
-              "n_scored_boxes": len(P), "iobb_lt_iou": viol, "containing": int(cont.sum()),
-              "containing_iobb_ne_iou": cont_ne, "inside": int(insd.sum()), "inside_iobb_ne_1": insd_ne,
-              "or_rule_differs": either, "pixel_count_mismatches": pm}
+    checks: dict[str, object] = {
+        "bilinear_max_abs_diff": float(d_bil),
+        "cxreval_bilinear_max_abs_diff": d_cx,
+        "nearest_differing_pixels": d_nn,
+        "box_extraction_mismatches": mism,
+        "connectivity_differences": conn_diff,
+        "oracle_ok": ok,
+        "n_scored_boxes": len(P),
+        "iobb_lt_iou": viol,
+        "containing": int(cont.sum()),
+        "containing_iobb_ne_iou": cont_ne,
+        "inside": int(insd.sum()),
+        "inside_iobb_ne_1": insd_ne,
+        "or_rule_differs": either,
+        "pixel_count_mismatches": pm,
+    }
     areas = {s: float(np.median(box_area(refs_by_size[s]))) / (img * img) for s in SIZES}
-    synth_cells = SynthCells(tuple(rows), tuple(order), np.concatenate(run_id).astype(np.int64),
-                             np.concatenate(image_no).astype(np.int64), P, G, MappingProxyType(areas))
+    synth_cells = SynthCells(
+        tuple(rows),
+        tuple(order),
+        np.concatenate(run_id).astype(np.int64),
+        np.concatenate(image_no).astype(np.int64),
+        P,
+        G,
+        MappingProxyType(areas),
+    )
     return SynthResult(tuple(lines), synth_cells, checks, None if seed is None else int(seed), N)

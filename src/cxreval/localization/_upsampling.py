@@ -63,8 +63,8 @@ class GridAxis:
     i0: np.ndarray
     i1: np.ndarray
     t: np.ndarray
-    seg_lo: np.ndarray     # first output index of each segment (pixels sharing i0)
-    seg_hi: np.ndarray     # one past the last
+    seg_lo: np.ndarray  # first output index of each segment (pixels sharing i0)
+    seg_hi: np.ndarray  # one past the last
     seg_i0: np.ndarray
     seg_i1: np.ndarray
 
@@ -118,15 +118,19 @@ def check_heatmaps(heatmaps: ArrayLike, *, name: str = "heatmap", batch: bool = 
         raise SchemaError(f"'{name}' must be a numeric array.") from exc
     want = 3 if batch else 2
     if a.ndim != want:
-        raise SchemaError(f"'{name}' must be a {want}-D array ({'maps, ' if batch else ''}rows, columns); "
-                          f"got shape {a.shape}.")
+        raise SchemaError(
+            f"'{name}' must be a {want}-D array ({'maps, ' if batch else ''}rows, columns); "
+            f"got shape {a.shape}."
+        )
     if a.size == 0:
         raise SchemaError(f"'{name}' is empty; got shape {a.shape}.")
     bad = ~np.isfinite(a)
     if bad.any():
         idx = tuple(int(v) for v in np.argwhere(bad)[0])
-        raise SchemaError(f"'{name}' must be finite; found {float(a[idx])!r} at index {idx} "
-                          f"({int(bad.sum())} non-finite value(s)).")
+        raise SchemaError(
+            f"'{name}' must be finite; found {float(a[idx])!r} at index {idx} "
+            f"({int(bad.sum())} non-finite value(s))."
+        )
     return a
 
 
@@ -138,17 +142,24 @@ def check_image_shape(image_shape: Sequence[int]) -> tuple[int, int]:
     except (TypeError, ValueError):
         ok = False
     if not ok:
-        raise InvalidParameterError(f"The 'image_shape' parameter must be (height, width) of positive ints. "
-                                    f"Got {image_shape!r} instead.")
+        raise InvalidParameterError(
+            f"The 'image_shape' parameter must be (height, width) of positive ints. "
+            f"Got {image_shape!r} instead."
+        )
     return h, w
 
 
 def check_threshold(thr: float) -> float:
     """A threshold on the normalised ``[0, 255]`` scale as float, or :class:`InvalidParameterError`."""
-    if isinstance(thr, bool) or not isinstance(thr, (int, float, np.integer, np.floating)) or not (
-            0 <= float(thr) <= 255):
-        raise InvalidParameterError(f"A heatmap threshold must be a number in [0, 255] (the normalised "
-                                    f"intensity scale). Got {thr!r} instead.")
+    if (
+        isinstance(thr, bool)
+        or not isinstance(thr, (int, float, np.integer, np.floating))
+        or not (0 <= float(thr) <= 255)
+    ):
+        raise InvalidParameterError(
+            f"A heatmap threshold must be a number in [0, 255] (the normalised "
+            f"intensity scale). Got {thr!r} instead."
+        )
     return float(thr)
 
 
@@ -158,8 +169,9 @@ def upsample_rows(maps: np.ndarray, ax: GridAxis) -> np.ndarray:
     return a + (maps[:, ax.i1, :] - a) * ax.t[None, :, None]
 
 
-def upsample(heatmap: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *,
-             upsampling: str = "bilinear") -> np.ndarray:
+def upsample(
+    heatmap: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *, upsampling: str = "bilinear"
+) -> np.ndarray:
     """Upsample one map to ``image_shape`` on the centred grid (dense, float).
 
     Parameters
@@ -192,8 +204,14 @@ def normalize_heatmap(up: ArrayLike) -> np.ndarray:
     return 255 * (a - mn) / (mx - mn)
 
 
-def threshold_mask(heatmap: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *,
-                   upsampling: str = "bilinear", threshold: float = 60.0, strict: bool = True) -> np.ndarray:
+def threshold_mask(
+    heatmap: ArrayLike,
+    image_shape: tuple[int, int] = (1024, 1024),
+    *,
+    upsampling: str = "bilinear",
+    threshold: float = 60.0,
+    strict: bool = True,
+) -> np.ndarray:
     """Dense boolean region of one map: normalised upsampled map ``> threshold`` (or ``>=``)."""
     thr = check_threshold(threshold)
     up = upsample(heatmap, image_shape, upsampling=upsampling)
@@ -212,8 +230,12 @@ def mask_boxes(mask: ArrayLike, *, connectivity: int = 8) -> np.ndarray:
     from scipy import ndimage
 
     if connectivity not in CONNECTIVITY:
-        raise InvalidParameterError(f"The 'connectivity' parameter must be 8 or 4. Got {connectivity!r} instead.")
+        raise InvalidParameterError(
+            f"The 'connectivity' parameter must be 8 or 4. Got {connectivity!r} instead."
+        )
     st = np.ones((3, 3)) if connectivity == 8 else None
     lab, _ = ndimage.label(np.asarray(mask, dtype=bool), structure=st)
     sl = ndimage.find_objects(lab)
-    return np.array([(s[1].start, s[0].start, s[1].stop, s[0].stop) for s in sl], dtype=np.int64).reshape(-1, 4)
+    return np.array([(s[1].start, s[0].start, s[1].stop, s[0].stop) for s in sl], dtype=np.int64).reshape(
+        -1, 4
+    )

@@ -23,10 +23,26 @@ from ._results import (
     ReaderEstimate,
 )
 
-__all__: list[str] = ["COVARIANCE_METHODS", "empirical_auc", "jackknife_auc", "auc_covariance", "or_analysis",
-                      "ORResult", "ORComponents", "dbm_analysis", "DBMResult", "DBMANOVA", "model_vs_readers",
-                      "ModelVsReadersResult", "MRMCAnalysis", "MRMCTest", "ModalityDifference", "ModalityEstimate",
-                      "ReaderDifference", "ReaderEstimate"]
+__all__: list[str] = [
+    "COVARIANCE_METHODS",
+    "empirical_auc",
+    "jackknife_auc",
+    "auc_covariance",
+    "or_analysis",
+    "ORResult",
+    "ORComponents",
+    "dbm_analysis",
+    "DBMResult",
+    "DBMANOVA",
+    "model_vs_readers",
+    "ModelVsReadersResult",
+    "MRMCAnalysis",
+    "MRMCTest",
+    "ModalityDifference",
+    "ModalityEstimate",
+    "ReaderDifference",
+    "ReaderEstimate",
+]
 
 # binary readers' operating points against a model's ROC curve
 from ._operating_points import MATCHINGS, PANEL, OperatingPointsResult, reader_operating_points  # noqa: E402
@@ -39,9 +55,19 @@ from ._ratings import RATING_COLUMNS, labels_to_ratings, read_ratings, validate_
 from ._references import LATENT, reference_truths  # noqa: E402
 from ._result import READER_STUDY_COLUMNS, ReaderStudyResult  # noqa: E402
 
-__all__ += ["LATENT", "RATING_COLUMNS", "READER_STUDY_COLUMNS", "ReaderStudyResult", "STUDY_DESIGNS",
-            "evaluate_reader_study", "evaluate_reader_study_files", "labels_to_ratings", "read_ratings",
-            "validate_ratings", "reference_truths"]
+__all__ += [
+    "LATENT",
+    "RATING_COLUMNS",
+    "READER_STUDY_COLUMNS",
+    "ReaderStudyResult",
+    "STUDY_DESIGNS",
+    "evaluate_reader_study",
+    "evaluate_reader_study_files",
+    "labels_to_ratings",
+    "read_ratings",
+    "validate_ratings",
+    "reference_truths",
+]
 
 # simulation (Roe and Metz) and the size of a reader study from a pilot
 from ._reader_weights import READER_WEIGHTS  # noqa: E402
@@ -55,6 +81,16 @@ from ._roe_metz import (  # noqa: E402
 )
 from ._sample_size import ANALYSES, MRMCSampleSizeResult, PilotVarianceComponents, mrmc_sample_size  # noqa: E402
 
-__all__ += ["ROE_METZ_SETTINGS", "RoeMetzParameters", "RoeMetzStudies", "RoeMetzStudy", "simulate_roe_metz",
-            "simulate_roe_metz_studies", "ANALYSES", "MRMCSampleSizeResult", "PilotVarianceComponents",
-            "mrmc_sample_size", "READER_WEIGHTS"]
+__all__ += [
+    "ROE_METZ_SETTINGS",
+    "RoeMetzParameters",
+    "RoeMetzStudies",
+    "RoeMetzStudy",
+    "simulate_roe_metz",
+    "simulate_roe_metz_studies",
+    "ANALYSES",
+    "MRMCSampleSizeResult",
+    "PilotVarianceComponents",
+    "mrmc_sample_size",
+    "READER_WEIGHTS",
+]

@@ -86,8 +86,15 @@ def dbm_anova(ps: np.ndarray) -> DBMANOVA:
     m = ps.mean()
     m_t, m_r, m_c = ps.mean(axis=(1, 2)), ps.mean(axis=(0, 2)), ps.mean(axis=(0, 1))
     m_tr, m_tc, m_rc = ps.mean(axis=2), ps.mean(axis=1), ps.mean(axis=0)
-    df = {"T": n_t - 1, "R": n_r - 1, "C": n_c - 1, "TR": (n_t - 1) * (n_r - 1), "TC": (n_t - 1) * (n_c - 1),
-          "RC": (n_r - 1) * (n_c - 1), "TRC": (n_t - 1) * (n_r - 1) * (n_c - 1)}
+    df = {
+        "T": n_t - 1,
+        "R": n_r - 1,
+        "C": n_c - 1,
+        "TR": (n_t - 1) * (n_r - 1),
+        "TC": (n_t - 1) * (n_c - 1),
+        "RC": (n_r - 1) * (n_c - 1),
+        "TRC": (n_t - 1) * (n_r - 1) * (n_c - 1),
+    }
     ss = {
         "T": n_r * n_c * ((m_t - m) ** 2).sum(),
         "R": n_t * n_c * ((m_r - m) ** 2).sum(),
@@ -95,30 +102,49 @@ def dbm_anova(ps: np.ndarray) -> DBMANOVA:
         "TR": n_c * ((m_tr - m_t[:, None] - m_r[None, :] + m) ** 2).sum(),
         "TC": n_r * ((m_tc - m_t[:, None] - m_c[None, :] + m) ** 2).sum(),
         "RC": n_t * ((m_rc - m_r[:, None] - m_c[None, :] + m) ** 2).sum(),
-        "TRC": ((ps - m_tr[:, :, None] - m_tc[:, None, :] - m_rc[None, :, :] + m_t[:, None, None]
-                 + m_r[None, :, None] + m_c[None, None, :] - m) ** 2).sum(),
+        "TRC": (
+            (
+                ps
+                - m_tr[:, :, None]
+                - m_tc[:, None, :]
+                - m_rc[None, :, :]
+                + m_t[:, None, None]
+                + m_r[None, :, None]
+                + m_c[None, None, :]
+                - m
+            )
+            ** 2
+        ).sum(),
     }
     with np.errstate(divide="ignore", invalid="ignore"):
         ms = {s: float(ss[s] / df[s]) if df[s] else float("nan") for s in DBM_SOURCES}
     ms_r_t = n_c * ((m_tr - m_t[:, None]) ** 2).sum(axis=1) / (n_r - 1)
     ms_c_t = n_r * ((m_tc - m_t[:, None]) ** 2).sum(axis=1) / (n_c - 1)
     ms_rc_t = ((ps - m_tr[:, :, None] - m_tc[:, None, :] + m_t[:, None, None]) ** 2).sum(axis=(1, 2)) / (
-        (n_r - 1) * (n_c - 1))
+        (n_r - 1) * (n_c - 1)
+    )
     m_rt = m_tr.T  # (R, T): reader r in modality t
     m_r_c = ps.mean(axis=0)  # (R, C)
     with np.errstate(divide="ignore", invalid="ignore"):
         ms_t_r = n_c * ((m_rt - m_r[:, None]) ** 2).sum(axis=1) / (n_t - 1)
         ms_tc_r = ((ps - m_tr[:, :, None] - m_r_c[None, :, :] + m_r[None, :, None]) ** 2).sum(axis=(0, 2)) / (
-            (n_t - 1) * (n_c - 1))
+            (n_t - 1) * (n_c - 1)
+        )
     return DBMANOVA(
-        ms=ms, df={s: float(v) for s, v in df.items()},
+        ms=ms,
+        df={s: float(v) for s, v in df.items()},
         var_reader=(ms["R"] - ms["TR"] - ms["RC"] + ms["TRC"]) / (n_t * n_c) if n_t > 1 else float("nan"),
         var_case=(ms["C"] - ms["TC"] - ms["RC"] + ms["TRC"]) / (n_t * n_r) if n_t > 1 else float("nan"),
-        var_treatment_reader=(ms["TR"] - ms["TRC"]) / n_c, var_treatment_case=(ms["TC"] - ms["TRC"]) / n_r,
-        var_reader_case=(ms["RC"] - ms["TRC"]) / n_t, var_error=ms["TRC"],
-        ms_reader_by_modality=readonly(ms_r_t), ms_case_by_modality=readonly(ms_c_t),
-        ms_reader_case_by_modality=readonly(ms_rc_t), ms_treatment_by_reader=readonly(ms_t_r),
-        ms_treatment_case_by_reader=readonly(ms_tc_r))
+        var_treatment_reader=(ms["TR"] - ms["TRC"]) / n_c,
+        var_treatment_case=(ms["TC"] - ms["TRC"]) / n_r,
+        var_reader_case=(ms["RC"] - ms["TRC"]) / n_t,
+        var_error=ms["TRC"],
+        ms_reader_by_modality=readonly(ms_r_t),
+        ms_case_by_modality=readonly(ms_c_t),
+        ms_reader_case_by_modality=readonly(ms_rc_t),
+        ms_treatment_by_reader=readonly(ms_t_r),
+        ms_treatment_case_by_reader=readonly(ms_tc_r),
+    )
 
 
 def _f(analysis: str, ms_t: float, den: float, df: float, ddf: float) -> MRMCTest:
@@ -128,8 +154,9 @@ def _f(analysis: str, ms_t: float, den: float, df: float, ddf: float) -> MRMCTes
     return MRMCTest(analysis, "F", float(f), float(df), float(ddf), float(stats.f.sf(f, df, ddf)), float(den))
 
 
-def dbm_analyses(aucs: np.ndarray, a: DBMANOVA, names: tuple[str, ...], level: float
-                 ) -> tuple[MRMCAnalysis, MRMCAnalysis, MRMCAnalysis]:
+def dbm_analyses(
+    aucs: np.ndarray, a: DBMANOVA, names: tuple[str, ...], level: float
+) -> tuple[MRMCAnalysis, MRMCAnalysis, MRMCAnalysis]:
     """RRRC (Hillis ddf), FRRC and RRFC from the pseudovalue ANOVA."""
     n_t, n_r = aucs.shape
     n_c = int(a.df["C"]) + 1
@@ -150,8 +177,11 @@ def dbm_analyses(aucs: np.ndarray, a: DBMANOVA, names: tuple[str, ...], level: f
             diffs = differences(analysis, names, means, float(np.sqrt(2 * den / rc)), ddf, level)
         singles = []
         for t in range(n_t):
-            ms_r, ms_c, ms_rc = (float(a.ms_reader_by_modality[t]), float(a.ms_case_by_modality[t]),
-                                 float(a.ms_reader_case_by_modality[t]))
+            ms_r, ms_c, ms_rc = (
+                float(a.ms_reader_by_modality[t]),
+                float(a.ms_case_by_modality[t]),
+                float(a.ms_reader_case_by_modality[t]),
+            )
             if analysis == "RRRC":
                 den_t = ms_r + max(ms_c - ms_rc, 0.0)
                 df_t = error_df(den_t, ms_r, n_r - 1)
@@ -211,21 +241,37 @@ class DBMResult:
         ``variance_components``."""
         out = analysis_tables((self.rrrc, self.frrc, self.rrfc), "jackknife")
         out["readers"] = frame([astuple(x) for x in self.readers], READER_COLUMNS)
-        out["reader_tests"] = frame([(r, *astuple(t)[:1], "jackknife", *astuple(t)[1:])
-                                     for r, t in zip(self.reader_names, self.reader_tests)],
-                                    ("reader", *TEST_COLUMNS))
-        out["reader_differences"] = frame([astuple(x) for x in self.reader_differences], READER_DIFFERENCE_COLUMNS)
-        out["anova"] = frame([(s, self.anova.df[s], self.anova.ms[s]) for s in DBM_SOURCES],
-                             ("source", "df", "mean_square"))
-        comps = [(f.name, float(getattr(self.anova, f.name))) for f in fields(self.anova)
-                 if f.name.startswith("var_")]
+        out["reader_tests"] = frame(
+            [
+                (r, *astuple(t)[:1], "jackknife", *astuple(t)[1:])
+                for r, t in zip(self.reader_names, self.reader_tests)
+            ],
+            ("reader", *TEST_COLUMNS),
+        )
+        out["reader_differences"] = frame(
+            [astuple(x) for x in self.reader_differences], READER_DIFFERENCE_COLUMNS
+        )
+        out["anova"] = frame(
+            [(s, self.anova.df[s], self.anova.ms[s]) for s in DBM_SOURCES], ("source", "df", "mean_square")
+        )
+        comps = [
+            (f.name, float(getattr(self.anova, f.name)))
+            for f in fields(self.anova)
+            if f.name.startswith("var_")
+        ]
         out["variance_components"] = frame(comps, VARIANCE_COMPONENT_COLUMNS)
         return out
 
 
-def dbm_analysis(ratings: object, truth: object, *, clusters: object = None, confidence_level: float = 0.95,
-                 modality_names: Sequence[str] | None = None, reader_names: Sequence[str] | None = None
-                 ) -> DBMResult:
+def dbm_analysis(
+    ratings: object,
+    truth: object,
+    *,
+    clusters: object = None,
+    confidence_level: float = 0.95,
+    modality_names: Sequence[str] | None = None,
+    reader_names: Sequence[str] | None = None,
+) -> DBMResult:
     """Dorfman–Berbaum–Metz analysis: the ANOVA of the readers' jackknife pseudovalues.
 
     Each (modality, reader, case) gets the pseudovalue ``K AUC - (K-1) AUC(-k)`` of the empirical AUC without
@@ -291,13 +337,21 @@ def dbm_analysis(ratings: object, truth: object, *, clusters: object = None, con
     """
     func = "dbm_analysis"
     level = check_confidence_level(confidence_level, func=func)
-    inputs = check_mrmc_inputs(ratings, truth, clusters, func=func, modality_names=modality_names,
-                               reader_names=reader_names, min_readers=2)
+    inputs = check_mrmc_inputs(
+        ratings,
+        truth,
+        clusters,
+        func=func,
+        modality_names=modality_names,
+        reader_names=reader_names,
+        min_readers=2,
+    )
     if not inputs.complete:
         raise InvalidParameterError(
             f"The 'ratings' parameter of {func} has missing readings (NaN); the DBM pseudovalue ANOVA needs every "
             "case read by every reader in every modality. Use or_analysis(..., covariance='jackknife'), which "
-            "takes missing readings.")
+            "takes missing readings."
+        )
     n_t, n_r = inputs.ratings.shape[:2]
     mods = check_names(modality_names, n_t, name="modality_names", func=func)
     rdrs = check_names(reader_names, n_r, name="reader_names", func=func)
@@ -309,9 +363,20 @@ def dbm_analysis(ratings: object, truth: object, *, clusters: object = None, con
     rrrc, frrc, rrfc = dbm_analyses(aucs, anova, mods, level)
     n_c = ps.shape[2]
     ddf_r = float((n_t - 1) * (n_c - 1))
-    reader_tests = tuple(_f("FRRC", float(anova.ms_treatment_by_reader[r]),
-                            float(anova.ms_treatment_case_by_reader[r]), n_t - 1, ddf_r) for r in range(n_r)) \
-        if n_t > 1 else ()
+    reader_tests = (
+        tuple(
+            _f(
+                "FRRC",
+                float(anova.ms_treatment_by_reader[r]),
+                float(anova.ms_treatment_case_by_reader[r]),
+                n_t - 1,
+                ddf_r,
+            )
+            for r in range(n_r)
+        )
+        if n_t > 1
+        else ()
+    )
     reader_diffs = []
     for r, rd in enumerate(rdrs):
         se = float(np.sqrt(2 * anova.ms_treatment_case_by_reader[r] / n_c)) if n_t > 1 else float("nan")
@@ -325,7 +390,17 @@ def dbm_analysis(ratings: object, truth: object, *, clusters: object = None, con
     for t in range(n_t):
         for r in range(n_r):
             cov_diag[t, r, t, r] = var_jk[t, r]
-    return DBMResult(modality_names=mods, reader_names=rdrs, confidence_level=level, aucs=readonly(aucs),
-                     pseudovalues=readonly(ps), anova=anova, rrrc=rrrc, frrc=frrc, rrfc=rrfc,
-                     reader_tests=reader_tests, readers=reader_estimates(aucs, cov_diag, mods, rdrs, level),
-                     reader_differences=tuple(reader_diffs))
+    return DBMResult(
+        modality_names=mods,
+        reader_names=rdrs,
+        confidence_level=level,
+        aucs=readonly(aucs),
+        pseudovalues=readonly(ps),
+        anova=anova,
+        rrrc=rrrc,
+        frrc=frrc,
+        rrfc=rrfc,
+        reader_tests=reader_tests,
+        readers=reader_estimates(aucs, cov_diag, mods, rdrs, level),
+        reader_differences=tuple(reader_diffs),
+    )

@@ -122,7 +122,8 @@ def loo_aucs(inputs: MRMCInputs, pl: Placements) -> np.ndarray:
         raise InvalidParameterError(
             "The 'clusters' parameter: a cluster holds every diseased or every non-diseased case a reader read; "
             "leaving it out leaves an AUC undefined. The jackknife over clusters needs cases of both classes "
-            "outside each cluster.")
+            "outside each cluster."
+        )
     return (n1 * n0 * a - n0 * p_sum - n1 * q_sum + w_sum) / denom
 
 
@@ -136,7 +137,8 @@ def _delong_cov(inputs: MRMCInputs, pl: Placements) -> np.ndarray:
     if not inputs.complete:
         raise InvalidParameterError(
             "covariance='delong' needs every case read by every reader in every modality (a fully crossed "
-            "design), as MRMCaov's DeLong method; use covariance='jackknife' or 'unbiased' with missing readings.")
+            "design), as MRMCaov's DeLong method; use covariance='jackknife' or 'unbiased' with missing readings."
+        )
     pos = inputs.truth
     a = pl.auc[:, None]
     if inputs.clusters is None:
@@ -154,7 +156,8 @@ def _delong_cov(inputs: MRMCInputs, pl: Placements) -> np.ndarray:
     if i10 < 2 or i01 < 2:
         raise InvalidParameterError(
             "The 'clusters' parameter: the clustered DeLong variance needs at least 2 clusters with diseased and "
-            "2 with non-diseased cases.")
+            "2 with non-diseased cases."
+        )
     g = pl.place.shape[0]
     p_sum = np.stack([np.bincount(codes, weights=pl.place[k] * pos, minlength=n_clusters) for k in range(g)])
     q_sum = np.stack([np.bincount(codes, weights=pl.place[k] * ~pos, minlength=n_clusters) for k in range(g)])
@@ -170,7 +173,8 @@ def _unbiased_cov(inputs: MRMCInputs, pl: Placements) -> np.ndarray:
     if inputs.clusters is not None:
         raise InvalidParameterError(
             "covariance='unbiased' is not defined for clustered cases; pass covariance='jackknife' or 'delong' "
-            "with clusters.")
+            "with clusters."
+        )
     pos = inputs.truth
     g_count = pl.place.shape[0]
     x = inputs.ratings.reshape(g_count, -1)
@@ -185,7 +189,7 @@ def _unbiased_cov(inputs: MRMCInputs, pl: Placements) -> np.ndarray:
     block = max(1, int(_PAIR_BLOCK_BYTES // (8 * g_count * max(xn.shape[1], 1))))
     kernel = np.zeros((g_count, g_count))
     for start in range(0, pos_idx.size, block):
-        xp = x[:, pos_idx[start:start + block]]
+        xp = x[:, pos_idx[start : start + block]]
         psi = (xp[:, :, None] > xn[:, None, :]) + 0.5 * (xp[:, :, None] == xn[:, None, :])
         flat = psi.reshape(g_count, -1)
         kernel += flat @ flat.T
@@ -193,8 +197,12 @@ def _unbiased_cov(inputs: MRMCInputs, pl: Placements) -> np.ndarray:
     shared_neg = read[:, ~pos] @ read[:, ~pos].T
     size = n1 * n0
     nxny = np.outer(size, size)
-    delta = nxny / (nxny - np.outer(n1, n1) * shared_neg - np.outer(n0, n0) * shared_pos + shared_pos * shared_neg)
-    return ((1 - delta) * np.outer(total, total) + delta * (p_row @ p_row.T + q_col @ q_col.T - kernel)) / nxny
+    delta = nxny / (
+        nxny - np.outer(n1, n1) * shared_neg - np.outer(n0, n0) * shared_pos + shared_pos * shared_neg
+    )
+    return (
+        (1 - delta) * np.outer(total, total) + delta * (p_row @ p_row.T + q_col @ q_col.T - kernel)
+    ) / nxny
 
 
 def covariance_matrix(inputs: MRMCInputs, pl: Placements, method: str) -> np.ndarray:
@@ -210,7 +218,8 @@ def check_covariance_method(method: object, *, func: str) -> str:
     if not isinstance(method, str) or method not in COVARIANCE_METHODS:
         raise InvalidParameterError(
             f"The 'covariance' parameter of {func} must be one of {list(COVARIANCE_METHODS)}. Got {method!r} "
-            "instead.")
+            "instead."
+        )
     return method
 
 
@@ -279,8 +288,9 @@ def jackknife_auc(ratings: object, truth: object, *, clusters: object = None) ->
     return loo.reshape(*inputs.ratings.shape[:2], loo.shape[1])
 
 
-def auc_covariance(ratings: object, truth: object, *, method: CovarianceMethod = "jackknife",
-                   clusters: object = None) -> np.ndarray:
+def auc_covariance(
+    ratings: object, truth: object, *, method: CovarianceMethod = "jackknife", clusters: object = None
+) -> np.ndarray:
     """Covariance of the AUCs of every pair of (modality, reader), from the cases' sampling variability.
 
     - ``'jackknife'``: ``(K-1)/K sum_k (AUC_a(-k) - mean_a)(AUC_b(-k) - mean_b)`` over the K cases (or clusters)

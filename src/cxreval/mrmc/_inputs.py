@@ -30,10 +30,12 @@ def _as_float_array(value: object, *, name: str, func: str, ndim: int) -> np.nda
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(
             f"The '{name}' parameter of {func} must be a numeric array-like. Got {type(value).__name__} "
-            "instead.") from exc
+            "instead."
+        ) from exc
     if arr.ndim != ndim:
         raise InvalidParameterError(
-            f"The '{name}' parameter of {func} must have {ndim} dimension(s). Got shape {arr.shape} instead.")
+            f"The '{name}' parameter of {func} must have {ndim} dimension(s). Got shape {arr.shape} instead."
+        )
     return arr
 
 
@@ -46,7 +48,8 @@ def check_truth(truth: object, *, n_cases: int, func: str) -> np.ndarray:
     if arr.ndim != 1:
         raise InvalidParameterError(
             f"The 'truth' parameter of {func} must be one-dimensional (one value per case). Got shape {arr.shape} "
-            "instead.")
+            "instead."
+        )
     if arr.dtype == bool:
         out = arr
     else:
@@ -55,17 +58,20 @@ def check_truth(truth: object, *, n_cases: int, func: str) -> np.ndarray:
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError(
                 f"The 'truth' parameter of {func} must hold 0 (not diseased) and 1 (diseased). Got values of "
-                f"type {arr.dtype} instead.") from exc
+                f"type {arr.dtype} instead."
+            ) from exc
         bad = ~np.isin(num, (0.0, 1.0))
         if bad.any():
             raise InvalidParameterError(
                 f"The 'truth' parameter of {func} must be binary: 0 (not diseased) or 1 (diseased). Got "
-                f"{sorted({float(v) for v in num[bad]})[:5]} instead.")
+                f"{sorted({float(v) for v in num[bad]})[:5]} instead."
+            )
         out = num == 1.0
     if out.shape[0] != n_cases:
         raise InvalidParameterError(
             f"The 'truth' parameter of {func} has {out.shape[0]} cases but the ratings have {n_cases} (their last "
-            "axis): one truth per case.")
+            "axis): one truth per case."
+        )
     return out
 
 
@@ -76,18 +82,22 @@ def check_clusters(clusters: object, *, n_cases: int, func: str) -> np.ndarray |
     try:
         arr = np.asarray(clusters)
     except (TypeError, ValueError) as exc:  # pragma: no cover
-        raise InvalidParameterError(f"The 'clusters' parameter of {func} must be an array-like of ids.") from exc
+        raise InvalidParameterError(
+            f"The 'clusters' parameter of {func} must be an array-like of ids."
+        ) from exc
     if arr.ndim != 1 or arr.shape[0] != n_cases:
         raise InvalidParameterError(
             f"The 'clusters' parameter of {func} must hold one patient id per case ({n_cases}). Got shape "
-            f"{arr.shape} instead.")
+            f"{arr.shape} instead."
+        )
     if arr.dtype == object and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in arr):
         raise InvalidParameterError(f"The 'clusters' parameter of {func} has a missing id.")
     try:
         _, codes = np.unique(arr, return_inverse=True)
     except TypeError as exc:
         raise InvalidParameterError(
-            f"The 'clusters' parameter of {func} must hold comparable ids (all strings or all numbers).") from exc
+            f"The 'clusters' parameter of {func} must hold comparable ids (all strings or all numbers)."
+        ) from exc
     return codes.reshape(-1).astype(np.intp)
 
 
@@ -98,17 +108,27 @@ def check_names(names: Sequence[object] | None, n: int, *, name: str, func: str)
     if isinstance(names, (str, bytes)) or not isinstance(names, Sequence | np.ndarray):
         raise InvalidParameterError(
             f"The '{name}' parameter of {func} must be a sequence of {n} labels. Got {type(names).__name__} "
-            "instead.")
+            "instead."
+        )
     out = tuple(str(v) for v in names)
     if len(out) != n or len(set(out)) != n:
         raise InvalidParameterError(
-            f"The '{name}' parameter of {func} must hold {n} distinct labels. Got {list(out)!r} instead.")
+            f"The '{name}' parameter of {func} must hold {n} distinct labels. Got {list(out)!r} instead."
+        )
     return out
 
 
-def check_mrmc_inputs(ratings: object, truth: object, clusters: object = None, *, func: str,
-                      modality_names: Sequence[str] | None = None, reader_names: Sequence[str] | None = None,
-                      min_readers: int = 1, min_per_class: int = 2) -> MRMCInputs:
+def check_mrmc_inputs(
+    ratings: object,
+    truth: object,
+    clusters: object = None,
+    *,
+    func: str,
+    modality_names: Sequence[str] | None = None,
+    reader_names: Sequence[str] | None = None,
+    min_readers: int = 1,
+    min_per_class: int = 2,
+) -> MRMCInputs:
     """Validate the arrays of an MRMC analysis.
 
     Every (modality, reader) must have read at least ``min_per_class`` diseased and non-diseased cases (the
@@ -119,11 +139,13 @@ def check_mrmc_inputs(ratings: object, truth: object, clusters: object = None, *
     if n_mod < 1 or n_cases < 1:
         raise InvalidParameterError(
             f"The 'ratings' parameter of {func} must hold at least one modality and one case. Got shape "
-            f"{arr.shape} instead.")
+            f"{arr.shape} instead."
+        )
     if n_rdr < min_readers:
         raise InvalidParameterError(
             f"The 'ratings' parameter of {func} must hold at least {min_readers} readers (axis 1): the analysis "
-            f"treats readers as a random sample and estimates their variance. Got {n_rdr}.")
+            f"treats readers as a random sample and estimates their variance. Got {n_rdr}."
+        )
     y = check_truth(truth, n_cases=n_cases, func=func)
     codes = check_clusters(clusters, n_cases=n_cases, func=func)
     read = ~np.isnan(arr)
@@ -134,7 +156,8 @@ def check_mrmc_inputs(ratings: object, truth: object, clusters: object = None, *
         raise InvalidParameterError(
             f"The 'ratings' parameter of {func}: modality {mods[few]!r} is read by {readers_per_modality[few]} "
             f"reader(s) only; the analysis needs at least {min_readers} readers in every modality (their variance "
-            "is estimated).")
+            "is estimated)."
+        )
     n_pos = (read & y).sum(axis=2)
     n_neg = (read & ~y).sum(axis=2)
     for t in range(n_mod):
@@ -143,5 +166,6 @@ def check_mrmc_inputs(ratings: object, truth: object, clusters: object = None, *
                 raise InvalidParameterError(
                     f"The 'ratings' parameter of {func}: modality {mods[t]!r}, reader {rdrs[r]!r} read "
                     f"{n_pos[t, r]} diseased and {n_neg[t, r]} non-diseased cases; each (modality, reader) must "
-                    f"read at least {min_per_class} of each class (the AUC and its variance need both).")
+                    f"read at least {min_per_class} of each class (the AUC and its variance need both)."
+                )
     return MRMCInputs(ratings=arr, truth=y, clusters=codes, read=read, complete=bool(read.all()))

@@ -52,8 +52,14 @@ def _prefix(frame: pd.DataFrame, **cols: object) -> pd.DataFrame:
     return out
 
 
-def _cases(truths: pd.DataFrame, ratings: pd.DataFrame, finding: str, references: Sequence[str],
-           studies: str, scored: set[str] | None) -> dict[str, list[str]]:
+def _cases(
+    truths: pd.DataFrame,
+    ratings: pd.DataFrame,
+    finding: str,
+    references: Sequence[str],
+    studies: str,
+    scored: set[str] | None,
+) -> dict[str, list[str]]:
     """The studies each reference is analysed on for one finding."""
     read = set(ratings.loc[ratings[FINDING] == finding, STUDY_ID])
     if scored is not None:
@@ -66,13 +72,24 @@ def _cases(truths: pd.DataFrame, ratings: pd.DataFrame, finding: str, references
     return {r: sorted(s) for r, s in own.items()}
 
 
-def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str],
-                          predictions: pd.DataFrame | None = None, findings: Sequence[str] | None = None,
-                          studies: Studies = "common", covariance: CovarianceMethod = "jackknife", margin: float = 0.05,
-                          latent_sources: Sequence[str] | None = None, label_policy: str = "exclude",
-                          scale: tuple[float, float] | None = None, n_resamples: int = 1000,
-                          confidence_level: float = 0.95, reader_weights: str = "equal",
-                          rng: RNGLike = None) -> ReaderStudyResult:
+def evaluate_reader_study(
+    ratings: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    references: Sequence[str],
+    predictions: pd.DataFrame | None = None,
+    findings: Sequence[str] | None = None,
+    studies: Studies = "common",
+    covariance: CovarianceMethod = "jackknife",
+    margin: float = 0.05,
+    latent_sources: Sequence[str] | None = None,
+    label_policy: str = "exclude",
+    scale: tuple[float, float] | None = None,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    reader_weights: str = "equal",
+    rng: RNGLike = None,
+) -> ReaderStudyResult:
     """Analyse a multi-reader multi-case study per finding, under every reference, with a model beside the readers.
 
     For each finding and each reference (a label source, or ``'latent'``), the cases are the studies read whose
@@ -139,7 +156,9 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
     level = check_confidence_level(confidence_level, func=_FUNC)
     n_res = check_positive_int(n_resamples, name="n_resamples", func=_FUNC, minimum=10)
     if not (isinstance(margin, (int, float)) and 0.0 <= float(margin) < 1.0):
-        raise InvalidParameterError(f"The 'margin' parameter of {_FUNC} must be a float in [0, 1). Got {margin!r}.")
+        raise InvalidParameterError(
+            f"The 'margin' parameter of {_FUNC} must be a float in [0, 1). Got {margin!r}."
+        )
     gen = normalize_rng(rng)
     table = validate_ratings(ratings, scale=scale)
     refs = list(dict.fromkeys(references))
@@ -147,8 +166,10 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
     if latent_sources is not None:
         clash = [s for s in latent_sources if s in readers_all]
         if clash:
-            raise InvalidParameterError(f"latent source {clash[0]!r} is a reader of the study: the latent truth "
-                                        "must come from sources that are not in the comparison.")
+            raise InvalidParameterError(
+                f"latent source {clash[0]!r} is a reader of the study: the latent truth "
+                "must come from sources that are not in the comparison."
+            )
     from ..labels import validate_label_table
 
     labels = validate_label_table(labels)
@@ -156,20 +177,24 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
     fnds = list(dict.fromkeys(table[FINDING])) if findings is None else list(dict.fromkeys(findings))
     missing = [f for f in fnds if f not in set(table[FINDING])]
     if missing:
-        raise SchemaError(f"no ratings for finding {missing[0]!r}; the ratings hold {sorted(set(table[FINDING]))}.")
+        raise SchemaError(
+            f"no ratings for finding {missing[0]!r}; the ratings hold {sorted(set(table[FINDING]))}."
+        )
     preds = None
     if predictions is not None:
         preds = predictions.loc[predictions[FINDING].isin(fnds), [STUDY_ID, MODEL, FINDING, SCORE]].copy()
         preds[STUDY_ID] = preds[STUDY_ID].astype(str)
-    patients = (truths.drop_duplicates(STUDY_ID).set_index(STUDY_ID)[PATIENT_ID])
+    patients = truths.drop_duplicates(STUDY_ID).set_index(STUDY_ID)[PATIENT_ID]
     if PATIENT_ID in table.columns:
         patients = table.drop_duplicates(STUDY_ID).set_index(STUDY_ID)[PATIENT_ID].combine_first(patients)
 
     parts: dict[str, list[pd.DataFrame]] = {}
     notes: list[str] = []
     if reader_weights != "equal":
-        notes.append("The OR rows weight each reader by the diseased x non-diseased case pairs it read (iMRMC's "
-                     "reader average); the DBM rows weight the readers equally.")
+        notes.append(
+            "The OR rows weight each reader by the diseased x non-diseased case pairs it read (iMRMC's "
+            "reader average); the DBM rows weight the readers equally."
+        )
 
     def add(name: str, frame: pd.DataFrame, **cols: object) -> None:
         parts.setdefault(name, []).append(_prefix(frame, **cols))
@@ -189,45 +214,96 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
             ids = cases[ref]
             readers = [r for r in readers_all if r != ref]
             if len(readers) < len(readers_all):
-                notes.append(f"{finding} under {ref}: reader {ref} left out (a reader is never judged against "
-                             "itself).")
+                notes.append(
+                    f"{finding} under {ref}: reader {ref} left out (a reader is never judged against itself)."
+                )
             t = truths[(truths[SOURCE] == ref) & (truths[FINDING] == finding)].set_index(STUDY_ID)["truth"]
             arr = reader_arrays(rf, t.loc[ids], patients, readers=readers)
             _check_panel(arr, finding=finding, ref=ref)
             if _clusters(arr) is not None:
-                notes.append(f"{finding} under {ref}: {len(arr.study_ids)} cases of {len(set(arr.patient_ids))} "
-                             "patients, clustered by patient_id (the jackknife leaves out a patient, DeLong sums the "
-                             "structural components per patient, Obuchowski 1997); the published MRMC anchors "
-                             "assume independent cases.")
+                notes.append(
+                    f"{finding} under {ref}: {len(arr.study_ids)} cases of {len(set(arr.patient_ids))} "
+                    "patients, clustered by patient_id (the jackknife leaves out a patient, DeLong sums the "
+                    "structural components per patient, Obuchowski 1997); the published MRMC anchors "
+                    "assume independent cases."
+                )
             n_pos = int(arr.truth.sum())
-            add("counts", pd.DataFrame({"cases": [len(ids)], "positives": [n_pos],
-                                        "negatives": [len(ids) - n_pos], "readers": [len(arr.readers)],
-                                        "modalities": [len(arr.modalities)]}), reference=ref, finding=finding)
+            add(
+                "counts",
+                pd.DataFrame(
+                    {
+                        "cases": [len(ids)],
+                        "positives": [n_pos],
+                        "negatives": [len(ids) - n_pos],
+                        "readers": [len(arr.readers)],
+                        "modalities": [len(arr.modalities)],
+                    }
+                ),
+                reference=ref,
+                finding=finding,
+            )
             try:
-                if not _reader_analyses(arr, add, covariance=covariance, level=level, ref=ref, finding=finding,
-                                        reader_weights=reader_weights):
-                    notes.append(f"{finding} under {ref}: not every case was read by every reader in every modality "
-                                 "(a split-plot design or missing readings): the OR analysis takes them, the DBM "
-                                 "analysis needs a full design and is left out.")
+                if not _reader_analyses(
+                    arr,
+                    add,
+                    covariance=covariance,
+                    level=level,
+                    ref=ref,
+                    finding=finding,
+                    reader_weights=reader_weights,
+                ):
+                    notes.append(
+                        f"{finding} under {ref}: not every case was read by every reader in every modality "
+                        "(a split-plot design or missing readings): the OR analysis takes them, the DBM "
+                        "analysis needs a full design and is left out."
+                    )
                 for m in models:
                     assert preds is not None  # models come from the predictions
-                    pm = preds.loc[(preds[FINDING] == finding) & (preds[MODEL] == m)].set_index(STUDY_ID)[SCORE]
+                    pm = preds.loc[(preds[FINDING] == finding) & (preds[MODEL] == m)].set_index(STUDY_ID)[
+                        SCORE
+                    ]
                     score = pm.loc[list(arr.study_ids)].to_numpy(dtype=float)
-                    _model_analyses(arr, score, add, covariance=covariance, level=level, margin=float(margin),
-                                    n_resamples=n_res, rng=gen, ref=ref, finding=finding, model=m)
+                    _model_analyses(
+                        arr,
+                        score,
+                        add,
+                        covariance=covariance,
+                        level=level,
+                        margin=float(margin),
+                        n_resamples=n_res,
+                        rng=gen,
+                        ref=ref,
+                        finding=finding,
+                        model=m,
+                    )
             except CxrevalError as exc:
                 raise type(exc)(f"{finding} under reference {ref!r}: {exc}") from exc
     tables = {name: pd.concat(frames, ignore_index=True) for name, frames in parts.items()}
-    return ReaderStudyResult.from_tables(tables, references=tuple(refs), findings=tuple(fnds),
-                                         modalities=tuple(dict.fromkeys(table[MODALITY])),
-                                         readers=tuple(readers_all), studies=studies, covariance=covariance,
-                                         margin=float(margin), confidence_level=level, notes=tuple(notes))
+    return ReaderStudyResult.from_tables(
+        tables,
+        references=tuple(refs),
+        findings=tuple(fnds),
+        modalities=tuple(dict.fromkeys(table[MODALITY])),
+        readers=tuple(readers_all),
+        studies=studies,
+        covariance=covariance,
+        margin=float(margin),
+        confidence_level=level,
+        notes=tuple(notes),
+    )
 
 
-def evaluate_reader_study_files(labels: Sequence[str | Path], *, references: Sequence[str],
-                                ratings: str | Path | None = None, readers: Sequence[str] | None = None,
-                                predictions: Sequence[str | Path] | None = None, state_encoding: str | None = None,
-                                blank_state: str | None = None, **options: object) -> ReaderStudyResult:
+def evaluate_reader_study_files(
+    labels: Sequence[str | Path],
+    *,
+    references: Sequence[str],
+    ratings: str | Path | None = None,
+    readers: Sequence[str] | None = None,
+    predictions: Sequence[str | Path] | None = None,
+    state_encoding: str | None = None,
+    blank_state: str | None = None,
+    **options: object,
+) -> ReaderStudyResult:
     """:func:`evaluate_reader_study` on files: the job of ``cxreval mrmc``.
 
     The readings come from a ratings table (``ratings``), or from label sources read as binary readers
@@ -236,12 +312,17 @@ def evaluate_reader_study_files(labels: Sequence[str | Path], *, references: Seq
     from ..labels import read_label_tables, read_prediction_tables
 
     if (ratings is None) == (not readers):
-        raise InvalidParameterError("Give the readings as a ratings table (ratings=) or as label sources read as "
-                                    "binary readers (readers=), one of the two.")
+        raise InvalidParameterError(
+            "Give the readings as a ratings table (ratings=) or as label sources read as "
+            "binary readers (readers=), one of the two."
+        )
     table, _ = read_label_tables(list(labels), state_encoding=state_encoding, blank_state=blank_state)
     scale = options.get("scale")
-    rated = (read_ratings(ratings, scale=scale) if ratings is not None  # type: ignore[arg-type]
-             else labels_to_ratings(table, sources=list(readers or ())))
+    rated = (
+        read_ratings(ratings, scale=scale)
+        if ratings is not None  # type: ignore[arg-type]
+        else labels_to_ratings(table, sources=list(readers or ()))
+    )
     preds = read_prediction_tables(list(predictions))[0] if predictions else None
     return evaluate_reader_study(rated, table, references=references, predictions=preds, **options)  # type: ignore[arg-type]
 
@@ -252,9 +333,11 @@ def _check_panel(arr: ReaderArrays, *, finding: str, ref: str) -> None:
     for t, modality in enumerate(arr.modalities):
         who = [r for r, ok in zip(arr.readers, read[t]) if ok]
         if len(who) < 2:
-            raise SchemaError(f"{finding} under reference {ref!r}: modality {modality!r} was read by "
-                              f"{len(who)} reader(s) ({', '.join(who) or 'none'}) on the cases with a truth; an MRMC "
-                              "analysis needs two readers or more in every modality.")
+            raise SchemaError(
+                f"{finding} under reference {ref!r}: modality {modality!r} was read by "
+                f"{len(who)} reader(s) ({', '.join(who) or 'none'}) on the cases with a truth; an MRMC "
+                "analysis needs two readers or more in every modality."
+            )
 
 
 _CI = {"low": "ci_low", "high": "ci_high", "p_value": "pvalue"}
@@ -265,35 +348,70 @@ def _clusters(arr: ReaderArrays) -> np.ndarray | None:
     return arr.patient_ids if len(set(arr.patient_ids)) < len(arr.patient_ids) else None
 
 
-def _reader_analyses(arr: ReaderArrays, add: Callable[..., None], *, covariance: CovarianceMethod, level: float,
-                     ref: str, finding: str, reader_weights: str = "equal") -> bool:
+def _reader_analyses(
+    arr: ReaderArrays,
+    add: Callable[..., None],
+    *,
+    covariance: CovarianceMethod,
+    level: float,
+    ref: str,
+    finding: str,
+    reader_weights: str = "equal",
+) -> bool:
     """Per-reader AUCs, and the OR and DBM analyses when two or more modalities were read; False where DBM was
     left out (not every case read by every reader in every modality)."""
     from ._dbm import dbm_analysis
     from ._or import or_analysis
 
     clusters = _clusters(arr)
-    res = or_analysis(arr.ratings, arr.truth, covariance=covariance, clusters=clusters, confidence_level=level,
-                      modality_names=arr.modalities, reader_names=arr.readers, reader_weights=reader_weights)
+    res = or_analysis(
+        arr.ratings,
+        arr.truth,
+        covariance=covariance,
+        clusters=clusters,
+        confidence_level=level,
+        modality_names=arr.modalities,
+        reader_names=arr.readers,
+        reader_weights=reader_weights,
+    )
     tabs = {k: v.rename(columns=_CI) for k, v in res.tables().items()}
     add("reader_auc", tabs["readers"], reference=ref, finding=finding)
     if len(arr.modalities) < 2:
         return True
     for name in ("tests", "differences", "modalities", "variance_components"):
         add(name, tabs[name], reference=ref, finding=finding, method="OR")
-    if np.isnan(arr.ratings).any():  # split-plot or missing readings: DBM's pseudovalue ANOVA needs a full design
+    if np.isnan(
+        arr.ratings
+    ).any():  # split-plot or missing readings: DBM's pseudovalue ANOVA needs a full design
         return False
-    dbm = dbm_analysis(arr.ratings, arr.truth, clusters=clusters, confidence_level=level,
-                       modality_names=arr.modalities, reader_names=arr.readers)
+    dbm = dbm_analysis(
+        arr.ratings,
+        arr.truth,
+        clusters=clusters,
+        confidence_level=level,
+        modality_names=arr.modalities,
+        reader_names=arr.readers,
+    )
     tabs = {k: v.rename(columns=_CI) for k, v in dbm.tables().items()}
     for name in ("tests", "differences", "modalities", "variance_components"):
         add(name, tabs[name], reference=ref, finding=finding, method="DBM")
     return True
 
 
-def _model_analyses(arr: ReaderArrays, score: np.ndarray, add: Callable[..., None], *, covariance: CovarianceMethod,
-                    level: float, margin: float,
-                    n_resamples: int, rng: np.random.Generator, ref: str, finding: str, model: str) -> None:
+def _model_analyses(
+    arr: ReaderArrays,
+    score: np.ndarray,
+    add: Callable[..., None],
+    *,
+    covariance: CovarianceMethod,
+    level: float,
+    margin: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+    ref: str,
+    finding: str,
+    model: str,
+) -> None:
     """One model against the panel of readers of each modality: the AUC difference with the readers random
     (RRRC), and the operating points of binary readers."""
     import pandas as pd
@@ -304,32 +422,80 @@ def _model_analyses(arr: ReaderArrays, score: np.ndarray, add: Callable[..., Non
     clusters = _clusters(arr)
     for t, modality in enumerate(arr.modalities):
         ratings = arr.ratings[t]
-        res = model_vs_readers(ratings, score, arr.truth, covariance=covariance, clusters=clusters,
-                               confidence_level=level, reader_names=arr.readers, model_name=model).tables()
+        res = model_vs_readers(
+            ratings,
+            score,
+            arr.truth,
+            covariance=covariance,
+            clusters=clusters,
+            confidence_level=level,
+            reader_names=arr.readers,
+            model_name=model,
+        ).tables()
         d = res["differences"].set_index("analysis").loc["RRRC"]
         m = res["modalities"].set_index("analysis").loc["RRRC"]
         model_auc = float(res["readers"].loc[res["readers"]["reader"] == model, "auc"].iloc[0])
         sign = 1.0 if d["modality_a"] == model else -1.0  # the model minus the readers
         lo, hi = sorted((sign * float(d["low"]), sign * float(d["high"])))
         keys = {"reference": ref, "finding": finding, "model": model, "modality": modality}
-        add("model_vs_readers", pd.DataFrame({
-            "model_auc": [model_auc], "readers_auc": [float(m["auc"])], "difference": [sign * float(d["estimate"])],
-            "standard_error": [float(d["standard_error"])], "df": [float(d["df"])], "ci_low": [lo], "ci_high": [hi],
-            "pvalue": [float(d["p_value"])], "margin": [margin], "non_inferior": [lo > -margin]}),
-            reference=ref, finding=finding, model=model, modality=modality)
+        add(
+            "model_vs_readers",
+            pd.DataFrame(
+                {
+                    "model_auc": [model_auc],
+                    "readers_auc": [float(m["auc"])],
+                    "difference": [sign * float(d["estimate"])],
+                    "standard_error": [float(d["standard_error"])],
+                    "df": [float(d["df"])],
+                    "ci_low": [lo],
+                    "ci_high": [hi],
+                    "pvalue": [float(d["p_value"])],
+                    "margin": [margin],
+                    "non_inferior": [lo > -margin],
+                }
+            ),
+            reference=ref,
+            finding=finding,
+            model=model,
+            modality=modality,
+        )
         if _is_binary(ratings):
-            op = reader_operating_points(ratings, score, arr.truth, patients=arr.patient_ids,
-                                         reader_names=arr.readers, margin=margin, n_resamples=n_resamples,
-                                         confidence_level=level, rng=rng)
+            op = reader_operating_points(
+                ratings,
+                score,
+                arr.truth,
+                patients=arr.patient_ids,
+                reader_names=arr.readers,
+                margin=margin,
+                n_resamples=n_resamples,
+                confidence_level=level,
+                rng=rng,
+            )
             tabs = op.tables()
             for name, frame in tabs.items():
                 add(name, frame, **keys)
             c = tabs["comparisons"]
             p = c[(c["kind"] == "panel") & (c["metric"] == "sensitivity_at_reader_specificity")].iloc[0]
-            verdict = ("sensitivity_at_panel_specificity", float(p["difference"]), float(p["ci_low"]),
-                       float(p["ci_high"]), bool(p["non_inferior"]))
+            verdict = (
+                "sensitivity_at_panel_specificity",
+                float(p["difference"]),
+                float(p["ci_low"]),
+                float(p["ci_high"]),
+                bool(p["non_inferior"]),
+            )
         else:
             verdict = ("auc", sign * float(d["estimate"]), lo, hi, lo > -margin)
-        add("verdicts", pd.DataFrame({"measure": [verdict[0]], "difference": [verdict[1]], "ci_low": [verdict[2]],
-                                      "ci_high": [verdict[3]], "margin": [margin], "non_inferior": [verdict[4]]}),
-            **keys)
+        add(
+            "verdicts",
+            pd.DataFrame(
+                {
+                    "measure": [verdict[0]],
+                    "difference": [verdict[1]],
+                    "ci_low": [verdict[2]],
+                    "ci_high": [verdict[3]],
+                    "margin": [margin],
+                    "non_inferior": [verdict[4]],
+                }
+            ),
+            **keys,
+        )

@@ -88,14 +88,19 @@ class ModelVsReadersResult:
         ``modalities`` (the readers' mean AUC), ``readers`` and ``variance_components``."""
         out = analysis_tables((self.rrrc, self.frrc, self.rrfc), self.covariance_method)
         out["readers"] = frame([astuple(x) for x in self.readers], READER_COLUMNS)
-        comps = {"var_error": self.var_error, "cov2": self.cov2, "ms_reader": self.ms_reader,
-                 "var_reader": self.ms_reader - self.var_error + self.cov2}
+        comps = {
+            "var_error": self.var_error,
+            "cov2": self.cov2,
+            "ms_reader": self.ms_reader,
+            "var_reader": self.ms_reader - self.var_error + self.cov2,
+        }
         out["variance_components"] = frame(list(comps.items()), VARIANCE_COMPONENT_COLUMNS)
         return out
 
 
-def _analysis(name: str, model: str, model_auc: float, diff: float, se: float, df: float, level: float,
-              mean_auc: float) -> MRMCAnalysis:
+def _analysis(
+    name: str, model: str, model_auc: float, diff: float, se: float, df: float, level: float, mean_auc: float
+) -> MRMCAnalysis:
     from scipy import stats
 
     stat, low, high, p = t_interval(diff, se, df, level)
@@ -108,10 +113,17 @@ def _analysis(name: str, model: str, model_auc: float, diff: float, se: float, d
     return MRMCAnalysis(test, (d,), (ModalityEstimate(name, READERS_LABEL, mean_auc, se, df, lo, hi),))
 
 
-def model_vs_readers(reader_ratings: object, model_score: object, truth: object, *,
-                     covariance: CovarianceMethod = "jackknife", clusters: object = None,
-                     confidence_level: float = 0.95, reader_names: Sequence[str] | None = None,
-                     model_name: str = "model") -> ModelVsReadersResult:
+def model_vs_readers(
+    reader_ratings: object,
+    model_score: object,
+    truth: object,
+    *,
+    covariance: CovarianceMethod = "jackknife",
+    clusters: object = None,
+    confidence_level: float = 0.95,
+    reader_names: Sequence[str] | None = None,
+    model_name: str = "model",
+) -> ModelVsReadersResult:
     """The model (fixed) against a panel of random readers on the same cases: H0 mean reader AUC = model AUC.
 
     RJafroc's single-modality "1T-RRRC" (``StCadVsRad``; Hillis 2007, section 5.3, with theta_0 the model's
@@ -179,32 +191,43 @@ def model_vs_readers(reader_ratings: object, model_score: object, truth: object,
     method = check_covariance_method(covariance, func=func)
     if not isinstance(model_name, str) or model_name == READERS_LABEL:
         raise InvalidParameterError(
-            f"The 'model_name' parameter of {func} must be a str other than {READERS_LABEL!r}. Got {model_name!r}.")
+            f"The 'model_name' parameter of {func} must be a str other than {READERS_LABEL!r}. Got {model_name!r}."
+        )
     try:
         readers = np.asarray(reader_ratings, dtype=np.float64)
         model = np.asarray(model_score, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(
-            f"The 'reader_ratings' and 'model_score' parameters of {func} must be numeric array-likes.") from exc
+            f"The 'reader_ratings' and 'model_score' parameters of {func} must be numeric array-likes."
+        ) from exc
     if readers.ndim != 2:
         raise InvalidParameterError(
-            f"The 'reader_ratings' parameter of {func} must have shape (n_readers, n_cases). Got {readers.shape}.")
+            f"The 'reader_ratings' parameter of {func} must have shape (n_readers, n_cases). Got {readers.shape}."
+        )
     if readers.shape[0] < 2:
         raise InvalidParameterError(
             f"The 'reader_ratings' parameter of {func} must hold at least 2 readers (their variance is estimated). "
-            f"Got {readers.shape[0]}.")
+            f"Got {readers.shape[0]}."
+        )
     if model.shape != (readers.shape[1],):
         raise InvalidParameterError(
             f"The 'model_score' parameter of {func} must hold one score per case ({readers.shape[1]}). Got shape "
-            f"{model.shape}.")
+            f"{model.shape}."
+        )
     if np.isnan(model).any():
         raise InvalidParameterError(
             f"The 'model_score' parameter of {func} has {int(np.isnan(model).sum())} missing (NaN) scores; the "
-            "model must score every case.")
+            "model must score every case."
+        )
     n_rdr = readers.shape[0]
     rdrs = check_names(reader_names, n_rdr, name="reader_names", func=func)
-    inputs = check_mrmc_inputs(np.concatenate([model[None], readers])[None], truth, clusters, func=func,
-                               reader_names=(model_name, *rdrs))
+    inputs = check_mrmc_inputs(
+        np.concatenate([model[None], readers])[None],
+        truth,
+        clusters,
+        func=func,
+        reader_names=(model_name, *rdrs),
+    )
     pl = placements(inputs)
     cov = covariance_matrix(inputs, pl, method)
     aucs = pl.auc
@@ -227,11 +250,31 @@ def model_vs_readers(reader_ratings: object, model_score: object, truth: object,
         _, low, high, _ = t_interval(float(aucs[g]), se, float("inf"), level)
         out_readers.append(ReaderEstimate(mod, name, float(aucs[g]), se, *clip_unit(low, high)))
     return ModelVsReadersResult(
-        model_name=model_name, reader_names=rdrs, covariance_method=method, confidence_level=level,
-        model_auc=model_auc, reader_aucs=readonly(aucs[1:]), covariance=readonly(cov), var_error=var, cov2=cov2,
+        model_name=model_name,
+        reader_names=rdrs,
+        covariance_method=method,
+        confidence_level=level,
+        model_auc=model_auc,
+        reader_aucs=readonly(aucs[1:]),
+        covariance=readonly(cov),
+        var_error=var,
+        cov2=cov2,
         ms_reader=ms_r,
-        rrrc=_analysis("RRRC", model_name, model_auc, mean_d, float(np.sqrt(den / n_rdr)), ddf, level, mean_auc),
-        frrc=_analysis("FRRC", model_name, model_auc, mean_d, se_fixed_readers, float("inf"), level, mean_auc),
-        rrfc=_analysis("RRFC", model_name, model_auc, mean_d, float(np.sqrt(ms_r / n_rdr)), float(n_rdr - 1),
-                       level, mean_auc),
-        readers=tuple(out_readers))
+        rrrc=_analysis(
+            "RRRC", model_name, model_auc, mean_d, float(np.sqrt(den / n_rdr)), ddf, level, mean_auc
+        ),
+        frrc=_analysis(
+            "FRRC", model_name, model_auc, mean_d, se_fixed_readers, float("inf"), level, mean_auc
+        ),
+        rrfc=_analysis(
+            "RRFC",
+            model_name,
+            model_auc,
+            mean_d,
+            float(np.sqrt(ms_r / n_rdr)),
+            float(n_rdr - 1),
+            level,
+            mean_auc,
+        ),
+        readers=tuple(out_readers),
+    )

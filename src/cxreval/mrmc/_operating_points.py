@@ -106,16 +106,27 @@ class OperatingPointsResult:
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tidy tables by name: ``roc_curve``, ``operating_points``, ``readers_vs_curve``, ``comparisons``,
         ``below_count``."""
-        return {"roc_curve": self.roc_curve, "operating_points": self.operating_points,
-                "readers_vs_curve": self.readers_vs_curve, "comparisons": self.comparisons,
-                "below_count": self.below_count}
+        return {
+            "roc_curve": self.roc_curve,
+            "operating_points": self.operating_points,
+            "readers_vs_curve": self.readers_vs_curve,
+            "comparisons": self.comparisons,
+            "below_count": self.below_count,
+        }
 
     def to_dict(self) -> dict[str, object]:
         """The scalar fields."""
-        return {"readers": list(self.readers), "n_below": self.n_below, "margin": self.margin,
-                "confidence_level": self.confidence_level, "matching": self.matching,
-                "n_resamples": self.n_resamples, "n_cases": self.n_cases, "n_patients": self.n_patients,
-                "seed": self.seed}
+        return {
+            "readers": list(self.readers),
+            "n_below": self.n_below,
+            "margin": self.margin,
+            "confidence_level": self.confidence_level,
+            "matching": self.matching,
+            "n_resamples": self.n_resamples,
+            "n_cases": self.n_cases,
+            "n_patients": self.n_patients,
+            "seed": self.seed,
+        }
 
 
 @dataclass(frozen=True)
@@ -128,11 +139,20 @@ class _Inputs:
     matching: str
 
 
-def reader_operating_points(decisions: ArrayLike, scores: ArrayLike, truth: ArrayLike, *,
-                            patients: ArrayLike | None = None, reader_names: Sequence[str] | None = None,
-                            margin: float = 0.05, matching: str = "step", n_resamples: int = 2000,
-                            confidence_level: float = 0.95, plan: ResamplingPlan | None = None,
-                            rng: RNGLike = None) -> OperatingPointsResult:
+def reader_operating_points(
+    decisions: ArrayLike,
+    scores: ArrayLike,
+    truth: ArrayLike,
+    *,
+    patients: ArrayLike | None = None,
+    reader_names: Sequence[str] | None = None,
+    margin: float = 0.05,
+    matching: str = "step",
+    n_resamples: int = 2000,
+    confidence_level: float = 0.95,
+    plan: ResamplingPlan | None = None,
+    rng: RNGLike = None,
+) -> OperatingPointsResult:
     """Binary readers' operating points against a model's ROC curve, with paired patient-bootstrap inference.
 
     For each reader ``r`` (on the cases it read) and the model (on the same cases):
@@ -262,41 +282,64 @@ def reader_operating_points(decisions: ArrayLike, scores: ArrayLike, truth: Arra
     confidence_level = check_confidence_level(confidence_level, func=func)
     if plan is not None:
         if not isinstance(plan, ResamplingPlan):
-            raise InvalidParameterError(f"The 'plan' parameter of {func} must be a ResamplingPlan or None. "
-                                        f"Got {type(plan).__name__} instead.")
+            raise InvalidParameterError(
+                f"The 'plan' parameter of {func} must be a ResamplingPlan or None. "
+                f"Got {type(plan).__name__} instead."
+            )
         if patients is not None:
-            raise InvalidParameterError(f"{func}: give 'patients' or 'plan', not both (the plan fixes the patients).")
+            raise InvalidParameterError(
+                f"{func}: give 'patients' or 'plan', not both (the plan fixes the patients)."
+            )
         if plan.n_studies != n_cases:
-            raise InvalidParameterError(f"{func}: the plan covers {plan.n_studies} cases but 'scores' has {n_cases}.")
+            raise InvalidParameterError(
+                f"{func}: the plan covers {plan.n_studies} cases but 'scores' has {n_cases}."
+            )
     else:
         n_resamples = check_positive_int(n_resamples, name="n_resamples", func=func)
         pts = np.arange(n_cases) if patients is None else np.asarray(patients, dtype=object)
         if pts.ndim != 1 or len(pts) != n_cases:
-            raise InvalidParameterError(f"{func}: 'patients' has shape {pts.shape} but 'scores' has {n_cases} cases.")
+            raise InvalidParameterError(
+                f"{func}: 'patients' has shape {pts.shape} but 'scores' has {n_cases} cases."
+            )
         plan = draw_plan(pts, n_resamples=n_resamples, rng=rng)
     observed = _statistics(np.ones((1, n_cases)), inputs)
     shard = max(1, _CELLS // max(n_cases, 1))
-    parts = [_statistics(plan.study_weights(replicates=sl).astype(float), inputs)
-             for sl in iter_shards(plan.n_resamples, shard)]
+    parts = [
+        _statistics(plan.study_weights(replicates=sl).astype(float), inputs)
+        for sl in iter_shards(plan.n_resamples, shard)
+    ]
     boot = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     return _result(names, inputs, observed, boot, plan, float(margin), confidence_level)
 
 
-def _validate(decisions: object, scores: object, truth: object, reader_names: object, margin: object,
-              matching: object, func: str) -> tuple[tuple[str, ...], _Inputs, int]:
+def _validate(
+    decisions: object,
+    scores: object,
+    truth: object,
+    reader_names: object,
+    margin: object,
+    matching: object,
+    func: str,
+) -> tuple[tuple[str, ...], _Inputs, int]:
     d = _float_array(decisions, "decisions", func)
     if d.ndim == 1:
         d = d[None, :]
     if d.ndim != 2 or d.shape[0] == 0:
-        raise InvalidParameterError(f"The 'decisions' parameter of {func} must be a 2-D array of shape "
-                                    f"(n_readers, n_cases). Got shape {d.shape} instead.")
+        raise InvalidParameterError(
+            f"The 'decisions' parameter of {func} must be a 2-D array of shape "
+            f"(n_readers, n_cases). Got shape {d.shape} instead."
+        )
     s = _float_array(scores, "scores", func)
     y = _float_array(truth, "truth", func)
     if s.ndim != 1 or y.ndim != 1:
-        raise InvalidParameterError(f"{func}: 'scores' and 'truth' must be 1-D. Got shapes {s.shape} and {y.shape}.")
+        raise InvalidParameterError(
+            f"{func}: 'scores' and 'truth' must be 1-D. Got shapes {s.shape} and {y.shape}."
+        )
     if not (len(s) == len(y) == d.shape[1]):
-        raise InvalidParameterError(f"{func}: inconsistent numbers of cases: decisions has {d.shape[1]} columns, "
-                                    f"scores {len(s)}, truth {len(y)}.")
+        raise InvalidParameterError(
+            f"{func}: inconsistent numbers of cases: decisions has {d.shape[1]} columns, "
+            f"scores {len(s)}, truth {len(y)}."
+        )
     if len(s) == 0:
         raise InvalidParameterError(f"{func} needs at least one case; got none.")
     if not np.isfinite(s).all():
@@ -305,27 +348,39 @@ def _validate(decisions: object, scores: object, truth: object, reader_names: ob
     bad = ~np.isin(y, (0.0, 1.0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"{func}: 'truth' must be 0 or 1; case {i} has {float(y[i])} ({int(bad.sum())} such cases).")
+        raise SchemaError(
+            f"{func}: 'truth' must be 0 or 1; case {i} has {float(y[i])} ({int(bad.sum())} such cases)."
+        )
     n_readers = d.shape[0]
     names = _reader_names(reader_names, n_readers, func)
     read = ~np.isnan(d)
     bad = read & ~np.isin(d, (0.0, 1.0))
     if bad.any():
         r, i = (int(v[0]) for v in np.nonzero(bad))
-        raise SchemaError(f"{func}: 'decisions' must be 0, 1 or NaN (not read); reader {names[r]!r} has {float(d[r, i])} "
-                          f"at case {i} ({int(bad.sum())} such calls).")
+        raise SchemaError(
+            f"{func}: 'decisions' must be 0, 1 or NaN (not read); reader {names[r]!r} has {float(d[r, i])} "
+            f"at case {i} ({int(bad.sum())} such calls)."
+        )
     for r in range(n_readers):
         n_pos, n_neg = int((read[r] & (y == 1)).sum()), int((read[r] & (y == 0)).sum())
         if n_pos == 0 or n_neg == 0:
             raise InvalidParameterError(
                 f"{func}: reader {names[r]!r} read {n_pos} positive and {n_neg} negative cases; its sensitivity and "
-                "specificity need at least one of each.")
-    if isinstance(margin, bool) or not isinstance(margin, (int, float, np.floating)) or not 0 < float(margin) < 1:
-        raise InvalidParameterError(f"The 'margin' parameter of {func} must be a float in (0, 1). "
-                                    f"Got {margin!r} instead.")
+                "specificity need at least one of each."
+            )
+    if (
+        isinstance(margin, bool)
+        or not isinstance(margin, (int, float, np.floating))
+        or not 0 < float(margin) < 1
+    ):
+        raise InvalidParameterError(
+            f"The 'margin' parameter of {func} must be a float in (0, 1). Got {margin!r} instead."
+        )
     matching = check_choice(matching, MATCHINGS, name="matching", func=func)
     masks, inverse = np.unique(read, axis=0, return_inverse=True)
-    groups = tuple((masks[g].astype(float), np.flatnonzero(np.ravel(inverse) == g)) for g in range(len(masks)))
+    groups = tuple(
+        (masks[g].astype(float), np.flatnonzero(np.ravel(inverse) == g)) for g in range(len(masks))
+    )
     inputs = _Inputs(np.where(read, d, 0.0), read.astype(float), y, sort_scores(s), groups, str(matching))
     return names, inputs, len(s)
 
@@ -334,24 +389,36 @@ def _float_array(value: object, name: str, func: str) -> np.ndarray:
     try:
         return np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise SchemaError(f"The '{name}' parameter of {func} must be numeric (array-like of numbers). "
-                          f"Got {type(value).__name__} with non-numeric values instead.") from None
+        raise SchemaError(
+            f"The '{name}' parameter of {func} must be numeric (array-like of numbers). "
+            f"Got {type(value).__name__} with non-numeric values instead."
+        ) from None
 
 
 def _reader_names(reader_names: object, n_readers: int, func: str) -> tuple[str, ...]:
     if reader_names is None:
         return tuple(f"reader_{i + 1}" for i in range(n_readers))
-    if (isinstance(reader_names, str) or not isinstance(reader_names, (Sequence, np.ndarray))
-            or not all(isinstance(n, str) for n in reader_names)):
-        raise InvalidParameterError(f"The 'reader_names' parameter of {func} must be a sequence of str or None. "
-                                    f"Got {reader_names!r} instead.")
+    if (
+        isinstance(reader_names, str)
+        or not isinstance(reader_names, (Sequence, np.ndarray))
+        or not all(isinstance(n, str) for n in reader_names)
+    ):
+        raise InvalidParameterError(
+            f"The 'reader_names' parameter of {func} must be a sequence of str or None. "
+            f"Got {reader_names!r} instead."
+        )
     names = tuple(str(n) for n in reader_names)
     if len(names) != n_readers:
-        raise InvalidParameterError(f"{func}: 'reader_names' has {len(names)} names but 'decisions' has "
-                                    f"{n_readers} readers (rows).")
+        raise InvalidParameterError(
+            f"{func}: 'reader_names' has {len(names)} names but 'decisions' has {n_readers} readers (rows)."
+        )
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup or PANEL in names:
-        what = f"duplicate names {dup}" if dup else f"the name {PANEL!r}, which the tables give the readers' mean"
+        what = (
+            f"duplicate names {dup}"
+            if dup
+            else f"the name {PANEL!r}, which the tables give the readers' mean"
+        )
         raise InvalidParameterError(f"{func}: 'reader_names' holds {what}; give each reader a distinct name.")
     return names
 
@@ -375,8 +442,12 @@ def _statistics(weights: np.ndarray, inp: _Inputs) -> dict[str, np.ndarray]:
         else:
             c_fp, c_tp = curve_counts(sorted_w * mask[order], sorted_y, ends)
         tp_at[:, idx], fp_at[:, idx], below[:, idx] = match_points(
-            c_fp, c_tp, np.where(ok[:, idx], fp[:, idx], 0.0), np.where(ok[:, idx], tp[:, idx], 0.0),
-            matching=inp.matching)
+            c_fp,
+            c_tp,
+            np.where(ok[:, idx], fp[:, idx], 0.0),
+            np.where(ok[:, idx], tp[:, idx], 0.0),
+            matching=inp.matching,
+        )
     model_se, model_sp = tp_at / safe_p, 1.0 - fp_at / safe_n
     # the panel: the readers' mean point against the model on every case
     c_fp, c_tp = every_case if every_case is not None else curve_counts(sorted_w, sorted_y, ends)
@@ -393,13 +464,15 @@ def _statistics(weights: np.ndarray, inp: _Inputs) -> dict[str, np.ndarray]:
         return np.where(okk, a, np.nan)
 
     return {
-        "se": undefined_nan(np.hstack([se, mean_se])), "sp": undefined_nan(np.hstack([sp, mean_sp])),
+        "se": undefined_nan(np.hstack([se, mean_se])),
+        "sp": undefined_nan(np.hstack([sp, mean_sp])),
         "model_se": undefined_nan(np.hstack([model_se, p_tp / safe_ap])),
         "model_sp": undefined_nan(np.hstack([model_sp, 1.0 - p_fp / safe_an])),
         "delta_se": undefined_nan(np.hstack([(tp_at - tp) / safe_p, (p_tp - py) / safe_ap])),
         "delta_sp": undefined_nan(np.hstack([(fp - fp_at) / safe_n, (px - p_fp) / safe_an])),
         "below": undefined_nan(np.hstack([below, p_below]).astype(float)),
-        "n_pos": np.hstack([n_pos, all_p]), "n_neg": np.hstack([n_neg, all_n]),
+        "n_pos": np.hstack([n_pos, all_p]),
+        "n_neg": np.hstack([n_neg, all_n]),
     }
 
 
@@ -415,8 +488,15 @@ def _holm(p: np.ndarray) -> np.ndarray:
     return out
 
 
-def _result(names: tuple[str, ...], inp: _Inputs, obs: dict[str, np.ndarray], boot: dict[str, np.ndarray],
-            plan: ResamplingPlan, margin: float, level: float) -> OperatingPointsResult:
+def _result(
+    names: tuple[str, ...],
+    inp: _Inputs,
+    obs: dict[str, np.ndarray],
+    boot: dict[str, np.ndarray],
+    plan: ResamplingPlan,
+    margin: float,
+    level: float,
+) -> OperatingPointsResult:
     import pandas as pd
 
     n_readers = len(names)
@@ -425,25 +505,47 @@ def _result(names: tuple[str, ...], inp: _Inputs, obs: dict[str, np.ndarray], bo
     o = {k: v[0] for k, v in obs.items()}
     n_undef = (np.isnan(boot["se"]) | np.isnan(boot["sp"])).sum(axis=0)
     if n_undef[:n_readers].any():
-        warnings.warn(f"reader_operating_points: in {int(n_undef.max())} of {plan.n_resamples} bootstrap replicates "
-                      "a reader drew no positive or no negative case; they are left out of its intervals.",
-                      UndefinedMetricWarning, stacklevel=3)
+        warnings.warn(
+            f"reader_operating_points: in {int(n_undef.max())} of {plan.n_resamples} bootstrap replicates "
+            "a reader drew no positive or no negative case; they are left out of its intervals.",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
     rows = []
     for metric, key, n_key in (("sensitivity", "se", "n_pos"), ("specificity", "sp", "n_neg")):
         s = summarize_distribution(boot[key], confidence_level=level, axis=0)
         for i in range(n_readers + 1):
-            rows.append({"reader": who[i], "kind": kind[i], "metric": metric, "estimate": o[key][i],
-                         "ci_low": s["ci_low"][i], "ci_high": s["ci_high"][i],
-                         "n_cases": int(round(o[n_key][i])), "n_undefined": int(s["n_undefined"][i])})
+            rows.append(
+                {
+                    "reader": who[i],
+                    "kind": kind[i],
+                    "metric": metric,
+                    "estimate": o[key][i],
+                    "ci_low": s["ci_low"][i],
+                    "ci_high": s["ci_high"][i],
+                    "n_cases": int(round(o[n_key][i])),
+                    "n_undefined": int(s["n_undefined"][i]),
+                }
+            )
     operating = pd.DataFrame(rows)
     below = boot["below"]
     share_below = np.nanmean(below, axis=0) if len(below) else np.full(n_readers + 1, np.nan)
-    vs_curve = pd.DataFrame({"reader": who, "kind": kind, "fpr": 1.0 - o["sp"], "tpr": o["se"],
-                             "below_curve": o["below"].astype(bool), "curve_gap": o["delta_se"],
-                             "share_below": share_below})
+    vs_curve = pd.DataFrame(
+        {
+            "reader": who,
+            "kind": kind,
+            "fpr": 1.0 - o["sp"],
+            "tpr": o["se"],
+            "below_curve": o["below"].astype(bool),
+            "curve_gap": o["delta_se"],
+            "share_below": share_below,
+        }
+    )
     comp = []
     for metric, key, model_key, reader_key in (
-            (_METRICS[0], "delta_se", "model_se", "se"), (_METRICS[1], "delta_sp", "model_sp", "sp")):
+        (_METRICS[0], "delta_se", "model_se", "se"),
+        (_METRICS[1], "delta_sp", "model_sp", "sp"),
+    ):
         dist = boot[key]
         s = summarize_distribution(dist, confidence_level=level, axis=0)
         defined = np.isfinite(dist).sum(axis=0)
@@ -451,11 +553,24 @@ def _result(names: tuple[str, ...], inp: _Inputs, obs: dict[str, np.ndarray], bo
             p = np.where(defined > 0, (dist <= -margin).sum(axis=0) / np.maximum(defined, 1), np.nan)
         holm = np.r_[_holm(p[:n_readers]), np.nan]
         for i in range(n_readers + 1):
-            comp.append({"reader": who[i], "kind": kind[i], "metric": metric, "model_estimate": o[model_key][i],
-                         "reader_estimate": o[reader_key][i], "difference": o[key][i], "ci_low": s["ci_low"][i],
-                         "ci_high": s["ci_high"][i], "standard_error": s["sd"][i], "margin": margin,
-                         "pvalue": p[i], "pvalue_holm": holm[i], "non_inferior": bool(s["ci_low"][i] > -margin),
-                         "n_undefined": int(s["n_undefined"][i])})
+            comp.append(
+                {
+                    "reader": who[i],
+                    "kind": kind[i],
+                    "metric": metric,
+                    "model_estimate": o[model_key][i],
+                    "reader_estimate": o[reader_key][i],
+                    "difference": o[key][i],
+                    "ci_low": s["ci_low"][i],
+                    "ci_high": s["ci_high"][i],
+                    "standard_error": s["sd"][i],
+                    "margin": margin,
+                    "pvalue": p[i],
+                    "pvalue_holm": holm[i],
+                    "non_inferior": bool(s["ci_low"][i] > -margin),
+                    "n_undefined": int(s["n_undefined"][i]),
+                }
+            )
     comparisons = pd.DataFrame(comp)
     reader_below = below[:, :n_readers]
     n_below_dist = np.where(np.isnan(reader_below).any(axis=1), np.nan, np.nansum(reader_below, axis=1))
@@ -465,13 +580,29 @@ def _result(names: tuple[str, ...], inp: _Inputs, obs: dict[str, np.ndarray], bo
     share = [(n_below_dist == k).sum() / n_defined if n_defined else np.nan for k in ks]
     below_count = pd.DataFrame({"n_readers_below": ks, "share": share, "observed": ks == n_below})
     th = inp.sorted_scores.thresholds
-    c_fp, c_tp = curve_counts(np.ones((1, len(inp.truth))), inp.truth[inp.sorted_scores.order],
-                              inp.sorted_scores.group_end)
-    roc = pd.DataFrame({"threshold": np.r_[np.inf, th], "fpr": c_fp[0] / c_fp[0, -1], "tpr": c_tp[0] / c_tp[0, -1]})
+    c_fp, c_tp = curve_counts(
+        np.ones((1, len(inp.truth))), inp.truth[inp.sorted_scores.order], inp.sorted_scores.group_end
+    )
+    roc = pd.DataFrame(
+        {"threshold": np.r_[np.inf, th], "fpr": c_fp[0] / c_fp[0, -1], "tpr": c_tp[0] / c_tp[0, -1]}
+    )
     seed = plan.seed if isinstance(plan.seed, int) else None
     return OperatingPointsResult(
-        readers=names, roc_curve=roc, operating_points=operating, readers_vs_curve=vs_curve, comparisons=comparisons,
-        below_count=below_count, n_below=n_below, delta_sensitivity=boot["delta_se"],
-        delta_specificity=boot["delta_sp"], n_below_distribution=n_below_dist, margin=margin, confidence_level=level,
-        matching=inp.matching, n_resamples=plan.n_resamples, n_cases=len(inp.truth), n_patients=plan.n_patients,
-        seed=seed)
+        readers=names,
+        roc_curve=roc,
+        operating_points=operating,
+        readers_vs_curve=vs_curve,
+        comparisons=comparisons,
+        below_count=below_count,
+        n_below=n_below,
+        delta_sensitivity=boot["delta_se"],
+        delta_specificity=boot["delta_sp"],
+        n_below_distribution=n_below_dist,
+        margin=margin,
+        confidence_level=level,
+        matching=inp.matching,
+        n_resamples=plan.n_resamples,
+        n_cases=len(inp.truth),
+        n_patients=plan.n_patients,
+        seed=seed,
+    )

@@ -79,8 +79,11 @@ class ORComponents:
 
     def scalars(self) -> dict[str, float]:
         """The scalar fields by name (the ``variance_components`` table's rows)."""
-        return {f.name: float(getattr(self, f.name)) for f in fields(self) if not f.name.endswith(
-            ("_by_modality", "_by_reader"))}
+        return {
+            f.name: float(getattr(self, f.name))
+            for f in fields(self)
+            if not f.name.endswith(("_by_modality", "_by_reader"))
+        }
 
 
 def _mean(values: np.ndarray) -> float:
@@ -113,11 +116,22 @@ def or_components(aucs: np.ndarray, cov: np.ndarray) -> ORComponents:
     else:  # one modality: the reader variance is MS(R) - Var(error) + Cov2 (Hillis 2007, single test)
         ms_t = ms_tr = var_tr = float("nan")
         var_rdr = ms_r - var + cov2
-    return ORComponents(var_error=var, cov1=cov1, cov2=cov2, cov3=cov3, var_reader=var_rdr,
-                        var_treatment_reader=var_tr, ms_treatment=ms_t, ms_reader=ms_r, ms_treatment_reader=ms_tr,
-                        ms_reader_by_modality=readonly(ms_r_m), var_error_by_modality=readonly(var_m),
-                        cov2_by_modality=readonly(cov2_m), var_error_by_reader=readonly(var_r),
-                        cov1_by_reader=readonly(cov1_r))
+    return ORComponents(
+        var_error=var,
+        cov1=cov1,
+        cov2=cov2,
+        cov3=cov3,
+        var_reader=var_rdr,
+        var_treatment_reader=var_tr,
+        ms_treatment=ms_t,
+        ms_reader=ms_r,
+        ms_treatment_reader=ms_tr,
+        ms_reader_by_modality=readonly(ms_r_m),
+        var_error_by_modality=readonly(var_m),
+        cov2_by_modality=readonly(cov2_m),
+        var_error_by_reader=readonly(var_r),
+        cov1_by_reader=readonly(cov1_r),
+    )
 
 
 def _f_test(analysis: str, ms_t: float, den: float, df: float, ddf: float) -> MRMCTest:
@@ -148,8 +162,9 @@ def rrrc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float
     return MRMCAnalysis(test, diffs, tuple(singles))
 
 
-def frrc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float, clamp: bool
-         ) -> MRMCAnalysis:
+def frrc(
+    aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float, clamp: bool
+) -> MRMCAnalysis:
     """Fixed readers: chi-square (T-1) MS(T) / [Var - Cov1 + (R-1) max(Cov2 - Cov3, 0)] with T - 1 df."""
     from scipy import stats
 
@@ -161,13 +176,29 @@ def frrc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float
         between = max(c.cov2 - c.cov3, 0.0) if clamp else c.cov2 - c.cov3
         den = c.var_error - c.cov1 + (n_rdr - 1) * between
         x2 = ratio((n_mod - 1) * c.ms_treatment, den)
-        test = MRMCTest("FRRC", "chi2", float(x2), float(n_mod - 1), float("nan"),
-                        float(stats.chi2.sf(x2, n_mod - 1)), float(den))
+        test = MRMCTest(
+            "FRRC",
+            "chi2",
+            float(x2),
+            float(n_mod - 1),
+            float("nan"),
+            float(stats.chi2.sf(x2, n_mod - 1)),
+            float(den),
+        )
         diffs = differences("FRRC", names, means, float(np.sqrt(2 * den / n_rdr)), float("inf"), level)
     singles = tuple(
-        modality_estimate("FRRC", names[t], means[t], np.sqrt(
-            (c.var_error_by_modality[t] + (n_rdr - 1) * max(float(c.cov2_by_modality[t]), 0.0)) / n_rdr),
-            float("inf"), level) for t in range(n_mod))
+        modality_estimate(
+            "FRRC",
+            names[t],
+            means[t],
+            np.sqrt(
+                (c.var_error_by_modality[t] + (n_rdr - 1) * max(float(c.cov2_by_modality[t]), 0.0)) / n_rdr
+            ),
+            float("inf"),
+            level,
+        )
+        for t in range(n_mod)
+    )
     return MRMCAnalysis(test, diffs, singles)
 
 
@@ -180,14 +211,21 @@ def rrfc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float
     if n_mod > 1:
         ddf = float((n_mod - 1) * (n_rdr - 1))
         test = _f_test("RRFC", c.ms_treatment, c.ms_treatment_reader, n_mod - 1, ddf)
-        diffs = differences("RRFC", names, means, float(np.sqrt(2 * c.ms_treatment_reader / n_rdr)), ddf, level)
-    singles = tuple(modality_estimate("RRFC", names[t], means[t], np.sqrt(c.ms_reader_by_modality[t] / n_rdr),
-                                      float(n_rdr - 1), level) for t in range(n_mod))
+        diffs = differences(
+            "RRFC", names, means, float(np.sqrt(2 * c.ms_treatment_reader / n_rdr)), ddf, level
+        )
+    singles = tuple(
+        modality_estimate(
+            "RRFC", names[t], means[t], np.sqrt(c.ms_reader_by_modality[t] / n_rdr), float(n_rdr - 1), level
+        )
+        for t in range(n_mod)
+    )
     return MRMCAnalysis(test, diffs, singles)
 
 
-def reader_estimates(aucs: np.ndarray, cov: np.ndarray, modalities: tuple[str, ...], readers: tuple[str, ...],
-                     level: float) -> tuple[ReaderEstimate, ...]:
+def reader_estimates(
+    aucs: np.ndarray, cov: np.ndarray, modalities: tuple[str, ...], readers: tuple[str, ...], level: float
+) -> tuple[ReaderEstimate, ...]:
     out = []
     for t, m in enumerate(modalities):
         for r, rd in enumerate(readers):
@@ -197,8 +235,9 @@ def reader_estimates(aucs: np.ndarray, cov: np.ndarray, modalities: tuple[str, .
     return tuple(out)
 
 
-def or_reader_differences(aucs: np.ndarray, c: ORComponents, modalities: tuple[str, ...],
-                          readers: tuple[str, ...], level: float) -> tuple[ReaderDifference, ...]:
+def or_reader_differences(
+    aucs: np.ndarray, c: ORComponents, modalities: tuple[str, ...], readers: tuple[str, ...], level: float
+) -> tuple[ReaderDifference, ...]:
     """Each reader's modality differences, SE sqrt(2 (Var_r - Cov1_r)) from that reader's data (normal)."""
     out = []
     for r, rd in enumerate(readers):
@@ -206,7 +245,9 @@ def or_reader_differences(aucs: np.ndarray, c: ORComponents, modalities: tuple[s
         for a, b in pairs(len(modalities)):
             est = float(aucs[a, r] - aucs[b, r])
             stat, low, high, p = t_interval(est, se, float("inf"), level)
-            out.append(ReaderDifference(rd, modalities[a], modalities[b], est, se, float("inf"), stat, low, high, p))
+            out.append(
+                ReaderDifference(rd, modalities[a], modalities[b], est, se, float("inf"), stat, low, high, p)
+            )
     return tuple(out)
 
 
@@ -268,40 +309,72 @@ class ORResult:
         ``reader_differences`` and ``variance_components`` (name, value)."""
         out = analysis_tables((self.rrrc, self.frrc, self.rrfc), self.covariance_method)
         out["readers"] = frame([tuple(vars(x).values()) for x in self.readers], READER_COLUMNS)
-        out["reader_differences"] = frame([tuple(vars(x).values()) for x in self.reader_differences],
-                                          READER_DIFFERENCE_COLUMNS)
-        out["variance_components"] = frame(list(self.components.scalars().items()), VARIANCE_COMPONENT_COLUMNS)
+        out["reader_differences"] = frame(
+            [tuple(vars(x).values()) for x in self.reader_differences], READER_DIFFERENCE_COLUMNS
+        )
+        out["variance_components"] = frame(
+            list(self.components.scalars().items()), VARIANCE_COMPONENT_COLUMNS
+        )
         return out
 
 
-def or_from_covariance(aucs: np.ndarray, cov: np.ndarray, *, covariance_method: str, modality_names: tuple[str, ...],
-                       reader_names: tuple[str, ...], confidence_level: float, fixed_readers_clamp: bool,
-                       weights: np.ndarray | None = None) -> ORResult:
+def or_from_covariance(
+    aucs: np.ndarray,
+    cov: np.ndarray,
+    *,
+    covariance_method: str,
+    modality_names: tuple[str, ...],
+    reader_names: tuple[str, ...],
+    confidence_level: float,
+    fixed_readers_clamp: bool,
+    weights: np.ndarray | None = None,
+) -> ORResult:
     """The OR analysis of given AUCs (T, R) and covariance (T, R, T, R); ``weights`` (R,) summing to 1 weight
     the readers in the modality means (:mod:`cxreval.mrmc._reader_weights`), None = equally."""
     comps = or_components(aucs, cov)
     if weights is None:
-        analyses = (rrrc(aucs, comps, modality_names, confidence_level),
-                    frrc(aucs, comps, modality_names, confidence_level, fixed_readers_clamp),
-                    rrfc(aucs, comps, modality_names, confidence_level))
+        analyses = (
+            rrrc(aucs, comps, modality_names, confidence_level),
+            frrc(aucs, comps, modality_names, confidence_level, fixed_readers_clamp),
+            rrfc(aucs, comps, modality_names, confidence_level),
+        )
         w = np.full(aucs.shape[1], 1 / aucs.shape[1])
     else:
-        analyses = weighted_analyses(aucs, cov, comps, weights, modality_names, confidence_level,
-                                     fixed_readers_clamp)
+        analyses = weighted_analyses(
+            aucs, cov, comps, weights, modality_names, confidence_level, fixed_readers_clamp
+        )
         w = weights
     return ORResult(
-        modality_names=modality_names, reader_names=reader_names, covariance_method=covariance_method,
-        confidence_level=confidence_level, fixed_readers_clamp=fixed_readers_clamp, aucs=readonly(aucs),
-        covariance=readonly(cov), components=comps, rrrc=analyses[0], frrc=analyses[1], rrfc=analyses[2],
+        modality_names=modality_names,
+        reader_names=reader_names,
+        covariance_method=covariance_method,
+        confidence_level=confidence_level,
+        fixed_readers_clamp=fixed_readers_clamp,
+        aucs=readonly(aucs),
+        covariance=readonly(cov),
+        components=comps,
+        rrrc=analyses[0],
+        frrc=analyses[1],
+        rrfc=analyses[2],
         readers=reader_estimates(aucs, cov, modality_names, reader_names, confidence_level),
         reader_differences=or_reader_differences(aucs, comps, modality_names, reader_names, confidence_level),
-        reader_weights="equal" if weights is None else "case_pairs", weights=readonly(w))
+        reader_weights="equal" if weights is None else "case_pairs",
+        weights=readonly(w),
+    )
 
 
-def or_analysis(ratings: object, truth: object, *, covariance: CovarianceMethod = "jackknife",
-                clusters: object = None, confidence_level: float = 0.95,
-                modality_names: Sequence[str] | None = None, reader_names: Sequence[str] | None = None,
-                fixed_readers_clamp: bool = True, reader_weights: str = "equal") -> ORResult:
+def or_analysis(
+    ratings: object,
+    truth: object,
+    *,
+    covariance: CovarianceMethod = "jackknife",
+    clusters: object = None,
+    confidence_level: float = 0.95,
+    modality_names: Sequence[str] | None = None,
+    reader_names: Sequence[str] | None = None,
+    fixed_readers_clamp: bool = True,
+    reader_weights: str = "equal",
+) -> ORResult:
     """Obuchowski–Rockette analysis of the readers' empirical AUCs: do the modalities differ?
 
     The OR model writes the AUC of reader j in modality i as ``mu + tau_i + R_j + (tau R)_ij + e_ij``, readers
@@ -397,16 +470,32 @@ def or_analysis(ratings: object, truth: object, *, covariance: CovarianceMethod 
     method = check_covariance_method(covariance, func=func)
     if not isinstance(fixed_readers_clamp, (bool, np.bool_)):
         raise InvalidParameterError(
-            f"The 'fixed_readers_clamp' parameter of {func} must be a bool. Got {fixed_readers_clamp!r} instead.")
+            f"The 'fixed_readers_clamp' parameter of {func} must be a bool. Got {fixed_readers_clamp!r} instead."
+        )
     check_choice(reader_weights, READER_WEIGHTS, name="reader_weights", func=func)
-    inputs = check_mrmc_inputs(ratings, truth, clusters, func=func, modality_names=modality_names,
-                               reader_names=reader_names, min_readers=2)
+    inputs = check_mrmc_inputs(
+        ratings,
+        truth,
+        clusters,
+        func=func,
+        modality_names=modality_names,
+        reader_names=reader_names,
+        min_readers=2,
+    )
     n_mod, n_rdr = inputs.ratings.shape[:2]
     mods = check_names(modality_names, n_mod, name="modality_names", func=func)
     rdrs = check_names(reader_names, n_rdr, name="reader_names", func=func)
     pl = placements(inputs)
     cov = covariance_matrix(inputs, pl, method).reshape(n_mod, n_rdr, n_mod, n_rdr)
-    return or_from_covariance(pl.auc.reshape(n_mod, n_rdr), cov, covariance_method=method, modality_names=mods,
-                              reader_names=rdrs, confidence_level=level, fixed_readers_clamp=bool(fixed_readers_clamp),
-                              weights=None if reader_weights == "equal" else case_pair_weights(
-                                  inputs.ratings, np.asarray(inputs.truth)))
+    return or_from_covariance(
+        pl.auc.reshape(n_mod, n_rdr),
+        cov,
+        covariance_method=method,
+        modality_names=mods,
+        reader_names=rdrs,
+        confidence_level=level,
+        fixed_readers_clamp=bool(fixed_readers_clamp),
+        weights=None
+        if reader_weights == "equal"
+        else case_pair_weights(inputs.ratings, np.asarray(inputs.truth)),
+    )

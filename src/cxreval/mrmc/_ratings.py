@@ -22,8 +22,17 @@ from ..schema import FINDING, PATIENT_ID, SOURCE, STATE, STUDY_ID, binarize, che
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["RATING_COLUMNS", "READER", "MODALITY", "RATING", "validate_ratings", "labels_to_ratings", "ReaderArrays",
-           "reader_arrays", "read_ratings"]
+__all__ = [
+    "RATING_COLUMNS",
+    "READER",
+    "MODALITY",
+    "RATING",
+    "validate_ratings",
+    "labels_to_ratings",
+    "ReaderArrays",
+    "reader_arrays",
+    "read_ratings",
+]
 
 READER = "reader"
 """Who gave a rating: a reader of the study (a person), or a model read as one."""
@@ -35,8 +44,9 @@ RATING_COLUMNS: tuple[str, ...] = (READER, MODALITY, STUDY_ID, FINDING, RATING)
 """The required columns of the ratings table (``patient_id`` optional)."""
 
 
-def validate_ratings(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = None,
-                     where: str = "ratings") -> pd.DataFrame:
+def validate_ratings(
+    ratings: pd.DataFrame, *, scale: tuple[float, float] | None = None, where: str = "ratings"
+) -> pd.DataFrame:
     """Check a ratings table and return it standardised.
 
     Every required column is present; ``rating`` holds finite numbers; ``finding`` names are canonical
@@ -80,37 +90,48 @@ def validate_ratings(ratings: pd.DataFrame, *, scale: tuple[float, float] | None
     bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise SchemaError(f"{where} row {row + 1}: column 'rating' holds {ratings[RATING].iloc[row]!r}; expected a "
-                          "finite number (higher = more confident the finding is present).")
+        raise SchemaError(
+            f"{where} row {row + 1}: column 'rating' holds {ratings[RATING].iloc[row]!r}; expected a "
+            "finite number (higher = more confident the finding is present)."
+        )
     out[RATING] = values.to_numpy(dtype=float)
     if scale is not None:
         lo, hi = float(scale[0]), float(scale[1])
         if not lo < hi:
-            raise InvalidParameterError(f"The 'scale' parameter of validate_ratings must be (lowest, highest) with "
-                                        f"lowest < highest. Got {scale!r}.")
+            raise InvalidParameterError(
+                f"The 'scale' parameter of validate_ratings must be (lowest, highest) with "
+                f"lowest < highest. Got {scale!r}."
+            )
         off = (out[RATING] < lo) | (out[RATING] > hi)
         if off.any():
             row = int(np.flatnonzero(off.to_numpy())[0])
-            raise SchemaError(f"{where} row {row + 1}: reader {out[READER].iloc[row]!r} gave the rating "
-                              f"{out[RATING].iloc[row]:g}, outside the scale {lo:g} to {hi:g}.")
+            raise SchemaError(
+                f"{where} row {row + 1}: reader {out[READER].iloc[row]!r} gave the rating "
+                f"{out[RATING].iloc[row]:g}, outside the scale {lo:g} to {hi:g}."
+            )
     names = {f: canonical_finding(f) for f in out[FINDING].unique()}
     out[FINDING] = out[FINDING].map(names)
     dup = out.duplicated([READER, MODALITY, STUDY_ID, FINDING], keep=False)
     if dup.any():
         first = out.loc[dup].iloc[0]
-        raise SchemaError(f"{where}: reader {first[READER]!r} rated study {first[STUDY_ID]!r} for "
-                          f"{first[FINDING]!r} under modality {first[MODALITY]!r} more than once; expected one "
-                          "rating per (reader, modality, study_id, finding).")
+        raise SchemaError(
+            f"{where}: reader {first[READER]!r} rated study {first[STUDY_ID]!r} for "
+            f"{first[FINDING]!r} under modality {first[MODALITY]!r} more than once; expected one "
+            "rating per (reader, modality, study_id, finding)."
+        )
     if PATIENT_ID in out.columns:
         per_study = out.groupby(STUDY_ID, sort=False)[PATIENT_ID].nunique()
         if (per_study > 1).any():
             study = per_study.index[int(np.flatnonzero(per_study.to_numpy() > 1)[0])]
-            raise SchemaError(f"{where}: study {study!r} has more than one patient_id; expected one per study.")
+            raise SchemaError(
+                f"{where}: study {study!r} has more than one patient_id; expected one per study."
+            )
     return out
 
 
-def labels_to_ratings(labels: pd.DataFrame, *, sources: Sequence[str], modality: str = "unaided",
-                      policy: str = "exclude") -> pd.DataFrame:
+def labels_to_ratings(
+    labels: pd.DataFrame, *, sources: Sequence[str], modality: str = "unaided", policy: str = "exclude"
+) -> pd.DataFrame:
     """Readers' labels from a label table read as binary ratings (1 = positive, 0 = negative).
 
     A reader study whose readers gave labels, not confidence ratings (the CheXpert test set's radiologists),
@@ -139,16 +160,23 @@ def labels_to_ratings(labels: pd.DataFrame, *, sources: Sequence[str], modality:
     known = set(labels[SOURCE].astype(str).unique())
     missing = [s for s in sources if s not in known]
     if missing:
-        raise SchemaError(f"labels have no source {missing[0]!r} to read as a reader; sources present: "
-                          f"{sorted(known)}.")
+        raise SchemaError(
+            f"labels have no source {missing[0]!r} to read as a reader; sources present: {sorted(known)}."
+        )
     part = labels[labels[SOURCE].isin(list(sources))]
     y = binarize(part[STATE], policy=policy)
     keep = ~np.isnan(y)
     part = part.loc[keep]
-    return pd.DataFrame({READER: part[SOURCE].astype(str).to_numpy(), MODALITY: modality,
-                         STUDY_ID: part[STUDY_ID].astype(str).to_numpy(),
-                         FINDING: part[FINDING].astype(str).to_numpy(), RATING: y[keep],
-                         PATIENT_ID: part[PATIENT_ID].astype(str).to_numpy()})
+    return pd.DataFrame(
+        {
+            READER: part[SOURCE].astype(str).to_numpy(),
+            MODALITY: modality,
+            STUDY_ID: part[STUDY_ID].astype(str).to_numpy(),
+            FINDING: part[FINDING].astype(str).to_numpy(),
+            RATING: y[keep],
+            PATIENT_ID: part[PATIENT_ID].astype(str).to_numpy(),
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -173,8 +201,14 @@ class ReaderArrays:
     readers: tuple[str, ...]
 
 
-def reader_arrays(ratings: pd.DataFrame, truth: pd.Series, patients: pd.Series, *,
-                  modalities: Sequence[str] | None = None, readers: Sequence[str] | None = None) -> ReaderArrays:
+def reader_arrays(
+    ratings: pd.DataFrame,
+    truth: pd.Series,
+    patients: pd.Series,
+    *,
+    modalities: Sequence[str] | None = None,
+    readers: Sequence[str] | None = None,
+) -> ReaderArrays:
     """Lay out one finding's ratings on the cases whose truth is known.
 
     Parameters
@@ -198,11 +232,19 @@ def reader_arrays(ratings: pd.DataFrame, truth: pd.Series, patients: pd.Series, 
     m_of = {m: i for i, m in enumerate(mods)}
     r_of = {r: i for i, r in enumerate(rdrs)}
     sel = read[read[MODALITY].isin(mods) & read[READER].isin(rdrs)]
-    arr[sel[MODALITY].map(m_of).to_numpy(), sel[READER].map(r_of).to_numpy(),
-        sel[STUDY_ID].map(col).to_numpy()] = sel[RATING].to_numpy(dtype=float)
-    return ReaderArrays(ratings=arr, truth=truth.loc[studies].to_numpy(dtype=float), study_ids=studies,
-                        patient_ids=patients.loc[studies].astype(str).to_numpy(dtype=object), modalities=mods,
-                        readers=rdrs)
+    arr[
+        sel[MODALITY].map(m_of).to_numpy(),
+        sel[READER].map(r_of).to_numpy(),
+        sel[STUDY_ID].map(col).to_numpy(),
+    ] = sel[RATING].to_numpy(dtype=float)
+    return ReaderArrays(
+        ratings=arr,
+        truth=truth.loc[studies].to_numpy(dtype=float),
+        study_ids=studies,
+        patient_ids=patients.loc[studies].astype(str).to_numpy(dtype=object),
+        modalities=mods,
+        readers=rdrs,
+    )
 
 
 def read_ratings(path: str | Path, *, scale: tuple[float, float] | None = None) -> pd.DataFrame:

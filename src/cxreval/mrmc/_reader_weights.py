@@ -77,15 +77,24 @@ class WeightedMoments:
         self.var = float(np.mean([mean(t, u, diag, self.s2) for t, u in same]))
         self.cov2 = float(np.mean([mean(t, u, off, self.off_total) for t, u in same]))
         self.cov1 = float(np.mean([mean(t, u, diag, self.s2) for t, u in other])) if other else float("nan")
-        self.cov3 = float(np.mean([mean(t, u, off, self.off_total) for t, u in other])) if other else float("nan")
+        self.cov3 = (
+            float(np.mean([mean(t, u, off, self.off_total) for t, u in other])) if other else float("nan")
+        )
 
 
 def _ms_treatment(means: np.ndarray, s2: float) -> float:
     return float(((means - means.mean()) ** 2).sum()) / ((len(means) - 1) * s2)
 
 
-def weighted_analyses(aucs: np.ndarray, cov: np.ndarray, c: ORComponents, w: np.ndarray, names: tuple[str, ...],
-                      level: float, clamp: bool) -> tuple[MRMCAnalysis, MRMCAnalysis, MRMCAnalysis]:
+def weighted_analyses(
+    aucs: np.ndarray,
+    cov: np.ndarray,
+    c: ORComponents,
+    w: np.ndarray,
+    names: tuple[str, ...],
+    level: float,
+    clamp: bool,
+) -> tuple[MRMCAnalysis, MRMCAnalysis, MRMCAnalysis]:
     """RRRC, FRRC and RRFC of AUCs (T, R) with reader weights ``w``; ``c`` the unweighted ORComponents."""
     from scipy import stats
 
@@ -102,20 +111,42 @@ def weighted_analyses(aucs: np.ndarray, cov: np.ndarray, c: ORComponents, w: np.
         den = max(ms_tr + within_shift + (c23 - c23_w) + max(c23_w, 0.0) / s2, ms_tr)
         ddf = error_df(den, ms_tr, (n_mod - 1) * (n_rdr - 1))
         f = ratio(ms_t, den)
-        tests["RRRC"] = MRMCTest("RRRC", "F", float(f), float(n_mod - 1), float(ddf),
-                                 float(stats.f.sf(f, n_mod - 1, ddf)) if np.isfinite(ddf)
-                                 else float(stats.chi2.sf(f * (n_mod - 1), n_mod - 1)), float(den))
+        tests["RRRC"] = MRMCTest(
+            "RRRC",
+            "F",
+            float(f),
+            float(n_mod - 1),
+            float(ddf),
+            float(stats.f.sf(f, n_mod - 1, ddf))
+            if np.isfinite(ddf)
+            else float(stats.chi2.sf(f * (n_mod - 1), n_mod - 1)),
+            float(den),
+        )
         diffs["RRRC"] = differences("RRRC", names, means, float(np.sqrt(2 * s2 * den)), ddf, level)
         between = max(c23_w, 0.0) if clamp else c23_w
         den_f = (mw.var - mw.cov1) + (1 / s2 - 1) * between
         x2 = ratio((n_mod - 1) * ms_t, den_f)
-        tests["FRRC"] = MRMCTest("FRRC", "chi2", float(x2), float(n_mod - 1), float("nan"),
-                                 float(stats.chi2.sf(x2, n_mod - 1)), float(den_f))
+        tests["FRRC"] = MRMCTest(
+            "FRRC",
+            "chi2",
+            float(x2),
+            float(n_mod - 1),
+            float("nan"),
+            float(stats.chi2.sf(x2, n_mod - 1)),
+            float(den_f),
+        )
         diffs["FRRC"] = differences("FRRC", names, means, float(np.sqrt(2 * s2 * den_f)), float("inf"), level)
         ddf_c = float((n_mod - 1) * (n_rdr - 1))
         f_c = ratio(ms_t, ms_tr)
-        tests["RRFC"] = MRMCTest("RRFC", "F", float(f_c), float(n_mod - 1), ddf_c,
-                                 float(stats.f.sf(f_c, n_mod - 1, ddf_c)), float(ms_tr))
+        tests["RRFC"] = MRMCTest(
+            "RRFC",
+            "F",
+            float(f_c),
+            float(n_mod - 1),
+            ddf_c,
+            float(stats.f.sf(f_c, n_mod - 1, ddf_c)),
+            float(ms_tr),
+        )
         diffs["RRFC"] = differences("RRFC", names, means, float(np.sqrt(2 * s2 * ms_tr)), ddf_c, level)
     singles: dict[str, list] = {"RRRC": [], "FRRC": [], "RRFC": []}
     for t in range(n_mod):
@@ -123,11 +154,23 @@ def weighted_analyses(aucs: np.ndarray, cov: np.ndarray, c: ORComponents, w: np.
         var_t, cov2_t = float(c.var_error_by_modality[t]), float(c.cov2_by_modality[t])
         var_w, cov2_w = float(mw.var_by_modality[t]), float(mw.cov2_by_modality[t])
         den_t = max(ms_r + (var_w - var_t) + (cov2_t - cov2_w) + max(cov2_w, 0.0) / s2, ms_r)
-        singles["RRRC"].append(modality_estimate("RRRC", names[t], means[t], np.sqrt(s2 * den_t),
-                                                 error_df(den_t, ms_r, n_rdr - 1), level))
-        singles["FRRC"].append(modality_estimate("FRRC", names[t], means[t], np.sqrt(
-            s2 * (var_w + (1 / s2 - 1) * max(cov2_w, 0.0))), float("inf"), level))
-        singles["RRFC"].append(modality_estimate("RRFC", names[t], means[t], np.sqrt(s2 * ms_r),
-                                                 float(n_rdr - 1), level))
+        singles["RRRC"].append(
+            modality_estimate(
+                "RRRC", names[t], means[t], np.sqrt(s2 * den_t), error_df(den_t, ms_r, n_rdr - 1), level
+            )
+        )
+        singles["FRRC"].append(
+            modality_estimate(
+                "FRRC",
+                names[t],
+                means[t],
+                np.sqrt(s2 * (var_w + (1 / s2 - 1) * max(cov2_w, 0.0))),
+                float("inf"),
+                level,
+            )
+        )
+        singles["RRFC"].append(
+            modality_estimate("RRFC", names[t], means[t], np.sqrt(s2 * ms_r), float(n_rdr - 1), level)
+        )
     rrrc, frrc, rrfc = (MRMCAnalysis(tests[a], diffs[a], tuple(singles[a])) for a in ("RRRC", "FRRC", "RRFC"))
     return rrrc, frrc, rrfc

@@ -35,9 +35,14 @@ def _latent_truth(labels: pd.DataFrame, sources: Sequence[str], policy: str) -> 
     part = labels[labels[SOURCE].isin(list(sources))]
     y = binarize(part[STATE], policy=policy)
     keep = ~np.isnan(y)
-    ann = pd.DataFrame({STUDY_ID: part[STUDY_ID].to_numpy()[keep], SOURCE: part[SOURCE].to_numpy()[keep],
-                        STATE: np.where(y[keep] == 1.0, 2, 0).astype("int64"),
-                        FINDING: part[FINDING].to_numpy()[keep]})
+    ann = pd.DataFrame(
+        {
+            STUDY_ID: part[STUDY_ID].to_numpy()[keep],
+            SOURCE: part[SOURCE].to_numpy()[keep],
+            STATE: np.where(y[keep] == 1.0, 2, 0).astype("int64"),
+            FINDING: part[FINDING].to_numpy()[keep],
+        }
+    )
     proba = DawidSkene().fit_predict_proba(ann)
     truth = (proba[2] > proba[0]).astype(float)
     out = truth.rename("truth").reset_index()
@@ -45,8 +50,13 @@ def _latent_truth(labels: pd.DataFrame, sources: Sequence[str], policy: str) -> 
     return out
 
 
-def reference_truths(labels: pd.DataFrame, references: Sequence[str], *, policy: str = "exclude",
-                     latent_sources: Sequence[str] | None = None) -> pd.DataFrame:
+def reference_truths(
+    labels: pd.DataFrame,
+    references: Sequence[str],
+    *,
+    policy: str = "exclude",
+    latent_sources: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """The 0/1 truth of every study and finding under each reference.
 
     Parameters
@@ -75,27 +85,39 @@ def reference_truths(labels: pd.DataFrame, references: Sequence[str], *, policy:
         if r != LATENT and r not in known:
             from .._validation import did_you_mean
 
-            raise SchemaError(f"reference {r!r} is not a source of the labels{did_you_mean(r, known)}; sources "
-                              f"present: {sorted(known)} (or 'latent').")
+            raise SchemaError(
+                f"reference {r!r} is not a source of the labels{did_you_mean(r, known)}; sources "
+                f"present: {sorted(known)} (or 'latent')."
+            )
     patients = labels.drop_duplicates(STUDY_ID).set_index(STUDY_ID)[PATIENT_ID]
     parts = []
     for r in dict.fromkeys(references):
         if r == LATENT:
             srcs = list(latent_sources or ())
             if len(srcs) < 3:
-                raise InvalidParameterError("The 'latent_sources' parameter must name at least three label sources "
-                                            f"for the 'latent' reference. Got {srcs}.")
+                raise InvalidParameterError(
+                    "The 'latent_sources' parameter must name at least three label sources "
+                    f"for the 'latent' reference. Got {srcs}."
+                )
             bad = [s for s in srcs if s not in known]
             if bad:
-                raise SchemaError(f"latent source {bad[0]!r} is not a source of the labels; sources present: "
-                                  f"{sorted(known)}.")
+                raise SchemaError(
+                    f"latent source {bad[0]!r} is not a source of the labels; sources present: "
+                    f"{sorted(known)}."
+                )
             part = _latent_truth(labels, srcs, policy)
         else:
             rows = labels[labels[SOURCE] == r]
             y = binarize(rows[STATE], policy=policy)
             keep = ~np.isnan(y)
-            part = pd.DataFrame({SOURCE: r, STUDY_ID: rows[STUDY_ID].to_numpy()[keep],
-                                 FINDING: rows[FINDING].to_numpy()[keep], "truth": y[keep]})
+            part = pd.DataFrame(
+                {
+                    SOURCE: r,
+                    STUDY_ID: rows[STUDY_ID].to_numpy()[keep],
+                    FINDING: rows[FINDING].to_numpy()[keep],
+                    "truth": y[keep],
+                }
+            )
         part[PATIENT_ID] = part[STUDY_ID].map(patients).astype(str)
         parts.append(part[[SOURCE, STUDY_ID, PATIENT_ID, FINDING, "truth"]])
     return pd.concat(parts, ignore_index=True)

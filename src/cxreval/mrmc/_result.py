@@ -20,31 +20,109 @@ __all__ = ["ReaderStudyResult", "READER_STUDY_COLUMNS"]
 _KEYS = ("reference", "finding")
 _MODEL_KEYS = ("reference", "finding", "model", "modality")
 
-READER_STUDY_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "counts": (*_KEYS, "cases", "positives", "negatives", "readers", "modalities"),
-    "reader_auc": (*_KEYS, "modality", "reader", "auc", "standard_error", "ci_low", "ci_high"),
-    "tests": (*_KEYS, "method", "analysis", "covariance", "statistic_name", "statistic", "df", "ddf", "pvalue"),
-    "differences": (*_KEYS, "method", "analysis", "modality_a", "modality_b", "estimate", "standard_error", "df",
-                    "ci_low", "ci_high", "pvalue"),
-    "modalities": (*_KEYS, "method", "analysis", "modality", "auc", "standard_error", "df", "ci_low", "ci_high"),
-    "variance_components": (*_KEYS, "method", "name", "value"),
-    "model_vs_readers": (*_MODEL_KEYS, "model_auc", "readers_auc", "difference", "standard_error", "df", "ci_low",
-                         "ci_high", "pvalue", "margin", "non_inferior"),
-    "operating_points": (*_MODEL_KEYS, "reader", "kind", "metric", "estimate", "ci_low", "ci_high", "n_cases",
-                         "n_undefined"),
-    "readers_vs_curve": (*_MODEL_KEYS, "reader", "kind", "fpr", "tpr", "below_curve", "curve_gap", "share_below"),
-    "comparisons": (*_MODEL_KEYS, "reader", "kind", "metric", "model_estimate", "reader_estimate", "difference",
-                    "ci_low", "ci_high", "standard_error", "margin", "pvalue", "pvalue_holm", "non_inferior",
-                    "n_undefined"),
-    "below_count": (*_MODEL_KEYS, "n_readers_below", "share", "observed"),
-    "roc_curve": (*_MODEL_KEYS, "threshold", "fpr", "tpr"),
-    "verdicts": (*_MODEL_KEYS, "measure", "difference", "ci_low", "ci_high", "margin", "non_inferior"),
-})
+READER_STUDY_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "counts": (*_KEYS, "cases", "positives", "negatives", "readers", "modalities"),
+        "reader_auc": (*_KEYS, "modality", "reader", "auc", "standard_error", "ci_low", "ci_high"),
+        "tests": (
+            *_KEYS,
+            "method",
+            "analysis",
+            "covariance",
+            "statistic_name",
+            "statistic",
+            "df",
+            "ddf",
+            "pvalue",
+        ),
+        "differences": (
+            *_KEYS,
+            "method",
+            "analysis",
+            "modality_a",
+            "modality_b",
+            "estimate",
+            "standard_error",
+            "df",
+            "ci_low",
+            "ci_high",
+            "pvalue",
+        ),
+        "modalities": (
+            *_KEYS,
+            "method",
+            "analysis",
+            "modality",
+            "auc",
+            "standard_error",
+            "df",
+            "ci_low",
+            "ci_high",
+        ),
+        "variance_components": (*_KEYS, "method", "name", "value"),
+        "model_vs_readers": (
+            *_MODEL_KEYS,
+            "model_auc",
+            "readers_auc",
+            "difference",
+            "standard_error",
+            "df",
+            "ci_low",
+            "ci_high",
+            "pvalue",
+            "margin",
+            "non_inferior",
+        ),
+        "operating_points": (
+            *_MODEL_KEYS,
+            "reader",
+            "kind",
+            "metric",
+            "estimate",
+            "ci_low",
+            "ci_high",
+            "n_cases",
+            "n_undefined",
+        ),
+        "readers_vs_curve": (
+            *_MODEL_KEYS,
+            "reader",
+            "kind",
+            "fpr",
+            "tpr",
+            "below_curve",
+            "curve_gap",
+            "share_below",
+        ),
+        "comparisons": (
+            *_MODEL_KEYS,
+            "reader",
+            "kind",
+            "metric",
+            "model_estimate",
+            "reader_estimate",
+            "difference",
+            "ci_low",
+            "ci_high",
+            "standard_error",
+            "margin",
+            "pvalue",
+            "pvalue_holm",
+            "non_inferior",
+            "n_undefined",
+        ),
+        "below_count": (*_MODEL_KEYS, "n_readers_below", "share", "observed"),
+        "roc_curve": (*_MODEL_KEYS, "threshold", "fpr", "tpr"),
+        "verdicts": (*_MODEL_KEYS, "measure", "difference", "ci_low", "ci_high", "margin", "non_inferior"),
+    }
+)
 """The columns of every table of :class:`ReaderStudyResult`, by its name in ``FILES``."""
 
 
-_MEASURES = {"auc": "ΔAUC (model − readers' mean)",
-             "sensitivity_at_panel_specificity": "ΔSe at the panel's specificity (model − readers' mean)"}
+_MEASURES = {
+    "auc": "ΔAUC (model − readers' mean)",
+    "sensitivity_at_panel_specificity": "ΔSe at the panel's specificity (model − readers' mean)",
+}
 
 
 def _empty(name: str) -> pd.DataFrame:
@@ -92,7 +170,9 @@ class ReaderStudyResult(TableResult):
     notes : tuple of str
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({name: f"mrmc_{name}.csv" for name in READER_STUDY_COLUMNS})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {name: f"mrmc_{name}.csv" for name in READER_STUDY_COLUMNS}
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = READER_STUDY_COLUMNS["reader_auc"]
 
     table: pd.DataFrame
@@ -121,21 +201,43 @@ class ReaderStudyResult(TableResult):
     @classmethod
     def from_tables(cls, tables: Mapping[str, pd.DataFrame], **fields: Any) -> ReaderStudyResult:
         """The result from tables named as in ``FILES`` (a missing one is empty), columns in their order."""
-        t = {name: (tables[name].loc[:, list(cols)].reset_index(drop=True) if name in tables else _empty(name))
-             for name, cols in READER_STUDY_COLUMNS.items()}
-        return cls(table=t["reader_auc"], counts=t["counts"], tests=t["tests"], differences=t["differences"],
-                   modalities_table=t["modalities"], variance_components=t["variance_components"],
-                   model_vs_readers=t["model_vs_readers"], operating_points=t["operating_points"],
-                   readers_vs_curve=t["readers_vs_curve"], comparisons=t["comparisons"],
-                   below_count=t["below_count"], roc_curve=t["roc_curve"], verdict_table=t["verdicts"], **fields)
+        t = {
+            name: (tables[name].loc[:, list(cols)].reset_index(drop=True) if name in tables else _empty(name))
+            for name, cols in READER_STUDY_COLUMNS.items()
+        }
+        return cls(
+            table=t["reader_auc"],
+            counts=t["counts"],
+            tests=t["tests"],
+            differences=t["differences"],
+            modalities_table=t["modalities"],
+            variance_components=t["variance_components"],
+            model_vs_readers=t["model_vs_readers"],
+            operating_points=t["operating_points"],
+            readers_vs_curve=t["readers_vs_curve"],
+            comparisons=t["comparisons"],
+            below_count=t["below_count"],
+            roc_curve=t["roc_curve"],
+            verdict_table=t["verdicts"],
+            **fields,
+        )
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {"counts": self.counts, "reader_auc": self.table, "tests": self.tests,
-                "differences": self.differences, "modalities": self.modalities_table,
-                "variance_components": self.variance_components, "model_vs_readers": self.model_vs_readers,
-                "operating_points": self.operating_points, "readers_vs_curve": self.readers_vs_curve,
-                "comparisons": self.comparisons, "below_count": self.below_count, "roc_curve": self.roc_curve,
-                "verdicts": self.verdict_table}
+        return {
+            "counts": self.counts,
+            "reader_auc": self.table,
+            "tests": self.tests,
+            "differences": self.differences,
+            "modalities": self.modalities_table,
+            "variance_components": self.variance_components,
+            "model_vs_readers": self.model_vs_readers,
+            "operating_points": self.operating_points,
+            "readers_vs_curve": self.readers_vs_curve,
+            "comparisons": self.comparisons,
+            "below_count": self.below_count,
+            "roc_curve": self.roc_curve,
+            "verdicts": self.verdict_table,
+        }
 
     def save(self, folder: PathLike) -> dict[str, Path]:
         """Write every table (CSV + Parquet) and ``summary.md``; return ``{name: csv path}`` and the summary's."""
@@ -147,16 +249,26 @@ class ReaderStudyResult(TableResult):
         """One sentence per model, finding and modality: under which references the model is non-inferior to the
         panel of readers (at ``margin``), and under which it is not."""
         lines = []
-        for (finding, model, modality), g in self.verdict_table.groupby(["finding", "model", "modality"], sort=False):
+        for (finding, model, modality), g in self.verdict_table.groupby(
+            ["finding", "model", "modality"], sort=False
+        ):
             measure = str(g["measure"].iloc[0])
-            yes = [f"`{r.reference}` ({_ci(r, 'difference', 'ci_low', 'ci_high')})" for r in g.itertuples()
-                   if bool(r.non_inferior)]
-            no = [f"`{r.reference}` ({_ci(r, 'difference', 'ci_low', 'ci_high')})" for r in g.itertuples()
-                  if not bool(r.non_inferior)]
+            yes = [
+                f"`{r.reference}` ({_ci(r, 'difference', 'ci_low', 'ci_high')})"
+                for r in g.itertuples()
+                if bool(r.non_inferior)
+            ]
+            no = [
+                f"`{r.reference}` ({_ci(r, 'difference', 'ci_low', 'ci_high')})"
+                for r in g.itertuples()
+                if not bool(r.non_inferior)
+            ]
             head = f"**{finding}**, {model} vs the {modality} readers, {_MEASURES.get(measure, measure)}: "
             if yes and no:
-                lines.append(head + f"non-inferior under {', '.join(yes)}; not under {', '.join(no)} — the verdict "
-                             "depends on the reference.")
+                lines.append(
+                    head + f"non-inferior under {', '.join(yes)}; not under {', '.join(no)} — the verdict "
+                    "depends on the reference."
+                )
             elif yes:
                 lines.append(head + f"non-inferior under every reference: {', '.join(yes)}.")
             else:
@@ -165,46 +277,65 @@ class ReaderStudyResult(TableResult):
 
     def summary(self) -> str:
         level = f"{self.confidence_level:.0%}"
-        parts = [f"# Reader study, {len(self.readers)} readers\n",
-                 f"{len(self.readers)} readers, {len(self.modalities)} modalities, {len(self.findings)} findings, "
-                 f"{len(self.references)} references.\n",
-                 f"References: {', '.join(self.references)}; studies: {self.studies} "
-                 f"({'every reference on the studies all of them label' if self.studies == 'common' else 'every reference on its own studies'}); "
-                 f"OR covariance: {self.covariance}; {level} intervals; non-inferiority margin {self.margin:g}.\n"]
+        parts = [
+            f"# Reader study, {len(self.readers)} readers\n",
+            f"{len(self.readers)} readers, {len(self.modalities)} modalities, {len(self.findings)} findings, "
+            f"{len(self.references)} references.\n",
+            f"References: {', '.join(self.references)}; studies: {self.studies} "
+            f"({'every reference on the studies all of them label' if self.studies == 'common' else 'every reference on its own studies'}); "
+            f"OR covariance: {self.covariance}; {level} intervals; non-inferiority margin {self.margin:g}.\n",
+        ]
         verdicts = self.verdicts()
         if verdicts:
-            parts += ["## Is the model radiologist-level?\n",
-                      "Readers who give ratings: the model's AUC minus the readers' mean AUC (readers random, cases "
-                      "random, the model fixed). Binary readers: the model's sensitivity at the readers' mean "
-                      "specificity minus their mean sensitivity (paired patient bootstrap; a binary reader's AUC is "
-                      f"the area under one point and would understate the reader). Non-inferior when the {level} "
-                      f"interval's lower end exceeds −{self.margin:g}.\n",
-                      *(f"- {v}" for v in verdicts), ""]
+            parts += [
+                "## Is the model radiologist-level?\n",
+                "Readers who give ratings: the model's AUC minus the readers' mean AUC (readers random, cases "
+                "random, the model fixed). Binary readers: the model's sensitivity at the readers' mean "
+                "specificity minus their mean sensitivity (paired patient bootstrap; a binary reader's AUC is "
+                f"the area under one point and would understate the reader). Non-inferior when the {level} "
+                f"interval's lower end exceeds −{self.margin:g}.\n",
+                *(f"- {v}" for v in verdicts),
+                "",
+            ]
         if not self.readers_vs_curve.empty:
             op = self.readers_vs_curve[self.readers_vs_curve["kind"] == "reader"]
-            below = op.groupby(["reference", "finding", "model", "modality"], sort=False)["below_curve"].agg(
-                ["sum", "size"]).reset_index()
-            parts += ["## Readers on the model's ROC curve\n",
-                      "How many readers' operating points lie below the model's ROC curve (the CheXpert paper's "
-                      "measure), per reference:\n",
-                      markdown_table(below.rename(columns={"sum": "readers below", "size": "readers"}),
-                                     right=("readers below", "readers")), ""]
+            below = (
+                op.groupby(["reference", "finding", "model", "modality"], sort=False)["below_curve"]
+                .agg(["sum", "size"])
+                .reset_index()
+            )
+            parts += [
+                "## Readers on the model's ROC curve\n",
+                "How many readers' operating points lie below the model's ROC curve (the CheXpert paper's "
+                "measure), per reference:\n",
+                markdown_table(
+                    below.rename(columns={"sum": "readers below", "size": "readers"}),
+                    right=("readers below", "readers"),
+                ),
+                "",
+            ]
         if not self.tests.empty:
-            rrrc = self.differences[(self.differences["analysis"] == "RRRC") & (self.differences["method"] == "OR")]
+            rrrc = self.differences[
+                (self.differences["analysis"] == "RRRC") & (self.differences["method"] == "OR")
+            ]
             if not rrrc.empty:
                 parts += ["## Modalities compared (Obuchowski–Rockette, random readers and cases)\n"]
                 for r in rrrc.itertuples():
-                    parts.append(f"- **{r.finding}** under `{r.reference}`: {r.modality_a} − {r.modality_b} "
-                                 f"ΔAUC {_ci(r, 'estimate', 'ci_low', 'ci_high', 4)}, p = {r.pvalue:.4f} "
-                                 f"(ddf {r.df:.2f}).")
+                    parts.append(
+                        f"- **{r.finding}** under `{r.reference}`: {r.modality_a} − {r.modality_b} "
+                        f"ΔAUC {_ci(r, 'estimate', 'ci_low', 'ci_high', 4)}, p = {r.pvalue:.4f} "
+                        f"(ddf {r.df:.2f})."
+                    )
                 parts.append("")
         if self.notes:
             parts += ["## Notes\n", *(f"- {n}" for n in dict.fromkeys(self.notes)), ""]
-        parts += ["Assumptions: cases are independent unless a note above says they are clustered by patient (the "
-                  "patient is always the resampled unit for operating points); "
-                  "readers are a random sample of the readers of interest; the OR analysis treats the AUC "
-                  "estimates as normal with the covariance estimated from the cases. Several findings and "
-                  "references are tested side by side: no multiplicity correction is applied.\n"]
+        parts += [
+            "Assumptions: cases are independent unless a note above says they are clustered by patient (the "
+            "patient is always the resampled unit for operating points); "
+            "readers are a random sample of the readers of interest; the OR analysis treats the AUC "
+            "estimates as normal with the covariance estimated from the cases. Several findings and "
+            "references are tested side by side: no multiplicity correction is applied.\n"
+        ]
         return "\n".join(parts)
 
     @classmethod
@@ -213,8 +344,13 @@ class ReaderStudyResult(TableResult):
         from .._plots import dot_interval
 
         d = table.assign(reader_modality=table["reader"].astype(str) + " · " + table["modality"].astype(str))
-        return dot_interval(d, value="auc", category=["finding", "reader_modality"], low="ci_low", high="ci_high",
-                            color="reference", title="Readers' AUC by modality and reference", value_title="AUC")
-
-
-
+        return dot_interval(
+            d,
+            value="auc",
+            category=["finding", "reader_modality"],
+            low="ci_low",
+            high="ci_high",
+            color="reference",
+            title="Readers' AUC by modality and reference",
+            value_title="AUC",
+        )

@@ -135,7 +135,16 @@ def _columns(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
 
 
-TEST_COLUMNS = ("analysis", "covariance", "statistic_name", "statistic", "df", "ddf", "p_value", "denominator")
+TEST_COLUMNS = (
+    "analysis",
+    "covariance",
+    "statistic_name",
+    "statistic",
+    "df",
+    "ddf",
+    "p_value",
+    "denominator",
+)
 DIFFERENCE_COLUMNS = _columns(ModalityDifference)
 MODALITY_COLUMNS = _columns(ModalityEstimate)
 READER_COLUMNS = _columns(ReaderEstimate)
@@ -183,20 +192,24 @@ def t_interval(estimate: float, se: float, df: float, level: float) -> tuple[flo
     return float(stat), float(estimate - q * se), float(estimate + q * se), p
 
 
-def modality_estimate(analysis: str, name: str, auc: float, se: float, df: float, level: float
-                      ) -> ModalityEstimate:
+def modality_estimate(
+    analysis: str, name: str, auc: float, se: float, df: float, level: float
+) -> ModalityEstimate:
     _, low, high, _ = t_interval(auc, se, df, level)
     low, high = clip_unit(low, high)
     return ModalityEstimate(analysis, name, float(auc), float(se), float(df), low, high)
 
 
-def differences(analysis: str, names: tuple[str, ...], means: np.ndarray, se: float, df: float, level: float
-                ) -> tuple[ModalityDifference, ...]:
+def differences(
+    analysis: str, names: tuple[str, ...], means: np.ndarray, se: float, df: float, level: float
+) -> tuple[ModalityDifference, ...]:
     out = []
     for a, b in pairs(len(names)):
         est = float(means[a] - means[b])
         stat, low, high, p = t_interval(est, se, df, level)
-        out.append(ModalityDifference(analysis, names[a], names[b], est, float(se), float(df), stat, low, high, p))
+        out.append(
+            ModalityDifference(analysis, names[a], names[b], est, float(se), float(df), stat, low, high, p)
+        )
     return tuple(out)
 
 

@@ -45,8 +45,9 @@ def sort_scores(scores: np.ndarray) -> SortedScores:
     return SortedScores(order, ends, s[ends])
 
 
-def curve_counts(sorted_weights: np.ndarray, sorted_truth: np.ndarray, group_end: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def curve_counts(
+    sorted_weights: np.ndarray, sorted_truth: np.ndarray, group_end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Weighted false- and true-positive counts of the model at every vertex, for every row of ``sorted_weights``.
 
     Parameters
@@ -84,8 +85,9 @@ def _row_search(curve: np.ndarray, targets: np.ndarray, side: str) -> np.ndarray
     return np.asarray(idx - (np.arange(b) * v)[:, None], dtype=np.intp)
 
 
-def match_points(fp: np.ndarray, tp: np.ndarray, x: np.ndarray, y: np.ndarray, *, matching: str
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def match_points(
+    fp: np.ndarray, tp: np.ndarray, x: np.ndarray, y: np.ndarray, *, matching: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The model's operating point matched to each reader's, in counts.
 
     Parameters

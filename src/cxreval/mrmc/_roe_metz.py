@@ -47,8 +47,14 @@ from .._typing import RNGLike
 from .._validation import check_positive_int, did_you_mean, normalize_rng
 from ..exceptions import InvalidParameterError, UnknownNameError
 
-__all__ = ["ROE_METZ_SETTINGS", "RoeMetzParameters", "RoeMetzStudy", "RoeMetzStudies", "simulate_roe_metz",
-           "simulate_roe_metz_studies"]
+__all__ = [
+    "ROE_METZ_SETTINGS",
+    "RoeMetzParameters",
+    "RoeMetzStudy",
+    "RoeMetzStudies",
+    "simulate_roe_metz",
+    "simulate_roe_metz_studies",
+]
 
 _FUNC = "simulate_roe_metz"
 
@@ -77,13 +83,19 @@ class RoeMetzParameters:
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float, np.integer, np.floating))
+                or not math.isfinite(v)
+            ):
                 raise InvalidParameterError(
-                    f"The '{f.name}' parameter of RoeMetzParameters must be a finite number. Got {v!r} instead.")
+                    f"The '{f.name}' parameter of RoeMetzParameters must be a finite number. Got {v!r} instead."
+                )
             if f.name != "mu" and v < 0:
                 raise InvalidParameterError(
                     f"The '{f.name}' parameter of RoeMetzParameters is a variance and must be >= 0. Got {v!r} "
-                    "instead.")
+                    "instead."
+                )
             object.__setattr__(self, f.name, float(v))
         if self.total_variance <= 0:
             raise InvalidParameterError("RoeMetzParameters need at least one positive variance component.")
@@ -91,8 +103,14 @@ class RoeMetzParameters:
     @property
     def total_variance(self) -> float:
         """V, the variance of one decision variable: the sum of the six components."""
-        return (self.var_reader + self.var_modality_reader + self.var_case + self.var_modality_case
-                + self.var_reader_case + self.var_error)
+        return (
+            self.var_reader
+            + self.var_modality_reader
+            + self.var_case
+            + self.var_modality_case
+            + self.var_reader_case
+            + self.var_error
+        )
 
     def auc(self, shift: float = 0.0) -> float:
         """Expected empirical AUC of a modality whose diseased mean is ``mu + shift``: Phi((mu + shift) / sqrt(2V))."""
@@ -105,7 +123,9 @@ class RoeMetzParameters:
         from scipy.stats import norm
 
         if isinstance(auc, bool) or not isinstance(auc, (int, float, np.floating)) or not 0 < float(auc) < 1:
-            raise InvalidParameterError(f"The 'auc' parameter of shift_for_auc must be in (0, 1). Got {auc!r} instead.")
+            raise InvalidParameterError(
+                f"The 'auc' parameter of shift_for_auc must be in (0, 1). Got {auc!r} instead."
+            )
         return float(norm.ppf(float(auc)) * math.sqrt(2.0 * self.total_variance) - self.mu)
 
     def to_dict(self) -> dict[str, float]:
@@ -125,8 +145,14 @@ def _settings() -> Mapping[str, RoeMetzParameters]:
         for readers in ("L", "H"):
             for mu, r in _READER_VARIANCES[readers].items():
                 out[f"{data}{readers}-{mu:g}"] = RoeMetzParameters(
-                    mu=mu, var_reader=r, var_modality_reader=r, var_case=c, var_modality_case=tc,
-                    var_reader_case=rc, var_error=e)
+                    mu=mu,
+                    var_reader=r,
+                    var_modality_reader=r,
+                    var_case=c,
+                    var_modality_case=tc,
+                    var_reader_case=rc,
+                    var_error=e,
+                )
     return MappingProxyType(out)
 
 
@@ -202,18 +228,25 @@ def _check_parameters(parameters: object, mu: object) -> RoeMetzParameters:
         if parameters not in ROE_METZ_SETTINGS:
             raise UnknownNameError(
                 f"The 'parameters' parameter of {_FUNC}: unknown Roe-Metz setting {parameters!r}; the settings are "
-                f"{list(ROE_METZ_SETTINGS)}.{did_you_mean(parameters, ROE_METZ_SETTINGS)}")
+                f"{list(ROE_METZ_SETTINGS)}.{did_you_mean(parameters, ROE_METZ_SETTINGS)}"
+            )
         out = ROE_METZ_SETTINGS[parameters]
     elif isinstance(parameters, RoeMetzParameters):
         out = parameters
     else:
         raise InvalidParameterError(
             f"The 'parameters' parameter of {_FUNC} must be a setting name such as 'HL-1.5' or a RoeMetzParameters. "
-            f"Got {parameters!r} instead.")
+            f"Got {parameters!r} instead."
+        )
     if mu is not None:
-        if isinstance(mu, bool) or not isinstance(mu, (int, float, np.integer, np.floating)) or not math.isfinite(mu):
-            raise InvalidParameterError(f"The 'mu' parameter of {_FUNC} must be a finite number or None. Got {mu!r} "
-                                        "instead.")
+        if (
+            isinstance(mu, bool)
+            or not isinstance(mu, (int, float, np.integer, np.floating))
+            or not math.isfinite(mu)
+        ):
+            raise InvalidParameterError(
+                f"The 'mu' parameter of {_FUNC} must be a finite number or None. Got {mu!r} instead."
+            )
         out = replace(out, mu=float(mu))
     return out
 
@@ -221,8 +254,10 @@ def _check_parameters(parameters: object, mu: object) -> RoeMetzParameters:
 def _check_shifts(delta: object, n_modalities: int) -> tuple[float, ...]:
     """``delta`` as one shift per modality: a number shifts every modality but the first by it."""
     if isinstance(delta, bool):
-        raise InvalidParameterError(f"The 'delta' parameter of {_FUNC} must be a number or one number per modality. "
-                                    f"Got {delta!r} instead.")
+        raise InvalidParameterError(
+            f"The 'delta' parameter of {_FUNC} must be a number or one number per modality. "
+            f"Got {delta!r} instead."
+        )
     if isinstance(delta, (int, float, np.integer, np.floating)):
         shifts = np.array([0.0] + [float(delta)] * (n_modalities - 1))
     else:
@@ -231,41 +266,70 @@ def _check_shifts(delta: object, n_modalities: int) -> tuple[float, ...]:
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError(
                 f"The 'delta' parameter of {_FUNC} must be a number or one number per modality. Got {delta!r} "
-                "instead.") from exc
+                "instead."
+            ) from exc
         if shifts.shape != (n_modalities,):
             raise InvalidParameterError(
                 f"The 'delta' parameter of {_FUNC} must be a number or hold one shift per modality "
-                f"({n_modalities}). Got shape {shifts.shape} instead.")
+                f"({n_modalities}). Got shape {shifts.shape} instead."
+            )
     if not np.isfinite(shifts).all():
-        raise InvalidParameterError(f"The 'delta' parameter of {_FUNC} must be finite. Got {delta!r} instead.")
+        raise InvalidParameterError(
+            f"The 'delta' parameter of {_FUNC} must be finite. Got {delta!r} instead."
+        )
     return tuple(float(s) for s in shifts)
 
 
-def _draw(gen: np.random.Generator, p: RoeMetzParameters, shifts: tuple[float, ...], n_studies: int,
-          n_readers: int, n_neg: int, n_pos: int) -> np.ndarray:
+def _draw(
+    gen: np.random.Generator,
+    p: RoeMetzParameters,
+    shifts: tuple[float, ...],
+    n_studies: int,
+    n_readers: int,
+    n_neg: int,
+    n_pos: int,
+) -> np.ndarray:
     """Ratings (n_studies, T, R, n_neg + n_pos): each effect drawn once with the shape it is shared over."""
     n_mod = len(shifts)
     out = np.empty((n_studies, n_mod, n_readers, n_neg + n_pos))
     sd = {f.name: math.sqrt(getattr(p, f.name)) for f in fields(p) if f.name != "mu"}
-    for block, n, mean in ((slice(0, n_neg), n_neg, np.zeros(n_mod)),
-                           (slice(n_neg, n_neg + n_pos), n_pos, p.mu + np.asarray(shifts))):
-        x = gen.standard_normal((n_studies, n_mod, n_readers, n)) if sd["var_error"] else np.zeros(
-            (n_studies, n_mod, n_readers, n))
+    for block, n, mean in (
+        (slice(0, n_neg), n_neg, np.zeros(n_mod)),
+        (slice(n_neg, n_neg + n_pos), n_pos, p.mu + np.asarray(shifts)),
+    ):
+        x = (
+            gen.standard_normal((n_studies, n_mod, n_readers, n))
+            if sd["var_error"]
+            else np.zeros((n_studies, n_mod, n_readers, n))
+        )
         x *= sd["var_error"]
         x += mean[None, :, None, None]
-        for name, shape in (("var_reader", (n_studies, 1, n_readers, 1)),
-                            ("var_modality_reader", (n_studies, n_mod, n_readers, 1)),
-                            ("var_case", (n_studies, 1, 1, n)), ("var_modality_case", (n_studies, n_mod, 1, n)),
-                            ("var_reader_case", (n_studies, 1, n_readers, n))):
+        for name, shape in (
+            ("var_reader", (n_studies, 1, n_readers, 1)),
+            ("var_modality_reader", (n_studies, n_mod, n_readers, 1)),
+            ("var_case", (n_studies, 1, 1, n)),
+            ("var_modality_case", (n_studies, n_mod, 1, n)),
+            ("var_reader_case", (n_studies, 1, n_readers, n)),
+        ):
             if sd[name]:
                 x += sd[name] * gen.standard_normal(shape)
         out[..., block] = x
     return out
 
 
-def _simulate(n_studies: int, *, n_readers: object, n_cases_negative: object, n_cases_positive: object,
-              n_modalities: object, delta: object, parameters: object, mu: object, rng: RNGLike, func: str
-              ) -> tuple[np.ndarray, np.ndarray, RoeMetzParameters, tuple[float, ...]]:
+def _simulate(
+    n_studies: int,
+    *,
+    n_readers: object,
+    n_cases_negative: object,
+    n_cases_positive: object,
+    n_modalities: object,
+    delta: object,
+    parameters: object,
+    mu: object,
+    rng: RNGLike,
+    func: str,
+) -> tuple[np.ndarray, np.ndarray, RoeMetzParameters, tuple[float, ...]]:
     n_r = check_positive_int(n_readers, name="n_readers", func=func)
     n0 = check_positive_int(n_cases_negative, name="n_cases_negative", func=func)
     n1 = check_positive_int(n_cases_positive, name="n_cases_positive", func=func)
@@ -280,9 +344,17 @@ def _simulate(n_studies: int, *, n_readers: object, n_cases_negative: object, n_
     return ratings, truth, p, shifts
 
 
-def simulate_roe_metz(*, n_readers: int, n_cases_negative: int, n_cases_positive: int, n_modalities: int = 2,
-                      delta: float | np.ndarray = 0.0, parameters: str | RoeMetzParameters = "HL-1.5",
-                      mu: float | None = None, rng: RNGLike = None) -> RoeMetzStudy:
+def simulate_roe_metz(
+    *,
+    n_readers: int,
+    n_cases_negative: int,
+    n_cases_positive: int,
+    n_modalities: int = 2,
+    delta: float | np.ndarray = 0.0,
+    parameters: str | RoeMetzParameters = "HL-1.5",
+    mu: float | None = None,
+    rng: RNGLike = None,
+) -> RoeMetzStudy:
     """Simulate one fully crossed reader study (every reader reads every case in every modality) by Roe and Metz.
 
     Parameters
@@ -325,15 +397,32 @@ def simulate_roe_metz(*, n_readers: int, n_cases_negative: int, n_cases_positive
     0.8543
     """
     ratings, truth, p, shifts = _simulate(
-        1, n_readers=n_readers, n_cases_negative=n_cases_negative, n_cases_positive=n_cases_positive,
-        n_modalities=n_modalities, delta=delta, parameters=parameters, mu=mu, rng=rng, func=_FUNC)
+        1,
+        n_readers=n_readers,
+        n_cases_negative=n_cases_negative,
+        n_cases_positive=n_cases_positive,
+        n_modalities=n_modalities,
+        delta=delta,
+        parameters=parameters,
+        mu=mu,
+        rng=rng,
+        func=_FUNC,
+    )
     return RoeMetzStudy(ratings[0], truth, p, shifts)
 
 
-def simulate_roe_metz_studies(n_studies: int, *, n_readers: int, n_cases_negative: int, n_cases_positive: int,
-                              n_modalities: int = 2, delta: float | np.ndarray = 0.0,
-                              parameters: str | RoeMetzParameters = "HL-1.5", mu: float | None = None,
-                              rng: RNGLike = None) -> RoeMetzStudies:
+def simulate_roe_metz_studies(
+    n_studies: int,
+    *,
+    n_readers: int,
+    n_cases_negative: int,
+    n_cases_positive: int,
+    n_modalities: int = 2,
+    delta: float | np.ndarray = 0.0,
+    parameters: str | RoeMetzParameters = "HL-1.5",
+    mu: float | None = None,
+    rng: RNGLike = None,
+) -> RoeMetzStudies:
     """Simulate ``n_studies`` independent reader studies of one design by Roe and Metz, drawn as one array.
 
     The options are those of :func:`simulate_roe_metz`; ``ratings`` has shape (n_studies, n_modalities,
@@ -353,7 +442,15 @@ def simulate_roe_metz_studies(n_studies: int, *, n_readers: int, n_cases_negativ
     """
     n = check_positive_int(n_studies, name="n_studies", func="simulate_roe_metz_studies")
     ratings, truth, p, shifts = _simulate(
-        n, n_readers=n_readers, n_cases_negative=n_cases_negative, n_cases_positive=n_cases_positive,
-        n_modalities=n_modalities, delta=delta, parameters=parameters, mu=mu, rng=rng,
-        func="simulate_roe_metz_studies")
+        n,
+        n_readers=n_readers,
+        n_cases_negative=n_cases_negative,
+        n_cases_positive=n_cases_positive,
+        n_modalities=n_modalities,
+        delta=delta,
+        parameters=parameters,
+        mu=mu,
+        rng=rng,
+        func="simulate_roe_metz_studies",
+    )
     return RoeMetzStudies(ratings, truth, p, shifts)

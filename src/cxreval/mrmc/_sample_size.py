@@ -84,18 +84,25 @@ class PilotVarianceComponents:
             v = getattr(self, f.name)
             if f.name == "effect" and v is None:
                 continue
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float, np.integer, np.floating))
+                or not math.isfinite(v)
+            ):
                 raise InvalidParameterError(
                     f"The '{f.name}' parameter of PilotVarianceComponents must be a finite number. Got {v!r} "
-                    "instead.")
+                    "instead."
+                )
         if float(self.n_cases) != int(self.n_cases) or self.n_cases < 2:
             raise InvalidParameterError(
                 f"The 'n_cases' parameter of PilotVarianceComponents must be a whole number >= 2 (the pilot's "
-                f"cases). Got {self.n_cases!r} instead.")
+                f"cases). Got {self.n_cases!r} instead."
+            )
         if self.error_variance <= 0:
             raise InvalidParameterError(
                 "The 'error_variance' parameter of PilotVarianceComponents must be > 0 (the variance of a reader's "
-                f"AUC over case samples). Got {self.error_variance!r} instead.")
+                f"AUC over case samples). Got {self.error_variance!r} instead."
+            )
         object.__setattr__(self, "n_cases", int(self.n_cases))
 
     @classmethod
@@ -106,17 +113,27 @@ class PilotVarianceComponents:
         ``effect`` the first modality's mean AUC minus the second's (None with more than two modalities).
         """
         if not isinstance(res, ORResult):
-            raise InvalidParameterError(f"from_or_result needs an ORResult (of or_analysis). Got {type(res).__name__} "
-                                        "instead.")
+            raise InvalidParameterError(
+                f"from_or_result needs an ORResult (of or_analysis). Got {type(res).__name__} instead."
+            )
         c = res.components
         if len(res.modality_names) < 2:
-            raise InvalidParameterError("A pilot for a comparison of modalities needs at least two modalities; this "
-                                        f"ORResult has {len(res.modality_names)}.")
+            raise InvalidParameterError(
+                "A pilot for a comparison of modalities needs at least two modalities; this "
+                f"ORResult has {len(res.modality_names)}."
+            )
         var_tr = c.ms_treatment_reader - c.var_error + c.cov1 + max(c.cov2 - c.cov3, 0.0)
         means = res.modality_aucs
         effect = float(means[0] - means[1]) if means.size == 2 else None
-        return cls(var_modality_reader=float(var_tr), error_variance=c.var_error, cov1=c.cov1, cov2=c.cov2,
-                   cov3=c.cov3, n_cases=n_cases, effect=effect)
+        return cls(
+            var_modality_reader=float(var_tr),
+            error_variance=c.var_error,
+            cov1=c.cov1,
+            cov2=c.cov2,
+            cov3=c.cov3,
+            n_cases=n_cases,
+            effect=effect,
+        )
 
     def to_dict(self) -> dict[str, float | int | None]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -127,12 +144,14 @@ def _pilot(pilot: object, pilot_cases: object) -> PilotVarianceComponents:
         if pilot_cases is None:
             raise InvalidParameterError(
                 f"The 'pilot_cases' parameter of {_FUNC} is needed with an ORResult: the number of cases the pilot "
-                "was read on (the error covariances scale with it).")
+                "was read on (the error covariances scale with it)."
+            )
         n = check_positive_int(pilot_cases, name="pilot_cases", func=_FUNC, minimum=2)
         return PilotVarianceComponents.from_or_result(pilot, n_cases=n)
     if pilot_cases is not None:
         raise InvalidParameterError(
-            f"The 'pilot_cases' parameter of {_FUNC} goes with an ORResult only; components carry their n_cases.")
+            f"The 'pilot_cases' parameter of {_FUNC} goes with an ORResult only; components carry their n_cases."
+        )
     if isinstance(pilot, PilotVarianceComponents):
         return pilot
     if isinstance(pilot, Mapping):
@@ -142,40 +161,60 @@ def _pilot(pilot: object, pilot_cases: object) -> PilotVarianceComponents:
         if missing or unknown:
             raise InvalidParameterError(
                 f"The 'pilot' parameter of {_FUNC}: a mapping must hold {names[:6]} (and optionally 'effect'). "
-                + (f"Missing {missing}. " if missing else "") + (f"Unknown {unknown}." if unknown else ""))
+                + (f"Missing {missing}. " if missing else "")
+                + (f"Unknown {unknown}." if unknown else "")
+            )
         return PilotVarianceComponents(**pilot)
     raise InvalidParameterError(
         f"The 'pilot' parameter of {_FUNC} must be an ORResult, a PilotVarianceComponents or a mapping of its "
         "fields. Got "
-        f"{type(pilot).__name__} instead.")
+        f"{type(pilot).__name__} instead."
+    )
 
 
 def _counts(value: object, *, name: str, minimum: int) -> np.ndarray:
     """An int or a sequence of ints >= minimum as a 1-d array of distinct values, in the order given."""
     items = [value] if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value
-    if not isinstance(items, (Sequence, np.ndarray, range)) or isinstance(items, (str, bytes)) or len(items) == 0:
+    if (
+        not isinstance(items, (Sequence, np.ndarray, range))
+        or isinstance(items, (str, bytes))
+        or len(items) == 0
+    ):
         raise InvalidParameterError(
             f"The '{name}' parameter of {_FUNC} must be an int or a non-empty sequence of ints >= {minimum}. Got "
-            f"{value!r} instead.")
+            f"{value!r} instead."
+        )
     out = []
     for v in items:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < minimum:
             raise InvalidParameterError(
-                f"The '{name}' parameter of {_FUNC} must hold ints >= {minimum}. Got {v!r} instead.")
+                f"The '{name}' parameter of {_FUNC} must hold ints >= {minimum}. Got {v!r} instead."
+            )
         if int(v) not in out:
             out.append(int(v))
     return np.array(out, dtype=np.int64)
 
 
 def _unit(value: object, *, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < float(value) < 1:
-        raise InvalidParameterError(f"The '{name}' parameter of {_FUNC} must be a float in (0, 1). Got {value!r} "
-                                    "instead.")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.floating))
+        or not 0 < float(value) < 1
+    ):
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {_FUNC} must be a float in (0, 1). Got {value!r} instead."
+        )
     return float(value)
 
 
-def _power(p: PilotVarianceComponents, effect: float, readers: np.ndarray, cases: np.ndarray, alpha: float,
-           analysis: str) -> dict[str, np.ndarray]:
+def _power(
+    p: PilotVarianceComponents,
+    effect: float,
+    readers: np.ndarray,
+    cases: np.ndarray,
+    alpha: float,
+    analysis: str,
+) -> dict[str, np.ndarray]:
     """Power, noncentrality, ddf and critical value for every (readers, cases) pair of the broadcast arrays."""
     from scipy import stats
 
@@ -199,7 +238,8 @@ def _power(p: PilotVarianceComponents, effect: float, readers: np.ndarray, cases
         raise InvalidParameterError(
             f"The 'pilot' parameter of {_FUNC}: its components give a test denominator <= 0 for the {analysis} "
             f"analysis (var_modality_reader={p.var_modality_reader:.4g}, error_variance - cov1={within:.4g}); the "
-            "pilot cannot size a study.")
+            "pilot cannot size a study."
+        )
     lam = j * effect**2 / (2 * den)
     finite = np.isfinite(ddf)
     dfd = np.where(finite, ddf, 1.0)
@@ -207,8 +247,11 @@ def _power(p: PilotVarianceComponents, effect: float, readers: np.ndarray, cases
     # SciPy's noncentral F is wrong at noncentrality 0 (ncf.sf gives 1 - alpha - 1): the central one there
     pos = lam > 0
     nc = np.where(pos, lam, 1.0)
-    power = np.where(finite, np.where(pos, stats.ncf.sf(crit, 1, dfd, nc), stats.f.sf(crit, 1, dfd)),
-                     np.where(pos, stats.ncx2.sf(crit, 1, nc), stats.chi2.sf(crit, 1)))
+    power = np.where(
+        finite,
+        np.where(pos, stats.ncf.sf(crit, 1, dfd, nc), stats.f.sf(crit, 1, dfd)),
+        np.where(pos, stats.ncx2.sf(crit, 1, nc), stats.chi2.sf(crit, 1)),
+    )
     return {"power": power, "noncentrality": lam, "ddf": ddf, "critical_value": crit}
 
 
@@ -224,8 +267,15 @@ def _power_limit(p: PilotVarianceComponents, effect: float, j: int, alpha: float
     return float(stats.ncf.sf(crit, 1, j - 1, lam)) if lam > 0 else float(stats.f.sf(crit, 1, j - 1))
 
 
-def _minimum_cases(p: PilotVarianceComponents, effect: float, j: int, alpha: float, analysis: str,
-                   target: float, max_cases: int) -> tuple[int | None, float]:
+def _minimum_cases(
+    p: PilotVarianceComponents,
+    effect: float,
+    j: int,
+    alpha: float,
+    analysis: str,
+    target: float,
+    max_cases: int,
+) -> tuple[int | None, float]:
     """The smallest N in [2, max_cases] whose power reaches ``target`` (scanned in growing blocks), and its power."""
     if _power_limit(p, effect, j, alpha, analysis) < target:
         return None, math.nan
@@ -278,19 +328,33 @@ class MRMCSampleSizeResult:
         """Markdown: the settings and the fewest cases per reader count."""
         from ..io import markdown_table
 
-        head = (f"{self.analysis} power for an AUC difference of {self.effect:.4g} at alpha = {self.alpha:g} "
-                f"(pilot of {self.pilot.n_cases} cases, Hillis, Obuchowski and Berbaum 2011).")
+        head = (
+            f"{self.analysis} power for an AUC difference of {self.effect:.4g} at alpha = {self.alpha:g} "
+            f"(pilot of {self.pilot.n_cases} cases, Hillis, Obuchowski and Berbaum 2011)."
+        )
         t = self.minimum_cases.copy()
         t["power"] = t["power"].round(4)
         t["power_limit"] = t["power_limit"].round(4)
-        return head + f"\n\nFewest cases for power >= {self.target_power:g}:\n\n" + markdown_table(t, decimals=4) + "\n"
+        return (
+            head
+            + f"\n\nFewest cases for power >= {self.target_power:g}:\n\n"
+            + markdown_table(t, decimals=4)
+            + "\n"
+        )
 
 
-def mrmc_sample_size(pilot: ORResult | PilotVarianceComponents | Mapping[str, float], *,
-                     effect: float | None = None, n_readers: int | Sequence[int], n_cases: int | Sequence[int],
-                     pilot_cases: int | None = None, alpha: float = 0.05,
-                     analysis: str = "RRRC", target_power: float = 0.8, max_cases: int = 100_000
-                     ) -> MRMCSampleSizeResult:
+def mrmc_sample_size(
+    pilot: ORResult | PilotVarianceComponents | Mapping[str, float],
+    *,
+    effect: float | None = None,
+    n_readers: int | Sequence[int],
+    n_cases: int | Sequence[int],
+    pilot_cases: int | None = None,
+    alpha: float = 0.05,
+    analysis: str = "RRRC",
+    target_power: float = 0.8,
+    max_cases: int = 100_000,
+) -> MRMCSampleSizeResult:
     """Power of a two-modality reader study from a pilot's OR variance components, and the fewest cases needed.
 
     The formulas are in the module docstring (Hillis, Obuchowski and Berbaum 2011): the pilot's error variance and
@@ -357,26 +421,43 @@ def mrmc_sample_size(pilot: ORResult | PilotVarianceComponents | Mapping[str, fl
         if effect is None:
             raise InvalidParameterError(
                 f"The 'effect' parameter of {_FUNC} is needed: the pilot holds no observed effect. Pass the "
-                "difference of mean AUCs the study should detect, e.g. effect=0.05.")
-    if isinstance(effect, bool) or not isinstance(effect, (int, float, np.floating)) or not math.isfinite(effect):
-        raise InvalidParameterError(f"The 'effect' parameter of {_FUNC} must be a finite number (a difference of "
-                                    f"AUCs). Got {effect!r} instead.")
+                "difference of mean AUCs the study should detect, e.g. effect=0.05."
+            )
+    if (
+        isinstance(effect, bool)
+        or not isinstance(effect, (int, float, np.floating))
+        or not math.isfinite(effect)
+    ):
+        raise InvalidParameterError(
+            f"The 'effect' parameter of {_FUNC} must be a finite number (a difference of "
+            f"AUCs). Got {effect!r} instead."
+        )
     effect = abs(float(effect))
     readers = _counts(n_readers, name="n_readers", minimum=1 if analysis == "FRRC" else 2)
     cases = _counts(n_cases, name="n_cases", minimum=2)
     alpha = _unit(alpha, name="alpha")
     target = _unit(target_power, name="target_power")
     if isinstance(max_cases, bool) or not isinstance(max_cases, (int, np.integer)) or max_cases < 2:
-        raise InvalidParameterError(f"The 'max_cases' parameter of {_FUNC} must be an int >= 2. Got {max_cases!r} "
-                                    "instead.")
+        raise InvalidParameterError(
+            f"The 'max_cases' parameter of {_FUNC} must be an int >= 2. Got {max_cases!r} instead."
+        )
     jj, kk = np.meshgrid(readers, cases, indexing="ij")
     grid = _power(p, effect, jj.ravel(), kk.ravel(), alpha, analysis)
-    power = pd.DataFrame({"n_readers": jj.ravel(), "n_cases": kk.ravel(), **grid}, columns=list(POWER_COLUMNS))
+    power = pd.DataFrame(
+        {"n_readers": jj.ravel(), "n_cases": kk.ravel(), **grid}, columns=list(POWER_COLUMNS)
+    )
     rows = []
     for j in readers:
         k, pw = _minimum_cases(p, effect, int(j), alpha, analysis, target, int(max_cases))
         rows.append((int(j), k, pw, _power_limit(p, effect, int(j), alpha, analysis)))
     minimum = pd.DataFrame(rows, columns=list(MINIMUM_COLUMNS))
     minimum["n_cases"] = minimum["n_cases"].astype("Int64")
-    return MRMCSampleSizeResult(power=power, minimum_cases=minimum, pilot=p, effect=effect, alpha=alpha,
-                                target_power=target, analysis=analysis)
+    return MRMCSampleSizeResult(
+        power=power,
+        minimum_cases=minimum,
+        pilot=p,
+        effect=effect,
+        alpha=alpha,
+        target_power=target,
+        analysis=analysis,
+    )

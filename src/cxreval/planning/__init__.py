@@ -18,6 +18,19 @@ from ._plan import POWER_COLUMNS, POWER_METHOD, RELABEL_COLUMNS, RelabelPlanResu
 from ._reader_study import CASE_GRID, ReaderStudyPlanResult, plan_reader_study
 from ._simulation import SimulatedStudySet, simulate_study_set
 
-__all__ = ["plan_relabelling", "RelabelPlanResult", "plan_reader_study", "ReaderStudyPlanResult", "CASE_GRID", "evaluate_two_phase_auc", "TwoPhaseAUCResult",
-           "simulate_study_set", "SimulatedStudySet", "RELABEL_COLUMNS", "POWER_COLUMNS", "POWER_METHOD",
-           "TWO_PHASE_COLUMNS", "COMPARISON_COLUMNS"]
+__all__ = [
+    "plan_relabelling",
+    "RelabelPlanResult",
+    "plan_reader_study",
+    "ReaderStudyPlanResult",
+    "CASE_GRID",
+    "evaluate_two_phase_auc",
+    "TwoPhaseAUCResult",
+    "simulate_study_set",
+    "SimulatedStudySet",
+    "RELABEL_COLUMNS",
+    "POWER_COLUMNS",
+    "POWER_METHOD",
+    "TWO_PHASE_COLUMNS",
+    "COMPARISON_COLUMNS",
+]

@@ -31,14 +31,32 @@ from ._soft_auc import score_order, soft_auc
 
 __all__ = ["TWO_PHASE_COLUMNS", "COMPARISON_COLUMNS", "TwoPhaseAUCResult", "evaluate_two_phase_auc"]
 
-TWO_PHASE_COLUMNS: tuple[str, ...] = ("finding", "model", "auc", "auc_reference", "rank", "n_studies", "n_anchored",
-                                      "converged")
-COMPARISON_COLUMNS: tuple[str, ...] = ("finding", "model_a", "model_b", "delta", "ci_low", "ci_high", "separable",
-                                       "confidence_level")
+TWO_PHASE_COLUMNS: tuple[str, ...] = (
+    "finding",
+    "model",
+    "auc",
+    "auc_reference",
+    "rank",
+    "n_studies",
+    "n_anchored",
+    "converged",
+)
+COMPARISON_COLUMNS: tuple[str, ...] = (
+    "finding",
+    "model_a",
+    "model_b",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "separable",
+    "confidence_level",
+)
 
-METHOD = ("two-phase latent-class estimate: per finding, references conditionally independent of each other and of "
-          "the scores given the truth, the models' scores multivariate normal (common covariance) on the normal "
-          "scale of their ranks, anchored studies entered with their truth; AUC = posterior-weighted Mann-Whitney")
+METHOD = (
+    "two-phase latent-class estimate: per finding, references conditionally independent of each other and of "
+    "the scores given the truth, the models' scores multivariate normal (common covariance) on the normal "
+    "scale of their ranks, anchored studies entered with their truth; AUC = posterior-weighted Mann-Whitney"
+)
 
 
 @dataclass(frozen=True)
@@ -72,12 +90,24 @@ class TwoPhaseAUCResult(TableResult):
 
     def summary(self) -> str:
         wide = self.table.pivot(index="model", columns="finding", values="auc").reset_index()
-        return "\n".join([
-            "## AUC, two-phase estimate", "",
-            f"Reference {self.reference!r}" + (f", readers {', '.join(self.readers)}" if self.readers else "")
-            + (f", anchor {self.anchor!r} (treated as exact)" if self.anchor else ", no anchor") + ". " + METHOD + ".",
-            "", markdown_table(wide, decimals=3), "", "### Leading pair per finding", "",
-            markdown_table(self.comparison, decimals=4)])
+        return "\n".join(
+            [
+                "## AUC, two-phase estimate",
+                "",
+                f"Reference {self.reference!r}"
+                + (f", readers {', '.join(self.readers)}" if self.readers else "")
+                + (f", anchor {self.anchor!r} (treated as exact)" if self.anchor else ", no anchor")
+                + ". "
+                + METHOD
+                + ".",
+                "",
+                markdown_table(wide, decimals=3),
+                "",
+                "### Leading pair per finding",
+                "",
+                markdown_table(self.comparison, decimals=4),
+            ]
+        )
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -98,32 +128,62 @@ def compare_pair(ff: FindingFit, a: str, b: str, *, confidence_level: float) -> 
     """The row of ``comparison.csv`` for models ``a`` and ``b`` of one finding."""
     delta, h = interval(ff, a, b, ff.posterior, ~np.isnan(ff.data.anchor), confidence_level=confidence_level)
     d, half = float(delta), float(h)
-    return {"finding": ff.data.finding, "model_a": a, "model_b": b, "delta": d, "ci_low": d - half,
-            "ci_high": d + half, "separable": bool(abs(d) > half), "confidence_level": confidence_level}
+    return {
+        "finding": ff.data.finding,
+        "model_a": a,
+        "model_b": b,
+        "delta": d,
+        "ci_low": d - half,
+        "ci_high": d + half,
+        "separable": bool(abs(d) > half),
+        "confidence_level": confidence_level,
+    }
 
 
-def two_phase_tables(inputs: PlanInputs, fits: Sequence[FindingFit], *, confidence_level: float,
-                     pairs: Mapping[str, tuple[str, str]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def two_phase_tables(
+    inputs: PlanInputs,
+    fits: Sequence[FindingFit],
+    *,
+    confidence_level: float,
+    pairs: Mapping[str, tuple[str, str]] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows, comp = [], []
     for ff in fits:
         ranked = sorted(ff.auc, key=lambda m: (-np.nan_to_num(ff.auc[m], nan=-1.0), m))
         for m in inputs.models:
-            rows.append({"finding": ff.data.finding, "model": m, "auc": ff.auc[m], "auc_reference":
-                         _reference_auc(ff, m), "rank": ranked.index(m) + 1, "n_studies": len(ff.data.index),
-                         "n_anchored": int((~np.isnan(ff.data.anchor)).sum()), "converged": ff.converged})
+            rows.append(
+                {
+                    "finding": ff.data.finding,
+                    "model": m,
+                    "auc": ff.auc[m],
+                    "auc_reference": _reference_auc(ff, m),
+                    "rank": ranked.index(m) + 1,
+                    "n_studies": len(ff.data.index),
+                    "n_anchored": int((~np.isnan(ff.data.anchor)).sum()),
+                    "converged": ff.converged,
+                }
+            )
         pair = (pairs or {}).get(ff.data.finding) or ((ff.best, ff.runner_up) if ff.runner_up else None)
         if pair is not None:
             comp.append(compare_pair(ff, pair[0], pair[1], confidence_level=confidence_level))
-    return (pd.DataFrame(rows, columns=list(TWO_PHASE_COLUMNS)),
-            pd.DataFrame(comp, columns=list(COMPARISON_COLUMNS)))
+    return (
+        pd.DataFrame(rows, columns=list(TWO_PHASE_COLUMNS)),
+        pd.DataFrame(comp, columns=list(COMPARISON_COLUMNS)),
+    )
 
 
-def evaluate_two_phase_auc(predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
-                           labels: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult], *, reference: str,
-                           anchor: str | None = None, readers: Sequence[str] | None = None,
-                           anchor_studies: Sequence[str] | None = None, findings: Sequence[str] | None = None,
-                           pairs: Mapping[str, tuple[str, str]] | None = None,
-                           confidence_level: float = 0.95) -> TwoPhaseAUCResult:
+def evaluate_two_phase_auc(
+    predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+    labels: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+    *,
+    reference: str,
+    anchor: str | None = None,
+    readers: Sequence[str] | None = None,
+    anchor_studies: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+    pairs: Mapping[str, tuple[str, str]] | None = None,
+    confidence_level: float = 0.95,
+) -> TwoPhaseAUCResult:
     """Estimate every model's AUC from cheap references and an anchor subset whose labels are treated as exact.
 
     Parameters
@@ -161,12 +221,24 @@ def evaluate_two_phase_auc(predictions: pd.DataFrame | ReadResult | Sequence[pd.
     latent-class parameters, so it is somewhat narrow when few studies are anchored.
     """
     cl = check_confidence_level(confidence_level, func="evaluate_two_phase_auc")
-    inputs = prepare_inputs(predictions, labels, reference=reference, readers=readers, anchor=anchor,
-                            findings=findings, anchor_studies=anchor_studies, func="evaluate_two_phase_auc")
+    inputs = prepare_inputs(
+        predictions,
+        labels,
+        reference=reference,
+        readers=readers,
+        anchor=anchor,
+        findings=findings,
+        anchor_studies=anchor_studies,
+        func="evaluate_two_phase_auc",
+    )
     for f, pair in (pairs or {}).items():
         if f not in {d.finding for d in inputs.findings} or any(m not in inputs.models for m in pair):
-            raise InvalidParameterError(f"The 'pairs' parameter of evaluate_two_phase_auc: {f!r}: {pair!r} needs a "
-                                        f"finding evaluated and two models of {list(inputs.models)}.")
+            raise InvalidParameterError(
+                f"The 'pairs' parameter of evaluate_two_phase_auc: {f!r}: {pair!r} needs a "
+                f"finding evaluated and two models of {list(inputs.models)}."
+            )
     fits = [fit_finding(fd) for fd in inputs.findings]
     auc, comp = two_phase_tables(inputs, fits, confidence_level=cl, pairs=pairs)
-    return TwoPhaseAUCResult(auc, comp, reference=inputs.sources[0], readers=inputs.sources[1:], anchor=anchor)
+    return TwoPhaseAUCResult(
+        auc, comp, reference=inputs.sources[0], readers=inputs.sources[1:], anchor=anchor
+    )

@@ -24,23 +24,46 @@ __all__ = ["fit_joint", "log_odds"]
 _EPS = 1e-3
 
 
-def log_odds(prev: np.ndarray, sens: np.ndarray, spec: np.ndarray, mu1: np.ndarray, mu0: np.ndarray,
-             cov: np.ndarray, yo: np.ndarray, no: np.ndarray, x: np.ndarray) -> np.ndarray:
+def log_odds(
+    prev: np.ndarray,
+    sens: np.ndarray,
+    spec: np.ndarray,
+    mu1: np.ndarray,
+    mu0: np.ndarray,
+    cov: np.ndarray,
+    yo: np.ndarray,
+    no: np.ndarray,
+    x: np.ndarray,
+) -> np.ndarray:
     """``(D, n)`` log posterior odds of ``T = 1`` under D parameter sets (prevalence ``(D,)``, sensitivities and
     specificities ``(D, r)``, class means ``(D, p)``, common covariances ``(D, p, p)``), from the references'
     positive (``yo``) and negative (``no``) indicators ``(n, r)`` and the normal scores ``x`` ``(n, p)``."""
     from scipy.special import logit
 
     beta = np.linalg.solve(cov, (mu1 - mu0)[:, :, None])[:, :, 0]
-    const = 0.5 * ((mu1 * np.linalg.solve(cov, mu1[:, :, None])[:, :, 0]).sum(axis=1)
-                   - (mu0 * np.linalg.solve(cov, mu0[:, :, None])[:, :, 0]).sum(axis=1))
-    return (logit(prev)[:, None] + np.log(sens / (1 - spec)) @ yo.T + np.log((1 - sens) / spec) @ no.T
-            + beta @ x.T - const[:, None])
+    const = 0.5 * (
+        (mu1 * np.linalg.solve(cov, mu1[:, :, None])[:, :, 0]).sum(axis=1)
+        - (mu0 * np.linalg.solve(cov, mu0[:, :, None])[:, :, 0]).sum(axis=1)
+    )
+    return (
+        logit(prev)[:, None]
+        + np.log(sens / (1 - spec)) @ yo.T
+        + np.log((1 - sens) / spec) @ no.T
+        + beta @ x.T
+        - const[:, None]
+    )
 
 
-def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | None = None,
-              start: np.ndarray | None = None, max_iter: int = 5000, tol: float = 1e-7,
-              accelerate: bool = False) -> tuple[np.ndarray, bool]:
+def fit_joint(
+    references: np.ndarray,
+    x: np.ndarray,
+    *,
+    anchor: np.ndarray | None = None,
+    start: np.ndarray | None = None,
+    max_iter: int = 5000,
+    tol: float = 1e-7,
+    accelerate: bool = False,
+) -> tuple[np.ndarray, bool]:
     """Posteriors ``P(T = 1 | references, x, anchor)`` by EM, and whether EM converged.
 
     Parameters
@@ -97,22 +120,29 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
         spec = np.clip((cv @ no + 0.5) / (cv @ (yo + no) + 1.0), _EPS, 1 - _EPS)
         mu1 = (cw @ xs) / np.maximum(sw, 1e-12)[:, None]
         mu0 = (cv @ xs) / np.maximum(total - sw, 1e-12)[:, None]
-        cov = (sxx[rows] - sw[:, None, None] * mu1[:, :, None] * mu1[:, None, :]
-               - (total - sw)[:, None, None] * mu0[:, :, None] * mu0[:, None, :]) / total[:, None, None] + ridge
-        return np.where(known[rows], truth[rows], expit(log_odds(prev, sens, spec, mu1, mu0, cov, yo, no, xs)))
+        cov = (
+            sxx[rows]
+            - sw[:, None, None] * mu1[:, :, None] * mu1[:, None, :]
+            - (total - sw)[:, None, None] * mu0[:, :, None] * mu0[:, None, :]
+        ) / total[:, None, None] + ridge
+        return np.where(
+            known[rows], truth[rows], expit(log_odds(prev, sens, spec, mu1, mu0, cov, yo, no, xs))
+        )
 
     active = np.arange(d)  # the fits not yet converged: each stops at its own tolerance
     for _ in range(max_iter):
         wa = w[active]
         w_new = step(active, wa)
         change = np.max(np.abs(w_new - wa), axis=1)
-        if accelerate:  # SQUAREM (Varadhan & Roland 2008, SqS3): extrapolate two EM steps, then one more EM step
+        if (
+            accelerate
+        ):  # SQUAREM (Varadhan & Roland 2008, SqS3): extrapolate two EM steps, then one more EM step
             w2 = step(active, w_new)
             r, v = w_new - wa, w2 - 2 * w_new + wa
             with np.errstate(invalid="ignore", divide="ignore"):
                 alpha = -np.sqrt((r * r).sum(axis=1) / (v * v).sum(axis=1))
             alpha = np.minimum(np.nan_to_num(alpha, nan=-1.0), -1.0)[:, None]
-            w_new = step(active, np.clip(wa - 2 * alpha * r + alpha ** 2 * v, 0.0, 1.0))
+            w_new = step(active, np.clip(wa - 2 * alpha * r + alpha**2 * v, 0.0, 1.0))
         w[active] = w_new
         active = active[~(change < tol)]
         if not len(active):

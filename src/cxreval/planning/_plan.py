@@ -30,14 +30,25 @@ from ._study import check_image_names, copy_images, find_images, image_table, st
 __all__ = ["RELABEL_COLUMNS", "POWER_COLUMNS", "POWER_METHOD", "RelabelPlanResult", "plan_relabelling"]
 
 RELABEL_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "priority", "expected_change", "reason")
-POWER_COLUMNS: tuple[str, ...] = ("finding", "best", "runner_up", "budget", "p_separable", "mc_se", "n_draws",
-                                  "effective_draws", "method")
-POWER_METHOD = ("Monte Carlo over the posterior predictive of the latent model, its parameters' uncertainty included: "
-                "truths drawn by data augmentation (parameters and truths in turn, from the fit), the top-priority "
-                "studies' drawn truths taken as exact and the model refitted with them; separable = the refitted "
-                "estimate's leading pair's interval of AUC(best) - AUC(runner_up) excludes 0; the draws weighted by "
-                "an exchangeable normal prior on the models' AUCs, its variance estimated from the draws (empirical "
-                "Bayes against the winner's curse of the leading pair; bench: planning:power_calibration)")
+POWER_COLUMNS: tuple[str, ...] = (
+    "finding",
+    "best",
+    "runner_up",
+    "budget",
+    "p_separable",
+    "mc_se",
+    "n_draws",
+    "effective_draws",
+    "method",
+)
+POWER_METHOD = (
+    "Monte Carlo over the posterior predictive of the latent model, its parameters' uncertainty included: "
+    "truths drawn by data augmentation (parameters and truths in turn, from the fit), the top-priority "
+    "studies' drawn truths taken as exact and the model refitted with them; separable = the refitted "
+    "estimate's leading pair's interval of AUC(best) - AUC(runner_up) excludes 0; the draws weighted by "
+    "an exchangeable normal prior on the models' AUCs, its variance estimated from the draws (empirical "
+    "Bayes against the winner's curse of the leading pair; bench: planning:power_calibration)"
+)
 _FUNC = "plan_relabelling"
 
 
@@ -64,9 +75,15 @@ class RelabelPlanResult(TableResult):
     reference, readers, anchor, budget, budgets, n_draws, confidence_level, findings, notes
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"relabel": "relabel.csv", "power": "power.csv",
-                                                           "auc": "auc.csv", "comparison": "comparison.csv",
-                                                           "images": "images.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {
+            "relabel": "relabel.csv",
+            "power": "power.csv",
+            "auc": "auc.csv",
+            "comparison": "comparison.csv",
+            "images": "images.csv",
+        }
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = RELABEL_COLUMNS
     STUDY_FILE: ClassVar[str] = "study.yaml"
 
@@ -87,8 +104,13 @@ class RelabelPlanResult(TableResult):
     image_sources: tuple[str, ...] = field(default=(), repr=False)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {"relabel": self.table, "power": self.power, "auc": self.estimate.table,
-                "comparison": self.estimate.comparison, "images": self.images}
+        return {
+            "relabel": self.table,
+            "power": self.power,
+            "auc": self.estimate.table,
+            "comparison": self.estimate.comparison,
+            "images": self.images,
+        }
 
     def save(self, folder: PathLike) -> dict[str, Path]:
         """Write the tables, ``study.yaml``, ``summary.md`` and (with an image folder) each selected study's image
@@ -105,32 +127,53 @@ class RelabelPlanResult(TableResult):
 
     def summary(self) -> str:
         top = self.table.head(10)
-        known = int(self.estimate.table["n_anchored"].max()) if self.anchor and len(self.estimate.table) else 0
-        lines = [f"# Relabelling plan: {self.budget} studies for an expert"
-                 + (f", with {self.anchor!r} known on {known} studies" if self.anchor else ""), "",
-                 f"Reference {self.reference!r}" + (f", readers {', '.join(self.readers)}" if self.readers else "")
-                 + (f", anchor {self.anchor!r} (already relabelled, treated as exact)" if self.anchor else "")
-                 + f"; findings {', '.join(self.findings)}.", "",
-                 "Priority: the expected absolute change of AUC(best) - AUC(runner-up), summed over findings, when "
-                 "a study's truth is revealed (posterior-weighted Mann-Whitney sums, closed form).", "",
-                 markdown_table(top, decimals=4), "", "## Power", "", POWER_METHOD
-                 + f"; {self.n_draws} draws, {round(100 * self.confidence_level)}% intervals. On simulated study "
-                 "sets (one cheap reference, three models of close AUCs) the mean predicted power was within 0.03 "
-                 "of the observed fraction at every budget, but single predictions are too sure at both ends: read "
-                 "them as a guide to the budget, not as a certainty for one finding.", "",
-                 markdown_table(self.power.drop(columns=["method"]), decimals=3), "",
-                 self.estimate.summary(), "", "## Assumptions", "",
-                 "The references' errors are independent of each other and of the scores given the truth; each "
-                 "score is binormal on the normal scale of its ranks; the expert's labels are exact. The studies are "
-                 "chosen from the observed labels and scores only, so their truth is missing at random given the "
-                 "observed data: the two-phase estimate after relabelling stays valid.", "",
-                 "## Reader study", "",
-                 f"`{self.STUDY_FILE}` and `images.csv` ({len(self.images)} images, in priority order). "
-                 + ("The images are in `images/`: `cxreval reader init --study study.yaml --db sqlite:///relabel.db`, "
-                    "then `cxreval reader add-reader NAME --db sqlite:///relabel.db`."
-                    if self.image_sources else
-                    "No image folder was given: place each study's image at the path `images.csv` gives (adding "
-                    "its suffix), or plan again with the image folder.")]
+        known = (
+            int(self.estimate.table["n_anchored"].max()) if self.anchor and len(self.estimate.table) else 0
+        )
+        lines = [
+            f"# Relabelling plan: {self.budget} studies for an expert"
+            + (f", with {self.anchor!r} known on {known} studies" if self.anchor else ""),
+            "",
+            f"Reference {self.reference!r}"
+            + (f", readers {', '.join(self.readers)}" if self.readers else "")
+            + (f", anchor {self.anchor!r} (already relabelled, treated as exact)" if self.anchor else "")
+            + f"; findings {', '.join(self.findings)}.",
+            "",
+            "Priority: the expected absolute change of AUC(best) - AUC(runner-up), summed over findings, when "
+            "a study's truth is revealed (posterior-weighted Mann-Whitney sums, closed form).",
+            "",
+            markdown_table(top, decimals=4),
+            "",
+            "## Power",
+            "",
+            POWER_METHOD
+            + f"; {self.n_draws} draws, {round(100 * self.confidence_level)}% intervals. On simulated study "
+            "sets (one cheap reference, three models of close AUCs) the mean predicted power was within 0.03 "
+            "of the observed fraction at every budget, but single predictions are too sure at both ends: read "
+            "them as a guide to the budget, not as a certainty for one finding.",
+            "",
+            markdown_table(self.power.drop(columns=["method"]), decimals=3),
+            "",
+            self.estimate.summary(),
+            "",
+            "## Assumptions",
+            "",
+            "The references' errors are independent of each other and of the scores given the truth; each "
+            "score is binormal on the normal scale of its ranks; the expert's labels are exact. The studies are "
+            "chosen from the observed labels and scores only, so their truth is missing at random given the "
+            "observed data: the two-phase estimate after relabelling stays valid.",
+            "",
+            "## Reader study",
+            "",
+            f"`{self.STUDY_FILE}` and `images.csv` ({len(self.images)} images, in priority order). "
+            + (
+                "The images are in `images/`: `cxreval reader init --study study.yaml --db sqlite:///relabel.db`, "
+                "then `cxreval reader add-reader NAME --db sqlite:///relabel.db`."
+                if self.image_sources
+                else "No image folder was given: place each study's image at the path `images.csv` gives (adding "
+                "its suffix), or plan again with the image folder."
+            ),
+        ]
         lines += [f"- {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -139,8 +182,14 @@ class RelabelPlanResult(TableResult):
         """Power curves (``power.csv``): P(separable) against the budget, one line per finding."""
         from .._plots import lines
 
-        return lines(table, x="budget", y="p_separable", color="finding",
-                     title="Probability that the best model is separable from the runner-up", y_title="P(separable)")
+        return lines(
+            table,
+            x="budget",
+            y="p_separable",
+            color="finding",
+            title="Probability that the best model is separable from the runner-up",
+            y_title="P(separable)",
+        )
 
     def _figure(self) -> Any:
         return self.figure(self.power)
@@ -156,8 +205,11 @@ def _reason(ff: FindingFit, j: int, sources: Sequence[str]) -> str:
     parts = [f"{ff.data.finding}: {sources[0]} {states[0]}"]
     if len(sources) > 1:
         dec = refs[~np.isnan(refs)]
-        parts.append(f"readers disagree ({int(dec.sum())} of {len(dec)} positive)" if 0 < dec.sum() < len(dec)
-                     else "readers agree")
+        parts.append(
+            f"readers disagree ({int(dec.sum())} of {len(dec)} positive)"
+            if 0 < dec.sum() < len(dec)
+            else "readers agree"
+        )
     a, b = ff.best, ff.runner_up or ff.best
     pa, pb = _percentile(ff.data.scores[a], j), _percentile(ff.data.scores[b], j)
     verb = "disagree" if abs(pa - pb) >= 25 else "agree"
@@ -170,8 +222,13 @@ def _default_budgets(budget: int) -> list[int]:
     return sorted({0, *(max(1, round(budget * f)) for f in (0.25, 0.5, 0.75)), budget})
 
 
-def _validate(inputs: PlanInputs, budget: object, budgets: Sequence[int] | None, n_draws: object,
-              confidence_level: object) -> tuple[int, list[int], int, float]:
+def _validate(
+    inputs: PlanInputs,
+    budget: object,
+    budgets: Sequence[int] | None,
+    n_draws: object,
+    confidence_level: object,
+) -> tuple[int, list[int], int, float]:
     b = check_budget(budget, inputs)
     nd = check_positive_int(n_draws, name="n_draws", func=_FUNC)
     _check_draws_fit(nd, max((len(fd.index) for fd in inputs.findings), default=0))
@@ -181,8 +238,10 @@ def _validate(inputs: PlanInputs, budget: object, budgets: Sequence[int] | None,
     else:
         grid = sorted({int(check_positive_int(k, name="budgets", func=_FUNC, minimum=0)) for k in budgets})
         if not grid or grid[-1] > len(inputs.study_ids):
-            raise InvalidParameterError(f"The 'budgets' parameter of {_FUNC} must be budgets from 0 to the number of "
-                                        f"studies ({len(inputs.study_ids)}). Got {list(budgets)} instead.")
+            raise InvalidParameterError(
+                f"The 'budgets' parameter of {_FUNC} must be budgets from 0 to the number of "
+                f"studies ({len(inputs.study_ids)}). Got {list(budgets)} instead."
+            )
     return b, grid, nd, cl
 
 
@@ -201,14 +260,17 @@ def _check_draws_fit(n_draws: int, n_studies: int) -> None:
         return
     need = n_draws * n_studies * 8 * _DRAW_ARRAYS
     if total > 0 and need > total:
-        raise InvalidParameterError(f"The 'n_draws' parameter of {_FUNC} is too large: {n_draws} draws of "
-                                    f"{n_studies} studies need at least {need / 2**30:,.0f} GiB of memory "
-                                    f"({_DRAW_ARRAYS} arrays of draws x studies, float64) and this machine has "
-                                    f"{total / 2**30:,.1f} GiB. Use fewer draws (the default is 200).")
+        raise InvalidParameterError(
+            f"The 'n_draws' parameter of {_FUNC} is too large: {n_draws} draws of "
+            f"{n_studies} studies need at least {need / 2**30:,.0f} GiB of memory "
+            f"({_DRAW_ARRAYS} arrays of draws x studies, float64) and this machine has "
+            f"{total / 2**30:,.1f} GiB. Use fewer draws (the default is 200)."
+        )
 
 
-def _power(item: tuple[FindingFit, np.ndarray, list[int], int, float, np.random.Generator]
-           ) -> tuple[list[tuple[float, float]], float]:
+def _power(
+    item: tuple[FindingFit, np.ndarray, list[int], int, float, np.random.Generator],
+) -> tuple[list[tuple[float, float]], float]:
     ff, ranks, grid, nd, cl, gen = item
     return power_curve(ff, ranks, grid, n_draws=nd, confidence_level=cl, rng=gen)
 
@@ -218,19 +280,32 @@ def _study_ids(value: Sequence[str] | pd.DataFrame | None) -> list[str] | None:
         return None
     if isinstance(value, pd.DataFrame):
         if "study_id" not in value.columns:
-            raise SchemaError(f"The 'anchor_studies' parameter of {_FUNC} is a table without a study_id column; it "
-                              f"has {list(value.columns)}.")
+            raise SchemaError(
+                f"The 'anchor_studies' parameter of {_FUNC} is a table without a study_id column; it "
+                f"has {list(value.columns)}."
+            )
         return [str(s) for s in value["study_id"]]
     return [str(s) for s in value]
 
 
-def plan_relabelling(predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
-                     labels: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult], *, reference: str,
-                     budget: int, readers: Sequence[str] | None = None, anchor: str | None = None,
-                     anchor_studies: Sequence[str] | pd.DataFrame | None = None, findings: Sequence[str] | None = None,
-                     budgets: Sequence[int] | None = None, n_draws: int = 200, confidence_level: float = 0.95,
-                     images: PathLike | None = None, rng: RNGLike = None, executor: ExecutorLike = None,
-                     progress: Progress | None = None) -> RelabelPlanResult:
+def plan_relabelling(
+    predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+    labels: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+    *,
+    reference: str,
+    budget: int,
+    readers: Sequence[str] | None = None,
+    anchor: str | None = None,
+    anchor_studies: Sequence[str] | pd.DataFrame | None = None,
+    findings: Sequence[str] | None = None,
+    budgets: Sequence[int] | None = None,
+    n_draws: int = 200,
+    confidence_level: float = 0.95,
+    images: PathLike | None = None,
+    rng: RNGLike = None,
+    executor: ExecutorLike = None,
+    progress: Progress | None = None,
+) -> RelabelPlanResult:
     """Rank the studies by how much an expert's label would change which model is best, estimate the power per
     budget, and lay out the reader study (the method: Notes).
 
@@ -311,13 +386,21 @@ def plan_relabelling(predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFr
     SchemaError
         A selected study without an image in ``images``.
     """
-    inputs = prepare_inputs(predictions, labels, reference=reference, readers=readers, anchor=anchor,
-                            findings=findings, anchor_studies=_study_ids(anchor_studies))
+    inputs = prepare_inputs(
+        predictions,
+        labels,
+        reference=reference,
+        readers=readers,
+        anchor=anchor,
+        findings=findings,
+        anchor_studies=_study_ids(anchor_studies),
+    )
     b, grid, nd, cl = _validate(inputs, budget, budgets, n_draws, confidence_level)
     folder = Path(images) if images is not None else None
     if folder is not None and not folder.is_dir():
-        raise InvalidParameterError(f"The 'images' parameter of {_FUNC} must be a folder of images. Got "
-                                    f"{str(folder)!r} instead.")
+        raise InvalidParameterError(
+            f"The 'images' parameter of {_FUNC} must be a folder of images. Got {str(folder)!r} instead."
+        )
     gen = normalize_rng(rng)
     ex = get_executor(executor)
     prog = as_progress(progress, func=_FUNC)
@@ -341,36 +424,73 @@ def plan_relabelling(predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFr
     ranked = candidates[np.lexsort((inputs.study_ids[candidates].astype(str), -change[candidates]))]
     top = ranked[:b]
     reasons = [_reason(fits[which[i, 0]], int(which[i, 1]), inputs.sources) for i in top]
-    relabel = pd.DataFrame({"study_id": inputs.study_ids[top], "patient_id": inputs.patient_ids[top],
-                            "priority": np.arange(1, len(top) + 1), "expected_change": change[top],
-                            "reason": reasons}, columns=list(RELABEL_COLUMNS))
+    relabel = pd.DataFrame(
+        {
+            "study_id": inputs.study_ids[top],
+            "patient_id": inputs.patient_ids[top],
+            "priority": np.arange(1, len(top) + 1),
+            "expected_change": change[top],
+            "reason": reasons,
+        },
+        columns=list(RELABEL_COLUMNS),
+    )
     check_image_names(list(relabel["study_id"]))  # each names its image in the reader study: never outside it
     sources = find_images(folder, list(relabel["study_id"]), func=_FUNC) if folder is not None else None
     rank_of = np.full(n, n)
     rank_of[ranked] = np.arange(len(ranked))
     task = prog.add(f"power of {len(fits)} findings, {nd} draws per budget", total=len(fits))
-    items = [(ff, rank_of[ff.data.index], grid, nd, cl, child)
-             for ff, child in zip(fits, gen.spawn(len(fits)))]
+    items = [
+        (ff, rank_of[ff.data.index], grid, nd, cl, child) for ff, child in zip(fits, gen.spawn(len(fits)))
+    ]
     curves = ex.map(_power, items, on_item=lambda _: prog.advance(task))
     prog.done(task)
     rows = []
     for ff, (curve, ess) in zip(fits, curves):
         for k, (p, se) in zip(grid, curve):
-            rows.append({"finding": ff.data.finding, "best": ff.best, "runner_up": ff.runner_up or "none",
-                         "budget": k, "p_separable": p, "mc_se": se, "n_draws": nd, "effective_draws": ess,
-                         "method": POWER_METHOD})
+            rows.append(
+                {
+                    "finding": ff.data.finding,
+                    "best": ff.best,
+                    "runner_up": ff.runner_up or "none",
+                    "budget": k,
+                    "p_separable": p,
+                    "mc_se": se,
+                    "n_draws": nd,
+                    "effective_draws": ess,
+                    "method": POWER_METHOD,
+                }
+            )
     auc, comp = two_phase_tables(inputs, fits, confidence_level=cl)
-    estimate = TwoPhaseAUCResult(auc, comp, reference=inputs.sources[0], readers=inputs.sources[1:],
-                                 anchor=inputs.anchor_source)
-    notes = [f"{ff.data.finding}: every other model has {ff.best}'s scores; no pair to separate"
-             for ff in fits if ff.runner_up is None]
-    notes += [f"{fd.finding}: {fd.n_unscored} labelled studies left out (not scored by every model)"
-              for fd in inputs.findings if fd.n_unscored]
+    estimate = TwoPhaseAUCResult(
+        auc, comp, reference=inputs.sources[0], readers=inputs.sources[1:], anchor=inputs.anchor_source
+    )
+    notes = [
+        f"{ff.data.finding}: every other model has {ff.best}'s scores; no pair to separate"
+        for ff in fits
+        if ff.runner_up is None
+    ]
+    notes += [
+        f"{fd.finding}: {fd.n_unscored} labelled studies left out (not scored by every model)"
+        for fd in inputs.findings
+        if fd.n_unscored
+    ]
     notes += [f"{ff.data.finding}: a latent-model fit did not converge" for ff in fits if not ff.converged]
     return RelabelPlanResult(
-        relabel, pd.DataFrame(rows, columns=list(POWER_COLUMNS)), estimate,
+        relabel,
+        pd.DataFrame(rows, columns=list(POWER_COLUMNS)),
+        estimate,
         image_table(list(relabel["study_id"]), list(relabel["patient_id"]), sources),
-        reference=inputs.sources[0], readers=inputs.sources[1:], anchor=inputs.anchor_source, budget=b,
-        budgets=tuple(grid), n_draws=nd, confidence_level=cl, findings=tuple(f.finding for f in inputs.findings),
-        study=study_yaml(name=f"relabel-{inputs.sources[0]}", findings=[f.finding for f in inputs.findings], seed=0),
-        notes=tuple(notes), image_sources=tuple(str(s) for s in sources or ()))
+        reference=inputs.sources[0],
+        readers=inputs.sources[1:],
+        anchor=inputs.anchor_source,
+        budget=b,
+        budgets=tuple(grid),
+        n_draws=nd,
+        confidence_level=cl,
+        findings=tuple(f.finding for f in inputs.findings),
+        study=study_yaml(
+            name=f"relabel-{inputs.sources[0]}", findings=[f.finding for f in inputs.findings], seed=0
+        ),
+        notes=tuple(notes),
+        image_sources=tuple(str(s) for s in sources or ()),
+    )

@@ -12,8 +12,16 @@ from ._inputs import FindingData
 from ._mixture import fit_joint, log_odds
 from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc
 
-__all__ = ["FindingFit", "fit_finding", "separable", "separable_leading", "posterior_truths",
-           "auc_prior_weights", "effective_draws", "power_curve"]
+__all__ = [
+    "FindingFit",
+    "fit_finding",
+    "separable",
+    "separable_leading",
+    "posterior_truths",
+    "auc_prior_weights",
+    "effective_draws",
+    "power_curve",
+]
 
 
 @dataclass(frozen=True)
@@ -60,7 +68,9 @@ def distinct_models(scores: dict[str, np.ndarray]) -> list[str]:
 def distinct_scores(scores: dict[str, np.ndarray]) -> np.ndarray:
     """The normal-scale scores of the models, one column per distinct score vector (copies would make the
     covariance singular)."""
-    return np.column_stack([normal_scores(np.asarray(scores[m], dtype=float)) for m in distinct_models(scores)])
+    return np.column_stack(
+        [normal_scores(np.asarray(scores[m], dtype=float)) for m in distinct_models(scores)]
+    )
 
 
 def fit_finding(data: FindingData) -> FindingFit:
@@ -85,8 +95,9 @@ def fit_finding(data: FindingData) -> FindingFit:
     return FindingFit(data, x, order, w, auc, best, runner, float(delta), change, flip, converged)
 
 
-def interval(ff: FindingFit, a: str, b: str, w: np.ndarray, revealed: np.ndarray, *, confidence_level: float
-             ) -> tuple[np.ndarray, np.ndarray]:
+def interval(
+    ff: FindingFit, a: str, b: str, w: np.ndarray, revealed: np.ndarray, *, confidence_level: float
+) -> tuple[np.ndarray, np.ndarray]:
     """``(delta, half-width)`` of the interval of AUC(a) - AUC(b) with posterior weights ``w`` ((n,) or (D, n))."""
     from scipy.special import ndtri
 
@@ -120,8 +131,9 @@ def _leading_rows(ff: FindingFit, w: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return best, runner
 
 
-def separable_leading(ff: FindingFit, w: np.ndarray, revealed: np.ndarray, *, confidence_level: float
-                      ) -> np.ndarray:
+def separable_leading(
+    ff: FindingFit, w: np.ndarray, revealed: np.ndarray, *, confidence_level: float
+) -> np.ndarray:
     """Per row of ``w`` (D, n): whether the interval of AUC(best) - AUC(runner-up) excludes 0, the pair being the
     leading two models under that row's posteriors (what ``comparison.csv`` would compare)."""
     models = list(ff.data.scores)
@@ -136,7 +148,9 @@ def separable_leading(ff: FindingFit, w: np.ndarray, revealed: np.ndarray, *, co
     return out
 
 
-def posterior_truths(ff: FindingFit, n_draws: int, rng: np.random.Generator, *, sweeps: int = 20) -> np.ndarray:
+def posterior_truths(
+    ff: FindingFit, n_draws: int, rng: np.random.Generator, *, sweeps: int = 20
+) -> np.ndarray:
     """``(n_draws, n)`` truths drawn from the posterior predictive of the latent model, its parameters' uncertainty
     included: ``n_draws`` chains of data augmentation (Tanner & Wong 1987) started at the fitted posteriors, each
     sweep drawing every study's truth given the parameters, then the parameters given the truths (prevalence,
@@ -165,8 +179,11 @@ def posterior_truths(ff: FindingFit, n_draws: int, rng: np.random.Generator, *, 
         spec = np.clip(rng.beta(0.5 + (1 - t) @ no, 0.5 + (1 - t) @ yo), eps, 1 - eps)
         m1 = (t @ x) / n1[:, None]
         m0 = ((1 - t) @ x) / n0[:, None]
-        cov = (sxx - n1[:, None, None] * m1[:, :, None] * m1[:, None, :]
-               - n0[:, None, None] * m0[:, :, None] * m0[:, None, :]) / n + ridge
+        cov = (
+            sxx
+            - n1[:, None, None] * m1[:, :, None] * m1[:, None, :]
+            - n0[:, None, None] * m0[:, :, None] * m0[:, None, :]
+        ) / n + ridge
         chol = np.linalg.cholesky(cov)
         mu1 = m1 + (chol @ rng.standard_normal((n_draws, p, 1)))[:, :, 0] / np.sqrt(n1)[:, None]
         mu0 = m0 + (chol @ rng.standard_normal((n_draws, p, 1)))[:, :, 0] / np.sqrt(n0)[:, None]
@@ -194,7 +211,7 @@ def auc_prior_weights(ff: FindingFit, truths: np.ndarray) -> np.ndarray:
     a = np.column_stack([np.nan_to_num(soft_auc(truths, ff.order[m]), nan=0.5) for m in models])
     c = a - a.mean(axis=1, keepdims=True)
     tau2 = max(float(((c.mean(axis=0) ** 2).sum() - c.var(axis=0).sum()) / (a.shape[1] - 1)), _TAU2_FLOOR)
-    log_w = -(c ** 2).sum(axis=1) / (2 * tau2)
+    log_w = -(c**2).sum(axis=1) / (2 * tau2)
     return np.exp(log_w - log_w.max())
 
 
@@ -204,8 +221,15 @@ def effective_draws(weight: np.ndarray) -> float:
     return total * total / float((weight * weight).sum()) if total > 0 else 0.0
 
 
-def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draws: int, confidence_level: float,
-                rng: np.random.Generator) -> tuple[list[tuple[float, float]], float]:
+def power_curve(
+    ff: FindingFit,
+    ranks: np.ndarray,
+    budgets: list[int],
+    *,
+    n_draws: int,
+    confidence_level: float,
+    rng: np.random.Generator,
+) -> tuple[list[tuple[float, float]], float]:
     """P(separable) after revealing the studies of global priority < k, for each k of ``budgets``, with its Monte
     Carlo standard error; and the effective number of draws behind them.
 
@@ -233,8 +257,13 @@ def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draw
             out.append((float(separable(ff, ff.posterior, known, confidence_level=confidence_level)), 0.0))
             continue
         shown = known | reveal
-        w_k, _ = fit_joint(ff.data.references, ff.x, anchor=np.where(shown, truth, np.nan), start=ff.posterior,
-                           accelerate=True)
+        w_k, _ = fit_joint(
+            ff.data.references,
+            ff.x,
+            anchor=np.where(shown, truth, np.nan),
+            start=ff.posterior,
+            accelerate=True,
+        )
         hit = separable_leading(ff, w_k, shown, confidence_level=confidence_level)
         p = float((weight * hit).sum() / weight.sum())
         out.append((p, float(np.sqrt(p * (1 - p) / ess))))

@@ -39,10 +39,12 @@ _SESSION_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,16}$")
 _AIDED = ("unaided", "aided")
 """Modality names read as a reading order: the pilot's unaided readings first, its aided ones second."""
 _LATENT = "latent"
-_ASSUMPTIONS = ("Hillis, Obuchowski and Berbaum (2011): the pilot's OR variance components (jackknife) carried to "
-                "the planned study — its error variance and covariances scaled by pilot cases / planned cases, its "
-                "reader-by-modality variance kept — with the same case mix and prevalence, readers drawn from the "
-                "same population, and the OR test (Hillis's ddf) at the stated alpha, two-sided.")
+_ASSUMPTIONS = (
+    "Hillis, Obuchowski and Berbaum (2011): the pilot's OR variance components (jackknife) carried to "
+    "the planned study — its error variance and covariances scaled by pilot cases / planned cases, its "
+    "reader-by-modality variance kept — with the same case mix and prevalence, readers drawn from the "
+    "same population, and the OR test (Hillis's ddf) at the stated alpha, two-sided."
+)
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,9 @@ class ReaderStudyPlanResult(TableResult):
     notes : tuple of str
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"images": "images.csv", "sample_size": "sample_size.csv",
-                                                           "minimum_cases": "minimum_cases.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"images": "images.csv", "sample_size": "sample_size.csv", "minimum_cases": "minimum_cases.csv"}
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = IMAGE_COLUMNS
     STUDY_FILE: ClassVar[str] = "study.yaml"
 
@@ -114,36 +117,61 @@ class ReaderStudyPlanResult(TableResult):
         """Power curves (``sample_size.csv``): the power against the cases, one line per reader count."""
         from .._plots import lines
 
-        return lines(table.assign(readers=table["n_readers"].map(lambda r: f"{r} readers")), x="n_cases",
-                     y="power", color="readers", title="Power of the planned reader study", y_title="power")
+        return lines(
+            table.assign(readers=table["n_readers"].map(lambda r: f"{r} readers")),
+            x="n_cases",
+            y="power",
+            color="readers",
+            title="Power of the planned reader study",
+            y_title="power",
+        )
 
     def _figure(self) -> Any:
         return self.figure(self.sample_size)
 
     def summary(self) -> str:
         p = self.pilot
-        design = (f"**{self.n_readers} readers x {self.n_cases} cases** in each of the two modalities "
-                  f"({2 * self.n_readers * self.n_cases:,} readings)" if self.n_readers and self.n_cases else
-                  "**no reader count of the grid reaches the power**: more readers are needed (see power_limit, "
-                  "the power with unlimited cases)")
-        lines = [f"# Reader study plan: {self.finding} under {self.reference!r}", "",
-                 f"Pilot: {int(p['n_readers'])} readers, {int(p['n_cases'])} cases ({int(p['positives'])} "
-                 f"diseased), modalities {p['modalities']} (the sessions, in this order); observed difference "
-                 f"of the modalities' AUCs ({p['effect_direction']}) {p['observed_effect']:+.4f}. Planned for an "
-                 f"effect of {self.effect:.4f} at power "
-                 f"{self.target_power:.2f}, alpha {self.alpha} ({self.analysis}).", "",
-                 f"Design: {design}, the fewest readings among the reader counts below.", "",
-                 markdown_table(self.minimum_cases, decimals=4), "",
-                 "Pilot OR components: " + ", ".join(f"{k} {p[k]:.6g}" for k in
-                                                     ("var_modality_reader", "error_variance", "cov1", "cov2",
-                                                      "cov3")) + ".", "",
-                 f"Assumptions: {_ASSUMPTIONS}"]
+        design = (
+            f"**{self.n_readers} readers x {self.n_cases} cases** in each of the two modalities "
+            f"({2 * self.n_readers * self.n_cases:,} readings)"
+            if self.n_readers and self.n_cases
+            else "**no reader count of the grid reaches the power**: more readers are needed (see power_limit, "
+            "the power with unlimited cases)"
+        )
+        lines = [
+            f"# Reader study plan: {self.finding} under {self.reference!r}",
+            "",
+            f"Pilot: {int(p['n_readers'])} readers, {int(p['n_cases'])} cases ({int(p['positives'])} "
+            f"diseased), modalities {p['modalities']} (the sessions, in this order); observed difference "
+            f"of the modalities' AUCs ({p['effect_direction']}) {p['observed_effect']:+.4f}. Planned for an "
+            f"effect of {self.effect:.4f} at power "
+            f"{self.target_power:.2f}, alpha {self.alpha} ({self.analysis}).",
+            "",
+            f"Design: {design}, the fewest readings among the reader counts below.",
+            "",
+            markdown_table(self.minimum_cases, decimals=4),
+            "",
+            "Pilot OR components: "
+            + ", ".join(
+                f"{k} {p[k]:.6g}" for k in ("var_modality_reader", "error_variance", "cov1", "cov2", "cov3")
+            )
+            + ".",
+            "",
+            f"Assumptions: {_ASSUMPTIONS}",
+        ]
         if self.study:
-            place = ("" if self.image_sources else "put each case's image where images.csv says (the image column, "
-                     "with its suffix: images/<study_id>.png) or plan again with --images DIR, then ")
-            lines += ["", f"Next: {place}`cxreval reader init --study {self.STUDY_FILE}` in this folder (add readers "
-                      "with `cxreval reader add-reader`); `cxreval reader export` then writes ratings.csv for "
-                      "`cxreval mrmc --ratings`."]
+            place = (
+                ""
+                if self.image_sources
+                else "put each case's image where images.csv says (the image column, "
+                "with its suffix: images/<study_id>.png) or plan again with --images DIR, then "
+            )
+            lines += [
+                "",
+                f"Next: {place}`cxreval reader init --study {self.STUDY_FILE}` in this folder (add readers "
+                "with `cxreval reader add-reader`); `cxreval reader export` then writes ratings.csv for "
+                "`cxreval mrmc --ratings`.",
+            ]
         if self.notes:
             lines += ["", "## Notes", "", *(f"- {n}" for n in self.notes)]
         return "\n".join(lines) + "\n"
@@ -157,8 +185,10 @@ def _rating_scale(values: np.ndarray) -> tuple[str, list[str]]:
         return "five_point", []
     if lo >= 0 and hi <= 100:
         return "probability", []
-    return "probability", [f"the pilot's ratings run from {lo:g} to {hi:g}, on neither the five-point scale (1-5) "
-                           "nor the probability scale (0-100): study.yaml asks for probabilities (0-100)"]
+    return "probability", [
+        f"the pilot's ratings run from {lo:g} to {hi:g}, on neither the five-point scale (1-5) "
+        "nor the probability scale (0-100): study.yaml asks for probabilities (0-100)"
+    ]
 
 
 def _modality_order(modalities: Sequence[str]) -> list[str]:
@@ -173,9 +203,11 @@ def _session_names(modalities: Sequence[str]) -> tuple[list[str], list[str]]:
     if ok:
         return list(modalities), []
     names = [f"modality_{k + 1}" for k in range(len(modalities))]
-    return names, ["the pilot's modality names cannot name the reader app's sessions (1-16 letters, digits, _ . or "
-                   "-; not image, report or iqa): the sessions are " +
-                   ", ".join(f"{n} ({m})" for n, m in zip(names, modalities))]
+    return names, [
+        "the pilot's modality names cannot name the reader app's sessions (1-16 letters, digits, _ . or "
+        "-; not image, report or iqa): the sessions are "
+        + ", ".join(f"{n} ({m})" for n, m in zip(names, modalities))
+    ]
 
 
 def _choose(minimum: pd.DataFrame) -> tuple[int | None, int | None]:
@@ -186,8 +218,9 @@ def _choose(minimum: pd.DataFrame) -> tuple[int | None, int | None]:
     return int(best["n_readers"]), int(best["n_cases"])
 
 
-def _sample(pool: pd.DataFrame, n_cases: int, prevalence: float, gen: np.random.Generator,
-            images: Path | None) -> tuple[pd.DataFrame, list[str]]:
+def _sample(
+    pool: pd.DataFrame, n_cases: int, prevalence: float, gen: np.random.Generator, images: Path | None
+) -> tuple[pd.DataFrame, list[str]]:
     """A random sample of ``n_cases`` of ``pool`` (study_id, patient_id, truth) with the pilot's prevalence: each
     class in a random order (``gen``), its first cases taken — with ``images``, its first cases with an image
     there. A class with fewer cases than its share gives them all, and a note says so."""
@@ -209,55 +242,91 @@ def _sample(pool: pd.DataFrame, n_cases: int, prevalence: float, gen: np.random.
         if len(take) < want:
             kind = "diseased" if truth else "non-diseased"
             where = f" with an image in {images}" if images is not None else ""
-            notes.append(f"the reference gives {len(take)} {kind} cases{where}, fewer than the {want} the design "
-                         "needs: all are listed; find more cases of this class or expect less power")
+            notes.append(
+                f"the reference gives {len(take)} {kind} cases{where}, fewer than the {want} the design "
+                "needs: all are listed; find more cases of this class or expect less power"
+            )
         parts.append(cls.iloc[np.sort(take)])
     chosen = pd.concat(parts)
     return chosen.iloc[gen.permutation(len(chosen))], notes
 
 
-def _validate_plan_reader_study(pilot: pd.DataFrame, labels: pd.DataFrame, reference: str, finding: str | None,
-                                effect: float | None, analysis: str, washout_days: float,
-                                latent_sources: Sequence[str] | None) -> tuple[pd.DataFrame, list[str], str]:
+def _validate_plan_reader_study(
+    pilot: pd.DataFrame,
+    labels: pd.DataFrame,
+    reference: str,
+    finding: str | None,
+    effect: float | None,
+    analysis: str,
+    washout_days: float,
+    latent_sources: Sequence[str] | None,
+) -> tuple[pd.DataFrame, list[str], str]:
     """The validated ratings, the pilot's two modalities in reading order and the finding to plan for."""
     from ..mrmc import validate_ratings
 
     check_choice(analysis, ("RRRC", "FRRC", "RRFC"), name="analysis", func=_FUNC)
-    if isinstance(washout_days, bool) or not (isinstance(washout_days, (int, float)) and
-                                              0 <= washout_days < float("inf")):
-        raise InvalidParameterError(f"The 'washout_days' parameter of {_FUNC} must be a number of days >= 0. Got "
-                                    f"{washout_days!r} instead.")
-    if effect is not None and (isinstance(effect, bool) or not isinstance(effect, (int, float, np.floating))
-                               or not 0 < abs(float(effect)) < 1):
-        raise InvalidParameterError(f"The 'effect' parameter of {_FUNC} must be a difference of AUCs with 0 < "
-                                    f"|effect| < 1 (e.g. 0.05). Got {effect!r} instead.")
+    if isinstance(washout_days, bool) or not (
+        isinstance(washout_days, (int, float)) and 0 <= washout_days < float("inf")
+    ):
+        raise InvalidParameterError(
+            f"The 'washout_days' parameter of {_FUNC} must be a number of days >= 0. Got "
+            f"{washout_days!r} instead."
+        )
+    if effect is not None and (
+        isinstance(effect, bool)
+        or not isinstance(effect, (int, float, np.floating))
+        or not 0 < abs(float(effect)) < 1
+    ):
+        raise InvalidParameterError(
+            f"The 'effect' parameter of {_FUNC} must be a difference of AUCs with 0 < "
+            f"|effect| < 1 (e.g. 0.05). Got {effect!r} instead."
+        )
     if SOURCE in labels.columns:
         known = {str(s) for s in labels[SOURCE].unique()}
         if reference != _LATENT and reference not in known:
-            raise SchemaError(f"The 'reference' parameter of {_FUNC} must be a source of the labels or "
-                              f"'{_LATENT}'. Got {reference!r} instead.{did_you_mean(reference, known)} Sources "
-                              f"present: {sorted(known)}.")
+            raise SchemaError(
+                f"The 'reference' parameter of {_FUNC} must be a source of the labels or "
+                f"'{_LATENT}'. Got {reference!r} instead.{did_you_mean(reference, known)} Sources "
+                f"present: {sorted(known)}."
+            )
     if latent_sources and reference != _LATENT:
-        raise InvalidParameterError(f"The 'latent_sources' parameter of {_FUNC} fits the latent truth: it is used "
-                                    f"only with reference='{_LATENT}'. Got reference={reference!r}.")
+        raise InvalidParameterError(
+            f"The 'latent_sources' parameter of {_FUNC} fits the latent truth: it is used "
+            f"only with reference='{_LATENT}'. Got reference={reference!r}."
+        )
     ratings = validate_ratings(pilot)
     mods = [str(m) for m in ratings["modality"].unique()]
     if len(mods) != 2:
-        raise InvalidParameterError(f"The 'pilot' parameter of {_FUNC} must rate two modalities (e.g. unaided and "
-                                    f"aided) to size a comparison of two; it rates {len(mods)}: {sorted(mods)}.")
+        raise InvalidParameterError(
+            f"The 'pilot' parameter of {_FUNC} must rate two modalities (e.g. unaided and "
+            f"aided) to size a comparison of two; it rates {len(mods)}: {sorted(mods)}."
+        )
     rated = sorted(ratings["finding"].astype(str).unique())
     if finding is None and len(rated) > 1:
-        raise InvalidParameterError(f"The pilot rates {len(rated)} findings ({', '.join(rated)}): name the one to "
-                                    f"plan for with the 'finding' parameter of {_FUNC}.")
+        raise InvalidParameterError(
+            f"The pilot rates {len(rated)} findings ({', '.join(rated)}): name the one to "
+            f"plan for with the 'finding' parameter of {_FUNC}."
+        )
     return ratings, _modality_order(mods), rated[0] if finding is None else finding
 
 
-def plan_reader_study(pilot: pd.DataFrame, labels: pd.DataFrame, *, reference: str, finding: str | None = None,
-                      effect: float | None = None, target_power: float = 0.8,
-                      n_readers: Sequence[int] = (4, 6, 8, 10, 12), alpha: float = 0.05, analysis: str = "RRRC",
-                      washout_days: float = 28, images: PathLike | None = None,
-                      latent_sources: Sequence[str] | None = None, label_policy: str = "exclude",
-                      rng: RNGLike = None) -> ReaderStudyPlanResult:
+def plan_reader_study(
+    pilot: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    reference: str,
+    finding: str | None = None,
+    effect: float | None = None,
+    target_power: float = 0.8,
+    n_readers: Sequence[int] = (4, 6, 8, 10, 12),
+    alpha: float = 0.05,
+    analysis: str = "RRRC",
+    washout_days: float = 28,
+    images: PathLike | None = None,
+    latent_sources: Sequence[str] | None = None,
+    label_policy: str = "exclude",
+    rng: RNGLike = None,
+) -> ReaderStudyPlanResult:
     """Plan a two-modality reader study from a pilot: readers x cases for a target power, the cases, the study file.
 
     The pilot's ratings (two modalities, e.g. unaided and aided) are analysed under ``reference`` by
@@ -325,11 +394,20 @@ def plan_reader_study(pilot: pd.DataFrame, labels: pd.DataFrame, *, reference: s
     """
     from ..mrmc import evaluate_reader_study, mrmc_sample_size, reference_truths
 
-    ratings, mods, finding = _validate_plan_reader_study(pilot, labels, reference, finding, effect, analysis,
-                                                         washout_days, latent_sources)
+    ratings, mods, finding = _validate_plan_reader_study(
+        pilot, labels, reference, finding, effect, analysis, washout_days, latent_sources
+    )
     gen = normalize_rng(rng)
-    res = evaluate_reader_study(ratings, labels, references=[reference], findings=[finding], studies="each",
-                                latent_sources=latent_sources, label_policy=label_policy, rng=0)
+    res = evaluate_reader_study(
+        ratings,
+        labels,
+        references=[reference],
+        findings=[finding],
+        studies="each",
+        latent_sources=latent_sources,
+        label_policy=label_policy,
+        rng=0,
+    )
     vc = res.variance_components
     vc = vc[vc["method"] == "OR"].set_index("name")["value"]
     diff = res.differences
@@ -337,11 +415,24 @@ def plan_reader_study(pilot: pd.DataFrame, labels: pd.DataFrame, *, reference: s
     # the observed effect as the second modality's AUC minus the first's (aided - unaided)
     sign = 1.0 if (str(diff["modality_a"]), str(diff["modality_b"])) == (mods[1], mods[0]) else -1.0
     counts = res.counts.iloc[0]
-    comps = {"var_modality_reader": float(vc["var_treatment_reader"]), "error_variance": float(vc["var_error"]),
-             "cov1": float(vc["cov1"]), "cov2": float(vc["cov2"]), "cov3": float(vc["cov3"]),
-             "n_cases": int(counts["cases"]), "effect": sign * float(diff["estimate"])}
-    ss = mrmc_sample_size(comps, effect=effect, n_readers=list(n_readers), n_cases=list(CASE_GRID), alpha=alpha,
-                          analysis=analysis, target_power=target_power)
+    comps = {
+        "var_modality_reader": float(vc["var_treatment_reader"]),
+        "error_variance": float(vc["var_error"]),
+        "cov1": float(vc["cov1"]),
+        "cov2": float(vc["cov2"]),
+        "cov3": float(vc["cov3"]),
+        "n_cases": int(counts["cases"]),
+        "effect": sign * float(diff["estimate"]),
+    }
+    ss = mrmc_sample_size(
+        comps,
+        effect=effect,
+        n_readers=list(n_readers),
+        n_cases=list(CASE_GRID),
+        alpha=alpha,
+        analysis=analysis,
+        target_power=target_power,
+    )
     minimum = ss.minimum_cases.assign(total_readings=lambda d: d["n_readers"] * d["n_cases"] * 2)
     r, n = _choose(minimum)
     notes = list(res.notes)
@@ -360,16 +451,46 @@ def plan_reader_study(pilot: pd.DataFrame, labels: pd.DataFrame, *, reference: s
     sessions, session_notes = _session_names(mods)
     notes += scale_notes + session_notes
     washout: int | float = int(washout_days) if float(washout_days).is_integer() else float(washout_days)
-    extra = {"rating": {"scale": scale, "with_label": False}, "sessions": [{"name": s} for s in sessions],
-             "washout_days": washout}
-    study = study_yaml(name=f"reader-study-{finding}"[:64], findings=[finding], seed=int(gen.integers(2**31)),
-                       extra=extra) if n is not None else ""
-    pilot_info = {**{k: v for k, v in comps.items() if k != "effect"}, "observed_effect": comps["effect"],
-                  "effect_direction": f"{mods[1]} - {mods[0]}", "positives": int(counts["positives"]),
-                  "n_readers": int(counts["readers"]), "modalities": ", ".join(mods), "prevalence": prevalence}
+    extra = {
+        "rating": {"scale": scale, "with_label": False},
+        "sessions": [{"name": s} for s in sessions],
+        "washout_days": washout,
+    }
+    study = (
+        study_yaml(
+            name=f"reader-study-{finding}"[:64],
+            findings=[finding],
+            seed=int(gen.integers(2**31)),
+            extra=extra,
+        )
+        if n is not None
+        else ""
+    )
+    pilot_info = {
+        **{k: v for k, v in comps.items() if k != "effect"},
+        "observed_effect": comps["effect"],
+        "effect_direction": f"{mods[1]} - {mods[0]}",
+        "positives": int(counts["positives"]),
+        "n_readers": int(counts["readers"]),
+        "modalities": ", ".join(mods),
+        "prevalence": prevalence,
+    }
     if n is None:
         notes.append("no reader count of n_readers reaches the target power with up to 100,000 cases")
-    return ReaderStudyPlanResult(table, ss.power, minimum, n_readers=r, n_cases=n, pilot=MappingProxyType(pilot_info),
-                                 reference=reference, finding=finding, analysis=analysis, effect=ss.effect,
-                                 target_power=float(target_power), alpha=float(alpha), study=study,
-                                 notes=tuple(notes), image_sources=tuple(str(s) for s in sources or ()))
+    return ReaderStudyPlanResult(
+        table,
+        ss.power,
+        minimum,
+        n_readers=r,
+        n_cases=n,
+        pilot=MappingProxyType(pilot_info),
+        reference=reference,
+        finding=finding,
+        analysis=analysis,
+        effect=ss.effect,
+        target_power=float(target_power),
+        alpha=float(alpha),
+        study=study,
+        notes=tuple(notes),
+        image_sources=tuple(str(s) for s in sources or ()),
+    )

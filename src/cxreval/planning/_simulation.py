@@ -32,17 +32,28 @@ class SimulatedStudySet:
     finding: str
 
 
-def simulate_study_set(n_studies: int, *, auc: Sequence[float], sensitivity: Sequence[float],
-                       specificity: Sequence[float], prevalence: float, correlation: float = 0.5,
-                       finding: str = "Effusion", rng: RNGLike = None) -> SimulatedStudySet:
+def simulate_study_set(
+    n_studies: int,
+    *,
+    auc: Sequence[float],
+    sensitivity: Sequence[float],
+    specificity: Sequence[float],
+    prevalence: float,
+    correlation: float = 0.5,
+    finding: str = "Effusion",
+    rng: RNGLike = None,
+) -> SimulatedStudySet:
     """Simulate one finding on ``n_studies`` studies: the references ``ref0, ref1, ...`` (one per sensitivity),
     the models ``m0, m1, ...`` (one per AUC) and the truth (see the module docstring)."""
     n = check_positive_int(n_studies, name="n_studies", func="simulate_study_set", minimum=2)
     if len(sensitivity) != len(specificity) or not len(sensitivity):
-        raise InvalidParameterError("simulate_study_set needs as many sensitivities as specificities (at least one).")
+        raise InvalidParameterError(
+            "simulate_study_set needs as many sensitivities as specificities (at least one)."
+        )
     if not 0 < prevalence < 1 or not 0 <= correlation < 1 or not all(0.5 < a < 1 for a in auc):
-        raise InvalidParameterError("simulate_study_set needs 0 < prevalence < 1, 0 <= correlation < 1 and every "
-                                    "AUC in (0.5, 1).")
+        raise InvalidParameterError(
+            "simulate_study_set needs 0 < prevalence < 1, 0 <= correlation < 1 and every AUC in (0.5, 1)."
+        )
     from scipy.special import ndtri
 
     gen = normalize_rng(rng)
@@ -51,15 +62,45 @@ def simulate_study_set(n_studies: int, *, auc: Sequence[float], sensitivity: Seq
     rows = []
     for r, (se, sp) in enumerate(zip(sensitivity, specificity)):
         pos = np.where(t == 1, gen.random(n) < se, gen.random(n) >= sp)
-        rows.append(pd.DataFrame({"study_id": ids, "patient_id": ids, "finding": finding, "source": f"ref{r}",
-                                  "state": np.where(pos, "positive", "negative")}))
-    rows.append(pd.DataFrame({"study_id": ids, "patient_id": ids, "finding": finding, "source": "truth",
-                              "state": np.where(t == 1, "positive", "negative")}))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "study_id": ids,
+                    "patient_id": ids,
+                    "finding": finding,
+                    "source": f"ref{r}",
+                    "state": np.where(pos, "positive", "negative"),
+                }
+            )
+        )
+    rows.append(
+        pd.DataFrame(
+            {
+                "study_id": ids,
+                "patient_id": ids,
+                "finding": finding,
+                "source": "truth",
+                "state": np.where(t == 1, "positive", "negative"),
+            }
+        )
+    )
     shared = gen.standard_normal(n)
     preds = []
     for m, a in enumerate(auc):
         e = np.sqrt(correlation) * shared + np.sqrt(1 - correlation) * gen.standard_normal(n)
-        preds.append(pd.DataFrame({"study_id": ids, "model": f"m{m}", "finding": finding,
-                                   "score": np.sqrt(2) * ndtri(a) * t + e}))
-    return SimulatedStudySet(pd.concat(preds, ignore_index=True), pd.concat(rows, ignore_index=True),
-                             pd.Series(t, index=ids, name="truth"), finding)
+        preds.append(
+            pd.DataFrame(
+                {
+                    "study_id": ids,
+                    "model": f"m{m}",
+                    "finding": finding,
+                    "score": np.sqrt(2) * ndtri(a) * t + e,
+                }
+            )
+        )
+    return SimulatedStudySet(
+        pd.concat(preds, ignore_index=True),
+        pd.concat(rows, ignore_index=True),
+        pd.Series(t, index=ids, name="truth"),
+        finding,
+    )

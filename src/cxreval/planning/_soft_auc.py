@@ -24,9 +24,9 @@ __all__ = ["ScoreOrder", "score_order", "soft_sums", "soft_auc", "reveal_auc", "
 class ScoreOrder:
     """One model's scores sorted once: the order, and where each tie group starts."""
 
-    order: np.ndarray      # (n,) argsort of the scores
-    starts: np.ndarray     # (g,) first sorted position of each tie group
-    group: np.ndarray      # (n,) tie group of each sorted position
+    order: np.ndarray  # (n,) argsort of the scores
+    starts: np.ndarray  # (g,) first sorted position of each tie group
+    group: np.ndarray  # (n,) tie group of each sorted position
 
 
 def score_order(score: np.ndarray) -> ScoreOrder:
@@ -108,8 +108,9 @@ def _components(p: np.ndarray, so: ScoreOrder) -> tuple[np.ndarray, np.ndarray, 
     return v10, v01, soft_auc(p, so)
 
 
-def delta_variance(w_a: np.ndarray, so_a: ScoreOrder, w_b: np.ndarray, so_b: ScoreOrder,
-                   *, revealed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def delta_variance(
+    w_a: np.ndarray, so_a: ScoreOrder, w_b: np.ndarray, so_b: ScoreOrder, *, revealed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``(delta, variance)`` of ``AUC_a - AUC_b`` (each with its own posterior weights).
 
     The variance is DeLong's (structural components weighted by the posterior masses; with 0/1 weights exactly

@@ -13,8 +13,16 @@ from ..exceptions import SchemaError
 from ..io.images import DISPLAY_SUFFIXES
 from ..outputs import path_inside
 
-__all__ = ["IMAGE_COLUMNS", "IMAGE_FOLDER", "check_image_names", "find_image", "find_images", "image_table",
-           "study_yaml", "copy_images"]
+__all__ = [
+    "IMAGE_COLUMNS",
+    "IMAGE_FOLDER",
+    "check_image_names",
+    "find_image",
+    "find_images",
+    "image_table",
+    "study_yaml",
+    "copy_images",
+]
 
 IMAGE_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "priority", "image")
 IMAGE_FOLDER = "images"
@@ -59,30 +67,53 @@ def find_images(folder: Path, study_ids: Sequence[str], *, func: str) -> list[Pa
         else:
             out.append(p)
     if missing:
-        raise SchemaError(f"The 'images' parameter of {func} holds no image of {len(missing)} selected "
-                          f"stud{'y' if len(missing) == 1 else 'ies'} in {folder}, e.g. {missing[0]!r}: expected "
-                          f"{missing[0]}.png (or {', '.join(DISPLAY_SUFFIXES[1:])}) or a folder {missing[0]}/ holding "
-                          "one.")
+        raise SchemaError(
+            f"The 'images' parameter of {func} holds no image of {len(missing)} selected "
+            f"stud{'y' if len(missing) == 1 else 'ies'} in {folder}, e.g. {missing[0]!r}: expected "
+            f"{missing[0]}.png (or {', '.join(DISPLAY_SUFFIXES[1:])}) or a folder {missing[0]}/ holding "
+            "one."
+        )
     return out
 
 
-def image_table(study_ids: Sequence[str], patient_ids: Sequence[str], sources: Sequence[Path] | None
-                ) -> pd.DataFrame:
+def image_table(
+    study_ids: Sequence[str], patient_ids: Sequence[str], sources: Sequence[Path] | None
+) -> pd.DataFrame:
     """``images.csv``: where each study's image lies in the study folder (``images/<study_id><suffix>``; without
     an image folder, ``images/<study_id>`` without its suffix: place the file there)."""
-    paths = [path_inside(IMAGE_FOLDER, f"{sid}{sources[i].suffix.lower() if sources else ''}", what="study_id")
-             .as_posix() for i, sid in enumerate(study_ids)]
-    return pd.DataFrame({"study_id": list(study_ids), "patient_id": list(patient_ids),
-                         "priority": range(1, len(study_ids) + 1), "image": paths}, columns=list(IMAGE_COLUMNS))
+    paths = [
+        path_inside(
+            IMAGE_FOLDER, f"{sid}{sources[i].suffix.lower() if sources else ''}", what="study_id"
+        ).as_posix()
+        for i, sid in enumerate(study_ids)
+    ]
+    return pd.DataFrame(
+        {
+            "study_id": list(study_ids),
+            "patient_id": list(patient_ids),
+            "priority": range(1, len(study_ids) + 1),
+            "image": paths,
+        },
+        columns=list(IMAGE_COLUMNS),
+    )
 
 
-def study_yaml(*, name: str, findings: Sequence[str], seed: int, extra: Mapping[str, object] | None = None) -> str:
+def study_yaml(
+    *, name: str, findings: Sequence[str], seed: int, extra: Mapping[str, object] | None = None
+) -> str:
     """The study file: the image task on ``images/``, patients from ``images.csv``; readers are added with
     ``cxreval reader add-reader``."""
     import yaml
 
-    spec = {"name": name, "seed": int(seed), "findings": list(findings), "images": IMAGE_FOLDER,
-            "patients": "images.csv", "tasks": ["image"], **(extra or {})}
+    spec = {
+        "name": name,
+        "seed": int(seed),
+        "findings": list(findings),
+        "images": IMAGE_FOLDER,
+        "patients": "images.csv",
+        "tasks": ["image"],
+        **(extra or {}),
+    }
     return str(yaml.safe_dump(spec, sort_keys=False))
 
 

@@ -68,8 +68,16 @@ __all__ = ["FINETUNE_MODES", "RECIPES", "TRAINING_COLUMNS", "FinetuneResult", "f
 
 FINETUNE_MODES: tuple[str, ...] = ("linear-probe", "last-layer", "full")
 RECIPES: tuple[str, ...] = ("chestxray8", "xrv")
-TRAINING_COLUMNS: tuple[str, ...] = ("epoch", "finding", "train_loss", "val_loss", "val_auc", "n_val_pos",
-                                     "n_val_neg", "best")
+TRAINING_COLUMNS: tuple[str, ...] = (
+    "epoch",
+    "finding",
+    "train_loss",
+    "val_loss",
+    "val_auc",
+    "n_val_pos",
+    "n_val_neg",
+    "best",
+)
 _CACHE_BYTES = 2 << 30
 
 
@@ -86,8 +94,11 @@ class FinetuneResult(TableResult):
     stopped: str
     settings: dict[str, Any] = field(default_factory=dict)
 
-    FILES: ClassVar[dict[str, str]] = {"training": "training.csv", "split": "split.csv",
-                                       "val_predictions": "val_predictions.csv"}
+    FILES: ClassVar[dict[str, str]] = {
+        "training": "training.csv",
+        "split": "split.csv",
+        "val_predictions": "val_predictions.csv",
+    }
     COLUMNS: ClassVar[tuple[str, ...]] = TRAINING_COLUMNS
 
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -98,42 +109,67 @@ class FinetuneResult(TableResult):
 
         best = self.table[(self.table.epoch == self.best_epoch)]
         s = self.settings
-        lines = [f"# {title}", "", f"Model: `{s.get('base')}`, mode {s.get('mode')}, loss {s.get('loss')}; "
-                 f"{s.get('n_train')} training and {s.get('n_val')} validation images (patient-level split, "
-                 f"seed {s.get('seed')}).", "",
-                 f"Stopped: {self.stopped}. Best epoch {self.best_epoch}: macro validation AUC "
-                 f"{self.best_val_auc:.4f}.", "", markdown_table(best[["finding", "val_auc", "n_val_pos", "n_val_neg"]]),
-                 *(["", f"Left out: {s['n_labelled_without_image']} labelled studies without an image (e.g. "
-                    f"`{s['labelled_without_image'][0]}`; finetune.json lists up to 100)."]
-                   if s.get("n_labelled_without_image") else []),
-                 "", f"The model for predict: `--model torch:{s.get('yaml', 'model.yaml')}`."]
+        lines = [
+            f"# {title}",
+            "",
+            f"Model: `{s.get('base')}`, mode {s.get('mode')}, loss {s.get('loss')}; "
+            f"{s.get('n_train')} training and {s.get('n_val')} validation images (patient-level split, "
+            f"seed {s.get('seed')}).",
+            "",
+            f"Stopped: {self.stopped}. Best epoch {self.best_epoch}: macro validation AUC "
+            f"{self.best_val_auc:.4f}.",
+            "",
+            markdown_table(best[["finding", "val_auc", "n_val_pos", "n_val_neg"]]),
+            *(
+                [
+                    "",
+                    f"Left out: {s['n_labelled_without_image']} labelled studies without an image (e.g. "
+                    f"`{s['labelled_without_image'][0]}`; finetune.json lists up to 100).",
+                ]
+                if s.get("n_labelled_without_image")
+                else []
+            ),
+            "",
+            f"The model for predict: `--model torch:{s.get('yaml', 'model.yaml')}`.",
+        ]
         return "\n".join(lines) + "\n"
 
     def _figure(self) -> Any:
         """Validation AUC per finding against the epoch (the training log)."""
         from .._plots import lines
 
-        return lines(self.table, x="epoch", y="val_auc", color="finding", title="Validation AUC by epoch",
-                     y_title="validation AUC")
+        return lines(
+            self.table,
+            x="epoch",
+            y="val_auc",
+            color="finding",
+            title="Validation AUC by epoch",
+            y_title="validation AUC",
+        )
 
 
-def _with_images(targets: pd.DataFrame, image_ids: Collection[str], *, labels: PathLike, images: PathLike
-                ) -> tuple[pd.DataFrame, list[str]]:
+def _with_images(
+    targets: pd.DataFrame, image_ids: Collection[str], *, labels: PathLike, images: PathLike
+) -> tuple[pd.DataFrame, list[str]]:
     """The rows of ``targets`` (one per labelled study) whose study has an image, and the ids of those that have
     none; a :class:`~cxreval.exceptions.CxrevalWarning` names how many were left out and one of them (a study
     labelled but not imaged is left out of training and validation, never silently)."""
     has_image = targets["study_id"].isin(image_ids).to_numpy()
     missing = targets["study_id"][~has_image].astype(str).tolist()
     if missing and has_image.sum() >= 2:  # (fewer than 2 left: refused by the caller)
-        warnings.warn(f"{len(missing)} of the {len(targets)} labelled studies (labels={str(labels)!r}) have no image "
-                      f"in images={str(images)!r}, e.g. {missing[0]!r}; they are left out of training and validation "
-                      "(finetune.json: n_labelled_without_image, labelled_without_image).", CxrevalWarning,
-                      stacklevel=3)
+        warnings.warn(
+            f"{len(missing)} of the {len(targets)} labelled studies (labels={str(labels)!r}) have no image "
+            f"in images={str(images)!r}, e.g. {missing[0]!r}; they are left out of training and validation "
+            "(finetune.json: n_labelled_without_image, labelled_without_image).",
+            CxrevalWarning,
+            stacklevel=3,
+        )
     return targets[has_image].reset_index(drop=True), missing
 
 
-def training_targets(labels: pd.DataFrame, *, findings: Sequence[str] | None, source: str | None,
-                     policy: Any) -> tuple[pd.DataFrame, list[str], str]:
+def training_targets(
+    labels: pd.DataFrame, *, findings: Sequence[str] | None, source: str | None, policy: Any
+) -> tuple[pd.DataFrame, list[str], str]:
     """``(targets, findings, source)``: one row per study (``study_id``, ``patient_id``, one 0/1/NaN column per
     finding) from a validated long label table, under the :class:`~cxreval.schema.LabelPolicy` ``policy``."""
     from ..findings import canonical_finding
@@ -141,28 +177,37 @@ def training_targets(labels: pd.DataFrame, *, findings: Sequence[str] | None, so
     sources = sorted(labels["source"].unique())
     if source is None:
         if len(sources) != 1:
-            raise InvalidParameterError(f"The labels hold the sources {sources}; choose the one to train on with "
-                                        "source=.")
+            raise InvalidParameterError(
+                f"The labels hold the sources {sources}; choose the one to train on with source=."
+            )
         source = sources[0]
     elif source not in sources:
-        raise InvalidParameterError(f"source={source!r} is not in the labels (labels=); its sources are {sources}.")
+        raise InvalidParameterError(
+            f"source={source!r} is not in the labels (labels=); its sources are {sources}."
+        )
     lab = labels[labels["source"] == source]
     have = list(dict.fromkeys(lab["finding"]))
     if findings:
         want = [canonical_finding(f, where="findings=") for f in findings]
         missing = [f for f in want if f not in have]
         if missing:
-            raise InvalidParameterError(f"findings={missing}: not labelled by source {source!r} (it labels {have}).")
+            raise InvalidParameterError(
+                f"findings={missing}: not labelled by source {source!r} (it labels {have})."
+            )
     else:
         want = have
     lab = lab[lab["finding"].isin(want)]
     dup = lab.duplicated(["study_id", "finding"])
     if dup.any():
         r = lab[dup].iloc[0]
-        raise SchemaError(f"The labels (labels=): study {r.study_id!r} has two labels for {r.finding!r} from source {source!r}.")
+        raise SchemaError(
+            f"The labels (labels=): study {r.study_id!r} has two labels for {r.finding!r} from source {source!r}."
+        )
     y = lab.assign(y=policy.binarize(lab["state"])).pivot(index="study_id", columns="finding", values="y")
     pid = lab.drop_duplicates("study_id").set_index("study_id")["patient_id"]
-    out = pd.DataFrame({"study_id": y.index.astype(str), "patient_id": pid.reindex(y.index).astype(str).to_numpy()})
+    out = pd.DataFrame(
+        {"study_id": y.index.astype(str), "patient_id": pid.reindex(y.index).astype(str).to_numpy()}
+    )
     for f in want:
         out[f] = y[f].to_numpy(dtype=float) if f in y.columns else np.nan
     return out.reset_index(drop=True), want, source
@@ -180,7 +225,7 @@ class _Images:
             self.cache[0] = first
             for i in range(1, len(self.items)):
                 self.cache[i] = self._read(i)
-        else:                                  # check every image once before training
+        else:  # check every image once before training
             for i in range(1, len(self.items)):
                 self._read(i)
 
@@ -191,7 +236,9 @@ class _Images:
         except SchemaError as exc:
             raise SchemaError(f"Image {it.path} (images=) cannot be used for training ({exc}).") from exc
         except (OSError, ValueError) as exc:
-            raise SchemaError(f"Image {it.path} (images=) cannot be used for training ({exc_text(exc)}).") from exc
+            raise SchemaError(
+                f"Image {it.path} (images=) cannot be used for training ({exc_text(exc)})."
+            ) from exc
 
     def batch(self, idx: np.ndarray) -> np.ndarray:
         if self.cache is not None:
@@ -212,14 +259,27 @@ class _Net:
 
 
 def _input_dict(prep: Any) -> dict[str, Any] | str:
-    if not isinstance(prep, Preprocessing):             # a CLIP processor: the architecture's own (clip_head)
+    if not isinstance(prep, Preprocessing):  # a CLIP processor: the architecture's own (clip_head)
         return "architecture"
-    norm: Any = {"mean": list(prep.mean), "std": list(prep.std)} if prep.normalization == "custom" else prep.normalization
+    norm: Any = (
+        {"mean": list(prep.mean), "std": list(prep.std)}
+        if prep.normalization == "custom"
+        else prep.normalization
+    )
     return {"size": int(prep.size), "channels": int(prep.channels), "normalization": norm, "crop": prep.crop}
 
 
-def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | None, n_out: int,
-           input_size: int | None, weights_dir: Any, download: bool) -> _Net:
+def _build(
+    model: str | None,
+    recipe: str | None,
+    *,
+    arch: str,
+    weights: str | None,
+    n_out: int,
+    input_size: int | None,
+    weights_dir: Any,
+    download: bool,
+) -> _Net:
     from ._models import load_model, parse_model_spec
     from .recipes import chestxray8_net, find_classifier, replace_head
 
@@ -227,8 +287,16 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
         kw = {"arch": arch, "n_out": n_out, "transition_channels": 1024, "pooling": "lse", "lse_r": 10.0}
         net = chestxray8_net(**kw, weights=weights)  # type: ignore[arg-type]
         prep = Preprocessing(size=input_size or 1024, channels=3, normalization="imagenet")
-        return _Net(net, prep, "cxreval.predict.recipes:chestxray8_net", kw, "classifier", "transition",
-                    f"recipe chestxray8 ({arch})", weights)
+        return _Net(
+            net,
+            prep,
+            "cxreval.predict.recipes:chestxray8_net",
+            kw,
+            "classifier",
+            "transition",
+            f"recipe chestxray8 ({arch})",
+            weights,
+        )
     assert model is not None  # finetune passes exactly one of model and recipe
     ms = parse_model_spec(model)
     if ms.kind == "clip":
@@ -236,25 +304,39 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
 
         spec = absolute_clip_spec(str(ms))
         module = clip_classifier(spec, n_out)
-        return _Net(module, module.preprocessing, "cxreval.predict.clip_head:clip_classifier",
-                    {"spec": spec, "n_out": n_out}, "classifier", None, spec, module.clip.weights_file)
+        return _Net(
+            module,
+            module.preprocessing,
+            "cxreval.predict.clip_head:clip_classifier",
+            {"spec": spec, "n_out": n_out},
+            "classifier",
+            None,
+            spec,
+            module.clip.weights_file,
+        )
     lm = load_model(ms, weights_dir=weights_dir, download=download)
     if lm.scripted:
-        raise InvalidParameterError(f"model={str(model)!r}: a TorchScript model cannot be rebuilt for training; give it "
-                                    "as a state_dict with 'architecture' in its YAML.")
+        raise InvalidParameterError(
+            f"model={str(model)!r}: a TorchScript model cannot be rebuilt for training; give it "
+            "as a state_dict with 'architecture' in its YAML."
+        )
     if ms.kind == "xrv":
         import torchxrayvision as xrv
 
         if not isinstance(lm.module, xrv.models.DenseNet):
-            raise InvalidParameterError(f"model={str(model)!r}: only the TorchXRayVision DenseNets can be fine-tuned.")
+            raise InvalidParameterError(
+                f"model={str(model)!r}: only the TorchXRayVision DenseNets can be fine-tuned."
+            )
         ref, kwargs = "torchxrayvision.models:DenseNet", {"weights": None}
     else:
         cfg_path = Path(str(lm.extra["yaml"]))
         from .._validation import read_yaml_file
 
         cfg = read_yaml_file(cfg_path, what="Model YAML")
-        if not isinstance(cfg, dict) or "architecture" not in cfg:    # load_model has checked it already
-            raise SchemaError(f"model={str(model)!r}: {cfg_path} gives no 'architecture' to rebuild the model from.")
+        if not isinstance(cfg, dict) or "architecture" not in cfg:  # load_model has checked it already
+            raise SchemaError(
+                f"model={str(model)!r}: {cfg_path} gives no 'architecture' to rebuild the model from."
+            )
         ref = str(cfg["architecture"])
         mod, _, attr = ref.rpartition(":")
         if mod.endswith(".py") and not Path(mod).is_absolute():
@@ -265,9 +347,16 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
         module.op_threshs = None
     head = find_classifier(module, lm.classifier)
     replace_head(module, head, n_out)
-    return _Net(module, lm.preprocessing, "cxreval.predict.recipes:with_head",
-                {"architecture": ref, "architecture_kwargs": kwargs, "classifier": head, "n_out": n_out},
-                head, lm.target_layer, str(ms), lm.weights_file)
+    return _Net(
+        module,
+        lm.preprocessing,
+        "cxreval.predict.recipes:with_head",
+        {"architecture": ref, "architecture_kwargs": kwargs, "classifier": head, "n_out": n_out},
+        head,
+        lm.target_layer,
+        str(ms),
+        lm.weights_file,
+    )
 
 
 def _aucs(y: np.ndarray, s: np.ndarray) -> tuple[list[float], list[int], list[int]]:
@@ -289,15 +378,23 @@ def _forward(module: Any, data: _Images, idx: np.ndarray, *, batch_size: int, de
     outs = []
     with torch.inference_mode():
         for i in range(0, len(idx), batch_size):
-            outs.append(module(torch.from_numpy(data.batch(idx[i:i + batch_size])).to(device)).double().cpu().numpy())
+            outs.append(
+                module(torch.from_numpy(data.batch(idx[i : i + batch_size])).to(device))
+                .double()
+                .cpu()
+                .numpy()
+            )
     return np.concatenate(outs)
 
 
-def _head_inputs(module: Any, head: str, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any
-                 ) -> np.ndarray:
+def _head_inputs(
+    module: Any, head: str, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any
+) -> np.ndarray:
     """The inputs of the classifier ``head`` for the images ``idx`` (float32, as the classifier reads them)."""
     got: list[Any] = []
-    h = module.get_submodule(head).register_forward_hook(lambda m, a, o: got.append(a[0].detach().float().cpu()))
+    h = module.get_submodule(head).register_forward_hook(
+        lambda m, a, o: got.append(a[0].detach().float().cpu())
+    )
     try:
         _forward(module, data, idx, batch_size=batch_size, device=device)
     finally:
@@ -305,14 +402,41 @@ def _head_inputs(module: Any, head: str, data: _Images, idx: np.ndarray, *, batc
     return np.concatenate([g.numpy() for g in got]) if got else np.zeros((0, 0), dtype=np.float32)
 
 
-def _rows(epoch: int, findings: list[str], train_loss: float, val_loss: float, aucs: list[float], npos: list[int],
-          nneg: list[int]) -> list[dict[str, Any]]:
-    rows = [{"epoch": epoch, "finding": f, "train_loss": train_loss, "val_loss": val_loss, "val_auc": a,
-             "n_val_pos": p, "n_val_neg": n, "best": False} for f, a, p, n in zip(findings, aucs, npos, nneg)]
+def _rows(
+    epoch: int,
+    findings: list[str],
+    train_loss: float,
+    val_loss: float,
+    aucs: list[float],
+    npos: list[int],
+    nneg: list[int],
+) -> list[dict[str, Any]]:
+    rows = [
+        {
+            "epoch": epoch,
+            "finding": f,
+            "train_loss": train_loss,
+            "val_loss": val_loss,
+            "val_auc": a,
+            "n_val_pos": p,
+            "n_val_neg": n,
+            "best": False,
+        }
+        for f, a, p, n in zip(findings, aucs, npos, nneg)
+    ]
     ok = [a for a in aucs if np.isfinite(a)]
-    rows.append({"epoch": epoch, "finding": MACRO, "train_loss": train_loss, "val_loss": val_loss,
-                 "val_auc": float(np.mean(ok)) if ok else float("nan"), "n_val_pos": sum(npos), "n_val_neg": sum(nneg),
-                 "best": False})
+    rows.append(
+        {
+            "epoch": epoch,
+            "finding": MACRO,
+            "train_loss": train_loss,
+            "val_loss": val_loss,
+            "val_auc": float(np.mean(ok)) if ok else float("nan"),
+            "n_val_pos": sum(npos),
+            "n_val_neg": sum(nneg),
+            "best": False,
+        }
+    )
     return rows
 
 
@@ -320,20 +444,44 @@ def _seed_of(rng: RNGLike) -> int:
     """The int seed of ``rng``: an int as given, one drawn from a Generator or from fresh entropy (None)."""
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
         return int(rng)
-    return int(normalize_rng(rng).integers(2 ** 31))
+    return int(normalize_rng(rng).integers(2**31))
 
 
-def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
-             model: str | None = None, recipe: str | None = None, arch: str = "resnet50",
-             weights: PathLike | None = None, mode: str = "full", loss: str | None = None,
-             findings: Sequence[str] | None = None, source: str | None = None, policy: str = "exclude",
-             not_mentioned: str = "negative", state_encoding: str | None = None, val_fraction: float = 0.2,
-             epochs: int = 10, patience: int = 3, batch_size: int | None = None, lr: float | None = None,
-             weight_decay: float | None = None, rng: RNGLike = None, device: str = "cpu", input_size: int | None = None,
-             name: str | None = None, keep_interrupted: bool = False, overwrite: bool = False,
-             weights_dir: PathLike | None = None, download: bool = True, dicom_window: str = "none",
-             features: PathLike | None = None, argv: Sequence[str] | None = None,
-             progress: Progress | None = None) -> FinetuneResult:
+def finetune(
+    images: PathLike,
+    labels: PathLike,
+    *,
+    out: PathLike,
+    model: str | None = None,
+    recipe: str | None = None,
+    arch: str = "resnet50",
+    weights: PathLike | None = None,
+    mode: str = "full",
+    loss: str | None = None,
+    findings: Sequence[str] | None = None,
+    source: str | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    state_encoding: str | None = None,
+    val_fraction: float = 0.2,
+    epochs: int = 10,
+    patience: int = 3,
+    batch_size: int | None = None,
+    lr: float | None = None,
+    weight_decay: float | None = None,
+    rng: RNGLike = None,
+    device: str = "cpu",
+    input_size: int | None = None,
+    name: str | None = None,
+    keep_interrupted: bool = False,
+    overwrite: bool = False,
+    weights_dir: PathLike | None = None,
+    download: bool = True,
+    dicom_window: str = "none",
+    features: PathLike | None = None,
+    argv: Sequence[str] | None = None,
+    progress: Progress | None = None,
+) -> FinetuneResult:
     """Fine-tune ``model`` (or train ``recipe``) on ``labels`` and write ``out`` atomically (module docstring).
 
     ``progress`` (:class:`cxreval.progress.Progress`) gets a task counting the epochs, advanced after each.
@@ -358,30 +506,38 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
     if recipe is not None:
         check_choice(recipe, RECIPES, name="recipe", func=func)
     if (model is None) != (recipe == "chestxray8"):
-        raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:, clip:) and "
-                                    "recipe='chestxray8' (recipe='xrv' goes with model='xrv:...').")
+        raise InvalidParameterError(
+            "finetune needs exactly one of model= (xrv:, torch:, clip:) and "
+            "recipe='chestxray8' (recipe='xrv' goes with model='xrv:...')."
+        )
     if recipe == "chestxray8":
         from ._models import require_torchvision
 
-        require_torchvision()                          # an environment problem is named before any work
+        require_torchvision()  # an environment problem is named before any work
     else:
         from ._models import parse_model_spec
 
         assert model is not None  # exactly one of model and recipe (checked above)
         if recipe == "xrv" and parse_model_spec(model).kind != "xrv":
-            raise InvalidParameterError(f"recipe='xrv' with model={str(model)!r}: the xrv recipe fine-tunes a "
-                                        "TorchXRayVision model (model='xrv:densenet121-res224-all', ...).")
+            raise InvalidParameterError(
+                f"recipe='xrv' with model={str(model)!r}: the xrv recipe fine-tunes a "
+                "TorchXRayVision model (model='xrv:densenet121-res224-all', ...)."
+            )
         if parse_model_spec(model).kind == "clip" and mode == "last-layer":
-            raise InvalidParameterError(f"model={str(model)!r} with mode='last-layer': a clip: model is fine-tuned as "
-                                        "BenchX does, mode='linear-probe' (frozen image encoder) or mode='full' (the "
-                                        "vision tower and the classifier).")
+            raise InvalidParameterError(
+                f"model={str(model)!r} with mode='last-layer': a clip: model is fine-tuned as "
+                "BenchX does, mode='linear-probe' (frozen image encoder) or mode='full' (the "
+                "vision tower and the classifier)."
+            )
     xrv_recipe = recipe == "xrv"
     loss = loss or ("wcel" if recipe == "chestxray8" else "xrv" if xrv_recipe else "bce")
     check_choice(loss, LOSSES, name="loss", func=func)
     batch_size = batch_size if batch_size is not None else (64 if xrv_recipe else 16)
     weight_decay = weight_decay if weight_decay is not None else (1e-5 if xrv_recipe else 1e-4)
     if features is not None and mode != "linear-probe":
-        raise InvalidParameterError(f"features={str(features)!r}: cached features are used by mode='linear-probe' only.")
+        raise InvalidParameterError(
+            f"features={str(features)!r}: cached features are used by mode='linear-probe' only."
+        )
     if features is not None and not Path(features).is_file():
         raise SchemaError(f"features={str(features)!r} does not exist.")
     pol = LabelPolicy(policy, not_mentioned)
@@ -389,19 +545,27 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise InvalidParameterError(f"The '{n}' parameter of finetune must be an int >= {lo}. Got {v!r}.")
     if not 0 < val_fraction < 1:
-        raise InvalidParameterError(f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}.")
+        raise InvalidParameterError(
+            f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}."
+        )
     for rate, value, low in (("lr", lr, "> 0"), ("weight_decay", weight_decay, ">= 0")):
         number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
-        if value is not None and not (number and math.isfinite(value) and (value > 0 if rate == "lr" else value >= 0)):
-            raise InvalidParameterError(f"The '{rate}' parameter of finetune must be a finite number {low}. "
-                                        f"Got {value!r}.")
+        if value is not None and not (
+            number and math.isfinite(value) and (value > 0 if rate == "lr" else value >= 0)
+        ):
+            raise InvalidParameterError(
+                f"The '{rate}' parameter of finetune must be a finite number {low}. Got {value!r}."
+            )
     progress = as_progress(progress, func=func)
     torch = require_torch()  # (after the checks of the options: a bad option is named without torch)
     dev = torch_device(device)
     if weights is not None and not Path(weights).is_file():
         raise SchemaError(f"weights={str(weights)!r} does not exist.")
-    inputs = [Path(labels)] + ([Path(weights)] if weights is not None else []) + \
-        ([Path(features)] if features is not None else [])
+    inputs = (
+        [Path(labels)]
+        + ([Path(weights)] if weights is not None else [])
+        + ([Path(features)] if features is not None else [])
+    )
     check_output_path(out, overwrite=overwrite, inputs=[*inputs, Path(images)])
     lab = read_labels(Path(labels), state_encoding=state_encoding).table
     targets, fnames, source = training_targets(lab, findings=findings, source=source, policy=pol)
@@ -409,31 +573,55 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
     by_id = {it.study_id: it for it in listing.items}
     targets, no_image_ids = _with_images(targets, by_id, labels=labels, images=listing.source)
     if len(targets) < 2:
-        raise SchemaError(f"images={str(listing.source)!r} and labels={str(labels)!r}: {len(targets)} image id(s) are labelled "
-                          f"(image ids look like {list(by_id)[:2]}, label study_ids like "
-                          f"{lab.study_id.head(2).tolist()}); at least 2 are needed.")
-    sp = patient_split(targets[["study_id", "patient_id"]], fractions=(1 - val_fraction, val_fraction),
-                       names=("train", "val"), rng=seed).assignments
+        raise SchemaError(
+            f"images={str(listing.source)!r} and labels={str(labels)!r}: {len(targets)} image id(s) are labelled "
+            f"(image ids look like {list(by_id)[:2]}, label study_ids like "
+            f"{lab.study_id.head(2).tolist()}); at least 2 are needed."
+        )
+    sp = patient_split(
+        targets[["study_id", "patient_id"]],
+        fractions=(1 - val_fraction, val_fraction),
+        names=("train", "val"),
+        rng=seed,
+    ).assignments
     tr = np.flatnonzero(sp["split"].to_numpy() == "train")
     va = np.flatnonzero(sp["split"].to_numpy() == "val")
     y_all = targets[fnames].to_numpy(dtype=float)
     _, npos, nneg = _aucs(y_all[va], np.zeros((len(va), len(fnames))))
     if not len(tr) or not any(p and n for p, n in zip(npos, nneg)):
-        raise SchemaError(f"the validation part ({len(va)} image(s) of {sp.patient_id[va].nunique()} patient(s)) has "
-                          "no finding with both a positive and a negative label, so no validation AUC; use more "
-                          "images or a larger val_fraction.")
-    with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv, meta={"seed": seed, "mode": mode},
-                       protect=[Path(images)]) as d:
+        raise SchemaError(
+            f"the validation part ({len(va)} image(s) of {sp.patient_id[va].nunique()} patient(s)) has "
+            "no finding with both a positive and a negative label, so no validation AUC; use more "
+            "images or a larger val_fraction."
+        )
+    with output_folder(
+        out,
+        overwrite=overwrite,
+        inputs=inputs,
+        argv=argv,
+        meta={"seed": seed, "mode": mode},
+        protect=[Path(images)],
+    ) as d:
         torch.manual_seed(seed)
-        net = _build(model, "chestxray8" if recipe == "chestxray8" else None, arch=arch,
-                     weights=None if weights is None else str(weights), n_out=len(fnames),
-                     input_size=input_size, weights_dir=weights_dir, download=download)
+        net = _build(
+            model,
+            "chestxray8" if recipe == "chestxray8" else None,
+            arch=arch,
+            weights=None if weights is None else str(weights),
+            n_out=len(fnames),
+            input_size=input_size,
+            weights_dir=weights_dir,
+            download=download,
+        )
         module = net.module.to(dev)
         head = module.get_submodule(net.head)
         from .recipes import last_stage
 
-        trained = {"linear-probe": [net.head], "last-layer": [last_stage(module, net.head), net.head],
-                   "full": [""]}[mode]
+        trained = {
+            "linear-probe": [net.head],
+            "last-layer": [last_stage(module, net.head), net.head],
+            "full": [""],
+        }[mode]
         for p in module.parameters():
             p.requires_grad_(mode == "full")
         for t in trained:
@@ -441,11 +629,18 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                 p.requires_grad_(True)
         chosen = [by_id[s] for s in targets.study_id]
         wfile = Path(str(net.weights)) if net.weights else None
-        fkey = {"base": net.base, "weights": net.weights, "preprocessing": net.prep.to_dict(), "head": net.head,
-                "dicom_window": dicom_window, "weights_file": [wfile.stat().st_size, wfile.stat().st_mtime_ns]
-                if wfile is not None and wfile.is_file() else None}
+        fkey = {
+            "base": net.base,
+            "weights": net.weights,
+            "preprocessing": net.prep.to_dict(),
+            "head": net.head,
+            "dicom_window": dicom_window,
+            "weights_file": [wfile.stat().st_size, wfile.stat().st_mtime_ns]
+            if wfile is not None and wfile.is_file()
+            else None,
+        }
         cached = None
-        if features is not None:                         # checked before any image is read
+        if features is not None:  # checked before any image is read
             from ._probe import load_features
 
             cached = load_features(features, list(targets.study_id), [str(it.path) for it in chosen], fkey)
@@ -460,9 +655,13 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         best: tuple[float, int, dict[str, Any] | None, np.ndarray | None] = (-np.inf, 0, None, None)
         stopped, interrupted = f"{epochs} epoch(s)", False
         gen = np.random.default_rng(seed)
-        opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay,
-                               amsgrad=xrv_recipe)
-        aug_gen = np.random.default_rng([seed, 1])           # the xrv recipe's augmentation draws
+        opt = torch.optim.Adam(
+            [p for p in module.parameters() if p.requires_grad],
+            lr=lr,
+            weight_decay=weight_decay,
+            amsgrad=xrv_recipe,
+        )
+        aug_gen = np.random.default_rng([seed, 1])  # the xrv recipe's augmentation draws
         try:
             if mode == "linear-probe":
                 from ._probe import FEATURES_FILE, fit_linear_probe, save_features
@@ -470,12 +669,14 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                 module.eval()
                 if cached is not None:
                     feats = cached
-                else:                                   # every image once, in batches
+                else:  # every image once, in batches
                     assert data is not None  # read when no cached features were given
-                    feats = _head_inputs(module, net.head, data, np.arange(len(targets)), batch_size=batch_size,
-                                         device=dev)
-                save_features(d / FEATURES_FILE, feats, list(targets.study_id), [str(it.path) for it in chosen],
-                              fkey)
+                    feats = _head_inputs(
+                        module, net.head, data, np.arange(len(targets)), batch_size=batch_size, device=dev
+                    )
+                save_features(
+                    d / FEATURES_FILE, feats, list(targets.study_id), [str(it.path) for it in chosen], fkey
+                )
                 fit = fit_linear_probe(feats[tr], y_all[tr], loss=loss, weight_decay=weight_decay)
                 with torch.no_grad():
                     head.weight.copy_(torch.from_numpy(fit.weight).to(head.weight.dtype))
@@ -483,10 +684,13 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                         head.bias.copy_(torch.from_numpy(fit.bias).to(head.bias.dtype))
                 train_loss = fit.loss
                 bad = [f for f, ok in zip(fnames, fit.converged) if not ok]
-                stopped = (f"converged (Newton's method on {feats.shape[1]} cached features; "
-                           f"{max(fit.iterations)} step(s))" if not bad else
-                           f"Newton's method stopped after {max(fit.iterations)} steps without converging for {bad} "
-                           "(one class only in the training part?)")
+                stopped = (
+                    f"converged (Newton's method on {feats.shape[1]} cached features; "
+                    f"{max(fit.iterations)} step(s))"
+                    if not bad
+                    else f"Newton's method stopped after {max(fit.iterations)} steps without converging for {bad} "
+                    "(one class only in the training part?)"
+                )
                 epochs = 1
             epoch_task = progress.add("cxreval finetune (epochs)", total=epochs)
             for epoch in range(1, epochs + 1):
@@ -498,7 +702,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                     order = gen.permutation(tr)
                     tot = 0.0
                     for i in range(0, len(order), batch_size):
-                        idx = order[i:i + batch_size]
+                        idx = order[i : i + batch_size]
                         xb = torch.from_numpy(data.batch(idx))
                         if xrv_recipe:
                             from .recipes import random_affine
@@ -512,7 +716,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                         tot += v.item() * len(idx)
                     train_loss = tot / len(tr)
                 module.eval()
-                if mode == "linear-probe":                  # the head on the cached features, as the model runs it
+                if mode == "linear-probe":  # the head on the cached features, as the model runs it
                     with torch.inference_mode():
                         zv = head(torch.from_numpy(feats[va]).to(dev)).double().cpu().numpy()
                 else:
@@ -524,7 +728,12 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                 rows += _rows(epoch, fnames, train_loss, val_loss, aucs, npos, nneg)
                 macro = rows[-1]["val_auc"]
                 if macro > best[0]:
-                    best = (macro, epoch, copy.deepcopy({k: v.cpu() for k, v in module.state_dict().items()}), sv)
+                    best = (
+                        macro,
+                        epoch,
+                        copy.deepcopy({k: v.cpu() for k, v in module.state_dict().items()}),
+                        sv,
+                    )
                 progress.advance(epoch_task)
                 if epoch - best[1] >= patience and epoch < epochs:
                     stopped = f"early stopping at epoch {epoch} ({patience} epoch(s) without a better macro validation AUC)"
@@ -532,37 +741,82 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         except KeyboardInterrupt:
             if not keep_interrupted or best[2] is None:
                 raise
-            interrupted, stopped = True, f"interrupted after epoch {best[1] if not rows else rows[-1]['epoch']}"
+            interrupted, stopped = (
+                True,
+                f"interrupted after epoch {best[1] if not rows else rows[-1]['epoch']}",
+            )
         if best[2] is None:
             raise SchemaError("no epoch gave a finite macro validation AUC; nothing to write.")
         log = pd.DataFrame(rows, columns=list(TRAINING_COLUMNS))
         log["best"] = log["epoch"] == best[1]
-        mname = name or (f"chestxray8-{arch}" if recipe == "chestxray8" else f"finetuned-{Path(str(net.base)).stem.split(':')[-1]}")
-        vp = pd.DataFrame({"study_id": np.repeat(targets.study_id.to_numpy()[va], len(fnames)), "model": mname,
-                           "finding": np.tile(np.asarray(fnames, dtype=object), len(va)),
-                           "score": np.asarray(best[3]).ravel()})
-        settings = {"base": net.base, "mode": mode, "loss": loss, "seed": seed, "source": source, "findings": fnames,
-                    "policy": {"uncertain": pol.uncertain, "not_mentioned": pol.not_mentioned}, "lr": lr,
-                    "weight_decay": weight_decay, "batch_size": batch_size, "epochs": epochs, "patience": patience,
-                    "val_fraction": val_fraction, "device": str(dev), "trained_modules": trained,
-                    "init_weights": net.weights, "n_train": int(len(tr)), "n_val": int(len(va)),
-                    "n_labelled_without_image": len(no_image_ids), "labelled_without_image": no_image_ids[:100],
-                    "n_images_without_labels": int(len(listing.items) - len(targets)), "interrupted": interrupted,
-                    "yaml": str(Path(out) / "model.yaml"), "recipe": recipe,
-                    "optimizer": "Adam(amsgrad=True)" if xrv_recipe else "Adam",
-                    "augmentation": XRV_DEFAULTS["augmentation"] if xrv_recipe else None,
-                    "task_weights": None if task_weights is None else dict(zip(fnames, task_weights.tolist()))}
+        mname = name or (
+            f"chestxray8-{arch}"
+            if recipe == "chestxray8"
+            else f"finetuned-{Path(str(net.base)).stem.split(':')[-1]}"
+        )
+        vp = pd.DataFrame(
+            {
+                "study_id": np.repeat(targets.study_id.to_numpy()[va], len(fnames)),
+                "model": mname,
+                "finding": np.tile(np.asarray(fnames, dtype=object), len(va)),
+                "score": np.asarray(best[3]).ravel(),
+            }
+        )
+        settings = {
+            "base": net.base,
+            "mode": mode,
+            "loss": loss,
+            "seed": seed,
+            "source": source,
+            "findings": fnames,
+            "policy": {"uncertain": pol.uncertain, "not_mentioned": pol.not_mentioned},
+            "lr": lr,
+            "weight_decay": weight_decay,
+            "batch_size": batch_size,
+            "epochs": epochs,
+            "patience": patience,
+            "val_fraction": val_fraction,
+            "device": str(dev),
+            "trained_modules": trained,
+            "init_weights": net.weights,
+            "n_train": int(len(tr)),
+            "n_val": int(len(va)),
+            "n_labelled_without_image": len(no_image_ids),
+            "labelled_without_image": no_image_ids[:100],
+            "n_images_without_labels": int(len(listing.items) - len(targets)),
+            "interrupted": interrupted,
+            "yaml": str(Path(out) / "model.yaml"),
+            "recipe": recipe,
+            "optimizer": "Adam(amsgrad=True)" if xrv_recipe else "Adam",
+            "augmentation": XRV_DEFAULTS["augmentation"] if xrv_recipe else None,
+            "task_weights": None if task_weights is None else dict(zip(fnames, task_weights.tolist())),
+        }
         res = FinetuneResult(log, sp, vp, best[1], float(best[0]), stopped, settings)
         torch.save(best[2], d / "model.pt")
-        cfg = {"name": mname, "checkpoint": "model.pt", "format": "state_dict", "architecture": net.architecture,
-               "architecture_kwargs": net.architecture_kwargs, "input": _input_dict(net.prep), "findings": fnames,
-               "apply_sigmoid": True, "target_layer": net.target_layer, "classifier": net.head}
+        cfg = {
+            "name": mname,
+            "checkpoint": "model.pt",
+            "format": "state_dict",
+            "architecture": net.architecture,
+            "architecture_kwargs": net.architecture_kwargs,
+            "input": _input_dict(net.prep),
+            "findings": fnames,
+            "apply_sigmoid": True,
+            "target_layer": net.target_layer,
+            "classifier": net.head,
+        }
         import yaml
 
         (d / "model.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
         res.save(d)
-        (d / "finetune.json").write_text(json.dumps({**settings, "best_epoch": best[1], "best_val_auc": best[0],
-                                                     "stopped": stopped}, indent=2, default=str) + "\n")
+        (d / "finetune.json").write_text(
+            json.dumps(
+                {**settings, "best_epoch": best[1], "best_val_auc": best[0], "stopped": stopped},
+                indent=2,
+                default=str,
+            )
+            + "\n"
+        )
         (d / "summary.md").write_text(res.summary())
     if interrupted:
         raise KeyboardInterrupt

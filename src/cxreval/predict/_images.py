@@ -69,7 +69,7 @@ class ImageList:
 
     items: tuple[ImageItem, ...]
     source: str
-    skipped: tuple[tuple[str, str], ...] = field(default=())   # (path, reason)
+    skipped: tuple[tuple[str, str], ...] = field(default=())  # (path, reason)
 
 
 def _walk(folder: Path) -> tuple[list[ImageItem], list[tuple[str, str]]]:
@@ -83,18 +83,26 @@ def _walk(folder: Path) -> tuple[list[ImageItem], list[tuple[str, str]]]:
             if p.suffix.lower() in IMAGE_SUFFIXES:
                 items.append(ImageItem(p.relative_to(folder).as_posix(), p))
             else:
-                skipped.append((str(p), f"suffix {p.suffix or '(none)'!r} is not one of {list(IMAGE_SUFFIXES)}"))
+                skipped.append(
+                    (str(p), f"suffix {p.suffix or '(none)'!r} is not one of {list(IMAGE_SUFFIXES)}")
+                )
     return items, skipped
 
 
 def _read_list(path: Path) -> list[ImageItem]:
     base = path.parent
     if path.suffix.lower() == ".csv":
-        df = read_csv_file(path, error=lambda f, exc: f"images={str(f)!r}: cannot be read as a CSV ({exc_text(exc)}).",
-                           dtype=str, keep_default_na=False)
+        df = read_csv_file(
+            path,
+            error=lambda f, exc: f"images={str(f)!r}: cannot be read as a CSV ({exc_text(exc)}).",
+            dtype=str,
+            keep_default_na=False,
+        )
         if "path" not in df.columns:
-            raise SchemaError(f"images={str(path)!r}: a CSV image list needs a 'path' column (and optionally "
-                              f"'study_id'); its columns are {list(df.columns)}.")
+            raise SchemaError(
+                f"images={str(path)!r}: a CSV image list needs a 'path' column (and optionally "
+                f"'study_id'); its columns are {list(df.columns)}."
+            )
         paths = df["path"].tolist()
         ids = df["study_id"].tolist() if "study_id" in df.columns else paths
         rows = list(zip(ids, paths))
@@ -102,8 +110,9 @@ def _read_list(path: Path) -> list[ImageItem]:
         try:
             lines = path.read_text().splitlines()
         except (OSError, UnicodeDecodeError) as exc:
-            raise SchemaError(f"images={str(path)!r}: cannot be read as a text list of image paths "
-                              f"({exc_text(exc)}).") from exc
+            raise SchemaError(
+                f"images={str(path)!r}: cannot be read as a text list of image paths ({exc_text(exc)})."
+            ) from exc
         rows = [(s, s) for s in (ln.strip() for ln in lines) if s and not s.startswith("#")]
     items = []
     for i, (sid, p) in enumerate(rows):
@@ -135,10 +144,15 @@ def list_images(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
         found = [ImageItem(Path(p).name, Path(p)) for p in images]
         skipped, source = [], "sequence of paths"
     if not found:
-        raise SchemaError(f"images={str(source)!r}: no image found (suffixes {list(IMAGE_SUFFIXES)}"
-                          + (f"; {len(skipped)} other file(s) skipped" if skipped else "") + ").")
+        raise SchemaError(
+            f"images={str(source)!r}: no image found (suffixes {list(IMAGE_SUFFIXES)}"
+            + (f"; {len(skipped)} other file(s) skipped" if skipped else "")
+            + ")."
+        )
     ids = pd.Series([it.study_id for it in found])
     dup = ids[ids.duplicated()].unique().tolist()
     if dup:
-        raise SchemaError(f"images={str(source)!r}: image ids must be unique; {dup[:5]} occur more than once.")
+        raise SchemaError(
+            f"images={str(source)!r}: image ids must be unique; {dup[:5]} occur more than once."
+        )
     return ImageList(tuple(found), source, tuple(skipped))

@@ -56,22 +56,55 @@ from ..findings import canonical_finding
 from ._images import exc_text
 from ._preprocess import Preprocessing
 
-__all__ = ["MODEL_KINDS", "XRV_WEIGHTS", "XRV_VERSION", "ModelSpec", "LoadedModel", "parse_model_spec", "load_model",
-           "xrv_weights_path", "require_torch", "torch_device", "require_xrv", "require_torchvision",
-           "broken_import_message", "import_optional", "import_callable"]
+__all__ = [
+    "MODEL_KINDS",
+    "XRV_WEIGHTS",
+    "XRV_VERSION",
+    "ModelSpec",
+    "LoadedModel",
+    "parse_model_spec",
+    "load_model",
+    "xrv_weights_path",
+    "require_torch",
+    "torch_device",
+    "require_xrv",
+    "require_torchvision",
+    "broken_import_message",
+    "import_optional",
+    "import_callable",
+]
 
 XRV_VERSION = "1.5.7"
 XRV_WEIGHTS: tuple[str, ...] = (
-    "densenet121-res224-all", "densenet121-res224-nih", "densenet121-res224-pc", "densenet121-res224-chex",
-    "densenet121-res224-rsna", "densenet121-res224-mimic_nb", "densenet121-res224-mimic_ch",
-    "resnet50-res512-all", "jfhealthcare",
+    "densenet121-res224-all",
+    "densenet121-res224-nih",
+    "densenet121-res224-pc",
+    "densenet121-res224-chex",
+    "densenet121-res224-rsna",
+    "densenet121-res224-mimic_nb",
+    "densenet121-res224-mimic_ch",
+    "resnet50-res512-all",
+    "jfhealthcare",
 )
 """The TorchXRayVision classifier weights ``xrv:`` accepts (torchxrayvision 1.5.7)."""
 
-_JF_URL = ("https://github.com/mlmed/torchxrayvision/releases/download/v1/"
-           "baseline_models_jfhealthcare-DenseNet121_pre_train.pth")
-_YAML_KEYS = {"name", "checkpoint", "format", "architecture", "architecture_kwargs", "input", "findings",
-              "apply_sigmoid", "target_layer", "classifier", "output"}
+_JF_URL = (
+    "https://github.com/mlmed/torchxrayvision/releases/download/v1/"
+    "baseline_models_jfhealthcare-DenseNet121_pre_train.pth"
+)
+_YAML_KEYS = {
+    "name",
+    "checkpoint",
+    "format",
+    "architecture",
+    "architecture_kwargs",
+    "input",
+    "findings",
+    "apply_sigmoid",
+    "target_layer",
+    "classifier",
+    "output",
+}
 
 
 def torch_device(device: str) -> Any:
@@ -82,7 +115,9 @@ def torch_device(device: str) -> Any:
     except (RuntimeError, TypeError) as exc:
         raise InvalidParameterError(f"device={device!r}: expected cpu, cuda or cuda:N.") from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise InvalidParameterError(f"device={str(device)!r}: CUDA is not available to torch on this machine; use cpu.")
+        raise InvalidParameterError(
+            f"device={str(device)!r}: CUDA is not available to torch on this machine; use cpu."
+        )
     return dev
 
 
@@ -90,8 +125,10 @@ def require_torch() -> Any:
     try:
         import torch
     except ImportError as exc:
-        raise DataUnavailableError("torch is not installed; pip install 'cxreval[models]' "
-                                   "(torch, torchvision, torchxrayvision) to run models.") from exc
+        raise DataUnavailableError(
+            "torch is not installed; pip install 'cxreval[models]' "
+            "(torch, torchvision, torchxrayvision) to run models."
+        ) from exc
     return torch
 
 
@@ -104,20 +141,26 @@ def broken_import_message(what: str, exc: BaseException) -> str:
     tv = "unknown"
     with contextlib.suppress(Exception):
         from importlib.metadata import version
+
         tv = version("torchvision")
     base = str(torch.__version__).split("+")[0]
-    return (f"{what} cannot be imported ({exc_text(exc)}): torchvision {tv} does not match torch {torch.__version__} "
-            "(a wheel built for another torch or CUDA). Install the matching pair from one index, e.g. pip install "
-            f"--force-reinstall torch=={base} torchvision --index-url https://download.pytorch.org/whl/cpu (the CPU "
-            "wheels; pick the torchvision release paired with this torch at "
-            "https://pytorch.org/get-started/previous-versions/), then run again.")
+    return (
+        f"{what} cannot be imported ({exc_text(exc)}): torchvision {tv} does not match torch {torch.__version__} "
+        "(a wheel built for another torch or CUDA). Install the matching pair from one index, e.g. pip install "
+        f"--force-reinstall torch=={base} torchvision --index-url https://download.pytorch.org/whl/cpu (the CPU "
+        "wheels; pick the torchvision release paired with this torch at "
+        "https://pytorch.org/get-started/previous-versions/), then run again."
+    )
 
 
 def require_torchvision() -> Any:
     """``torchvision``, or a :class:`DataUnavailableError` naming the fix (not installed / not matching torch)."""
     require_torch()
-    return import_optional("torchvision", "torchvision is not installed ({exc}); pip install 'cxreval[models]' "
-                           "(torch, torchvision and torchxrayvision from the same index).")
+    return import_optional(
+        "torchvision",
+        "torchvision is not installed ({exc}); pip install 'cxreval[models]' "
+        "(torch, torchvision and torchxrayvision from the same index).",
+    )
 
 
 def import_optional(name: str, missing: str) -> Any:
@@ -133,9 +176,12 @@ def import_optional(name: str, missing: str) -> Any:
 
 
 def require_xrv() -> Any:
-    require_torchvision()                       # torchxrayvision imports it: its failure is the one to name
-    return import_optional("torchxrayvision", "torchxrayvision is not importable ({exc}); pip install 'cxreval[models]' "
-                           f"(torchxrayvision=={XRV_VERSION} and a torchvision that matches torch).")
+    require_torchvision()  # torchxrayvision imports it: its failure is the one to name
+    return import_optional(
+        "torchxrayvision",
+        "torchxrayvision is not importable ({exc}); pip install 'cxreval[models]' "
+        f"(torchxrayvision=={XRV_VERSION} and a torchvision that matches torch).",
+    )
 
 
 @dataclass(frozen=True)
@@ -152,9 +198,11 @@ class ModelSpec:
 MODEL_KINDS: tuple[str, ...] = ("xrv", "torch", "clip")
 """The ``--model KIND:VALUE`` kinds."""
 
-_SPEC_FORMS = ("'xrv:<weights name>' (e.g. xrv:densenet121-res224-all), 'torch:<checkpoint or YAML path>', "
-               "'clip:open_clip:ARCH:CHECKPOINT', 'clip:open_clip:local-dir:FOLDER', 'clip:open_clip:hf-hub:ORG/NAME', "
-               "'clip:hf:FOLDER' or 'clip:hf:ORG/NAME'")
+_SPEC_FORMS = (
+    "'xrv:<weights name>' (e.g. xrv:densenet121-res224-all), 'torch:<checkpoint or YAML path>', "
+    "'clip:open_clip:ARCH:CHECKPOINT', 'clip:open_clip:local-dir:FOLDER', 'clip:open_clip:hf-hub:ORG/NAME', "
+    "'clip:hf:FOLDER' or 'clip:hf:ORG/NAME'"
+)
 
 
 def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
@@ -170,10 +218,12 @@ def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
     if not value.strip():
         raise InvalidParameterError(f"model={spec!r}: nothing after '{kind}:'; expected {_SPEC_FORMS}.")
     if kind == "xrv" and value not in XRV_WEIGHTS:
-        raise InvalidParameterError(f"model={spec!r}: unknown TorchXRayVision weights {value!r}; "
-                                    f"known: {list(XRV_WEIGHTS)}.")
+        raise InvalidParameterError(
+            f"model={spec!r}: unknown TorchXRayVision weights {value!r}; known: {list(XRV_WEIGHTS)}."
+        )
     if kind == "clip":
         from .clip import parse_clip_spec
+
         parse_clip_spec(value.strip(), spec=spec)
     return ModelSpec(kind, value.strip())
 
@@ -223,21 +273,36 @@ class LoadedModel:
 
     def mapping_table(self) -> pd.DataFrame:
         """``model, output_index, output_name, finding, written, note``: the finding mapping used."""
-        return pd.DataFrame({
-            "model": self.name, "output_index": np.arange(len(self.outputs)), "output_name": list(self.outputs),
-            "finding": [f or "" for f in self.findings], "written": [f is not None for f in self.findings],
-            "note": list(self.notes)})
+        return pd.DataFrame(
+            {
+                "model": self.name,
+                "output_index": np.arange(len(self.outputs)),
+                "output_name": list(self.outputs),
+                "finding": [f or "" for f in self.findings],
+                "written": [f is not None for f in self.findings],
+                "note": list(self.notes),
+            }
+        )
 
     def describe(self) -> dict[str, object]:
-        return {"name": self.name, "spec": self.spec, "preprocessing": self.preprocessing.to_dict(),
-                "preprocessing_steps": self.preprocessing.steps(), "outputs": list(self.outputs),
-                "findings": [f or "" for f in self.findings], "apply_sigmoid": self.apply_sigmoid,
-                "target_layer": self.target_layer, "classifier": self.classifier,
-                "weights_file": self.weights_file, **dict(self.extra)}
+        return {
+            "name": self.name,
+            "spec": self.spec,
+            "preprocessing": self.preprocessing.to_dict(),
+            "preprocessing_steps": self.preprocessing.steps(),
+            "outputs": list(self.outputs),
+            "findings": [f or "" for f in self.findings],
+            "apply_sigmoid": self.apply_sigmoid,
+            "target_layer": self.target_layer,
+            "classifier": self.classifier,
+            "weights_file": self.weights_file,
+            **dict(self.extra),
+        }
 
 
-def _map_outputs(names: list[str | None], *, where: str, skip: Mapping[int, str] | None = None
-                 ) -> tuple[tuple[str | None, ...], tuple[str, ...]]:
+def _map_outputs(
+    names: list[str | None], *, where: str, skip: Mapping[int, str] | None = None
+) -> tuple[tuple[str | None, ...], tuple[str, ...]]:
     findings: list[str | None] = []
     notes: list[str] = []
     seen: dict[str, int] = {}
@@ -252,8 +317,10 @@ def _map_outputs(names: list[str | None], *, where: str, skip: Mapping[int, str]
             continue
         c = canonical_finding(n, where=f"{where}, output {i}")
         if c in seen:
-            raise SchemaError(f"{where}: outputs {seen[c]} ({names[seen[c]]!r}) and {i} ({n!r}) are both the finding "
-                              f"{c!r}; give each output a different finding (or '' to leave one out).")
+            raise SchemaError(
+                f"{where}: outputs {seen[c]} ({names[seen[c]]!r}) and {i} ({n!r}) are both the finding "
+                f"{c!r}; give each output a different finding (or '' to leave one out)."
+            )
         seen[c] = i
         findings.append(c)
         notes.append("same name" if c == n else f"alias {n!r} -> {c!r} (cxreval.findings.ALIASES)")
@@ -273,33 +340,48 @@ def xrv_weights_path(name: str, *, weights_dir: PathLike | None = None) -> tuple
 
 
 def _no_weights_message(name: str, url: str, path: Path, why: str) -> str:
-    return (f"TorchXRayVision weights {name!r}: {why}. Download {url} on a machine with internet access and put "
-            f"the file at {path}" + (" (or put it in a folder of your choice and pass weights_dir=FOLDER)"
-                                     if name != "jfhealthcare" else "") + ", then run again.")
+    return (
+        f"TorchXRayVision weights {name!r}: {why}. Download {url} on a machine with internet access and put "
+        f"the file at {path}"
+        + (
+            " (or put it in a folder of your choice and pass weights_dir=FOLDER)"
+            if name != "jfhealthcare"
+            else ""
+        )
+        + ", then run again."
+    )
 
 
 def _load_xrv(name: str, *, weights_dir: PathLike | None, download: bool) -> tuple[Any, Path, str]:
     xrv = require_xrv()
     if name == "jfhealthcare" and weights_dir is not None:
-        raise InvalidParameterError("xrv:jfhealthcare always reads its weights from ~/.torchxrayvision/models_data "
-                                    "(torchxrayvision offers no other folder); drop weights_dir=.")
+        raise InvalidParameterError(
+            "xrv:jfhealthcare always reads its weights from ~/.torchxrayvision/models_data "
+            "(torchxrayvision offers no other folder); drop weights_dir=."
+        )
     url, path = xrv_weights_path(name, weights_dir=weights_dir)
     if not path.is_file() and not download:
-        raise DataUnavailableError(_no_weights_message(name, url, path, "the weights file is not there and "
-                                                       "downloading is off"))
+        raise DataUnavailableError(
+            _no_weights_message(name, url, path, "the weights file is not there and downloading is off")
+        )
     try:
-        with contextlib.redirect_stdout(sys.stderr):      # torchxrayvision prints progress to stdout
+        with contextlib.redirect_stdout(sys.stderr):  # torchxrayvision prints progress to stdout
             if name == "jfhealthcare":
                 module = xrv.baseline_models.jfhealthcare.DenseNet()
             else:
-                module = xrv.models.get_model(name, cache_dir=None if weights_dir is None else str(weights_dir))
+                module = xrv.models.get_model(
+                    name, cache_dir=None if weights_dir is None else str(weights_dir)
+                )
     except Exception as exc:  # download errors come as requests/OS/HTTP errors
         if not path.is_file():
-            raise DataUnavailableError(_no_weights_message(
-                name, url, path, f"the download failed ({exc_text(exc)})")) from exc
-        raise DataUnavailableError(f"TorchXRayVision weights {name!r}: the file {path} could not be loaded "
-                                   f"({exc_text(exc)}); it may be truncated or not the file from {url}. "
-                                   "Delete it and download it again.") from exc
+            raise DataUnavailableError(
+                _no_weights_message(name, url, path, f"the download failed ({exc_text(exc)})")
+            ) from exc
+        raise DataUnavailableError(
+            f"TorchXRayVision weights {name!r}: the file {path} could not be loaded "
+            f"({exc_text(exc)}); it may be truncated or not the file from {url}. "
+            "Delete it and download it again."
+        ) from exc
     return module, path, url
 
 
@@ -311,25 +393,40 @@ def _xrv_model(spec: ModelSpec, *, weights_dir: PathLike | None, download: bool)
     th = getattr(module, "op_threshs", None)
     if th is not None:
         t = th.detach().cpu().numpy()
-        skip = {i: "left out: no operating point in torchxrayvision (its calibrated output is the constant 0.5)"
-                for i in range(len(targets)) if targets[i] and not np.isfinite(t[i])}
+        skip = {
+            i: "left out: no operating point in torchxrayvision (its calibrated output is the constant 0.5)"
+            for i in range(len(targets))
+            if targets[i] and not np.isfinite(t[i])
+        }
     findings, notes = _map_outputs(list(targets), where=f"model xrv:{spec.value}", skip=skip)
     if isinstance(module, xrv.models.DenseNet):
         size, target, clf = 224, "features", "classifier"
     elif isinstance(module, xrv.models.ResNet):
         size, target, clf = 512, "model.layer4", "model.fc"
-    else:                                             # jfhealthcare: resized to 512 in its forward
+    else:  # jfhealthcare: resized to 512 in its forward
         size, target, clf = 512, None, None
     size = int(getattr(module, "input_resolution", size))
-    return LoadedModel(spec.value, str(spec), module, Preprocessing(size=size, channels=1, normalization="xrv"),
-                       tuple(map(str, targets)), findings, notes, False, target, clf, str(path),
-                       extra={"weights_url": url, "torchxrayvision": getattr(xrv, "__version__", "")})
+    return LoadedModel(
+        spec.value,
+        str(spec),
+        module,
+        Preprocessing(size=size, channels=1, normalization="xrv"),
+        tuple(map(str, targets)),
+        findings,
+        notes,
+        False,
+        target,
+        clf,
+        str(path),
+        extra={"weights_url": url, "torchxrayvision": getattr(xrv, "__version__", "")},
+    )
 
 
 def import_callable(ref: str, *, base: Path, where: str) -> Any:
     if not isinstance(ref, str) or ":" not in ref:
-        raise SchemaError(f"{where}: 'architecture' must be 'package.module:callable' or 'file.py:callable'; "
-                          f"got {ref!r}.")
+        raise SchemaError(
+            f"{where}: 'architecture' must be 'package.module:callable' or 'file.py:callable'; got {ref!r}."
+        )
     mod_name, attr = ref.rsplit(":", 1)
     try:
         if mod_name.endswith(".py"):
@@ -343,11 +440,17 @@ def import_callable(ref: str, *, base: Path, where: str) -> Any:
         else:
             module = importlib.import_module(mod_name)
     except ImportError as exc:
-        raise SchemaError(f"{where}: cannot import the architecture module {mod_name!r} ({exc_text(exc)}).") from exc
-    except RuntimeError as exc:          # e.g. a torchvision that does not match torch, imported by the module
+        raise SchemaError(
+            f"{where}: cannot import the architecture module {mod_name!r} ({exc_text(exc)})."
+        ) from exc
+    except RuntimeError as exc:  # e.g. a torchvision that does not match torch, imported by the module
         if "torchvision" in str(exc):
-            raise DataUnavailableError(broken_import_message(f"the architecture module {mod_name!r}", exc)) from exc
-        raise SchemaError(f"{where}: importing the architecture module {mod_name!r} fails ({exc_text(exc)}).") from exc
+            raise DataUnavailableError(
+                broken_import_message(f"the architecture module {mod_name!r}", exc)
+            ) from exc
+        raise SchemaError(
+            f"{where}: importing the architecture module {mod_name!r} fails ({exc_text(exc)})."
+        ) from exc
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise SchemaError(f"{where}: {mod_name!r} has no callable {attr!r}.")
@@ -361,11 +464,13 @@ def _state_dict(obj: object, *, where: str) -> dict[str, Any]:
             obj = obj[key]
             break
     if not isinstance(obj, Mapping) or not obj or not all(isinstance(v, torch.Tensor) for v in obj.values()):
-        raise SchemaError(f"{where}: the checkpoint is not a state_dict (a mapping of parameter names to tensors, "
-                          "possibly under 'state_dict').")
+        raise SchemaError(
+            f"{where}: the checkpoint is not a state_dict (a mapping of parameter names to tensors, "
+            "possibly under 'state_dict')."
+        )
     sd = dict(obj)
-    if all(k.startswith("module.") for k in sd):        # saved from nn.DataParallel
-        sd = {k[len("module."):]: v for k, v in sd.items()}
+    if all(k.startswith("module.") for k in sd):  # saved from nn.DataParallel
+        sd = {k[len("module.") :]: v for k, v in sd.items()}
     return sd
 
 
@@ -381,18 +486,22 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
         ckpt = p
     where = f"model {spec} (YAML {cfg_path})"
     if not cfg_path.is_file():
-        raise SchemaError(f"model {spec}: the YAML describing it ({cfg_path}) does not exist; it must give input "
-                          "size, channels, normalization and the output findings in order (see cxreval.predict).")
+        raise SchemaError(
+            f"model {spec}: the YAML describing it ({cfg_path}) does not exist; it must give input "
+            "size, channels, normalization and the output findings in order (see cxreval.predict)."
+        )
     cfg = read_yaml_file(cfg_path, what="Model YAML")
     if not isinstance(cfg, Mapping):
         raise SchemaError(f"{where}: must be a YAML mapping.")
     unknown = set(cfg) - _YAML_KEYS
     if unknown:
-        raise SchemaError(f"{where}: unknown key(s) {sorted(unknown)}; expected some of {sorted(_YAML_KEYS)}.")
+        raise SchemaError(
+            f"{where}: unknown key(s) {sorted(unknown)}; expected some of {sorted(_YAML_KEYS)}."
+        )
     for k in ("input", "findings"):
         if k not in cfg:
             raise SchemaError(f"{where}: the key {k!r} is required.")
-    from_arch = cfg["input"] == "architecture"       # the architecture's own `preprocessing` (a CLIP processor)
+    from_arch = cfg["input"] == "architecture"  # the architecture's own `preprocessing` (a CLIP processor)
     prep: Any = None if from_arch else Preprocessing.from_dict(cfg["input"], where=where)
     fl = cfg["findings"]
     if not isinstance(fl, list) or not fl:
@@ -408,19 +517,25 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
     if fmt not in ("torchscript", "state_dict"):
         raise SchemaError(f"{where}: 'format' must be 'torchscript' or 'state_dict'; got {fmt!r}.")
     if fmt == "torchscript" and from_arch:
-        raise SchemaError(f"{where}: 'input: architecture' needs format state_dict and an architecture whose module "
-                          "has a 'preprocessing'.")
+        raise SchemaError(
+            f"{where}: 'input: architecture' needs format state_dict and an architecture whose module "
+            "has a 'preprocessing'."
+        )
     if fmt == "torchscript":
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
                 module = torch.jit.load(str(ckpt), map_location="cpu")
         except (RuntimeError, ValueError) as exc:
-            raise SchemaError(f"{where}: {ckpt} is not a TorchScript file ({exc_text(exc)}); for a state_dict set "
-                              "format: state_dict and architecture.") from exc
+            raise SchemaError(
+                f"{where}: {ckpt} is not a TorchScript file ({exc_text(exc)}); for a state_dict set "
+                "format: state_dict and architecture."
+            ) from exc
     else:
         if "architecture" not in cfg:
-            raise SchemaError(f"{where}: format state_dict needs 'architecture' (the callable that builds the module).")
+            raise SchemaError(
+                f"{where}: format state_dict needs 'architecture' (the callable that builds the module)."
+            )
         build = import_callable(cfg["architecture"], base=cfg_path.parent, where=where)
         kwargs = cfg.get("architecture_kwargs") or {}
         if not isinstance(kwargs, Mapping):
@@ -428,27 +543,47 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
         with contextlib.redirect_stdout(sys.stderr):
             module = build(**kwargs)
         if not isinstance(module, torch.nn.Module):
-            raise SchemaError(f"{where}: architecture {cfg['architecture']!r} returned {type(module).__name__}, "
-                              "not a torch.nn.Module.")
+            raise SchemaError(
+                f"{where}: architecture {cfg['architecture']!r} returned {type(module).__name__}, "
+                "not a torch.nn.Module."
+            )
         try:
             obj = torch.load(str(ckpt), map_location="cpu", weights_only=True)
         except Exception as exc:  # pickle / zip errors of many kinds
-            raise SchemaError(f"{where}: cannot read checkpoint {ckpt} with torch.load(weights_only=True) "
-                              f"({exc_text(exc)}).") from exc
+            raise SchemaError(
+                f"{where}: cannot read checkpoint {ckpt} with torch.load(weights_only=True) "
+                f"({exc_text(exc)})."
+            ) from exc
         try:
             module.load_state_dict(_state_dict(obj, where=f"{where}, checkpoint {ckpt}"), strict=True)
         except RuntimeError as exc:
-            raise SchemaError(f"{where}: checkpoint {ckpt} does not fit the architecture: {exc_text(exc)}") from exc
+            raise SchemaError(
+                f"{where}: checkpoint {ckpt} does not fit the architecture: {exc_text(exc)}"
+            ) from exc
         if from_arch:
             prep = getattr(module, "preprocessing", None)
             if prep is None or not hasattr(prep, "apply"):
-                raise SchemaError(f"{where}: 'input: architecture' but the module built by {cfg['architecture']!r} "
-                                  "has no 'preprocessing'; give input: {size, channels, normalization}.")
+                raise SchemaError(
+                    f"{where}: 'input: architecture' but the module built by {cfg['architecture']!r} "
+                    "has no 'preprocessing'; give input: {size, channels, normalization}."
+                )
     findings, notes = _map_outputs([None if f is None else str(f) for f in fl], where=where)
     name = str(cfg.get("name") or ckpt.stem)
-    return LoadedModel(name, str(spec), module, prep, tuple("" if f is None else str(f) for f in fl), findings,
-                       notes, bool(cfg.get("apply_sigmoid", False)), cfg.get("target_layer"), cfg.get("classifier"),
-                       str(ckpt), scripted=fmt == "torchscript", extra={"format": fmt, "yaml": str(cfg_path)})
+    return LoadedModel(
+        name,
+        str(spec),
+        module,
+        prep,
+        tuple("" if f is None else str(f) for f in fl),
+        findings,
+        notes,
+        bool(cfg.get("apply_sigmoid", False)),
+        cfg.get("target_layer"),
+        cfg.get("classifier"),
+        str(ckpt),
+        scripted=fmt == "torchscript",
+        extra={"format": fmt, "yaml": str(cfg_path)},
+    )
 
 
 def _clip_model(spec: ModelSpec, *, prompts: Any, zero_shot_rule: str) -> LoadedModel:
@@ -458,13 +593,31 @@ def _clip_model(spec: ModelSpec, *, prompts: Any, zero_shot_rule: str) -> Loaded
     parts = zero_shot_model(str(spec), spec.value, prompts=prompts, zero_shot_rule=zero_shot_rule)
     outs = tuple(parts["outputs"])
     findings, notes = _map_outputs(list(outs), where=f"model {spec}")
-    return LoadedModel(parts["name"], str(spec), parts["module"], parts["preprocessing"], outs, findings, notes,
-                       False, None, None, parts["weights_file"], extra=parts["extra"])
+    return LoadedModel(
+        parts["name"],
+        str(spec),
+        parts["module"],
+        parts["preprocessing"],
+        outs,
+        findings,
+        notes,
+        False,
+        None,
+        None,
+        parts["weights_file"],
+        extra=parts["extra"],
+    )
 
 
-def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: PathLike | None = None,
-               download: bool = True, prompts: str | os.PathLike[str] | Any = None,
-               zero_shot_rule: str = "softmax") -> LoadedModel:
+def load_model(
+    spec: str | ModelSpec,
+    *,
+    device: str = "cpu",
+    weights_dir: PathLike | None = None,
+    download: bool = True,
+    prompts: str | os.PathLike[str] | Any = None,
+    zero_shot_rule: str = "softmax",
+) -> LoadedModel:
     """Load a model from its spec, put it in evaluation mode on ``device`` and check it with a blank input.
 
     Parameters
@@ -505,22 +658,36 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: PathL
     if ms.kind == "clip":
         lm = _clip_model(ms, prompts=prompts, zero_shot_rule=zero_shot_rule)
     else:
-        lm = _xrv_model(ms, weights_dir=weights_dir, download=download) if ms.kind == "xrv" else _torch_model(ms)
+        lm = (
+            _xrv_model(ms, weights_dir=weights_dir, download=download)
+            if ms.kind == "xrv"
+            else _torch_model(ms)
+        )
     lm.module.to(dev).eval()
-    if ms.kind in ("xrv", "clip"):          # torchxrayvision's own architectures: output count = len(targets) by construction
+    if ms.kind in (
+        "xrv",
+        "clip",
+    ):  # torchxrayvision's own architectures: output count = len(targets) by construction
         return lm
     prep = lm.preprocessing
-    lo, hi = (-1024.0, 1024.0) if getattr(prep, "normalization", None) == "xrv" else (0.0, 1.0)   # a ramp over the input range
+    lo, hi = (
+        (-1024.0, 1024.0) if getattr(prep, "normalization", None) == "xrv" else (0.0, 1.0)
+    )  # a ramp over the input range
     x = torch.linspace(lo, hi, prep.channels * prep.size * prep.size, device=dev).reshape(
-        1, prep.channels, prep.size, prep.size)
+        1, prep.channels, prep.size, prep.size
+    )
     try:
         with torch.no_grad(), contextlib.redirect_stdout(sys.stderr):
             y = lm.module(x)
     except Exception as exc:  # shape / dtype errors of the user's model
-        raise SchemaError(f"model {lm.spec}: a blank input of shape {tuple(x.shape)} (from its preprocessing) "
-                          f"fails in its forward pass ({exc_text(exc)}).") from exc
+        raise SchemaError(
+            f"model {lm.spec}: a blank input of shape {tuple(x.shape)} (from its preprocessing) "
+            f"fails in its forward pass ({exc_text(exc)})."
+        ) from exc
     if not isinstance(y, torch.Tensor) or y.ndim != 2 or y.shape[1] != len(lm.outputs):
         got = f"shape {tuple(y.shape)}" if isinstance(y, torch.Tensor) else type(y).__name__
-        raise SchemaError(f"model {lm.spec}: its forward pass returns {got} for one image; expected (1, "
-                          f"{len(lm.outputs)}), one score per listed finding {list(lm.outputs)}.")
+        raise SchemaError(
+            f"model {lm.spec}: its forward pass returns {got} for one image; expected (1, "
+            f"{len(lm.outputs)}), one score per listed finding {list(lm.outputs)}."
+        )
     return lm

@@ -51,8 +51,17 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError
 from ..io.images import ImageReadError, LoadedImage
 
-__all__ = ["NORMALIZATIONS", "CROPS", "IMAGENET_MEAN", "IMAGENET_STD", "Preprocessing", "preprocess_image",
-           "scale_pixels", "center_crop", "resize"]
+__all__ = [
+    "NORMALIZATIONS",
+    "CROPS",
+    "IMAGENET_MEAN",
+    "IMAGENET_STD",
+    "Preprocessing",
+    "preprocess_image",
+    "scale_pixels",
+    "center_crop",
+    "resize",
+]
 
 NORMALIZATIONS: tuple[str, ...] = ("xrv", "unit", "imagenet", "custom")
 CROPS: tuple[str, ...] = ("center", "none")
@@ -85,26 +94,39 @@ class Preprocessing:
     def __post_init__(self) -> None:
         func = "Preprocessing"
         if isinstance(self.size, bool) or not isinstance(self.size, (int, np.integer)) or self.size < 1:
-            raise InvalidParameterError(f"The 'size' parameter of {func} must be an int >= 1. Got {self.size!r}.")
+            raise InvalidParameterError(
+                f"The 'size' parameter of {func} must be an int >= 1. Got {self.size!r}."
+            )
         if self.channels not in (1, 3) or isinstance(self.channels, bool):
-            raise InvalidParameterError(f"The 'channels' parameter of {func} must be 1 or 3. Got {self.channels!r}.")
+            raise InvalidParameterError(
+                f"The 'channels' parameter of {func} must be 1 or 3. Got {self.channels!r}."
+            )
         check_choice(self.normalization, NORMALIZATIONS, name="normalization", func=func)
         check_choice(self.crop, CROPS, name="crop", func=func)
         if self.normalization == "custom":
             for name, v in (("mean", self.mean), ("std", self.std)):
-                ok = isinstance(v, tuple) and len(v) in (1, self.channels) and \
-                    all(isinstance(t, (int, float)) and np.isfinite(t) for t in v)
+                ok = (
+                    isinstance(v, tuple)
+                    and len(v) in (1, self.channels)
+                    and all(isinstance(t, (int, float)) and np.isfinite(t) for t in v)
+                )
                 if not ok:
-                    raise InvalidParameterError(f"The '{name}' parameter of {func} must be 1 or {self.channels} "
-                                                f"finite numbers for normalization='custom'. Got {v!r}.")
+                    raise InvalidParameterError(
+                        f"The '{name}' parameter of {func} must be 1 or {self.channels} "
+                        f"finite numbers for normalization='custom'. Got {v!r}."
+                    )
             if any(s <= 0 for s in self.std):
                 raise InvalidParameterError(f"The 'std' parameter of {func} must be > 0. Got {self.std!r}.")
         elif self.normalization == "imagenet" and self.channels != 3:
-            raise InvalidParameterError(f"normalization='imagenet' of {func} needs channels=3 (ImageNet models "
-                                        f"read 3 channels). Got channels={self.channels!r}.")
+            raise InvalidParameterError(
+                f"normalization='imagenet' of {func} needs channels=3 (ImageNet models "
+                f"read 3 channels). Got channels={self.channels!r}."
+            )
         elif self.mean or self.std:
-            raise InvalidParameterError(f"'mean' and 'std' of {func} are only for normalization='custom' "
-                                        f"(got normalization={self.normalization!r}).")
+            raise InvalidParameterError(
+                f"'mean' and 'std' of {func} are only for normalization='custom' "
+                f"(got normalization={self.normalization!r})."
+            )
 
     @classmethod
     def from_dict(cls, d: Mapping[str, object], *, where: str) -> Preprocessing:
@@ -113,11 +135,15 @@ class Preprocessing:
         ``normalization`` may also be a mapping ``{mean: [...], std: [...]}`` (custom).
         """
         if not isinstance(d, Mapping):
-            raise InvalidParameterError(f"{where}: 'input' must be a mapping with size, channels, normalization.")
+            raise InvalidParameterError(
+                f"{where}: 'input' must be a mapping with size, channels, normalization."
+            )
         unknown = set(d) - {"size", "channels", "normalization", "crop"}
         if unknown:
-            raise InvalidParameterError(f"{where}: unknown key(s) {sorted(unknown)} under 'input'; expected size, "
-                                        "channels, normalization, crop.")
+            raise InvalidParameterError(
+                f"{where}: unknown key(s) {sorted(unknown)} under 'input'; expected size, "
+                "channels, normalization, crop."
+            )
         if "size" not in d:
             raise InvalidParameterError(f"{where}: 'input' must give 'size' (the side of the square input).")
         norm = d.get("normalization", "xrv")
@@ -125,19 +151,32 @@ class Preprocessing:
         std: tuple[float, ...] = ()
         if isinstance(norm, Mapping):
             if set(norm) != {"mean", "std"}:
-                raise InvalidParameterError(f"{where}: a custom normalization needs exactly 'mean' and 'std'; got "
-                                            f"{sorted(norm)}.")
-            as_t = (lambda v: tuple(v) if isinstance(v, (list, tuple)) else (v,))  # noqa: E731
+                raise InvalidParameterError(
+                    f"{where}: a custom normalization needs exactly 'mean' and 'std'; got {sorted(norm)}."
+                )
+            as_t = lambda v: tuple(v) if isinstance(v, (list, tuple)) else (v,)  # noqa: E731
             mean, std, norm = as_t(norm["mean"]), as_t(norm["std"]), "custom"
         try:
-            return cls(size=d["size"], channels=d.get("channels", 1), normalization=norm,  # type: ignore[arg-type]
-                       mean=mean, std=std, crop=d.get("crop", "center"))  # type: ignore[arg-type]
+            return cls(
+                size=d["size"],
+                channels=d.get("channels", 1),
+                normalization=norm,  # type: ignore[arg-type]
+                mean=mean,
+                std=std,
+                crop=d.get("crop", "center"),
+            )  # type: ignore[arg-type]
         except InvalidParameterError as exc:
             raise InvalidParameterError(f"{where}: {exc}") from None
 
     def to_dict(self) -> dict[str, object]:
-        return {"size": int(self.size), "channels": int(self.channels), "normalization": self.normalization,
-                "mean": list(self.mean), "std": list(self.std), "crop": self.crop}
+        return {
+            "size": int(self.size),
+            "channels": int(self.channels),
+            "normalization": self.normalization,
+            "mean": list(self.mean),
+            "std": list(self.std),
+            "crop": self.crop,
+        }
 
     def apply(self, img: LoadedImage) -> np.ndarray:
         """:func:`preprocess_image` of ``img`` with these settings."""
@@ -147,16 +186,26 @@ class Preprocessing:
         """The preprocessing, one line per step, as applied by :func:`preprocess_image`."""
         s = []
         if self.normalization == "xrv":
-            s.append("scale to [-1024, 1024]: (2 * (v / max) - 1) * 1024 with max = 2**bit_depth - 1 "
-                     "(xrv.datasets.normalize)")
+            s.append(
+                "scale to [-1024, 1024]: (2 * (v / max) - 1) * 1024 with max = 2**bit_depth - 1 "
+                "(xrv.datasets.normalize)"
+            )
         else:
             s.append("scale to [0, 1]: v / max with max = 2**bit_depth - 1")
         s.append("colour -> grey: mean over the colour channels")
-        s.append("centre crop of the long side to the short side (xrv.datasets.XRayCenterCrop)"
-                 if self.crop == "center" else "no crop (the resize squashes a non-square image)")
-        s.append(f"resize to {self.size}x{self.size}: skimage.transform.resize(mode='constant', "
-                 "preserve_range=True), float32 (xrv.datasets.XRayResizer)")
-        s.append(f"{self.channels} channel(s): the grey image " + ("repeated 3 times" if self.channels == 3 else "as is"))
+        s.append(
+            "centre crop of the long side to the short side (xrv.datasets.XRayCenterCrop)"
+            if self.crop == "center"
+            else "no crop (the resize squashes a non-square image)"
+        )
+        s.append(
+            f"resize to {self.size}x{self.size}: skimage.transform.resize(mode='constant', "
+            "preserve_range=True), float32 (xrv.datasets.XRayResizer)"
+        )
+        s.append(
+            f"{self.channels} channel(s): the grey image "
+            + ("repeated 3 times" if self.channels == 3 else "as is")
+        )
         if self.normalization in ("imagenet", "custom"):
             m = IMAGENET_MEAN if self.normalization == "imagenet" else self.mean
             sd = IMAGENET_STD if self.normalization == "imagenet" else self.std
@@ -170,8 +219,9 @@ def scale_pixels(img: LoadedImage, normalization: str) -> np.ndarray:
     m = img.max_value
     vmax = v.max()
     if vmax > m or v.min() < 0:
-        raise ImageReadError(f"pixel values span [{v.min()}, {vmax}], outside [0, {m}] of a {img.bit_depth}-bit "
-                             "image.")
+        raise ImageReadError(
+            f"pixel values span [{v.min()}, {vmax}], outside [0, {m}] of a {img.bit_depth}-bit image."
+        )
     if normalization == "xrv":
         x = (2 * (v.astype(np.float32) / m) - 1.0) * 1024
     else:
@@ -186,7 +236,7 @@ def center_crop(x: np.ndarray) -> np.ndarray:
     _, y, w = x.shape
     c = min(y, w)
     sx, sy = w // 2 - c // 2, y // 2 - c // 2
-    return x[:, sy:sy + c, sx:sx + c]
+    return x[:, sy : sy + c, sx : sx + c]
 
 
 def resize(x: np.ndarray, size: int) -> np.ndarray:

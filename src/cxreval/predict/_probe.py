@@ -48,7 +48,14 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from .losses import LOSSES
 
-__all__ = ["LinearProbe", "fit_linear_probe", "entry_weights", "save_features", "load_features", "FEATURES_FILE"]
+__all__ = [
+    "LinearProbe",
+    "fit_linear_probe",
+    "entry_weights",
+    "save_features",
+    "load_features",
+    "FEATURES_FILE",
+]
 
 FEATURES_FILE = "features.npz"
 
@@ -98,8 +105,9 @@ def _objective(xt: np.ndarray, y: np.ndarray, w: np.ndarray, theta: np.ndarray, 
     return float(w @ (np.logaddexp(0.0, z) - y * z) + 0.5 * theta @ (lam * theta))
 
 
-def _newton(xt: np.ndarray, y: np.ndarray, w: np.ndarray, lam: np.ndarray, *, tol: float, max_iter: int
-            ) -> tuple[np.ndarray, int, bool]:
+def _newton(
+    xt: np.ndarray, y: np.ndarray, w: np.ndarray, lam: np.ndarray, *, tol: float, max_iter: int
+) -> tuple[np.ndarray, int, bool]:
     from scipy.special import expit
 
     theta = np.zeros(xt.shape[1])
@@ -113,11 +121,11 @@ def _newton(xt: np.ndarray, y: np.ndarray, w: np.ndarray, lam: np.ndarray, *, to
             step = np.linalg.solve(h, g)
         except np.linalg.LinAlgError:
             step = np.linalg.lstsq(h, g, rcond=None)[0]
-        dec = float(g @ step)                       # the Newton decrement squared
+        dec = float(g @ step)  # the Newton decrement squared
         if dec / 2 <= tol:
             return theta, it - 1, True
         t = 1.0
-        while True:                                 # backtracking (Armijo) line search
+        while True:  # backtracking (Armijo) line search
             new = theta - t * step
             fn = _objective(xt, y, w, new, lam)
             if fn <= f - 0.25 * t * dec or t < 1e-10:
@@ -127,8 +135,15 @@ def _newton(xt: np.ndarray, y: np.ndarray, w: np.ndarray, lam: np.ndarray, *, to
     return theta, max_iter, False
 
 
-def fit_linear_probe(features: np.ndarray, targets: np.ndarray, *, loss: str = "bce", weight_decay: float = 1e-4,
-                     tol: float = 1e-14, max_iter: int = 100) -> LinearProbe:
+def fit_linear_probe(
+    features: np.ndarray,
+    targets: np.ndarray,
+    *,
+    loss: str = "bce",
+    weight_decay: float = 1e-4,
+    tol: float = 1e-14,
+    max_iter: int = 100,
+) -> LinearProbe:
     """Fit the linear probe on fixed ``features`` (``(n, d)``) and ``targets`` (``(n, k)``, NaN excluded).
 
     See the module docstring. ``weight_decay`` must be > 0 (the problem has no finite optimum without it once
@@ -137,13 +152,16 @@ def fit_linear_probe(features: np.ndarray, targets: np.ndarray, *, loss: str = "
     x = np.asarray(features, dtype=np.float64)
     y = np.asarray(targets, dtype=np.float64)
     if x.ndim != 2 or y.ndim != 2 or x.shape[0] != y.shape[0]:
-        raise InvalidParameterError(f"features {x.shape} and targets {y.shape}: expected (n, d) and (n, k) arrays "
-                                    "with the same n.")
+        raise InvalidParameterError(
+            f"features {x.shape} and targets {y.shape}: expected (n, d) and (n, k) arrays with the same n."
+        )
     if not np.isfinite(x).all():
         raise SchemaError("features: non-finite values (the model's classifier input); nothing to fit.")
     bad = ~np.isnan(y) & (y != 0) & (y != 1)
     if bad.any():
-        raise InvalidParameterError(f"targets: values other than 0, 1 and NaN ({np.unique(y[bad])[:5].tolist()}).")
+        raise InvalidParameterError(
+            f"targets: values other than 0, 1 and NaN ({np.unique(y[bad])[:5].tolist()})."
+        )
     if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or not weight_decay > 0:
         raise InvalidParameterError(f"weight_decay={weight_decay!r}: the linear probe needs a penalty > 0.")
     w_all = entry_weights(y, loss)
@@ -155,15 +173,15 @@ def fit_linear_probe(features: np.ndarray, targets: np.ndarray, *, loss: str = "
         x = u * sv
     xt = np.hstack([x, np.ones((x.shape[0], 1))])
     lam = np.full(xt.shape[1], float(weight_decay))
-    lam[-1] = 0.0                                   # the bias is not penalised
+    lam[-1] = 0.0  # the bias is not penalised
     k, d = y.shape[1], x.shape[1]
-    weight, bias = np.zeros((k, d)), np.zeros(k)   # in the reduced basis when basis is not None
+    weight, bias = np.zeros((k, d)), np.zeros(k)  # in the reduced basis when basis is not None
     iters, conv = [], []
     data_loss = 0.0
     for j in range(k):
         keep = w_all[:, j] > 0
         yj = np.nan_to_num(y[keep, j])
-        if not keep.any():                          # nothing labelled: the zero classifier
+        if not keep.any():  # nothing labelled: the zero classifier
             iters.append(0)
             conv.append(True)
             continue
@@ -186,17 +204,27 @@ def _file_ids(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def save_features(path: PathLike, features: np.ndarray, study_ids: Sequence[str], paths: Sequence[str],
-                  key: Mapping[str, Any]) -> None:
+def save_features(
+    path: PathLike,
+    features: np.ndarray,
+    study_ids: Sequence[str],
+    paths: Sequence[str],
+    key: Mapping[str, Any],
+) -> None:
     """Write the features cache: ``features`` (float32, as the classifier reads them), ``study_id``, each image's
     file identity (path, size, modification time) and ``key`` (what makes them: model, weights, preprocessing)."""
-    np.savez(Path(path), features=np.asarray(features, dtype=np.float32),
-             study_id=np.asarray(list(study_ids), dtype=str), image_file=np.asarray(_file_ids(paths), dtype=str),
-             key=np.asarray(json.dumps(dict(key), sort_keys=True, default=str)))
+    np.savez(
+        Path(path),
+        features=np.asarray(features, dtype=np.float32),
+        study_id=np.asarray(list(study_ids), dtype=str),
+        image_file=np.asarray(_file_ids(paths), dtype=str),
+        key=np.asarray(json.dumps(dict(key), sort_keys=True, default=str)),
+    )
 
 
-def load_features(path: PathLike, study_ids: Sequence[str], paths: Sequence[str], key: Mapping[str, Any]
-                  ) -> np.ndarray:
+def load_features(
+    path: PathLike, study_ids: Sequence[str], paths: Sequence[str], key: Mapping[str, Any]
+) -> np.ndarray:
     """The cached features of ``study_ids`` (in that order) from :func:`save_features`'s file ``path``.
 
     Raises
@@ -209,16 +237,25 @@ def load_features(path: PathLike, study_ids: Sequence[str], paths: Sequence[str]
     where = f"features={str(path)!r}"
     try:
         with np.load(p, allow_pickle=False) as z:
-            feats, ids, files, k = z["features"], z["study_id"].tolist(), z["image_file"].tolist(), str(z["key"])
+            feats, ids, files, k = (
+                z["features"],
+                z["study_id"].tolist(),
+                z["image_file"].tolist(),
+                str(z["key"]),
+            )
     except (OSError, ValueError, KeyError) as exc:
-        raise SchemaError(f"{where}: not the features.npz of a linear probe (finetune with mode='linear-probe') "
-                          f"({type(exc).__name__}: {exc}).") from exc
+        raise SchemaError(
+            f"{where}: not the features.npz of a linear probe (finetune with mode='linear-probe') "
+            f"({type(exc).__name__}: {exc})."
+        ) from exc
     want = json.dumps(dict(key), sort_keys=True, default=str)
     if k != want:
         got, exp = json.loads(k), json.loads(want)
         diff = sorted(n for n in set(got) | set(exp) if got.get(n) != exp.get(n))
-        raise SchemaError(f"{where}: made with other settings ({diff}: {[got.get(n) for n in diff]}, this run "
-                          f"{[exp.get(n) for n in diff]}); compute them again without features=.")
+        raise SchemaError(
+            f"{where}: made with other settings ({diff}: {[got.get(n) for n in diff]}, this run "
+            f"{[exp.get(n) for n in diff]}); compute them again without features=."
+        )
     pos = {s: i for i, s in enumerate(ids)}
     missing = [s for s in study_ids if s not in pos]
     if missing:
@@ -226,6 +263,8 @@ def load_features(path: PathLike, study_ids: Sequence[str], paths: Sequence[str]
     now = dict(zip(study_ids, _file_ids(paths)))
     changed = [s for s in study_ids if files[pos[s]] != now[s]]
     if changed:
-        raise SchemaError(f"{where}: {len(changed)} image file(s) changed since the features were computed "
-                          f"({changed[:3]}); compute them again without features=.")
+        raise SchemaError(
+            f"{where}: {len(changed)} image file(s) changed since the features were computed "
+            f"({changed[:3]}); compute them again without features=."
+        )
     return np.asarray(feats[[pos[s] for s in study_ids]])

@@ -58,8 +58,10 @@ class PromptSet:
     source: str
 
     def to_dict(self) -> dict[str, object]:
-        return {f: {"positive": list(p), "negative": list(n)}
-                for f, p, n in zip(self.findings, self.positive, self.negative)}
+        return {
+            f: {"positive": list(p), "negative": list(n)}
+            for f, p, n in zip(self.findings, self.positive, self.negative)
+        }
 
     def without_negatives(self) -> tuple[str, ...]:
         """The findings given no negative prompt."""
@@ -87,14 +89,20 @@ def load_prompts(prompts: PathLike | None = None) -> PromptSet:
         A missing or malformed file, an unknown finding name, a finding given twice, or no finding.
     """
     name = "chestxray14" if prompts is None else prompts
-    path = prompt_file(str(name)) if isinstance(name, str) and name in PROMPT_SETS else Path(name).expanduser()
+    path = (
+        prompt_file(str(name)) if isinstance(name, str) and name in PROMPT_SETS else Path(name).expanduser()
+    )
     where = f"prompt file {path}"
     if not path.is_file():
-        raise SchemaError(f"prompts={str(name)!r}: not a built-in prompt set {list(PROMPT_SETS)} and no such file.")
+        raise SchemaError(
+            f"prompts={str(name)!r}: not a built-in prompt set {list(PROMPT_SETS)} and no such file."
+        )
     cfg = read_yaml_file(path, what="Prompt file")
     if not isinstance(cfg, Mapping) or not isinstance(cfg.get("findings"), Mapping) or not cfg["findings"]:
-        raise SchemaError(f"{where}: expected a mapping with 'findings: {{FINDING: {{positive: [...], "
-                          "negative: [...]}}}}' (negative optional).")
+        raise SchemaError(
+            f"{where}: expected a mapping with 'findings: {{FINDING: {{positive: [...], "
+            "negative: [...]}}}}' (negative optional)."
+        )
     unknown = set(cfg) - {"findings", "temperature"}
     if unknown:
         raise SchemaError(f"{where}: unknown key(s) {sorted(unknown)}; expected findings and temperature.")
@@ -106,10 +114,16 @@ def load_prompts(prompts: PathLike | None = None) -> PromptSet:
         f = canonical_finding(str(raw), where=where)
         if f in findings:
             raise SchemaError(f"{where}: the finding {f!r} is given twice ({raw!r}).")
-        if not isinstance(entry, Mapping) or "positive" not in entry or not set(entry) <= {"positive", "negative"}:
+        if (
+            not isinstance(entry, Mapping)
+            or "positive" not in entry
+            or not set(entry) <= {"positive", "negative"}
+        ):
             got = sorted(entry) if isinstance(entry, Mapping) else entry
-            raise SchemaError(f"{where}: finding {raw!r} needs 'positive' prompts and optionally 'negative' ones "
-                              f"(nothing else); got {got!r}.")
+            raise SchemaError(
+                f"{where}: finding {raw!r} needs 'positive' prompts and optionally 'negative' ones "
+                f"(nothing else); got {got!r}."
+            )
         findings.append(f)
         pos.append(_texts(entry["positive"], where=f"{where}, {raw} positive"))
         neg.append(_texts(entry["negative"], where=f"{where}, {raw} negative") if "negative" in entry else ())

@@ -46,9 +46,21 @@ from ._models import LoadedModel, require_torch
 from ._preprocess import Preprocessing
 from ._store import NpzWriter, PartialStore
 
-__all__ = ["CAM_METHODS", "PredictResult", "RunStats", "predict", "run_predictions", "write_outputs", "store_config",
-           "partial_path", "model_file_name", "check_heatmap_models", "predict_batch", "model_groups",
-           "loaded_batches"]
+__all__ = [
+    "CAM_METHODS",
+    "PredictResult",
+    "RunStats",
+    "predict",
+    "run_predictions",
+    "write_outputs",
+    "store_config",
+    "partial_path",
+    "model_file_name",
+    "check_heatmap_models",
+    "predict_batch",
+    "model_groups",
+    "loaded_batches",
+]
 
 CAM_METHODS: tuple[str, ...] = ("cam", "gradcam")
 
@@ -74,8 +86,12 @@ class PredictResult:
     files: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_predictions": int(len(self.predictions)), "models": sorted(self.predictions.model.unique()),
-                "read_report": self.read_report.to_dict(), "files": dict(self.files)}
+        return {
+            "n_predictions": int(len(self.predictions)),
+            "models": sorted(self.predictions.model.unique()),
+            "read_report": self.read_report.to_dict(),
+            "files": dict(self.files),
+        }
 
 
 def partial_path(out: str | Path) -> Path:
@@ -100,14 +116,28 @@ def model_groups(models: Sequence[LoadedModel]) -> list[tuple[Preprocessing, lis
     return list(groups.items())
 
 
-def store_config(models: Sequence[LoadedModel], *, heatmaps: bool, cam: str, target_layer: str | None,
-                 dicom_window: str) -> dict[str, object]:
+def store_config(
+    models: Sequence[LoadedModel], *, heatmaps: bool, cam: str, target_layer: str | None, dicom_window: str
+) -> dict[str, object]:
     """The settings that change results; a resume store is used only with identical settings."""
-    return {"models": [{"spec": m.spec, "name": m.name, "weights_file": m.weights_file,
-                        "preprocessing": m.preprocessing.to_dict(), "findings": [f or "" for f in m.findings],
-                        "apply_sigmoid": m.apply_sigmoid, "zero_shot": m.extra.get("zero_shot")} for m in models],
-            "heatmaps": bool(heatmaps), "cam": cam if heatmaps else None,
-            "target_layer": target_layer if heatmaps else None, "dicom_window": dicom_window}
+    return {
+        "models": [
+            {
+                "spec": m.spec,
+                "name": m.name,
+                "weights_file": m.weights_file,
+                "preprocessing": m.preprocessing.to_dict(),
+                "findings": [f or "" for f in m.findings],
+                "apply_sigmoid": m.apply_sigmoid,
+                "zero_shot": m.extra.get("zero_shot"),
+            }
+            for m in models
+        ],
+        "heatmaps": bool(heatmaps),
+        "cam": cam if heatmaps else None,
+        "target_layer": target_layer if heatmaps else None,
+        "dicom_window": dicom_window,
+    }
 
 
 def check_heatmap_models(models: Sequence[LoadedModel], *, target_layer: str | None) -> list[str]:
@@ -116,17 +146,22 @@ def check_heatmap_models(models: Sequence[LoadedModel], *, target_layer: str | N
     for m in models:
         layer = target_layer or m.target_layer
         if m.scripted:
-            raise InvalidParameterError(f"heatmaps=True: model {m.name} is TorchScript, whose layers cannot be hooked; "
-                                        "give it as a state_dict with 'architecture' in its YAML.")
+            raise InvalidParameterError(
+                f"heatmaps=True: model {m.name} is TorchScript, whose layers cannot be hooked; "
+                "give it as a state_dict with 'architecture' in its YAML."
+            )
         if not layer:
-            raise InvalidParameterError(f"heatmaps=True: model {m.name} has no default CAM target layer; pass "
-                                        "target_layer= (a convolutional stage, e.g. 'features') or set "
-                                        "target_layer in its YAML.")
+            raise InvalidParameterError(
+                f"heatmaps=True: model {m.name} has no default CAM target layer; pass "
+                "target_layer= (a convolutional stage, e.g. 'features') or set "
+                "target_layer in its YAML."
+            )
         names = dict(m.module.named_modules())
         if layer not in names:
             top = [n for n in names if n and "." not in n][:20]
-            raise InvalidParameterError(f"target_layer={layer!r}: model {m.name} has no such module; its "
-                                        f"top-level modules are {top}.")
+            raise InvalidParameterError(
+                f"target_layer={layer!r}: model {m.name} has no such module; its top-level modules are {top}."
+            )
         layers.append(layer)
     return layers
 
@@ -143,11 +178,12 @@ def _load_one(item: ImageItem, prep: Preprocessing, dicom_window: str) -> np.nda
 
 def _batches(items: Sequence[ImageItem], size: int) -> Iterator[list[ImageItem]]:
     for i in range(0, len(items), size):
-        yield list(items[i:i + size])
+        yield list(items[i : i + size])
 
 
-def loaded_batches(items: Sequence[ImageItem], prep: Preprocessing, *, batch_size: int, workers: int,
-                    dicom_window: str) -> Iterator[tuple[list[ImageItem], list[np.ndarray | str]]]:
+def loaded_batches(
+    items: Sequence[ImageItem], prep: Preprocessing, *, batch_size: int, workers: int, dicom_window: str
+) -> Iterator[tuple[list[ImageItem], list[np.ndarray | str]]]:
     if workers <= 0:
         for b in _batches(items, batch_size):
             yield b, [_load_one(it, prep, dicom_window) for it in b]
@@ -155,7 +191,7 @@ def loaded_batches(items: Sequence[ImageItem], prep: Preprocessing, *, batch_siz
     with ThreadPoolExecutor(max_workers=workers) as ex:
         pending: list[tuple[list[ImageItem], list[Future[np.ndarray | str]]]] = []
         it = _batches(items, batch_size)
-        for _ in range(2):                                  # the current batch and one ahead
+        for _ in range(2):  # the current batch and one ahead
             b = next(it, [])
             if b:
                 pending.append((b, [ex.submit(_load_one, x, prep, dicom_window) for x in b]))
@@ -167,11 +203,21 @@ def loaded_batches(items: Sequence[ImageItem], prep: Preprocessing, *, batch_siz
             yield b, [f.result() for f in futs]
 
 
-def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *, store: PartialStore,
-                    heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None, batch_size: int = 16,
-                    workers: int = 0, dicom_window: str = "none",
-                    progress: Progress | None = None, executor: ExecutorLike = None,
-                    job_options: Mapping[str, Any] | None = None) -> RunStats:
+def run_predictions(
+    items: Sequence[ImageItem],
+    models: Sequence[LoadedModel],
+    *,
+    store: PartialStore,
+    heatmaps: bool = False,
+    cam: str = "cam",
+    target_layer: str | None = None,
+    batch_size: int = 16,
+    workers: int = 0,
+    dicom_window: str = "none",
+    progress: Progress | None = None,
+    executor: ExecutorLike = None,
+    job_options: Mapping[str, Any] | None = None,
+) -> RunStats:
     """Predict every image not yet in ``store`` with every model; store each batch as it is done.
 
     Parameters
@@ -207,7 +253,9 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
     func = "run_predictions"
     batch_size = check_positive_int(batch_size, name="batch_size", func=func)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-        raise InvalidParameterError(f"The 'workers' parameter of {func} must be an int >= 0. Got {workers!r}.")
+        raise InvalidParameterError(
+            f"The 'workers' parameter of {func} must be an int >= 0. Got {workers!r}."
+        )
     check_choice(cam, CAM_METHODS, name="cam", func=func)
     layers = check_heatmap_models(models, target_layer=target_layer) if heatmaps else [None] * len(models)
     groups = model_groups(models)
@@ -223,18 +271,36 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
     task = progress.add("cxreval predict (images)", total=total)
     ex = get_executor(executor)
     if ex.in_process:
-        records: Iterator[tuple[int, list[str], dict[int, np.ndarray], dict[int, np.ndarray], list[tuple[str, str, str]],
-                                int]] = (
-            (g, *predict_batch(models, idx, batch, loaded, heatmaps=heatmaps, cam=cam, layers=layers), len(batch))
+        records: Iterator[
+            tuple[
+                int, list[str], dict[int, np.ndarray], dict[int, np.ndarray], list[tuple[str, str, str]], int
+            ]
+        ] = (
+            (
+                g,
+                *predict_batch(models, idx, batch, loaded, heatmaps=heatmaps, cam=cam, layers=layers),
+                len(batch),
+            )
             for g, (prep, idx) in enumerate(groups)
-            for batch, loaded in loaded_batches(todo[g], prep, batch_size=batch_size, workers=workers,
-                                                dicom_window=dicom_window))
+            for batch, loaded in loaded_batches(
+                todo[g], prep, batch_size=batch_size, workers=workers, dicom_window=dicom_window
+            )
+        )
     else:
         from .shards import ShardJob, map_shards
 
-        job = ShardJob(tuple(m.spec for m in models), str(job_options.get("device", "cpu")),
-                       job_options.get("weights_dir"), job_options.get("prompts"), heatmaps, cam, target_layer,
-                       batch_size, dicom_window, str(job_options.get("zero_shot_rule", "softmax")))
+        job = ShardJob(
+            tuple(m.spec for m in models),
+            str(job_options.get("device", "cpu")),
+            job_options.get("weights_dir"),
+            job_options.get("prompts"),
+            heatmaps,
+            cam,
+            target_layer,
+            batch_size,
+            dicom_window,
+            str(job_options.get("zero_shot_rule", "softmax")),
+        )
         records = map_shards(ex, todo, job)
     for g, ids, scores, maps, errors, n_batch in records:
         store.write(g, ids, scores, maps, errors)
@@ -244,16 +310,26 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
     return RunStats(len(items), resumed, n_read, n_err)
 
 
-def predict_batch(models: Sequence[LoadedModel], idx: Sequence[int], batch: Sequence[ImageItem],
-                  loaded: Sequence[np.ndarray | str], *, heatmaps: bool, cam: str, layers: Sequence[str | None]
-                  ) -> tuple[list[str], dict[int, np.ndarray], dict[int, np.ndarray], list[tuple[str, str, str]]]:
+def predict_batch(
+    models: Sequence[LoadedModel],
+    idx: Sequence[int],
+    batch: Sequence[ImageItem],
+    loaded: Sequence[np.ndarray | str],
+    *,
+    heatmaps: bool,
+    cam: str,
+    layers: Sequence[str | None],
+) -> tuple[list[str], dict[int, np.ndarray], dict[int, np.ndarray], list[tuple[str, str, str]]]:
     """Scores (and maps) of the models ``idx`` on one read batch: ``(ids predicted, scores, maps, errors)``."""
     torch = require_torch()
     from ..localization import class_activation_maps, grad_cam
 
     ok = [i for i, v in enumerate(loaded) if not isinstance(v, str)]
-    errors = [(batch[i].study_id, str(batch[i].path), str(loaded[i])) for i in range(len(batch))
-              if isinstance(loaded[i], str)]
+    errors = [
+        (batch[i].study_id, str(batch[i].path), str(loaded[i]))
+        for i in range(len(batch))
+        if isinstance(loaded[i], str)
+    ]
     scores, maps = {}, {}
     if ok:
         xb = torch.from_numpy(np.stack([loaded[i] for i in ok]))
@@ -268,17 +344,33 @@ def predict_batch(models: Sequence[LoadedModel], idx: Sequence[int], batch: Sequ
             scores[mi] = y[:, torch.as_tensor(used, device=y.device)].double().cpu().numpy()
             if heatmaps:
                 if cam == "cam":
-                    maps[mi] = class_activation_maps(m.module, xb, target_layer=str(layers[mi]),
-                                                     classifier=m.classifier, classes=used.tolist(),
-                                                     batch_size=len(ok), device=dev)
+                    maps[mi] = class_activation_maps(
+                        m.module,
+                        xb,
+                        target_layer=str(layers[mi]),
+                        classifier=m.classifier,
+                        classes=used.tolist(),
+                        batch_size=len(ok),
+                        device=dev,
+                    )
                 else:
-                    maps[mi] = grad_cam(m.module, xb, target_layer=str(layers[mi]), classes=used.tolist(),
-                                        batch_size=len(ok), device=dev)
+                    maps[mi] = grad_cam(
+                        m.module,
+                        xb,
+                        target_layer=str(layers[mi]),
+                        classes=used.tolist(),
+                        batch_size=len(ok),
+                        device=dev,
+                    )
     return [batch[i].study_id for i in ok], scores, maps, errors
 
 
-def _read_report_table(items: Sequence[ImageItem], listing: ImageList | None, ok_ids: set[str],
-                       errors: dict[str, tuple[str, str]]) -> pd.DataFrame:
+def _read_report_table(
+    items: Sequence[ImageItem],
+    listing: ImageList | None,
+    ok_ids: set[str],
+    errors: dict[str, tuple[str, str]],
+) -> pd.DataFrame:
     rows = []
     for it in items:
         if it.study_id in errors:
@@ -287,14 +379,21 @@ def _read_report_table(items: Sequence[ImageItem], listing: ImageList | None, ok
             rows.append((it.study_id, str(it.path), "ok", ""))
         else:
             rows.append((it.study_id, str(it.path), "missing", "not predicted (internal error)"))
-    for path, why in (listing.skipped if listing is not None else ()):
+    for path, why in listing.skipped if listing is not None else ():
         rows.append(("", path, "skipped", why))
     return pd.DataFrame(rows, columns=["study_id", "path", "status", "error"])
 
 
-def write_outputs(folder: str | Path, store: PartialStore, items: Sequence[ImageItem], models: Sequence[LoadedModel],
-                  *, heatmaps: bool = False, listing: ImageList | None = None,
-                  options: dict[str, object] | None = None) -> PredictResult:
+def write_outputs(
+    folder: str | Path,
+    store: PartialStore,
+    items: Sequence[ImageItem],
+    models: Sequence[LoadedModel],
+    *,
+    heatmaps: bool = False,
+    listing: ImageList | None = None,
+    options: dict[str, object] | None = None,
+) -> PredictResult:
     """Assemble the stored batches into the output files in ``folder`` (see the module docstring)."""
     from ..localization import heatmap_dict
 
@@ -326,29 +425,47 @@ def write_outputs(folder: str | Path, store: PartialStore, items: Sequence[Image
                 m = models[mi]
                 fnames = [f for f in m.findings if f is not None]
                 sc = sc[ids_keep]
-                frames.append(pd.DataFrame({"study_id": np.repeat(np.asarray(keep_ids, dtype=object), len(fnames)),
-                                            "model": m.name, "finding": np.tile(np.asarray(fnames, dtype=object),
-                                                                                len(keep_ids)),
-                                            "score": sc.ravel()}))
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "study_id": np.repeat(np.asarray(keep_ids, dtype=object), len(fnames)),
+                            "model": m.name,
+                            "finding": np.tile(np.asarray(fnames, dtype=object), len(keep_ids)),
+                            "score": sc.ravel(),
+                        }
+                    )
+                )
                 if heatmaps and mi in s.maps and keep_ids:
-                    for key, arr in heatmap_dict(s.maps[mi][ids_keep], image_ids=keep_ids, findings=fnames).items():
+                    for key, arr in heatmap_dict(
+                        s.maps[mi][ids_keep], image_ids=keep_ids, findings=fnames
+                    ).items():
                         writers[mi].add(key, arr)
     finally:
         for w in writers.values():
             w.close()
     all_ok = set().union(*ok_ids.values()) if ok_ids else set()
     errors = {k: v for k, v in errors.items() if k not in all_ok}
-    preds = pd.concat(frames, ignore_index=True) if frames else \
-        pd.DataFrame({"study_id": [], "model": [], "finding": [], "score": []})
+    preds = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame({"study_id": [], "model": [], "finding": [], "score": []})
+    )
     bad = ~np.isfinite(preds["score"].to_numpy(dtype=float))
     for sid, mname in preds.loc[bad, ["study_id", "model"]].drop_duplicates().itertuples(index=False):
         errors[sid] = (errors.get(sid, ("", ""))[0], f"model {mname} returned a non-finite score")
     preds = preds[~bad]
     mindex = {m.name: i for i, m in enumerate(models)}
     fpos = {(m.name, f): j for m in models for j, f in enumerate(m.findings) if f is not None}
-    preds = preds.assign(_m=preds.model.map(mindex), _i=preds.study_id.map(order),
-                         _f=[fpos[(a, b)] for a, b in zip(preds.model, preds.finding)])
-    preds = preds.sort_values(["_m", "_i", "_f"], kind="stable").drop(columns=["_m", "_i", "_f"]).reset_index(drop=True)
+    preds = preds.assign(
+        _m=preds.model.map(mindex),
+        _i=preds.study_id.map(order),
+        _f=[fpos[(a, b)] for a, b in zip(preds.model, preds.finding)],
+    )
+    preds = (
+        preds.sort_values(["_m", "_i", "_f"], kind="stable")
+        .drop(columns=["_m", "_i", "_f"])
+        .reset_index(drop=True)
+    )
     preds = validate_predictions(preds, where="cxreval predict")
     preds.to_csv(folder / "predictions.csv", index=False)
     preds.to_parquet(folder / "predictions.parquet", index=False)
@@ -356,37 +473,82 @@ def write_outputs(folder: str | Path, store: PartialStore, items: Sequence[Image
     mapping.to_csv(folder / "findings_map.csv", index=False)
     status = _read_report_table(items, listing, all_ok, errors)
     status.to_csv(folder / "read_report.csv", index=False)
-    (folder / "models.json").write_text(json.dumps({"models": [m.describe() for m in models],
-                                                    "options": options or {}}, indent=2, default=str) + "\n")
+    (folder / "models.json").write_text(
+        json.dumps(
+            {"models": [m.describe() for m in models], "options": options or {}}, indent=2, default=str
+        )
+        + "\n"
+    )
     err = status[status.status != "ok"].reset_index(drop=True)
-    dropped = pd.DataFrame({"row": err.index.to_numpy() * 0 - 1, "reason": err.status.to_numpy(),
-                            "value": (err.path + ": " + err.error).to_numpy()})
-    report = ReadReport(listing.source if listing is not None else "images", len(items), len(all_ok), dropped,
-                        notes=tuple(f"{m.name}: {m.spec}" for m in models))
-    files.update({"predictions": "predictions.csv", "findings_map": "findings_map.csv",
-                  "read_report": "read_report.csv", "models": "models.json"})
+    dropped = pd.DataFrame(
+        {
+            "row": err.index.to_numpy() * 0 - 1,
+            "reason": err.status.to_numpy(),
+            "value": (err.path + ": " + err.error).to_numpy(),
+        }
+    )
+    report = ReadReport(
+        listing.source if listing is not None else "images",
+        len(items),
+        len(all_ok),
+        dropped,
+        notes=tuple(f"{m.name}: {m.spec}" for m in models),
+    )
+    files.update(
+        {
+            "predictions": "predictions.csv",
+            "findings_map": "findings_map.csv",
+            "read_report": "read_report.csv",
+            "models": "models.json",
+        }
+    )
     n_err = int((status.status == "error").sum())
-    lines = [f"# cxreval predict: {len(items)} image(s) x {len(models)} model(s)", "",
-             f"Images predicted: {len(all_ok)}; unreadable: {n_err}; other files skipped: "
-             f"{int((status.status == 'skipped').sum())} (see read_report.csv).", ""]
+    lines = [
+        f"# cxreval predict: {len(items)} image(s) x {len(models)} model(s)",
+        "",
+        f"Images predicted: {len(all_ok)}; unreadable: {n_err}; other files skipped: "
+        f"{int((status.status == 'skipped').sum())} (see read_report.csv).",
+        "",
+    ]
     for m in models:
         lines += [f"## {m.name} (`{m.spec}`)", "", f"Weights: {m.weights_file}", "", "Preprocessing:", ""]
         lines += [f"{k}. {s}" for k, s in enumerate(m.preprocessing.steps(), 1)]
-        lines += ["", "Outputs -> findings: " + ", ".join(
-            f"{o or '(empty)'} -> {f or 'left out'}" for o, f in zip(m.outputs, m.findings)), ""]
+        lines += [
+            "",
+            "Outputs -> findings: "
+            + ", ".join(f"{o or '(empty)'} -> {f or 'left out'}" for o, f in zip(m.outputs, m.findings)),
+            "",
+        ]
     if n_err:
-        lines += ["## Unreadable images", ""] + [f"- {r.path}: {r.error}" for r in
-                                                  status[status.status == "error"].head(50).itertuples()]
+        lines += ["## Unreadable images", ""] + [
+            f"- {r.path}: {r.error}" for r in status[status.status == "error"].head(50).itertuples()
+        ]
     (folder / "summary.md").write_text("\n".join(lines) + "\n")
     return PredictResult(preds, mapping, report, status, files)
 
 
-def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *, out: str | Path,
-            overwrite: bool = False, heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None,
-            batch_size: int = 16, device: str = "cpu", workers: int = 0, weights_dir: str | Path | None = None,
-            download: bool = True, dicom_window: str = "none", restart: bool = False,
-            prompts: str | Path | None = None, zero_shot_rule: str = "softmax", executor: ExecutorLike = None,
-            progress: Progress | None = None, argv: Sequence[str] | None = None) -> PredictResult:
+def predict(
+    images: str | Path | Sequence[str | Path],
+    models: Sequence[str],
+    *,
+    out: str | Path,
+    overwrite: bool = False,
+    heatmaps: bool = False,
+    cam: str = "cam",
+    target_layer: str | None = None,
+    batch_size: int = 16,
+    device: str = "cpu",
+    workers: int = 0,
+    weights_dir: str | Path | None = None,
+    download: bool = True,
+    dicom_window: str = "none",
+    restart: bool = False,
+    prompts: str | Path | None = None,
+    zero_shot_rule: str = "softmax",
+    executor: ExecutorLike = None,
+    progress: Progress | None = None,
+    argv: Sequence[str] | None = None,
+) -> PredictResult:
     """List the images, load the models, predict (resuming an unfinished run) and write ``out`` atomically.
 
     Everything that can be checked is checked before the first image is read: the output path, the
@@ -422,11 +584,15 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     from .clip import ZERO_SHOT_RULES
 
     check_choice(zero_shot_rule, ZERO_SHOT_RULES, name="zero_shot_rule", func="predict")
-    check_positive_int(batch_size, name="batch_size", func="predict")   # before the resume store is made
+    check_positive_int(batch_size, name="batch_size", func="predict")  # before the resume store is made
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-        raise InvalidParameterError(f"The 'workers' parameter of predict must be an int >= 0. Got {workers!r}.")
+        raise InvalidParameterError(
+            f"The 'workers' parameter of predict must be an int >= 0. Got {workers!r}."
+        )
     if not models:
-        raise InvalidParameterError("predict needs at least one model (models=, e.g. xrv:<weights> or torch:<path>).")
+        raise InvalidParameterError(
+            "predict needs at least one model (models=, e.g. xrv:<weights> or torch:<path>)."
+        )
     for s in models:  # every --model spec read before anything else is looked at
         parse_model_spec(s)
     guard = [images] if isinstance(images, (str, os.PathLike)) else []
@@ -435,44 +601,97 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     n_dcm = sum(is_dicom(it.path) for it in listing.items if it.path.suffix.lower() in (".dcm", ".dicom"))
     if n_dcm and not pydicom_available():
         from ..exceptions import DataUnavailableError
-        raise DataUnavailableError(f"images={str(listing.source)!r}: {n_dcm} DICOM file(s) but pydicom is not installed; "
-                                   "pip install 'cxreval[dicom]'.")
-    loaded = [load_model(s, device=device, weights_dir=weights_dir, download=download, prompts=prompts,
-                         zero_shot_rule=zero_shot_rule) for s in models]
+
+        raise DataUnavailableError(
+            f"images={str(listing.source)!r}: {n_dcm} DICOM file(s) but pydicom is not installed; "
+            "pip install 'cxreval[dicom]'."
+        )
+    loaded = [
+        load_model(
+            s,
+            device=device,
+            weights_dir=weights_dir,
+            download=download,
+            prompts=prompts,
+            zero_shot_rule=zero_shot_rule,
+        )
+        for s in models
+    ]
     names = [m.name for m in loaded]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise InvalidParameterError(f"two models are named {dup}; give each torch model a different 'name' in its YAML.")
+        raise InvalidParameterError(
+            f"two models are named {dup}; give each torch model a different 'name' in its YAML."
+        )
     if heatmaps:
         check_heatmap_models(loaded, target_layer=target_layer)
-    options = {"heatmaps": heatmaps, "cam": cam, "target_layer": target_layer, "batch_size": batch_size,
-               "device": device, "workers": workers, "dicom_window": dicom_window, "zero_shot_rule": zero_shot_rule}
+    options = {
+        "heatmaps": heatmaps,
+        "cam": cam,
+        "target_layer": target_layer,
+        "batch_size": batch_size,
+        "device": device,
+        "workers": workers,
+        "dicom_window": dicom_window,
+        "zero_shot_rule": zero_shot_rule,
+    }
     src = Path(str(listing.source))
-    inputs = [src] if src.is_file() else []          # a list file is hashed; an image folder is not read twice
-    for m in loaded:                                   # every model's YAML and weights file (run.json: SHA-256)
+    inputs = [src] if src.is_file() else []  # a list file is hashed; an image folder is not read twice
+    for m in loaded:  # every model's YAML and weights file (run.json: SHA-256)
         for f in (m.extra.get("yaml"), m.weights_file):
             if f and Path(str(f)).is_file() and Path(str(f)) not in inputs:
                 inputs.append(Path(str(f)))
     # the output folder's lock is taken before any image is read: a second run into the same --out fails at once
-    with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv, protect=guard,
-                       meta={"images": listing.source, "n_images": len(listing.items),
-                             "models": [m.spec for m in loaded], "zero_shot_rule": zero_shot_rule}) as d:
-        store = PartialStore(partial_path(out), store_config(loaded, heatmaps=heatmaps, cam=cam,
-                                                             target_layer=target_layer, dicom_window=dicom_window),
-                             restart=restart)
-        stats = run_predictions(listing.items, loaded, store=store, heatmaps=heatmaps, cam=cam,
-                                target_layer=target_layer, batch_size=batch_size, workers=workers,
-                                dicom_window=dicom_window, progress=progress, executor=executor,
-                                job_options={"device": device, "weights_dir": None if weights_dir is None
-                                             else str(weights_dir), "prompts": None if prompts is None
-                                             else str(prompts), "zero_shot_rule": zero_shot_rule})
+    with output_folder(
+        out,
+        overwrite=overwrite,
+        inputs=inputs,
+        argv=argv,
+        protect=guard,
+        meta={
+            "images": listing.source,
+            "n_images": len(listing.items),
+            "models": [m.spec for m in loaded],
+            "zero_shot_rule": zero_shot_rule,
+        },
+    ) as d:
+        store = PartialStore(
+            partial_path(out),
+            store_config(
+                loaded, heatmaps=heatmaps, cam=cam, target_layer=target_layer, dicom_window=dicom_window
+            ),
+            restart=restart,
+        )
+        stats = run_predictions(
+            listing.items,
+            loaded,
+            store=store,
+            heatmaps=heatmaps,
+            cam=cam,
+            target_layer=target_layer,
+            batch_size=batch_size,
+            workers=workers,
+            dicom_window=dicom_window,
+            progress=progress,
+            executor=executor,
+            job_options={
+                "device": device,
+                "weights_dir": None if weights_dir is None else str(weights_dir),
+                "prompts": None if prompts is None else str(prompts),
+                "zero_shot_rule": zero_shot_rule,
+            },
+        )
         options["resumed_images"] = {str(k): v for k, v in stats.n_resumed.items()}
-        res = write_outputs(d, store, listing.items, loaded, heatmaps=heatmaps, listing=listing, options=options)
+        res = write_outputs(
+            d, store, listing.items, loaded, heatmaps=heatmaps, listing=listing, options=options
+        )
         bad = res.image_status[res.image_status["status"] == "error"]
         if len(bad) and not (res.image_status["status"] == "ok").any():
             store.remove()  # nothing to resume: the next run reads every image again
             shown = "; ".join(f"{r.path}: {r.error}" for r in bad.head(3).itertuples())
-            raise SchemaError(f"images={str(listing.source)!r}: none of the {len(bad)} image(s) could be read, so "
-                              f"nothing was predicted ({shown}{'; ...' if len(bad) > 3 else ''}).")
+            raise SchemaError(
+                f"images={str(listing.source)!r}: none of the {len(bad)} image(s) could be read, so "
+                f"nothing was predicted ({shown}{'; ...' if len(bad) > 3 else ''})."
+            )
     store.remove()
     return res

@@ -38,9 +38,9 @@ class Shard:
 
     group: int
     seq: int
-    ids: np.ndarray                       # images predicted (str)
-    scores: dict[int, np.ndarray]         # model index -> (n, k) float64
-    maps: dict[int, np.ndarray]           # model index -> (n, k, h, w) float64 (heatmaps only)
+    ids: np.ndarray  # images predicted (str)
+    scores: dict[int, np.ndarray]  # model index -> (n, k) float64
+    maps: dict[int, np.ndarray]  # model index -> (n, k, h, w) float64 (heatmaps only)
     err_ids: np.ndarray
     err_paths: np.ndarray
     err_msgs: np.ndarray
@@ -55,16 +55,20 @@ class PartialStore:
         cfg_file = self.folder / _CONFIG
         if self.folder.exists() and restart:
             shutil.rmtree(self.folder)
-        if cfg_file.is_file() and not self.shard_files():   # a run that stopped before its first batch
+        if cfg_file.is_file() and not self.shard_files():  # a run that stopped before its first batch
             cfg_file.unlink()
         if cfg_file.is_file():
             old = json.loads(cfg_file.read_text())
             if old != self.config:
                 diff = sorted(k for k in set(old) | set(self.config) if old.get(k) != self.config.get(k))
-                raise SchemaError(f"unfinished results in {self.folder} were made with other settings ({diff}); "
-                                  "run with the same settings to resume, or pass restart=True to discard them.")
+                raise SchemaError(
+                    f"unfinished results in {self.folder} were made with other settings ({diff}); "
+                    "run with the same settings to resume, or pass restart=True to discard them."
+                )
         elif self.folder.exists() and any(self.folder.iterdir()):
-            raise SchemaError(f"{self.folder} exists but is not a cxreval resume store (no {_CONFIG}); remove it.")
+            raise SchemaError(
+                f"{self.folder} exists but is not a cxreval resume store (no {_CONFIG}); remove it."
+            )
         self.folder.mkdir(parents=True, exist_ok=True)
         cfg_file.write_text(json.dumps(self.config, indent=2, sort_keys=True) + "\n")
         self._seq: dict[int, int] = {}
@@ -80,8 +84,14 @@ class PartialStore:
     def shard_files(self) -> list[Path]:
         return sorted(p for p in self.folder.glob("g*-*.npz") if not p.name.startswith("."))
 
-    def write(self, group: int, ids: Iterable[str], scores: Mapping[int, np.ndarray], maps: Mapping[int, np.ndarray],
-              errors: Iterable[tuple[str, str, str]]) -> Path:
+    def write(
+        self,
+        group: int,
+        ids: Iterable[str],
+        scores: Mapping[int, np.ndarray],
+        maps: Mapping[int, np.ndarray],
+        errors: Iterable[tuple[str, str, str]],
+    ) -> Path:
         """Store one batch atomically; ``errors`` are ``(study_id, path, message)``."""
         seq = self._seq.get(group, -1) + 1
         self._seq[group] = seq
@@ -90,7 +100,8 @@ class PartialStore:
             "ids": np.asarray(list(ids), dtype=str),
             "err_ids": np.asarray([e[0] for e in err], dtype=str),
             "err_paths": np.asarray([e[1] for e in err], dtype=str),
-            "err_msgs": np.asarray([e[2] for e in err], dtype=str)}
+            "err_msgs": np.asarray([e[2] for e in err], dtype=str),
+        }
         arrays.update({f"scores_{m}": np.asarray(v, dtype=np.float64) for m, v in scores.items()})
         arrays.update({f"maps_{m}": np.asarray(v, dtype=np.float64) for m, v in maps.items()})
         final = self.folder / f"g{group}-{seq:06d}.npz"

@@ -76,9 +76,23 @@ from ._images import exc_text
 from ._preprocess import scale_pixels
 from ._prompts import PromptSet, load_prompts
 
-__all__ = ["CLIP_BACKENDS", "ZERO_SHOT_RULES", "ClipSpec", "hub_model_folder", "ProcessorPreprocessing", "ZeroShotCLIP", "parse_clip_spec",
-           "load_clip", "to_rgb8", "encode_prompts", "normalized_prompts", "max_cosine_module", "zero_shot_model",
-           "require_open_clip", "require_transformers"]
+__all__ = [
+    "CLIP_BACKENDS",
+    "ZERO_SHOT_RULES",
+    "ClipSpec",
+    "hub_model_folder",
+    "ProcessorPreprocessing",
+    "ZeroShotCLIP",
+    "parse_clip_spec",
+    "load_clip",
+    "to_rgb8",
+    "encode_prompts",
+    "normalized_prompts",
+    "max_cosine_module",
+    "zero_shot_model",
+    "require_open_clip",
+    "require_transformers",
+]
 
 CLIP_BACKENDS: tuple[str, ...] = ("open_clip", "hf")
 
@@ -89,16 +103,22 @@ ZERO_SHOT_RULES: tuple[str, ...] = ("softmax", "max-cosine")
 def require_open_clip() -> Any:
     from ._models import import_optional, require_torchvision
 
-    require_torchvision()                       # open_clip imports it: its failure is the one to name
-    return import_optional("open_clip", "open_clip is not importable ({exc}); pip install open_clip_torch "
-                           "(see the README: cxreval[models] with the CPU torch wheel).")
+    require_torchvision()  # open_clip imports it: its failure is the one to name
+    return import_optional(
+        "open_clip",
+        "open_clip is not importable ({exc}); pip install open_clip_torch "
+        "(see the README: cxreval[models] with the CPU torch wheel).",
+    )
 
 
 def require_transformers() -> Any:
     from ._models import import_optional
 
-    return import_optional("transformers", "transformers is not importable ({exc}); pip install transformers "
-                           "(see the README: cxreval[models] with the CPU torch wheel).")
+    return import_optional(
+        "transformers",
+        "transformers is not importable ({exc}); pip install transformers "
+        "(see the README: cxreval[models] with the CPU torch wheel).",
+    )
 
 
 @dataclass(frozen=True)
@@ -110,7 +130,11 @@ class ClipSpec:
     path: str
 
     def __str__(self) -> str:
-        return f"clip:{self.backend}:{self.arch}:{self.path}" if self.backend == "open_clip" else f"clip:hf:{self.path}"
+        return (
+            f"clip:{self.backend}:{self.arch}:{self.path}"
+            if self.backend == "open_clip"
+            else f"clip:hf:{self.path}"
+        )
 
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -130,7 +154,7 @@ def parse_clip_spec(value: str, *, spec: str) -> ClipSpec:
     rest = rest.strip()
     if backend == "hf" and rest:
         if rest.startswith("hf-hub:"):
-            return ClipSpec("hf", "hub", _hub_id(rest[len("hf-hub:"):].strip(), spec))
+            return ClipSpec("hf", "hub", _hub_id(rest[len("hf-hub:") :].strip(), spec))
         if _HUB_ID.match(rest) and not Path(rest).expanduser().exists():
             return ClipSpec("hf", "hub", rest)
         return ClipSpec("hf", "", rest)
@@ -140,9 +164,11 @@ def parse_clip_spec(value: str, *, spec: str) -> ClipSpec:
             return ClipSpec("open_clip", "hf-hub", _hub_id(path.strip(), spec))
         if arch.strip() and path.strip():
             return ClipSpec("open_clip", arch.strip(), path.strip())
-    raise InvalidParameterError(f"model={spec!r}: expected clip:open_clip:ARCH:CHECKPOINT, "
-                                "clip:open_clip:local-dir:FOLDER, clip:open_clip:hf-hub:ORG/NAME, clip:hf:FOLDER or "
-                                "clip:hf:ORG/NAME.")
+    raise InvalidParameterError(
+        f"model={spec!r}: expected clip:open_clip:ARCH:CHECKPOINT, "
+        "clip:open_clip:local-dir:FOLDER, clip:open_clip:hf-hub:ORG/NAME, clip:hf:FOLDER or "
+        "clip:hf:ORG/NAME."
+    )
 
 
 def hub_model_folder(repo: str) -> Path:
@@ -159,7 +185,8 @@ def _hub_unavailable(spec: str, repo: str, exc: BaseException, files: str) -> Da
     return DataUnavailableError(
         f"model={spec!r}: {repo} is not in {folder} and could not be fetched from the Hugging Face Hub "
         f"({exc_text(exc)}). On a machine with internet access run huggingface_hub.snapshot_download({repo!r}, "
-        f"local_dir=...) and put the folder's files ({files}) in {folder}, then run again.")
+        f"local_dir=...) and put the folder's files ({files}) in {folder}, then run again."
+    )
 
 
 def to_rgb8(img: LoadedImage) -> Any:
@@ -195,13 +222,20 @@ class ProcessorPreprocessing:
         return np.ascontiguousarray(x, dtype=np.float32)
 
     def to_dict(self) -> dict[str, object]:
-        return {"processor": self.kind, "source": self.source, "size": int(self.size), "config": dict(self.settings)}
+        return {
+            "processor": self.kind,
+            "source": self.source,
+            "size": int(self.size),
+            "config": dict(self.settings),
+        }
 
     def steps(self) -> list[str]:
-        return ["grey, 8-bit RGB: round(255 * mean over colour channels of v / max), repeated in 3 channels "
-                "(CLIP processors read 8-bit RGB; a 16-bit image loses its low bits here)",
-                f"the model's own processor ({self.kind}, {self.source}): "
-                + "; ".join(f"{k}={v}" for k, v in self.settings)]
+        return [
+            "grey, 8-bit RGB: round(255 * mean over colour channels of v / max), repeated in 3 channels "
+            "(CLIP processors read 8-bit RGB; a 16-bit image loses its low bits here)",
+            f"the model's own processor ({self.kind}, {self.source}): "
+            + "; ".join(f"{k}={v}" for k, v in self.settings),
+        ]
 
 
 def _open_clip_processor(open_clip: Any, model: Any, source: str) -> ProcessorPreprocessing:
@@ -211,11 +245,24 @@ def _open_clip_processor(open_clip: Any, model: Any, source: str) -> ProcessorPr
     pp = PreprocessCfg(**{k: v for k, v in cfg.items() if k in PreprocessCfg.__dataclass_fields__})
     tf = image_transform_v2(pp, is_train=False)
     size = pp.size if isinstance(pp.size, int) else int(max(pp.size))
-    return ProcessorPreprocessing("open_clip", source, size, tuple((k, str(v)) for k, v in sorted(cfg.items())), tf)
+    return ProcessorPreprocessing(
+        "open_clip", source, size, tuple((k, str(v)) for k, v in sorted(cfg.items())), tf
+    )
 
 
-_HF_KEYS = ("do_resize", "size", "resample", "do_center_crop", "crop_size", "do_rescale", "rescale_factor",
-            "do_normalize", "image_mean", "image_std", "do_convert_rgb")
+_HF_KEYS = (
+    "do_resize",
+    "size",
+    "resample",
+    "do_center_crop",
+    "crop_size",
+    "do_rescale",
+    "rescale_factor",
+    "do_normalize",
+    "image_mean",
+    "image_std",
+    "do_convert_rgb",
+)
 
 
 def _hf_processor(proc: Any, source: str) -> ProcessorPreprocessing:
@@ -310,8 +357,8 @@ def max_cosine_module(image_encoder: Any, prompts: Sequence[Any]) -> Any:
     emb = torch.zeros(len(prompts), n, int(prompts[0].shape[1]))
     mask = torch.zeros(len(prompts), n, dtype=torch.bool)
     for k, p in enumerate(prompts):
-        emb[k, :p.shape[0]] = p
-        mask[k, :p.shape[0]] = True
+        emb[k, : p.shape[0]] = p
+        mask[k, : p.shape[0]] = True
 
     class MaxCosine(torch.nn.Module):
         """Image -> per-finding max cosine over its positive prompts (see cxreval.predict.clip)."""
@@ -355,23 +402,31 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
 
     hub = cs.arch == "hf-hub"
     if hub and (hub_model_folder(cs.path) / "open_clip_config.json").is_file():
-        name, pretrained, weights = f"local-dir:{hub_model_folder(cs.path)}", None, str(hub_model_folder(cs.path))
+        name, pretrained, weights = (
+            f"local-dir:{hub_model_folder(cs.path)}",
+            None,
+            str(hub_model_folder(cs.path)),
+        )
     elif hub:
         name, pretrained, weights = f"hf-hub:{cs.path}", None, f"hf-hub:{cs.path}"
     elif cs.arch == "local-dir":
         folder = Path(cs.path).expanduser()
         if not (folder / "open_clip_config.json").is_file():
-            raise DataUnavailableError(f"model={str(spec)!r}: {folder / 'open_clip_config.json'} is not there; put the "
-                                       "open_clip model folder (open_clip_config.json and its weights file, e.g. "
-                                       "open_clip_pytorch_model.bin from the model's Hub page) at "
-                                       f"{folder}, then run again.")
+            raise DataUnavailableError(
+                f"model={str(spec)!r}: {folder / 'open_clip_config.json'} is not there; put the "
+                "open_clip model folder (open_clip_config.json and its weights file, e.g. "
+                "open_clip_pytorch_model.bin from the model's Hub page) at "
+                f"{folder}, then run again."
+            )
         name, pretrained, weights = f"local-dir:{folder}", None, str(folder)
     else:
         ckpt = Path(cs.path).expanduser()
         if not ckpt.is_file():
-            raise DataUnavailableError(f"model={str(spec)!r}: the checkpoint {ckpt} is not there; cxreval never downloads "
-                                       f"weights: download the open_clip checkpoint for {cs.arch} and put it at "
-                                       f"{ckpt}, then run again.")
+            raise DataUnavailableError(
+                f"model={str(spec)!r}: the checkpoint {ckpt} is not there; cxreval never downloads "
+                f"weights: download the open_clip checkpoint for {cs.arch} and put it at "
+                f"{ckpt}, then run again."
+            )
         name = cs.arch
         if cs.arch.endswith(".json"):
             cfg = Path(cs.arch).expanduser()
@@ -380,8 +435,10 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
             open_clip.add_model_config(cfg)
             name = cfg.stem
         elif cs.arch not in open_clip.list_models():
-            raise InvalidParameterError(f"model={str(spec)!r}: {cs.arch!r} is not an open_clip model name (open_clip."
-                                        "list_models()) nor a .json model config.")
+            raise InvalidParameterError(
+                f"model={str(spec)!r}: {cs.arch!r} is not an open_clip model name (open_clip."
+                "list_models()) nor a .json model config."
+            )
         pretrained, weights = str(ckpt), str(ckpt)
     try:
         with _quiet():
@@ -389,14 +446,20 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
             tokenizer = open_clip.get_tokenizer(name)
     except Exception as exc:  # the Hub's network and offline errors are of many kinds
         if name.startswith("hf-hub:"):
-            raise _hub_unavailable(str(spec), cs.path, exc, "open_clip_config.json and open_clip_pytorch_model.bin "
-                                   "or open_clip_model.safetensors") from exc
+            raise _hub_unavailable(
+                str(spec),
+                cs.path,
+                exc,
+                "open_clip_config.json and open_clip_pytorch_model.bin or open_clip_model.safetensors",
+            ) from exc
         if not isinstance(exc, (OSError, RuntimeError, ValueError, KeyError)):
             raise
 
-        raise DataUnavailableError(f"model={str(spec)!r}: open_clip could not build the model from local files "
-                                   f"({exc_text(exc)}); a text tower or tokenizer named by the config must be in the "
-                                   "Hugging Face cache (HF_HOME) already, since cxreval runs offline.") from exc
+        raise DataUnavailableError(
+            f"model={str(spec)!r}: open_clip could not build the model from local files "
+            f"({exc_text(exc)}); a text tower or tokenizer named by the config must be in the "
+            "Hugging Face cache (HF_HOME) already, since cxreval runs offline."
+        ) from exc
     model.eval()
     prep = _open_clip_processor(open_clip, model, weights)
 
@@ -404,58 +467,92 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
         return model.encode_text(tokenizer(texts))
 
     scale = float(model.logit_scale.exp().item())
-    return LoadedClip(model.visual, encode_text, prep, scale, Path(weights).stem, weights,
-                      {"open_clip": getattr(open_clip, "__version__", ""), "arch": cs.arch,
-                       "torch_version": torch.__version__})
+    return LoadedClip(
+        model.visual,
+        encode_text,
+        prep,
+        scale,
+        Path(weights).stem,
+        weights,
+        {
+            "open_clip": getattr(open_clip, "__version__", ""),
+            "arch": cs.arch,
+            "torch_version": torch.__version__,
+        },
+    )
 
 
 def _load_hf(cs: ClipSpec, spec: str) -> LoadedClip:
     transformers = require_transformers()
     hub = cs.arch == "hub"
     folder = hub_model_folder(cs.path) if hub else Path(cs.path).expanduser()
-    if hub and not (folder / "config.json").is_file():         # not placed here: ask the Hub
+    if hub and not (folder / "config.json").is_file():  # not placed here: ask the Hub
         try:
             with _quiet():
                 model = transformers.AutoModel.from_pretrained(cs.path)
                 tok = transformers.AutoTokenizer.from_pretrained(cs.path)
                 proc = transformers.AutoImageProcessor.from_pretrained(cs.path)
         except Exception as exc:  # the Hub's network and offline errors are of many kinds
-            raise _hub_unavailable(str(spec), cs.path, exc, "config.json, model.safetensors, the tokenizer files "
-                                   "and preprocessor_config.json") from exc
+            raise _hub_unavailable(
+                str(spec),
+                cs.path,
+                exc,
+                "config.json, model.safetensors, the tokenizer files and preprocessor_config.json",
+            ) from exc
         return _hf_loaded(transformers, model, tok, proc, spec, source=cs.path, name=cs.path.split("/")[-1])
     if not (folder / "config.json").is_file():
-        raise DataUnavailableError(f"model={str(spec)!r}: {folder / 'config.json'} is not there; put the Hugging Face "
-                                   "model folder (config.json, model.safetensors, the tokenizer files and "
-                                   f"preprocessor_config.json, e.g. huggingface_hub.snapshot_download(ORG/NAME, "
-                                   f"local_dir='{folder}') on a machine with internet access) there, then run again.")
+        raise DataUnavailableError(
+            f"model={str(spec)!r}: {folder / 'config.json'} is not there; put the Hugging Face "
+            "model folder (config.json, model.safetensors, the tokenizer files and "
+            f"preprocessor_config.json, e.g. huggingface_hub.snapshot_download(ORG/NAME, "
+            f"local_dir='{folder}') on a machine with internet access) there, then run again."
+        )
     try:
         with _quiet():
             model = transformers.AutoModel.from_pretrained(str(folder), local_files_only=True)
             tok = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
             proc = transformers.AutoImageProcessor.from_pretrained(str(folder), local_files_only=True)
     except (OSError, ValueError, KeyError) as exc:
-        raise DataUnavailableError(f"model={str(spec)!r}: transformers could not load {folder} offline ({exc_text(exc)}); "
-                                   "the folder must hold the model, tokenizer and preprocessor_config.json "
-                                   "files.") from exc
+        raise DataUnavailableError(
+            f"model={str(spec)!r}: transformers could not load {folder} offline ({exc_text(exc)}); "
+            "the folder must hold the model, tokenizer and preprocessor_config.json "
+            "files."
+        ) from exc
     return _hf_loaded(transformers, model, tok, proc, spec, source=str(folder), name=folder.name)
 
 
-def _hf_loaded(transformers: Any, model: Any, tok: Any, proc: Any, spec: str, *, source: str, name: str) -> LoadedClip:
+def _hf_loaded(
+    transformers: Any, model: Any, tok: Any, proc: Any, spec: str, *, source: str, name: str
+) -> LoadedClip:
     for meth in ("get_image_features", "get_text_features"):
         if not hasattr(model, meth):
-            raise SchemaError(f"model={str(spec)!r}: {type(model).__name__} has no {meth}; a CLIP-style model "
-                              "(image and text towers) is expected.")
+            raise SchemaError(
+                f"model={str(spec)!r}: {type(model).__name__} has no {meth}; a CLIP-style model "
+                "(image and text towers) is expected."
+            )
     model.eval()
     import torch
 
     def encode_text(texts: list[str]) -> Any:
         t = tok(texts, padding=True, return_tensors="pt")
-        return _features(model.get_text_features(input_ids=t["input_ids"], attention_mask=t["attention_mask"]))
+        return _features(
+            model.get_text_features(input_ids=t["input_ids"], attention_mask=t["attention_mask"])
+        )
 
     scale = float(model.logit_scale.exp().item()) if hasattr(model, "logit_scale") else 100.0
-    return LoadedClip(_hf_image_module(model), encode_text, _hf_processor(proc, source), scale, name,
-                      source, {"transformers": transformers.__version__, "model_class": type(model).__name__,
-                                    "torch_version": torch.__version__})
+    return LoadedClip(
+        _hf_image_module(model),
+        encode_text,
+        _hf_processor(proc, source),
+        scale,
+        name,
+        source,
+        {
+            "transformers": transformers.__version__,
+            "model_class": type(model).__name__,
+            "torch_version": torch.__version__,
+        },
+    )
 
 
 def load_clip(cs: ClipSpec, *, spec: str) -> LoadedClip:
@@ -463,8 +560,13 @@ def load_clip(cs: ClipSpec, *, spec: str) -> LoadedClip:
     return _load_open_clip(cs, spec) if cs.backend == "open_clip" else _load_hf(cs, spec)
 
 
-def zero_shot_model(spec: str, value: str, *, prompts: str | os.PathLike[str] | PromptSet | None,
-                    zero_shot_rule: str = "softmax") -> dict[str, Any]:
+def zero_shot_model(
+    spec: str,
+    value: str,
+    *,
+    prompts: str | os.PathLike[str] | PromptSet | None,
+    zero_shot_rule: str = "softmax",
+) -> dict[str, Any]:
     """The parts of a :class:`~cxreval.predict.LoadedModel` for a ``clip:`` spec (see the module docstring)."""
     import torch
 
@@ -475,9 +577,11 @@ def zero_shot_model(spec: str, value: str, *, prompts: str | os.PathLike[str] | 
     ps = prompts if isinstance(prompts, PromptSet) else load_prompts(prompts)
     missing = ps.without_negatives()
     if zero_shot_rule == "softmax" and missing:
-        raise SchemaError(f"prompt file {ps.source}: {list(missing)[:5]} {'has' if len(missing) == 1 else 'have'} no "
-                          "negative prompts, which zero_shot_rule='softmax' (CheXzero's rule) needs; add 'negative: "
-                          "[...]' to each finding or use zero_shot_rule='max-cosine' (XQA's rule).")
+        raise SchemaError(
+            f"prompt file {ps.source}: {list(missing)[:5]} {'has' if len(missing) == 1 else 'have'} no "
+            "negative prompts, which zero_shot_rule='softmax' (CheXzero's rule) needs; add 'negative: "
+            "[...]' to each finding or use zero_shot_rule='max-cosine' (XQA's rule)."
+        )
     lc = load_clip(cs, spec=spec)
     zs: dict[str, object] = {"rule": zero_shot_rule, "prompts": ps.to_dict(), "prompt_file": ps.source}
     if zero_shot_rule == "softmax":
@@ -485,14 +589,34 @@ def zero_shot_model(spec: str, value: str, *, prompts: str | os.PathLike[str] | 
         neg = torch.stack([encode_prompts(lc.encode_text, n) for n in ps.negative])
         t = ps.temperature if ps.temperature is not None else lc.logit_scale
         module = ZeroShotCLIP(lc.image_encoder, pos, neg, t)
-        zs.update({"temperature": t, "temperature_from": "prompt file" if ps.temperature is not None
-                   else "model logit_scale.exp()", "ensemble": "mean of normalised prompt embeddings, normalised",
-                   "score": "softmax over (positive, negative) of temperature * cosine (CheXzero)"})
+        zs.update(
+            {
+                "temperature": t,
+                "temperature_from": "prompt file"
+                if ps.temperature is not None
+                else "model logit_scale.exp()",
+                "ensemble": "mean of normalised prompt embeddings, normalised",
+                "score": "softmax over (positive, negative) of temperature * cosine (CheXzero)",
+            }
+        )
     else:
-        module = max_cosine_module(lc.image_encoder, [normalized_prompts(lc.encode_text, p) for p in ps.positive])
-        zs.update({"temperature": None, "ensemble": "none: each prompt on its own",
-                   "score": "max over the positive prompts of cosine(image, prompt) (XQA); negative prompts unused"})
+        module = max_cosine_module(
+            lc.image_encoder, [normalized_prompts(lc.encode_text, p) for p in ps.positive]
+        )
+        zs.update(
+            {
+                "temperature": None,
+                "ensemble": "none: each prompt on its own",
+                "score": "max over the positive prompts of cosine(image, prompt) (XQA); negative prompts unused",
+            }
+        )
     extra = {**lc.extra, "zero_shot": zs}
-    return {"name": lc.name, "module": module, "preprocessing": lc.preprocessing, "outputs": ps.findings,
-            "weights_file": lc.weights_file, "extra": json.loads(json.dumps(extra, default=str)),
-            "clip": lc}
+    return {
+        "name": lc.name,
+        "module": module,
+        "preprocessing": lc.preprocessing,
+        "outputs": ps.findings,
+        "weights_file": lc.weights_file,
+        "extra": json.loads(json.dumps(extra, default=str)),
+        "clip": lc,
+    }

@@ -29,7 +29,7 @@ def absolute_clip_spec(spec: str) -> str:
 
     cs = parse_clip_spec(spec.partition(":")[2] if spec.startswith("clip:") else spec, spec=spec)
     if cs.arch in ("hf-hub", "hub"):
-        return str(cs)                           # a Hub id, not a path
+        return str(cs)  # a Hub id, not a path
     arch = cs.arch
     if arch.endswith(".json"):
         arch = str(Path(arch).expanduser().resolve())
@@ -49,8 +49,10 @@ def clip_classifier(spec: str, n_out: int) -> Any:
         lc.image_encoder.eval()
         e = lc.image_encoder(torch.zeros(1, prep.channels, prep.size, prep.size))
     if not isinstance(e, torch.Tensor) or e.ndim != 2:
-        raise SchemaError(f"model={spec!r}: its image encoder returns {getattr(e, 'shape', type(e).__name__)} for "
-                          "one image, not an embedding (1, D).")
+        raise SchemaError(
+            f"model={spec!r}: its image encoder returns {getattr(e, 'shape', type(e).__name__)} for "
+            "one image, not an embedding (1, D)."
+        )
 
     class ClipClassifier(torch.nn.Module):
         """image_encoder (the VLM's image embedding) -> classifier (linear)."""

@@ -45,13 +45,13 @@ def wcel_loss(z: Any, y: Any) -> Any:
     import torch
     from torch.nn.functional import logsigmoid
 
-    pos, neg = y == 1, y == 0                     # NaN compares False: excluded
+    pos, neg = y == 1, y == 0  # NaN compares False: excluded
     n_p, n_n = pos.sum(), neg.sum()
     total = (n_p + n_n).to(z.dtype)
     zero = torch.zeros((), dtype=z.dtype, device=z.device)
     lp = torch.where(pos, -logsigmoid(z), zero).sum()
     ln = torch.where(neg, -logsigmoid(-z), zero).sum()
-    out = z.sum() * 0.0                           # keeps the graph when the batch has no label at all
+    out = z.sum() * 0.0  # keeps the graph when the batch has no label at all
     if int(n_p):
         out = out + total / n_p * lp
     if int(n_n):
@@ -75,7 +75,8 @@ def xrv_loss(z: Any, y: Any, task_weights: Any) -> Any:
         known = ~torch.isnan(y[:, t])
         if bool(known.any()):
             out = out + float(task_weights[t]) * torch.nn.functional.binary_cross_entropy_with_logits(
-                z[known, t], y[known, t], reduction="mean")
+                z[known, t], y[known, t], reduction="mean"
+            )
     return out
 
 

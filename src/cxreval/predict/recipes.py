@@ -25,22 +25,61 @@ from typing import Any
 
 from ..exceptions import InvalidParameterError, SchemaError
 
-__all__ = ["RECIPE_ARCHS", "POOLINGS", "XRV_DEFAULTS", "random_affine", "chestxray8_net", "torchvision_weights_url", "with_head", "find_classifier",
-           "replace_head", "last_stage"]
+__all__ = [
+    "RECIPE_ARCHS",
+    "POOLINGS",
+    "XRV_DEFAULTS",
+    "random_affine",
+    "chestxray8_net",
+    "torchvision_weights_url",
+    "with_head",
+    "find_classifier",
+    "replace_head",
+    "last_stage",
+]
 
-RECIPE_ARCHS: tuple[str, ...] = ("resnet18", "resnet34", "resnet50", "resnet101", "vgg16", "alexnet", "googlenet",
-                                  "densenet121")
+RECIPE_ARCHS: tuple[str, ...] = (
+    "resnet18",
+    "resnet34",
+    "resnet50",
+    "resnet101",
+    "vgg16",
+    "alexnet",
+    "googlenet",
+    "densenet121",
+)
 """torchvision trunks the ChestX-ray8 recipe accepts (the paper used AlexNet, GoogLeNet, VGGNet-16, ResNet-50)."""
 
-_GOOGLENET_TRUNK = ("conv1", "maxpool1", "conv2", "conv3", "maxpool2", "inception3a", "inception3b", "maxpool3",
-                    "inception4a", "inception4b", "inception4c", "inception4d", "inception4e", "maxpool4",
-                    "inception5a", "inception5b")
+_GOOGLENET_TRUNK = (
+    "conv1",
+    "maxpool1",
+    "conv2",
+    "conv3",
+    "maxpool2",
+    "inception3a",
+    "inception3b",
+    "maxpool3",
+    "inception4a",
+    "inception4b",
+    "inception4c",
+    "inception4d",
+    "inception4e",
+    "maxpool4",
+    "inception5a",
+    "inception5b",
+)
 
 POOLINGS: tuple[str, ...] = ("lse", "avg", "max")
 
 XRV_DEFAULTS: dict[str, object] = {
-    "mode": "full", "loss": "xrv", "optimizer": "Adam(amsgrad=True)", "lr": 1e-3, "weight_decay": 1e-5,
-    "batch_size": 64, "augmentation": {"rotation_degrees": 45, "translate": 0.15, "scale": 0.15}}
+    "mode": "full",
+    "loss": "xrv",
+    "optimizer": "Adam(amsgrad=True)",
+    "lr": 1e-3,
+    "weight_decay": 1e-5,
+    "batch_size": 64,
+    "augmentation": {"rotation_degrees": 45, "translate": 0.15, "scale": 0.15},
+}
 """``--recipe xrv``: torchxrayvision's training defaults (``scripts/train_model.py`` and ``train_utils.train``,
 torchxrayvision 1.x): Adam with ``amsgrad=True``, ``lr=0.001``, ``weight_decay=1e-5``, batches of 64, the
 task-weighted BCE (``--taskweights``: :func:`~.losses.xrv_loss`) and, on every training image, torchvision's
@@ -73,10 +112,12 @@ def _trunk(arch: str, weights: str | None) -> tuple[Any, int]:
         try:
             sd = torch.load(str(weights), map_location="cpu", weights_only=True)
         except (RuntimeError, OSError, ValueError) as exc:
-            raise SchemaError(f"weights={str(weights)!r}: not a torch state_dict file ({type(exc).__name__}: "
-                              f"{str(exc).splitlines()[0][:300]}); expected the file at "
-                              f"{torchvision_weights_url(arch)}.") from exc
-    if arch == "googlenet":   # torchvision's ImageNet file holds the auxiliary heads too
+            raise SchemaError(
+                f"weights={str(weights)!r}: not a torch state_dict file ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0][:300]}); expected the file at "
+                f"{torchvision_weights_url(arch)}."
+            ) from exc
+    if arch == "googlenet":  # torchvision's ImageNet file holds the auxiliary heads too
         aux = isinstance(sd, dict) and any(str(k).startswith("aux1.") for k in sd)
         net = torchvision.models.googlenet(weights=None, aux_logits=aux, init_weights=sd is None)
     else:
@@ -85,9 +126,11 @@ def _trunk(arch: str, weights: str | None) -> tuple[Any, int]:
         try:
             net.load_state_dict(sd, strict=True)
         except (RuntimeError, OSError, ValueError) as exc:
-            raise SchemaError(f"weights={str(weights)!r}: not torchvision {arch} weights ({type(exc).__name__}: "
-                              f"{str(exc).splitlines()[0][:300]}); expected the file at "
-                              f"{torchvision_weights_url(arch)}.") from exc
+            raise SchemaError(
+                f"weights={str(weights)!r}: not torchvision {arch} weights ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0][:300]}); expected the file at "
+                f"{torchvision_weights_url(arch)}."
+            ) from exc
     if arch.startswith("resnet"):
         return torch.nn.Sequential(*list(net.children())[:-2]), int(net.fc.in_features)
     if arch == "densenet121":
@@ -95,12 +138,16 @@ def _trunk(arch: str, weights: str | None) -> tuple[Any, int]:
     if arch == "googlenet":
         from collections import OrderedDict
 
-        layers = [("imagenet_to_googlenet", _googlenet_input())] + [(n, getattr(net, n)) for n in _GOOGLENET_TRUNK]
+        layers = [("imagenet_to_googlenet", _googlenet_input())] + [
+            (n, getattr(net, n)) for n in _GOOGLENET_TRUNK
+        ]
         return torch.nn.Sequential(OrderedDict(layers)), 1024
     return net.features, 512 if arch == "vgg16" else 256
 
 
-def random_affine(x: Any, gen: Any, *, degrees: float = 45.0, translate: float = 0.15, scale: float = 0.15) -> Any:
+def random_affine(
+    x: Any, gen: Any, *, degrees: float = 45.0, translate: float = 0.15, scale: float = 0.15
+) -> Any:
     """torchvision's ``RandomAffine(degrees, translate=(t, t), scale=(1 - s, 1 + s))`` on each image of the batch
     ``x`` (``(B, C, H, W)``), its parameters drawn as ``RandomAffine.get_params`` draws them but from the numpy
     generator ``gen`` (reproducible from ``seed``): nearest-neighbour interpolation, filled with 0 (the middle
@@ -116,8 +163,15 @@ def random_affine(x: Any, gen: Any, *, degrees: float = 45.0, translate: float =
         tx = int(round(float(gen.uniform(-translate * w, translate * w))))
         ty = int(round(float(gen.uniform(-translate * h, translate * h))))
         sc = float(gen.uniform(1 - scale, 1 + scale))
-        out[i] = affine(x[i], angle=angle, translate=[tx, ty], scale=sc, shear=[0.0, 0.0],
-                        interpolation=InterpolationMode.NEAREST, fill=0.0)
+        out[i] = affine(
+            x[i],
+            angle=angle,
+            translate=[tx, ty],
+            scale=sc,
+            shear=[0.0, 0.0],
+            interpolation=InterpolationMode.NEAREST,
+            fill=0.0,
+        )
     return out
 
 
@@ -130,10 +184,12 @@ def _googlenet_input() -> Any:
 
         def __init__(self) -> None:
             super().__init__()
-            self.register_buffer("scale", torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1) / 0.5,
-                                 persistent=False)
-            self.register_buffer("shift", (torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1) - 0.5) / 0.5,
-                                 persistent=False)
+            self.register_buffer(
+                "scale", torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1) / 0.5, persistent=False
+            )
+            self.register_buffer(
+                "shift", (torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1) - 0.5) / 0.5, persistent=False
+            )
 
         def forward(self, x: Any) -> Any:
             return x * self.scale + self.shift
@@ -141,8 +197,15 @@ def _googlenet_input() -> Any:
     return GoogLeNetInput()
 
 
-def chestxray8_net(arch: str = "resnet50", n_out: int = 8, *, transition_channels: int = 1024,
-                   pooling: str = "lse", lse_r: float = 10.0, weights: str | None = None) -> Any:
+def chestxray8_net(
+    arch: str = "resnet50",
+    n_out: int = 8,
+    *,
+    transition_channels: int = 1024,
+    pooling: str = "lse",
+    lse_r: float = 10.0,
+    weights: str | None = None,
+) -> Any:
     """The ChestX-ray8 network (see the module docstring); ``weights``: a torchvision state_dict file for the trunk."""
     import torch
 
@@ -184,7 +247,9 @@ def find_classifier(module: Any, name: str | None = None) -> str:
         return name
     lin = [n for n, m in mods.items() if isinstance(m, torch.nn.Linear)]
     if not lin:
-        raise SchemaError("the model has no torch.nn.Linear layer to replace; name its classifier in the YAML.")
+        raise SchemaError(
+            "the model has no torch.nn.Linear layer to replace; name its classifier in the YAML."
+        )
     return lin[-1]
 
 
@@ -199,8 +264,12 @@ def replace_head(module: Any, name: str, n_out: int) -> Any:
     return new
 
 
-def with_head(architecture: str, n_out: int, classifier: str | None = None,
-              architecture_kwargs: dict[str, Any] | None = None) -> Any:
+def with_head(
+    architecture: str,
+    n_out: int,
+    classifier: str | None = None,
+    architecture_kwargs: dict[str, Any] | None = None,
+) -> Any:
     """Build ``architecture`` (``package.module:callable`` or ``/abs/file.py:callable``), replace its classifier."""
     from pathlib import Path
 
@@ -208,7 +277,7 @@ def with_head(architecture: str, n_out: int, classifier: str | None = None,
 
     build = import_callable(architecture, base=Path("/"), where=f"architecture {architecture!r}")
     module = build(**(architecture_kwargs or {}))
-    if hasattr(module, "op_threshs"):          # torchxrayvision: calibration of the old outputs
+    if hasattr(module, "op_threshs"):  # torchxrayvision: calibration of the old outputs
         module.op_threshs = None
     replace_head(module, find_classifier(module, classifier), n_out)
     return module
@@ -224,8 +293,11 @@ def last_stage(module: Any, head: str) -> str:
 
     prefix, node = "", module
     while True:
-        kids = [(n, c) for n, c in node.named_children()
-                if has_layers(c) and not (f"{prefix}{n}" == head or head.startswith(f"{prefix}{n}."))]
+        kids = [
+            (n, c)
+            for n, c in node.named_children()
+            if has_layers(c) and not (f"{prefix}{n}" == head or head.startswith(f"{prefix}{n}."))
+        ]
         if not kids:
             return prefix.rstrip(".")
         n, c = kids[-1]

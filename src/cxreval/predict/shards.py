@@ -48,8 +48,17 @@ def _models(job: ShardJob) -> list[LoadedModel]:
     key = (job.specs, job.device, job.weights_dir, job.prompts, job.zero_shot_rule)
     if key not in _LOADED:
         _LOADED.clear()
-        _LOADED[key] = [load_model(s, device=job.device, weights_dir=job.weights_dir, download=False,
-                                   prompts=job.prompts, zero_shot_rule=job.zero_shot_rule) for s in job.specs]
+        _LOADED[key] = [
+            load_model(
+                s,
+                device=job.device,
+                weights_dir=job.weights_dir,
+                download=False,
+                prompts=job.prompts,
+                zero_shot_rule=job.zero_shot_rule,
+            )
+            for s in job.specs
+        ]
     return _LOADED[key]
 
 
@@ -61,18 +70,31 @@ def predict_shard(job: ShardJob, shard: tuple[int, Sequence[ImageItem]]) -> list
     g, items = shard
     models = _models(job)
     prep, idx = model_groups(models)[g]
-    layers: Sequence[str | None] = (check_heatmap_models(models, target_layer=job.target_layer) if job.heatmaps
-                                    else [None] * len(models))
+    layers: Sequence[str | None] = (
+        check_heatmap_models(models, target_layer=job.target_layer) if job.heatmaps else [None] * len(models)
+    )
     out: list[Record] = []
-    for batch, loaded in loaded_batches(items, prep, batch_size=job.batch_size, workers=0,
-                                        dicom_window=job.dicom_window):
-        out.append((g, *predict_batch(models, idx, batch, loaded, heatmaps=job.heatmaps, cam=job.cam, layers=layers),
-                    len(batch)))
+    for batch, loaded in loaded_batches(
+        items, prep, batch_size=job.batch_size, workers=0, dicom_window=job.dicom_window
+    ):
+        out.append(
+            (
+                g,
+                *predict_batch(models, idx, batch, loaded, heatmaps=job.heatmaps, cam=job.cam, layers=layers),
+                len(batch),
+            )
+        )
     return out
 
 
-def map_shards(executor: ExecutorLike, todo: Sequence[Sequence[ImageItem]], job: ShardJob, *, shard_batches: int = 4,
-               wave: int = 8) -> Iterator[Record]:
+def map_shards(
+    executor: ExecutorLike,
+    todo: Sequence[Sequence[ImageItem]],
+    job: ShardJob,
+    *,
+    shard_batches: int = 4,
+    wave: int = 8,
+) -> Iterator[Record]:
     """Map :func:`predict_shard` over the shards of ``todo`` (one list of images per group), ``wave`` shards per
     ``executor.map``; yield the batches in image order."""
     from ..executor import ProcessExecutor, get_executor
@@ -80,11 +102,14 @@ def map_shards(executor: ExecutorLike, todo: Sequence[Sequence[ImageItem]], job:
     executor = get_executor(executor)
     if isinstance(executor, ProcessExecutor) and executor.mp_context is None:
         # torch's thread pools do not survive fork (a forked worker can hang in its first convolution)
-        executor = ProcessExecutor(executor.max_workers, chunks_per_worker=executor.chunks_per_worker,
-                                   mp_context="spawn")
+        executor = ProcessExecutor(
+            executor.max_workers, chunks_per_worker=executor.chunks_per_worker, mp_context="spawn"
+        )
     size = job.batch_size * shard_batches
-    shards = [(g, list(items[i:i + size])) for g, items in enumerate(todo) for i in range(0, len(items), size)]
+    shards = [
+        (g, list(items[i : i + size])) for g, items in enumerate(todo) for i in range(0, len(items), size)
+    ]
     func = partial(predict_shard, job)
     for k in range(0, len(shards), wave):
-        for records in executor.map(func, shards[k:k + wave]):
+        for records in executor.map(func, shards[k : k + wave]):
             yield from records

@@ -90,12 +90,18 @@ def _pair(x: ArrayLike, y: ArrayLike, axis: int, func: str) -> tuple[np.ndarray,
     xa = np.asarray(x, dtype=float)
     ya = np.asarray(y, dtype=float)
     if xa.ndim == 0 or ya.ndim == 0:
-        raise InvalidParameterError(f"{func}: 'x' and 'y' must be arrays of at least one dimension (the items to "
-                                    f"rank); got a scalar (shapes {xa.shape} and {ya.shape}).")
+        raise InvalidParameterError(
+            f"{func}: 'x' and 'y' must be arrays of at least one dimension (the items to "
+            f"rank); got a scalar (shapes {xa.shape} and {ya.shape})."
+        )
     if xa.shape != ya.shape:
-        raise InvalidParameterError(f"{func}: 'x' and 'y' must have the same shape; got {xa.shape} and {ya.shape}.")
+        raise InvalidParameterError(
+            f"{func}: 'x' and 'y' must have the same shape; got {xa.shape} and {ya.shape}."
+        )
     if not -xa.ndim <= axis < xa.ndim:
-        raise InvalidParameterError(f"{func}: 'axis' {axis} is out of range for arrays of {xa.ndim} dimension(s).")
+        raise InvalidParameterError(
+            f"{func}: 'axis' {axis} is out of range for arrays of {xa.ndim} dimension(s)."
+        )
     xa = np.moveaxis(xa, axis, -1)
     ya = np.moveaxis(ya, axis, -1)
     bad = np.isnan(xa).any(axis=-1) | np.isnan(ya).any(axis=-1)
@@ -224,7 +230,7 @@ def _inversions(a: np.ndarray, m: int) -> int:
             right = np.bitwise_and(merged, 1, out=side[: rows * w2].reshape(rows, w2)).sum(axis=0)
             total += rows * (w * (w2 - 1) - w * (w - 1) // 2) - int(right @ np.arange(w2))
         if rest > w:  # a last, shorter pair of blocks
-            tail = v[rows * w2:]
+            tail = v[rows * w2 :]
             tail[w:] |= 1
             tail.sort()
             r = rest - w
@@ -275,8 +281,9 @@ def _kendall_counts_fast(x: np.ndarray, y: np.ndarray) -> tuple[float, float, fl
     return float(s), float(n0), float(n0 - n1), float(n0 - n2)
 
 
-def _kendall_counts(x: ArrayLike, y: ArrayLike, axis: int, func: str
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _kendall_counts(
+    x: ArrayLike, y: ArrayLike, axis: int, func: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per row: ``C - D``, ``n0``, ``n0 - n1``, ``n0 - n2`` and the NaN mask."""
     xa, ya, bad = _pair(x, y, axis, func)
     n = xa.shape[-1]
@@ -333,8 +340,10 @@ def kendall_tau_b(x: ArrayLike, y: ArrayLike, *, axis: int = -1) -> np.ndarray:
 
 
 _FUNCTIONS: dict[tuple[str, str], Callable[..., np.ndarray]] = {
-    ("SRCC", "formula"): spearman_rho_d2, ("SRCC", "pearson"): spearman_rho,
-    ("KRCC", "tau-a"): kendall_tau_a, ("KRCC", "tau-b"): kendall_tau_b,
+    ("SRCC", "formula"): spearman_rho_d2,
+    ("SRCC", "pearson"): spearman_rho,
+    ("KRCC", "tau-a"): kendall_tau_a,
+    ("KRCC", "tau-b"): kendall_tau_b,
 }
 
 

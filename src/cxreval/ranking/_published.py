@@ -56,8 +56,10 @@ __all__ = [
     "XQA_AUC_TABLES",
 ]
 
-XQA_CITATION = ("Rethinking Clinical Relevance in Chest X-ray Machine Learning: How Evaluation References Define "
-                "Performance (XQA-Chest; University of Cambridge). Appendix Tables 16-29.")
+XQA_CITATION = (
+    "Rethinking Clinical Relevance in Chest X-ray Machine Learning: How Evaluation References Define "
+    "Performance (XQA-Chest; University of Cambridge). Appendix Tables 16-29."
+)
 
 XQA_AUC_TABLES = "xqa"
 """The name that :func:`read_auc_table` (``cxreval rank --auc-table xqa``) reads as the packaged Tables 16-25."""
@@ -106,17 +108,27 @@ def load_xqa_rank_correlations() -> pd.DataFrame:
     """Tables 26–29 as ``table, dataset, method, finding, group, reference_a, reference_b, paper_mean, paper_sd``."""
     t = _read("xqa_rank_correlation_tables_26_29.csv")
     parts = t["pair"].str.split(" vs ", n=1, expand=True)
-    return pd.DataFrame({
-        "table": t["table"], "dataset": t["dataset"], "method": t["method"],
-        "finding": t["target"].map(table_finding), "group": t["group"],
-        "reference_a": parts[0].map(lambda r: PAIR_REFERENCES.get(r, r)),
-        "reference_b": parts[1].map(lambda r: PAIR_REFERENCES.get(r, r)),
-        "paper_mean": t["mean"].astype(float), "paper_sd": t["sd"].astype(float),
-    })
+    return pd.DataFrame(
+        {
+            "table": t["table"],
+            "dataset": t["dataset"],
+            "method": t["method"],
+            "finding": t["target"].map(table_finding),
+            "group": t["group"],
+            "reference_a": parts[0].map(lambda r: PAIR_REFERENCES.get(r, r)),
+            "reference_b": parts[1].map(lambda r: PAIR_REFERENCES.get(r, r)),
+            "paper_mean": t["mean"].astype(float),
+            "paper_sd": t["sd"].astype(float),
+        }
+    )
 
 
-def _published_columns(result: RankingStabilityResult | pd.DataFrame,
-                     published: pd.DataFrame | None = None, *, keep_unmatched: bool = True) -> pd.DataFrame:
+def _published_columns(
+    result: RankingStabilityResult | pd.DataFrame,
+    published: pd.DataFrame | None = None,
+    *,
+    keep_unmatched: bool = True,
+) -> pd.DataFrame:
     """Add ``paper_mean`` and ``paper_sd`` to rank-correlation rows that the paper reports.
 
     Rows are matched on ``dataset, finding, group, method`` and the reference pair in either order;
@@ -126,16 +138,29 @@ def _published_columns(result: RankingStabilityResult | pd.DataFrame,
     """
     corr = result.correlations if isinstance(result, RankingStabilityResult) else result
     pub = load_xqa_rank_correlations() if published is None else published
-    for c in ("dataset", "finding", "group", "method", "reference_a", "reference_b", "paper_mean", "paper_sd"):
+    for c in (
+        "dataset",
+        "finding",
+        "group",
+        "method",
+        "reference_a",
+        "reference_b",
+        "paper_mean",
+        "paper_sd",
+    ):
         if c not in pub.columns:
             raise SchemaError(f"Published rank-correlation table lacks column {c!r}.")
-    fwd = pub.set_index(["dataset", "finding", "group", "method", "reference_a", "reference_b"])[["paper_mean", "paper_sd"]]
+    fwd = pub.set_index(["dataset", "finding", "group", "method", "reference_a", "reference_b"])[
+        ["paper_mean", "paper_sd"]
+    ]
     rev = fwd.copy()
     rev.index = rev.index.set_names(["dataset", "finding", "group", "method", "reference_b", "reference_a"])
     rev = rev.reorder_levels(["dataset", "finding", "group", "method", "reference_a", "reference_b"])
     both = pd.concat([fwd, rev[~rev.index.isin(fwd.index)]])
     both = both[~both.index.duplicated()]
-    key = pd.MultiIndex.from_frame(corr[["dataset", "finding", "group", "method", "reference_a", "reference_b"]])
+    key = pd.MultiIndex.from_frame(
+        corr[["dataset", "finding", "group", "method", "reference_a", "reference_b"]]
+    )
     vals = both.reindex(key)
     out = corr.copy()
     out["paper_mean"] = vals["paper_mean"].to_numpy(dtype=float)
@@ -147,22 +172,28 @@ def _published_columns(result: RankingStabilityResult | pd.DataFrame,
     return out
 
 
-def _unmatched(out: pd.DataFrame, pub: pd.DataFrame, result: RankingStabilityResult | pd.DataFrame
-               ) -> pd.DataFrame:
+def _unmatched(
+    out: pd.DataFrame, pub: pd.DataFrame, result: RankingStabilityResult | pd.DataFrame
+) -> pd.DataFrame:
     """Published rows with no recomputed row (pair in either order), with the reason in ``note``."""
     keys = ["dataset", "finding", "group", "method"]
     have = set(map(tuple, out[keys + ["reference_a", "reference_b"]].astype(str).to_numpy()))
     have |= {(*k[:4], k[5], k[4]) for k in have}
-    rows = pub[[tuple(map(str, r)) not in have for r in pub[keys + ["reference_a", "reference_b"]].to_numpy()]]
-    rows = rows[rows["dataset"].astype(str).isin(set(out["dataset"].astype(str)))]  # datasets of the result only
+    rows = pub[
+        [tuple(map(str, r)) not in have for r in pub[keys + ["reference_a", "reference_b"]].to_numpy()]
+    ]
+    rows = rows[
+        rows["dataset"].astype(str).isin(set(out["dataset"].astype(str)))
+    ]  # datasets of the result only
     findings = set(map(tuple, out[["dataset", "finding"]].astype(str).to_numpy()))
     variants: dict[str, str] = {}
     if isinstance(result, RankingStabilityResult):
         variants = {"SRCC": result.spearman, "KRCC": result.kendall}
     elif "variant" in out.columns:
         variants = dict(zip(out["method"].astype(str), out["variant"].astype(str)))
-    extra = pd.DataFrame({c: rows[c].to_numpy() for c in keys + ["reference_a", "reference_b", "paper_mean",
-                                                                  "paper_sd"]})
+    extra = pd.DataFrame(
+        {c: rows[c].to_numpy() for c in keys + ["reference_a", "reference_b", "paper_mean", "paper_sd"]}
+    )
     extra["variant"] = [variants.get(m, "") for m in extra["method"]]
     extra["statistic"] = np.nan
     for c in ("boot_mean", "boot_sd", "ci_low", "ci_high"):
@@ -174,26 +205,32 @@ def _unmatched(out: pd.DataFrame, pub: pd.DataFrame, result: RankingStabilityRes
         if (ds, f) in findings:
             return "no recomputed counterpart: this model group or reference pair is not in the AUC table"
         if f == MICRO:
-            return ("not recomputable from AUC tables: the paper publishes no per-model micro-average AUC; "
-                    "compute it from predictions and labels (cxreval rank --predictions ... --labels ...)")
+            return (
+                "not recomputable from AUC tables: the paper publishes no per-model micro-average AUC; "
+                "compute it from predictions and labels (cxreval rank --predictions ... --labels ...)"
+            )
         return f"not recomputable: the AUC table has no {f!r} AUCs for dataset {ds!r}"
 
     extra["note"] = [why(str(d), str(f)) for d, f in zip(extra["dataset"], extra["finding"])]
     return extra[[c for c in out.columns if c in extra.columns] + ["note"]]
 
 
-def compare_with_published(result: RankingStabilityResult, published: pd.DataFrame | None = None, *,
-                           keep_unmatched: bool = True) -> RankingStabilityResult:
+def compare_with_published(
+    result: RankingStabilityResult, published: pd.DataFrame | None = None, *, keep_unmatched: bool = True
+) -> RankingStabilityResult:
     """``result`` with its rank correlations compared with the paper's: its ``correlations`` gain the columns
     ``paper_mean``, ``paper_sd``, ``note`` and ``diff_vs_paper`` (rows matched on dataset, finding, group, method
     and the reference pair in either order; NaN where the paper reports none) and, with ``keep_unmatched``
     (default), every published row of the result's datasets without a recomputed counterpart, its ``note``
     saying why. ``published`` defaults to the packaged XQA Tables 26-29 (:func:`load_xqa_rank_correlations`)."""
     if not isinstance(result, RankingStabilityResult):
-        raise InvalidParameterError(f"compare_with_published takes a RankingStabilityResult (compare_rankings, "
-                                    f"compare_table_rankings); got {type(result).__name__}.")
-    return dataclasses.replace(result, correlations=_published_columns(result, published,
-                                                                      keep_unmatched=keep_unmatched))
+        raise InvalidParameterError(
+            f"compare_with_published takes a RankingStabilityResult (compare_rankings, "
+            f"compare_table_rankings); got {type(result).__name__}."
+        )
+    return dataclasses.replace(
+        result, correlations=_published_columns(result, published, keep_unmatched=keep_unmatched)
+    )
 
 
 def read_auc_table(spec: str | PathLike[str]) -> AUCTableResult:
@@ -210,17 +247,25 @@ def read_auc_table(spec: str | PathLike[str]) -> AUCTableResult:
     if str(spec).lower() == XQA_AUC_TABLES:
         return AUCTableResult(load_xqa_auc_table(), "XQA Tables 16-25 (packaged)", published=True)
     if not p.exists():
-        raise SchemaError(f"AUC table {str(spec)!r} does not exist (give a CSV/Parquet file, or "
-                          f"{XQA_AUC_TABLES!r} for the packaged XQA tables).")
+        raise SchemaError(
+            f"AUC table {str(spec)!r} does not exist (give a CSV/Parquet file, or "
+            f"{XQA_AUC_TABLES!r} for the packaged XQA tables)."
+        )
     df = read_table(p, error=lambda _, exc: f"Could not read AUC table {str(spec)!r}: {exc}")
     if "finding" in df.columns:
         df["finding"] = df["finding"].astype(str).map(table_finding)
     return AUCTableResult(df, str(spec))
 
 
-def rank_auc_table(auc: AUCTableResult, *, pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
-                   min_models: int = 3, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN
-                   ) -> RankingStabilityResult:
+def rank_auc_table(
+    auc: AUCTableResult,
+    *,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    groups: str = "all",
+    min_models: int = 3,
+    kendall: str = DEFAULT_KENDALL,
+    spearman: str = DEFAULT_SPEARMAN,
+) -> RankingStabilityResult:
     """Ranking stability of a point AUC table (:func:`~cxreval.ranking.compare_table_rankings`): ``cxreval rank
     --auc-table``. The packaged XQA tables, or a table with rows of the XQA datasets, get their correlations beside
     the XQA paper's bootstrap mean ± sd (:func:`compare_with_published`: columns ``paper_mean``, ``paper_sd``,
@@ -239,17 +284,25 @@ def rank_auc_table(auc: AUCTableResult, *, pairs: Sequence[tuple[str, str]] | No
         ``source`` names the table.
     """
     if not isinstance(auc, AUCTableResult):
-        raise InvalidParameterError(f"The 'auc' parameter of rank_auc_table must be an AUCTableResult (from "
-                                    f"read_auc_table). Got {auc!r} instead.")
-    res = compare_table_rankings(auc.table, pairs=pairs, groups=groups, min_models=min_models, kendall=kendall,
-                            spearman=spearman)
+        raise InvalidParameterError(
+            f"The 'auc' parameter of rank_auc_table must be an AUCTableResult (from "
+            f"read_auc_table). Got {auc!r} instead."
+        )
+    res = compare_table_rankings(
+        auc.table, pairs=pairs, groups=groups, min_models=min_models, kendall=kendall, spearman=spearman
+    )
     source = res.source.replace("From an AUC table:", f"From the AUC table {auc.name}:", 1).replace(
-        "tied AUCs share the average rank.", "tied AUCs share the average rank (rank_min/rank_max give the range).", 1)
+        "tied AUCs share the average rank.",
+        "tied AUCs share the average rank (rank_min/rank_max give the range).",
+        1,
+    )
     xqa = set(load_xqa_auc_table()["dataset"].astype(str))
     datasets = set(auc.table["dataset"].astype(str)) if "dataset" in auc.table.columns else set()
     if not (auc.published or datasets & xqa):  # a user's own table: nothing of the paper's to set beside it
         return dataclasses.replace(res, source=source)
-    source += (" The XQA AUCs are printed to 2 decimals, so ties are frequent. `paper` = the XQA paper's bootstrap "
-               "mean ± sd (Tables 26-29), beside the rows of its datasets "
-               f"({', '.join(sorted(xqa))}).")
+    source += (
+        " The XQA AUCs are printed to 2 decimals, so ties are frequent. `paper` = the XQA paper's bootstrap "
+        "mean ± sd (Tables 26-29), beside the rows of its datasets "
+        f"({', '.join(sorted(xqa))})."
+    )
     return dataclasses.replace(compare_with_published(res), source=source)

@@ -37,8 +37,13 @@ if TYPE_CHECKING:
     from ..findings import VocabularyMapping
     from ..latent import ClassifierEvaluation
 
-__all__ = ["ReferenceComparison", "compare_references", "compare_references_files", "compare_auc_table",
-           "compare_auc_table_file"]
+__all__ = [
+    "ReferenceComparison",
+    "compare_references",
+    "compare_references_files",
+    "compare_auc_table",
+    "compare_auc_table_file",
+]
 
 _TITLE = "cxreval rank"
 
@@ -65,8 +70,9 @@ class ReferenceComparison(TableResult):
     verdicts, from predictions) and ``summary.md``.
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({**AUCResult.FILES, **SeparabilityResult.FILES,
-                                                           **RankingStabilityResult.FILES})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {**AUCResult.FILES, **SeparabilityResult.FILES, **RankingStabilityResult.FILES}
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = RankingStabilityResult.COLUMNS
 
     auc: AUCResult | AUCTableResult
@@ -79,8 +85,11 @@ class ReferenceComparison(TableResult):
         return self.ranking.table
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        parts: list[TableResult] = [self.auc, *([self.comparison] if self.comparison is not None else []),
-                                    self.ranking]
+        parts: list[TableResult] = [
+            self.auc,
+            *([self.comparison] if self.comparison is not None else []),
+            self.ranking,
+        ]
         return {name: table for part in parts for name, table in part.tables().items()}
 
     def save(self, folder: str | PathLike[str], *, summaries: bool = True) -> dict[str, Path]:
@@ -91,8 +100,9 @@ class ReferenceComparison(TableResult):
         if self.comparison is not None:
             paths.update(self.comparison.save(out))
             if summaries and isinstance(self.auc, AUCResult):
-                (out / AUC_SUMMARY_FILE).write_text(self.auc.summary("cxreval classify") + "\n\n"
-                                                    + self.comparison.verdicts())
+                (out / AUC_SUMMARY_FILE).write_text(
+                    self.auc.summary("cxreval classify") + "\n\n" + self.comparison.verdicts()
+                )
         paths.update(self.ranking.save(out))
         if summaries:
             write_summary(out, self.summary())
@@ -110,25 +120,49 @@ class ReferenceComparison(TableResult):
     def design_record(self) -> dict[str, object]:
         """The design as ``run.json`` records it: ``studies``, ``missing_scores``, ``finding_map``."""
         fmap = self.auc.finding_map if isinstance(self.auc, AUCResult) else None
-        return {"studies": self.auc.studies if isinstance(self.auc, AUCResult) else None,
-                "missing_scores": self.missing_scores, "finding_map": None if fmap is None else fmap.to_dict()}
+        return {
+            "studies": self.auc.studies if isinstance(self.auc, AUCResult) else None,
+            "missing_scores": self.missing_scores,
+            "finding_map": None if fmap is None else fmap.to_dict(),
+        }
 
     def to_dict(self) -> dict[str, object]:
-        return {"auc": self.auc.to_dict(), "ranking": self.ranking.to_dict(),
-                "comparison": None if self.comparison is None else self.comparison.table.to_dict(orient="records")}
+        return {
+            "auc": self.auc.to_dict(),
+            "ranking": self.ranking.to_dict(),
+            "comparison": None
+            if self.comparison is None
+            else self.comparison.table.to_dict(orient="records"),
+        }
 
     def _figure(self) -> Any:
         """The ranking's bump chart (:meth:`RankingStabilityResult.figure` of its rankings)."""
         return self.ranking._figure()
 
 
-def _ranked(ev: ClassifierEvaluation, *, pairs: Sequence[tuple[str, str]] | None, groups: str, min_models: int,
-            dataset: str, kendall: str, spearman: str, progress: Progress) -> ReferenceComparison:
+def _ranked(
+    ev: ClassifierEvaluation,
+    *,
+    pairs: Sequence[tuple[str, str]] | None,
+    groups: str,
+    min_models: int,
+    dataset: str,
+    kendall: str,
+    spearman: str,
+    progress: Progress,
+) -> ReferenceComparison:
     """The evaluation of ``classify`` (the AUCs and the comparison) and the ranking of the models by those AUCs."""
     assert isinstance(ev.auc, AUCResult)  # against references, not a latent truth
     task = progress.add("rank correlations over the replicates")
-    ranking = compare_rankings(ev.auc, pairs=pairs, groups=groups, min_models=min_models, dataset=dataset,
-                               kendall=kendall, spearman=spearman)
+    ranking = compare_rankings(
+        ev.auc,
+        pairs=pairs,
+        groups=groups,
+        min_models=min_models,
+        dataset=dataset,
+        kendall=kendall,
+        spearman=spearman,
+    )
     progress.done(task)
     return ReferenceComparison(ev.auc, ranking, ev.comparison, missing_scores=ev.missing_scores)
 
@@ -139,15 +173,31 @@ def _pairs(pairs: str | Sequence[str | tuple[str, str]] | None) -> list[tuple[st
     return None if pairs is None else parse_pairs(pairs)
 
 
-def compare_references(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
-                       findings: Sequence[str] | None = None, model_groups: pd.DataFrame | dict[str, str] | None = None,
-                       policy: str = "exclude", not_mentioned: str = "negative", unlabeled: str = "error",
-                       studies: Studies = "common", finding_map: str | VocabularyMapping | None = None,
-                       missing_scores: str = "refuse", n_resamples: int = 1000, confidence_level: float = 0.95,
-                       pairs: str | Sequence[str | tuple[str, str]] | None = None, groups: str = "all",
-                       min_models: int = 3, dataset: str = "", kendall: str = DEFAULT_KENDALL,
-                       spearman: str = DEFAULT_SPEARMAN, rng: RNGLike = None, executor: ExecutorLike = None,
-                       progress: Progress | None = None) -> ReferenceComparison:
+def compare_references(
+    predictions: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    references: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+    model_groups: pd.DataFrame | dict[str, str] | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    unlabeled: str = "error",
+    studies: Studies = "common",
+    finding_map: str | VocabularyMapping | None = None,
+    missing_scores: str = "refuse",
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    pairs: str | Sequence[str | tuple[str, str]] | None = None,
+    groups: str = "all",
+    min_models: int = 3,
+    dataset: str = "",
+    kendall: str = DEFAULT_KENDALL,
+    spearman: str = DEFAULT_SPEARMAN,
+    rng: RNGLike = None,
+    executor: ExecutorLike = None,
+    progress: Progress | None = None,
+) -> ReferenceComparison:
     """The AUCs of every model under every reference (patient bootstrap), the paired comparison of the best
     models, and the stability of the model ranking across the references: what ``cxreval rank -p ... -l ...``
     computes, on tables.
@@ -186,26 +236,64 @@ def compare_references(predictions: pd.DataFrame, labels: pd.DataFrame, *, refer
     check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
     pair_list = _pairs(pairs)
     prog = as_progress(progress, func="compare_references")
-    ev = evaluate_classifiers(predictions, labels, references=references, findings=findings, model_groups=model_groups,
-                              policy=policy, not_mentioned=not_mentioned, unlabeled=unlabeled, studies=studies,
-                              finding_map=finding_map, missing_scores=missing_scores, n_resamples=n_resamples,
-                              confidence_level=confidence_level, rng=rng, executor=executor, progress=prog)
-    return _ranked(ev, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset, kendall=kendall,
-                   spearman=spearman, progress=prog)
+    ev = evaluate_classifiers(
+        predictions,
+        labels,
+        references=references,
+        findings=findings,
+        model_groups=model_groups,
+        policy=policy,
+        not_mentioned=not_mentioned,
+        unlabeled=unlabeled,
+        studies=studies,
+        finding_map=finding_map,
+        missing_scores=missing_scores,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        rng=rng,
+        executor=executor,
+        progress=prog,
+    )
+    return _ranked(
+        ev,
+        pairs=pair_list,
+        groups=groups,
+        min_models=min_models,
+        dataset=dataset,
+        kendall=kendall,
+        spearman=spearman,
+        progress=prog,
+    )
 
 
-def compare_references_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path],
-                             *, references: Sequence[str] | None = None, findings: Sequence[str] | None = None,
-                             model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None = None,
-                             state_encoding: str | None = None, blank_state: str | None = None,
-                             policy: str = "exclude", not_mentioned: str = "negative", unlabeled: str = "error",
-                             studies: Studies = "common", finding_map: str | VocabularyMapping | None = None,
-                             missing_scores: str = "refuse", n_resamples: int = 1000, confidence_level: float = 0.95,
-                             pairs: str | Sequence[str | tuple[str, str]] | None = None, groups: str = "all",
-                             min_models: int = 3, dataset: str = "", kendall: str = DEFAULT_KENDALL,
-                             spearman: str = DEFAULT_SPEARMAN, rng: RNGLike = None, executor: ExecutorLike = None,
-                             spill_dir: str | Path | None = None, progress: Progress | None = None
-                             ) -> ReferenceComparison:
+def compare_references_files(
+    predictions: str | Path | Sequence[str | Path],
+    labels: str | Path | Sequence[str | Path],
+    *,
+    references: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+    model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None = None,
+    state_encoding: str | None = None,
+    blank_state: str | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    unlabeled: str = "error",
+    studies: Studies = "common",
+    finding_map: str | VocabularyMapping | None = None,
+    missing_scores: str = "refuse",
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    pairs: str | Sequence[str | tuple[str, str]] | None = None,
+    groups: str = "all",
+    min_models: int = 3,
+    dataset: str = "",
+    kendall: str = DEFAULT_KENDALL,
+    spearman: str = DEFAULT_SPEARMAN,
+    rng: RNGLike = None,
+    executor: ExecutorLike = None,
+    spill_dir: str | Path | None = None,
+    progress: Progress | None = None,
+) -> ReferenceComparison:
     """:func:`compare_references` of prediction and label files, read block by block
     (:func:`~cxreval.classification.evaluate_auc_files`): what ``cxreval rank -p ... -l ...`` runs.
 
@@ -227,19 +315,48 @@ def compare_references_files(predictions: str | Path | Sequence[str | Path], lab
     check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
     pair_list = _pairs(pairs)
     prog = as_progress(progress, func="compare_references_files")
-    ev = evaluate_classifiers_files(predictions, labels, references=references, findings=findings,
-                                    model_groups=model_groups, state_encoding=state_encoding, blank_state=blank_state,
-                                    policy=policy, not_mentioned=not_mentioned, unlabeled=unlabeled, studies=studies,
-                                    finding_map=finding_map, missing_scores=missing_scores, n_resamples=n_resamples,
-                                    confidence_level=confidence_level, rng=rng, executor=executor,
-                                    spill_dir=spill_dir, progress=prog)
-    return _ranked(ev, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset, kendall=kendall,
-                   spearman=spearman, progress=prog)
+    ev = evaluate_classifiers_files(
+        predictions,
+        labels,
+        references=references,
+        findings=findings,
+        model_groups=model_groups,
+        state_encoding=state_encoding,
+        blank_state=blank_state,
+        policy=policy,
+        not_mentioned=not_mentioned,
+        unlabeled=unlabeled,
+        studies=studies,
+        finding_map=finding_map,
+        missing_scores=missing_scores,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        rng=rng,
+        executor=executor,
+        spill_dir=spill_dir,
+        progress=prog,
+    )
+    return _ranked(
+        ev,
+        pairs=pair_list,
+        groups=groups,
+        min_models=min_models,
+        dataset=dataset,
+        kendall=kendall,
+        spearman=spearman,
+        progress=prog,
+    )
 
 
-def compare_auc_table(auc: AUCTableResult, *, pairs: str | Sequence[str | tuple[str, str]] | None = None,
-                      groups: str = "all", min_models: int = 3, kendall: str = DEFAULT_KENDALL,
-                      spearman: str = DEFAULT_SPEARMAN) -> ReferenceComparison:
+def compare_auc_table(
+    auc: AUCTableResult,
+    *,
+    pairs: str | Sequence[str | tuple[str, str]] | None = None,
+    groups: str = "all",
+    min_models: int = 3,
+    kendall: str = DEFAULT_KENDALL,
+    spearman: str = DEFAULT_SPEARMAN,
+) -> ReferenceComparison:
     """The stability of the model ranking across the references of a table of point AUCs (no bootstrap; a
     published table beside the paper's correlations: :func:`~cxreval.ranking.rank_auc_table`).
 
@@ -257,21 +374,36 @@ def compare_auc_table(auc: AUCTableResult, *, pairs: str | Sequence[str | tuple[
         --auc-table`` writes (``run.json`` aside).
     """
     if not isinstance(auc, AUCTableResult):
-        raise InvalidParameterError(f"The 'auc' parameter of compare_auc_table must be an AUCTableResult (from "
-                                    f"read_auc_table). Got {type(auc).__name__} instead.")
+        raise InvalidParameterError(
+            f"The 'auc' parameter of compare_auc_table must be an AUCTableResult (from "
+            f"read_auc_table). Got {type(auc).__name__} instead."
+        )
     check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
-    ranking = rank_auc_table(auc, pairs=_pairs(pairs), groups=groups, min_models=min_models, kendall=kendall,
-                             spearman=spearman)
+    ranking = rank_auc_table(
+        auc, pairs=_pairs(pairs), groups=groups, min_models=min_models, kendall=kendall, spearman=spearman
+    )
     return ReferenceComparison(auc, ranking)
 
 
-def compare_auc_table_file(path: str | PathLike[str], *, pairs: str | Sequence[str | tuple[str, str]] | None = None,
-                           groups: str = "all", min_models: int = 3, kendall: str = DEFAULT_KENDALL,
-                           spearman: str = DEFAULT_SPEARMAN) -> ReferenceComparison:
+def compare_auc_table_file(
+    path: str | PathLike[str],
+    *,
+    pairs: str | Sequence[str | tuple[str, str]] | None = None,
+    groups: str = "all",
+    min_models: int = 3,
+    kendall: str = DEFAULT_KENDALL,
+    spearman: str = DEFAULT_SPEARMAN,
+) -> ReferenceComparison:
     """:func:`compare_auc_table` of an AUC table file (CSV/Parquet: ``model, group, finding, reference, auc[,
     dataset]``), or ``'xqa'`` for the XQA paper's packaged Tables 16-25 (:func:`~cxreval.ranking.read_auc_table`):
     what ``cxreval rank --auc-table`` runs. The options are checked before the file is read."""
     check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
     pair_list = _pairs(pairs)
-    return compare_auc_table(read_auc_table(path), pairs=pair_list, groups=groups, min_models=min_models,
-                             kendall=kendall, spearman=spearman)
+    return compare_auc_table(
+        read_auc_table(path),
+        pairs=pair_list,
+        groups=groups,
+        min_models=min_models,
+        kendall=kendall,
+        spearman=spearman,
+    )

@@ -79,20 +79,61 @@ __all__ = [
 
 ALL_MODELS = "All Models"
 METHODS = ("SRCC", "KRCC")
-CORRELATION_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference_a", "reference_b", "method",
-                                        "variant", "statistic", "boot_mean", "boot_sd", "ci_low", "ci_high", "n_undefined",
-                                        "n_models", "n_tied_a", "n_tied_b", "n_excluded")
-RANKING_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference", "model", "auc", "rank", "tied",
-                                    "rank_min", "rank_max")
-TOP_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "best_under", "model", "reference", "auc", "rank",
-                                "rank_min", "rank_max", "is_best", "prob_best")
+CORRELATION_COLUMNS: tuple[str, ...] = (
+    "dataset",
+    "finding",
+    "group",
+    "reference_a",
+    "reference_b",
+    "method",
+    "variant",
+    "statistic",
+    "boot_mean",
+    "boot_sd",
+    "ci_low",
+    "ci_high",
+    "n_undefined",
+    "n_models",
+    "n_tied_a",
+    "n_tied_b",
+    "n_excluded",
+)
+RANKING_COLUMNS: tuple[str, ...] = (
+    "dataset",
+    "finding",
+    "group",
+    "reference",
+    "model",
+    "auc",
+    "rank",
+    "tied",
+    "rank_min",
+    "rank_max",
+)
+TOP_COLUMNS: tuple[str, ...] = (
+    "dataset",
+    "finding",
+    "group",
+    "best_under",
+    "model",
+    "reference",
+    "auc",
+    "rank",
+    "rank_min",
+    "rank_max",
+    "is_best",
+    "prob_best",
+)
 
 
-VARIANT_TEXT: Mapping[str, str] = MappingProxyType({
-    "formula": "SRCC = 1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks (the XQA-Chest paper's formula)",
-    "pearson": "SRCC = Pearson correlation of average ranks (scipy.stats.spearmanr)",
-    "tau-a": "KRCC = tau-a = (C - D) / (n (n - 1) / 2) (the XQA-Chest paper's formula)",
-    "tau-b": "KRCC = tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)) (scipy.stats.kendalltau)"})
+VARIANT_TEXT: Mapping[str, str] = MappingProxyType(
+    {
+        "formula": "SRCC = 1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks (the XQA-Chest paper's formula)",
+        "pearson": "SRCC = Pearson correlation of average ranks (scipy.stats.spearmanr)",
+        "tau-a": "KRCC = tau-a = (C - D) / (n (n - 1) / 2) (the XQA-Chest paper's formula)",
+        "tau-b": "KRCC = tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)) (scipy.stats.kendalltau)",
+    }
+)
 """Each SRCC/KRCC variant's formula in words (the summary states the variants used)."""
 
 
@@ -102,8 +143,6 @@ def rank_desc(values: np.ndarray, *, axis: int = -1) -> np.ndarray:
 
     v = np.asarray(values, dtype=float)
     return rankdata(-v, method="average", axis=axis, nan_policy="propagate") if v.size else v.copy()
-
-
 
 
 def _n_tied(v: np.ndarray) -> int:
@@ -146,9 +185,13 @@ class RankingStabilityResult(TableResult):
         ranking (column ``n_excluded`` of the correlations).
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"rank_correlation": "rank_correlation.csv",
-                                                           "rankings": "rankings.csv",
-                                                           "top_changes": "top_changes.csv"})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {
+            "rank_correlation": "rank_correlation.csv",
+            "rankings": "rankings.csv",
+            "top_changes": "top_changes.csv",
+        }
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = CORRELATION_COLUMNS
 
     correlations: pd.DataFrame
@@ -156,7 +199,9 @@ class RankingStabilityResult(TableResult):
     top_changes: pd.DataFrame
     n_resamples: int = 0
     confidence_level: float = 0.95
-    distributions: dict[tuple[str, str, str, str, str, str], np.ndarray] = field(default_factory=dict, repr=False)
+    distributions: dict[tuple[str, str, str, str, str, str], np.ndarray] = field(
+        default_factory=dict, repr=False
+    )
     kendall: str = DEFAULT_KENDALL
     spearman: str = DEFAULT_SPEARMAN
     source: str = ""
@@ -168,7 +213,11 @@ class RankingStabilityResult(TableResult):
         return self.correlations
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {"rank_correlation": self.correlations, "rankings": self.rankings, "top_changes": self.top_changes}
+        return {
+            "rank_correlation": self.correlations,
+            "rankings": self.rankings,
+            "top_changes": self.top_changes,
+        }
 
     def summary(self, title: str = "Ranking stability across references") -> str:
         """``# title``, :attr:`source`, the variants, the rank correlations of all models per dataset (with the
@@ -176,10 +225,14 @@ class RankingStabilityResult(TableResult):
         return _summary(self, title)
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_resamples": self.n_resamples, "confidence_level": self.confidence_level,
-                "kendall": self.kendall, "spearman": self.spearman,
-                "correlations": self.correlations.to_dict(orient="records"),
-                "top_changes": self.top_changes.to_dict(orient="records")}
+        return {
+            "n_resamples": self.n_resamples,
+            "confidence_level": self.confidence_level,
+            "kendall": self.kendall,
+            "spearman": self.spearman,
+            "correlations": self.correlations.to_dict(orient="records"),
+            "top_changes": self.top_changes.to_dict(orient="records"),
+        }
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
@@ -200,8 +253,17 @@ _Cube = tuple[str, str, list[str], list[str], dict[str, str], np.ndarray, "np.nd
 def _cubes_from_result(res: AUCResult, dataset: str) -> list[_Cube]:
     out: list[_Cube] = []
     for j, f in enumerate(res.findings):
-        out.append((dataset, f, list(res.models), list(res.references), dict(res.groups),
-                    res.point[:, j, :], res.distribution[:, j, :, :]))
+        out.append(
+            (
+                dataset,
+                f,
+                list(res.models),
+                list(res.references),
+                dict(res.groups),
+                res.point[:, j, :],
+                res.distribution[:, j, :, :],
+            )
+        )
     return out
 
 
@@ -221,41 +283,65 @@ def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[_
     outside = ~auc.between(0.0, 1.0) & auc.notna()
     if outside.any():
         i = int(np.flatnonzero(outside.to_numpy())[0])
-        raise SchemaError(f"AUC table row {i}: 'auc' {float(auc.iloc[i]):g} is outside [0, 1] (model "
-                          f"{str(t['model'].iloc[i])!r}, finding {str(t['finding'].iloc[i])!r}).")
+        raise SchemaError(
+            f"AUC table row {i}: 'auc' {float(auc.iloc[i]):g} is outside [0, 1] (model "
+            f"{str(t['model'].iloc[i])!r}, finding {str(t['finding'].iloc[i])!r})."
+        )
     t["auc"] = auc.astype(float)
     out: list[_Cube] = []
     for (ds, f), sub in t.groupby(["dataset", "finding"], sort=False):
         dup = sub.duplicated(["model", "reference"], keep=False)
         if dup.any():
             r = sub[dup].iloc[0]
-            raise SchemaError(f"AUC table has duplicate rows for dataset {ds!r}, finding {f!r}, model {r['model']!r}, "
-                              f"reference {r['reference']!r}.")
+            raise SchemaError(
+                f"AUC table has duplicate rows for dataset {ds!r}, finding {f!r}, model {r['model']!r}, "
+                f"reference {r['reference']!r}."
+            )
         wide = sub.pivot(index="model", columns="reference", values="auc")
         models = list(pd.unique(sub["model"]))
         refs = list(pd.unique(sub["reference"]))
         wide = wide.reindex(index=models, columns=refs)  # a missing row is an undefined AUC (NaN, not ranked)
         groups = dict(zip(sub["model"].astype(str), sub["group"].astype(str)))
-        out.append((str(ds), str(f), [str(m) for m in models], [str(r) for r in refs], groups,
-                    wide.to_numpy(dtype=float), None))
+        out.append(
+            (
+                str(ds),
+                str(f),
+                [str(m) for m in models],
+                [str(r) for r in refs],
+                groups,
+                wide.to_numpy(dtype=float),
+                None,
+            )
+        )
     return out
 
 
-def check_ranking_options(*, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN,
-                          min_models: int = 3) -> None:
+def check_ranking_options(
+    *, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN, min_models: int = 3
+) -> None:
     """Check the options of :func:`compare_rankings` that need no data (its first step; ``cxreval rank`` calls it
     before computing any AUC)."""
     check_choice(kendall, KENDALL_VARIANTS, name="kendall", func="compare_rankings")
     check_choice(spearman, SPEARMAN_VARIANTS, name="spearman", func="compare_rankings")
     if isinstance(min_models, bool) or not isinstance(min_models, (int, np.integer)) or min_models < 1:
-        raise InvalidParameterError(f"min_models= must be a positive integer (the fewest models a group needs to "
-                                    f"be ranked); got {min_models!r}.")
+        raise InvalidParameterError(
+            f"min_models= must be a positive integer (the fewest models a group needs to "
+            f"be ranked); got {min_models!r}."
+        )
 
 
-def compare_rankings(auc: AUCResult, *, methods: Sequence[str] = METHODS,
-                     pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
-                     confidence_level: float | None = None, dataset: str = "", min_models: int = 3,
-                     kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN) -> RankingStabilityResult:
+def compare_rankings(
+    auc: AUCResult,
+    *,
+    methods: Sequence[str] = METHODS,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    groups: str = "all",
+    confidence_level: float | None = None,
+    dataset: str = "",
+    min_models: int = 3,
+    kendall: str = DEFAULT_KENDALL,
+    spearman: str = DEFAULT_SPEARMAN,
+) -> RankingStabilityResult:
     """Rank correlations between the model rankings each reference induces, per finding and group, with
     bootstrap intervals from the AUC result's replicates.
 
@@ -274,19 +360,38 @@ def compare_rankings(auc: AUCResult, *, methods: Sequence[str] = METHODS,
     res : RankingStabilityResult
     """
     if not isinstance(auc, AUCResult):
-        raise InvalidParameterError(f"The 'auc' parameter of compare_rankings must be an AUCResult (evaluate_auc); "
-                                    f"got {type(auc).__name__}. A point AUC table goes to "
-                                    f"compare_table_rankings(table, ...).")
-    return _rankings(auc, methods=methods, pairs=pairs, groups=groups, confidence_level=confidence_level,
-                     dataset=dataset, exclude_models=(), min_models=min_models, kendall=kendall, spearman=spearman,
-                     func="compare_rankings")
+        raise InvalidParameterError(
+            f"The 'auc' parameter of compare_rankings must be an AUCResult (evaluate_auc); "
+            f"got {type(auc).__name__}. A point AUC table goes to "
+            f"compare_table_rankings(table, ...)."
+        )
+    return _rankings(
+        auc,
+        methods=methods,
+        pairs=pairs,
+        groups=groups,
+        confidence_level=confidence_level,
+        dataset=dataset,
+        exclude_models=(),
+        min_models=min_models,
+        kendall=kendall,
+        spearman=spearman,
+        func="compare_rankings",
+    )
 
 
-def compare_table_rankings(table: pd.DataFrame, *, methods: Sequence[str] = METHODS,
-                           pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
-                           confidence_level: float = 0.95, exclude_models: Sequence[str] = (MEAN_MODEL,),
-                           min_models: int = 3, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN
-                           ) -> RankingStabilityResult:
+def compare_table_rankings(
+    table: pd.DataFrame,
+    *,
+    methods: Sequence[str] = METHODS,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    groups: str = "all",
+    confidence_level: float = 0.95,
+    exclude_models: Sequence[str] = (MEAN_MODEL,),
+    min_models: int = 3,
+    kendall: str = DEFAULT_KENDALL,
+    spearman: str = DEFAULT_SPEARMAN,
+) -> RankingStabilityResult:
     """Rank correlations between the model rankings each reference induces in a point AUC table (no bootstrap),
     per dataset, finding and group.
 
@@ -319,17 +424,40 @@ def compare_table_rankings(table: pd.DataFrame, *, methods: Sequence[str] = METH
     res : RankingStabilityResult
     """
     if not isinstance(table, pd.DataFrame):
-        raise InvalidParameterError(f"The 'table' parameter of compare_table_rankings must be a point AUC table "
-                                    f"(a DataFrame with model, finding, reference, auc); got {type(table).__name__}. "
-                                    f"An AUCResult goes to compare_rankings(auc, ...).")
-    return _rankings(table, methods=methods, pairs=pairs, groups=groups, confidence_level=confidence_level,
-                     dataset="", exclude_models=exclude_models, min_models=min_models, kendall=kendall,
-                     spearman=spearman, func="compare_table_rankings")
+        raise InvalidParameterError(
+            f"The 'table' parameter of compare_table_rankings must be a point AUC table "
+            f"(a DataFrame with model, finding, reference, auc); got {type(table).__name__}. "
+            f"An AUCResult goes to compare_rankings(auc, ...)."
+        )
+    return _rankings(
+        table,
+        methods=methods,
+        pairs=pairs,
+        groups=groups,
+        confidence_level=confidence_level,
+        dataset="",
+        exclude_models=exclude_models,
+        min_models=min_models,
+        kendall=kendall,
+        spearman=spearman,
+        func="compare_table_rankings",
+    )
 
 
-def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: Sequence[tuple[str, str]] | None,
-              groups: str, confidence_level: float | None, dataset: str, exclude_models: Sequence[str],
-              min_models: int, kendall: str, spearman: str, func: str) -> RankingStabilityResult:
+def _rankings(
+    auc: AUCResult | pd.DataFrame,
+    *,
+    methods: Sequence[str],
+    pairs: Sequence[tuple[str, str]] | None,
+    groups: str,
+    confidence_level: float | None,
+    dataset: str,
+    exclude_models: Sequence[str],
+    min_models: int,
+    kendall: str,
+    spearman: str,
+    func: str,
+) -> RankingStabilityResult:
     """The rank correlations of :func:`compare_rankings` (an AUC result) or :func:`compare_table_rankings`."""
     from scipy.stats import rankdata
 
@@ -359,12 +487,15 @@ def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: S
             for p in prs_all:
                 for r in p:
                     if r not in all_refs:
-                        raise InvalidParameterError(f"Unknown reference {r!r} in 'pairs'; references of {ds!r} "
-                                                    f"{f!r}: {all_refs}.")
+                        raise InvalidParameterError(
+                            f"Unknown reference {r!r} in 'pairs'; references of {ds!r} {f!r}: {all_refs}."
+                        )
         unranked = [r for r, dead in zip(all_refs, np.asarray(np.isnan(point).all(axis=0))) if dead]
         if unranked:
-            notes.append(f"{f}{f' ({ds})' if ds else ''}: no AUC under {unranked} (not labelled or undefined); "
-                         "not ranked there")
+            notes.append(
+                f"{f}{f' ({ds})' if ds else ''}: no AUC under {unranked} (not labelled or undefined); "
+                "not ranked there"
+            )
         distinct = sorted(set(gmap[m] for m in models))
         sets: list[tuple[str, list[int]]] = []
         if groups in ("all", "overall"):
@@ -379,8 +510,10 @@ def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: S
             ok_m = np.asarray(np.isfinite(Pg[:, live]).all(axis=1))
             n_excl = int((~ok_m).sum())
             if n_excl:
-                notes.append(f"{f}{f' ({ds})' if ds else ''}, {gname}: {n_excl} model(s) without an AUC under "
-                             f"every reference excluded from the ranking ({[models[i] for i, o in zip(idx, ok_m) if not o]})")
+                notes.append(
+                    f"{f}{f' ({ds})' if ds else ''}, {gname}: {n_excl} model(s) without an AUC under "
+                    f"every reference excluded from the ranking ({[models[i] for i, o in zip(idx, ok_m) if not o]})"
+                )
             refs = [r for r, lv in zip(all_refs, live) if lv]
             idx = [i for i, o in zip(idx, ok_m) if o]
             if len(idx) < min_models or not refs:
@@ -395,8 +528,20 @@ def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: S
                 col = P[:, k]
                 _, inv, cnt = np.unique(col, return_inverse=True, return_counts=True)
                 for q, i in enumerate(idx):
-                    rank_rows.append((ds, f, gname, r, models[i], col[q], ranks[q, k], bool(cnt[inv[q]] > 1),
-                                      int(rmin[q, k]), int(rmax[q, k])))
+                    rank_rows.append(
+                        (
+                            ds,
+                            f,
+                            gname,
+                            r,
+                            models[i],
+                            col[q],
+                            ranks[q, k],
+                            bool(cnt[inv[q]] > 1),
+                            int(rmin[q, k]),
+                            int(rmax[q, k]),
+                        )
+                    )
             # top-rank table
             if D is not None:
                 finite = np.isfinite(D).all(axis=0)  # (refs, B)
@@ -414,8 +559,22 @@ def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: S
                 for q in best:  # type: ignore[assignment]
                     for k, r in enumerate(refs):
                         pb = float(prob_best[q, k]) if D is not None else float("nan")
-                        top_rows.append((ds, f, gname, rb, models[idx[q]], r, P[q, k], ranks[q, k],
-                                         int(rmin[q, k]), int(rmax[q, k]), bool(P[q, k] == np.nanmax(P[:, k])), pb))
+                        top_rows.append(
+                            (
+                                ds,
+                                f,
+                                gname,
+                                rb,
+                                models[idx[q]],
+                                r,
+                                P[q, k],
+                                ranks[q, k],
+                                int(rmin[q, k]),
+                                int(rmax[q, k]),
+                                bool(P[q, k] == np.nanmax(P[:, k])),
+                                pb,
+                            )
+                        )
             for ra, rb in prs_all:
                 if ra not in refs or rb not in refs:
                     continue
@@ -425,12 +584,29 @@ def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: S
                     if D is not None:
                         d = corr_fn[m](D[:, ka, :], D[:, kb, :], axis=0)
                         s = summarize_distribution(d, confidence_level=cl)
-                        vals = [float(s[c]) for c in ("mean", "sd", "ci_low", "ci_high")] + [int(s["n_undefined"])]
+                        vals = [float(s[c]) for c in ("mean", "sd", "ci_low", "ci_high")] + [
+                            int(s["n_undefined"])
+                        ]
                         dists[(ds, f, gname, ra, rb, m)] = d
                     else:
                         vals = [np.nan] * 4 + [0]
-                    corr_rows.append((ds, f, gname, ra, rb, m, variants[m], stat, *vals, len(idx), _n_tied(P[:, ka]),
-                                      _n_tied(P[:, kb]), n_excl))
+                    corr_rows.append(
+                        (
+                            ds,
+                            f,
+                            gname,
+                            ra,
+                            rb,
+                            m,
+                            variants[m],
+                            stat,
+                            *vals,
+                            len(idx),
+                            _n_tied(P[:, ka]),
+                            _n_tied(P[:, kb]),
+                            n_excl,
+                        )
+                    )
     none = ""
     if not corr_rows:  # no ranking at all: refused; rankings without a pair to correlate: said, not silent
         none = _why_no_correlation(cubes, pairs, min_models)
@@ -441,39 +617,57 @@ def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: S
     rankings = pd.DataFrame(rank_rows, columns=list(RANKING_COLUMNS))
     top = pd.DataFrame(top_rows, columns=list(TOP_COLUMNS))
     if isinstance(auc, AUCResult):
-        source = (f"From predictions + labels: {len(auc.models)} models, references {list(auc.references)}, "
-                  f"{auc.n_resamples} patient-bootstrap replicates (seed {auc.seed}); boot = mean ± sd of the "
-                  f"replicate correlations, CI = {int(auc.confidence_level * 100)}% percentile. {auc.design()}")
+        source = (
+            f"From predictions + labels: {len(auc.models)} models, references {list(auc.references)}, "
+            f"{auc.n_resamples} patient-bootstrap replicates (seed {auc.seed}); boot = mean ± sd of the "
+            f"replicate correlations, CI = {int(auc.confidence_level * 100)}% percentile. {auc.design()}"
+        )
         if not dataset:
-            source += (" Column `dataset` is blank in every table: no dataset name was given (`dataset=`, the "
-                       "command's `--dataset NAME`); it tells apart the rows of several datasets in one table.")
+            source += (
+                " Column `dataset` is blank in every table: no dataset name was given (`dataset=`, the "
+                "command's `--dataset NAME`); it tells apart the rows of several datasets in one table."
+            )
     else:
         source = "From an AUC table: point estimates (no bootstrap); tied AUCs share the average rank."
     if none:
-        source += f" {none.replace('No rank correlation', 'No rank correlation was computed', 1)} The rankings alone " \
-                  "are written."
-    return RankingStabilityResult(corr, rankings, top, n_res, cl, dists, kendall, spearman, source, tuple(notes))
+        source += (
+            f" {none.replace('No rank correlation', 'No rank correlation was computed', 1)} The rankings alone "
+            "are written."
+        )
+    return RankingStabilityResult(
+        corr, rankings, top, n_res, cl, dists, kendall, spearman, source, tuple(notes)
+    )
 
 
 def _why_no_correlation(cubes: list[_Cube], pairs: Sequence[tuple[str, str]] | None, min_models: int) -> str:
     """Why no rank correlation could be computed, in words naming the parameter to change."""
     refs = list(dict.fromkeys(r for c in cubes for r in c[3]))
-    live = list(dict.fromkeys(r for c in cubes for r, dead in zip(c[3], np.asarray(np.isnan(c[5]).all(axis=0))) if not dead))
+    live = list(
+        dict.fromkeys(
+            r for c in cubes for r, dead in zip(c[3], np.asarray(np.isnan(c[5]).all(axis=0))) if not dead
+        )
+    )
     if len(refs) < 2:
-        return (f"No rank correlation: it compares the rankings of two references, and the AUCs have one ({refs}). "
-                "Give labels of two or more references.")
+        return (
+            f"No rank correlation: it compares the rankings of two references, and the AUCs have one ({refs}). "
+            "Give labels of two or more references."
+        )
     if len(live) < 2:
-        return (f"No rank correlation: only {live} of the references {refs} has an AUC (the others label no "
-                f"finding with both classes).")
+        return (
+            f"No rank correlation: only {live} of the references {refs} has an AUC (the others label no "
+            f"finding with both classes)."
+        )
     counts = []
     for ds, f, models, _refs, _, point, _ in cubes:
         ok = ~np.isnan(point).all(axis=0)
         n = int(np.isfinite(point[:, ok]).all(axis=1).sum()) if ok.sum() >= 2 else 0
         counts.append(f"{f}{f' ({ds})' if ds else ''}: {n} of {len(models)}")
     pair_text = "" if pairs is None else f" for the pairs {[f'{a}:{b}' for a, b in pairs]}"
-    return (f"No rank correlation{pair_text}: every finding has fewer than min_models={min_models} models with an "
-            f"AUC under each reference ({'; '.join(counts)}; a model with an undefined AUC leaves the ranking). Lower "
-            f"min_models= (at least 2) or give more models.")
+    return (
+        f"No rank correlation{pair_text}: every finding has fewer than min_models={min_models} models with an "
+        f"AUC under each reference ({'; '.join(counts)}; a model with an undefined AUC leaves the ranking). Lower "
+        f"min_models= (at least 2) or give more models."
+    )
 
 
 def _pm(m: float, s: float) -> str:
@@ -483,16 +677,29 @@ def _pm(m: float, s: float) -> str:
 def _summary(res: RankingStabilityResult, title: str) -> str:
     md = markdown_auc_table
     corr = res.correlations
-    lines = [f"# {title}", "", res.source, "",
-             f"Rank correlations: {VARIANT_TEXT[res.spearman]}; {VARIANT_TEXT[res.kendall]}. Tied AUCs share "
-             f"the average rank (column `variant` of {res.FILES['rank_correlation']}).", ""]
+    lines = [
+        f"# {title}",
+        "",
+        res.source,
+        "",
+        f"Rank correlations: {VARIANT_TEXT[res.spearman]}; {VARIANT_TEXT[res.kendall]}. Tied AUCs share "
+        f"the average rank (column `variant` of {res.FILES['rank_correlation']}).",
+        "",
+    ]
     if res.excluded:
-        lines += ["Undefined AUCs (NaN) are left out of the rankings, never ranked:", "",
-                  *[f"- {e}" for e in res.excluded], ""]
+        lines += [
+            "Undefined AUCs (NaN) are left out of the rankings, never ranked:",
+            "",
+            *[f"- {e}" for e in res.excluded],
+            "",
+        ]
     if "note" in corr.columns and (corr["note"].fillna("") != "").any():
         notes = corr.loc[corr["note"].fillna("") != "", "note"]
-        lines += [f"{len(notes)} published rows have no recomputed value: "
-                  + "; ".join(f"{k} ({v} rows)" for k, v in notes.value_counts().items()), ""]
+        lines += [
+            f"{len(notes)} published rows have no recomputed value: "
+            + "; ".join(f"{k} ({v} rows)" for k, v in notes.value_counts().items()),
+            "",
+        ]
     boot = res.n_resamples > 0
     c = corr[corr.group == ALL_MODELS] if (corr.group == ALL_MODELS).any() else corr
     for ds in pd.unique(c.dataset):
@@ -511,17 +718,38 @@ def _summary(res: RankingStabilityResult, title: str) -> str:
                     row[f"{m} CI"] = "" if np.isnan(r.ci_low) else f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
                 if "paper_mean" in g.columns and not np.isnan(r.paper_mean):
                     row[f"{m} paper"] = _pm(r.paper_mean, r.paper_sd)
-            row["tied a/b"] = f"{int(g.n_tied_a.iloc[0])}/{int(g.n_tied_b.iloc[0])} of {int(g.n_models.iloc[0])}"
+            row["tied a/b"] = (
+                f"{int(g.n_tied_a.iloc[0])}/{int(g.n_tied_b.iloc[0])} of {int(g.n_models.iloc[0])}"
+            )
             rows.append(row)
-        lines += [f"## Rank correlations, all models{f' ({ds})' if ds else ''}", "", md(pd.DataFrame(rows)), ""]
+        lines += [
+            f"## Rank correlations, all models{f' ({ds})' if ds else ''}",
+            "",
+            md(pd.DataFrame(rows)),
+            "",
+        ]
     t = res.top_changes
     t = t[t.group == ALL_MODELS] if (t.group == ALL_MODELS).any() else t
     if len(t):
         rows = []
         for (ds, f, bu, m), g in t.groupby(["dataset", "finding", "best_under", "model"], sort=False):
-            ranks = ", ".join(f"{r}: {rk:g}" + (f" ({lo}-{hi})" if lo != hi else "")
-                              for r, rk, lo, hi in zip(g.reference, g["rank"], g.rank_min, g.rank_max))
-            rows.append({"dataset": ds, "finding": f, "best under": bu, "model": m, "rank under each reference": ranks})
-        lines += ["## Top-rank changes (best model under each reference, its rank under all; tie range in brackets)",
-                  "", md(pd.DataFrame(rows)), ""]
+            ranks = ", ".join(
+                f"{r}: {rk:g}" + (f" ({lo}-{hi})" if lo != hi else "")
+                for r, rk, lo, hi in zip(g.reference, g["rank"], g.rank_min, g.rank_max)
+            )
+            rows.append(
+                {
+                    "dataset": ds,
+                    "finding": f,
+                    "best under": bu,
+                    "model": m,
+                    "rank under each reference": ranks,
+                }
+            )
+        lines += [
+            "## Top-rank changes (best model under each reference, its rank under all; tie range in brackets)",
+            "",
+            md(pd.DataFrame(rows)),
+            "",
+        ]
     return "\n".join(lines)

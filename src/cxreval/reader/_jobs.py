@@ -49,7 +49,9 @@ def _image_files(spec: StudySpec) -> list[str]:
     """Every image of the study's image and IQA tasks, as paths inside the study folder."""
     out, seen = [], set()
     for it in study_items(spec):
-        if spec.kind(it.task) == "image" and it.payload["path"] not in seen:  # each session shows the same images
+        if (
+            spec.kind(it.task) == "image" and it.payload["path"] not in seen
+        ):  # each session shows the same images
             seen.add(it.payload["path"])
             out.append(str(it.payload["path"]))
         elif it.task == "iqa":
@@ -57,8 +59,14 @@ def _image_files(spec: StudySpec) -> list[str]:
     return out
 
 
-def create_study(study: str | Path, db: str, *, fit: int = DISPLAY_FIT, executor: ExecutorLike = None,
-                 progress: Progress | None = None) -> StudyCreated:
+def create_study(
+    study: str | Path,
+    db: str,
+    *,
+    fit: int = DISPLAY_FIT,
+    executor: ExecutorLike = None,
+    progress: Progress | None = None,
+) -> StudyCreated:
     """Create the database of the study file ``study`` at the SQLAlchemy URL ``db``, with every reader's
     token (and an organiser's, when the study file names none), after writing every image's display
     rendition into the study folder (:func:`cxreval.reader.images.make_renditions`), so that the server

@@ -22,7 +22,9 @@ def reader_order(keys: list[str], *, seed: int, reader: str, task: str) -> list[
     return [ordered[i] for i in rng.permutation(len(ordered))]
 
 
-def assign_images(keys: list[str], readers: tuple[str, ...], *, per_image: int, seed: int) -> dict[str, set[str]]:
+def assign_images(
+    keys: list[str], readers: tuple[str, ...], *, per_image: int, seed: int
+) -> dict[str, set[str]]:
     """``{reader: keys}``: each image read by ``per_image`` distinct readers, the load balanced (every reader
     gets ``len(keys) * per_image // len(readers)`` images, or one more): the images in a seeded random order,
     each given to the ``per_image`` readers with the fewest images so far, ties broken at random (so pairs of

@@ -34,11 +34,18 @@ __all__ = ["MAX_BODY", "READ_AHEAD", "bad_text", "create_app", "bind", "serve"]
 MAX_BODY = 64 * 1024
 READ_AHEAD = 3
 """Studies of a reader's queue after the one they open whose display renditions the server makes ahead."""
-_STATIC = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
-           "app.css": "text/css; charset=utf-8"}
-_SECURITY = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
-            "Content-Security-Policy": "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; "
-                                       "script-src 'self'; connect-src 'self'; frame-ancestors 'none'"}
+_STATIC = {
+    "index.html": "text/html; charset=utf-8",
+    "app.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+}
+_SECURITY = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; "
+    "script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+}
 _RAW_HEADERS = [(k.lower().encode(), v.encode()) for k, v in _SECURITY.items()]
 
 
@@ -89,13 +96,18 @@ def _require_web() -> tuple[Any, Any]:
         import fastapi
         import starlette.concurrency
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
-        raise CxrevalError("The reader study server needs the 'reader' extra: pip install 'cxreval[reader]'.") \
-            from exc
+        raise CxrevalError(
+            "The reader study server needs the 'reader' extra: pip install 'cxreval[reader]'."
+        ) from exc
     return fastapi, starlette.concurrency
 
 
-def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
-               clock: Callable[[], datetime.datetime] | None = None) -> Any:
+def create_app(
+    store: ReaderStore | str,
+    *,
+    read_ahead: int = READ_AHEAD,
+    clock: Callable[[], datetime.datetime] | None = None,
+) -> Any:
     """The FastAPI application of a study.
 
     Parameters
@@ -123,7 +135,10 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
     root = Path(spec.root).resolve()
     cache = RenditionCache(root=root)  # renditions made ahead (`reader init`) are read from the study folder
     from ..io.images import read_image  # noqa: F401 - imported once at start, not inside the first image request
-    app = fastapi.FastAPI(title=f"cxreval reader: {spec.name}", docs_url=None, redoc_url=None, openapi_url=None)
+
+    app = fastapi.FastAPI(
+        title=f"cxreval reader: {spec.name}", docs_url=None, redoc_url=None, openapi_url=None
+    )
 
     @app.exception_handler(SubmissionError)
     async def _refused(_request: Any, exc: SubmissionError) -> Any:
@@ -155,14 +170,23 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
     def me(request: Request) -> Any:
         r = auth(request)
         tasks = st.progress(r)
-        return {"reader": r.name, "role": r.role, "study": spec.name, "study_uid": st.study_uid,
-                "findings": list(spec.findings),
-                "image_states": list(IMAGE_STATES), "report_states": list(REPORT_STATES),
-                "criteria": list(spec.criteria), "scale": list(spec.scale), "tasks": tasks,
-                "adjudication_task": spec.adjudication_task, "image_tasks": list(spec.image_tasks),
-                "rating": None if spec.rating is None else spec.rating.to_dict(),
-                "sessions": [{"name": s.name, "aided": s.aided} for s in spec.sessions],
-                "washout_days": spec.washout_days}
+        return {
+            "reader": r.name,
+            "role": r.role,
+            "study": spec.name,
+            "study_uid": st.study_uid,
+            "findings": list(spec.findings),
+            "image_states": list(IMAGE_STATES),
+            "report_states": list(REPORT_STATES),
+            "criteria": list(spec.criteria),
+            "scale": list(spec.scale),
+            "tasks": tasks,
+            "adjudication_task": spec.adjudication_task,
+            "image_tasks": list(spec.image_tasks),
+            "rating": None if spec.rating is None else spec.rating.to_dict(),
+            "sessions": [{"name": s.name, "aided": s.aided} for s in spec.sessions],
+            "washout_days": spec.washout_days,
+        }
 
     encoded: dict[int, tuple[list[str], bytes]] = {}
 
@@ -176,7 +200,15 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
             hit = (keys, json.dumps(keys).encode())
             if task != "adjudication":  # the studies in conflict change: encoded afresh
                 encoded[id(keys)] = hit
-        body = b'{"task": ' + json.dumps(task).encode() + b', "keys": ' + hit[1] + b', "done": "' + flags.encode() + b'"'
+        body = (
+            b'{"task": '
+            + json.dumps(task).encode()
+            + b', "keys": '
+            + hit[1]
+            + b', "done": "'
+            + flags.encode()
+            + b'"'
+        )
         if task in spec.session_names:  # the items not open to the reader now (washout), and when they open
             body += b', "locked": ' + json.dumps(st.locks(auth(request), task)).encode()
         body += b"}"
@@ -197,15 +229,23 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
             mine, conflicts, theirs, decided = st.adjudication_view(r, key)
             if not conflicts:
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
-            out: dict[str, Any] = {"task": task, "key": key, "conflicts": conflicts,
-                                   "readers": list(spec.adjudication_readers), "mine": mine,
-                                   "decided": {f: {k: v for k, v in d.items() if k != "by_id"}
-                                               for f, d in decided.items()},
-                                   "reader_comments": {n: p["comment"] for n, p in theirs.items() if p.get("comment")}}
+            out: dict[str, Any] = {
+                "task": task,
+                "key": key,
+                "conflicts": conflicts,
+                "readers": list(spec.adjudication_readers),
+                "mine": mine,
+                "decided": {f: {k: v for k, v in d.items() if k != "by_id"} for f, d in decided.items()},
+                "reader_comments": {n: p["comment"] for n, p in theirs.items() if p.get("comment")},
+            }
             if spec.adjudication_task == "image":
                 meta = _item(adj_images, key)
-                out.update(width=meta["width"], height=meta["height"], image=True,
-                           reader_boxes={n: p.get("boxes", []) for n, p in theirs.items()})
+                out.update(
+                    width=meta["width"],
+                    height=meta["height"],
+                    image=True,
+                    reader_boxes={n: p.get("boxes", []) for n, p in theirs.items()},
+                )
             else:
                 sec = spec.adjudication_task[7:]
                 out.update(text=_item("report", f"{sec}:{key}")["text"], section=sec, image=False)
@@ -218,8 +258,14 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
             lock = st.locks(r, task, [key]).get(key)
             if lock is not None:  # nothing of the case is shown before it opens
                 return {"task": task, "key": key, "locked": True, **lock, "mine": mine}
-            return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine,
-                    **{k: meta[k] for k in ("model", "scores", "heatmaps") if k in meta}}
+            return {
+                "task": task,
+                "key": key,
+                "width": meta["width"],
+                "height": meta["height"],
+                "mine": mine,
+                **{k: meta[k] for k in ("model", "scores", "heatmaps") if k in meta},
+            }
         if task == "report":
             return {"task": task, "key": key, "section": meta["section"], "text": meta["text"], "mine": mine}
         return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine}
@@ -235,8 +281,14 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
         """Progress per reader and task, open and resolved conflicts, the database's integrity check."""
         organiser(request)
         rows, n_conflicts, n_resolved = st.status(rows=True)
-        return JSONResponse({"study": spec.name, "progress": [x for x in rows if x["role"] != "organiser"],
-                             "n_conflicts": n_conflicts, "n_resolved": n_resolved})
+        return JSONResponse(
+            {
+                "study": spec.name,
+                "progress": [x for x in rows if x["role"] != "organiser"],
+                "n_conflicts": n_conflicts,
+                "n_resolved": n_resolved,
+            }
+        )
 
     @app.get("/api/organiser/integrity")
     def organiser_integrity(request: Request) -> Any:
@@ -261,12 +313,21 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
                 zf.writestr(name, text.encode("utf-8"))
             zf.writestr("export.json", json.dumps({"study": spec.name, **res.to_dict()}, indent=1))
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name) or "study"
-        return Response(buf.getvalue(), media_type="application/zip",
-                        headers={"Content-Disposition": f'attachment; filename="{name}-export.zip"'})
+        return Response(
+            buf.getvalue(),
+            media_type="application/zip",
+            headers={"Content-Disposition": f'attachment; filename="{name}-export.zip"'},
+        )
 
     @app.get("/api/pixels")
-    def image_pixels(request: Request, task: str, key: str, which: str = "image", level: str = "full",
-                     fit: int = DISPLAY_FIT) -> Any:
+    def image_pixels(
+        request: Request,
+        task: str,
+        key: str,
+        which: str = "image",
+        level: str = "full",
+        fit: int = DISPLAY_FIT,
+    ) -> Any:
         """An image as gzip-compressed little-endian uint16 (:mod:`cxreval.reader.images`): ``level=display``
         reduced to a longer side of at most ``fit`` pixels, ``level=full`` at full resolution; the headers
         give its size, scale, bit depth and data range. Cached by the browser (private, ETag)."""
@@ -276,8 +337,9 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
         if level not in ("display", "full"):
             raise SubmissionError(f"'level' must be 'display' or 'full'; got {level[:40]!r}.", 422)
         if not 64 <= fit <= 16384:
-            raise SubmissionError(f"'fit' (the longest side of the display rendition) must be 64..16384; got {fit}.",
-                                  422)
+            raise SubmissionError(
+                f"'fit' (the longest side of the display rendition) must be 64..16384; got {fit}.", 422
+            )
         if task == "iqa":
             if which not in ("reference", "test"):
                 raise SubmissionError("'which' must be 'reference' or 'test'.", 422)
@@ -301,7 +363,9 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
             _read_ahead(r, task, key, scale)
         headers = {**got.headers(), "Cache-Control": "private, max-age=3600"}
         if request.headers.get("if-none-match") == got.etag:
-            return Response(status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Encoding"})
+            return Response(
+                status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Encoding"}
+            )
         return Response(got.body, media_type="application/octet-stream", headers=headers)
 
     def _readable(r: Reader, task: str, key: str) -> None:
@@ -310,8 +374,9 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
             raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
         lock = st.locks(r, task, [key]).get(key)
         if lock is not None:
-            raise SubmissionError(f"Item {key!r} of session {task!r} is not open to reader {r.name!r}: "
-                                  f"{lock['why']}.", 403)
+            raise SubmissionError(
+                f"Item {key!r} of session {task!r} is not open to reader {r.name!r}: {lock['why']}.", 403
+            )
 
     @app.get("/api/heatmap")
     def heatmap(request: Request, task: str, key: str, finding: str) -> Any:
@@ -323,23 +388,38 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
         meta = _item(task, key)
         _readable(r, task, key)
         if finding not in meta.get("heatmaps", ()):
-            raise SubmissionError(f"Item {key!r} of session {task!r} has no heat map of {finding[:64]!r}.", 404)
+            raise SubmissionError(
+                f"Item {key!r} of session {task!r} has no heat map of {finding[:64]!r}.", 404
+            )
         got = heatmaps.read(task, key, finding)
         if got is None:
-            raise SubmissionError(f"The heat map of {key!r}, {finding!r} is missing from the study folder (moved "
-                                  "or deleted since `cxreval reader init`); tell the study organiser.", 404)
+            raise SubmissionError(
+                f"The heat map of {key!r}, {finding!r} is missing from the study folder (moved "
+                "or deleted since `cxreval reader init`); tell the study organiser.",
+                404,
+            )
         body, w, h = got
-        return Response(body, media_type="application/octet-stream",
-                        headers={"X-Width": str(w), "X-Height": str(h), "Content-Encoding": "gzip",
-                                 "Cache-Control": "private, max-age=3600"})
+        return Response(
+            body,
+            media_type="application/octet-stream",
+            headers={
+                "X-Width": str(w),
+                "X-Height": str(h),
+                "Content-Encoding": "gzip",
+                "Cache-Control": "private, max-age=3600",
+            },
+        )
 
     def _inside(rel: str, key: str) -> Path:
         path = (root / rel).resolve()
         if not path.is_relative_to(root):  # the stored path must still lie inside (a symlink made since init)
             raise SubmissionError(f"Image of item {key!r} is not inside the study folder.", 404)
         if not path.is_file():
-            raise SubmissionError(f"The image file of item {key!r} is missing from the study folder (moved or "
-                                  "deleted since `cxreval reader init`); tell the study organiser.", 404)
+            raise SubmissionError(
+                f"The image file of item {key!r} is missing from the study folder (moved or "
+                "deleted since `cxreval reader init`); tell the study organiser.",
+                404,
+            )
         return path
 
     def _read_ahead(r: Reader, task: str, key: str, scale: int) -> None:
@@ -347,7 +427,7 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
         order = st._order(r, task)
         done = st._done.get((r.id, task), set())
         i = order.index(key)
-        for nxt in [k for k in order[i + 1:i + 1 + 4 * read_ahead] if k not in done][:read_ahead]:
+        for nxt in [k for k in order[i + 1 : i + 1 + 4 * read_ahead] if k not in done][:read_ahead]:
             try:
                 cache.warm(_inside(_item(task, nxt)["path"], nxt), scale, display=True)
             except SubmissionError:
@@ -369,14 +449,18 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
             raise SubmissionError("The body must be a JSON object {id, task, item, ...}.", 400)
         where = bad_text(body)
         if where is not None:
-            raise SubmissionError(f"The body holds a NUL character or a lone surrogate ({where}); text must be "
-                                  "UTF-8 without NUL.", 400)
+            raise SubmissionError(
+                f"The body holds a NUL character or a lone surrogate ({where}); text must be "
+                "UTF-8 without NUL.",
+                400,
+            )
         for k in ("id", "task", "item"):
             if not isinstance(body.get(k), str):
                 raise SubmissionError(f"Field {k!r} (a string) is required.", 422)
         content = {k: v for k, v in body.items() if k not in ("id", "task", "item", "client_time")}
-        return st.submit(reader, body["id"], body["task"], body["item"], content,
-                         client_time=body.get("client_time")).to_dict()
+        return st.submit(
+            reader, body["id"], body["task"], body["item"], content, client_time=body.get("client_time")
+        ).to_dict()
 
     wrapped = _Limits(app, submit)
     wrapped.store, wrapped.cache = st, cache
@@ -395,11 +479,22 @@ class _Limits:
         self.cache: Any = None
 
     @staticmethod
-    async def _json(send: Any, status: int, obj: object, *, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    async def _json(
+        send: Any, status: int, obj: object, *, extra: tuple[tuple[bytes, bytes], ...] = ()
+    ) -> None:
         body = json.dumps(obj).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                *_RAW_HEADERS, *extra]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    *_RAW_HEADERS,
+                    *extra,
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     async def _submission(self, scope: Any, receive: Any, send: Any) -> None:
@@ -424,7 +519,9 @@ class _Limits:
         except SubmissionError as exc:
             res, status = {"detail": str(exc)}, exc.status
         timing = f"app;dur={(time.perf_counter() - t0) * 1000:.2f}".encode()  # body read -> committed
-        await self._json(send, status, res, extra=((b"cache-control", b"no-store"), (b"server-timing", timing)))
+        await self._json(
+            send, status, res, extra=((b"cache-control", b"no-store"), (b"server-timing", timing))
+        )
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -443,7 +540,9 @@ class _Limits:
         api = scope["path"].startswith("/api/")
         why = _bad_query(scope)
         if why is not None:
-            await self._json(send, 400, {"detail": f"Bad request: {why}."}, extra=((b"cache-control", b"no-store"),))
+            await self._json(
+                send, 400, {"detail": f"Bad request: {why}."}, extra=((b"cache-control", b"no-store"),)
+            )
             return
 
         async def send_with_headers(message: Any) -> None:
@@ -468,19 +567,24 @@ def bind(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # what uvicorn does: a restart may reuse the port
+    sock.setsockopt(
+        socket.SOL_SOCKET, socket.SO_REUSEADDR, 1
+    )  # what uvicorn does: a restart may reuse the port
     try:
         sock.bind((host, port))
     except (OSError, OverflowError) as exc:
         sock.close()
         why = getattr(exc, "strerror", None) or str(exc)
-        raise InvalidParameterError(f"Cannot listen on {host}:{port}: {why} (another server may be using it). "
-                                    "Choose another port=, or stop the other server.") from exc
+        raise InvalidParameterError(
+            f"Cannot listen on {host}:{port}: {why} (another server may be using it). "
+            "Choose another port=, or stop the other server."
+        ) from exc
     return sock
 
 
-def serve(url: str | ReaderStore, *, host: str = "127.0.0.1", port: int = 8000,
-          sock: socket.socket | None = None) -> None:
+def serve(
+    url: str | ReaderStore, *, host: str = "127.0.0.1", port: int = 8000, sock: socket.socket | None = None
+) -> None:
     """Run the study's server with uvicorn until interrupted (binds 127.0.0.1 unless told otherwise).
 
     Parameters

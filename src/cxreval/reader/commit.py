@@ -57,9 +57,16 @@ class GroupCommitter:
     max_batch : int, default=256
     """
 
-    def __init__(self, engine: Any, table: Any, *, conflict: Callable[[str], Exception], now: Callable[[], str],
-                 on_append: Callable[[Any, dict[str, Any], int, str], None] | None = None,
-                 max_batch: int = 256) -> None:
+    def __init__(
+        self,
+        engine: Any,
+        table: Any,
+        *,
+        conflict: Callable[[str], Exception],
+        now: Callable[[], str],
+        on_append: Callable[[Any, dict[str, Any], int, str], None] | None = None,
+        max_batch: int = 256,
+    ) -> None:
         import sqlalchemy as sa
 
         self.sa, self.engine, self.t = sa, engine, table
@@ -127,7 +134,7 @@ class GroupCommitter:
         for attempt in range(5):  # a concurrent writer in another process: its row or its lock
             if not isinstance(exc, (sa.exc.IntegrityError, sa.exc.OperationalError)):
                 break
-            time.sleep(0.01 * 2 ** attempt)
+            time.sleep(0.01 * 2**attempt)
             try:
                 return self._commit([job])
             except Exception as again:
@@ -152,9 +159,15 @@ class GroupCommitter:
                         mine[r["id"]] = (seq, *key, stamp)
                         out.append(Appended("stored", int(seq), stamp))
                         continue
-                    v = conn.execute(sa.select(s.c.seq, s.c.reader_id, s.c.task, s.c.item, s.c.payload,
-                                               s.c.server_time).where(s.c.id == r["id"])).one()
+                    v = conn.execute(
+                        sa.select(
+                            s.c.seq, s.c.reader_id, s.c.task, s.c.item, s.c.payload, s.c.server_time
+                        ).where(s.c.id == r["id"])
+                    ).one()
                     prev = mine[r["id"]] = tuple(v)
-                out.append(Appended("duplicate", int(prev[0]), str(prev[5])) if prev[1:5] == key
-                           else self.conflict(r["id"]))
+                out.append(
+                    Appended("duplicate", int(prev[0]), str(prev[5]))
+                    if prev[1:5] == key
+                    else self.conflict(r["id"])
+                )
         return out

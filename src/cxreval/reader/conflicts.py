@@ -23,21 +23,28 @@ class ConflictReads:
     read: Any
     _mine: Any
 
-    def adjudication_view(self, reader: Reader, study_id: str) -> tuple[dict[str, Any] | None, dict[str, Any],
-                                                                         dict[str, dict[str, Any]],
-                                                                         dict[str, dict[str, Any]]]:
+    def adjudication_view(
+        self, reader: Reader, study_id: str
+    ) -> tuple[dict[str, Any] | None, dict[str, Any], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
         """``(mine, conflicts of the study, {reader: payload} of its two readers, decisions)`` for a
         resolver's item, on one connection (three primary-key reads); ``decisions`` is ``{finding: {label,
         by, seq}}`` of the conflicts already decided for their current pair of states (``seq``: what a
         decision names as ``seen`` to replace it)."""
+
         def view(conn: Any) -> Any:
             conflicts, decided = self.conflict_rows(conn, study_id)
-            return (self._mine(conn, reader, "adjudication", study_id), conflicts, self._labels_of(conn, study_id),
-                    decided)
+            return (
+                self._mine(conn, reader, "adjudication", study_id),
+                conflicts,
+                self._labels_of(conn, study_id),
+                decided,
+            )
 
         return self.read(view)
 
-    def conflict_rows(self, conn: Any, study_id: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
+    def conflict_rows(
+        self, conn: Any, study_id: str
+    ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
         """``({finding: {reader_a: state, reader_b: state}}, {finding: {label, by, by_id, seq}})`` of one study:
         its conflicts in the study's finding order and the decisions standing on them (one indexed read)."""
         adj = Adjudicated.of(self.spec)
@@ -45,15 +52,29 @@ class ConflictReads:
             return {}, {}
         a, b = adj.readers
         ct, r = self.t["conflicts"], self.t["readers"]
-        rows = conn.execute(self.sa.select(ct.c.finding, ct.c.state_a, ct.c.state_b, ct.c.resolution, ct.c.resolved_by,
-                                           ct.c.resolved_seq, r.c.name)
-                            .select_from(ct.outerjoin(r, ct.c.resolved_by == r.c.id))
-                            .where(ct.c.study_id == study_id)).all()
+        rows = conn.execute(
+            self.sa.select(
+                ct.c.finding,
+                ct.c.state_a,
+                ct.c.state_b,
+                ct.c.resolution,
+                ct.c.resolved_by,
+                ct.c.resolved_seq,
+                r.c.name,
+            )
+            .select_from(ct.outerjoin(r, ct.c.resolved_by == r.c.id))
+            .where(ct.c.study_id == study_id)
+        ).all()
         order = {f: k for k, f in enumerate(self.spec.findings)}
         rows = sorted(rows, key=lambda x: order.get(x[0], 0))
-        return ({f: {a: sa_, b: sb_} for f, sa_, sb_, *_ in rows},
-                {f: {"label": res, "by": name, "by_id": by, "seq": seq}
-                 for f, _a, _b, res, by, seq, name in rows if res is not None})
+        return (
+            {f: {a: sa_, b: sb_} for f, sa_, sb_, *_ in rows},
+            {
+                f: {"label": res, "by": name, "by_id": by, "seq": seq}
+                for f, _a, _b, res, by, seq, name in rows
+                if res is not None
+            },
+        )
 
     def labels_of(self, study_id: str) -> dict[str, dict[str, Any]]:
         """The adjudicated readers' latest payloads of a study (``{reader: payload}``), for the resolver."""
@@ -64,8 +85,11 @@ class ConflictReads:
         if adj is None:
             return {}
         sa, lt, r = self.sa, self.t["latest"], self.t["readers"]
-        rows = conn.execute(sa.select(r.c.name, lt.c.payload).join(r, lt.c.reader_id == r.c.id).where(
-            r.c.name.in_(adj.readers), lt.c.task == adj.task, lt.c.item == adj.item_of(study_id))).all()
+        rows = conn.execute(
+            sa.select(r.c.name, lt.c.payload)
+            .join(r, lt.c.reader_id == r.c.id)
+            .where(r.c.name.in_(adj.readers), lt.c.task == adj.task, lt.c.item == adj.item_of(study_id))
+        ).all()
         return {str(n): json.loads(p) for n, p in rows}
 
     # -- queues and conflicts -----------------------------------------------------------------------
@@ -93,5 +117,7 @@ class ConflictReads:
         """``{study_id: fully resolved}`` of every study in conflict (one grouped read of ``conflicts``)."""
         sa, ct = self.sa, self.t["conflicts"]
         n_open = sa.func.sum(sa.case((ct.c.resolution.is_(None), 1), else_=0))
-        rows = conn.execute(sa.select(ct.c.study_id, n_open).group_by(ct.c.study_id)).all()  # one fetch, not a row each
+        rows = conn.execute(
+            sa.select(ct.c.study_id, n_open).group_by(ct.c.study_id)
+        ).all()  # one fetch, not a row each
         return {sid: not int(k) for sid, k in rows}

@@ -23,8 +23,19 @@ from typing import Any
 
 from ..exceptions import CxrevalError, InvalidParameterError
 
-__all__ = ["DEFAULT_URL", "SCHEMA_VERSION", "DERIVED_TABLES", "metadata", "tables", "make_engine",
-           "IntegrityResult", "check_integrity", "require_sqlalchemy", "insert_or_replace", "insert_new"]
+__all__ = [
+    "DEFAULT_URL",
+    "SCHEMA_VERSION",
+    "DERIVED_TABLES",
+    "metadata",
+    "tables",
+    "make_engine",
+    "IntegrityResult",
+    "check_integrity",
+    "require_sqlalchemy",
+    "insert_or_replace",
+    "insert_new",
+]
 
 DEFAULT_URL = "sqlite:///cxreval-reader.db"
 SCHEMA_VERSION = "2"
@@ -38,7 +49,9 @@ def require_sqlalchemy() -> Any:
     try:
         import sqlalchemy
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
-        raise CxrevalError("The reader study needs the 'reader' extra: pip install 'cxreval[reader]'.") from exc
+        raise CxrevalError(
+            "The reader study needs the 'reader' extra: pip install 'cxreval[reader]'."
+        ) from exc
     return sqlalchemy
 
 
@@ -46,50 +59,81 @@ def _build() -> tuple[Any, dict[str, Any]]:
     sa = require_sqlalchemy()
     md = sa.MetaData()
     t = {
-        "meta": sa.Table("meta", md, sa.Column("key", sa.String(64), primary_key=True),
-                         sa.Column("value", sa.Text, nullable=False)),
-        "readers": sa.Table("readers", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-                            sa.Column("name", sa.String(64), nullable=False, unique=True),
-                            sa.Column("role", sa.String(16), nullable=False),
-                            sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
-                            sa.Column("created_at", sa.String(40), nullable=False)),
-        "items": sa.Table("items", md, sa.Column("task", sa.String(16), primary_key=True),
-                          sa.Column("key", sa.String(512), primary_key=True),
-                          sa.Column("payload", sa.Text, nullable=False)),
-        "submissions": sa.Table("submissions", md, sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
-                                sa.Column("id", sa.String(64), nullable=False, unique=True),
-                                sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), nullable=False),
-                                sa.Column("task", sa.String(16), nullable=False),
-                                sa.Column("item", sa.String(512), nullable=False),
-                                sa.Column("payload", sa.Text, nullable=False),
-                                sa.Column("client_time", sa.String(40)),
-                                sa.Column("server_time", sa.String(40), nullable=False),
-                                sa.Index("ix_submissions_reader_task", "reader_id", "task")),
-        "latest": sa.Table("latest", md, sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), primary_key=True),
-                           sa.Column("task", sa.String(16), primary_key=True),
-                           sa.Column("item", sa.String(512), primary_key=True),
-                           sa.Column("seq", sa.Integer, nullable=False),
-                           sa.Column("payload", sa.Text, nullable=False),
-                           sa.Column("server_time", sa.String(40), nullable=False),
-                           sa.Column("n", sa.Integer, nullable=False)),
-        "progress": sa.Table("progress", md,
-                             sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), primary_key=True),
-                             sa.Column("task", sa.String(16), primary_key=True),
-                             sa.Column("n_done", sa.Integer, nullable=False),
-                             sa.Column("n_submissions", sa.Integer, nullable=False),
-                             sa.Column("last", sa.String(40), nullable=False)),
-        "conflicts": sa.Table("conflicts", md, sa.Column("study_id", sa.String(512), primary_key=True),
-                              sa.Column("finding", sa.String(64), primary_key=True),
-                              sa.Column("state_a", sa.String(16), nullable=False),
-                              sa.Column("state_b", sa.String(16), nullable=False),
-                              sa.Column("resolution", sa.String(16)),
-                              sa.Column("resolved_by", sa.Integer, sa.ForeignKey("readers.id")),
-                              sa.Column("resolved_seq", sa.Integer)),
-        "events": sa.Table("events", md, sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
-                           sa.Column("time", sa.String(40), nullable=False),
-                           sa.Column("kind", sa.String(32), nullable=False),
-                           sa.Column("reader", sa.String(64)),
-                           sa.Column("detail", sa.Text, nullable=False)),
+        "meta": sa.Table(
+            "meta",
+            md,
+            sa.Column("key", sa.String(64), primary_key=True),
+            sa.Column("value", sa.Text, nullable=False),
+        ),
+        "readers": sa.Table(
+            "readers",
+            md,
+            sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+            sa.Column("name", sa.String(64), nullable=False, unique=True),
+            sa.Column("role", sa.String(16), nullable=False),
+            sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+            sa.Column("created_at", sa.String(40), nullable=False),
+        ),
+        "items": sa.Table(
+            "items",
+            md,
+            sa.Column("task", sa.String(16), primary_key=True),
+            sa.Column("key", sa.String(512), primary_key=True),
+            sa.Column("payload", sa.Text, nullable=False),
+        ),
+        "submissions": sa.Table(
+            "submissions",
+            md,
+            sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
+            sa.Column("id", sa.String(64), nullable=False, unique=True),
+            sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), nullable=False),
+            sa.Column("task", sa.String(16), nullable=False),
+            sa.Column("item", sa.String(512), nullable=False),
+            sa.Column("payload", sa.Text, nullable=False),
+            sa.Column("client_time", sa.String(40)),
+            sa.Column("server_time", sa.String(40), nullable=False),
+            sa.Index("ix_submissions_reader_task", "reader_id", "task"),
+        ),
+        "latest": sa.Table(
+            "latest",
+            md,
+            sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), primary_key=True),
+            sa.Column("task", sa.String(16), primary_key=True),
+            sa.Column("item", sa.String(512), primary_key=True),
+            sa.Column("seq", sa.Integer, nullable=False),
+            sa.Column("payload", sa.Text, nullable=False),
+            sa.Column("server_time", sa.String(40), nullable=False),
+            sa.Column("n", sa.Integer, nullable=False),
+        ),
+        "progress": sa.Table(
+            "progress",
+            md,
+            sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), primary_key=True),
+            sa.Column("task", sa.String(16), primary_key=True),
+            sa.Column("n_done", sa.Integer, nullable=False),
+            sa.Column("n_submissions", sa.Integer, nullable=False),
+            sa.Column("last", sa.String(40), nullable=False),
+        ),
+        "conflicts": sa.Table(
+            "conflicts",
+            md,
+            sa.Column("study_id", sa.String(512), primary_key=True),
+            sa.Column("finding", sa.String(64), primary_key=True),
+            sa.Column("state_a", sa.String(16), nullable=False),
+            sa.Column("state_b", sa.String(16), nullable=False),
+            sa.Column("resolution", sa.String(16)),
+            sa.Column("resolved_by", sa.Integer, sa.ForeignKey("readers.id")),
+            sa.Column("resolved_seq", sa.Integer),
+        ),
+        "events": sa.Table(
+            "events",
+            md,
+            sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
+            sa.Column("time", sa.String(40), nullable=False),
+            sa.Column("kind", sa.String(32), nullable=False),
+            sa.Column("reader", sa.String(64)),
+            sa.Column("detail", sa.Text, nullable=False),
+        ),
     }
     return md, t
 
@@ -110,8 +154,15 @@ def tables() -> dict[str, Any]:
     return _CACHE["tables"]
 
 
-def insert_or_replace(conn: Any, table: Any, row: dict[str, Any], keys: tuple[str, ...], *,
-                      update: dict[str, Any] | None = None, omit: tuple[str, ...] = ()) -> None:
+def insert_or_replace(
+    conn: Any,
+    table: Any,
+    row: dict[str, Any],
+    keys: tuple[str, ...],
+    *,
+    update: dict[str, Any] | None = None,
+    omit: tuple[str, ...] = (),
+) -> None:
     """Insert ``row`` (less the ``omit`` keys), or update the row with the same primary key ``keys`` with the
     row's other values or ``update`` (SQLite and PostgreSQL ``INSERT ... ON CONFLICT DO UPDATE``)."""
     from sqlalchemy.dialects import postgresql, sqlite
@@ -120,8 +171,12 @@ def insert_or_replace(conn: Any, table: Any, row: dict[str, Any], keys: tuple[st
     insert = sqlite.insert if name == "sqlite" else postgresql.insert
     row = {k: v for k, v in row.items() if k not in omit}
     stmt = insert(table).values(**row)
-    conn.execute(stmt.on_conflict_do_update(index_elements=list(keys), set_=update if update is not None else
-                                            {k: v for k, v in row.items() if k not in keys}))
+    conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=list(keys),
+            set_=update if update is not None else {k: v for k, v in row.items() if k not in keys},
+        )
+    )
 
 
 def insert_new(conn: Any, table: Any, row: dict[str, Any], *, returning: Any = None) -> Any:
@@ -158,14 +213,20 @@ def make_engine(url: str = DEFAULT_URL, *, pool_size: int = 16) -> Any:
     try:
         parsed = sa.engine.make_url(url)
     except Exception as exc:
-        raise InvalidParameterError(f"url={url!r} is not an SQLAlchemy URL (e.g. sqlite:///study.db or "
-                                    f"postgresql://user@127.0.0.1/db): {exc}") from exc
+        raise InvalidParameterError(
+            f"url={url!r} is not an SQLAlchemy URL (e.g. sqlite:///study.db or "
+            f"postgresql://user@127.0.0.1/db): {exc}"
+        ) from exc
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         if parsed.database in (None, "", ":memory:"):
             raise InvalidParameterError(f"url={url!r}: the reader study needs an SQLite file, not memory.")
-        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
-                                  pool_size=pool_size, max_overflow=pool_size)
+        engine = sa.create_engine(
+            url,
+            connect_args={"timeout": 30, "check_same_thread": False},
+            pool_size=pool_size,
+            max_overflow=pool_size,
+        )
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, _record: Any) -> None:  # pragma: no cover - exercised via engine use
@@ -181,8 +242,9 @@ def make_engine(url: str = DEFAULT_URL, *, pool_size: int = 16) -> Any:
         try:
             return sa.create_engine(url, pool_size=pool_size, max_overflow=pool_size)
         except ImportError as exc:
-            raise InvalidParameterError(f"url={url!r} needs psycopg: pip install 'cxreval[reader]' "
-                                        "'psycopg[binary]'.") from exc
+            raise InvalidParameterError(
+                f"url={url!r} needs psycopg: pip install 'cxreval[reader]' 'psycopg[binary]'."
+            ) from exc
     raise InvalidParameterError(f"url={url!r}: only sqlite:/// and postgresql:// URLs are supported.")
 
 
@@ -226,8 +288,11 @@ def check_integrity(engine: Any) -> IntegrityResult:
         if n != n_ids:
             problems.append(f"{n - n_ids} duplicated submission id(s)")
         r = t["readers"]
-        orphans = conn.execute(sa.select(sa.func.count()).select_from(s.outerjoin(r, s.c.reader_id == r.c.id))
-                               .where(r.c.id.is_(None))).scalar_one()
+        orphans = conn.execute(
+            sa.select(sa.func.count())
+            .select_from(s.outerjoin(r, s.c.reader_id == r.c.id))
+            .where(r.c.id.is_(None))
+        ).scalar_one()
         if orphans:
             problems.append(f"{orphans} submission(s) of unknown readers")
         for seq, payload in conn.execute(sa.select(s.c.seq, s.c.payload)):

@@ -68,7 +68,7 @@ class Adjudicated:
         if self.section is None:
             return item
         prefix = self.section + ":"
-        return item[len(prefix):] if item.startswith(prefix) else None
+        return item[len(prefix) :] if item.startswith(prefix) else None
 
     def item_of(self, study_id: str) -> str:
         return study_id if self.section is None else f"{self.section}:{study_id}"
@@ -79,8 +79,9 @@ def label_diff(labels_a: Mapping[str, str], labels_b: Mapping[str, str]) -> dict
     return {f: (s, labels_b[f]) for f, s in labels_a.items() if f in labels_b and labels_b[f] != s}
 
 
-def merge_conflicts(current: Mapping[str, dict[str, Any]], diff: Mapping[str, tuple[str, str]]
-                    ) -> dict[str, dict[str, Any]]:
+def merge_conflicts(
+    current: Mapping[str, dict[str, Any]], diff: Mapping[str, tuple[str, str]]
+) -> dict[str, dict[str, Any]]:
     """The conflict rows of a study after its readers' labels changed: a finding whose pair of states is
     unchanged keeps its row (and resolution); a changed or new pair gets a row without resolution."""
     out: dict[str, dict[str, Any]] = {}
@@ -89,7 +90,13 @@ def merge_conflicts(current: Mapping[str, dict[str, Any]], diff: Mapping[str, tu
         if row is not None and (row["state_a"], row["state_b"]) == (sa, sb):
             out[f] = row
         else:
-            out[f] = {"state_a": sa, "state_b": sb, "resolution": None, "resolved_by": None, "resolved_seq": None}
+            out[f] = {
+                "state_a": sa,
+                "state_b": sb,
+                "resolution": None,
+                "resolved_by": None,
+                "resolved_seq": None,
+            }
     return out
 
 
@@ -120,7 +127,9 @@ class Deriver:
     def _reader_ids(self, conn: Any) -> tuple[int, int] | None:
         if self._ids is None and self.adj is not None:
             r = self.t["readers"]
-            got = dict(conn.execute(self.sa.select(r.c.name, r.c.id).where(r.c.name.in_(self.adj.readers))).all())
+            got = dict(
+                conn.execute(self.sa.select(r.c.name, r.c.id).where(r.c.name.in_(self.adj.readers))).all()
+            )
             if len(got) == 2:  # both readers added (a study may add them after init)
                 self._ids = (int(got[self.adj.readers[0]]), int(got[self.adj.readers[1]]))
         return self._ids
@@ -131,15 +140,31 @@ class Deriver:
             self._check_washout(conn, row, stamp)
         key = {"reader_id": row["reader_id"], "task": row["task"], "item": row["item"]}
         up = _insert(conn)(lt).values(**key, seq=seq, payload=row["payload"], server_time=stamp, n=1)
-        n = conn.execute(up.on_conflict_do_update(  # one statement: inserted (n = 1) or replaced (n + 1)
-            index_elements=["reader_id", "task", "item"],
-            set_={"seq": up.excluded.seq, "payload": up.excluded.payload, "server_time": up.excluded.server_time,
-                  "n": lt.c.n + 1}).returning(lt.c.n)).scalar_one()
+        n = conn.execute(
+            up.on_conflict_do_update(  # one statement: inserted (n = 1) or replaced (n + 1)
+                index_elements=["reader_id", "task", "item"],
+                set_={
+                    "seq": up.excluded.seq,
+                    "payload": up.excluded.payload,
+                    "server_time": up.excluded.server_time,
+                    "n": lt.c.n + 1,
+                },
+            ).returning(lt.c.n)
+        ).scalar_one()
         first = int(n == 1 and row["task"] != "adjudication")  # the reader's first label of the item
-        insert_or_replace(conn, pt, {"reader_id": row["reader_id"], "task": row["task"], "n_done": first,
-                                     "n_submissions": 1, "last": stamp}, ("reader_id", "task"),
-                          update={"n_done": pt.c.n_done + first, "n_submissions": pt.c.n_submissions + 1,
-                                  "last": stamp})
+        insert_or_replace(
+            conn,
+            pt,
+            {
+                "reader_id": row["reader_id"],
+                "task": row["task"],
+                "n_done": first,
+                "n_submissions": 1,
+                "last": stamp,
+            },
+            ("reader_id", "task"),
+            update={"n_done": pt.c.n_done + first, "n_submissions": pt.c.n_submissions + 1, "last": stamp},
+        )
         if self.adj is None:
             return
         if row["task"] == "adjudication":
@@ -156,30 +181,58 @@ class Deriver:
         latest readings of the case in the other sessions, inside the transaction that would store it."""
         sa, lt = self.sa, self.t["latest"]
         others = [s for s in self.sessions if s != row["task"]]
-        readings = {str(t): str(when) for t, when in conn.execute(
-            sa.select(lt.c.task, lt.c.server_time).where(lt.c.reader_id == row["reader_id"], lt.c.task.in_(others),
-                                                         lt.c.item == row["item"]))}
-        _opens, why = washout_refusal(self.sessions, row["task"], readings, stamp, washout_days=self.washout_days)
+        readings = {
+            str(t): str(when)
+            for t, when in conn.execute(
+                sa.select(lt.c.task, lt.c.server_time).where(
+                    lt.c.reader_id == row["reader_id"], lt.c.task.in_(others), lt.c.item == row["item"]
+                )
+            )
+        }
+        _opens, why = washout_refusal(
+            self.sessions, row["task"], readings, stamp, washout_days=self.washout_days
+        )
         if why is not None:
-            raise SubmissionError(f"Item {row['item']!r} of session {row['task']!r} is not open to this reader: {why}; "
-                                  "nothing was saved.", 403)
+            raise SubmissionError(
+                f"Item {row['item']!r} of session {row['task']!r} is not open to this reader: {why}; "
+                "nothing was saved.",
+                403,
+            )
 
     def _recompute(self, conn: Any, sid: str, row: Mapping[str, Any], ids: tuple[int, int]) -> None:
         sa, lt, ct = self.sa, self.t["latest"], self.t["conflicts"]
         other = ids[1] if row["reader_id"] == ids[0] else ids[0]
-        theirs = conn.execute(sa.select(lt.c.payload).where(lt.c.reader_id == other, lt.c.task == row["task"],
-                                                            lt.c.item == row["item"])).scalar()
-        got = {row["reader_id"]: row["payload"]} if theirs is None else {row["reader_id"]: row["payload"],
-                                                                          other: theirs}
-        diff = (label_diff(json.loads(got[ids[0]])["labels"], json.loads(got[ids[1]])["labels"])
-                if len(got) == 2 else {})
-        current = {r.finding: dict(r._mapping) for r in conn.execute(sa.select(ct).where(ct.c.study_id == sid))}
+        theirs = conn.execute(
+            sa.select(lt.c.payload).where(
+                lt.c.reader_id == other, lt.c.task == row["task"], lt.c.item == row["item"]
+            )
+        ).scalar()
+        got = (
+            {row["reader_id"]: row["payload"]}
+            if theirs is None
+            else {row["reader_id"]: row["payload"], other: theirs}
+        )
+        diff = (
+            label_diff(json.loads(got[ids[0]])["labels"], json.loads(got[ids[1]])["labels"])
+            if len(got) == 2
+            else {}
+        )
+        current = {
+            r.finding: dict(r._mapping) for r in conn.execute(sa.select(ct).where(ct.c.study_id == sid))
+        }
         new = merge_conflicts(current, diff)
         gone = [f for f in current if f not in new or new[f] is not current[f]]
         if gone:
             conn.execute(sa.delete(ct).where(ct.c.study_id == sid, ct.c.finding.in_(gone)))
-        add = [{"study_id": sid, "finding": f, **{k: v for k, v in r.items() if k not in ("study_id", "finding")}}
-               for f, r in new.items() if f not in current or r is not current[f]]
+        add = [
+            {
+                "study_id": sid,
+                "finding": f,
+                **{k: v for k, v in r.items() if k not in ("study_id", "finding")},
+            }
+            for f, r in new.items()
+            if f not in current or r is not current[f]
+        ]
         if add:
             conn.execute(sa.insert(ct), add)
 
@@ -194,14 +247,25 @@ class Deriver:
             ok = sa.or_(ct.c.resolved_seq.is_(None), ct.c.resolved_by == row["reader_id"])
             if seen.get(f) is not None:
                 ok = sa.or_(ok, ct.c.resolved_seq == int(seen[f]))
-            done = conn.execute(sa.update(ct).where(ct.c.study_id == row["item"], ct.c.finding == f,
-                                                    ct.c.state_a == sa_, ct.c.state_b == sb_, ok)
-                                .values(resolution=s, resolved_by=row["reader_id"], resolved_seq=seq)
-                                .returning(ct.c.finding)).first()
+            done = conn.execute(
+                sa.update(ct)
+                .where(
+                    ct.c.study_id == row["item"],
+                    ct.c.finding == f,
+                    ct.c.state_a == sa_,
+                    ct.c.state_b == sb_,
+                    ok,
+                )
+                .values(resolution=s, resolved_by=row["reader_id"], resolved_seq=seq)
+                .returning(ct.c.finding)
+            ).first()
             if done is None:
-                raise SubmissionError(f"Study {row['item']!r}, {f}: decided by another resolver since this page "
-                                      "was opened, or the readers' labels changed; nothing was saved. Reload the "
-                                      "study (press L) to see the current decision.", 409)
+                raise SubmissionError(
+                    f"Study {row['item']!r}, {f}: decided by another resolver since this page "
+                    "was opened, or the readers' labels changed; nothing was saved. Reload the "
+                    "study (press L) to see the current decision.",
+                    409,
+                )
 
 
 def _insert(conn: Any) -> Any:
@@ -222,14 +286,23 @@ def replay(conn: Any, spec: StudySpec) -> tuple[int, int]:
     latest: dict[tuple[int, str, str], dict[str, Any]] = {}
     labels: dict[tuple[str, str], dict[str, str]] = {}  # (reader name, study id) of the adjudicated task
     conflicts: dict[str, dict[str, dict[str, Any]]] = {}
-    rows = conn.execute(sa.select(s.c.seq, s.c.reader_id, s.c.task, s.c.item, s.c.payload, s.c.server_time)
-                        .order_by(s.c.seq).execution_options(stream_results=True, yield_per=5000))
+    rows = conn.execute(
+        sa.select(s.c.seq, s.c.reader_id, s.c.task, s.c.item, s.c.payload, s.c.server_time)
+        .order_by(s.c.seq)
+        .execution_options(stream_results=True, yield_per=5000)
+    )
     activity: dict[tuple[int, str], list[Any]] = {}  # (reader, task): [n_done, n_submissions, last]
     for seq, reader_id, task, item, payload, stamp in rows:
         prev = latest.get((reader_id, task, item))
-        latest[(reader_id, task, item)] = {"reader_id": reader_id, "task": task, "item": item, "seq": seq,
-                                           "payload": payload, "server_time": stamp,
-                                           "n": 1 if prev is None else prev["n"] + 1}
+        latest[(reader_id, task, item)] = {
+            "reader_id": reader_id,
+            "task": task,
+            "item": item,
+            "seq": seq,
+            "payload": payload,
+            "server_time": stamp,
+            "n": 1 if prev is None else prev["n"] + 1,
+        }
         act = activity.setdefault((reader_id, task), [0, 0, stamp])
         act[0] += int(prev is None and task != "adjudication")
         act[1] += 1
@@ -260,11 +333,16 @@ def replay(conn: Any, spec: StudySpec) -> tuple[int, int]:
     conn.execute(sa.delete(t["progress"]))
     batch = list(latest.values())
     for k in range(0, len(batch), 5000):
-        conn.execute(sa.insert(lt), batch[k:k + 5000])
+        conn.execute(sa.insert(lt), batch[k : k + 5000])
     if activity:
-        conn.execute(sa.insert(t["progress"]), [{"reader_id": r_, "task": t_, "n_done": a[0], "n_submissions": a[1],
-                                                 "last": a[2]} for (r_, t_), a in activity.items()])
+        conn.execute(
+            sa.insert(t["progress"]),
+            [
+                {"reader_id": r_, "task": t_, "n_done": a[0], "n_submissions": a[1], "last": a[2]}
+                for (r_, t_), a in activity.items()
+            ],
+        )
     crow = [{"study_id": sid, "finding": f, **c} for sid, fs in conflicts.items() for f, c in fs.items()]
     for k in range(0, len(crow), 5000):
-        conn.execute(sa.insert(ct), crow[k:k + 5000])
+        conn.execute(sa.insert(ct), crow[k : k + 5000])
     return len(batch), len(crow)

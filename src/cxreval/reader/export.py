@@ -54,12 +54,20 @@ __all__ = ["FORMULA_PREFIXES", "RATING_COLUMNS", "StudyExport", "safe_cell", "cs
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a cell as a formula; such cells get a leading ``'``."""
 _NIH_HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
-RATING_COLUMNS: tuple[str, ...] = ("reader", "modality", "study_id", "patient_id", "finding", "rating", "scale",
-                                   "seconds")
+RATING_COLUMNS: tuple[str, ...] = (
+    "reader",
+    "modality",
+    "study_id",
+    "patient_id",
+    "finding",
+    "rating",
+    "scale",
+    "seconds",
+)
 """The columns of ``ratings.csv``: the reader-by-modality-by-case long table an MRMC analysis reads."""
 
 
-_AFTER_BREAK = re.compile("(?:^|(?<=[\r\n,;\"\t]))(?=[=+\\-@\t\r])")
+_AFTER_BREAK = re.compile('(?:^|(?<=[\r\n,;"\t]))(?=[=+\\-@\t\r])')
 _QUOTED = frozenset(',"\r\n')
 
 
@@ -140,9 +148,15 @@ class StudyExport:
     n_finding_ratings: int | None = None
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {"n_labels": self.n_labels, "sources": list(self.sources), "n_boxes": self.n_boxes,
-                                  "n_ratings": self.n_ratings, "n_notes": self.n_notes,
-                                  "n_submissions": self.n_submissions, "n_unresolved": self.n_unresolved}
+        out: dict[str, object] = {
+            "n_labels": self.n_labels,
+            "sources": list(self.sources),
+            "n_boxes": self.n_boxes,
+            "n_ratings": self.n_ratings,
+            "n_notes": self.n_notes,
+            "n_submissions": self.n_submissions,
+            "n_unresolved": self.n_unresolved,
+        }
         if self.n_finding_ratings is not None:
             out["n_finding_ratings"] = self.n_finding_ratings
         return out
@@ -172,8 +186,11 @@ def _sources(conn: Any, store: ReaderStore, names: dict[int, str]) -> list[tuple
     sa, lt = store.sa, store.t["latest"]
     out: list[tuple[str, int, str, str | None]] = []
     images = store.spec.image_tasks
-    for rid, task in conn.execute(sa.select(lt.c.reader_id, lt.c.task).where(lt.c.task.in_((*images, "report")))
-                                  .group_by(lt.c.reader_id, lt.c.task)):
+    for rid, task in conn.execute(
+        sa.select(lt.c.reader_id, lt.c.task)
+        .where(lt.c.task.in_((*images, "report")))
+        .group_by(lt.c.reader_id, lt.c.task)
+    ):
         if task == "image":
             out.append((f"img_{names[rid]}", rid, task, None))
         elif task in images:
@@ -183,8 +200,9 @@ def _sources(conn: Any, store: ReaderStore, names: dict[int, str]) -> list[tuple
     return sorted(out)
 
 
-def _payloads(conn: Any, store: ReaderStore, reader_id: int, task: str, section: str | None
-              ) -> Iterator[tuple[str, dict[str, Any]]]:
+def _payloads(
+    conn: Any, store: ReaderStore, reader_id: int, task: str, section: str | None
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(item, payload)`` of one reader's latest labels of a task (and section), sorted by item."""
     sa, lt = store.sa, store.t["latest"]
     q = sa.select(lt.c.item, lt.c.payload).where(lt.c.reader_id == reader_id, lt.c.task == task)
@@ -196,14 +214,19 @@ def _payloads(conn: Any, store: ReaderStore, reader_id: int, task: str, section:
         yield item, json.loads(payload)
 
 
-def _conflict_resolved(conn: Any, store: ReaderStore, adj: Adjudicated, names: dict[int, str],
-                       labels: _Table) -> int:
+def _conflict_resolved(
+    conn: Any, store: ReaderStore, adj: Adjudicated, names: dict[int, str], labels: _Table
+) -> int:
     sa, ct = store.sa, store.t["conflicts"]
     ids = {n: i for i, n in names.items()}
     if not all(r in ids for r in adj.readers):
         return 0
-    final = {(sid, f): s for sid, f, s in conn.execute(sa.select(ct.c.study_id, ct.c.finding, ct.c.resolution)
-                                                      .where(ct.c.resolution.is_not(None)))}
+    final = {
+        (sid, f): s
+        for sid, f, s in conn.execute(
+            sa.select(ct.c.study_id, ct.c.finding, ct.c.resolution).where(ct.c.resolution.is_not(None))
+        )
+    }
     a = dict(_payloads(conn, store, ids[adj.readers[0]], adj.task, adj.section))
     b = dict(_payloads(conn, store, ids[adj.readers[1]], adj.task, adj.section))
     meta = store.items[adj.task]
@@ -274,13 +297,32 @@ def export_tables(store: ReaderStore) -> StudyExport:
                     if per_reader is None:
                         per_reader = table(f"boxes/{src}.csv", None, raw_header=_NIH_HEADER)
                     boxes.row((sid, b["finding"], src, b["x_min"], b["y_min"], b["x_max"], b["y_max"]))
-                    per_reader.row((sid, b["finding"], f"{b['x_min']:g}", f"{b['y_min']:g}",
-                                    f"{b['x_max'] - b['x_min']:g}", f"{b['y_max'] - b['y_min']:g}"))
+                    per_reader.row(
+                        (
+                            sid,
+                            b["finding"],
+                            f"{b['x_min']:g}",
+                            f"{b['y_min']:g}",
+                            f"{b['x_max'] - b['x_min']:g}",
+                            f"{b['y_max'] - b['y_min']:g}",
+                        )
+                    )
                 for f, v in payload.get("ratings", {}).items() if task in spec.image_tasks else ():
-                    rated.append((task, names[rid], sid, order[f], meta["patient_id"], f, v, payload.get("seconds")))
+                    rated.append(
+                        (task, names[rid], sid, order[f], meta["patient_id"], f, v, payload.get("seconds"))
+                    )
                 if "seconds" in payload or payload.get("comment") or payload.get("unreadable"):
-                    notes.row((task, item, sid, names[rid], int(bool(payload.get("unreadable"))),
-                               payload.get("comment", ""), payload.get("seconds", "")))
+                    notes.row(
+                        (
+                            task,
+                            item,
+                            sid,
+                            names[rid],
+                            int(bool(payload.get("unreadable"))),
+                            payload.get("comment", ""),
+                            payload.get("seconds", ""),
+                        )
+                    )
             if labels.n > before:
                 sources.append(src)
         n_finding_ratings = None if spec.rating is None else _finding_ratings(rated, spec, table)
@@ -288,13 +330,25 @@ def export_tables(store: ReaderStore) -> StudyExport:
         n_sub = _audit(conn, store, table)
         ev = t["events"]
         events = table("events.csv", ("seq", "time", "kind", "reader", "detail"))
-        for row in conn.execute(sa.select(ev.c.seq, ev.c.time, ev.c.kind, ev.c.reader, ev.c.detail).order_by(ev.c.seq)):
+        for row in conn.execute(
+            sa.select(ev.c.seq, ev.c.time, ev.c.kind, ev.c.reader, ev.c.detail).order_by(ev.c.seq)
+        ):
             events.row(row)
     finally:
         conn.rollback()
         conn.close()
-    return StudyExport({tb.name: tb.fh.getvalue() for tb in tables}, tuple(sources), labels.n, boxes.n, n_ratings,
-                        notes.n, n_sub, n_unresolved, spec.name, n_finding_ratings)
+    return StudyExport(
+        {tb.name: tb.fh.getvalue() for tb in tables},
+        tuple(sources),
+        labels.n,
+        boxes.n,
+        n_ratings,
+        notes.n,
+        n_sub,
+        n_unresolved,
+        spec.name,
+        n_finding_ratings,
+    )
 
 
 def _finding_ratings(rated: list[tuple[Any, ...]], spec: Any, table: Any) -> int:
@@ -312,14 +366,17 @@ def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes
     meta = store.items.get("iqa", {})
     hidden = sorted({k for m in meta.values() for k in m["hidden"]})
     rows = []
-    for rid, item, payload in conn.execute(sa.select(lt.c.reader_id, lt.c.item, lt.c.payload)
-                                           .where(lt.c.task == "iqa")):
+    for rid, item, payload in conn.execute(
+        sa.select(lt.c.reader_id, lt.c.item, lt.c.payload).where(lt.c.task == "iqa")
+    ):
         m = meta[item]
         p = json.loads(payload)
         if "seconds" in p or p.get("comment"):
             notes.row(("iqa", item, m["test"], names[rid], 0, p.get("comment", ""), p.get("seconds", "")))
         for c, v in p["ratings"].items():
-            rows.append((c, m["test"], names[rid], m["reference"], v, *(m["hidden"].get(k, "") for k in hidden)))
+            rows.append(
+                (c, m["test"], names[rid], m["reference"], v, *(m["hidden"].get(k, "") for k in hidden))
+            )
     rows.sort(key=lambda r: r[:3])
     full = table("iqa_ratings.csv", ("image", "reference", "rater", "criterion", "rating", *hidden))
     per: dict[str, Any] = {}
@@ -333,10 +390,25 @@ def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes
 
 def _audit(conn: Any, store: ReaderStore, table: Any) -> int:
     sa, s, r = store.sa, store.t["submissions"], store.t["readers"]
-    audit = table("audit.csv", ("seq", "submission_id", "reader", "role", "task", "item", "payload", "client_time",
-                                "server_time"))
-    q = (sa.select(s.c.seq, s.c.id, r.c.name, r.c.role, s.c.task, s.c.item, s.c.payload, s.c.client_time,
-                   s.c.server_time).join(r, s.c.reader_id == r.c.id).order_by(s.c.seq))
+    audit = table(
+        "audit.csv",
+        ("seq", "submission_id", "reader", "role", "task", "item", "payload", "client_time", "server_time"),
+    )
+    q = (
+        sa.select(
+            s.c.seq,
+            s.c.id,
+            r.c.name,
+            r.c.role,
+            s.c.task,
+            s.c.item,
+            s.c.payload,
+            s.c.client_time,
+            s.c.server_time,
+        )
+        .join(r, s.c.reader_id == r.c.id)
+        .order_by(s.c.seq)
+    )
     for row in conn.execute(q.execution_options(stream_results=True, yield_per=5000)):
         audit.row(row)
     return int(audit.n)

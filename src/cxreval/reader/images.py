@@ -44,8 +44,18 @@ import numpy as np
 from ..executor import ExecutorLike, get_executor
 from ..progress import Progress, as_progress
 
-__all__ = ["DISPLAY_FIT", "RENDITIONS", "Rendition", "RenditionsMade", "bit_depth", "decode", "render", "scale_for",
-           "make_renditions", "RenditionCache"]
+__all__ = [
+    "DISPLAY_FIT",
+    "RENDITIONS",
+    "Rendition",
+    "RenditionsMade",
+    "bit_depth",
+    "decode",
+    "render",
+    "scale_for",
+    "make_renditions",
+    "RenditionCache",
+]
 
 DISPLAY_FIT = 1280
 """Default longest side (pixels) of the display rendition; the page asks for its pane's size."""
@@ -71,15 +81,23 @@ class Rendition:
     etag: str
 
     def headers(self) -> dict[str, str]:
-        return {"X-Width": str(self.width), "X-Height": str(self.height), "X-Full-Width": str(self.full_width),
-                "X-Full-Height": str(self.full_height), "X-Scale": str(self.scale), "X-Bits": str(self.bits),
-                "X-Data-Range": str(self.data_range), "ETag": self.etag, "Content-Encoding": "gzip"}
+        return {
+            "X-Width": str(self.width),
+            "X-Height": str(self.height),
+            "X-Full-Width": str(self.full_width),
+            "X-Full-Height": str(self.full_height),
+            "X-Scale": str(self.scale),
+            "X-Bits": str(self.bits),
+            "X-Data-Range": str(self.data_range),
+            "ETag": self.etag,
+            "Content-Encoding": "gzip",
+        }
 
 
 def bit_depth(pixels: np.ndarray) -> int:
     """The smallest of 8, 10, 12, 14 and 16 bits that holds the largest value of integer ``pixels``."""
     top = int(pixels.max()) if pixels.size else 0
-    return next((b for b in _BITS if top < 2 ** b), 16)
+    return next((b for b in _BITS if top < 2**b), 16)
 
 
 def decode(path: str | Path) -> tuple[np.ndarray, int]:
@@ -102,7 +120,7 @@ def decode(path: str | Path) -> tuple[np.ndarray, int]:
     if rng_ > 65535 or not np.all(a == np.round(a)):
         a, rng_ = a / rng_ * 65535.0, 65535.0
     arr = np.clip(np.round(a), 0, 65535).astype(np.uint16)
-    bits = next((b for b in _BITS if rng_ <= 2 ** b - 1), 16)
+    bits = next((b for b in _BITS if rng_ <= 2**b - 1), 16)
     return arr, max(bits, bit_depth(arr))
 
 
@@ -120,7 +138,7 @@ def render(pixels: np.ndarray, scale: int, *, bits: int, etag: str) -> Rendition
         a = np.pad(pixels, ((0, ph), (0, pw)), mode="edge") if ph or pw else pixels
         hh, ww = a.shape[0] // scale, a.shape[1] // scale
         n = scale * scale
-        wide = (2 ** bits - 1) * n + n // 2 >= 2 ** 16  # the block sums would overflow 16 bits
+        wide = (2**bits - 1) * n + n // 2 >= 2**16  # the block sums would overflow 16 bits
         acc = np.zeros((hh, ww), dtype=np.uint32 if wide else np.uint16)
         for dy in range(scale):  # integer block sums, in place: no float copy of the whole image
             for dx in range(scale):
@@ -131,8 +149,17 @@ def render(pixels: np.ndarray, scale: int, *, bits: int, etag: str) -> Rendition
     else:
         out = pixels.astype("<u2", copy=False)
     body = gzip.compress(out.tobytes(), compresslevel=1, mtime=0)
-    return Rendition(body, int(out.shape[1]), int(out.shape[0]), int(w), int(h), int(scale), int(bits),
-                     int(2 ** bits - 1), etag)
+    return Rendition(
+        body,
+        int(out.shape[1]),
+        int(out.shape[0]),
+        int(w),
+        int(h),
+        int(scale),
+        int(bits),
+        int(2**bits - 1),
+        etag,
+    )
 
 
 @dataclass(frozen=True)
@@ -170,20 +197,39 @@ def _read_disk(file: Path, mtime_ns: int, size: int) -> Rendition | None:
     if not data.startswith(_MAGIC) or end < 0:
         return None
     try:
-        h = json.loads(data[len(_MAGIC):end])
+        h = json.loads(data[len(_MAGIC) : end])
         if h["mtime_ns"] != mtime_ns or h["size"] != size or len(data) - end - 1 != h["n"]:
             return None
-        return Rendition(data[end + 1:], h["width"], h["height"], h["full_width"], h["full_height"], h["scale"],
-                         h["bits"], h["data_range"], h["etag"])
+        return Rendition(
+            data[end + 1 :],
+            h["width"],
+            h["height"],
+            h["full_width"],
+            h["full_height"],
+            h["scale"],
+            h["bits"],
+            h["data_range"],
+            h["etag"],
+        )
     except (ValueError, KeyError, TypeError):
         return None
 
 
 def _write_disk(file: Path, r: Rendition, mtime_ns: int, size: int) -> None:
     """Write ``r`` into ``file`` atomically (a temporary file in the same folder, renamed into place)."""
-    head = {"mtime_ns": mtime_ns, "size": size, "n": len(r.body), "width": r.width, "height": r.height,
-            "full_width": r.full_width, "full_height": r.full_height, "scale": r.scale, "bits": r.bits,
-            "data_range": r.data_range, "etag": r.etag}
+    head = {
+        "mtime_ns": mtime_ns,
+        "size": size,
+        "n": len(r.body),
+        "width": r.width,
+        "height": r.height,
+        "full_width": r.full_width,
+        "full_height": r.full_height,
+        "scale": r.scale,
+        "bits": r.bits,
+        "data_range": r.data_range,
+        "etag": r.etag,
+    }
     file.parent.mkdir(parents=True, exist_ok=True)
     tmp = file.with_name(f".{file.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
@@ -226,8 +272,14 @@ def _make_one(root: str, fit: int, rel: str) -> bool:
     return True
 
 
-def make_renditions(root: str | Path, images: Sequence[str], *, fit: int = DISPLAY_FIT,
-                    executor: ExecutorLike = None, progress: Progress | None = None) -> RenditionsMade:
+def make_renditions(
+    root: str | Path,
+    images: Sequence[str],
+    *,
+    fit: int = DISPLAY_FIT,
+    executor: ExecutorLike = None,
+    progress: Progress | None = None,
+) -> RenditionsMade:
     """Write the display rendition of every image into ``root``'s :data:`RENDITIONS` folder, ahead of reading.
 
     Parameters
@@ -265,8 +317,14 @@ class RenditionCache:
     ``max_pending`` waiting). With ``root`` (the study folder), renditions are read from its
     :data:`RENDITIONS` folder before any is made, and those made are written there."""
 
-    def __init__(self, *, root: str | Path | None = None, max_bytes: int = 512 * 2 ** 20, workers: int = 2,
-                 max_pending: int = 32) -> None:
+    def __init__(
+        self,
+        *,
+        root: str | Path | None = None,
+        max_bytes: int = 512 * 2**20,
+        workers: int = 2,
+        max_pending: int = 32,
+    ) -> None:
         self.root = None if root is None else Path(root).resolve()
         self.max_bytes, self.max_pending = max_bytes, max_pending
         self.data: OrderedDict[tuple[str, int, int, int], Rendition] = OrderedDict()

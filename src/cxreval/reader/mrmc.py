@@ -34,16 +34,33 @@ from typing import Any
 
 from ..exceptions import SchemaError
 
-__all__ = ["RATING_SCALES", "FIVE_POINT_NAMES", "MAX_SESSION_NAME", "RatingScale", "Session", "read_rating", "read_sessions",
-           "read_washout", "session_payloads", "washout_refusal", "parse_time", "SessionLocks",
-           "HeatmapReader"]
+__all__ = [
+    "RATING_SCALES",
+    "FIVE_POINT_NAMES",
+    "MAX_SESSION_NAME",
+    "RatingScale",
+    "Session",
+    "read_rating",
+    "read_sessions",
+    "read_washout",
+    "session_payloads",
+    "washout_refusal",
+    "parse_time",
+    "SessionLocks",
+    "HeatmapReader",
+]
 
 RATING_SCALES: dict[str, tuple[int, int]] = {"five_point": (1, 5), "probability": (0, 100)}
 """The rating scales and their inclusive ranges: ``five_point`` (integers; 1 definitely absent, 2 probably
 absent, 3 unsure, 4 probably present, 5 definitely present) and ``probability`` (the probability of presence
 in percent, any number from 0 to 100)."""
-FIVE_POINT_NAMES: tuple[str, ...] = ("definitely absent", "probably absent", "unsure", "probably present",
-                                     "definitely present")
+FIVE_POINT_NAMES: tuple[str, ...] = (
+    "definitely absent",
+    "probably absent",
+    "unsure",
+    "probably present",
+    "definitely present",
+)
 MAX_SESSION_NAME = 16
 """A session's name is a task name in the database (16 characters)."""
 
@@ -78,8 +95,10 @@ class RatingScale:
     def describe(self) -> str:
         """The scale in words, for messages."""
         if self.integer:
-            return (f"the five_point scale {self.low}..{self.high} (whole numbers: {self.low} {FIVE_POINT_NAMES[0]} ... "
-                    f"{self.high} {FIVE_POINT_NAMES[-1]})")
+            return (
+                f"the five_point scale {self.low}..{self.high} (whole numbers: {self.low} {FIVE_POINT_NAMES[0]} ... "
+                f"{self.high} {FIVE_POINT_NAMES[-1]})"
+            )
         return f"the probability scale {self.low}..{self.high} (percent probability of presence)"
 
     def check(self, finding: str, value: object) -> int | float:
@@ -126,8 +145,12 @@ class Session:
         return self.model_scores is not None or self.heatmaps is not None
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "model_scores": self.model_scores, "model": self.model,
-                "heatmaps": self.heatmaps}
+        return {
+            "name": self.name,
+            "model_scores": self.model_scores,
+            "model": self.model,
+            "heatmaps": self.heatmaps,
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Session:
@@ -141,11 +164,15 @@ def read_rating(value: object, *, where: str) -> RatingScale | None:
     if isinstance(value, str):
         value = {"scale": value}
     if not isinstance(value, dict) or set(value) - {"scale", "with_label"}:
-        raise SchemaError(f"{where}, key 'rating': expected a mapping with keys scale, with_label (e.g. "
-                          f"{{scale: five_point, with_label: true}}); got {value!r}.")
+        raise SchemaError(
+            f"{where}, key 'rating': expected a mapping with keys scale, with_label (e.g. "
+            f"{{scale: five_point, with_label: true}}); got {value!r}."
+        )
     scale = value.get("scale")
     if scale not in RATING_SCALES:
-        raise SchemaError(f"{where}, key 'rating.scale': expected one of {list(RATING_SCALES)}; got {scale!r}.")
+        raise SchemaError(
+            f"{where}, key 'rating.scale': expected one of {list(RATING_SCALES)}; got {scale!r}."
+        )
     with_label = value.get("with_label", True)
     if not isinstance(with_label, bool):
         raise SchemaError(f"{where}, key 'rating.with_label': expected true or false; got {with_label!r}.")
@@ -161,27 +188,39 @@ def read_sessions(value: object, *, where: str, reserved: tuple[str, ...]) -> tu
     if value is None:
         return ()
     if not isinstance(value, list) or not value:
-        raise SchemaError(f"{where}, key 'sessions': expected a non-empty list of mappings such as "
-                          f"[{{name: unaided}}, {{name: aided, model_scores: predictions.csv}}]; got {value!r}.")
+        raise SchemaError(
+            f"{where}, key 'sessions': expected a non-empty list of mappings such as "
+            f"[{{name: unaided}}, {{name: aided, model_scores: predictions.csv}}]; got {value!r}."
+        )
     out: list[Session] = []
     for k, s in enumerate(value):
         at = f"{where}, key 'sessions[{k}]'"
         if isinstance(s, str):
             s = {"name": s}
-        if not isinstance(s, dict) or "name" not in s or set(s) - {"name", "model_scores", "model", "heatmaps"}:
-            raise SchemaError(f"{at}: expected a mapping with keys name (required), model_scores, model, heatmaps; "
-                              f"got {s!r}.")
+        if (
+            not isinstance(s, dict)
+            or "name" not in s
+            or set(s) - {"name", "model_scores", "model", "heatmaps"}
+        ):
+            raise SchemaError(
+                f"{at}: expected a mapping with keys name (required), model_scores, model, heatmaps; "
+                f"got {s!r}."
+            )
         name = check_name(s["name"], what="session name") if isinstance(s["name"], str) else None
         if name is None or len(name) > MAX_SESSION_NAME or name in reserved:
-            raise SchemaError(f"{at}.name: expected a name of 1-{MAX_SESSION_NAME} letters, digits, '_', '.' or '-' "
-                              f"other than {list(reserved)}; got {s['name']!r}.")
+            raise SchemaError(
+                f"{at}.name: expected a name of 1-{MAX_SESSION_NAME} letters, digits, '_', '.' or '-' "
+                f"other than {list(reserved)}; got {s['name']!r}."
+            )
         if any(x.name == name for x in out):
             raise SchemaError(f"{at}.name: session {name!r} is listed twice; each session once.")
         for key in ("model_scores", "model", "heatmaps"):
             if key in s and (not isinstance(s[key], str) or not s[key].strip()):
                 raise SchemaError(f"{at}.{key}: expected a non-empty string; got {s[key]!r}.")
         if "model" in s and "model_scores" not in s:
-            raise SchemaError(f"{at}.model: names a model of 'model_scores', which the session does not give.")
+            raise SchemaError(
+                f"{at}.model: names a model of 'model_scores', which the session does not give."
+            )
         out.append(Session(name, s.get("model_scores"), s.get("model"), s.get("heatmaps")))
     return tuple(out)
 
@@ -190,18 +229,28 @@ def read_washout(value: object, *, where: str, sessions: tuple[Session, ...]) ->
     """The ``washout_days`` key: a number of days >= 0, given only with two or more sessions."""
     if value is None:
         return 0.0
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value == value or value < 0 \
-            or value == float("inf"):
-        raise SchemaError(f"{where}, key 'washout_days': expected a number of days >= 0 (the minimum time between "
-                          f"two readings of one case by one reader); got {value!r}.")
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not value == value
+        or value < 0
+        or value == float("inf")
+    ):
+        raise SchemaError(
+            f"{where}, key 'washout_days': expected a number of days >= 0 (the minimum time between "
+            f"two readings of one case by one reader); got {value!r}."
+        )
     if len(sessions) < 2:
-        raise SchemaError(f"{where}, key 'washout_days': a washout separates the readings of two sessions; give "
-                          "two or more 'sessions' (e.g. [{name: unaided}, {name: aided, model_scores: ...}]).")
+        raise SchemaError(
+            f"{where}, key 'washout_days': a washout separates the readings of two sessions; give "
+            "two or more 'sessions' (e.g. [{name: unaided}, {name: aided, model_scores: ...}])."
+        )
     return float(value)
 
 
-def _model_scores(root: Path, session: Session, study_ids: list[str], findings: tuple[str, ...], *,
-                  where: str) -> tuple[str, dict[str, dict[str, float]]]:
+def _model_scores(
+    root: Path, session: Session, study_ids: list[str], findings: tuple[str, ...], *, where: str
+) -> tuple[str, dict[str, dict[str, float]]]:
     """The session's model and its ``{study_id: {finding: score}}``, for every study and finding."""
     from ..labels import read_predictions
     from .study import inside_root
@@ -213,8 +262,10 @@ def _model_scores(root: Path, session: Session, study_ids: list[str], findings: 
     table = read_predictions(path).table
     models = sorted(table["model"].unique())
     if session.model is None and len(models) > 1:
-        raise SchemaError(f"{at}: file {path} holds the scores of {len(models)} models {models[:8]}; say which one "
-                          "the session shows with 'model: NAME'.")
+        raise SchemaError(
+            f"{at}: file {path} holds the scores of {len(models)} models {models[:8]}; say which one "
+            "the session shows with 'model: NAME'."
+        )
     model = session.model if session.model is not None else models[0]
     if model not in models:
         raise SchemaError(f"{at}: file {path} has no model {model!r}; its models are {models[:8]}.")
@@ -224,19 +275,24 @@ def _model_scores(root: Path, session: Session, study_ids: list[str], findings: 
         scores.setdefault(str(sid), {})[str(f)] = float(v)
     missing = [s for s in study_ids if s not in scores]
     if missing:
-        raise SchemaError(f"{at}: file {path} (model {model!r}) has no score for {len(missing)} of the study's "
-                          f"{len(study_ids)} images, e.g. study_id {missing[:5]}; an aided session shows a score "
-                          "for every image and finding.")
+        raise SchemaError(
+            f"{at}: file {path} (model {model!r}) has no score for {len(missing)} of the study's "
+            f"{len(study_ids)} images, e.g. study_id {missing[:5]}; an aided session shows a score "
+            "for every image and finding."
+        )
     for s in study_ids:
         lack = [f for f in findings if f not in scores[s]]
         if lack:
-            raise SchemaError(f"{at}: file {path} (model {model!r}) has no score of study_id {s!r} for finding(s) "
-                              f"{lack}; an aided session shows a score for every image and finding.")
+            raise SchemaError(
+                f"{at}: file {path} (model {model!r}) has no score of study_id {s!r} for finding(s) "
+                f"{lack}; an aided session shows a score for every image and finding."
+            )
     return str(model), {s: {f: scores[s][f] for f in findings} for s in study_ids}
 
 
-def _heatmap_findings(root: Path, session: Session, study_ids: list[str], findings: tuple[str, ...], *,
-                      where: str) -> dict[str, list[str]]:
+def _heatmap_findings(
+    root: Path, session: Session, study_ids: list[str], findings: tuple[str, ...], *, where: str
+) -> dict[str, list[str]]:
     """``{study_id: [findings with a map]}`` of the session's heat maps (keys ``<study_id>/<finding>``)."""
     from ..findings import canonical_finding
     from ..localization import scan_heatmaps
@@ -258,15 +314,23 @@ def _heatmap_findings(root: Path, session: Session, study_ids: list[str], findin
         if sid in known and f in wanted:
             out.setdefault(sid, []).append(f)
     if not out:
-        raise SchemaError(f"{at}: none of the {len(index)} maps in {path} is keyed '<study_id>/<finding>' with a "
-                          f"study and finding of this study (keys such as {list(index.keys[:3])}; study ids such as "
-                          f"{study_ids[:3]}).")
+        raise SchemaError(
+            f"{at}: none of the {len(index)} maps in {path} is keyed '<study_id>/<finding>' with a "
+            f"study and finding of this study (keys such as {list(index.keys[:3])}; study ids such as "
+            f"{study_ids[:3]})."
+        )
     order = {f: k for k, f in enumerate(findings)}
     return {s: sorted(set(fs), key=order.__getitem__) for s, fs in out.items()}
 
 
-def session_payloads(root: str | Path, sessions: tuple[Session, ...], images: list[tuple[str, dict[str, Any]]],
-                     findings: tuple[str, ...], *, where: str) -> list[tuple[str, str, dict[str, Any]]]:
+def session_payloads(
+    root: str | Path,
+    sessions: tuple[Session, ...],
+    images: list[tuple[str, dict[str, Any]]],
+    findings: tuple[str, ...],
+    *,
+    where: str,
+) -> list[tuple[str, str, dict[str, Any]]]:
     """``(session, study_id, payload)`` of every session's items: the image's payload, plus ``session`` and,
     in an aided session, ``model`` and ``scores`` (``{finding: score}``) and ``heatmaps`` (the findings with a
     map).
@@ -299,8 +363,9 @@ def parse_time(stamp: str) -> _dt.datetime:
     return t if t.tzinfo is not None else t.replace(tzinfo=_dt.timezone.utc)
 
 
-def washout_refusal(sessions: tuple[str, ...], session: str, readings: Mapping[str, str], now: str, *,
-                    washout_days: float) -> tuple[str | None, str | None]:
+def washout_refusal(
+    sessions: tuple[str, ...], session: str, readings: Mapping[str, str], now: str, *, washout_days: float
+) -> tuple[str | None, str | None]:
     """Whether a reader may read a case in ``session`` now: ``(None, None)`` when they may, else ``(opens,
     why)``: ``opens`` the ISO time the item opens (None when no time opens it) and ``why`` in words.
 
@@ -317,11 +382,13 @@ def washout_refusal(sessions: tuple[str, ...], session: str, readings: Mapping[s
     washout_days : float
     """
     k = sessions.index(session)
-    later = [s for s in sessions[k + 1:] if s in readings]
+    later = [s for s in sessions[k + 1 :] if s in readings]
     if later:
-        return None, (f"closed: this case was read in the later session {later[0]!r} "
-                      f"({readings[later[0]][:16].replace('T', ' ')} UTC); a reading of session {session!r} "
-                      "after it would not be independent of it")
+        return None, (
+            f"closed: this case was read in the later session {later[0]!r} "
+            f"({readings[later[0]][:16].replace('T', ' ')} UTC); a reading of session {session!r} "
+            "after it would not be independent of it"
+        )
     unread = [s for s in sessions[:k] if s not in readings]
     if unread:
         return None, f"read this case in session {unread[0]!r} first"
@@ -332,8 +399,10 @@ def washout_refusal(sessions: tuple[str, ...], session: str, readings: Mapping[s
     if parse_time(now) >= opens:
         return None, None
     when = opens.isoformat(timespec="seconds")
-    return when, (f"opens at {when[:16].replace('T', ' ')} UTC, {washout_days:g} days (washout_days) after "
-                  f"your reading of this case in session {last_session!r}")
+    return when, (
+        f"opens at {when[:16].replace('T', ' ')} UTC, {washout_days:g} days (washout_days) after "
+        f"your reading of this case in session {last_session!r}"
+    )
 
 
 class SessionLocks:
@@ -357,19 +426,21 @@ class SessionLocks:
         sa, lt = self.sa, self.t["latest"]
         wanted = None if keys is None else list(keys)
         q = sa.select(lt.c.task, lt.c.item, lt.c.server_time).where(
-            lt.c.reader_id == reader.id, lt.c.task.in_([s for s in sessions if s != task]))
+            lt.c.reader_id == reader.id, lt.c.task.in_([s for s in sessions if s != task])
+        )
         if wanted is not None:
             q = q.where(lt.c.item.in_(wanted))
         per: dict[str, dict[str, str]] = {}
         for t, item, when in self.read(lambda conn: conn.execute(q).all()):
             per.setdefault(str(item), {})[str(t)] = str(when)
         stamp, out = self.stamp(), {}
-        for key in (wanted if wanted is not None else self.keys_of(reader, task)):
-            opens, why = washout_refusal(sessions, task, per.get(key, {}), stamp, washout_days=self.spec.washout_days)
+        for key in wanted if wanted is not None else self.keys_of(reader, task):
+            opens, why = washout_refusal(
+                sessions, task, per.get(key, {}), stamp, washout_days=self.spec.washout_days
+            )
             if why is not None:
                 out[key] = {"opens": opens, "why": why}
         return out
-
 
 
 class HeatmapReader:
@@ -394,7 +465,9 @@ class HeatmapReader:
             from ..localization import scan_heatmaps
             from .study import inside_root
 
-            index = scan_heatmaps([inside_root(self.root, str(self.paths[session]), where=f"session {session!r}")])
+            index = scan_heatmaps(
+                [inside_root(self.root, str(self.paths[session]), where=f"session {session!r}")]
+            )
             keys: dict[str, int] = {}
             for i, key in enumerate(index.keys):
                 sid, _, name = key.rpartition("/")
@@ -422,5 +495,9 @@ class HeatmapReader:
             return None
         a = read_maps(index.take([i]))[0]
         lo, hi = float(a.min()), float(a.max())
-        u8 = np.zeros(a.shape, np.uint8) if hi <= lo else np.round((a - lo) * (255.0 / (hi - lo))).astype(np.uint8)
+        u8 = (
+            np.zeros(a.shape, np.uint8)
+            if hi <= lo
+            else np.round((a - lo) * (255.0 / (hi - lo))).astype(np.uint8)
+        )
         return gzip.compress(u8.tobytes(), compresslevel=1, mtime=0), int(a.shape[1]), int(a.shape[0])

@@ -18,8 +18,15 @@ from ..exceptions import CxrevalError
 from ..schema import ORDINAL_STATES, LabelState
 from ..schema import REPORT_STATES as _REPORT_STATES
 
-__all__ = ["IMAGE_STATES", "MAX_BOXES", "MAX_COMMENT", "SubmissionError", "Reader",
-           "PayloadChecks", "check_client_time"]
+__all__ = [
+    "IMAGE_STATES",
+    "MAX_BOXES",
+    "MAX_COMMENT",
+    "SubmissionError",
+    "Reader",
+    "PayloadChecks",
+    "check_client_time",
+]
 
 IMAGE_STATES: tuple[str, ...] = ORDINAL_STATES
 """The states a reader gives on an image (:data:`cxreval.schema.ORDINAL_STATES`)."""
@@ -56,8 +63,10 @@ def check_client_time(value: str) -> str:
         except ValueError:
             ok = False
     if not ok:
-        raise SubmissionError(f"'client_time' must be an ISO 8601 date-time such as 2026-01-31T12:00:00.000Z; got "
-                              f"{str(value)[:60]!r}.")
+        raise SubmissionError(
+            f"'client_time' must be an ISO 8601 date-time such as 2026-01-31T12:00:00.000Z; got "
+            f"{str(value)[:60]!r}."
+        )
     return str(value)
 
 
@@ -97,17 +106,31 @@ class PayloadChecks:
             if not isinstance(b, dict) or set(b) != {"finding", "x_min", "y_min", "x_max", "y_max"}:
                 raise SubmissionError(f"Box {k} must have exactly finding, x_min, y_min, x_max, y_max.")
             if b["finding"] not in self.spec.findings:
-                raise SubmissionError(f"Box {k}: unknown finding {b['finding']!r}; this study's findings are "
-                                      f"{list(self.spec.findings)}.")
+                raise SubmissionError(
+                    f"Box {k}: unknown finding {b['finding']!r}; this study's findings are "
+                    f"{list(self.spec.findings)}."
+                )
             c = [b[n] for n in ("x_min", "y_min", "x_max", "y_max")]
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                       and (isinstance(v, float) or abs(v) < 10 ** 9) and math.isfinite(v) for v in c):
+            if not all(
+                isinstance(v, (int, float))
+                and not isinstance(v, bool)
+                and (isinstance(v, float) or abs(v) < 10**9)
+                and math.isfinite(v)
+                for v in c
+            ):
                 shown = [str(v)[:20] for v in c]
                 raise SubmissionError(f"Box {k}: coordinates must be finite numbers of pixels; got {shown}.")
             if not (0 <= c[0] < c[2] <= w and 0 <= c[1] < c[3] <= h):
                 raise SubmissionError(f"Box {k}: {c} is empty or outside the {w} x {h} image.")
-            out.append({"finding": b["finding"], "x_min": round(float(c[0]), 2), "y_min": round(float(c[1]), 2),
-                        "x_max": round(float(c[2]), 2), "y_max": round(float(c[3]), 2)})
+            out.append(
+                {
+                    "finding": b["finding"],
+                    "x_min": round(float(c[0]), 2),
+                    "y_min": round(float(c[1]), 2),
+                    "x_max": round(float(c[2]), 2),
+                    "y_max": round(float(c[3]), 2),
+                }
+            )
         return out
 
     def validate(self, reader: Reader, task: str, item: str, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -146,9 +169,15 @@ class PayloadChecks:
                 raise SubmissionError(f"'comment' must be text of at most {MAX_COMMENT} characters.")
             payload["comment"] = comment
         if seconds is not None:
-            if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0 <= seconds <= 86400:
-                raise SubmissionError(f"'seconds' (time spent on the item) must be a number in 0..86400; got "
-                                      f"{str(seconds)[:40]}.")
+            if (
+                not isinstance(seconds, (int, float))
+                or isinstance(seconds, bool)
+                or not 0 <= seconds <= 86400
+            ):
+                raise SubmissionError(
+                    f"'seconds' (time spent on the item) must be a number in 0..86400; got "
+                    f"{str(seconds)[:40]}."
+                )
             payload["seconds"] = round(float(seconds), 1)
         return payload
 
@@ -166,8 +195,10 @@ class PayloadChecks:
             return {"labels": {}, "boxes": [], "unreadable": True}, extra
         if rating is not None and not rating.with_label:
             if body.get("labels"):
-                raise SubmissionError("This study asks for a rating per finding instead of labels "
-                                      "(rating.with_label: false); send 'ratings' only.")
+                raise SubmissionError(
+                    "This study asks for a rating per finding instead of labels "
+                    "(rating.with_label: false); send 'ratings' only."
+                )
             labels: dict[str, str] = {}
         else:
             labels = self._labels(body.get("labels"), states=IMAGE_STATES, complete=True)
@@ -177,23 +208,33 @@ class PayloadChecks:
         neg = ORDINAL_STATES[LabelState.NEG]
         contradicted = sorted({b["finding"] for b in payload["boxes"] if labels.get(b["finding"]) == neg})
         if contradicted:
-            raise SubmissionError(f"Box(es) for {contradicted}, labelled negative: a box marks a positive "
-                                  "or uncertain finding; remove the box or change the label.")
+            raise SubmissionError(
+                f"Box(es) for {contradicted}, labelled negative: a box marks a positive "
+                "or uncertain finding; remove the box or change the label."
+            )
         if rating is not None:
-            absent = sorted({b["finding"] for b in payload["boxes"] if payload["ratings"][b["finding"]] == rating.low})
+            absent = sorted(
+                {b["finding"] for b in payload["boxes"] if payload["ratings"][b["finding"]] == rating.low}
+            )
             if absent:
-                raise SubmissionError(f"Box(es) for {absent}, rated {rating.low} (absent): a box marks a finding that "
-                                      "may be present; remove the box or change the rating.")
+                raise SubmissionError(
+                    f"Box(es) for {absent}, rated {rating.low} (absent): a box marks a finding that "
+                    "may be present; remove the box or change the rating."
+                )
         return payload, extra
 
     def _confidence(self, value: object) -> dict[str, int | float]:
         """The confidence rating of every finding (``{finding: rating}`` on the study's scale)."""
         rating, findings = self.spec.rating, self.spec.findings
         if not isinstance(value, dict) or not value:
-            raise SubmissionError(f"'ratings' must be a non-empty object {{finding: rating}} on {rating.describe()}.")
+            raise SubmissionError(
+                f"'ratings' must be a non-empty object {{finding: rating}} on {rating.describe()}."
+            )
         for f in value:
             if f not in findings:
-                raise SubmissionError(f"Unknown finding {f!r} in 'ratings'; this study's findings are {list(findings)}.")
+                raise SubmissionError(
+                    f"Unknown finding {f!r} in 'ratings'; this study's findings are {list(findings)}."
+                )
         missing = [f for f in findings if f not in value]
         if missing:
             raise SubmissionError(f"Every finding needs a rating; missing {missing}.")
@@ -210,25 +251,42 @@ class PayloadChecks:
         labels = self._labels(body.get("labels"), states=states, complete=False)
         other = [f for f in labels if f not in current]
         if other:
-            raise SubmissionError(f"Study {study_id!r}: {other} not in conflict (conflicts: {list(current)}).")
+            raise SubmissionError(
+                f"Study {study_id!r}: {other} not in conflict (conflicts: {list(current)})."
+            )
         seen, saw = body.get("conflicts"), body.get("seen", {})
         if not isinstance(seen, dict) or any(not isinstance(seen.get(f), dict) for f in labels):
-            raise SubmissionError(f"Study {study_id!r}: 'conflicts' (the pair of states of each finding decided, "
-                                  "as the study's item showed them) is required.", 422)
-        if not isinstance(saw, dict) or any(v is not None and (not isinstance(v, int) or isinstance(v, bool))
-                                            for v in saw.values()):
-            raise SubmissionError("'seen' must map findings to the seq of the decision the page showed, or null.")
+            raise SubmissionError(
+                f"Study {study_id!r}: 'conflicts' (the pair of states of each finding decided, "
+                "as the study's item showed them) is required.",
+                422,
+            )
+        if not isinstance(saw, dict) or any(
+            v is not None and (not isinstance(v, int) or isinstance(v, bool)) for v in saw.values()
+        ):
+            raise SubmissionError(
+                "'seen' must map findings to the seq of the decision the page showed, or null."
+            )
         if any(seen[f] != current[f] for f in labels):
-            raise SubmissionError(f"Study {study_id!r}: the readers' labels changed since it was opened (now "
-                                  f"{ {f: current[f] for f in labels} }); reload it (press L) and adjudicate "
-                                  "again.", 409)
+            raise SubmissionError(
+                f"Study {study_id!r}: the readers' labels changed since it was opened (now "
+                f"{ {f: current[f] for f in labels} }); reload it (press L) and adjudicate "
+                "again.",
+                409,
+            )
         for f in labels:
             d = decided.get(f)
             if d is not None and d["by_id"] != reader.id and saw.get(f) != d["seq"]:
-                raise SubmissionError(f"Study {study_id!r}, {f}: {d['by']} decided {d['label']!r} since this page "
-                                      "was opened; nothing was saved. Reload the study (press L) to see it.", 409)
-        return {"labels": labels, "conflicts": {f: current[f] for f in labels},
-                "seen": {f: saw.get(f) for f in labels}}
+                raise SubmissionError(
+                    f"Study {study_id!r}, {f}: {d['by']} decided {d['label']!r} since this page "
+                    "was opened; nothing was saved. Reload the study (press L) to see it.",
+                    409,
+                )
+        return {
+            "labels": labels,
+            "conflicts": {f: current[f] for f in labels},
+            "seen": {f: saw.get(f) for f in labels},
+        }
 
     def _ratings(self, value: object) -> dict[str, int]:
         lo, hi = self.spec.scale

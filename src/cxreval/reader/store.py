@@ -100,14 +100,18 @@ class SubmitResult:
 def _unreachable(engine: Any, exc: Any) -> SchemaError:
     """One line naming the database (password hidden) and the driver's reason (its lines joined)."""
     reason = " ".join(str(getattr(exc, "orig", exc)).split())
-    return SchemaError(f"url={engine.url.render_as_string(hide_password=True)!r}: cannot connect to the database "
-                       f"server ({reason}); check host, port, user and that the server is running.")
+    return SchemaError(
+        f"url={engine.url.render_as_string(hide_password=True)!r}: cannot connect to the database "
+        f"server ({reason}); check host, port, user and that the server is running."
+    )
 
 
 def _not_a_study_db(engine: Any, exc: Any) -> SchemaError:
     reason = " ".join(str(getattr(exc, "orig", exc)).split())
-    return SchemaError(f"url={engine.url.render_as_string(hide_password=True)!r} cannot be used ({reason}); "
-                       "give a database made by `cxreval reader init` or a new file name.")
+    return SchemaError(
+        f"url={engine.url.render_as_string(hide_password=True)!r} cannot be used ({reason}); "
+        "give a database made by `cxreval reader init` or a new file name."
+    )
 
 
 class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
@@ -128,8 +132,11 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
     def __init__(self, url_or_engine: Any) -> None:
         self.sa = require_sqlalchemy()
         self.engine = make_engine(url_or_engine) if isinstance(url_or_engine, str) else url_or_engine
-        self._reads = (self.engine if self.engine.dialect.name == "sqlite"  # no BEGIN before a read anyway
-                       else self.engine.execution_options(isolation_level="AUTOCOMMIT"))
+        self._reads = (
+            self.engine
+            if self.engine.dialect.name == "sqlite"  # no BEGIN before a read anyway
+            else self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        )
         self.t = tables()
         self._spec: StudySpec | None = None
         self._items: dict[str, dict[str, dict[str, Any]]] | None = None
@@ -165,8 +172,9 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
             if parsed.query.get("uri") in ("true", "1") and file.startswith("file:"):
                 file = file[5:].split("?", 1)[0]
             if not Path(file).is_file():
-                raise SchemaError(f"url={url!r}: the SQLite file {file} does not exist; run "
-                                  "`cxreval reader init` first.")
+                raise SchemaError(
+                    f"url={url!r}: the SQLite file {file} does not exist; run `cxreval reader init` first."
+                )
         store = cls(url)
         _ = store.spec
         store._ensure_derived()
@@ -178,8 +186,12 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
         sa = self.sa
         insp = sa.inspect(self.engine)
         have = set(insp.get_table_names())
-        stale = [n for n in DERIVED_TABLES if n in have
-                 and not {c.name for c in self.t[n].columns} <= {c["name"] for c in insp.get_columns(n)}]
+        stale = [
+            n
+            for n in DERIVED_TABLES
+            if n in have
+            and not {c.name for c in self.t[n].columns} <= {c["name"] for c in insp.get_columns(n)}
+        ]
         if set(DERIVED_TABLES) <= have and not stale:
             return
         if stale:
@@ -202,9 +214,11 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
                     tx.rollback()
         except sa.exc.DBAPIError as exc:
             reason = " ".join(str(getattr(exc, "orig", exc)).split())
-            raise SchemaError(f"url={self.engine.url.render_as_string(hide_password=True)!r} is not writable "
-                              f"({reason}); the server would refuse every submission. Fix the file's or folder's "
-                              "permissions (or the disk, or the database role), then start again.") from exc
+            raise SchemaError(
+                f"url={self.engine.url.render_as_string(hide_password=True)!r} is not writable "
+                f"({reason}); the server would refuse every submission. Fix the file's or folder's "
+                "permissions (or the disk, or the database role), then start again."
+            ) from exc
 
     def read(self, fn: Callable[[Any], _T]) -> _T:
         """``fn(conn)`` on one pooled connection, each statement its own snapshot (PostgreSQL: autocommit,
@@ -244,27 +258,47 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
             raise _not_a_study_db(store.engine, exc) from exc
         if insp.has_table("meta"):
             with store.engine.connect() as conn:
-                row = conn.execute(sa.select(store.t["meta"].c.value).where(store.t["meta"].c.key == "study")).first()
+                row = conn.execute(
+                    sa.select(store.t["meta"].c.value).where(store.t["meta"].c.key == "study")
+                ).first()
             if row is not None:
                 name = json.loads(row[0]).get("name")
-                raise SchemaError(f"The database {store.engine.url!r} already holds study {name!r}; use a new "
-                                  "database for a new study.")
+                raise SchemaError(
+                    f"The database {store.engine.url!r} already holds study {name!r}; use a new "
+                    "database for a new study."
+                )
         metadata().create_all(store.engine)
         with store.engine.begin() as conn:
-            conn.execute(sa.insert(store.t["meta"]), [
-                {"key": "study", "value": json.dumps(spec.to_dict())},
-                {"key": "schema_version", "value": SCHEMA_VERSION}, {"key": "created_at", "value": now()}])
+            conn.execute(
+                sa.insert(store.t["meta"]),
+                [
+                    {"key": "study", "value": json.dumps(spec.to_dict())},
+                    {"key": "schema_version", "value": SCHEMA_VERSION},
+                    {"key": "created_at", "value": now()},
+                ],
+            )
             if items:
-                conn.execute(sa.insert(store.t["items"]), [
-                    {"task": it.task, "key": it.key, "payload": json.dumps(dict(it.payload))} for it in items])
+                conn.execute(
+                    sa.insert(store.t["items"]),
+                    [
+                        {"task": it.task, "key": it.key, "payload": json.dumps(dict(it.payload))}
+                        for it in items
+                    ],
+                )
             store._event(conn, "init", None, {"study": spec.name, "n_items": len(items)})
-        tokens = {name: store.add_reader(name, role=role)
-                  for names, role in ((spec.readers, "reader"), (spec.resolvers, "resolver")) for name in names}
+        tokens = {
+            name: store.add_reader(name, role=role)
+            for names, role in ((spec.readers, "reader"), (spec.resolvers, "resolver"))
+            for name in names
+        }
         return store, tokens
 
     def _event(self, conn: Any, kind: str, reader: str | None, detail: Mapping[str, Any]) -> None:
-        conn.execute(self.sa.insert(self.t["events"]).values(time=now(), kind=kind, reader=reader,
-                                                             detail=json.dumps(dict(detail))))
+        conn.execute(
+            self.sa.insert(self.t["events"]).values(
+                time=now(), kind=kind, reader=reader, detail=json.dumps(dict(detail))
+            )
+        )
 
     @property
     def spec(self) -> StudySpec:
@@ -273,19 +307,26 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
             sa = self.sa
             try:
                 with self.engine.connect() as conn:
-                    row = conn.execute(sa.select(self.t["meta"].c.value).where(self.t["meta"].c.key == "study")).first()
+                    row = conn.execute(
+                        sa.select(self.t["meta"].c.value).where(self.t["meta"].c.key == "study")
+                    ).first()
             except sa.exc.OperationalError as exc:
                 if self.engine.dialect.name != "sqlite":
                     raise _unreachable(self.engine, exc) from exc
-                raise SchemaError(f"Cannot read a study from {self.engine.url!r}: {' '.join(str(exc.orig).split())}. "
-                                  "Run `cxreval reader init` first.") from exc
+                raise SchemaError(
+                    f"Cannot read a study from {self.engine.url!r}: {' '.join(str(exc.orig).split())}. "
+                    "Run `cxreval reader init` first."
+                ) from exc
             except sa.exc.ProgrammingError as exc:
-                raise SchemaError(f"The database {self.engine.url!r} holds no study; run `cxreval reader init`.") \
-                    from exc
+                raise SchemaError(
+                    f"The database {self.engine.url!r} holds no study; run `cxreval reader init`."
+                ) from exc
             except sa.exc.DatabaseError as exc:  # e.g. a file that is not an SQLite database
                 raise _not_a_study_db(self.engine, exc) from exc
             if row is None:
-                raise SchemaError(f"The database {self.engine.url!r} holds no study; run `cxreval reader init`.")
+                raise SchemaError(
+                    f"The database {self.engine.url!r} holds no study; run `cxreval reader init`."
+                )
             self._spec = StudySpec.from_dict(json.loads(row[0]))
         return self._spec
 
@@ -296,7 +337,9 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
         if self._uid is None:
             meta = self.t["meta"]
             with self.engine.connect() as conn:
-                created = conn.execute(self.sa.select(meta.c.value).where(meta.c.key == "created_at")).scalar()
+                created = conn.execute(
+                    self.sa.select(meta.c.value).where(meta.c.key == "created_at")
+                ).scalar()
             self._uid = hashlib.sha256(f"{self.spec.name}\n{created}".encode()).hexdigest()[:16]
         return self._uid
 
@@ -330,8 +373,9 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
                 conn.execute(sa.update(r).where(r.c.id == row[0]).values(token_hash=hash_token(token)))
                 self._event(conn, "token_replaced", name, {"role": role})
             else:
-                conn.execute(sa.insert(r).values(name=name, role=role, token_hash=hash_token(token),
-                                                 created_at=now()))
+                conn.execute(
+                    sa.insert(r).values(name=name, role=role, token_hash=hash_token(token), created_at=now())
+                )
                 self._event(conn, "reader_added", name, {"role": role})
         return token
 
@@ -345,8 +389,11 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
         if hit is not None and hit[1] > time.monotonic():
             return hit[0]
         r = self.t["readers"]
-        row = self.read(lambda conn: conn.execute(self.sa.select(r.c.id, r.c.name, r.c.role)
-                                                  .where(r.c.token_hash == h)).first())
+        row = self.read(
+            lambda conn: conn.execute(
+                self.sa.select(r.c.id, r.c.name, r.c.role).where(r.c.token_hash == h)
+            ).first()
+        )
         if row is None:
             return None
         reader = Reader(int(row[0]), str(row[1]), str(row[2]))
@@ -359,7 +406,9 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
         """``id, name, role, created_at`` of every reader."""
         r = self.t["readers"]
         with self.engine.connect() as conn:
-            rows = conn.execute(self.sa.select(r.c.id, r.c.name, r.c.role, r.c.created_at).order_by(r.c.id)).all()
+            rows = conn.execute(
+                self.sa.select(r.c.id, r.c.name, r.c.role, r.c.created_at).order_by(r.c.id)
+            ).all()
         return pd.DataFrame(rows, columns=["id", "name", "role", "created_at"])
 
     def keys_of(self, reader: Reader, task: str) -> set[str] | dict[str, Any]:
@@ -369,8 +418,9 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
         if self.spec.kind(task) != "image" or not self.spec.per_image:
             return items
         if self._assigned is None:
-            self._assigned = assign_images(sorted(items), self.spec.readers, per_image=self.spec.per_image,
-                                           seed=self.spec.seed)
+            self._assigned = assign_images(
+                sorted(items), self.spec.readers, per_image=self.spec.per_image, seed=self.spec.seed
+            )
         return self._assigned.get(reader.name, set())
 
     def tasks_of(self, reader: Reader) -> tuple[str, ...]:
@@ -382,8 +432,16 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
         return tuple(t for t in self.spec.tasks if t != "adjudication")
 
     # -- submissions --------------------------------------------------------------------------------
-    def submit(self, reader: Reader, submission_id: str, task: str, item: str, body: Mapping[str, Any], *,
-               client_time: str | None = None) -> SubmitResult:
+    def submit(
+        self,
+        reader: Reader,
+        submission_id: str,
+        task: str,
+        item: str,
+        body: Mapping[str, Any],
+        *,
+        client_time: str | None = None,
+    ) -> SubmitResult:
         """Validate and append a submission; return once the transaction holding it (and the derived
         tables' update, :mod:`cxreval.reader.derived`) has committed (concurrent submissions share a
         transaction: :mod:`cxreval.reader.commit`).
@@ -398,16 +456,29 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
         if client_time is not None:
             check_client_time(client_time)
         payload = self.validate(reader, task, item, body)
-        row = {"id": submission_id, "reader_id": reader.id, "task": task, "item": item,
-               "payload": json.dumps(payload, sort_keys=True), "client_time": client_time}
+        row = {
+            "id": submission_id,
+            "reader_id": reader.id,
+            "task": task,
+            "item": item,
+            "payload": json.dumps(payload, sort_keys=True),
+            "client_time": client_time,
+        }
         try:
             res = self._committer().append(row)
-        except (self.sa.exc.OperationalError, self.sa.exc.InterfaceError, self.sa.exc.InternalError,
-                OSError) as exc:
+        except (
+            self.sa.exc.OperationalError,
+            self.sa.exc.InterfaceError,
+            self.sa.exc.InternalError,
+            OSError,
+        ) as exc:
             reason = " ".join(str(getattr(exc, "orig", exc)).split())[:200]
-            raise SubmissionError(f"The study database cannot store submissions now ({reason}); nothing was "
-                                  "saved: your labels stay in this browser and are resent. Tell the study "
-                                  "organiser.", 503) from exc
+            raise SubmissionError(
+                f"The study database cannot store submissions now ({reason}); nothing was "
+                "saved: your labels stay in this browser and are resent. Tell the study "
+                "organiser.",
+                503,
+            ) from exc
         done = self._done.get((reader.id, task))
         if done is not None and task != "adjudication":
             done.add(item)
@@ -419,9 +490,14 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
     def _committer(self) -> GroupCommitter:
         if self._writer is None:
             self._writer = GroupCommitter(
-                self.engine, self.t["submissions"], now=self.stamp, on_append=Deriver(self.spec),
-                conflict=lambda sid: SubmissionError(f"Submission id {sid!r} was already used for another "
-                                                     "submission.", 409))
+                self.engine,
+                self.t["submissions"],
+                now=self.stamp,
+                on_append=Deriver(self.spec),
+                conflict=lambda sid: SubmissionError(
+                    f"Submission id {sid!r} was already used for another submission.", 409
+                ),
+            )
         return self._writer
 
     def close(self) -> None:
@@ -434,22 +510,43 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
         """Every stored submission (``seq, id, reader, role, task, item, payload, client_time, server_time``),
         in commit order; optionally of one reader and/or task (the whole log: for audits, not for serving)."""
         sa, s, r = self.sa, self.t["submissions"], self.t["readers"]
-        q = (sa.select(s.c.seq, s.c.id, r.c.name, r.c.role, s.c.task, s.c.item, s.c.payload, s.c.client_time,
-                       s.c.server_time).join(r, s.c.reader_id == r.c.id).order_by(s.c.seq))
+        q = (
+            sa.select(
+                s.c.seq,
+                s.c.id,
+                r.c.name,
+                r.c.role,
+                s.c.task,
+                s.c.item,
+                s.c.payload,
+                s.c.client_time,
+                s.c.server_time,
+            )
+            .join(r, s.c.reader_id == r.c.id)
+            .order_by(s.c.seq)
+        )
         if reader_id is not None:
             q = q.where(s.c.reader_id == reader_id)
         if task is not None:
             q = q.where(s.c.task == task)
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
-        return pd.DataFrame(rows, columns=["seq", "id", "reader", "role", "task", "item", "payload", "client_time",
-                                           "server_time"])
+        return pd.DataFrame(
+            rows,
+            columns=["seq", "id", "reader", "role", "task", "item", "payload", "client_time", "server_time"],
+        )
 
-    def latest(self, *, reader_id: int | None = None, task: str | None = None) -> dict[tuple[str, str, str], dict]:
+    def latest(
+        self, *, reader_id: int | None = None, task: str | None = None
+    ) -> dict[tuple[str, str, str], dict]:
         """``{(reader, task, item): payload}`` of the latest submission per reader, task and item (the
         ``latest`` table), in commit order."""
         sa, lt, r = self.sa, self.t["latest"], self.t["readers"]
-        q = sa.select(r.c.name, lt.c.task, lt.c.item, lt.c.payload).join(r, lt.c.reader_id == r.c.id).order_by(lt.c.seq)
+        q = (
+            sa.select(r.c.name, lt.c.task, lt.c.item, lt.c.payload)
+            .join(r, lt.c.reader_id == r.c.id)
+            .order_by(lt.c.seq)
+        )
         if reader_id is not None:
             q = q.where(lt.c.reader_id == reader_id)
         if task is not None:
@@ -463,8 +560,11 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
 
     def _mine(self, conn: Any, reader: Reader, task: str, item: str) -> dict[str, Any] | None:
         lt = self.t["latest"]
-        p = conn.execute(self.sa.select(lt.c.payload).where(lt.c.reader_id == reader.id, lt.c.task == task,
-                                                            lt.c.item == item)).scalar()
+        p = conn.execute(
+            self.sa.select(lt.c.payload).where(
+                lt.c.reader_id == reader.id, lt.c.task == task, lt.c.item == item
+            )
+        ).scalar()
         return None if p is None else json.loads(p)
 
     def _order(self, reader: Reader, task: str, keys: list[str] | None = None) -> list[str]:
@@ -472,15 +572,20 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
             return reader_order(keys, seed=self.spec.seed, reader=reader.name, task=task)
         hit = self._orders.get((reader.name, task))
         if hit is None:
-            hit = self._orders[(reader.name, task)] = reader_order(sorted(self.keys_of(reader, task)),
-                                                                   seed=self.spec.seed, reader=reader.name, task=task)
+            hit = self._orders[(reader.name, task)] = reader_order(
+                sorted(self.keys_of(reader, task)), seed=self.spec.seed, reader=reader.name, task=task
+            )
         return hit
 
     def _n_done_of(self, conn: Any, reader: Reader) -> dict[str, int]:
         """``{task: items labelled}`` of the reader (their ``progress`` rows: one primary-key read)."""
         pt = self.t["progress"]
-        return {str(t): int(n) for t, n in conn.execute(self.sa.select(pt.c.task, pt.c.n_done)
-                                                        .where(pt.c.reader_id == reader.id))}
+        return {
+            str(t): int(n)
+            for t, n in conn.execute(
+                self.sa.select(pt.c.task, pt.c.n_done).where(pt.c.reader_id == reader.id)
+            )
+        }
 
     def _done_items(self, conn: Any, reader: Reader, task: str) -> set[str]:
         """The items of ``task`` the reader has labelled: kept in memory (updated by :meth:`submit`) and
@@ -490,8 +595,11 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
         n = self._n_done_of(conn, reader).get(task, 0)
         hit = self._done.get((reader.id, task))
         if hit is None or len(hit) != n:
-            hit = set(conn.execute(sa.select(lt.c.item).where(lt.c.reader_id == reader.id,
-                                                               lt.c.task == task)).scalars().all())
+            hit = set(
+                conn.execute(sa.select(lt.c.item).where(lt.c.reader_id == reader.id, lt.c.task == task))
+                .scalars()
+                .all()
+            )
             self._done[(reader.id, task)] = hit
             self._flags.pop((reader.id, task), None)
         return hit
@@ -510,8 +618,10 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
         keys = self._order(reader, task)
         flags = self._flags.get((reader.id, task))
         if flags is None:  # one flag a key, kept up to date by submit()
-            flags = self._flags[(reader.id, task)] = ({k: i for i, k in enumerate(keys)},
-                                                      bytearray(49 if k in done else 48 for k in keys))  # '1', '0'
+            flags = self._flags[(reader.id, task)] = (
+                {k: i for i, k in enumerate(keys)},
+                bytearray(49 if k in done else 48 for k in keys),
+            )  # '1', '0'
         return keys, flags[1].decode()
 
     def queue(self, reader: Reader, task: str) -> list[dict[str, Any]]:
@@ -527,7 +637,9 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
             state = self.read(self._open_conflicts)
             return [{"task": "adjudication", "n_items": len(state), "n_done": sum(state.values())}]
         n_done = self.read(lambda conn: self._n_done_of(conn, reader)) if tasks else {}
-        return [{"task": t, "n_items": len(self.keys_of(reader, t)), "n_done": n_done.get(t, 0)} for t in tasks]
+        return [
+            {"task": t, "n_items": len(self.keys_of(reader, t)), "n_done": n_done.get(t, 0)} for t in tasks
+        ]
 
     def status(self, *, rows: bool = False) -> Any:
         """Progress per reader and task: ``reader, role, task, n_items, n_done, n_submissions, last``, read
@@ -538,14 +650,27 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
 
         def reads(conn: Any) -> Any:
             readers = conn.execute(sa.select(r.c.id, r.c.name, r.c.role).order_by(r.c.id)).all()
-            prog = {(int(rid), str(t)): (int(d), int(n), str(last)) for rid, t, d, n, last in conn.execute(
-                sa.select(pt.c.reader_id, pt.c.task, pt.c.n_done, pt.c.n_submissions, pt.c.last))}
+            prog = {
+                (int(rid), str(t)): (int(d), int(n), str(last))
+                for rid, t, d, n, last in conn.execute(
+                    sa.select(pt.c.reader_id, pt.c.task, pt.c.n_done, pt.c.n_submissions, pt.c.last)
+                )
+            }
             if "adjudication" not in self.spec.tasks:
                 return readers, prog, (0, 0)
-            per = (sa.select(ct.c.study_id, sa.func.sum(sa.case((ct.c.resolution.is_(None), 1), else_=0)).label("n_open"))
-                   .group_by(ct.c.study_id).subquery())
-            n, k = conn.execute(sa.select(sa.func.count(), sa.func.sum(sa.case((per.c.n_open == 0, 1), else_=0)))
-                                .select_from(per)).one()  # one row, not one per study
+            per = (
+                sa.select(
+                    ct.c.study_id,
+                    sa.func.sum(sa.case((ct.c.resolution.is_(None), 1), else_=0)).label("n_open"),
+                )
+                .group_by(ct.c.study_id)
+                .subquery()
+            )
+            n, k = conn.execute(
+                sa.select(sa.func.count(), sa.func.sum(sa.case((per.c.n_open == 0, 1), else_=0))).select_from(
+                    per
+                )
+            ).one()  # one row, not one per study
             return readers, prog, (int(n), int(k or 0))
 
         readers, prog, (n_conflicts, n_resolved) = self.read(reads)
@@ -558,11 +683,22 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
                     n_items, n_done = n_conflicts, n_resolved
                 else:
                     n_items = len(self.keys_of(reader, task))
-                out.append({"reader": reader.name, "role": reader.role, "task": task, "n_items": n_items,
-                            "n_done": n_done, "n_submissions": n_sub, "last": last})
+                out.append(
+                    {
+                        "reader": reader.name,
+                        "role": reader.role,
+                        "task": task,
+                        "n_items": n_items,
+                        "n_done": n_done,
+                        "n_submissions": n_sub,
+                        "last": last,
+                    }
+                )
         if rows:
             return out, n_conflicts, n_resolved
-        return pd.DataFrame(out, columns=["reader", "role", "task", "n_items", "n_done", "n_submissions", "last"])
+        return pd.DataFrame(
+            out, columns=["reader", "role", "task", "n_items", "n_done", "n_submissions", "last"]
+        )
 
     def check_integrity(self) -> Any:
         """See :func:`cxreval.reader.db.check_integrity`."""

@@ -50,13 +50,38 @@ from ..io import read_csv_file
 from ..io.images import DISPLAY_SUFFIXES
 from .mrmc import RatingScale, Session, read_rating, read_sessions, read_washout, session_payloads
 
-__all__ = ["TASKS", "NAME_RE", "StudySpec", "Item", "load_study", "study_items",
-           "check_name", "check_text_id", "inside_root"]
+__all__ = [
+    "TASKS",
+    "NAME_RE",
+    "StudySpec",
+    "Item",
+    "load_study",
+    "study_items",
+    "check_name",
+    "check_text_id",
+    "inside_root",
+]
 
 TASKS: tuple[str, ...] = ("image", "report", "iqa", "adjudication")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_KEYS = {"name", "seed", "findings", "images", "patients", "reports", "sections", "iqa", "adjudication", "assignment",
-         "readers", "resolvers", "tasks", "rating", "sessions", "washout_days"}
+_KEYS = {
+    "name",
+    "seed",
+    "findings",
+    "images",
+    "patients",
+    "reports",
+    "sections",
+    "iqa",
+    "adjudication",
+    "assignment",
+    "readers",
+    "resolvers",
+    "tasks",
+    "rating",
+    "sessions",
+    "washout_days",
+}
 
 
 @dataclass(frozen=True)
@@ -113,14 +138,26 @@ class StudySpec:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "root": self.root, "seed": self.seed, "findings": list(self.findings),
-                "tasks": list(self.tasks), "sections": list(self.sections), "criteria": list(self.criteria),
-                "scale": list(self.scale), "adjudication_task": self.adjudication_task,
-                "adjudication_readers": list(self.adjudication_readers), "readers": list(self.readers),
-                "resolvers": list(self.resolvers), "per_image": self.per_image,
-                "rating": None if self.rating is None else {"scale": self.rating.scale,
-                                                            "with_label": self.rating.with_label},
-                "sessions": [s.to_dict() for s in self.sessions], "washout_days": self.washout_days}
+        return {
+            "name": self.name,
+            "root": self.root,
+            "seed": self.seed,
+            "findings": list(self.findings),
+            "tasks": list(self.tasks),
+            "sections": list(self.sections),
+            "criteria": list(self.criteria),
+            "scale": list(self.scale),
+            "adjudication_task": self.adjudication_task,
+            "adjudication_readers": list(self.adjudication_readers),
+            "readers": list(self.readers),
+            "resolvers": list(self.resolvers),
+            "per_image": self.per_image,
+            "rating": None
+            if self.rating is None
+            else {"scale": self.rating.scale, "with_label": self.rating.with_label},
+            "sessions": [s.to_dict() for s in self.sessions],
+            "washout_days": self.washout_days,
+        }
 
     @property
     def image_tasks(self) -> tuple[str, ...]:
@@ -137,15 +174,24 @@ class StudySpec:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> StudySpec:
-        return cls(name=str(d["name"]), root=str(d["root"]), seed=int(d["seed"]),
-                   findings=tuple(d["findings"]), tasks=tuple(d["tasks"]), sections=tuple(d["sections"]),
-                   criteria=tuple(d["criteria"]), scale=(int(d["scale"][0]), int(d["scale"][1])),
-                   adjudication_task=str(d["adjudication_task"]),
-                   adjudication_readers=tuple(d["adjudication_readers"]), readers=tuple(d["readers"]),
-                   resolvers=tuple(d["resolvers"]), per_image=int(d.get("per_image", 0)),
-                   rating=RatingScale(**d["rating"]) if d.get("rating") else None,
-                   sessions=tuple(Session.from_dict(s) for s in d.get("sessions", ())),
-                   washout_days=float(d.get("washout_days", 0.0)))
+        return cls(
+            name=str(d["name"]),
+            root=str(d["root"]),
+            seed=int(d["seed"]),
+            findings=tuple(d["findings"]),
+            tasks=tuple(d["tasks"]),
+            sections=tuple(d["sections"]),
+            criteria=tuple(d["criteria"]),
+            scale=(int(d["scale"][0]), int(d["scale"][1])),
+            adjudication_task=str(d["adjudication_task"]),
+            adjudication_readers=tuple(d["adjudication_readers"]),
+            readers=tuple(d["readers"]),
+            resolvers=tuple(d["resolvers"]),
+            per_image=int(d.get("per_image", 0)),
+            rating=RatingScale(**d["rating"]) if d.get("rating") else None,
+            sessions=tuple(Session.from_dict(s) for s in d.get("sessions", ())),
+            washout_days=float(d.get("washout_days", 0.0)),
+        )
 
 
 @dataclass(frozen=True)
@@ -160,8 +206,10 @@ class Item:
 def check_name(name: str, *, what: str = "reader name") -> str:
     """Return ``name`` if it is a safe identifier (letters, digits, ``_.-``, at most 64), else raise."""
     if not isinstance(name, str) or not NAME_RE.match(name):
-        raise SchemaError(f"Invalid {what} {name!r}: use 1-64 letters, digits, '_', '.' or '-', starting with "
-                          "a letter or digit.")
+        raise SchemaError(
+            f"Invalid {what} {name!r}: use 1-64 letters, digits, '_', '.' or '-', starting with "
+            "a letter or digit."
+        )
     return name
 
 
@@ -172,8 +220,10 @@ def check_text_id(value: str, *, where: str) -> str:
     bad = sorted({c for c in value if unicodedata.category(c) in ("Cc", "Cs")})
     if bad:
         shown = value.encode("unicode_escape", "backslashreplace").decode("ascii")
-        raise SchemaError(f"{where}: '{shown}' holds control character(s) {[f'U+{ord(c):04X}' for c in bad]}; "
-                          "rename it (ids are written into CSV files) and run `cxreval reader init` again.")
+        raise SchemaError(
+            f"{where}: '{shown}' holds control character(s) {[f'U+{ord(c):04X}' for c in bad]}; "
+            "rename it (ids are written into CSV files) and run `cxreval reader init` again."
+        )
     return value
 
 
@@ -182,7 +232,9 @@ def inside_root(root: Path, rel: str, *, where: str) -> Path:
     root = root.resolve()
     p = (root / rel).resolve()
     if not p.is_relative_to(root):
-        raise SchemaError(f"{where}: path {rel!r} leaves the study folder {root}; every path must lie inside it.")
+        raise SchemaError(
+            f"{where}: path {rel!r} leaves the study folder {root}; every path must lie inside it."
+        )
     return p
 
 
@@ -210,8 +262,12 @@ def _read_csv(root: Path, rel: object, *, where: str, required: tuple[str, ...])
     p = inside_root(root, rel, where=where)
     if not p.is_file():
         raise SchemaError(f"{where}: file {p} does not exist.")
-    df = read_csv_file(p, error=lambda f, exc: f"{where}: file {f} cannot be read as CSV ({exc}).", dtype=str,
-                       keep_default_na=False)
+    df = read_csv_file(
+        p,
+        error=lambda f, exc: f"{where}: file {f} cannot be read as CSV ({exc}).",
+        dtype=str,
+        keep_default_na=False,
+    )
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise SchemaError(f"{where}: file {p} lacks column(s) {missing}; it has {list(df.columns)}.")
@@ -241,16 +297,21 @@ def load_study(path: str | Path) -> StudySpec:
     seed = raw.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise SchemaError(f"{where}: 'seed' must be a non-negative integer; got {seed!r}.")
-    readers = tuple(check_name(r) for r in _list_of_str(raw.get("readers", []) or [], where=f"{where}, 'readers'"))
-    resolvers = tuple(check_name(r) for r in _list_of_str(raw.get("resolvers", []) or [],
-                                                          where=f"{where}, 'resolvers'"))
+    readers = tuple(
+        check_name(r) for r in _list_of_str(raw.get("readers", []) or [], where=f"{where}, 'readers'")
+    )
+    resolvers = tuple(
+        check_name(r) for r in _list_of_str(raw.get("resolvers", []) or [], where=f"{where}, 'resolvers'")
+    )
     for what, names in (("reader", readers), ("resolver", resolvers)):
         twice = sorted(n for n, k in Counter(names).items() if k > 1)
         if twice:
             raise SchemaError(f"{where}: {what} {twice[0]!r} is listed twice in '{what}s'; each name once.")
     if set(readers) & set(resolvers):
-        raise SchemaError(f"{where}: reader and resolver names must be distinct; {sorted(set(readers) & set(resolvers))} "
-                          "are in both 'readers' and 'resolvers'.")
+        raise SchemaError(
+            f"{where}: reader and resolver names must be distinct; {sorted(set(readers) & set(resolvers))} "
+            "are in both 'readers' and 'resolvers'."
+        )
     sections = _list_of_str(raw.get("sections", ["findings", "impression"]), where=f"{where}, 'sections'")
     for s in sections:
         check_name(s, what="section name")
@@ -261,17 +322,25 @@ def load_study(path: str | Path) -> StudySpec:
     for c in criteria:
         check_name(c, what="IQA criterion")
     scale = iqa.get("scale", [1, 4])
-    if (not isinstance(scale, list) or len(scale) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
-                                                                   for v in scale) or scale[0] >= scale[1]):
+    if (
+        not isinstance(scale, list)
+        or len(scale) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in scale)
+        or scale[0] >= scale[1]
+    ):
         raise SchemaError(f"{where}: 'iqa.scale' must be two increasing integers [low, high]; got {scale!r}.")
     adj = raw.get("adjudication") or {}
     if not isinstance(adj, dict) or set(adj) - {"task", "readers"}:
         raise SchemaError(f"{where}: 'adjudication' must be a mapping with keys task, readers; got {adj!r}.")
     adj_task = str(adj.get("task", "image"))
     if adj_task != "image" and not (adj_task.startswith("report:") and adj_task[7:] in sections):
-        raise SchemaError(f"{where}: 'adjudication.task' must be 'image' or 'report:<section>' with a section of "
-                          f"{list(sections)}; got {adj_task!r}.")
-    adj_readers = _list_of_str(adj.get("readers", list(readers[:2])), where=f"{where}, 'adjudication.readers'")
+        raise SchemaError(
+            f"{where}: 'adjudication.task' must be 'image' or 'report:<section>' with a section of "
+            f"{list(sections)}; got {adj_task!r}."
+        )
+    adj_readers = _list_of_str(
+        adj.get("readers", list(readers[:2])), where=f"{where}, 'adjudication.readers'"
+    )
     present = [t for t, k in (("image", "images"), ("report", "reports"), ("iqa", "iqa")) if raw.get(k)]
     if raw.get("adjudication") or (resolvers and len(readers) >= 2):
         present.append("adjudication")
@@ -287,33 +356,63 @@ def load_study(path: str | Path) -> StudySpec:
     sessions = read_sessions(raw.get("sessions"), where=where, reserved=TASKS)
     washout = read_washout(raw.get("washout_days"), where=where, sessions=sessions)
     if (rating is not None or sessions) and "image" not in tasks:
-        raise SchemaError(f"{where}: 'rating' and 'sessions' apply to the image task, which the study does not have "
-                          "(give 'images').")
+        raise SchemaError(
+            f"{where}: 'rating' and 'sessions' apply to the image task, which the study does not have "
+            "(give 'images')."
+        )
     if rating is not None and not rating.with_label and "adjudication" in tasks and adj_task == "image":
-        raise SchemaError(f"{where}: adjudication of 'image' compares the readers' labels, which 'rating.with_label: "
-                          "false' does not ask for; adjudicate 'report:<section>' or ask for labels.")
+        raise SchemaError(
+            f"{where}: adjudication of 'image' compares the readers' labels, which 'rating.with_label: "
+            "false' does not ask for; adjudicate 'report:<section>' or ask for labels."
+        )
     if "adjudication" in tasks:
         if "readers" not in adj and len(readers) > 2:
-            raise SchemaError(f"{where}: adjudication compares two readers; with readers {', '.join(readers)} say which "
-                              "two in 'adjudication: {readers: [A, B]}'.")
+            raise SchemaError(
+                f"{where}: adjudication compares two readers; with readers {', '.join(readers)} say which "
+                "two in 'adjudication: {readers: [A, B]}'."
+            )
         if len(adj_readers) != 2 or len(set(adj_readers)) != 2 or not set(adj_readers) <= set(readers):
-            raise SchemaError(f"{where}: adjudication needs two distinct readers from 'readers'; got "
-                              f"{list(adj_readers)} (readers: {list(readers)}).")
+            raise SchemaError(
+                f"{where}: adjudication needs two distinct readers from 'readers'; got "
+                f"{list(adj_readers)} (readers: {list(readers)})."
+            )
         if (adj_task == "image" and "image" not in tasks) or (adj_task != "image" and "report" not in tasks):
             raise SchemaError(f"{where}: adjudication of {adj_task!r} needs that task in the study.")
     assignment = raw.get("assignment") or {}
     k = assignment.get("per_image", 0) if isinstance(assignment, dict) else None
-    if (not isinstance(assignment, dict) or set(assignment) - {"per_image"} or not isinstance(k, int)
-            or isinstance(k, bool) or not 0 <= k <= len(readers) or (assignment and k < 1)):
-        raise SchemaError(f"{where}: 'assignment' must be {{per_image: k}} with k from 1 to the number of readers "
-                          f"({len(readers)}); got {assignment!r}.")
+    if (
+        not isinstance(assignment, dict)
+        or set(assignment) - {"per_image"}
+        or not isinstance(k, int)
+        or isinstance(k, bool)
+        or not 0 <= k <= len(readers)
+        or (assignment and k < 1)
+    ):
+        raise SchemaError(
+            f"{where}: 'assignment' must be {{per_image: k}} with k from 1 to the number of readers "
+            f"({len(readers)}); got {assignment!r}."
+        )
     if sessions:  # the image task is read once per session, each session a task
         tasks = tuple(x for t in tasks for x in ((s.name for s in sessions) if t == "image" else (t,)))
-    return StudySpec(name=str(raw.get("name", p.stem)), root=str(p.parent.resolve()), seed=int(seed),
-                     findings=findings, tasks=tuple(tasks), sections=sections, criteria=criteria,
-                     scale=(int(scale[0]), int(scale[1])), adjudication_task=adj_task,
-                     adjudication_readers=tuple(adj_readers), readers=readers, resolvers=resolvers,
-                     per_image=int(k), rating=rating, sessions=sessions, washout_days=washout, raw=raw)
+    return StudySpec(
+        name=str(raw.get("name", p.stem)),
+        root=str(p.parent.resolve()),
+        seed=int(seed),
+        findings=findings,
+        tasks=tuple(tasks),
+        sections=sections,
+        criteria=criteria,
+        scale=(int(scale[0]), int(scale[1])),
+        adjudication_task=adj_task,
+        adjudication_readers=tuple(adj_readers),
+        readers=readers,
+        resolvers=resolvers,
+        per_image=int(k),
+        rating=rating,
+        sessions=sessions,
+        washout_days=washout,
+        raw=raw,
+    )
 
 
 def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Path]]:
@@ -382,7 +481,9 @@ def study_items(spec: StudySpec) -> list[Item]:
     where = f"study {spec.name!r}"
     patients: dict[str, str] = {}
     if raw.get("patients"):
-        df = _read_csv(root, raw["patients"], where=f"{where}, 'patients'", required=("study_id", "patient_id"))
+        df = _read_csv(
+            root, raw["patients"], where=f"{where}, 'patients'", required=("study_id", "patient_id")
+        )
         if df["study_id"].duplicated().any():
             i = int(np.flatnonzero(df["study_id"].duplicated().to_numpy())[0])
             raise SchemaError(f"{where}, 'patients': study_id {df['study_id'].iloc[i]!r} repeats (row {i}).")
@@ -395,14 +496,28 @@ def study_items(spec: StudySpec) -> list[Item]:
         images = []
         for sid, f in _image_files(root, raw["images"], where=f"{where}, 'images'"):
             w, h = _image_size(f)
-            images.append((sid, {"study_id": sid, "patient_id": patients.get(sid, sid),
-                                 "path": f.resolve().relative_to(root).as_posix(), "width": w, "height": h}))
+            images.append(
+                (
+                    sid,
+                    {
+                        "study_id": sid,
+                        "patient_id": patients.get(sid, sid),
+                        "path": f.resolve().relative_to(root).as_posix(),
+                        "width": w,
+                        "height": h,
+                    },
+                )
+            )
         if spec.sessions:
-            items += [Item(*x) for x in session_payloads(root, spec.sessions, images, spec.findings, where=where)]
+            items += [
+                Item(*x) for x in session_payloads(root, spec.sessions, images, spec.findings, where=where)
+            ]
         else:
             items += [Item("image", sid, payload) for sid, payload in images]
     if "report" in spec.tasks:
-        df = _read_csv(root, raw["reports"], where=f"{where}, 'reports'", required=("study_id", *spec.sections))
+        df = _read_csv(
+            root, raw["reports"], where=f"{where}, 'reports'", required=("study_id", *spec.sections)
+        )
         if df["study_id"].duplicated().any():
             i = int(np.flatnonzero(df["study_id"].duplicated().to_numpy())[0])
             raise SchemaError(f"{where}, 'reports': study_id {df['study_id'].iloc[i]!r} repeats (row {i}).")
@@ -411,14 +526,25 @@ def study_items(spec: StudySpec) -> list[Item]:
                 check_text_id(v, where=f"{where}, 'reports' column {col!r}")
         for _, row in df.iterrows():
             sid = str(row["study_id"])
-            pid = str(row["patient_id"]) if "patient_id" in df.columns and row["patient_id"] else patients.get(sid, sid)
+            pid = (
+                str(row["patient_id"])
+                if "patient_id" in df.columns and row["patient_id"]
+                else patients.get(sid, sid)
+            )
             for sec in spec.sections:
                 text = str(row[sec]).strip()
                 if text:  # an absent section is not an item (recorded by status as fewer items)
-                    items.append(Item("report", f"{sec}:{sid}", {"study_id": sid, "patient_id": pid,
-                                                                 "section": sec, "text": text}))
+                    items.append(
+                        Item(
+                            "report",
+                            f"{sec}:{sid}",
+                            {"study_id": sid, "patient_id": pid, "section": sec, "text": text},
+                        )
+                    )
     if "iqa" in spec.tasks:
-        df = _read_csv(root, raw["iqa"]["pairs"], where=f"{where}, 'iqa.pairs'", required=("reference", "test"))
+        df = _read_csv(
+            root, raw["iqa"]["pairs"], where=f"{where}, 'iqa.pairs'", required=("reference", "test")
+        )
         if df["test"].duplicated().any():
             i = int(np.flatnonzero(df["test"].duplicated().to_numpy())[0])
             raise SchemaError(f"{where}, 'iqa.pairs': test image {df['test'].iloc[i]!r} repeats (row {i}).")
@@ -430,6 +556,17 @@ def study_items(spec: StudySpec) -> list[Item]:
                     raise SchemaError(f"{where}, 'iqa.pairs': image file {f} does not exist.")
             w, h = _image_size(inside_root(root, row["test"], where=where))
             hidden = {k: str(v) for k, v in row.items() if k not in ("reference", "test")}
-            items.append(Item("iqa", _opaque(), {"reference": row["reference"], "test": row["test"],
-                                                                 "hidden": hidden, "width": w, "height": h}))
+            items.append(
+                Item(
+                    "iqa",
+                    _opaque(),
+                    {
+                        "reference": row["reference"],
+                        "test": row["test"],
+                        "hidden": hidden,
+                        "width": w,
+                        "height": h,
+                    },
+                )
+            )
     return items

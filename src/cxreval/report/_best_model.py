@@ -20,10 +20,16 @@ __all__ = ["SEPARABILITY_NOTE", "classification_finding", "separability"]
 
 def _separability_rows(folder: Path) -> pd.DataFrame | None:
     """``auc_comparison.csv`` (:class:`~cxreval.classification.SeparabilityResult`) of ``folder``, or None."""
-    sep = _load(folder, SeparabilityResult.FILES["auc_comparison"], ("finding", "reference", "model_a", "model_b",
-                                                                     "comparison", "difference", "ci_low", "ci_high"))
-    return None if sep is None else sep.assign(_d=_num(sep, "difference"), _lo=_num(sep, "ci_low"),
-                                                _hi=_num(sep, "ci_high"))
+    sep = _load(
+        folder,
+        SeparabilityResult.FILES["auc_comparison"],
+        ("finding", "reference", "model_a", "model_b", "comparison", "difference", "ci_low", "ci_high"),
+    )
+    return (
+        None
+        if sep is None
+        else sep.assign(_d=_num(sep, "difference"), _lo=_num(sep, "ci_low"), _hi=_num(sep, "ci_high"))
+    )
 
 
 def _delta(row: pd.Series, level: float) -> str:
@@ -33,8 +39,9 @@ def _delta(row: pd.Series, level: float) -> str:
     return f"ΔAUC {fmt(row['_d'], 3)}, {level * 100:g}% CI {fmt(row['_lo'], 3)} to {fmt(row['_hi'], 3)}"
 
 
-def separability(folder: Path, finding: str, reference: str, model: str, *, versus: str = "",
-                 subject: str = "") -> str:
+def separability(
+    folder: Path, finding: str, reference: str, model: str, *, versus: str = "", subject: str = ""
+) -> str:
     """One clause saying whether ``model`` (the best under ``reference`` for ``finding``) is separable from the
     runner-up (``versus=''``) or from the best model under reference ``versus``, both scored under ``reference``,
     read from ``auc_comparison.csv``; '' when the folder has no such comparison. ``subject`` names the model in
@@ -42,7 +49,11 @@ def separability(folder: Path, finding: str, reference: str, model: str, *, vers
     sep = _separability_rows(folder)
     if sep is None:
         return ""
-    keep = (_str(sep, "finding") == finding) & (_str(sep, "reference") == reference) & (_str(sep, "model_a") == model)
+    keep = (
+        (_str(sep, "finding") == finding)
+        & (_str(sep, "reference") == reference)
+        & (_str(sep, "model_a") == model)
+    )
     wanted = "runner-up" if not versus else f"best under {versus}"
     rows = sep[keep & _str(sep, "comparison").str.split("; ").map(lambda w: wanted in w)]
     if rows.empty:
@@ -58,10 +69,12 @@ def separability(folder: Path, finding: str, reference: str, model: str, *, vers
     return f"{who} and {other} are not separable ({_delta(r, level)})"
 
 
-SEPARABILITY_NOTE = ("ΔAUC is the difference between two models' AUCs under the same reference, computed on the same "
-                     "bootstrap resamples of patients (DeLong's test where there are no resamples); the intervals of "
-                     "one finding are simultaneous (Bonferroni over its comparisons), and two models are called "
-                     "not separable when the interval covers 0.")
+SEPARABILITY_NOTE = (
+    "ΔAUC is the difference between two models' AUCs under the same reference, computed on the same "
+    "bootstrap resamples of patients (DeLong's test where there are no resamples); the intervals of "
+    "one finding are simultaneous (Bonferroni over its comparisons), and two models are called "
+    "not separable when the interval covers 0."
+)
 """How the report's separability statements are made (stated once on the page)."""
 
 
@@ -74,14 +87,23 @@ def _what(finding: str, n_findings: int) -> str:
     return f"{finding} alone (one finding, not the macro average)"
 
 
-def _comparison_row(sep: pd.DataFrame | None, finding: str, reference: str, model_a: str, model_b: str = "",
-                    runner_up: bool = False) -> pd.Series | None:
+def _comparison_row(
+    sep: pd.DataFrame | None,
+    finding: str,
+    reference: str,
+    model_a: str,
+    model_b: str = "",
+    runner_up: bool = False,
+) -> pd.Series | None:
     """The ``auc_comparison.csv`` row of ``model_a`` against ``model_b`` (or against the runner-up) under
     ``reference``, or None."""
     if sep is None:
         return None
-    keep = ((_str(sep, "finding") == finding) & (_str(sep, "reference") == reference)
-            & (_str(sep, "model_a") == model_a))
+    keep = (
+        (_str(sep, "finding") == finding)
+        & (_str(sep, "reference") == reference)
+        & (_str(sep, "model_a") == model_a)
+    )
     if runner_up:
         keep &= _str(sep, "comparison").str.split("; ").map(lambda w: "runner-up" in w)
     else:
@@ -127,7 +149,9 @@ def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     auc = _load(folder, AUCTableResult.FILES["auc"], AUCTableResult.COLUMNS)
     if auc is None:
         return None
-    keep = ~_str(auc, "model").str.lower().isin((MEAN, "average")) & (_str(auc, "group").str.lower() != "summary")
+    keep = ~_str(auc, "model").str.lower().isin((MEAN, "average")) & (
+        _str(auc, "group").str.lower() != "summary"
+    )
     auc = auc[keep].assign(_a=lambda d: _num(d, "auc")).dropna(subset=["_a"])
     ds = ""
     if "dataset" in auc.columns and not auc.empty:
@@ -140,8 +164,10 @@ def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     n_per = len([f for f in findings if f not in _SUMMARY])
     sub = auc[_str(auc, "finding") == finding]
     refs = sorted(dict.fromkeys(_str(sub, "reference")))
-    best = {r: sub[_str(sub, "reference") == r].sort_values("_a", ascending=False, kind="stable").iloc[0]
-            for r in refs}
+    best = {
+        r: sub[_str(sub, "reference") == r].sort_values("_a", ascending=False, kind="stable").iloc[0]
+        for r in refs
+    }
     model = {r: str(best[r]["model"]) for r in refs}
     has_ci = _num(sub, "ci_low").notna().any()
     sep = _separability_rows(folder)
@@ -176,8 +202,11 @@ def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         rows = [(r, row) for r, row in rows if row is not None] or [(r, None) for r in refs]
         by = "; ".join(f"{m} under {_under([r for r in refs if model[r] == m])}" for m in distinct)
         what = "the two are" if len(distinct) == 2 else "the best models are"
-        text = (f"{where}: the best of {n_models} models changes with the reference ({by})"
-                + _verdict_clause(rows, what, len(refs)) + ".")
+        text = (
+            f"{where}: the best of {n_models} models changes with the reference ({by})"
+            + _verdict_clause(rows, what, len(refs))
+            + "."
+        )
     numbers = []
     many = len(refs) > 3  # then each reference's best AUC only; the ΔAUCs are in the section's table
     for r in refs:

@@ -35,8 +35,13 @@ class Unavailable:
         return tuple(dict.fromkeys(c for c in (self.command, *self.commands) if c))
 
     def to_dict(self) -> dict[str, object]:
-        return {"title": self.title, "reason": self.reason, "command": self.command, "hint": self.hint,
-                "commands": list(self.all_commands)}
+        return {
+            "title": self.title,
+            "reason": self.reason,
+            "command": self.command,
+            "hint": self.hint,
+            "commands": list(self.all_commands),
+        }
 
 
 @dataclass(frozen=True)
@@ -65,10 +70,17 @@ class Section:
         return sum(b.figure is not None for b in self.blocks)
 
     def to_dict(self) -> dict[str, object]:
-        return {"kind": self.kind, "title": self.title, "folder": str(self.folder), "n_figures": self.n_figures,
-                "key_finding": None if self.key is None else self.key.to_dict(),
-                "blocks": [{"heading": b.heading, "figure": b.figure is not None, "missing": b.missing}
-                           for b in self.blocks]}
+        return {
+            "kind": self.kind,
+            "title": self.title,
+            "folder": str(self.folder),
+            "n_figures": self.n_figures,
+            "key_finding": None if self.key is None else self.key.to_dict(),
+            "blocks": [
+                {"heading": b.heading, "figure": b.figure is not None, "missing": b.missing}
+                for b in self.blocks
+            ],
+        }
 
 
 @dataclass(frozen=True)
@@ -93,8 +105,10 @@ class Kind:
     @property
     def commands(self) -> tuple[str, str]:
         """Two exact, runnable commands: this analysis on public data, and the help of its command."""
-        return (f"cxreval demo --out cxreval-demo-{self.name} --section {self.demo_section}",
-                f"{self.own_command} --help")
+        return (
+            f"cxreval demo --out cxreval-demo-{self.name} --section {self.demo_section}",
+            f"{self.own_command} --help",
+        )
 
 
 def result_files(*results: type[TableResult]) -> tuple[str, ...]:
@@ -102,7 +116,9 @@ def result_files(*results: type[TableResult]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f for r in results for f in r.FILES.values()))
 
 
-def load_table(folder: Path, name: str, required: tuple[str, ...]) -> tuple[pd.DataFrame | None, Path | None, str]:
+def load_table(
+    folder: Path, name: str, required: tuple[str, ...]
+) -> tuple[pd.DataFrame | None, Path | None, str]:
     """Read ``name`` from ``folder``; return (table, path, why-missing)."""
     path = find_result_file(folder, name)
     if path is None:
@@ -116,9 +132,16 @@ def load_table(folder: Path, name: str, required: tuple[str, ...]) -> tuple[pd.D
     return df, path, ""
 
 
-def table_block(heading: str, folder: Path, name: str, required: tuple[str, ...],
-                 figure: Callable[[pd.DataFrame], go.Figure | None] | None = None, caption: str = "",
-                 extra: Callable[[pd.DataFrame], str] | None = None, how: str = "") -> Block | None:
+def table_block(
+    heading: str,
+    folder: Path,
+    name: str,
+    required: tuple[str, ...],
+    figure: Callable[[pd.DataFrame], go.Figure | None] | None = None,
+    caption: str = "",
+    extra: Callable[[pd.DataFrame], str] | None = None,
+    how: str = "",
+) -> Block | None:
     """A block showing ``name`` as a table, with a figure when the required columns are present."""
     df, path, why = load_table(folder, name, required)
     if path is None:
@@ -127,5 +150,7 @@ def table_block(heading: str, folder: Path, name: str, required: tuple[str, ...]
         body = html_table(df, name=path.stem, source=path) if df is not None and not df.empty else ""
         return Block(heading, None, body, why, how)
     fig = figure(df) if figure is not None else None
-    body = (extra(df) if extra is not None else "") + html_table(df, name=path.stem, caption=caption, source=path)
+    body = (extra(df) if extra is not None else "") + html_table(
+        df, name=path.stem, caption=caption, source=path
+    )
     return Block(heading, fig, body, how=how)

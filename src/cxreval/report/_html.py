@@ -37,8 +37,15 @@ from .headline import headline
 from .provenance import provenance_html
 from .result_files import listed_files, run_record
 
-__all__ = ["ReportResult", "NoResultsError", "find_result_folders", "report_inputs", "render_report", "write_report",
-           "figure_html"]
+__all__ = [
+    "ReportResult",
+    "NoResultsError",
+    "find_result_folders",
+    "report_inputs",
+    "render_report",
+    "write_report",
+    "figure_html",
+]
 
 
 class NoResultsError(InvalidParameterError):
@@ -75,9 +82,13 @@ class ReportResult:
         return sum(s.n_figures for s in self.sections) + int(self.headline)
 
     def to_dict(self) -> dict[str, object]:
-        return {"path": str(self.path), "n_bytes": self.n_bytes, "n_figures": self.n_figures,
-                "sections": [s.to_dict() for s in self.sections],
-                "unavailable": [u.to_dict() for u in self.unavailable]}
+        return {
+            "path": str(self.path),
+            "n_bytes": self.n_bytes,
+            "n_figures": self.n_figures,
+            "sections": [s.to_dict() for s in self.sections],
+            "unavailable": [u.to_dict() for u in self.unavailable],
+        }
 
 
 def find_result_folders(paths: Sequence[str | Path]) -> list[Path]:
@@ -96,8 +107,10 @@ def find_result_folders(paths: Sequence[str | Path]) -> list[Path]:
     for p in paths:
         p = Path(p)
         if not p.is_dir():
-            raise InvalidParameterError(f"Result folder {str(p)!r} does not exist or is not a directory; "
-                                        "pass folders written by cxreval commands (classify, rank, agree, ...).")
+            raise InvalidParameterError(
+                f"Result folder {str(p)!r} does not exist or is not a directory; "
+                "pass folders written by cxreval commands (classify, rank, agree, ...)."
+            )
         if detect_kinds(p):
             out.append(p)
             continue
@@ -133,8 +146,10 @@ def figure_html(fig: go.Figure, div_id: str) -> str:
     (``cxrevalPlot`` of ``templates/report.js``: PNG and SVG download); fixed id for reproducible output."""
     payload = fig.to_json().replace("</", "<\\/")
     height = int(fig.layout.height or 450)
-    return (f'<div id="{div_id}" class="plotly-graph-div" style="height:{height}px; width:100%;"></div>'
-            f'<script type="text/javascript">cxrevalPlot("{div_id}", {payload});</script>')
+    return (
+        f'<div id="{div_id}" class="plotly-graph-div" style="height:{height}px; width:100%;"></div>'
+        f'<script type="text/javascript">cxrevalPlot("{div_id}", {payload});</script>'
+    )
 
 
 def _slug(text: str, used: set[str]) -> str:
@@ -160,45 +175,68 @@ def _unavailable_html(items: Sequence[Unavailable]) -> str:
     return '<ul class="unavailable">' + "".join(lis) + "</ul>"
 
 
-def _key_findings_html(sections: Sequence[Section], ids: Sequence[str], missing: Sequence[Unavailable],
-                       thresholds: Thresholds) -> str:
+def _key_findings_html(
+    sections: Sequence[Section], ids: Sequence[str], missing: Sequence[Unavailable], thresholds: Thresholds
+) -> str:
     lis = []
     head = headline(sections)
     order = list(zip(sections, ids))
-    if head is not None:  # the headline comparison's lines first, then the other model comparisons, then page order
-        order.sort(key=lambda p: (p[0].folder != head.section.folder, p[0].kind not in ("classification", "ranking")))
+    if (
+        head is not None
+    ):  # the headline comparison's lines first, then the other model comparisons, then page order
+        order.sort(
+            key=lambda p: (p[0].folder != head.section.folder, p[0].kind not in ("classification", "ranking"))
+        )
     for sec, sid in order:
         if sec.key is None:
             body, verdict = "no headline number could be read from its files; see the section.", "see section"
         else:
             body, verdict = sec.key.html, sec.key.verdict
-        lis.append(f'<li class="kf" data-kind="{sec.kind}"><a class="kf-link" href="#{sid}">{html.escape(sec.title)}'
-                   f'</a> <span class="verdict">{html.escape(verdict)}</span><br><span class="kf-text">{body}</span></li>')
+        lis.append(
+            f'<li class="kf" data-kind="{sec.kind}"><a class="kf-link" href="#{sid}">{html.escape(sec.title)}'
+            f'</a> <span class="verdict">{html.escape(verdict)}</span><br><span class="kf-text">{body}</span></li>'
+        )
     if not lis:
         lis.append('<li class="kf">No analysis result could be built; see "Not available".</li>')
-    extra = (f'<p class="note">{len(missing)} part(s) not available: <a href="#not-available">see the list</a>.</p>'
-             if missing else "")
+    extra = (
+        f'<p class="note">{len(missing)} part(s) not available: <a href="#not-available">see the list</a>.</p>'
+        if missing
+        else ""
+    )
     src = "defaults" if thresholds.source == "defaults" else f"from {thresholds.source}"
     fig = ""
     if head is not None:
-        fig = (f'<figure class="headline">{figure_html(head.figure, "fig-headline")}'
-               f'<figcaption class="how">{html.escape(head.caption)}</figcaption></figure>')
-    return ('<section id="key-findings" class="key-findings"><h2>Key findings</h2>'
-            f'<div class="kf-grid{" with-figure" if fig else ""}">{fig}<ol class="kf-list">' + "".join(lis) + "</ol></div>"
-            + extra + f'<p class="thresholds"><strong>How the verdicts are worded</strong> ({html.escape(src)}; '
-            f"set with <code>cxreval report --thresholds FILE</code>): {html.escape(thresholds.describe())} "
-            "Intervals are bootstrap confidence intervals (see Methods and provenance) unless named "
-            "Low–High κ. Weighted κ is Cohen's κ over the ordered states negative < uncertain < positive (quadratic "
-            "weights by default); Low–High κ is the κ of binary labels with the uncertain ones resolved "
-            "pessimistically (Low) or optimistically (High), a different measure: a line whose weighted κ falls "
-            "outside its Low–High range says so. "
-            f"{html.escape(SEPARABILITY_NOTE)}</p></section>")
+        fig = (
+            f'<figure class="headline">{figure_html(head.figure, "fig-headline")}'
+            f'<figcaption class="how">{html.escape(head.caption)}</figcaption></figure>'
+        )
+    return (
+        '<section id="key-findings" class="key-findings"><h2>Key findings</h2>'
+        f'<div class="kf-grid{" with-figure" if fig else ""}">{fig}<ol class="kf-list">'
+        + "".join(lis)
+        + "</ol></div>"
+        + extra
+        + f'<p class="thresholds"><strong>How the verdicts are worded</strong> ({html.escape(src)}; '
+        f"set with <code>cxreval report --thresholds FILE</code>): {html.escape(thresholds.describe())} "
+        "Intervals are bootstrap confidence intervals (see Methods and provenance) unless named "
+        "Low–High κ. Weighted κ is Cohen's κ over the ordered states negative < uncertain < positive (quadratic "
+        "weights by default); Low–High κ is the κ of binary labels with the uncertain ones resolved "
+        "pessimistically (Low) or optimistically (High), a different measure: a line whose weighted κ falls "
+        "outside its Low–High range says so. "
+        f"{html.escape(SEPARABILITY_NOTE)}</p></section>"
+    )
 
 
-def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval report",
-                  unavailable: Sequence[Unavailable] = (), intro_html: str = "",
-                  list_missing_kinds: bool = False, thresholds: Thresholds | None = None,
-                  allow_empty: bool = False) -> tuple[str, list[Section], list[Unavailable]]:
+def render_report(
+    result_dirs: Sequence[str | Path],
+    *,
+    title: str = "cxreval report",
+    unavailable: Sequence[Unavailable] = (),
+    intro_html: str = "",
+    list_missing_kinds: bool = False,
+    thresholds: Thresholds | None = None,
+    allow_empty: bool = False,
+) -> tuple[str, list[Section], list[Unavailable]]:
     """Render the report page.
 
     Parameters
@@ -236,10 +274,12 @@ def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval re
     folders = find_result_folders(result_dirs)
     if not folders and not allow_empty:
         names = sorted({f for k in KINDS for f in k.files})
-        raise NoResultsError(f"No cxreval results in {', '.join(str(Path(p)) for p in result_dirs)}: none of "
-                             f"these folders (or their sub-folders) holds {', '.join(names)} listed by its run.json. "
-                             "Pass folders written by cxreval commands (classify, rank, agree, fuse, localize, "
-                             "iqa, data audit) or by cxreval demo.")
+        raise NoResultsError(
+            f"No cxreval results in {', '.join(str(Path(p)) for p in result_dirs)}: none of "
+            f"these folders (or their sub-folders) holds {', '.join(names)} listed by its run.json. "
+            "Pass folders written by cxreval commands (classify, rank, agree, fuse, localize, "
+            "iqa, data audit) or by cxreval demo."
+        )
     sections: list[Section] = []
     with plots.reference_colors():
         for f in folders:
@@ -251,31 +291,51 @@ def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval re
         where = ", ".join(str(Path(p)) for p in result_dirs) or "(no folder given)"
         for k in KINDS:
             if k.name not in found:
-                missing.append(Unavailable(k.title, f"no result folder holds {' / '.join(k.files)} (searched {where})",
-                                           commands=k.commands,
-                                           hint="The first command computes this analysis on public data; the "
-                                                "second shows how to run it on yours."))
+                missing.append(
+                    Unavailable(
+                        k.title,
+                        f"no result folder holds {' / '.join(k.files)} (searched {where})",
+                        commands=k.commands,
+                        hint="The first command computes this analysis on public data; the "
+                        "second shows how to run it on yours.",
+                    )
+                )
     ids, bodies = zip(*blocks_html) if blocks_html else ((), ())
     toc = [f'<li><a href="#{sid}">{html.escape(sec.title)}</a></li>' for sec, sid in zip(sections, ids)]
     body = list(bodies)
     if missing:
         toc.append('<li><a href="#not-available">Not available</a></li>')
-        body.append('<section class="report-section" id="not-available"><h2>Not available</h2>'
-                    + _unavailable_html(missing) + "</section>")
+        body.append(
+            '<section class="report-section" id="not-available"><h2>Not available</h2>'
+            + _unavailable_html(missing)
+            + "</section>"
+        )
     prov_folders: dict[Path, list[str]] = {}
     for sec in sections:
         prov_folders.setdefault(sec.folder, []).append(sec.title)
     toc.append('<li><a href="#methods">Methods and provenance</a></li>')
-    body.append('<section class="report-section" id="methods"><h2>Methods and provenance</h2>'
-                + provenance_html(list(prov_folders.items()), thresholds=th, version=__version__,
-                                  plotly_version=plotly.__version__) + "</section>")
+    body.append(
+        '<section class="report-section" id="methods"><h2>Methods and provenance</h2>'
+        + provenance_html(
+            list(prov_folders.items()), thresholds=th, version=__version__, plotly_version=plotly.__version__
+        )
+        + "</section>"
+    )
     key_html = _key_findings_html(sections, ids, missing, th)
     n_fig = sum(s.n_figures for s in sections) + int('id="fig-headline"' in key_html)
     page = Template(_template("report.html")).substitute(
-        title=html.escape(title), version=__version__, style=_template("report.css"), plotlyjs=get_plotlyjs(),
-        script=_template("report.js"), n_sections=len(sections), n_figures=n_fig, intro=intro_html,
-        key_findings=key_html, toc="<ol>" + "".join(toc) + "</ol>",
-        body="\n".join(body))
+        title=html.escape(title),
+        version=__version__,
+        style=_template("report.css"),
+        plotlyjs=get_plotlyjs(),
+        script=_template("report.js"),
+        n_sections=len(sections),
+        n_figures=n_fig,
+        intro=intro_html,
+        key_findings=key_html,
+        toc="<ol>" + "".join(toc) + "</ol>",
+        body="\n".join(body),
+    )
     return page, sections, missing
 
 
@@ -286,10 +346,14 @@ def _sections_html(sections: Sequence[Section]) -> list[tuple[str, str]]:
     n_fig = 0
     for sec in sections:
         sid = _slug(sec.title, used)
-        parts = [f'<section class="report-section" id="{sid}" data-kind="{sec.kind}"><h2>{html.escape(sec.title)}</h2>']
+        parts = [
+            f'<section class="report-section" id="{sid}" data-kind="{sec.kind}"><h2>{html.escape(sec.title)}</h2>'
+        ]
         if sec.key is not None:
-            parts.append(f'<p class="section-finding"><span class="verdict">{html.escape(sec.key.verdict)}</span> '
-                         f"{sec.key.html}</p>")
+            parts.append(
+                f'<p class="section-finding"><span class="verdict">{html.escape(sec.key.verdict)}</span> '
+                f"{sec.key.html}</p>"
+            )
         for blk in sec.blocks:
             parts.append(f'<div class="block"><h3>{html.escape(blk.heading)}</h3>')
             if blk.missing:
@@ -302,18 +366,23 @@ def _sections_html(sections: Sequence[Section]) -> list[tuple[str, str]]:
             if blk.html:
                 n_tab = blk.html.count('<table class="data')
                 what = "the table" if n_tab == 1 else f"the {n_tab} tables" if n_tab else "the output"
-                parts.append(f'<details class="tables"><summary>Show {what} (CSV download inside)</summary>'
-                             f"{blk.html}</details>")
+                parts.append(
+                    f'<details class="tables"><summary>Show {what} (CSV download inside)</summary>'
+                    f"{blk.html}</details>"
+                )
             parts.append("</div>")
-        parts.append(f'<p class="folder">from <code>{html.escape(str(sec.folder))}</code> · '
-                     '<a href="#methods">methods and provenance</a> · <a href="#key-findings">key findings</a></p>'
-                     "</section>")
+        parts.append(
+            f'<p class="folder">from <code>{html.escape(str(sec.folder))}</code> · '
+            '<a href="#methods">methods and provenance</a> · <a href="#key-findings">key findings</a></p>'
+            "</section>"
+        )
         out.append((sid, "".join(parts)))
     return out
 
 
-def write_report(result_dirs: Sequence[str | Path], out: str | Path, *, overwrite: bool = True,
-                 **kwargs: Any) -> ReportResult:
+def write_report(
+    result_dirs: Sequence[str | Path], out: str | Path, *, overwrite: bool = True, **kwargs: Any
+) -> ReportResult:
     """Render the report (see :func:`render_report`) and write it to ``out`` atomically.
 
     Parameters
@@ -335,4 +404,6 @@ def write_report(result_dirs: Sequence[str | Path], out: str | Path, *, overwrit
     data = page.encode("utf-8")
     with atomic_file(out, overwrite=overwrite, inputs=inputs) as tmp:
         tmp.write_bytes(data)
-    return ReportResult(Path(out), len(data), tuple(sections), tuple(missing), headline='id="fig-headline"' in page)
+    return ReportResult(
+        Path(out), len(data), tuple(sections), tuple(missing), headline='id="fig-headline"' in page
+    )

@@ -45,12 +45,22 @@ from ._relabelling import relabelling_finding
 from ._thresholds import Thresholds
 from .result_files import find_result_file, run_record
 
-__all__ = ["KeyFinding", "key_finding", "confidence_level", "fmt", "ordinal", "separability", "SEPARABILITY_NOTE", "circular_reference",
-           "FINDERS"]
+__all__ = [
+    "KeyFinding",
+    "key_finding",
+    "confidence_level",
+    "fmt",
+    "ordinal",
+    "separability",
+    "SEPARABILITY_NOTE",
+    "circular_reference",
+    "FINDERS",
+]
 
 # ------------------------------------------------------------------------------------------------
 # one function per analysis kind: (folder, thresholds) -> KeyFinding | None
 # ------------------------------------------------------------------------------------------------
+
 
 def _rank_of_best(folder: Path, row: pd.Series) -> str:
     """'the best model under B (m) ranks 4th of 10 under A' from rankings.csv, or ''."""
@@ -80,8 +90,11 @@ def _rank_of_best(folder: Path, row: pd.Series) -> str:
 
 
 def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    rc = _load(folder, RankingStabilityResult.FILES["rank_correlation"],
-               ("finding", "reference_a", "reference_b", "statistic"))
+    rc = _load(
+        folder,
+        RankingStabilityResult.FILES["rank_correlation"],
+        ("finding", "reference_a", "reference_b", "statistic"),
+    )
     if rc is None:
         return None
     if "method" in rc.columns:
@@ -93,15 +106,21 @@ def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     bands = rc["_s"].map(th.srcc_band)
     worst = rc.loc[rc["_s"].idxmin()]
     level = th.srcc_level(worst["_s"])
-    verb = ("closely predicts" if level == 0 else "barely predicts" if level == len(th.srcc) - 1
-            else "partly predicts")
+    verb = (
+        "closely predicts"
+        if level == 0
+        else "barely predicts"
+        if level == len(th.srcc) - 1
+        else "partly predicts"
+    )
     lo, hi = float(_num(rc, "ci_low")[worst.name]), float(_num(rc, "ci_high")[worst.name])
     pm, psd = float(_num(rc, "paper_mean")[worst.name]), float(_num(rc, "paper_sd")[worst.name])
     if math.isfinite(lo) and math.isfinite(hi):
         interval = _ci(folder, lo, hi)
     elif math.isfinite(pm):
-        interval = f"no bootstrap interval here; published bootstrap mean {fmt(pm)}" + \
-                   (f" ± {fmt(psd)}" if math.isfinite(psd) else "")
+        interval = f"no bootstrap interval here; published bootstrap mean {fmt(pm)}" + (
+            f" ± {fmt(psd)}" if math.isfinite(psd) else ""
+        )
     else:
         interval = "no interval in the table"
     a, b = sorted((str(worst["reference_a"]), str(worst["reference_b"])))  # the same words in either order
@@ -111,10 +130,16 @@ def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         head = f"least stable of {len(rc)} comparisons, "
         tail = f"; all {len(rc)}: {counts}"
     what = str(worst["finding"])
-    what = f"{_where(worst)} alone (one finding, not the macro average)" if what not in _SUMMARY else _where(worst)
+    what = (
+        f"{_where(worst)} alone (one finding, not the macro average)"
+        if what not in _SUMMARY
+        else _where(worst)
+    )
     # one sentence of verdict, one of numbers
-    text = (f"{head}{what}: the model ranking under {a} {verb} the ranking under {b}{_rank_of_best(folder, worst)}. "
-            f"SRCC {fmt(worst['_s'])} ({interval}){tail}.")
+    text = (
+        f"{head}{what}: the model ranking under {a} {verb} the ranking under {b}{_rank_of_best(folder, worst)}. "
+        f"SRCC {fmt(worst['_s'])} ({interval}){tail}."
+    )
     verdict = th.srcc_band(worst["_s"]) + (" at worst" if len(rc) > 1 else "")
     return KeyFinding("ranking", text[0].upper() + text[1:], verdict)
 
@@ -131,20 +156,23 @@ def _kappa_rows(df: pd.DataFrame, key: str) -> tuple[pd.DataFrame, str]:
                     return rows[keep], f"{s} over all findings"
                 rows = rows.assign(**{key: _str(rows, key) + " (" + sets + ")"})
             return rows, f"{s} over findings"
-    return df.groupby(key, sort=False, as_index=False)[["kappa_w", "kappa_low", "kappa_high"]].mean(), \
-        "mean over findings"
+    return df.groupby(key, sort=False, as_index=False)[
+        ["kappa_w", "kappa_low", "kappa_high"]
+    ].mean(), "mean over findings"
 
 
-def _kappa_table(folder: Path, name: str, required: tuple[str, ...], key: str
-                 ) -> tuple[pd.DataFrame, pd.DataFrame, str, pd.Series, pd.Series] | None:
+def _kappa_table(
+    folder: Path, name: str, required: tuple[str, ...], key: str
+) -> tuple[pd.DataFrame, pd.DataFrame, str, pd.Series, pd.Series] | None:
     """The agreement table ``name`` (``required`` columns; numeric κ, rows without a κ left out), its summary
     rows per ``key``, how they summarise (:func:`_kappa_rows`) and the summary rows of lowest and highest κ;
     None when absent or empty."""
     df = _load(folder, name, required)
     if df is None:
         return None
-    df = df.assign(kappa_w=_num(df, "kappa_w"), kappa_low=_num(df, "kappa_low"),
-                   kappa_high=_num(df, "kappa_high")).dropna(subset=["kappa_w"])
+    df = df.assign(
+        kappa_w=_num(df, "kappa_w"), kappa_low=_num(df, "kappa_low"), kappa_high=_num(df, "kappa_high")
+    ).dropna(subset=["kappa_w"])
     if df.empty:
         return None
     rows, how = _kappa_rows(df, key)
@@ -153,12 +181,17 @@ def _kappa_table(folder: Path, name: str, required: tuple[str, ...], key: str
 
 def _low_high(r: pd.Series, sep: str) -> str:
     """``sep`` + "Low–High κ a to b" for a row with a finite Low–High interval, else ''."""
-    return (f"{sep}Low–High κ {fmt(r['kappa_low'])} to {fmt(r['kappa_high'])}"
-            if math.isfinite(r["kappa_low"]) and math.isfinite(r["kappa_high"]) else "")
+    return (
+        f"{sep}Low–High κ {fmt(r['kappa_low'])} to {fmt(r['kappa_high'])}"
+        if math.isfinite(r["kappa_low"]) and math.isfinite(r["kappa_high"])
+        else ""
+    )
 
 
 def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    got = _kappa_table(folder, AgreementTableResult.FILES["agreement"], AgreementTableResult.COLUMNS[:3], "pair")
+    got = _kappa_table(
+        folder, AgreementTableResult.FILES["agreement"], AgreementTableResult.COLUMNS[:3], "pair"
+    )
     if got is None:
         return None
     ag, rows, how, lo_r, hi_r = got
@@ -167,9 +200,11 @@ def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         lo, hi, k = r["kappa_low"], r["kappa_high"], r["kappa_w"]
         if math.isfinite(lo) and math.isfinite(hi) and not lo - 5e-3 <= k <= hi + 5e-3:
             # two measures: the weighted κ over 3 states and the binary κ range; say which is which
-            return (f"{r['pair']}: binary κ {fmt(lo)} to {fmt(hi)} (Low–High: uncertain labels resolved "
-                    f"pessimistically to optimistically), {th.kappa_band(lo)} agreement at worst; the 3-state "
-                    f"weighted κ (negative < uncertain < positive), a different measure, is {fmt(k)}")
+            return (
+                f"{r['pair']}: binary κ {fmt(lo)} to {fmt(hi)} (Low–High: uncertain labels resolved "
+                f"pessimistically to optimistically), {th.kappa_band(lo)} agreement at worst; the 3-state "
+                f"weighted κ (negative < uncertain < positive), a different measure, is {fmt(k)}"
+            )
         return f"{r['pair']}: κ {fmt(k)}, {th.kappa_band(k)} agreement{_low_high(r, '; ')}"
 
     if len(rows) == 1:
@@ -179,8 +214,10 @@ def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     per = ag[~_str(ag, "finding").isin(_SUMMARY)]
     if len(per) > 1:
         w = per.loc[per["kappa_w"].idxmin()]
-        text += (f". Lowest single finding: {w['finding']} ({w['pair']}), κ {fmt(w['kappa_w'])}, "
-                 f"{th.kappa_band(w['kappa_w'])}")
+        text += (
+            f". Lowest single finding: {w['finding']} ({w['pair']}), κ {fmt(w['kappa_w'])}, "
+            f"{th.kappa_band(w['kappa_w'])}"
+        )
     verdict = f"{th.kappa_band(lo_r['kappa_w'])} agreement" + (" at worst" if len(rows) > 1 else "")
     return KeyFinding("agreement", text + ".", verdict)
 
@@ -197,8 +234,13 @@ def _fusion_readers_and_reference(folder: Path) -> tuple[list[str], str]:
 
     def opt(name: str) -> str:
         return argv[argv.index(name) + 1] if name in argv[:-1] else ""
+
     readers = rec.get("readers")
-    names = [str(r) for r in readers] if isinstance(readers, list) else [r for r in opt("--readers").split(",") if r]
+    names = (
+        [str(r) for r in readers]
+        if isinstance(readers, list)
+        else [r for r in opt("--readers").split(",") if r]
+    )
     ref = str(rec.get("reference") or opt("--adjudicated") or "")
     return names, ref
 
@@ -218,7 +260,9 @@ def circular_reference(folder: Path) -> str:
     fa = _load(folder, FusionResult.FILES["fusion_agreement"], FusionResult.COLUMNS[:3])
     if fa is None:
         return ""
-    per = fa[~_str(fa, "finding").isin(_SUMMARY)].assign(_k=lambda d: _num(d, "kappa_w"), _f=lambda d: _num(d, "f1_w"))
+    per = fa[~_str(fa, "finding").isin(_SUMMARY)].assign(
+        _k=lambda d: _num(d, "kappa_w"), _f=lambda d: _num(d, "f1_w")
+    )
     if per.empty:
         return ""
     ok = (per["_k"] >= 1 - 1e-9) & (per["_f"].isna() | (per["_f"] >= 1 - 1e-9))
@@ -227,8 +271,10 @@ def circular_reference(folder: Path) -> str:
     if not hits:
         return ""
     who = f" ({', '.join(readers)})" if readers else ""
-    return (f"{' and '.join(hits)} reproduces the reference exactly on every finding (κ 1.00), so the reference is "
-            f"that rule applied to the same readers{who}")
+    return (
+        f"{' and '.join(hits)} reproduces the reference exactly on every finding (κ 1.00), so the reference is "
+        f"that rule applied to the same readers{who}"
+    )
 
 
 def fusion_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
@@ -238,13 +284,19 @@ def fusion_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     _, rows, how, worst, best = got
     circular = circular_reference(folder)
     iv = _low_high(best, ", ")
-    text = (f"Against the reference, the best of {len(rows)} fusion method(s) is {best['method']} (κ {how} "
-            f"{fmt(best['kappa_w'])}{iv}: {th.kappa_band(best['kappa_w'])} agreement)")
+    text = (
+        f"Against the reference, the best of {len(rows)} fusion method(s) is {best['method']} (κ {how} "
+        f"{fmt(best['kappa_w'])}{iv}: {th.kappa_band(best['kappa_w'])} agreement)"
+    )
     if len(rows) > 1:
-        text += f"; the worst is {worst['method']} (κ {fmt(worst['kappa_w'])}: {th.kappa_band(worst['kappa_w'])})"
+        text += (
+            f"; the worst is {worst['method']} (κ {fmt(worst['kappa_w'])}: {th.kappa_band(worst['kappa_w'])})"
+        )
     if circular:
-        text = (f"Circular reference: {circular}. Agreement with it measures closeness to that rule, not accuracy. "
-                + text)
+        text = (
+            f"Circular reference: {circular}. Agreement with it measures closeness to that rule, not accuracy. "
+            + text
+        )
         return KeyFinding("fusion", text + ".", "circular reference")
     return KeyFinding("fusion", text + ".", f"{th.kappa_band(best['kappa_w'])} agreement at best")
 
@@ -257,6 +309,7 @@ def _fractions(s: pd.Series) -> pd.Series:
             return float(Fraction(str(v).strip()))
         except (ValueError, ZeroDivisionError):
             return float("nan")
+
     return s.map(conv)
 
 
@@ -267,7 +320,8 @@ def localization_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     if loc is None:
         return None
     loc = loc.assign(_t=_fractions(loc["T"]), _acc=_num(loc, "acc"), _afp=_num(loc, "afp")).dropna(
-        subset=["_t", "_acc"])
+        subset=["_t", "_acc"]
+    )
     if loc.empty:
         return None
     t = float(loc["_t"].iloc[(loc["_t"] - 0.5).abs().argmin()])
@@ -286,12 +340,16 @@ def localization_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
             pick = next((v for v in vals if "heatmap" in v), vals[0]) if col == "localizer" else vals[0]
             case[col] = pick
             cand = cand[_str(cand, col) == pick]
-    desc = ", ".join(f"{'threshold ' if k == 'threshold' else ''}{v}" for k, v in case.items() if v not in ("", "-"))
+    desc = ", ".join(
+        f"{'threshold ' if k == 'threshold' else ''}{v}" for k, v in case.items() if v not in ("", "-")
+    )
     lo, hi = cand.loc[cand["_acc"].idxmin()], cand.loc[cand["_acc"].idxmax()]
     text = f"At overlap threshold T = {t:g}" + (f" ({desc})" if desc else "")
     if len(cand) > 1:
-        text += (f", accuracy per finding ranges from {fmt(lo['_acc'])} ({lo['finding']}) to {fmt(hi['_acc'])} "
-                 f"({hi['finding']})")
+        text += (
+            f", accuracy per finding ranges from {fmt(lo['_acc'])} ({lo['finding']}) to {fmt(hi['_acc'])} "
+            f"({hi['finding']})"
+        )
     else:
         text += f", accuracy is {fmt(lo['_acc'])} ({lo['finding']})"
     if cand["_afp"].notna().any():
@@ -338,18 +396,22 @@ def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     lo, hi = mvm.loc[mvm["_s"].idxmin()], mvm.loc[mvm["_s"].idxmax()]
     n_low = int((mvm["_s"].map(th.srcc_level) > 0).sum())
     top = th.srcc[0]
-    text = (f"No expert ratings: metrics are compared with each other. Their rankings{over} agree with SRCC from "
-            f"{fmt(lo['_s'])} ({lo['metric_a']} vs {lo['metric_b']}) to {fmt(hi['_s'])} "
-            f"({hi['metric_a']} vs {hi['metric_b']}); {n_low} of {len(mvm)} metric pairs fall below "
-            f"{top[1]:g} ({top[0]})")
+    text = (
+        f"No expert ratings: metrics are compared with each other. Their rankings{over} agree with SRCC from "
+        f"{fmt(lo['_s'])} ({lo['metric_a']} vs {lo['metric_b']}) to {fmt(hi['_s'])} "
+        f"({hi['metric_a']} vs {hi['metric_b']}); {n_low} of {len(mvm)} metric pairs fall below "
+        f"{top[1]:g} ({top[0]})"
+    )
     dr = _load(folder, MetricComparisonResult.FILES["degradation_ranking"], ("metric", "degradation", "rank"))
     if dr is not None:
         dr = dr.assign(_r=_num(dr, "rank"))
         firsts = dr[dr["_r"] == dr.groupby("metric")["_r"].transform("min")].drop_duplicates("metric")
         counts = _str(firsts, "degradation").value_counts()
         if len(counts):
-            text += (f"; {counts.iloc[0]} of {dr['metric'].nunique()} metrics judge {counts.index[0]} "
-                     "the least harmful degradation")
+            text += (
+                f"; {counts.iloc[0]} of {dr['metric'].nunique()} metrics judge {counts.index[0]} "
+                "the least harmful degradation"
+            )
     verdict = "metrics disagree" if n_low else "metrics agree"
     return KeyFinding("iqa", text + ".", verdict)
 
@@ -367,21 +429,31 @@ def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     name = a.get("dataset", "dataset")
     parts = []
     if "n_images" in a:
-        parts.append(f"{int(a['n_images']):,} images" + (f" of {int(a['n_patients']):,} patients"
-                                                         if "n_patients" in a else ""))
+        parts.append(
+            f"{int(a['n_images']):,} images"
+            + (f" of {int(a['n_patients']):,} patients" if "n_patients" in a else "")
+        )
     boxes = a.get("boxes")
     if isinstance(boxes, dict) and "n_boxes" in boxes:
         parts.append(f"{int(boxes['n_boxes']):,} boxes on {int(boxes.get('n_boxed_images', 0)):,} images")
     split = a.get("split")
     if not isinstance(split, dict):
         verdict = "split and leakage not checked"
-        parts.append(f'official split: not checked, no split lists were available ({p.name} has "split": null), '
-                     "so patient leakage between splits is unknown")
+        parts.append(
+            f'official split: not checked, no split lists were available ({p.name} has "split": null), '
+            "so patient leakage between splits is unknown"
+        )
     else:
         sizes = split.get("sizes")
         if isinstance(sizes, list) and sizes:
-            parts.append("split: " + ", ".join(f"{s.get('split')} {int(s.get('n_studies', 0)):,} studies"
-                                               for s in sizes if isinstance(s, dict)))
+            parts.append(
+                "split: "
+                + ", ".join(
+                    f"{s.get('split')} {int(s.get('n_studies', 0)):,} studies"
+                    for s in sizes
+                    if isinstance(s, dict)
+                )
+            )
         shared = split.get("n_shared_patients", split.get("patient_overlap"))
         if shared is None:
             verdict = "leakage not reported"
@@ -406,13 +478,18 @@ def report_labels_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     if micro.empty or per.empty:
         return None
     m = micro.iloc[0]
-    v, lo, hi = float(_num(micro, "f1").iloc[0]), float(_num(micro, "f1_low").iloc[0]), float(
-        _num(micro, "f1_high").iloc[0])
+    v, lo, hi = (
+        float(_num(micro, "f1").iloc[0]),
+        float(_num(micro, "f1_low").iloc[0]),
+        float(_num(micro, "f1_high").iloc[0]),
+    )
     ci = f" ({_ci(folder, lo, hi)})" if math.isfinite(lo) and math.isfinite(hi) else ""
     pub = float(_num(micro, "nih_f1").iloc[0])
     weakest = per.loc[per["f1"].idxmin()]
-    text = (f"The report labeller on reports its rules were not tuned on (the held-out half), against the "
-            f"human-coded reference: micro F1 {fmt(v)}{ci} over {len(per)} findings")
+    text = (
+        f"The report labeller on reports its rules were not tuned on (the held-out half), against the "
+        f"human-coded reference: micro F1 {fmt(v)}{ci} over {len(per)} findings"
+    )
     if math.isfinite(pub):
         if math.isfinite(lo) and lo > pub:
             verdict = "better than the published labeller"
@@ -429,9 +506,15 @@ def report_labels_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 FINDERS: dict[str, Callable[[Path, Thresholds], KeyFinding | None]] = {
-    "audit": audit_finding, "classification": classification_finding, "ranking": ranking_finding,
-    "agreement": agreement_finding, "fusion": fusion_finding, "localization": localization_finding,
-    "iqa": iqa_finding, "report_labels": report_labels_finding, "relabelling": relabelling_finding,
+    "audit": audit_finding,
+    "classification": classification_finding,
+    "ranking": ranking_finding,
+    "agreement": agreement_finding,
+    "fusion": fusion_finding,
+    "localization": localization_finding,
+    "iqa": iqa_finding,
+    "report_labels": report_labels_finding,
+    "relabelling": relabelling_finding,
     "reader_study": reader_study_finding,
 }
 """The key-finding function of each analysis kind."""

@@ -27,9 +27,18 @@ _VERDICT = READER_STUDY_COLUMNS["verdicts"]
 
 def _model_figure(d: pd.DataFrame) -> go.Figure | None:
     d = d.assign(pair=_str(d, "model") + " · " + _str(d, "modality"))
-    return dot_interval(d, value="difference", category=["finding", "pair"], low="ci_low", high="ci_high",
-                        color="reference", title="Model minus the readers, per reference (ΔAUC for rating readers, "
-                        "ΔSe at the panel's specificity for binary readers)", value_title="Δ", reference_line=0.0)
+    return dot_interval(
+        d,
+        value="difference",
+        category=["finding", "pair"],
+        low="ci_low",
+        high="ci_high",
+        color="reference",
+        title="Model minus the readers, per reference (ΔAUC for rating readers, "
+        "ΔSe at the panel's specificity for binary readers)",
+        value_title="Δ",
+        reference_line=0.0,
+    )
 
 
 def _roc_figure(roc: pd.DataFrame, points: pd.DataFrame | None) -> go.Figure | None:
@@ -40,45 +49,86 @@ def _roc_figure(roc: pd.DataFrame, points: pd.DataFrame | None) -> go.Figure | N
     fig = go.Figure()
     sel = roc[(_str(roc, "finding") == finding) & (_str(roc, "model") == model)]
     for ref, g in sel.groupby("reference", sort=False):
-        fig.add_trace(go.Scatter(x=_num(g, "fpr"), y=_num(g, "tpr"), mode="lines", name=f"{model} · {ref}",
-                                 line={"shape": "hv"}))
+        fig.add_trace(
+            go.Scatter(
+                x=_num(g, "fpr"),
+                y=_num(g, "tpr"),
+                mode="lines",
+                name=f"{model} · {ref}",
+                line={"shape": "hv"},
+            )
+        )
         if points is not None and not points.empty:
-            p = points[(_str(points, "finding") == finding) & (_str(points, "model") == model)
-                       & (_str(points, "reference") == str(ref)) & (_str(points, "kind") == "reader")]
-            fig.add_trace(go.Scatter(x=_num(p, "fpr"), y=_num(p, "tpr"), mode="markers+text",
-                                     text=_str(p, "reader"), textposition="top center", name=f"readers · {ref}"))
-    fig.update_layout(title=f"{finding}: {model}'s ROC curve and the readers' operating points",
-                      xaxis_title="1 − specificity", yaxis_title="sensitivity", template="plotly_white")
+            p = points[
+                (_str(points, "finding") == finding)
+                & (_str(points, "model") == model)
+                & (_str(points, "reference") == str(ref))
+                & (_str(points, "kind") == "reader")
+            ]
+            fig.add_trace(
+                go.Scatter(
+                    x=_num(p, "fpr"),
+                    y=_num(p, "tpr"),
+                    mode="markers+text",
+                    text=_str(p, "reader"),
+                    textposition="top center",
+                    name=f"readers · {ref}",
+                )
+            )
+    fig.update_layout(
+        title=f"{finding}: {model}'s ROC curve and the readers' operating points",
+        xaxis_title="1 − specificity",
+        yaxis_title="sensitivity",
+        template="plotly_white",
+    )
     return fig
 
 
 def build_reader_study(folder: Path) -> list[Block]:
-    readers = table_block("Readers' AUC by modality", folder, _FILES["reader_auc"],
-                          READER_STUDY_COLUMNS["reader_auc"][:5], figure=ReaderStudyResult.figure,
-                          how="Each marker is one reader's empirical AUC in one modality against one reference, "
-                              "with its interval; a reader whose AUC moves with the reference is judged by the "
-                              "reference as much as by the images.")
-    model = table_block("Is the model radiologist-level, under each reference?", folder, _FILES["verdicts"],
-                        _VERDICT, figure=_model_figure,
-                        how="Each marker is a model minus the panel of readers under one reference, with its "
-                            "interval: the AUC minus the readers' mean AUC for readers who give ratings, the "
-                            "sensitivity at the readers' mean specificity minus theirs for binary readers. The model "
-                            "is non-inferior when the interval's lower end lies above minus the margin.")
+    readers = table_block(
+        "Readers' AUC by modality",
+        folder,
+        _FILES["reader_auc"],
+        READER_STUDY_COLUMNS["reader_auc"][:5],
+        figure=ReaderStudyResult.figure,
+        how="Each marker is one reader's empirical AUC in one modality against one reference, "
+        "with its interval; a reader whose AUC moves with the reference is judged by the "
+        "reference as much as by the images.",
+    )
+    model = table_block(
+        "Is the model radiologist-level, under each reference?",
+        folder,
+        _FILES["verdicts"],
+        _VERDICT,
+        figure=_model_figure,
+        how="Each marker is a model minus the panel of readers under one reference, with its "
+        "interval: the AUC minus the readers' mean AUC for readers who give ratings, the "
+        "sensitivity at the readers' mean specificity minus theirs for binary readers. The model "
+        "is non-inferior when the interval's lower end lies above minus the margin.",
+    )
     roc_table = _load(folder, _FILES["roc_curve"], READER_STUDY_COLUMNS["roc_curve"])
     pts = _load(folder, _FILES["readers_vs_curve"], READER_STUDY_COLUMNS["readers_vs_curve"])
     roc = None
     if roc_table is not None and not roc_table.empty:
-        roc = table_block("Readers on the model's ROC curve", folder, _FILES["readers_vs_curve"],
-                          READER_STUDY_COLUMNS["readers_vs_curve"][:9],
-                          figure=lambda _d: _roc_figure(roc_table, pts),
-                          how="The line is the model's empirical ROC curve against each reference; each marker a "
-                              "reader's sensitivity and 1 − specificity against the same reference. A reader below "
-                              "the curve reads worse than the model at that reader's specificity.")
-    diffs = table_block("Modalities compared (OR and DBM)", folder, _FILES["differences"],
-                        READER_STUDY_COLUMNS["differences"][:6],
-                        how="Each row is one modality minus another, by the OR or DBM method and its analysis "
-                            "(RRRC: readers and cases random, Hillis's degrees of freedom; FRRC: readers fixed; "
-                            "RRFC: cases fixed), with its interval and p-value.")
+        roc = table_block(
+            "Readers on the model's ROC curve",
+            folder,
+            _FILES["readers_vs_curve"],
+            READER_STUDY_COLUMNS["readers_vs_curve"][:9],
+            figure=lambda _d: _roc_figure(roc_table, pts),
+            how="The line is the model's empirical ROC curve against each reference; each marker a "
+            "reader's sensitivity and 1 − specificity against the same reference. A reader below "
+            "the curve reads worse than the model at that reader's specificity.",
+        )
+    diffs = table_block(
+        "Modalities compared (OR and DBM)",
+        folder,
+        _FILES["differences"],
+        READER_STUDY_COLUMNS["differences"][:6],
+        how="Each row is one modality minus another, by the OR or DBM method and its analysis "
+        "(RRRC: readers and cases random, Hillis's degrees of freedom; FRRC: readers fixed; "
+        "RRFC: cases fixed), with its interval and p-value.",
+    )
     return [b for b in (model, roc, readers, diffs) if b]
 
 
@@ -89,22 +139,29 @@ def reader_study_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     d = _load(folder, _FILES["verdicts"], _VERDICT)
     if d is None or d.empty:
         return None
-    d = d.assign(_lo=_num(d, "ci_low"), _est=_num(d, "difference"),
-                 _ok=_str(d, "non_inferior").str.lower().isin(["true", "1"]))
+    d = d.assign(
+        _lo=_num(d, "ci_low"),
+        _est=_num(d, "difference"),
+        _ok=_str(d, "non_inferior").str.lower().isin(["true", "1"]),
+    )
     groups = list(d.groupby(["finding", "model", "modality"], sort=False))
     split = [g for g in groups if g[1]["_ok"].any() and not g[1]["_ok"].all()]
     (finding, model, modality), g = (split or groups)[0]
     yes = [str(r) for r in g.loc[g["_ok"], "reference"]]
     no = [str(r) for r in g.loc[~g["_ok"], "reference"]]
     if yes and no:
-        text = (f"Radiologist-level depends on the reference in {len(split)} of {len(groups)} comparisons "
-                f"({model}, {finding}: yes under {', '.join(yes)}, not {', '.join(no)}).")
+        text = (
+            f"Radiologist-level depends on the reference in {len(split)} of {len(groups)} comparisons "
+            f"({model}, {finding}: yes under {', '.join(yes)}, not {', '.join(no)})."
+        )
         verdict = "depends on the reference"
     elif yes:
         text = f"{model} is non-inferior to the {modality} readers for {finding} under every reference ({', '.join(yes)})."
         verdict = "non-inferior"
     else:
-        text = (f"{model} is not shown non-inferior to the {modality} readers for {finding} under any reference "
-                f"({', '.join(no)}).")
+        text = (
+            f"{model} is not shown non-inferior to the {modality} readers for {finding} under any reference "
+            f"({', '.join(no)})."
+        )
         verdict = "not shown non-inferior"
     return KeyFinding("reader_study", text, verdict)

@@ -28,34 +28,61 @@ _POWER = ("finding", "best", "runner_up", "budget", "p_separable")
 
 def _comparison_figure(d: pd.DataFrame) -> go.Figure | None:
     d = d.assign(pair=_str(d, "model_a") + " − " + _str(d, "model_b"))
-    return dot_interval(d, value="delta", category=["finding", "pair"], low="ci_low", high="ci_high",
-                              title="Best model minus runner-up, two-phase estimate", value_title="ΔAUC",
-                              reference_line=0.0)
+    return dot_interval(
+        d,
+        value="delta",
+        category=["finding", "pair"],
+        low="ci_low",
+        high="ci_high",
+        title="Best model minus runner-up, two-phase estimate",
+        value_title="ΔAUC",
+        reference_line=0.0,
+    )
 
 
 def build_relabelling(folder: Path) -> list[Block]:
     files = RelabelPlanResult.FILES
-    power = table_block("How many relabelled studies are enough?", folder, files["power"], _POWER,
-                        figure=RelabelPlanResult.figure,
-                        how="Each line is one finding: the predicted probability that the best model's interval "
-                            "against the runner-up excludes 0 once an expert has relabelled that many of the "
-                            "top-priority studies (budget 0: the labels as they are). The method column says how it "
-                            "is computed; read it as a guide to the budget, not a certainty for one finding.")
-    relabel = table_block("Studies to relabel, in priority order", folder, files["relabel"], RELABEL_COLUMNS[:4],
-                          how="Priority 1 first: the studies whose true label would change the leading pair's ΔAUC "
-                              "the most (expected absolute change, summed over findings), with the reason in words. "
-                              "study.yaml and images.csv beside it are the reader study that collects those labels "
-                              "(cxreval reader init --study study.yaml --db sqlite:///relabel.db).")
-    auc = table_block("Two-phase AUC estimate", folder, files["auc"], ("finding", "model", "auc"),
-                      figure=TwoPhaseAUCResult.figure,
-                      how="Each marker is one model's AUC against the truth estimated from the references (and the "
-                          "expert's labels where the folder's anchor has them); auc_reference is the same model "
-                          "against the cheap reference alone, for comparison.")
-    comp = table_block("Is the best model separable now?", folder, files["comparison"], COMPARISON_COLUMNS[:6],
-                       figure=_comparison_figure,
-                       how="Each row is a finding's best model minus its runner-up under the two-phase estimate, "
-                           "with its interval; an interval that covers 0 means the current labels do not settle "
-                           "which of the two is better.")
+    power = table_block(
+        "How many relabelled studies are enough?",
+        folder,
+        files["power"],
+        _POWER,
+        figure=RelabelPlanResult.figure,
+        how="Each line is one finding: the predicted probability that the best model's interval "
+        "against the runner-up excludes 0 once an expert has relabelled that many of the "
+        "top-priority studies (budget 0: the labels as they are). The method column says how it "
+        "is computed; read it as a guide to the budget, not a certainty for one finding.",
+    )
+    relabel = table_block(
+        "Studies to relabel, in priority order",
+        folder,
+        files["relabel"],
+        RELABEL_COLUMNS[:4],
+        how="Priority 1 first: the studies whose true label would change the leading pair's ΔAUC "
+        "the most (expected absolute change, summed over findings), with the reason in words. "
+        "study.yaml and images.csv beside it are the reader study that collects those labels "
+        "(cxreval reader init --study study.yaml --db sqlite:///relabel.db).",
+    )
+    auc = table_block(
+        "Two-phase AUC estimate",
+        folder,
+        files["auc"],
+        ("finding", "model", "auc"),
+        figure=TwoPhaseAUCResult.figure,
+        how="Each marker is one model's AUC against the truth estimated from the references (and the "
+        "expert's labels where the folder's anchor has them); auc_reference is the same model "
+        "against the cheap reference alone, for comparison.",
+    )
+    comp = table_block(
+        "Is the best model separable now?",
+        folder,
+        files["comparison"],
+        COMPARISON_COLUMNS[:6],
+        figure=_comparison_figure,
+        how="Each row is a finding's best model minus its runner-up under the two-phase estimate, "
+        "with its interval; an interval that covers 0 means the current labels do not settle "
+        "which of the two is better.",
+    )
     return [b for b in (power, comp, auc, relabel) if b]
 
 
@@ -72,16 +99,24 @@ def relabelling_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         return None
     budget = int(power["_b"].max())
     at = power[power["_b"] == budget].assign(finding=lambda d: _str(d, "finding"))
-    comp = comp.assign(finding=_str(comp, "finding"), _d=_num(comp, "delta"), _lo=_num(comp, "ci_low"),
-                       _hi=_num(comp, "ci_high"))
+    comp = comp.assign(
+        finding=_str(comp, "finding"),
+        _d=_num(comp, "delta"),
+        _lo=_num(comp, "ci_low"),
+        _hi=_num(comp, "ci_high"),
+    )
     settled = comp[(comp["_lo"] > 0) | (comp["_hi"] < 0)]["finding"].tolist()
     open_ = at[~at["finding"].isin(settled)]
     n = len(comp)
-    head = (f"The current labels settle the best model (its interval against the runner-up excludes 0) for "
-            f"{len(settled)} of {n} finding{'s' if n != 1 else ''}" + (f" ({', '.join(settled)})" if settled else ""))
+    head = (
+        f"The current labels settle the best model (its interval against the runner-up excludes 0) for "
+        f"{len(settled)} of {n} finding{'s' if n != 1 else ''}"
+        + (f" ({', '.join(settled)})" if settled else "")
+    )
     if open_.empty:
-        return KeyFinding("relabelling", head + "; relabelling is not needed to say which model is best.",
-                          "settled now")
+        return KeyFinding(
+            "relabelling", head + "; relabelling is not needed to say which model is best.", "settled now"
+        )
     hard = open_.sort_values("_p", kind="stable").iloc[0]
     row = comp[comp["finding"] == hard["finding"]]
     now = ""
@@ -91,7 +126,9 @@ def relabelling_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         iv = f", {_ci(folder, r['_lo'], r['_hi'], level=level, digits=3)}" if math.isfinite(r["_lo"]) else ""
         now = f", now ΔAUC {fmt(r['_d'], 3)}{iv}"
     k = len(open_)
-    text = (f"{head}. After the top {budget} studies are relabelled, the predicted probability of settling "
-            f"{hard['finding']} ({hard['best']} against {hard['runner_up']}{now}) is {fmt(hard['_p'])}"
-            + (f", the lowest of the {k} findings not yet settled" if k > 1 else ""))
+    text = (
+        f"{head}. After the top {budget} studies are relabelled, the predicted probability of settling "
+        f"{hard['finding']} ({hard['best']} against {hard['runner_up']}{now}) is {fmt(hard['_p'])}"
+        + (f", the lowest of the {k} findings not yet settled" if k > 1 else "")
+    )
     return KeyFinding("relabelling", text + ".", f"P(separable) {fmt(hard['_p'])} at {budget} studies")

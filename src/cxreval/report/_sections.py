@@ -62,14 +62,22 @@ from .html_tables import html_table
 from .image_sections import IQA_RESULTS, LOCALIZATION_RESULTS, build_iqa, build_localization
 from .result_files import find_result_file, result_path
 
-__all__ = ["KINDS", "Kind", "Block", "Section", "Unavailable", "detect_kinds", "build_sections", "result_files"]
-
-
+__all__ = [
+    "KINDS",
+    "Kind",
+    "Block",
+    "Section",
+    "Unavailable",
+    "detect_kinds",
+    "build_sections",
+    "result_files",
+]
 
 
 # --------------------------------------------------------------------------------------------------
 # per-kind builders
 # --------------------------------------------------------------------------------------------------
+
 
 def _auc_pivot(df: pd.DataFrame) -> str:
     """Compact model × reference table for the first finding shown (macro when present)."""
@@ -78,7 +86,9 @@ def _auc_pivot(df: pd.DataFrame) -> str:
     a = pd.to_numeric(s["auc"], errors="coerce")
     if {"ci_low", "ci_high"} <= set(s.columns):
         lo, hi = pd.to_numeric(s["ci_low"], errors="coerce"), pd.to_numeric(s["ci_high"], errors="coerce")
-        s["cell"] = [f"{x:.3f} [{y:.3f}, {z:.3f}]" if pd.notna(y) else f"{x:.3f}" for x, y, z in zip(a, lo, hi)]
+        s["cell"] = [
+            f"{x:.3f} [{y:.3f}, {z:.3f}]" if pd.notna(y) else f"{x:.3f}" for x, y, z in zip(a, lo, hi)
+        ]
     else:
         s["cell"] = [f"{x:.3f}" for x in a]
     s["_a"] = a
@@ -88,11 +98,15 @@ def _auc_pivot(df: pd.DataFrame) -> str:
     return html_table(pv, name=f"auc_{finding}_by_reference", caption=f"AUC [95% CI], {finding}")
 
 
-def _by_dataset(fig: Callable[[pd.DataFrame], go.Figure | None]) -> Callable[[pd.DataFrame], go.Figure | None]:
+def _by_dataset(
+    fig: Callable[[pd.DataFrame], go.Figure | None],
+) -> Callable[[pd.DataFrame], go.Figure | None]:
     """Wrap a figure function so that a ``dataset`` column with several values prefixes the findings
     (panels of different datasets are never mixed)."""
+
     def wrapped(df: pd.DataFrame) -> go.Figure | None:
         return fig(plots.by_dataset(df))
+
     return wrapped
 
 
@@ -101,17 +115,28 @@ _CLASSIFICATION_RESULTS = (AUCTableResult,)  # auc.csv: the AUC table every AUC 
 
 def _build_classification(folder: Path) -> list[Block]:
     (auc,) = _CLASSIFICATION_RESULTS
-    b = table_block("AUC per model and reference", folder, auc.FILES["auc"], auc.COLUMNS,
-                     figure=auc.figure, extra=_by_dataset_html(_auc_pivot),
-                     how="Each marker is one model's ROC-AUC under one reference (one colour per reference), the "
-                         "bar its bootstrap confidence interval; models are sorted by mean AUC and the menu "
-                         "switches finding.")
-    sep = table_block("Is the best model separable?", folder, SeparabilityResult.FILES["auc_comparison"],
-                      SeparabilityResult.COLUMNS, figure=SeparabilityResult.figure,
-                      how="Each row compares the best model under a reference with the runner-up, or with the best "
-                          "model under another reference, both scored under that reference: the paired ΔAUC and its "
-                          "interval, simultaneous over the finding's comparisons. An interval that covers 0 means "
-                          "the two are not separable.")
+    b = table_block(
+        "AUC per model and reference",
+        folder,
+        auc.FILES["auc"],
+        auc.COLUMNS,
+        figure=auc.figure,
+        extra=_by_dataset_html(_auc_pivot),
+        how="Each marker is one model's ROC-AUC under one reference (one colour per reference), the "
+        "bar its bootstrap confidence interval; models are sorted by mean AUC and the menu "
+        "switches finding.",
+    )
+    sep = table_block(
+        "Is the best model separable?",
+        folder,
+        SeparabilityResult.FILES["auc_comparison"],
+        SeparabilityResult.COLUMNS,
+        figure=SeparabilityResult.figure,
+        how="Each row compares the best model under a reference with the runner-up, or with the best "
+        "model under another reference, both scored under that reference: the paired ΔAUC and its "
+        "interval, simultaneous over the finding's comparisons. An interval that covers 0 means "
+        "the two are not separable.",
+    )
     return [blk for blk in (b, sep) if blk]
 
 
@@ -121,6 +146,7 @@ def _by_dataset_html(fn: Callable[[pd.DataFrame], str]) -> Callable[[pd.DataFram
             df = df.copy()
             df["finding"] = df["dataset"].astype(str) + ": " + df["finding"].astype(str)
         return fn(df)
+
     return wrapped
 
 
@@ -130,8 +156,12 @@ def _top_per_reference(df: pd.DataFrame) -> str:
         d["group"] = "all"
     d["rank"] = pd.to_numeric(d["rank"], errors="coerce")
     top = d[d["rank"] == d.groupby(["finding", "group", "reference"])["rank"].transform("min")]
-    t = (top.groupby(["finding", "group", "reference"], sort=False)["model"]
-         .agg(lambda s: " / ".join(sorted(map(str, s)))).unstack("reference").reset_index())
+    t = (
+        top.groupby(["finding", "group", "reference"], sort=False)["model"]
+        .agg(lambda s: " / ".join(sorted(map(str, s))))
+        .unstack("reference")
+        .reset_index()
+    )
     refs = [c for c in t.columns if c not in ("finding", "group")]
     t["top rank changes"] = t[refs].nunique(axis=1, dropna=True) > 1
     return html_table(t, name="top_model_per_reference", caption="Top-ranked model under each reference")
@@ -143,31 +173,49 @@ _RANKING_RESULTS = (RankingStabilityResult,)
 def _build_ranking(folder: Path) -> list[Block]:
     out = []
     (rk,) = _RANKING_RESULTS
-    b = table_block("Model ranks across references", folder, rk.FILES["rankings"],
-                     ("finding", "reference", "model", "rank"), figure=rk.figure,
-                     extra=_by_dataset_html(_top_per_reference),
-                     how="Each line follows one model from reference to reference: crossing lines are rank "
-                         "changes, thick lines are models ranked first under some reference.")
+    b = table_block(
+        "Model ranks across references",
+        folder,
+        rk.FILES["rankings"],
+        ("finding", "reference", "model", "rank"),
+        figure=rk.figure,
+        extra=_by_dataset_html(_top_per_reference),
+        how="Each line follows one model from reference to reference: crossing lines are rank "
+        "changes, thick lines are models ranked first under some reference.",
+    )
     if b:
         out.append(b)
-    b = table_block("Top-rank changes", folder, rk.FILES["top_changes"], (),
-                     how="The best model under each reference, with its AUC and rank under every other "
-                         "reference.")
+    b = table_block(
+        "Top-rank changes",
+        folder,
+        rk.FILES["top_changes"],
+        (),
+        how="The best model under each reference, with its AUC and rank under every other reference.",
+    )
     if b:
         out.append(b)
-    b = table_block("Rank correlation between references (SRCC / KRCC)", folder, rk.FILES["rank_correlation"],
-                     ("finding", "reference_a", "reference_b", "statistic"),
-                     figure=_by_dataset(plots.rank_correlation_heatmap),
-                     how="Each cell is the rank correlation between two references' model rankings for one finding "
-                         "and model group (1 = the same ranking, 0 = unrelated, −1 = reversed), with its bootstrap "
-                         "interval when there is one.")
+    b = table_block(
+        "Rank correlation between references (SRCC / KRCC)",
+        folder,
+        rk.FILES["rank_correlation"],
+        ("finding", "reference_a", "reference_b", "statistic"),
+        figure=_by_dataset(plots.rank_correlation_heatmap),
+        how="Each cell is the rank correlation between two references' model rankings for one finding "
+        "and model group (1 = the same ranking, 0 = unrelated, −1 = reversed), with its bootstrap "
+        "interval when there is one.",
+    )
     if b:
         out.append(b)
         df, path, why = load_table(folder, rk.FILES["rank_correlation"], ("statistic", "paper_mean"))
         if not why and df is not None and pd.to_numeric(df["paper_mean"], errors="coerce").notna().any():
-            out.append(Block("Recomputed vs published rank correlations", plots.rank_correlation_vs_paper(df),
-                             how="Each point is one correlation: on the dotted line the value recomputed here "
-                                 "equals the paper's bootstrap mean; bars are the paper's standard deviation."))
+            out.append(
+                Block(
+                    "Recomputed vs published rank correlations",
+                    plots.rank_correlation_vs_paper(df),
+                    how="Each point is one correlation: on the dotted line the value recomputed here "
+                    "equals the paper's bootstrap mean; bars are the paper's standard deviation.",
+                )
+            )
     return out
 
 
@@ -177,20 +225,33 @@ _AGREEMENT_RESULTS = (AgreementTableResult, PrevalenceResult, FlowsResult)
 def _build_agreement(folder: Path) -> list[Block]:
     agr, prev, flows = _AGREEMENT_RESULTS
     blocks = (
-        table_block("Agreement: weighted κ with Low-High κ", folder, agr.FILES["agreement"],
-                     agr.COLUMNS[:3],  # pair, finding, kappa_w
-                     figure=agr.figure,
-                     how="Each diamond is the weighted κ between two label sources for one finding; its bar runs "
-                         "from the pessimistic (Low) to the optimistic (High) κ over the uncertain labels."),
-        table_block("Prevalence per source", folder, prev.FILES["prevalence"],
-                     prev.COLUMNS[:3],  # source, finding, state
-                     figure=lambda d: prev.figure(d) if set(prev.COLUMNS[3:]) & set(d.columns) else None,
-                     how="Each bar splits one source's labels of one finding into states; a 'positive' share that "
-                         "differs between sources is a prevalence shift."),
-        table_block("Label flows between sources (omissions)", folder, flows.FILES["flows"], flows.COLUMNS,
-                     figure=flows.figure,
-                     how="Each band carries the studies one source labels one way (left) and the other source "
-                         "another way (right): grey bands agree, coloured bands change state."),
+        table_block(
+            "Agreement: weighted κ with Low-High κ",
+            folder,
+            agr.FILES["agreement"],
+            agr.COLUMNS[:3],  # pair, finding, kappa_w
+            figure=agr.figure,
+            how="Each diamond is the weighted κ between two label sources for one finding; its bar runs "
+            "from the pessimistic (Low) to the optimistic (High) κ over the uncertain labels.",
+        ),
+        table_block(
+            "Prevalence per source",
+            folder,
+            prev.FILES["prevalence"],
+            prev.COLUMNS[:3],  # source, finding, state
+            figure=lambda d: prev.figure(d) if set(prev.COLUMNS[3:]) & set(d.columns) else None,
+            how="Each bar splits one source's labels of one finding into states; a 'positive' share that "
+            "differs between sources is a prevalence shift.",
+        ),
+        table_block(
+            "Label flows between sources (omissions)",
+            folder,
+            flows.FILES["flows"],
+            flows.COLUMNS,
+            figure=flows.figure,
+            how="Each band carries the studies one source labels one way (left) and the other source "
+            "another way (right): grey bands agree, coloured bands change state.",
+        ),
     )
     return [b for b in blocks if b]
 
@@ -198,18 +259,31 @@ def _build_agreement(folder: Path) -> list[Block]:
 def _build_fusion(folder: Path) -> list[Block]:
     files, cols = FusionResult.FILES, FusionResult.FILE_COLUMNS
     blocks = (
-        table_block("Agreement of each fusion method with the reference", folder, files["fusion_agreement"],
-                     FusionResult.COLUMNS[:3],  # method, finding, kappa_w
-                     figure=FusionResult.figure,
-                     how="Each bar is one fusion method's weighted κ with the reference for one finding; the dark "
-                         "bar is its Low–High interval."),
-        table_block("Warnings: states fused far more often than any reader uses them", folder,
-                     files["fusion_warnings"], cols["fusion_warnings"],
-                     caption="A state fused more than 1.5x as often as any reader gives it. For MACE this is its "
-                             "model (no class prior, truth-independent spam), not a fitting defect: see "
-                             "cxreval.fusion; prefer Dawid-Skene there."),
-        table_block("Fused labels", folder, files["fused_labels"], (),
-                     how="The fused label of every study, finding and method."),
+        table_block(
+            "Agreement of each fusion method with the reference",
+            folder,
+            files["fusion_agreement"],
+            FusionResult.COLUMNS[:3],  # method, finding, kappa_w
+            figure=FusionResult.figure,
+            how="Each bar is one fusion method's weighted κ with the reference for one finding; the dark "
+            "bar is its Low–High interval.",
+        ),
+        table_block(
+            "Warnings: states fused far more often than any reader uses them",
+            folder,
+            files["fusion_warnings"],
+            cols["fusion_warnings"],
+            caption="A state fused more than 1.5x as often as any reader gives it. For MACE this is its "
+            "model (no class prior, truth-independent spam), not a fitting defect: see "
+            "cxreval.fusion; prefer Dawid-Skene there.",
+        ),
+        table_block(
+            "Fused labels",
+            folder,
+            files["fused_labels"],
+            (),
+            how="The fused label of every study, finding and method.",
+        ),
     )
     return [b for b in blocks if b]
 
@@ -230,8 +304,10 @@ def _json_html(obj: object, name: str, depth: int = 0) -> str:
     if isinstance(obj, list):
         if obj and all(isinstance(x, dict) for x in obj):
             return html_table(pd.json_normalize(obj), name=name)
-        return html_table(pd.DataFrame({"value": [json.dumps(x) if isinstance(x, (dict, list)) else x for x in obj]}),
-                          name=name)
+        return html_table(
+            pd.DataFrame({"value": [json.dumps(x) if isinstance(x, (dict, list)) else x for x in obj]}),
+            name=name,
+        )
     return f"<p>{html.escape(str(obj))}</p>"
 
 
@@ -245,18 +321,32 @@ def _build_audit(folder: Path) -> list[Block]:
     except json.JSONDecodeError as exc:
         return [Block("Audit", None, "", f"{name} is not valid JSON: {exc}")]
     if isinstance(obj, dict) and "split" in obj and not isinstance(obj.get("split"), dict):
-        missing = ('official split and patient leakage: not checked; no split lists were available '
-                   f'({name} has "split": null)')
+        missing = (
+            "official split and patient leakage: not checked; no split lists were available "
+            f'({name} has "split": null)'
+        )
     else:
         missing = ""
-    out = [Block("Dataset audit", None, _json_html(obj, "audit"), missing,
-                 how=f"The audit's counts as {name} records them.")]
+    out = [
+        Block(
+            "Dataset audit",
+            None,
+            _json_html(obj, "audit"),
+            missing,
+            how=f"The audit's counts as {name} records them.",
+        )
+    ]
     tables = sorted((csv, key) for key, csv in DatasetAudit.FILES.items() if key != "audit")
     for csv, key in tables:  # the tables DatasetAudit.save writes beside audit.json, by file name
         if result_path(folder, csv) is None:
             continue
-        b = table_block(key.replace("_", " ").capitalize(), folder, csv, (),
-                         how=f"A table of the audit, as written beside {name}.")
+        b = table_block(
+            key.replace("_", " ").capitalize(),
+            folder,
+            csv,
+            (),
+            how=f"A table of the audit, as written beside {name}.",
+        )
         if b:
             out.append(b)
     return out
@@ -265,36 +355,106 @@ def _build_audit(folder: Path) -> list[Block]:
 def _build_report_labels(folder: Path) -> list[Block]:
     def fig(d: pd.DataFrame) -> go.Figure | None:
         return LabellerValidationResult.figure(d) if len(plots.labeller_long(d)) else None
-    b = table_block("Report labeller against human-coded labels", folder,
-                     LabellerValidationResult.FILES["labeller_validation"],
-                     (PRF_COLUMNS[0], "f1"), figure=fig,
-                     how="Each bar is the labeller's F1 (menu: precision, recall) for one finding against the human "
-                         "codes, with its bootstrap interval; the second series gives the published labeller's "
-                         "figures where they exist.")
+
+    b = table_block(
+        "Report labeller against human-coded labels",
+        folder,
+        LabellerValidationResult.FILES["labeller_validation"],
+        (PRF_COLUMNS[0], "f1"),
+        figure=fig,
+        how="Each bar is the labeller's F1 (menu: precision, recall) for one finding against the human "
+        "codes, with its bootstrap interval; the second series gives the published labeller's "
+        "figures where they exist.",
+    )
     return [b] if b else []
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind("audit", "Dataset audit", (DatasetAudit.FILES["audit"],), "audit", "cxreval data audit", _build_audit),
-    Kind("classification", "Classification: ROC-AUC per model and reference", result_files(*_CLASSIFICATION_RESULTS),
-         "chexpert_models", "cxreval classify", _build_classification, results=_CLASSIFICATION_RESULTS),
-    Kind("ranking", "Ranking stability across references", result_files(*_RANKING_RESULTS), "xqa_published",
-         "cxreval rank", _build_ranking, results=_RANKING_RESULTS),
-    Kind("agreement", "Agreement between label sources", result_files(*_AGREEMENT_RESULTS),
-         "chexpert_agreement", "cxreval agree", _build_agreement, results=_AGREEMENT_RESULTS),
-    Kind("fusion", "Label fusion", result_files(FusionResult), "chexpert_fusion", "cxreval fuse", _build_fusion,
-         results=(FusionResult,)),
-    Kind("localization", "Localization", result_files(*LOCALIZATION_RESULTS), "localization", "cxreval synth",
-         build_localization, results=LOCALIZATION_RESULTS),
-    Kind("iqa", "Image quality assessment", result_files(*IQA_RESULTS), "iqa", "cxreval iqa score", build_iqa,
-         results=IQA_RESULTS),
-    Kind("report_labels", "Report-derived labels", result_files(LabellerValidationResult), "openi_report_labels",
-         "cxreval label-reports", _build_report_labels, results=(LabellerValidationResult,)),
-    Kind("relabelling", "Settling the best model: what an expert should relabel", result_files(RelabelPlanResult),
-         "chexpert_relabelling", "cxreval plan", build_relabelling, results=(RelabelPlanResult,),
-         replaces=("classification",)),
-    Kind("reader_study", "Reader study (MRMC)", result_files(ReaderStudyResult),
-         "chexpert_reader_study", "cxreval mrmc", build_reader_study, results=(ReaderStudyResult,)),
+    Kind(
+        "audit", "Dataset audit", (DatasetAudit.FILES["audit"],), "audit", "cxreval data audit", _build_audit
+    ),
+    Kind(
+        "classification",
+        "Classification: ROC-AUC per model and reference",
+        result_files(*_CLASSIFICATION_RESULTS),
+        "chexpert_models",
+        "cxreval classify",
+        _build_classification,
+        results=_CLASSIFICATION_RESULTS,
+    ),
+    Kind(
+        "ranking",
+        "Ranking stability across references",
+        result_files(*_RANKING_RESULTS),
+        "xqa_published",
+        "cxreval rank",
+        _build_ranking,
+        results=_RANKING_RESULTS,
+    ),
+    Kind(
+        "agreement",
+        "Agreement between label sources",
+        result_files(*_AGREEMENT_RESULTS),
+        "chexpert_agreement",
+        "cxreval agree",
+        _build_agreement,
+        results=_AGREEMENT_RESULTS,
+    ),
+    Kind(
+        "fusion",
+        "Label fusion",
+        result_files(FusionResult),
+        "chexpert_fusion",
+        "cxreval fuse",
+        _build_fusion,
+        results=(FusionResult,),
+    ),
+    Kind(
+        "localization",
+        "Localization",
+        result_files(*LOCALIZATION_RESULTS),
+        "localization",
+        "cxreval synth",
+        build_localization,
+        results=LOCALIZATION_RESULTS,
+    ),
+    Kind(
+        "iqa",
+        "Image quality assessment",
+        result_files(*IQA_RESULTS),
+        "iqa",
+        "cxreval iqa score",
+        build_iqa,
+        results=IQA_RESULTS,
+    ),
+    Kind(
+        "report_labels",
+        "Report-derived labels",
+        result_files(LabellerValidationResult),
+        "openi_report_labels",
+        "cxreval label-reports",
+        _build_report_labels,
+        results=(LabellerValidationResult,),
+    ),
+    Kind(
+        "relabelling",
+        "Settling the best model: what an expert should relabel",
+        result_files(RelabelPlanResult),
+        "chexpert_relabelling",
+        "cxreval plan",
+        build_relabelling,
+        results=(RelabelPlanResult,),
+        replaces=("classification",),
+    ),
+    Kind(
+        "reader_study",
+        "Reader study (MRMC)",
+        result_files(ReaderStudyResult),
+        "chexpert_reader_study",
+        "cxreval mrmc",
+        build_reader_study,
+        results=(ReaderStudyResult,),
+    ),
 )
 
 
@@ -331,6 +491,13 @@ def build_sections(folder: str | Path, *, thresholds: Thresholds | None = None) 
     out = []
     for kind in detect_kinds(folder):
         blocks = kind.build(folder)
-        out.append(Section(kind.name, f"{kind.title} — {name}", folder, tuple(blocks),
-                           key_finding(kind.name, folder, thresholds)))
+        out.append(
+            Section(
+                kind.name,
+                f"{kind.title} — {name}",
+                folder,
+                tuple(blocks),
+                key_finding(kind.name, folder, thresholds),
+            )
+        )
     return out

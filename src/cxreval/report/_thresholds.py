@@ -37,26 +37,42 @@ __all__ = ["Thresholds", "SRCC_BANDS", "LANDIS_KOCH", "load_thresholds"]
 SRCC_BANDS: tuple[tuple[str, float], ...] = (("stable", 0.9), ("moderately stable", 0.7), ("unstable", -1.0))
 """Default SRCC bands, ``(label, lower bound)``, highest first."""
 
-LANDIS_KOCH: tuple[tuple[str, float], ...] = (("almost perfect", 0.81), ("substantial", 0.61), ("moderate", 0.41),
-                                              ("fair", 0.21), ("slight", 0.0), ("poor", -1.0))
+LANDIS_KOCH: tuple[tuple[str, float], ...] = (
+    ("almost perfect", 0.81),
+    ("substantial", 0.61),
+    ("moderate", 0.41),
+    ("fair", 0.21),
+    ("slight", 0.0),
+    ("poor", -1.0),
+)
 """The κ bands of Landis & Koch (1977), ``(label, lower bound)``, highest first."""
 
 
 def _bands(obj: object, *, what: str, source: str) -> tuple[tuple[str, float], ...]:
     if not isinstance(obj, Mapping) or not obj:
-        raise InvalidParameterError(f"{source}: {what!r} must be an object of label: lower bound, e.g. "
-                                    f'{{"stable": 0.9, "moderately stable": 0.7, "unstable": -1}}. Got {obj!r}.')
+        raise InvalidParameterError(
+            f"{source}: {what!r} must be an object of label: lower bound, e.g. "
+            f'{{"stable": 0.9, "moderately stable": 0.7, "unstable": -1}}. Got {obj!r}.'
+        )
     out = []
     for label, bound in obj.items():
-        if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound) \
-                or not -1 <= bound <= 1:
-            raise InvalidParameterError(f"{source}: the lower bound of {what} band {label!r} must be a number in "
-                                        f"[-1, 1]. Got {bound!r}.")
+        if (
+            isinstance(bound, bool)
+            or not isinstance(bound, (int, float))
+            or not math.isfinite(bound)
+            or not -1 <= bound <= 1
+        ):
+            raise InvalidParameterError(
+                f"{source}: the lower bound of {what} band {label!r} must be a number in "
+                f"[-1, 1]. Got {bound!r}."
+            )
         out.append((str(label), float(bound)))
     out.sort(key=lambda b: -b[1])
     if out[-1][1] > -1:
-        raise InvalidParameterError(f"{source}: the lowest {what} band ({out[-1][0]!r}, {out[-1][1]}) must start at "
-                                    "-1 so that every value gets a band.")
+        raise InvalidParameterError(
+            f"{source}: the lowest {what} band ({out[-1][0]!r}, {out[-1][1]}) must start at "
+            "-1 so that every value gets a band."
+        )
     if len({b for _, b in out}) != len(out):
         raise InvalidParameterError(f"{source}: two {what} bands share a lower bound: {dict(out)}.")
     return tuple(out)
@@ -116,12 +132,18 @@ class Thresholds:
 
     def describe(self) -> str:
         """One sentence stating every threshold (the report prints it once)."""
-        return (f"Rank correlation (SRCC) between two references' model rankings: {self._describe(self.srcc)}. "
-                f"Cohen's κ: {self._describe(self.kappa)} (bands after {self.kappa_name}).")
+        return (
+            f"Rank correlation (SRCC) between two references' model rankings: {self._describe(self.srcc)}. "
+            f"Cohen's κ: {self._describe(self.kappa)} (bands after {self.kappa_name})."
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"srcc": dict(self.srcc), "kappa": dict(self.kappa), "kappa_name": self.kappa_name,
-                "source": self.source}
+        return {
+            "srcc": dict(self.srcc),
+            "kappa": dict(self.kappa),
+            "kappa_name": self.kappa_name,
+            "source": self.source,
+        }
 
 
 def load_thresholds(path: str | Path | None = None) -> Thresholds:
@@ -140,13 +162,21 @@ def load_thresholds(path: str | Path | None = None) -> Thresholds:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidParameterError(f"thresholds={str(p)!r}: cannot read it as JSON ({exc}).") from None
     if not isinstance(obj, dict):
-        raise InvalidParameterError(f"thresholds={str(p)!r}: expected a JSON object with keys srcc, kappa, kappa_name.")
+        raise InvalidParameterError(
+            f"thresholds={str(p)!r}: expected a JSON object with keys srcc, kappa, kappa_name."
+        )
     unknown = sorted(set(obj) - {"srcc", "kappa", "kappa_name"})
     if unknown:
-        raise InvalidParameterError(f"thresholds={str(p)!r}: unknown key(s) {unknown}; expected srcc, kappa, kappa_name.")
+        raise InvalidParameterError(
+            f"thresholds={str(p)!r}: unknown key(s) {unknown}; expected srcc, kappa, kappa_name."
+        )
     src = str(p)
     default = Thresholds()
     kappa = _bands(obj["kappa"], what="kappa", source=src) if "kappa" in obj else default.kappa
     name = str(obj.get("kappa_name", default.kappa_name if "kappa" not in obj else f"{p.name}"))
-    return Thresholds(srcc=_bands(obj["srcc"], what="srcc", source=src) if "srcc" in obj else default.srcc,
-                      kappa=kappa, kappa_name=name, source=src)
+    return Thresholds(
+        srcc=_bands(obj["srcc"], what="srcc", source=src) if "srcc" in obj else default.srcc,
+        kappa=kappa,
+        kappa_name=name,
+        source=src,
+    )

@@ -34,9 +34,11 @@ __all__ = ["Headline", "MAX_DOT_REFERENCES", "RULE", "headline", "auc_by_referen
 MAX_DOT_REFERENCES = 4
 """The most references a dot-and-interval headline shows (one colour each); more give the rank bump chart."""
 
-RULE = (f"The figure under the key findings shows the first model comparison with two or more references: a "
-        f"dot-and-interval plot when it has at most {MAX_DOT_REFERENCES} references with bootstrap intervals, else "
-        f"the rank bump chart.")
+RULE = (
+    f"The figure under the key findings shows the first model comparison with two or more references: a "
+    f"dot-and-interval plot when it has at most {MAX_DOT_REFERENCES} references with bootstrap intervals, else "
+    f"the rank bump chart."
+)
 
 
 @dataclass(frozen=True)
@@ -71,21 +73,42 @@ def auc_by_reference(auc: pd.DataFrame, *, finding: str, title: str) -> go.Figur
         y = np.array([pos[str(x)] for x in s["model"]], dtype=float) + (ri - (m - 1) / 2) * width
         err = None
         if np.isfinite(lo).any():
-            err = {"type": "data", "symmetric": False, "array": np.clip(hi - a, 0, None),
-                   "arrayminus": np.clip(a - lo, 0, None), "thickness": 1.5, "width": 3}
-        fig.add_trace(go.Scatter(
-            x=a, y=y, mode="markers", name=ref + (" (order)" if ri == 0 else ""), error_x=err,
-            marker={"color": ref_color(ref), "size": 9, "symbol": ref_symbol(ref)},
-            customdata=np.stack([s["model"].astype(str).to_numpy(dtype=object), lo, hi], axis=1),
-            hovertemplate="%{customdata[0]}<br>" + ref + ": AUC %{x:.3f} [%{customdata[1]:.3f}, "
-                          "%{customdata[2]:.3f}]<extra></extra>"))
+            err = {
+                "type": "data",
+                "symmetric": False,
+                "array": np.clip(hi - a, 0, None),
+                "arrayminus": np.clip(a - lo, 0, None),
+                "thickness": 1.5,
+                "width": 3,
+            }
+        fig.add_trace(
+            go.Scatter(
+                x=a,
+                y=y,
+                mode="markers",
+                name=ref + (" (order)" if ri == 0 else ""),
+                error_x=err,
+                marker={"color": ref_color(ref), "size": 9, "symbol": ref_symbol(ref)},
+                customdata=np.stack([s["model"].astype(str).to_numpy(dtype=object), lo, hi], axis=1),
+                hovertemplate="%{customdata[0]}<br>" + ref + ": AUC %{x:.3f} [%{customdata[1]:.3f}, "
+                "%{customdata[2]:.3f}]<extra></extra>",
+            )
+        )
     base_layout(fig, title=title, height=150 + 26 * len(models))
-    fig.update_yaxes(tickvals=list(range(len(models))), ticktext=models, autorange="reversed", showgrid=False,
-                     zeroline=False)
+    fig.update_yaxes(
+        tickvals=list(range(len(models))),
+        ticktext=models,
+        autorange="reversed",
+        showgrid=False,
+        zeroline=False,
+    )
     fig.update_xaxes(title_text="ROC-AUC with 95% bootstrap interval")
     # the legend at the figure's foot, under the axis title (container coordinates: clear of it at any height)
-    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": 0.0, "yanchor": "bottom", "yref": "container"},
-                      margin={"l": 10, "r": 10, "t": 60, "b": 100}, height=210 + 26 * len(models))
+    fig.update_layout(
+        legend={"orientation": "h", "x": 0.0, "y": 0.0, "yanchor": "bottom", "yref": "container"},
+        margin={"l": 10, "r": 10, "t": 60, "b": 100},
+        height=210 + 26 * len(models),
+    )
     return fig
 
 
@@ -114,21 +137,28 @@ def headline(sections: Sequence[Section]) -> Headline | None:
         name = "" if name == sec.folder.name else f"{name}. "  # a folder's own name says nothing to a reader
         has_ci = {"ci_low", "ci_high"} <= set(df.columns) and np.isfinite(num(df, "ci_low")).any()
         if len(refs) <= MAX_DOT_REFERENCES and has_ci:
-            fig = auc_by_reference(df, finding=finding, title=f"{what[0].upper() + what[1:]} under each reference")
-            caption = (f"{name}Each row is one model, ordered by its {what} under {refs[0]}; each colour is one "
-                       f"reference ({', '.join(refs)}), the bar its 95% bootstrap interval. Where the orders differ, "
-                       "the best model depends on the reference.")
+            fig = auc_by_reference(
+                df, finding=finding, title=f"{what[0].upper() + what[1:]} under each reference"
+            )
+            caption = (
+                f"{name}Each row is one model, ordered by its {what} under {refs[0]}; each colour is one "
+                f"reference ({', '.join(refs)}), the bar its 95% bootstrap interval. Where the orders differ, "
+                "the best model depends on the reference."
+            )
             return Headline(fig, sec, caption)
-        rk, _, why = load_table(sec.folder, RankingStabilityResult.FILES["rankings"],
-                                ("finding", "reference", "model", "rank"))
+        rk, _, why = load_table(
+            sec.folder, RankingStabilityResult.FILES["rankings"], ("finding", "reference", "model", "rank")
+        )
         if rk is None or why:
             continue
         rk = rk[rk["finding"].astype(str) == finding]
         if "group" in rk.columns and rk["group"].astype(str).nunique() > 1:
             rk = rk[rk["group"].astype(str) == rk["group"].astype(str).iloc[0]]
         fig = plots.bump_chart(rk, title=f"Model ranks by {what}")
-        caption = (f"{name}Each line follows one model's rank by {what} from reference to reference ({len(refs)} "
-                   f"references); crossing lines are rank changes, thick lines are models ranked first under some "
-                   "reference.")
+        caption = (
+            f"{name}Each line follows one model's rank by {what} from reference to reference ({len(refs)} "
+            f"references); crossing lines are rank changes, thick lines are models ranked first under some "
+            "reference."
+        )
         return Headline(fig, sec, caption)
     return None

@@ -51,9 +51,16 @@ def format_value(v: object, *, digits: int = 3) -> str:
     return str(v)
 
 
-def html_table(df: pd.DataFrame, *, name: str, caption: str = "", max_rows: int = MAX_ROWS,
-               max_embed_bytes: int = MAX_EMBED_BYTES, source: str | Path | None = None,
-               digits: int = 3) -> str:
+def html_table(
+    df: pd.DataFrame,
+    *,
+    name: str,
+    caption: str = "",
+    max_rows: int = MAX_ROWS,
+    max_embed_bytes: int = MAX_EMBED_BYTES,
+    source: str | Path | None = None,
+    digits: int = 3,
+) -> str:
     """Render ``df`` as an HTML table with a CSV download link.
 
     Parameters
@@ -85,17 +92,23 @@ def html_table(df: pd.DataFrame, *, name: str, caption: str = "", max_rows: int 
         head.append(f'<span class="caption">{html.escape(caption)}</span>')
     uri = csv_data_uri(df)
     if len(uri) <= max_embed_bytes * 4 // 3 + 64:
-        head.append(f'<a class="download" download="{html.escape(fname)}" href="{uri}">'
-                    f'download {html.escape(fname)} ({n} rows)</a>')
+        head.append(
+            f'<a class="download" download="{html.escape(fname)}" href="{uri}">'
+            f"download {html.escape(fname)} ({n} rows)</a>"
+        )
     else:
         where = f" at {html.escape(str(source))}" if source else ""
-        head.append(f'<span class="download-note">{html.escape(fname)} ({n} rows) is too large to embed; '
-                    f'the file is{where}</span>')
+        head.append(
+            f'<span class="download-note">{html.escape(fname)} ({n} rows) is too large to embed; '
+            f"the file is{where}</span>"
+        )
     parts.append('<div class="table-head">' + " ".join(head) + "</div>")
     shown = df.head(max_rows)
     paged = len(shown) > PAGE_ROWS
     attrs = f' data-page-rows="{PAGE_ROWS}"' if paged else ""
-    parts.append(f'<div class="table-scroll"><table class="data{" paged" if paged else ""}"{attrs}><thead><tr>')
+    parts.append(
+        f'<div class="table-scroll"><table class="data{" paged" if paged else ""}"{attrs}><thead><tr>'
+    )
     parts.extend(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
     parts.append("</tr></thead><tbody>")
     numeric = [pd.api.types.is_numeric_dtype(shown[c]) for c in shown.columns]
@@ -107,7 +120,9 @@ def html_table(df: pd.DataFrame, *, name: str, caption: str = "", max_rows: int 
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</tbody></table></div>")
     if n > max_rows:
-        parts.append(f'<p class="note">The page holds the first {max_rows} of {n} rows; the download holds all '
-                     'rows.</p>')
+        parts.append(
+            f'<p class="note">The page holds the first {max_rows} of {n} rows; the download holds all '
+            "rows.</p>"
+        )
     parts.append("</div>")
     return "".join(parts)

@@ -27,22 +27,46 @@ _BOXES = LocalizationResult.FILES["boxes"]
 
 
 def build_localization(folder: Path) -> list[Block]:
-    out = [table_block("Acc. and AFP against T", folder, LocalizationResult.FILES["localization"], (FINDING, "T"),
-                        figure=lambda d: LocalizationResult.figure(d) if {"acc", "afp"} & set(d.columns) else None,
-                        how="Left: the share of reference boxes found at each overlap threshold T; right: false "
-                            "positives per image; one line per finding, the menu switches localizer and variant.")]
+    out = [
+        table_block(
+            "Acc. and AFP against T",
+            folder,
+            LocalizationResult.FILES["localization"],
+            (FINDING, "T"),
+            figure=lambda d: LocalizationResult.figure(d) if {"acc", "afp"} & set(d.columns) else None,
+            how="Left: the share of reference boxes found at each overlap threshold T; right: false "
+            "positives per image; one line per finding, the menu switches localizer and variant.",
+        )
+    ]
     synth = result_path(folder, SynthResult.TEXT_FILES["output"])
     if synth is not None:
-        out.append(Block("Synthetic localization study (printed output)", None,
-                         f'<pre class="output">{html.escape(synth.read_text(errors="replace"))}</pre>',
-                         how="The protocol's printed output, verbatim."))
-    out += [_overlay_block(folder),
-            table_block("Per finding", folder, RealBoxesResult.FILES["by_finding"], (FINDING,),
-                         how="IoBB Acc. of each localizer on the noisy maps at T = 0.1, 0.5 and 0.9, beside the "
-                             "number of boxes and their median area (a fraction of the image)."),
-            table_block("AFP denominators", folder, SynthResult.FILES["afp_denominators"], (),
-                         how="Which AFP denominator reproduces the printed AFPs (localize --afp-denominator)."),
-            table_block("Boxes", folder, _BOXES, (), how="Every box of the study.")]
+        out.append(
+            Block(
+                "Synthetic localization study (printed output)",
+                None,
+                f'<pre class="output">{html.escape(synth.read_text(errors="replace"))}</pre>',
+                how="The protocol's printed output, verbatim.",
+            )
+        )
+    out += [
+        _overlay_block(folder),
+        table_block(
+            "Per finding",
+            folder,
+            RealBoxesResult.FILES["by_finding"],
+            (FINDING,),
+            how="IoBB Acc. of each localizer on the noisy maps at T = 0.1, 0.5 and 0.9, beside the "
+            "number of boxes and their median area (a fraction of the image).",
+        ),
+        table_block(
+            "AFP denominators",
+            folder,
+            SynthResult.FILES["afp_denominators"],
+            (),
+            how="Which AFP denominator reproduces the printed AFPs (localize --afp-denominator).",
+        ),
+        table_block("Boxes", folder, _BOXES, (), how="Every box of the study."),
+    ]
     return [b for b in out if b]
 
 
@@ -85,9 +109,16 @@ def _overlay_block(folder: Path) -> Block | None:
             continue
         size = float(sub["image_size"].iloc[0]) if "image_size" in sub.columns else float(side)
         key = str(sub["heatmap_key"].iloc[0]) if "heatmap_key" in sub.columns else ""
-        panels.append({"label": f"{im} — {f}" if f else str(im), "source": "data:image/png;base64,"
-                       + base64.b64encode(data).decode("ascii"), "image_size": size, "png_size": side,
-                       "boxes": sub, "heatmap": maps.get(key)})
+        panels.append(
+            {
+                "label": f"{im} — {f}" if f else str(im),
+                "source": "data:image/png;base64," + base64.b64encode(data).decode("ascii"),
+                "image_size": size,
+                "png_size": side,
+                "boxes": sub,
+                "heatmap": maps.get(key),
+            }
+        )
     rec = run_record(folder)
     simulated = rec is not None and str(rec[0].get("heatmaps", "")).startswith("simulated")
     what = "simulated heat map" if simulated else "heat map"
@@ -95,13 +126,24 @@ def _overlay_block(folder: Path) -> Block | None:
         heading = "Reference boxes and boxes detected on a simulated heat map, over real radiographs"
     fig = plots.box_overlays(panels, title=f"Reference and detected boxes ({what})") if panels else None
     missing = "; ".join(problems)
-    caption = (f"Reference boxes (solid) and the boxes the protocol finds (dashed) on each {what}"
-               + (" (the error model's map of the real boxes: no model ran)" if simulated else "")
-               + "; the radiographs are downsampled for the page, boxes are in full-resolution pixels.")
-    return Block(heading, fig, html_table(df.drop(columns=[c for c in ("image_file", "heatmap_key") if c in df.columns]),
-                                          name=path.stem, caption=caption, source=path), missing,
-                 how=f"Solid green boxes are the radiologists'; dashed boxes are what the protocol finds on the {what} "
-                     "drawn over the radiograph; the menu switches image.")
+    caption = (
+        f"Reference boxes (solid) and the boxes the protocol finds (dashed) on each {what}"
+        + (" (the error model's map of the real boxes: no model ran)" if simulated else "")
+        + "; the radiographs are downsampled for the page, boxes are in full-resolution pixels."
+    )
+    return Block(
+        heading,
+        fig,
+        html_table(
+            df.drop(columns=[c for c in ("image_file", "heatmap_key") if c in df.columns]),
+            name=path.stem,
+            caption=caption,
+            source=path,
+        ),
+        missing,
+        how=f"Solid green boxes are the radiologists'; dashed boxes are what the protocol finds on the {what} "
+        "drawn over the radiograph; the menu switches image.",
+    )
 
 
 _ZMOS_COLUMNS = ("zmos", "z_mos", "zMOS", "z-mos", "mos")
@@ -112,17 +154,27 @@ def _iqa_merge(scores: pd.DataFrame, zmos: pd.DataFrame) -> tuple[pd.DataFrame |
     zfile = ZMOSResult.FILES["zmos"]
     zcol = next((c for c in _ZMOS_COLUMNS if c in zmos.columns), None)
     if zcol is None:
-        return None, f"{zfile} has no z-MOS column (one of {list(_ZMOS_COLUMNS)}); it has {list(zmos.columns)}"
+        return (
+            None,
+            f"{zfile} has no z-MOS column (one of {list(_ZMOS_COLUMNS)}); it has {list(zmos.columns)}",
+        )
     keys = [k for k in _KEYS if k in scores.columns and k in zmos.columns]
     if not keys:
-        return None, (f"{ScoresResult.FILES['scores']} and {zfile} share no key column (one of {list(_KEYS)}); "
-                      f"scores has {list(scores.columns)}, zmos has {list(zmos.columns)}")
+        return None, (
+            f"{ScoresResult.FILES['scores']} and {zfile} share no key column (one of {list(_KEYS)}); "
+            f"scores has {list(scores.columns)}, zmos has {list(zmos.columns)}"
+        )
     z = zmos[keys + [zcol]].rename(columns={zcol: "zmos"})
     return scores.merge(z, on=keys, how="inner"), ""
 
 
 _AGREE_CMD = "cxreval iqa agree --scores S --ratings R --out OUT"
-IQA_RESULTS: tuple[type[TableResult], ...] = (ScoresResult, ZMOSResult, MetricAgreementResult, MetricComparisonResult)
+IQA_RESULTS: tuple[type[TableResult], ...] = (
+    ScoresResult,
+    ZMOSResult,
+    MetricAgreementResult,
+    MetricComparisonResult,
+)
 """The results whose files the IQA section shows (``cxreval iqa score``, ``agree`` and ``compare``)."""
 
 
@@ -140,43 +192,69 @@ def build_iqa(folder: Path) -> list[Block]:
             elif merged is not None:
                 fig = plots.iqa_scatter(merged)
         elif not why_s:
-            missing = (f"metric vs expert z-MOS: no {zfile} (expert ratings) in this folder; with ratings, "
-                       f"`{_AGREE_CMD}` produces it")
+            missing = (
+                f"metric vs expert z-MOS: no {zfile} (expert ratings) in this folder; with ratings, "
+                f"`{_AGREE_CMD}` produces it"
+            )
             if "degradation" in scores.columns:  # type: ignore[union-attr]  # loaded: why_s is empty
                 heading = "Metric scores per degradation"
                 fig = ScoresResult.figure(scores)
-        body = html_table(scores, name=spath.stem, source=spath) if scores is not None and not scores.empty else ""
-        how = ("Each point is one test image: the metric's value against the experts' z-MOS; a monotone cloud "
-               "means the metric orders images as the experts do." if heading.endswith("z-MOS") else
-               "Each column of points is one degradation's scores over the test images; the menu switches metric.")
+        body = (
+            html_table(scores, name=spath.stem, source=spath)
+            if scores is not None and not scores.empty
+            else ""
+        )
+        how = (
+            "Each point is one test image: the metric's value against the experts' z-MOS; a monotone cloud "
+            "means the metric orders images as the experts do."
+            if heading.endswith("z-MOS")
+            else "Each column of points is one degradation's scores over the test images; the menu switches metric."
+        )
         out.append(Block(heading, fig, body, missing, how))
     if zpath is not None and zmos is not None and not zmos.empty:
-        out.append(Block("Expert z-MOS", None, html_table(zmos, name=zpath.stem, source=zpath),
-                         how="The experts' standardised mean opinion score of each image."))
-    b = table_block("Metric agreement with experts", folder, MetricAgreementResult.FILES["metric_agreement"],
-                     ("metric",),
-                     figure=lambda d: MetricAgreementResult.figure(d) if {"srcc", "krcc"} & set(d.columns) else None,
-                     how="Each bar is one metric's rank correlation with the experts' z-MOS: higher is closer to "
-                         "the experts.")
+        out.append(
+            Block(
+                "Expert z-MOS",
+                None,
+                html_table(zmos, name=zpath.stem, source=zpath),
+                how="The experts' standardised mean opinion score of each image.",
+            )
+        )
+    b = table_block(
+        "Metric agreement with experts",
+        folder,
+        MetricAgreementResult.FILES["metric_agreement"],
+        ("metric",),
+        figure=lambda d: MetricAgreementResult.figure(d) if {"srcc", "krcc"} & set(d.columns) else None,
+        how="Each bar is one metric's rank correlation with the experts' z-MOS: higher is closer to "
+        "the experts.",
+    )
     if b:
         out.append(b)
-    b = table_block("How each metric ranks the degradations (metric vs metric)", folder,
-                     MetricComparisonResult.FILES["degradation_ranking"], ("metric", "degradation", "rank"),
-                     figure=plots.degradation_rank_heatmap,
-                     caption="Rank 1 = the degradation the metric judges least harmful (mean over images, "
-                             "oriented so that higher is better).",
-                     how="Each column is one metric's ranking of the degradations (1 = judged least harmful): a row "
-                         "whose colour changes across columns is where the metrics disagree.")
+    b = table_block(
+        "How each metric ranks the degradations (metric vs metric)",
+        folder,
+        MetricComparisonResult.FILES["degradation_ranking"],
+        ("metric", "degradation", "rank"),
+        figure=plots.degradation_rank_heatmap,
+        caption="Rank 1 = the degradation the metric judges least harmful (mean over images, "
+        "oriented so that higher is better).",
+        how="Each column is one metric's ranking of the degradations (1 = judged least harmful): a row "
+        "whose colour changes across columns is where the metrics disagree.",
+    )
     if b:
         out.append(b)
-    b = table_block("Agreement between metrics: SRCC / KRCC (metric vs metric, not vs experts)", folder,
-                     MetricComparisonResult.FILES["metric_vs_metric"], ("metric_a", "metric_b"),
-                     figure=lambda d: MetricComparisonResult.figure(d) if {"srcc", "krcc"} & set(d.columns)
-                     else None,
-                     caption="Rank correlation between two metrics' oriented scores: over the degradations "
-                             "(their rankings) and over the test images. Low values: the metrics disagree.",
-                     how="Each cell is the rank correlation between two metrics (1 = the same ranking); the menu "
-                         "switches statistic and what is ranked.")
+    b = table_block(
+        "Agreement between metrics: SRCC / KRCC (metric vs metric, not vs experts)",
+        folder,
+        MetricComparisonResult.FILES["metric_vs_metric"],
+        ("metric_a", "metric_b"),
+        figure=lambda d: MetricComparisonResult.figure(d) if {"srcc", "krcc"} & set(d.columns) else None,
+        caption="Rank correlation between two metrics' oriented scores: over the degradations "
+        "(their rankings) and over the test images. Low values: the metrics disagree.",
+        how="Each cell is the rank correlation between two metrics (1 = the same ranking); the menu "
+        "switches statistic and what is ranked.",
+    )
     if b:
         out.append(b)
     return out

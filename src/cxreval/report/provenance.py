@@ -26,10 +26,19 @@ __all__ = ["provenance_html", "PARAMETER_NAMES"]
 
 _STANDARD = ("argv", "cxreval_version", "python", "started", "ended", "status", "inputs", "files")
 PARAMETER_NAMES = {
-    "n_resamples": "bootstrap resamples", "confidence_level": "confidence level", "ci_method": "CI type",
-    "bootstrap_unit": "bootstrap unit", "seed": "seed", "label_policy": "label policy", "policy": "label policy",
-    "not_mentioned": "'not mentioned' counts as", "vocabulary": "vocabulary", "findings": "findings",
-    "references": "references", "models": "models", "data": "data",
+    "n_resamples": "bootstrap resamples",
+    "confidence_level": "confidence level",
+    "ci_method": "CI type",
+    "bootstrap_unit": "bootstrap unit",
+    "seed": "seed",
+    "label_policy": "label policy",
+    "policy": "label policy",
+    "not_mentioned": "'not mentioned' counts as",
+    "vocabulary": "vocabulary",
+    "findings": "findings",
+    "references": "references",
+    "models": "models",
+    "data": "data",
 }
 """Display names of the ``run.json`` parameters the section knows; others are shown by their key."""
 
@@ -51,22 +60,29 @@ def _shown(path: str | Path) -> str:
 
 def _folder_html(folder: Path, titles: Sequence[str]) -> str:
     heads = dict.fromkeys(t.split(" — ", 1)[-1] for t in titles)
-    parts = [f"<h3>{html.escape(' / '.join(heads))}</h3>",
-             f'<p class="folder">folder <code>{html.escape(_shown(folder))}</code></p>']
+    parts = [
+        f"<h3>{html.escape(' / '.join(heads))}</h3>",
+        f'<p class="folder">folder <code>{html.escape(_shown(folder))}</code></p>',
+    ]
     found = run_record(folder)
     if found is None:
-        parts.append('<p class="missing">No run.json: this folder\'s provenance (command, versions, input '
-                     "checksums, parameters) was not recorded; every file in it was read.</p>")
+        parts.append(
+            '<p class="missing">No run.json: this folder\'s provenance (command, versions, input '
+            "checksums, parameters) was not recorded; every file in it was read.</p>"
+        )
     else:
         rec, prefix = found
         owner = folder.parent if prefix.count("/") == 1 else folder.parent.parent
         where = "this folder's run.json" if not prefix else f"run.json of {owner}"
         argv = rec.get("argv")
         rows: list[tuple[str, object]] = [
-            ("recorded in", where), ("command", " ".join(map(str, argv)) if isinstance(argv, list) else ""),
-            ("cxreval version", rec.get("cxreval_version", "")), ("Python", rec.get("python", "")),
+            ("recorded in", where),
+            ("command", " ".join(map(str, argv)) if isinstance(argv, list) else ""),
+            ("cxreval version", rec.get("cxreval_version", "")),
+            ("Python", rec.get("python", "")),
             ("started / ended (UTC)", f"{rec.get('started', '')} / {rec.get('ended', '')}"),
-            ("status", rec.get("status", ""))]
+            ("status", rec.get("status", "")),
+        ]
         params: dict[str, object] = {k: v for k, v in rec.items() if k not in _STANDARD}
         meta = rec.get("meta")
         if isinstance(meta, dict):
@@ -83,35 +99,53 @@ def _folder_html(folder: Path, titles: Sequence[str]) -> str:
             shown = pd.json_normalize(inputs)
             if "path" in shown.columns:  # as run.json records it, '..' resolved
                 shown["path"] = [_shown(str(v)) for v in shown["path"]]
-            parts.append(html_table(shown, name=f"{folder.name}_inputs",
-                                    caption="Inputs and their SHA-256"))
+            parts.append(html_table(shown, name=f"{folder.name}_inputs", caption="Inputs and their SHA-256"))
     listed = listed_files(folder)
-    names: list[str] = sorted(listed) if listed is not None else sorted(
-        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    names: list[str] = (
+        sorted(listed)
+        if listed is not None
+        else sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    )
     files = []
     for n in names:
         p = result_path(folder, n)
         if p is not None and p.suffix in (".csv", ".parquet", ".json", ".md", ".txt", ".npz", ".yaml"):
             files.append({"file": n, "bytes": p.stat().st_size, "sha256": sha256_file(p)})
     if files:
-        parts.append(f"<details><summary>Result files read ({len(files)}) and their SHA-256</summary>"
-                     + html_table(pd.DataFrame(files), name=f"{folder.name}_files") + "</details>")
+        parts.append(
+            f"<details><summary>Result files read ({len(files)}) and their SHA-256</summary>"
+            + html_table(pd.DataFrame(files), name=f"{folder.name}_files")
+            + "</details>"
+        )
     summary = result_path(folder, "summary.md")
     if summary is not None:
-        parts.append("<details><summary>summary.md</summary><pre class=\"output\">"
-                     f"{html.escape(summary.read_text(errors='replace'))}</pre></details>")
+        parts.append(
+            '<details><summary>summary.md</summary><pre class="output">'
+            f"{html.escape(summary.read_text(errors='replace'))}</pre></details>"
+        )
     return "".join(parts)
 
 
-def provenance_html(folders: Sequence[tuple[Path, Sequence[str]]], *, thresholds: Thresholds, version: str,
-                    plotly_version: str) -> str:
+def provenance_html(
+    folders: Sequence[tuple[Path, Sequence[str]]],
+    *,
+    thresholds: Thresholds,
+    version: str,
+    plotly_version: str,
+) -> str:
     """The body of the "Methods and provenance" section: report-level facts, then one part per folder."""
-    intro = (f"<p>This page was generated by cxreval {html.escape(version)} (Plotly {html.escape(plotly_version)}) "
-             "from the result files listed below; each folder's command, versions, parameters and input checksums "
-             "come from its run.json. The verdict thresholds are stated under "
-             f'<a href="#key-findings">Key findings</a> (source: {html.escape(thresholds.source)}).</p>')
-    return intro + SOURCES_HTML + f"<p>{html.escape(SEPARABILITY_NOTE)} {html.escape(RULE)}</p>" + "".join(
-        _folder_html(f, t) for f, t in folders)
+    intro = (
+        f"<p>This page was generated by cxreval {html.escape(version)} (Plotly {html.escape(plotly_version)}) "
+        "from the result files listed below; each folder's command, versions, parameters and input checksums "
+        "come from its run.json. The verdict thresholds are stated under "
+        f'<a href="#key-findings">Key findings</a> (source: {html.escape(thresholds.source)}).</p>'
+    )
+    return (
+        intro
+        + SOURCES_HTML
+        + f"<p>{html.escape(SEPARABILITY_NOTE)} {html.escape(RULE)}</p>"
+        + "".join(_folder_html(f, t) for f, t in folders)
+    )
 
 
 SOURCES_HTML = (
@@ -124,5 +158,6 @@ SOURCES_HTML = (
     "Findings vs Impression κ Table 13 and its image-quality metric-vs-expert correlations Tables 3–4. "
     "<strong>ChestX-ray8</strong> (Wang et al., CVPR 2017): the localization protocol — boxes cut from a heat map "
     "upsampled and thresholded, scored as accuracy (Acc., the share of reference boxes hit at overlap T by IoU or "
-    "IoBB) and average false positives per image (AFP); its localization results are its Table 4.</p>")
+    "IoBB) and average false positives per image (AFP); its localization results are its Table 4.</p>"
+)
 """The source papers and their tables, named once in Methods (the rest of the page says what a number means)."""

@@ -16,7 +16,14 @@ import pandas as pd
 from ..io import read_table
 from ..outputs import RUN_FILE, OutputError, check_unchanged, read_run
 
-__all__ = ["read_result_table", "find_result_file", "listed_files", "run_record", "missing_columns", "result_path"]
+__all__ = [
+    "read_result_table",
+    "find_result_file",
+    "listed_files",
+    "run_record",
+    "missing_columns",
+    "result_path",
+]
 
 
 def run_record(folder: str | Path) -> tuple[dict[str, object], str] | None:
@@ -45,7 +52,7 @@ def listed_files(folder: str | Path) -> frozenset[str] | None:
     files = rec.get("files") or []
     if not isinstance(files, list):
         return frozenset()
-    return frozenset(str(f)[len(prefix):] for f in files if str(f).startswith(prefix))
+    return frozenset(str(f)[len(prefix) :] for f in files if str(f).startswith(prefix))
 
 
 def result_path(folder: str | Path, name: str) -> Path | None:
@@ -86,9 +93,11 @@ def _check_not_lost(folder: Path, names: Sequence[str]) -> None:
     listed = listed_files(folder)
     lost = [n for n in names if listed is not None and n.replace("\\", "/") in listed]
     if lost:
-        raise OutputError(f"{Path(folder) / lost[0]} is missing, yet the folder's {RUN_FILE} lists it (deleted or "
-                          f"moved after the run?); the report would leave its part out. Re-run the command that wrote "
-                          f"{folder}, or restore the file.")
+        raise OutputError(
+            f"{Path(folder) / lost[0]} is missing, yet the folder's {RUN_FILE} lists it (deleted or "
+            f"moved after the run?); the report would leave its part out. Re-run the command that wrote "
+            f"{folder}, or restore the file."
+        )
 
 
 def read_result_table(path: str | Path) -> pd.DataFrame:

@@ -27,8 +27,16 @@ from ._columns import FINDING, SOURCE, STUDY_ID, check_columns
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["BOX_COORDS", "BOX_COLUMNS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "NO_THRESHOLD",
-           "check_box_table", "box_columns", "threshold_label"]
+__all__ = [
+    "BOX_COORDS",
+    "BOX_COLUMNS",
+    "SOURCED_BOX_COLUMNS",
+    "LOCALIZATION_COLUMNS",
+    "NO_THRESHOLD",
+    "check_box_table",
+    "box_columns",
+    "threshold_label",
+]
 
 BOX_COORDS: tuple[str, ...] = ("x_min", "y_min", "x_max", "y_max")
 """The four coordinates of a half-open box, in pixels."""
@@ -41,8 +49,24 @@ SOURCED_BOX_COLUMNS: tuple[str, ...] = (STUDY_ID, FINDING, SOURCE, *BOX_COORDS)
 ``source`` after ``finding``."""
 
 LOCALIZATION_COLUMNS: tuple[str, ...] = (
-    FINDING, "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images", "hits", "false_positives", "T_iou",
-    "n_afp", "fp_without_box", "variant", "localizer", "upsampling", "median_area_fraction")
+    FINDING,
+    "T",
+    "threshold",
+    "rule",
+    "acc",
+    "afp",
+    "n_boxes",
+    "n_images",
+    "hits",
+    "false_positives",
+    "T_iou",
+    "n_afp",
+    "fp_without_box",
+    "variant",
+    "localizer",
+    "upsampling",
+    "median_area_fraction",
+)
 """The columns of every ``localization.csv`` (the first eight are those ``cxreval localize`` and ``synth``
 always wrote first).
 

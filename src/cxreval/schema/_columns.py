@@ -16,8 +16,23 @@ from ..exceptions import SchemaError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCORE", "P_POSITIVE", "MACRO", "MICRO", "MEAN",
-           "SUMMARY_ROWS", "ANNOTATION_COLUMNS", "RENAMED_COLUMNS", "check_columns"]
+__all__ = [
+    "STUDY_ID",
+    "PATIENT_ID",
+    "SOURCE",
+    "FINDING",
+    "STATE",
+    "MODEL",
+    "SCORE",
+    "P_POSITIVE",
+    "MACRO",
+    "MICRO",
+    "MEAN",
+    "SUMMARY_ROWS",
+    "ANNOTATION_COLUMNS",
+    "RENAMED_COLUMNS",
+    "check_columns",
+]
 
 STUDY_ID = "study_id"
 """The unit a label or score belongs to (an image or a study)."""
@@ -50,8 +65,15 @@ ANNOTATION_COLUMNS: tuple[str, ...] = (STUDY_ID, SOURCE, STATE)
 """Required columns of the annotation table that the fusion methods read (``finding`` optional;
 :mod:`cxreval.fusion`)."""
 
-RENAMED_COLUMNS: dict[str, str] = {"reader": SOURCE, "rater": SOURCE, "reference": SOURCE, "label": STATE,
-                                   "image_id": STUDY_ID, "image": STUDY_ID, "study": STUDY_ID}
+RENAMED_COLUMNS: dict[str, str] = {
+    "reader": SOURCE,
+    "rater": SOURCE,
+    "reference": SOURCE,
+    "label": STATE,
+    "image_id": STUDY_ID,
+    "image": STUDY_ID,
+    "study": STUDY_ID,
+}
 """Other tools' spellings of the vocabulary's column names (crowd-kit's annotations, box lists, label tables):
 a table that lacks a required column but has one of these is refused with a "did you mean"
 (:func:`check_columns`), never renamed silently."""
@@ -66,11 +88,18 @@ def check_columns(df: pd.DataFrame | Sequence[str], required: Iterable[str], *, 
     have = [str(c) for c in (df.columns if isinstance(df, pd.DataFrame) else df)]
     missing = [c for c in required if c not in have]
     if missing:
-        hints = [f"Column {old!r}: did you mean {new!r}?"
-                 for old, new in RENAMED_COLUMNS.items() if new in missing and old in have]
-        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {have}."
-                          + (" " + " ".join(hints) if hints else ""))
+        hints = [
+            f"Column {old!r}: did you mean {new!r}?"
+            for old, new in RENAMED_COLUMNS.items()
+            if new in missing and old in have
+        ]
+        raise SchemaError(
+            f"{where} is missing required column(s) {missing}; it has {have}."
+            + (" " + " ".join(hints) if hints else "")
+        )
     twice = [c for c in dict.fromkeys(required) if have.count(c) > 1]
     if twice:
-        raise SchemaError(f"{where} has {have.count(twice[0])} columns named {twice[0]!r}; which one to read is "
-                          f"ambiguous. Rename or remove the others.")
+        raise SchemaError(
+            f"{where} has {have.count(twice[0])} columns named {twice[0]!r}; which one to read is "
+            f"ambiguous. Rename or remove the others."
+        )

@@ -22,8 +22,24 @@ from ..exceptions import InvalidParameterError, SchemaError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LabelState", "STATE_NAMES", "ORDINAL_STATES", "REPORT_STATES", "POLICIES", "NOT_MENTIONED_POLICIES", "STATE_ENCODINGS", "NUMERIC_CODES", "BLANK_STATES", "MISSING_NAME", "LabelPolicy",
-           "parse_states", "decode_states", "state_names", "binarize", "resolve_not_mentioned"]
+__all__ = [
+    "LabelState",
+    "STATE_NAMES",
+    "ORDINAL_STATES",
+    "REPORT_STATES",
+    "POLICIES",
+    "NOT_MENTIONED_POLICIES",
+    "STATE_ENCODINGS",
+    "NUMERIC_CODES",
+    "BLANK_STATES",
+    "MISSING_NAME",
+    "LabelPolicy",
+    "parse_states",
+    "decode_states",
+    "state_names",
+    "binarize",
+    "resolve_not_mentioned",
+]
 
 
 NUMERIC_CODES: dict[str, dict[float, int]] = {
@@ -62,7 +78,9 @@ class LabelState(enum.IntEnum):
 
 STATE_NAMES: dict[str, int] = {"negative": 0, "uncertain": 1, "positive": 2, "not_mentioned": -1}
 _NAME_OF = {v: k for k, v in STATE_NAMES.items()}
-ORDINAL_STATES: tuple[str, ...] = tuple(_NAME_OF[int(c)] for c in (LabelState.NEG, LabelState.UNC, LabelState.POS))
+ORDINAL_STATES: tuple[str, ...] = tuple(
+    _NAME_OF[int(c)] for c in (LabelState.NEG, LabelState.UNC, LabelState.POS)
+)
 """The names of the three ordinal states, index = code (``negative, uncertain, positive``)."""
 REPORT_STATES: tuple[str, ...] = (*ORDINAL_STATES, _NAME_OF[int(LabelState.NOT_MENTIONED)])
 """The names a report-derived source may give (the ordinal states and ``not_mentioned``)."""
@@ -97,8 +115,10 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
         try:
             s = pd.Series(list(values), dtype=object)
         except TypeError:
-            raise InvalidParameterError(f"The 'values' parameter of parse_states must be an iterable of label states. "
-                                        f"Got {values!r} instead.") from None
+            raise InvalidParameterError(
+                f"The 'values' parameter of parse_states must be an iterable of label states. "
+                f"Got {values!r} instead."
+            ) from None
     codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
     lut = np.full(len(uniq) + 1, -99, dtype=np.int16)  # last slot: missing
     bad: list[int] = []
@@ -106,8 +126,11 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
         if isinstance(v, str):
             key = v.strip().lower()
             code = -99 if key in ("", MISSING_NAME) else STATE_NAMES.get(key)
-        elif isinstance(v, (int, np.integer, float, np.floating)) and not isinstance(v, bool) \
-                and float(v) in (-1.0, 0.0, 1.0, 2.0):
+        elif (
+            isinstance(v, (int, np.integer, float, np.floating))
+            and not isinstance(v, bool)
+            and float(v) in (-1.0, 0.0, 1.0, 2.0)
+        ):
             code = int(v)
         else:
             code = None
@@ -117,8 +140,10 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
             lut[k] = code
     if bad:
         i = int(np.flatnonzero(np.isin(codes, bad))[0])
-        raise SchemaError(f"State {s.iloc[i]!r} outside the domain in {_where(where, i, column)}; expected one of "
-                          f"{list(STATE_NAMES)} (or the codes -1, 0, 1, 2).")
+        raise SchemaError(
+            f"State {s.iloc[i]!r} outside the domain in {_where(where, i, column)}; expected one of "
+            f"{list(STATE_NAMES)} (or the codes -1, 0, 1, 2)."
+        )
     out = lut[codes]  # codes == -1 (NaN) picks the last slot
     missing = out == -99
     res = pd.array(np.where(missing, 0, out).astype(np.int8), dtype="Int8")
@@ -127,8 +152,14 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
     return pd.Series(res, index=index, name=column)
 
 
-def decode_states(values: pd.Series, *, encoding: str | None = None, where: str = "label table",
-                  column: str = "state", blank_state: str | None = None) -> pd.Series:
+def decode_states(
+    values: pd.Series,
+    *,
+    encoding: str | None = None,
+    where: str = "label table",
+    column: str = "state",
+    blank_state: str | None = None,
+) -> pd.Series:
     """Read a file's state column (names or numeric codes) into ``Int8`` states under an explicit encoding.
 
     State names (``positive``, ``uncertain``, ``negative``, ``not_mentioned``, and ``missing`` for a missing
@@ -182,7 +213,9 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
         check_choice(blank_state, BLANK_STATES, name="blank_state", func="decode_states")
     s = pd.Series(values).reset_index(drop=True)
     codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
-    kinds: list[tuple[str, float | None]] = []  # ("name", code) | ("num", float) | ("blank", None) | ("bad", None)
+    kinds: list[
+        tuple[str, float | None]
+    ] = []  # ("name", code) | ("num", float) | ("blank", None) | ("bad", None)
     for v in uniq:
         if isinstance(v, str) and v.strip() == "":
             kinds.append(("blank", None))
@@ -200,9 +233,11 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
     bad = [k for k, (kind, _) in enumerate(kinds) if kind == "bad"]
     if bad:
         i = first_row(bad)
-        raise SchemaError(f"State {s.iloc[i]!r} outside the domain in {_where(where, i, column)}; expected one of "
-                          f"{list(STATE_NAMES)}, or numeric codes read by an explicit state_encoding= "
-                          f"(one of {', '.join(STATE_ENCODINGS)}).")
+        raise SchemaError(
+            f"State {s.iloc[i]!r} outside the domain in {_where(where, i, column)}; expected one of "
+            f"{list(STATE_NAMES)}, or numeric codes read by an explicit state_encoding= "
+            f"(one of {', '.join(STATE_ENCODINGS)})."
+        )
     nums = sorted({float(x) for kind, x in kinds if kind == "num" and x is not None})
     enc = encoding
     if enc is None and nums:
@@ -213,23 +248,28 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
             raise SchemaError(
                 f"The states in {_where(where, None, column)} are numeric codes ({shown}) that can be read two ways: "
                 f"as cxreval codes ({_READING_TEXT['cxreval']}) or as CheXpert codes ({_READING_TEXT['chexpert']}). "
-                f"Pass a state_encoding= (cxreval, chexpert or binary), or write state names.")
+                f"Pass a state_encoding= (cxreval, chexpert or binary), or write state names."
+            )
     reading = NUMERIC_CODES.get(enc or "cxreval", {})
     outside = [k for k, (kind, x) in enumerate(kinds) if kind == "num" and x not in reading]
     if outside:
         i = first_row(outside)
         v = s.iloc[i]
-        raise SchemaError(f"State {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in "
-                          f"{_where(where, i, column)} under state_encoding={enc!r} ({_READING_TEXT[enc or 'cxreval']}).")
+        raise SchemaError(
+            f"State {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in "
+            f"{_where(where, i, column)} under state_encoding={enc!r} ({_READING_TEXT[enc or 'cxreval']})."
+        )
     blank = blank_state or ("refuse" if encoding is None else "encoding")
     if blank == "refuse":
         blanks = [k for k, (kind, _) in enumerate(kinds) if kind == "blank"]
         rows = np.flatnonzero((codes < 0) | np.isin(codes, blanks))
         if len(rows):
             i = int(rows[0])
-            raise SchemaError(f"Blank state in {_where(where, i, column)} ({len(rows)} blank state cell(s)); a "
-                              f"blank is read only under a numeric state_encoding=, or as a "
-                              f"missing label with blank_state='missing'.")
+            raise SchemaError(
+                f"Blank state in {_where(where, i, column)} ({len(rows)} blank state cell(s)); a "
+                f"blank is read only under a numeric state_encoding=, or as a "
+                f"missing label with blank_state='missing'."
+            )
     blank_code = -1 if enc == "chexpert" and blank == "encoding" else -99
     lut = np.full(len(uniq) + 1, blank_code, dtype=np.int16)  # last slot: NaN / None
     for k, (kind, x) in enumerate(kinds):
@@ -259,8 +299,12 @@ def state_names(states: pd.Series) -> pd.Series:
     return pd.Series(out, index=s.index, name=s.name, dtype=object)
 
 
-def binarize(states: Sequence[object] | pd.Series, *, policy: str | LabelPolicy = "exclude",
-             not_mentioned: str | None = None) -> np.ndarray:
+def binarize(
+    states: Sequence[object] | pd.Series,
+    *,
+    policy: str | LabelPolicy = "exclude",
+    not_mentioned: str | None = None,
+) -> np.ndarray:
     """Turn label states into 0/1 floats for a metric; excluded labels become NaN.
 
     Parameters
@@ -293,8 +337,9 @@ def binarize(states: Sequence[object] | pd.Series, *, policy: str | LabelPolicy 
     return y
 
 
-def resolve_not_mentioned(codes: np.ndarray, *, not_mentioned: str = "negative", func: str = "resolve_not_mentioned"
-                          ) -> tuple[np.ndarray, np.ndarray]:
+def resolve_not_mentioned(
+    codes: np.ndarray, *, not_mentioned: str = "negative", func: str = "resolve_not_mentioned"
+) -> tuple[np.ndarray, np.ndarray]:
     """Apply the not-mentioned policy to float state codes, keeping the three ordinal states.
 
     Parameters
@@ -348,8 +393,13 @@ class LabelPolicy:
         check_choice(self.not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="LabelPolicy")
 
     @classmethod
-    def of(cls, policy: LabelPolicy | str | None = None, *, not_mentioned: LabelPolicy | str | None = None,
-           func: str = "LabelPolicy") -> LabelPolicy:
+    def of(
+        cls,
+        policy: LabelPolicy | str | None = None,
+        *,
+        not_mentioned: LabelPolicy | str | None = None,
+        func: str = "LabelPolicy",
+    ) -> LabelPolicy:
         """The policy meant by a function's ``policy=`` / ``not_mentioned=`` arguments.
 
         ``policy`` is a :class:`LabelPolicy` (returned as is; ``not_mentioned`` must then be None or agree
@@ -360,13 +410,15 @@ class LabelPolicy:
             if policy is not None and not isinstance(policy, LabelPolicy):
                 return cls(policy, not_mentioned.not_mentioned)
             if isinstance(policy, LabelPolicy) and policy != not_mentioned:
-                raise InvalidParameterError(f"{func}: two different label policies given ({policy} and "
-                                            f"{not_mentioned}); pass one.")
+                raise InvalidParameterError(
+                    f"{func}: two different label policies given ({policy} and {not_mentioned}); pass one."
+                )
             return not_mentioned if policy is None else policy
         if isinstance(policy, LabelPolicy):
             if not_mentioned is not None and not_mentioned != policy.not_mentioned:
-                raise InvalidParameterError(f"{func}: not_mentioned={not_mentioned!r} contradicts {policy}; pass "
-                                            f"one of them.")
+                raise InvalidParameterError(
+                    f"{func}: not_mentioned={not_mentioned!r} contradicts {policy}; pass one of them."
+                )
             return policy
         uncertain = "exclude" if policy is None else policy
         nm = "negative" if not_mentioned is None else not_mentioned
@@ -378,7 +430,8 @@ class LabelPolicy:
         """:func:`binarize` under this policy: 1.0, 0.0 or NaN (excluded or missing)."""
         return binarize(states, policy=self.uncertain, not_mentioned=self.not_mentioned)
 
-    def resolve_not_mentioned(self, codes: np.ndarray, *, func: str = "LabelPolicy.resolve_not_mentioned"
-                              ) -> tuple[np.ndarray, np.ndarray]:
+    def resolve_not_mentioned(
+        self, codes: np.ndarray, *, func: str = "LabelPolicy.resolve_not_mentioned"
+    ) -> tuple[np.ndarray, np.ndarray]:
         """:func:`resolve_not_mentioned` under this policy's ``not_mentioned``."""
         return resolve_not_mentioned(codes, not_mentioned=self.not_mentioned, func=func)
