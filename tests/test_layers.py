@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     ("datasets", frozenset({"datasets"})),
-    ("engines", frozenset({"bootstrap", "executor", "spill"})),
+    ("engines", frozenset({"bootstrap", "executor", "spill", "stats"})),
     (
         "analyses",
         frozenset(
@@ -54,6 +54,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     ("models", frozenset({"predict", "reader"})),
     ("report", frozenset({"report"})),
+    ("jobs", frozenset({"jobs"})),
     ("demo", frozenset({"demo"})),
     ("cli", frozenset({"cli", "__main__"})),
 )
