@@ -1,80 +1,33 @@
-"""Atomic output folders and files: a run either leaves its whole result at ``--out`` or nothing.
-
-Every command writes into a temporary sibling of its output folder and renames it into place only when
-the run succeeded, with a ``run.json`` that records the run::
-
-    with output_folder(out, overwrite=False, inputs=[labels_csv]) as d:
-        table.to_csv(d / "auc.csv", index=False)          # written into the temporary folder
-    # here: out/ holds auc.csv and run.json; on any exception or Ctrl-C, out/ is untouched
-
-Procedure
----------
-1. :func:`check_output_path` (called on entry, before any work): ``out`` must not be a file, its nearest
-   existing ancestor must be a writable folder, and an existing ``out`` is refused unless ``overwrite``.
-   ``out`` may never be an input, nor hold one (at any depth), nor — when replacing it would remove
-   something — lie inside a folder input; ``overwrite`` replaces only a folder cxreval wrote (one holding
-   cxreval's ``run.json``), never a folder of other files.
-2. A lock file ``.<name>.cxreval-lock`` beside ``out`` is created with ``O_EXCL``; a second run into the same
-   ``out`` fails with :class:`OutputError` while the first holds it. A lock left by a killed run (its
-   process no longer exists on this host) is taken over.
-3. Files go into ``.<name>.tmp-<pid>-<random>`` beside ``out`` (same file system, so the final ``rename`` is
-   atomic). On success ``run.json`` is written (argv, version, inputs with SHA-256, start/end UTC, status,
-   files), an existing ``out`` is moved aside (``overwrite``), the temporary folder is renamed to ``out`` and
-   the old folder removed. On failure the temporary folder is removed and ``out`` is left as it was; an
-   ``OSError`` while writing (disk full, read-only file system, permission denied, quota) becomes one
-   :class:`OutputError` naming ``out`` and the cause.
-
-A SIGKILL during the run leaves only the hidden temporary folder and lock (never a partial ``out``); the
-next run into the same ``out`` removes both. A run killed in the instant between moving the previous ``out``
-aside and renaming the new folder in leaves the previous output hidden; the next run puts it back first.
-"""
+"""The output folder itself: checks of ``out``, its lock, the temporary folder renamed into place, atomic
+files."""
 
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import errno
-import hashlib
-import json
 import os
 import secrets
 import shutil
 import socket
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import cast
 
-from ._typing import PathLike
-from .exceptions import CxrevalError
+from .._typing import PathLike
+from ..exceptions import CxrevalError
+from ._errors import OutputError
+from ._run_record import (
+    RUN_FILE,
+    is_cxreval_folder,
+    utc_now,
+    write_run_record,
+)
 
-__all__ = [
-    "write_run_record",
-    "utc_now",
-    "file_checksums",
-    "check_unchanged",
-    "OutputError",
-    "RUN_FILE",
-    "check_output_path",
-    "output_folder",
-    "atomic_file",
-    "sha256_file",
-    "read_run",
-    "run_files",
-    "is_cxreval_folder",
-    "write_error",
-    "path_inside",
-]
+__all__ = ["check_output_path", "output_folder", "atomic_file", "write_error", "path_inside"]
 
-RUN_FILE = "run.json"
 _LOCK_SUFFIX = ".cxreval-lock"
 _TMP_MARK = ".tmp-"
 _TORN_LOCK_AGE_S = 10.0
-
-
-class OutputError(CxrevalError, OSError):
-    """An output path cannot be used: it is a file, not writable, already exists, or is in use by another run."""
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -101,16 +54,6 @@ def _normal(path: PathLike) -> Path:
 
 def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
-
-
-def is_cxreval_folder(folder: PathLike) -> bool:
-    """Whether ``folder`` holds the ``run.json`` of a cxreval run (so ``--overwrite`` may replace it)."""
-    p = Path(folder) / RUN_FILE
-    try:
-        rec = json.loads(p.read_text())
-    except (OSError, ValueError):
-        return False
-    return isinstance(rec, dict) and "cxreval_version" in rec and "files" in rec
 
 
 def _check_inputs(out: Path, inputs: Sequence[str | os.PathLike[str]], *, replaces: bool) -> None:
@@ -290,20 +233,6 @@ def path_inside(folder: PathLike, name: object, *, what: str) -> Path:
     return base / text  # type: ignore[operator]
 
 
-def sha256_file(path: PathLike, *, chunk: int = 1 << 20) -> str:
-    """SHA-256 hex digest of a file (a folder: of its files' relative names and digests, sorted)."""
-    p = Path(path)
-    h = hashlib.sha256()
-    if p.is_dir():
-        for f in sorted(x for x in p.rglob("*") if x.is_file()):
-            h.update(str(f.relative_to(p)).encode() + b"\0" + sha256_file(f, chunk=chunk).encode() + b"\n")
-        return h.hexdigest()
-    with open(p, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -363,55 +292,6 @@ def _remove_stale_tmp(out: Path) -> None:
             p.rename(out)
             continue
         shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
-
-
-def utc_now() -> str:
-    """The current UTC time as ISO 8601 (seconds), as run.json records it."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _inputs_record(inputs: Sequence[str | os.PathLike[str]]) -> list[dict[str, object]]:
-    rec = []
-    for x in inputs:
-        p = Path(x)
-        entry: dict[str, object] = {"path": str(p)}
-        if p.exists():
-            entry["sha256"] = sha256_file(p)
-            entry["bytes"] = p.stat().st_size if p.is_file() else None
-        rec.append(entry)
-    return rec
-
-
-def write_run_record(
-    folder: PathLike,
-    *,
-    started: str,
-    inputs: Sequence[str | os.PathLike[str]] = (),
-    argv: Sequence[str] | None = None,
-    meta: dict[str, object] | None = None,
-) -> dict[str, object]:
-    """Write ``folder/run.json`` for a successful run: argv, versions, start/end (UTC), the inputs with their
-    SHA-256, every file under ``folder`` (except run.json) with its SHA-256, and ``meta``; return the record."""
-    from . import __version__
-
-    folder = Path(folder)
-    files = sorted(
-        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != RUN_FILE
-    )
-    record = {
-        "argv": list(sys.argv if argv is None else argv),
-        "cxreval_version": __version__,
-        "python": sys.version.split()[0],
-        "started": started,
-        "ended": utc_now(),
-        "status": "success",
-        "inputs": _inputs_record(inputs),
-        "files": files,
-        "sha256": file_checksums(folder, files),
-        **(meta or {}),
-    }
-    (folder / RUN_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n")
-    return record
 
 
 @contextlib.contextmanager
@@ -553,49 +433,3 @@ def atomic_file(
             tmp.unlink()
         _remove_made(made)
         raise
-
-
-def read_run(folder: PathLike) -> dict[str, object] | None:
-    """The ``run.json`` record of an output folder, or None when the folder has none."""
-    p = Path(folder) / RUN_FILE
-    if not p.is_file():
-        return None
-    try:
-        return json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise OutputError(f"{p} is not a readable run record: {exc}") from None
-
-
-def run_files(folder: PathLike) -> list[Path] | None:
-    """The files a successful run wrote into ``folder`` (from ``run.json``), or None without a run record."""
-    rec = read_run(folder)
-    if rec is None:
-        return None
-    return [Path(folder) / f for f in cast("list[str]", rec.get("files", []))]
-
-
-def file_checksums(folder: PathLike, files: Sequence[str]) -> dict[str, str]:
-    """SHA-256 of each file (relative name -> hex digest), as ``run.json`` records them under ``sha256``."""
-    return {f: sha256_file(Path(folder) / f) for f in files}
-
-
-_VERIFIED: dict[tuple[str, int, int], str] = {}
-
-
-def check_unchanged(path: PathLike, record: dict[str, object], name: str) -> None:
-    """Raise :class:`OutputError` when ``path`` no longer has the SHA-256 that ``record`` (a ``run.json``)
-    gives for ``name``: a result file truncated, edited or replaced after its run wrote it. Files the record
-    has no digest for (older runs) pass."""
-    sums = record.get("sha256")
-    if not isinstance(sums, dict) or name not in sums:
-        return
-    p = Path(path)
-    st = p.stat()
-    key = (str(p.absolute()), st.st_size, st.st_mtime_ns)
-    digest = _VERIFIED.get(key) or sha256_file(p)
-    _VERIFIED[key] = digest
-    if digest != sums[name]:
-        raise OutputError(
-            f"{p} has changed since the run wrote it (SHA-256 {digest[:12]}... instead of "
-            f"{str(sums[name])[:12]}...; truncated or edited?). Re-run the command that wrote it."
-        )
