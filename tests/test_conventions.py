@@ -53,7 +53,7 @@ REFUSED: dict[str, str] = {
     "on_item": "progress: Progress | None",
 }
 # the Executor.map(func, items, on_item=) protocol and its implementations
-ON_ITEM_ALLOWED = re.compile(r"^cxreval\.executor\.\w+\.map$")
+ON_ITEM_ALLOWED = re.compile(r"^cxreval\.executor\.(_\w+\.)?\w+\.map$")
 # the normalisers of what a parameter accepts (as get_executor normalises an ExecutorLike)
 NORMALISERS: frozenset[str] = frozenset({"cxreval.progress.as_progress"})
 
