@@ -206,7 +206,7 @@ def path_inside(folder: PathLike, name: object, *, what: str) -> Path:
     ...
     cxreval.exceptions.SchemaError: The study_id '../../x.png' cannot name a file inside out/images: ...
     """
-    from .exceptions import SchemaError
+    from ..exceptions import SchemaError
 
     base = Path(folder)
     text = name if isinstance(name, str) else None
