@@ -17,16 +17,11 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from ..exceptions import CxrevalError, InvalidParameterError
-from ..schema import REPORT_STATES
-from .derived import Adjudicated
-from .images import DISPLAY_FIT, RenditionCache, scale_for
-from .mrmc import HeatmapReader
-from .payloads import IMAGE_STATES, Reader, SubmissionError
+from .images import DISPLAY_FIT
+from .payloads import SubmissionError
 from .store import ReaderStore
 
 __all__ = ["MAX_BODY", "READ_AHEAD", "bad_text", "create_app", "bind", "serve"]
@@ -34,11 +29,6 @@ __all__ = ["MAX_BODY", "READ_AHEAD", "bad_text", "create_app", "bind", "serve"]
 MAX_BODY = 64 * 1024
 READ_AHEAD = 3
 """Studies of a reader's queue after the one they open whose display renditions the server makes ahead."""
-_STATIC = {
-    "index.html": "text/html; charset=utf-8",
-    "app.js": "text/javascript; charset=utf-8",
-    "app.css": "text/css; charset=utf-8",
-}
 _SECURITY = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -123,17 +113,15 @@ def create_app(
     """
     fastapi, concurrency = _require_web()
     from fastapi import Request
-    from fastapi.responses import JSONResponse, Response
+    from fastapi.responses import JSONResponse
 
     st = ReaderStore.open(store) if isinstance(store, str) else store
     if clock is not None:
         st.clock = clock
-    spec = st.spec
-    adj = Adjudicated.of(spec)
-    adj_images = adj.task if adj is not None and spec.adjudication_task == "image" else "image"
-    heatmaps = HeatmapReader(spec.root, spec.sessions)
-    root = Path(spec.root).resolve()
-    cache = RenditionCache(root=root)  # renditions made ahead (`reader init`) are read from the study folder
+    from ._study_routes import StudyRoutes
+
+    routes = StudyRoutes(st, read_ahead=read_ahead)
+    spec, cache = routes.spec, routes.cache
     from ..io.images import read_image  # noqa: F401 - imported once at start, not inside the first image request
 
     app = fastapi.FastAPI(
@@ -144,180 +132,37 @@ def create_app(
     async def _refused(_request: Any, exc: SubmissionError) -> Any:
         return JSONResponse({"detail": str(exc)}, status_code=exc.status)
 
-    def auth(request: Any) -> Reader:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        reader = st.authenticate(token.strip()) if scheme.lower() == "bearer" else None
-        if reader is None:
-            raise SubmissionError("A valid reader token is required (Authorization: Bearer <token>).", 401)
-        return reader
-
-    def static(name: str) -> Any:
-        body = (resources.files("cxreval.reader") / "static" / name).read_bytes()
-        return Response(body, media_type=_STATIC[name], headers={"Cache-Control": "no-cache"})
-
     @app.get("/")
     def index() -> Any:
-        return static("index.html")
+        return routes.static("index.html")
 
     @app.get("/static/{name}")
     def static_file(name: str) -> Any:
-        if name not in _STATIC:
-            raise SubmissionError(f"No static file {name!r}.", 404)
-        return static(name)
+        return routes.static_file(name)
 
     @app.get("/api/me")
     def me(request: Request) -> Any:
-        r = auth(request)
-        tasks = st.progress(r)
-        return {
-            "reader": r.name,
-            "role": r.role,
-            "study": spec.name,
-            "study_uid": st.study_uid,
-            "findings": list(spec.findings),
-            "image_states": list(IMAGE_STATES),
-            "report_states": list(REPORT_STATES),
-            "criteria": list(spec.criteria),
-            "scale": list(spec.scale),
-            "tasks": tasks,
-            "adjudication_task": spec.adjudication_task,
-            "image_tasks": list(spec.image_tasks),
-            "rating": None if spec.rating is None else spec.rating.to_dict(),
-            "sessions": [{"name": s.name, "aided": s.aided} for s in spec.sessions],
-            "washout_days": spec.washout_days,
-        }
-
-    encoded: dict[int, tuple[list[str], bytes]] = {}
+        return routes.me(request)
 
     @app.get("/api/queue")
     def queue(request: Request, task: str) -> Any:
-        """``{task, keys, done}``: the keys in the reader's order and one '0'/'1' per key (compact: a study of
-        thousands of images answers in a few kilobytes of work, the keys encoded once)."""
-        keys, flags = st.queue_flags(auth(request), task)
-        hit = encoded.get(id(keys))  # the order of a fixed task is one list per reader, kept by the store
-        if hit is None or hit[0] is not keys:
-            hit = (keys, json.dumps(keys).encode())
-            if task != "adjudication":  # the studies in conflict change: encoded afresh
-                encoded[id(keys)] = hit
-        body = (
-            b'{"task": '
-            + json.dumps(task).encode()
-            + b', "keys": '
-            + hit[1]
-            + b', "done": "'
-            + flags.encode()
-            + b'"'
-        )
-        if task in spec.session_names:  # the items not open to the reader now (washout), and when they open
-            body += b', "locked": ' + json.dumps(st.locks(auth(request), task)).encode()
-        body += b"}"
-        return Response(body, media_type="application/json")
-
-    def _item(task: str, key: str) -> dict[str, Any]:
-        found = st.items.get(task, {}).get(key)
-        if found is None:
-            raise SubmissionError(f"Unknown {task} item {key!r}.", 404)
-        return found
+        return routes.queue(request, task)
 
     @app.get("/api/item")
     def item(request: Request, task: str, key: str) -> Any:
-        r = auth(request)
-        if task not in st.tasks_of(r):
-            raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
-        if task == "adjudication":
-            mine, conflicts, theirs, decided = st.adjudication_view(r, key)
-            if not conflicts:
-                raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
-            out: dict[str, Any] = {
-                "task": task,
-                "key": key,
-                "conflicts": conflicts,
-                "readers": list(spec.adjudication_readers),
-                "mine": mine,
-                "decided": {f: {k: v for k, v in d.items() if k != "by_id"} for f, d in decided.items()},
-                "reader_comments": {n: p["comment"] for n, p in theirs.items() if p.get("comment")},
-            }
-            if spec.adjudication_task == "image":
-                meta = _item(adj_images, key)
-                out.update(
-                    width=meta["width"],
-                    height=meta["height"],
-                    image=True,
-                    reader_boxes={n: p.get("boxes", []) for n, p in theirs.items()},
-                )
-            else:
-                sec = spec.adjudication_task[7:]
-                out.update(text=_item("report", f"{sec}:{key}")["text"], section=sec, image=False)
-            return out
-        meta = _item(task, key)
-        if key not in st.keys_of(r, task):
-            raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
-        mine = st.mine(r, task, key)
-        if spec.kind(task) == "image":
-            lock = st.locks(r, task, [key]).get(key)
-            if lock is not None:  # nothing of the case is shown before it opens
-                return {"task": task, "key": key, "locked": True, **lock, "mine": mine}
-            return {
-                "task": task,
-                "key": key,
-                "width": meta["width"],
-                "height": meta["height"],
-                "mine": mine,
-                **{k: meta[k] for k in ("model", "scores", "heatmaps") if k in meta},
-            }
-        if task == "report":
-            return {"task": task, "key": key, "section": meta["section"], "text": meta["text"], "mine": mine}
-        return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine}
-
-    def organiser(request: Any) -> Reader:
-        r = auth(request)
-        if r.role != "organiser":
-            raise SubmissionError(f"Reader {r.name!r} ({r.role}) is not an organiser of this study.", 403)
-        return r
+        return routes.item(request, task, key)
 
     @app.get("/api/organiser/status")
     def organiser_status(request: Request) -> Any:
-        """Progress per reader and task, open and resolved conflicts, the database's integrity check."""
-        organiser(request)
-        rows, n_conflicts, n_resolved = st.status(rows=True)
-        return JSONResponse(
-            {
-                "study": spec.name,
-                "progress": [x for x in rows if x["role"] != "organiser"],
-                "n_conflicts": n_conflicts,
-                "n_resolved": n_resolved,
-            }
-        )
+        return routes.organiser_status(request)
 
     @app.get("/api/organiser/integrity")
     def organiser_integrity(request: Request) -> Any:
-        """The database's integrity check (:func:`cxreval.reader.db.check_integrity`: reads every row, so
-        it is its own request, not part of the status)."""
-        organiser(request)
-        return JSONResponse(st.check_integrity().to_dict())
+        return routes.organiser_integrity(request)
 
     @app.get("/api/organiser/export")
     def organiser_export(request: Request) -> Any:
-        """The export (:func:`cxreval.reader.export.export_tables`) as a zip file."""
-        import io
-        import zipfile
-
-        from .export import export_tables
-
-        organiser(request)
-        buf = io.BytesIO()
-        res = export_tables(st)
-        with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for name, text in res.texts.items():
-                zf.writestr(name, text.encode("utf-8"))
-            zf.writestr("export.json", json.dumps({"study": spec.name, **res.to_dict()}, indent=1))
-        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name) or "study"
-        return Response(
-            buf.getvalue(),
-            media_type="application/zip",
-            headers={"Content-Disposition": f'attachment; filename="{name}-export.zip"'},
-        )
+        return routes.organiser_export(request)
 
     @app.get("/api/pixels")
     def image_pixels(
@@ -328,110 +173,11 @@ def create_app(
         level: str = "full",
         fit: int = DISPLAY_FIT,
     ) -> Any:
-        """An image as gzip-compressed little-endian uint16 (:mod:`cxreval.reader.images`): ``level=display``
-        reduced to a longer side of at most ``fit`` pixels, ``level=full`` at full resolution; the headers
-        give its size, scale, bit depth and data range. Cached by the browser (private, ETag)."""
-        r = auth(request)
-        if task not in st.tasks_of(r):
-            raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
-        if level not in ("display", "full"):
-            raise SubmissionError(f"'level' must be 'display' or 'full'; got {level[:40]!r}.", 422)
-        if not 64 <= fit <= 16384:
-            raise SubmissionError(
-                f"'fit' (the longest side of the display rendition) must be 64..16384; got {fit}.", 422
-            )
-        if task == "iqa":
-            if which not in ("reference", "test"):
-                raise SubmissionError("'which' must be 'reference' or 'test'.", 422)
-            meta = _item("iqa", key)
-            rel = meta[which]
-            if key not in st.keys_of(r, task):
-                raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
-        elif spec.kind(task) == "image" or task == "adjudication":
-            if task == "adjudication" and key not in st.conflicts(key):
-                raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
-            meta = _item(adj_images if task == "adjudication" else task, key)
-            rel = meta["path"]
-            if task != "adjudication":
-                _readable(r, task, key)
-        else:
-            raise SubmissionError(f"Task {task!r} has no image.", 404)
-        path = _inside(rel, key)
-        scale = 1 if level == "full" else scale_for(int(meta["width"]), int(meta["height"]), fit)
-        got = cache.get(path, scale, display=level == "display")
-        if level == "display" and task != "adjudication" and spec.kind(task) == "image" and read_ahead:
-            _read_ahead(r, task, key, scale)
-        headers = {**got.headers(), "Cache-Control": "private, max-age=3600"}
-        if request.headers.get("if-none-match") == got.etag:
-            return Response(
-                status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Encoding"}
-            )
-        return Response(got.body, media_type="application/octet-stream", headers=headers)
-
-    def _readable(r: Reader, task: str, key: str) -> None:
-        """Refuse an image item not assigned to the reader, or not open to them now (a session's washout)."""
-        if key not in st.keys_of(r, task):
-            raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
-        lock = st.locks(r, task, [key]).get(key)
-        if lock is not None:
-            raise SubmissionError(
-                f"Item {key!r} of session {task!r} is not open to reader {r.name!r}: {lock['why']}.", 403
-            )
+        return routes.image_pixels(request, task, key, which, level, fit)
 
     @app.get("/api/heatmap")
     def heatmap(request: Request, task: str, key: str, finding: str) -> Any:
-        """The model's heat map of one finding of an aided session's item, as gzip-compressed uint8 (its
-        minimum 0, its maximum 255), ``X-Width`` x ``X-Height``; the page overlays it on the image."""
-        r = auth(request)
-        if task not in st.tasks_of(r) or task not in spec.session_names:
-            raise SubmissionError(f"Task {task!r} has no heat maps for reader {r.name!r}.", 404)
-        meta = _item(task, key)
-        _readable(r, task, key)
-        if finding not in meta.get("heatmaps", ()):
-            raise SubmissionError(
-                f"Item {key!r} of session {task!r} has no heat map of {finding[:64]!r}.", 404
-            )
-        got = heatmaps.read(task, key, finding)
-        if got is None:
-            raise SubmissionError(
-                f"The heat map of {key!r}, {finding!r} is missing from the study folder (moved "
-                "or deleted since `cxreval reader init`); tell the study organiser.",
-                404,
-            )
-        body, w, h = got
-        return Response(
-            body,
-            media_type="application/octet-stream",
-            headers={
-                "X-Width": str(w),
-                "X-Height": str(h),
-                "Content-Encoding": "gzip",
-                "Cache-Control": "private, max-age=3600",
-            },
-        )
-
-    def _inside(rel: str, key: str) -> Path:
-        path = (root / rel).resolve()
-        if not path.is_relative_to(root):  # the stored path must still lie inside (a symlink made since init)
-            raise SubmissionError(f"Image of item {key!r} is not inside the study folder.", 404)
-        if not path.is_file():
-            raise SubmissionError(
-                f"The image file of item {key!r} is missing from the study folder (moved or "
-                "deleted since `cxreval reader init`); tell the study organiser.",
-                404,
-            )
-        return path
-
-    def _read_ahead(r: Reader, task: str, key: str, scale: int) -> None:
-        """Render the reader's next studies (their order, kept in memory: no database read)."""
-        order = st._order(r, task)
-        done = st._done.get((r.id, task), set())
-        i = order.index(key)
-        for nxt in [k for k in order[i + 1 : i + 1 + 4 * read_ahead] if k not in done][:read_ahead]:
-            try:
-                cache.warm(_inside(_item(task, nxt)["path"], nxt), scale, display=True)
-            except SubmissionError:
-                continue
+        return routes.heatmap(request, task, key, finding)
 
     def submit(raw: bytes, authorization: str) -> dict[str, object]:
         """POST /api/submissions (served by :class:`_Limits` without the framework: the hot path)."""
