@@ -367,3 +367,12 @@ def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.fixture
 def make_args() -> Callable[[str, Path], list[str]]:
     return command_args
+
+
+# ------------------------------------------------------------------ an input table of a command line
+def _table(args: list[str], name: str) -> Path:
+    return next(Path(a) for a in args if Path(a).name == name)
+
+
+def _replace(args: list[str], old: Path, new: Path | str) -> list[str]:
+    return [str(new) if a == str(old) else a for a in args]

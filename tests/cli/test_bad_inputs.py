@@ -13,16 +13,14 @@ Every case runs the command in process (``main(argv)``) on small inputs made in 
   unreadable or empty table, a value out of range) exit 2.
 
 :func:`test_sweep_size` keeps the sweep at 300 cases or more. The header of a label or prediction table is
-checked before any of its data is read (:func:`test_header_is_checked_before_any_data_block`).
+checked before any of its data is read (tests/cli/test_table_headers.py).
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
-import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -30,23 +28,8 @@ import pytest
 
 from cxreval.cli.main import _command_options, main
 
-from .conftest import command_args
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str
-    command: str  # a name of tests/cli/conftest.py's command_args, or a bare command line (args)
-    mutate: Callable[[list[str], Path], list[str]] | None = (
-        None  # (args, folder) -> new args (may edit files)
-    )
-    extra: tuple[str, ...] = ()
-    must_refuse: bool = True
-    args: tuple[str, ...] = field(default=())  # a command line of its own (no command_args)
-    says: str = ""  # a refusal's one line contains this (the option or value at fault)
-    must_accept: bool = False  # a valid input that must run (exit 0)
-    warns: str = ""  # a legitimate empty result: exit 0, this warning on stderr and in summary.md
-
+from ._bad_input_cases import HONEST_CASES, Case, _bare_cases, _out_cases
+from .conftest import _replace, _table, command_args
 
 ACCEPTED = {
     ("classify", "--n-resamples", "0"),
@@ -58,14 +41,6 @@ ACCEPTED = {
 
 
 # ----------------------------------------------------------------------------------------- table mutations
-def _table(args: list[str], name: str) -> Path:
-    return next(Path(a) for a in args if Path(a).name == name)
-
-
-def _replace(args: list[str], old: Path, new: Path | str) -> list[str]:
-    return [str(new) if a == str(old) else a for a in args]
-
-
 def _absent(name: str):
     def m(args, d):
         _table(args, name).unlink()
@@ -415,185 +390,6 @@ def _option_cases() -> list[Case]:
     ]
 
 
-# ----------------------------------------------------------------------------------------------- --out
-def _out_input_file(args, d):
-    table = next((a for a in args if Path(a).is_file()), None)
-    return [*args, "-o", table] if table else [*args, "-o", str(d)]
-
-
-def _out_cases() -> list[Case]:
-    from .conftest import WRITING_COMMANDS
-
-    cases = []
-    for cmd in WRITING_COMMANDS:
-        if cmd == "predict":
-            continue  # its small run needs torch (its --out cases: tests/cli/test_run_matrix.py)
-        if cmd not in ("synth", "demo"):  # (these two read no input file)
-            cases += [
-                Case(f"{cmd}-out-is-an-input-file", cmd, _out_input_file),
-                Case(f"{cmd}-out-is-the-input-folder", cmd, lambda a, d: [*a, "-o", str(d), "--overwrite"]),
-            ]
-        cases += [
-            Case(f"{cmd}-out-is-a-user-folder", cmd, _user_folder_out),
-            Case(f"{cmd}-out-under-a-file", cmd, _under_file_out),
-        ]
-    return cases
-
-
-def _user_folder_out(args, d):
-    user = d / "thesis"
-    user.mkdir()
-    (user / "notes.txt").write_text("mine")
-    return [*args, "-o", str(user), "--overwrite"]
-
-
-def _under_file_out(args, d):
-    (d / "a-file").write_text("x")
-    return [*args, "-o", str(d / "a-file" / "res")]
-
-
-# ------------------------------------------------------------------------------ commands with bad arguments
-BARE = [
-    ("predict-unknown-kind", ("predict", "--images", "{d}", "--model", "keras:foo")),
-    ("predict-no-kind", ("predict", "--images", "{d}", "--model", "foo")),
-    ("predict-unknown-xrv", ("predict", "--images", "{d}", "--model", "xrv:nonsense")),
-    ("predict-absent-images", ("predict", "--images", "{d}/none", "--model", "xrv:nonsense")),
-    ("report-absent-folder", ("report", "{d}/none", "-o", "{d}/r.html")),
-    ("report-empty-folder", ("report", "{d}", "-o", "{d}/r.html")),
-    (
-        "reader-init-absent-study",
-        ("reader", "init", "--study", "{d}/none.yaml", "--db", "sqlite:///{d}/s.db"),
-    ),
-    ("reader-init-bad-yaml", ("reader", "init", "--study", "{d}/bad.yaml", "--db", "sqlite:///{d}/s.db")),
-    ("reader-status-absent-db", ("reader", "status", "--db", "sqlite:///{d}/none/s.db")),
-    ("data-audit-unknown-dataset", ("data", "audit", "nosuchdataset")),
-    ("data-split-unknown-dataset", ("data", "split", "nosuchdataset", "-o", "{d}/o")),
-    ("data-export-unknown-dataset", ("data", "export", "nosuchdataset", "-o", "{d}/o")),
-    ("iqa-list-bad-reference", ("iqa", "list", "--reference", "bogus")),
-    ("unknown-command", ("nosuchcommand",)),
-    ("unknown-option", ("synth", "--no-such-option", "1", "-o", "{d}/o")),
-]
-
-
-def _bare_cases() -> list[Case]:
-    return [Case(i, "", args=a) for i, a in BARE]
-
-
-# ------------------------------------------------------------- empty results, silent choices, unclear messages
-def _auc_table(models: dict[str, float], references: tuple[str, ...] = ("CR", "Rep1")):
-    """A point AUC table of ``models`` (name -> AUC, NaN for an undefined one) on Edema and Effusion."""
-
-    def m(args, d):
-        rows = [
-            {"model": name, "group": "g", "finding": f, "reference": r, "auc": auc + 0.01 * k}
-            for name, auc in models.items()
-            for k, r in enumerate(references)
-            for f in ("Edema", "Effusion")
-        ]
-        pd.DataFrame(rows).to_csv(d / "auc.csv", index=False)
-        return ["rank", "--auc-table", str(d / "auc.csv")]
-
-    return m
-
-
-def _unlabelled_predictions(args, d):
-    t = _table(args, "preds.csv")
-    df = pd.read_csv(t, dtype=str)
-    df.assign(study_id="x" + df["study_id"]).to_csv(t, index=False)
-    return [*args, "--unlabeled", "drop"]
-
-
-def _two_score_columns(args, d):
-    t = _table(args, "preds.csv")
-    lines = t.read_text().splitlines()
-    t.write_text("\n".join([lines[0] + ",score", *(ln + ",0.5" for ln in lines[1:])]) + "\n")
-    return args
-
-
-def _finding_map_all(args, d):
-    (d / "map.yaml").write_text("findings:\n  Edema: all(Edema, Effusion)\nscore: max\n")
-    return [*args, "--finding-map", str(d / "map.yaml")]
-
-
-def _out_symlink_loop(args, d):
-    (d / "loop").symlink_to("loop")
-    return [*args, "-o", str(d / "loop")]
-
-
-def _gzip_reports(args, d):
-    t = _table(args, "reports.csv")
-    z = t.with_name("reports.csv.gz")
-    z.write_bytes(gzip.compress(t.read_bytes()))
-    t.unlink()
-    return _replace(args, t, z)
-
-
-HONEST_CASES = [
-    Case(
-        "rank-auc-table-undefined-auc-below-min-models",
-        "rank",
-        _auc_table({"a": 0.7, "b": 0.75, "c": float("nan")}),
-        says="fewer than --min-models 3 models",
-    ),
-    Case("rank-auc-table-two-models", "rank", _auc_table({"a": 0.7, "b": 0.75}), says="--min-models"),
-    Case(
-        "rank-auc-table-one-reference",
-        "rank",
-        _auc_table({"a": 0.7, "b": 0.75, "c": 0.8}, ("CR",)),
-        must_refuse=False,
-        warns="the AUCs have one (['CR'])",
-    ),
-    Case(
-        "rank-one-reference",
-        "rank",
-        extra=("-r", "CR"),
-        must_refuse=False,
-        warns="the AUCs have one (['CR'])",
-    ),
-    Case(
-        "rank-auc-table-with-references",
-        "rank",
-        lambda a, d: [*_auc_table({"a": 0.7, "b": 0.75, "c": 0.8})(a, d), "-r", "CR"],
-        says="--references",
-    ),
-    Case(
-        "classify-unlabeled-drop-leaves-nothing",
-        "classify",
-        _unlabelled_predictions,
-        extra=("--n-resamples", "0"),
-        says="--unlabeled drop would leave nothing",
-    ),
-    Case(
-        "classify-unlabeled-drop-leaves-nothing-bootstrap",
-        "classify",
-        _unlabelled_predictions,
-        says="--unlabeled drop would leave nothing",
-    ),
-    Case(
-        "rank-unlabeled-drop-leaves-nothing",
-        "rank",
-        _unlabelled_predictions,
-        says="--unlabeled drop would leave nothing",
-    ),
-    Case(
-        "classify-preds.csv-two-score-columns", "classify", _two_score_columns, says="2 columns named 'score'"
-    ),
-    Case(
-        "agree-pair-twice", "agree", extra=("--pairs", "CR:Rep1,CR:Rep1"), says="--pairs lists CR:Rep1 twice"
-    ),
-    Case(
-        "agree-flow-pair-twice",
-        "agree",
-        extra=("--flow-pairs", "Rep1:Rep2,Rep1:Rep2"),
-        says="--flow-pairs lists Rep1:Rep2 twice",
-    ),
-    Case("classify-finding-map-all", "classify", _finding_map_all, says="the form supported is any(A, B)"),
-    Case("classify-out-symlink-loop", "classify", _out_symlink_loop, says="is a symbolic link that loops"),
-    Case("label-reports-reports.csv.gz", "label-reports", _gzip_reports, must_refuse=False, must_accept=True),
-]
-"""Inputs that gave an empty result reported as success, a silent choice or a message not saying what is wrong:
-each is now refused with one line naming the option or value (``says``), or, when valid, accepted."""
-
 CASES = [*_table_cases(), *_option_cases(), *_out_cases(), *_bare_cases(), *HONEST_CASES]
 
 
@@ -662,103 +458,3 @@ def test_bad_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str
         assert any(case.warns in ln for ln in warned), cap.err
         out_dir = Path(argv[argv.index("-o") + 1])
         assert case.warns in (out_dir / "summary.md").read_text()
-
-
-# ------------------------------------------------------------------------------ header before data
-@pytest.mark.parametrize("name", ["classify", "rank", "agree", "fuse"])
-@pytest.mark.parametrize("fault", ["no-state", "source-renamed", "no-score"])
-def test_header_is_checked_before_any_data_block(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str, fault: str
-) -> None:
-    """A missing or renamed column is refused from the header alone: no data block of any table is read."""
-    import cxreval.labels._common as common
-    import cxreval.labels._files as files
-    import cxreval.labels._streaming as streaming
-
-    args = command_args(name, tmp_path / "in")
-    if fault == "no-score" and "-p" not in args:
-        pytest.skip(f"{name} reads no predictions")
-    table = _table(args, "preds.csv" if fault == "no-score" else "labels.csv")
-    df = pd.read_csv(table, dtype=str)
-    df = {
-        "no-state": lambda: df.drop(columns=["state"]),
-        "source-renamed": lambda: df.rename(columns={"source": "reader"}),
-        "no-score": lambda: df.drop(columns=["score"]),
-    }[fault]()
-    df.to_csv(table, index=False)
-
-    def no_data(*a: object, **k: object) -> None:
-        raise AssertionError("a data block was read before the header check")
-
-    for mod, attr in ((streaming, "_blocks"), (files, "_read_table"), (common, "_read_table")):
-        monkeypatch.setattr(mod, attr, no_data)
-    capsys.readouterr()
-    assert main([*args, "-o", str(tmp_path / "out")]) == 2
-    line = capsys.readouterr().err.strip()
-    column = {"no-state": "state", "source-renamed": "source", "no-score": "score"}[fault]
-    assert f"missing required column(s) ['{column}']" in line and str(table) in line, line
-    if fault == "source-renamed":
-        assert "Column 'reader': did you mean 'source'?" in line
-
-
-@pytest.mark.slow
-def test_header_error_on_a_large_input_comes_before_the_run(tmp_path: Path) -> None:
-    """On a large input (2 M prediction rows) the header error takes a fraction of the run's time (the figures:
-    `python bench/run.py cli:header_check`)."""
-    import time
-
-    import numpy as np
-
-    rng = np.random.default_rng(0)
-    n_studies, models, findings = (
-        50_000,
-        [f"m{k}" for k in range(8)],
-        ["Edema", "Effusion", "Atelectasis", "Cardiomegaly", "Pneumonia"],
-    )
-    studies = np.array([f"s{k}" for k in range(n_studies)])
-    preds = pd.DataFrame(
-        {
-            "study_id": np.tile(np.repeat(studies, len(findings)), len(models)),
-            "model": np.repeat(models, n_studies * len(findings)),
-            "finding": np.tile(findings, n_studies * len(models)),
-            "score": rng.random(n_studies * len(findings) * len(models)).round(4),
-        }
-    )
-    preds.to_csv(tmp_path / "preds.csv", index=False)
-    labels = pd.DataFrame(
-        {
-            "study_id": np.repeat(studies, len(findings)),
-            "patient_id": np.repeat([f"p{k // 2}" for k in range(n_studies)], len(findings)),
-            "finding": np.tile(findings, n_studies),
-            "source": "CR",
-            "state": rng.choice(["positive", "negative"], n_studies * len(findings)),
-        }
-    )
-    labels.to_csv(tmp_path / "labels.csv", index=False)
-    labels.drop(columns=["state"]).to_csv(tmp_path / "no_state.csv", index=False)
-    base = ["classify", "-p", str(tmp_path / "preds.csv"), "--n-resamples", "50"]
-    t0 = time.perf_counter()
-    assert main([*base, "-l", str(tmp_path / "no_state.csv"), "-o", str(tmp_path / "bad")]) == 2
-    t_error = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    assert main([*base, "-l", str(tmp_path / "labels.csv"), "-o", str(tmp_path / "good")]) == 0
-    t_run = time.perf_counter() - t0
-    assert t_error < t_run / 10, (t_error, t_run)
-    shutil.rmtree(tmp_path / "good")
-
-
-@pytest.mark.parametrize("name", ["classify", "agree", "fuse"])
-def test_folder_of_parts_with_different_columns_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
-) -> None:
-    args = command_args(name, tmp_path / "in")
-    lab = _table(args, "labels.csv")
-    df = pd.read_csv(lab, dtype=str)
-    parts = tmp_path / "in" / "parts"
-    parts.mkdir()
-    df.iloc[:40].to_csv(parts / "part-0.csv", index=False)
-    df.iloc[40:].assign(comment="x").to_csv(parts / "part-1.csv", index=False)
-    capsys.readouterr()
-    assert main([*_replace(args, lab, parts), "-o", str(tmp_path / "out")]) == 2
-    line = capsys.readouterr().err.strip()
-    assert f"The parts of folder {str(parts)!r} have different columns" in line and "part-1.csv" in line, line
