@@ -3,6 +3,7 @@ a server subprocess on a free port."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import socket
@@ -262,3 +263,65 @@ def decision(store, study_id: str, labels: dict[str, str]) -> dict:
         "conflicts": {f: conflicts[f] for f in labels if f in conflicts},
         "seen": {f: decided[f]["seq"] for f in labels if f in decided},
     }
+
+
+# -- MRMC studies: six images, ratings, sessions (tests/reader/test_mrmc*.py) ---------------------------------
+IDS = [f"img{i:04d}" for i in range(6)]
+T0 = dt.datetime(2026, 3, 2, 9, 30, tzinfo=dt.timezone.utc)
+
+
+def _h(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _scores(ids: list[str] = IDS, *, models: tuple[str, ...] = ("densenet",)) -> str:
+    """A long prediction table: a distinct score per (model, study, finding)."""
+    rows = ["study_id,model,finding,score"]
+    for m, model in enumerate(models):
+        for i, sid in enumerate(ids):
+            for j, f in enumerate(FINDINGS):
+                rows.append(f"{sid},{model},{f},{round(0.05 * i + 0.01 * j + 0.3 * m, 4)}")
+    return "\n".join(rows) + "\n"
+
+
+def _study(study_factory, root: Path, extra: str, *, scores: str | None = None) -> Path:
+    """An image-only study of six images with the given MRMC keys (two readers, no resolver)."""
+    study = study_factory(root, n_images=len(IDS), resolvers=(), extra=extra)
+    if scores is not None:
+        (root / "predictions.csv").write_text(scores)
+    text = study.read_text()
+    for key in (
+        "reports: reports.csv\n",
+        "iqa:\n  pairs: pairs.csv\n  criteria: [overall]\n  scale: [1, 4]\n",
+    ):
+        text = text.replace(key, "")
+    study.write_text(text)
+    return study
+
+
+def _client(study: Path, url: str, clock=None):
+    from fastapi.testclient import TestClient
+
+    from cxreval.reader.app import create_app
+    from cxreval.reader.store import ReaderStore
+    from cxreval.reader.study import load_study
+
+    store, tokens = ReaderStore.create(url, load_study(study))
+    return store, tokens, TestClient(create_app(store, clock=clock))
+
+
+SESSIONS = (
+    "rating: {scale: five_point, with_label: true}\n"
+    "sessions:\n  - name: unaided\n  - name: aided\n    model_scores: predictions.csv\n"
+    "washout_days: 28\n"
+)
+
+
+class Clock:
+    """The server's clock in a test: a time that only the test moves."""
+
+    def __init__(self, t: dt.datetime) -> None:
+        self.t = t
+
+    def __call__(self) -> dt.datetime:
+        return self.t
