@@ -66,3 +66,20 @@ def published():
     """``published([(value, "printed"), ...])`` asserts that every value equals its published number to the
     printed digits (within half a unit of the last digit)."""
     return _check_published
+
+
+# a 2 x 2 x 6 toy: 2 modalities, 2 readers, 6 cases (tests/mrmc/test_or_toy.py computes its analysis by hand)
+TOY_TRUTH = [0, 0, 0, 1, 1, 1]
+TOY = np.array(
+    [
+        [
+            [1, 2, 3, 2, 4, 5],  # modality 1, reader 1
+            [1, 3, 2, 3, 3, 4],
+        ],  # modality 1, reader 2
+        [
+            [2, 1, 1, 3, 2, 4],  # modality 2, reader 1
+            [1, 1, 4, 2, 5, 3],
+        ],
+    ],
+    dtype=float,
+)
