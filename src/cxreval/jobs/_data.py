@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._typing import PathLike
+from .._typing import PathLike, RNGLike
 from .._validation import check_folder_path, did_you_mean, split_comma_list
 from ..datasets import SPLITTABLE, VIEW_DATASETS, fetch_metadata
 from ..exceptions import InvalidParameterError, SchemaError
@@ -128,7 +128,7 @@ def split_dataset_files(
     names: str | Sequence[str] | None = None,
     stratify: str | Sequence[str] | None = None,
     by: str = "patient",
-    rng: int = 0,
+    rng: RNGLike = None,
     path: PathLike | None = None,
     cache_dir: PathLike | None = None,
     out: PathLike | None = None,

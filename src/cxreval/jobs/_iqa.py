@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._typing import PathLike
+from .._typing import PathLike, RNGLike
 from .._validation import check_input_paths
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..iqa import IQA_KENDALL, IQA_SPEARMAN
@@ -185,7 +185,7 @@ def compare_with_experts_files(
     unscored: str = "keep",
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
-    rng: int = 0,
+    rng: RNGLike = None,
     ddof: int = 0,
     spearman: str = IQA_SPEARMAN,
     kendall: str = IQA_KENDALL,
