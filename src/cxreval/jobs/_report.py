@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._typing import PathLike
 from ..exceptions import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -17,11 +16,11 @@ __all__ = ["write_report_page"]
 
 
 def write_report_page(
-    result_dirs: Sequence[PathLike],
-    out: PathLike = "report.html",
+    result_dirs: Sequence[str | Path],
+    out: str | Path = "report.html",
     *,
     title: str = "cxreval report",
-    thresholds: PathLike | None = None,
+    thresholds: str | Path | None = None,
     pdf: bool = False,
     overwrite: bool = False,
 ) -> ReportResult:
