@@ -27,6 +27,7 @@ __all__ = [
     "cell_location",
     "physical_memory",
     "check_memory",
+    "check_paths",
     "check_input_paths",
     "check_folder_path",
     "split_comma_list",
@@ -152,6 +153,12 @@ def check_memory(nbytes: float, *, what: str, name: str, func: str) -> None:
             f"{nbytes / 2**30:,.1f} GiB of memory; this machine has {total / 2**30:,.1f} GiB. "
             f"Choose a smaller value."
         )
+
+
+def check_paths(func: str, required: Sequence[str] = (), **named: object) -> None:
+    """:func:`check_path` on each of ``named`` (``None`` allowed unless its name is in ``required``)."""
+    for name, value in named.items():
+        check_path(value, name=name, func=func, allow_none=name not in required)
 
 
 def check_input_paths(*named: tuple[str, PathLike | None], kind: str = "any") -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._typing import PathLike, RNGLike
-from .._validation import check_folder_path, did_you_mean, split_comma_list
+from .._validation import check_folder_path, check_paths, did_you_mean, split_comma_list
 from ..datasets import SPLITTABLE, VIEW_DATASETS, fetch_metadata
 from ..exceptions import InvalidParameterError, SchemaError
 
@@ -48,6 +48,7 @@ def fetch_dataset_metadata(
     -------
     res : FetchResult
     """
+    check_paths("fetch_dataset_metadata", cache_dir=cache_dir, from_wheel=from_wheel)
     check_folder_path("--cache-dir", cache_dir, write=True)
     if from_wheel is not None and not Path(from_wheel).is_file():
         raise SchemaError(f"--from-wheel {from_wheel} does not exist.")
@@ -85,6 +86,15 @@ def audit_dataset_files(
     """
     from ..datasets.audit import AUDITABLE, audit_dataset
 
+    check_paths(
+        "audit_dataset_files",
+        data_entry=data_entry,
+        bbox_list=bbox_list,
+        split_dir=split_dir,
+        path=path,
+        cache_dir=cache_dir,
+        out=out,
+    )
     if dataset not in AUDITABLE:
         raise InvalidParameterError(
             f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
@@ -146,6 +156,7 @@ def split_dataset_files(
     """
     from ..datasets import check_split_names, split_dataset
 
+    check_paths("split_dataset_files", path=path, cache_dir=cache_dir, out=out)
     if dataset not in SPLITTABLE:
         raise InvalidParameterError(
             f"cxreval data split: unknown dataset {dataset!r}; expected one of "
@@ -211,6 +222,7 @@ def export_dataset_files(
     """
     from ..datasets import export_dataset, get_spec
 
+    check_paths("export_dataset_files", path=path, cache_dir=cache_dir, out=out)
     spec = get_spec(dataset)  # an unknown name: a did-you-mean, before any reading
     if half is not None:
         from ..datasets.openi import OPENI_HALVES

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._typing import PathLike, RNGLike
-from .._validation import check_input_paths
+from .._validation import check_input_paths, check_paths
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..iqa import IQA_KENDALL, IQA_SPEARMAN
 
@@ -110,6 +110,7 @@ def degrade_image_folder(
     """
     from ..iqa import degrade_folder
 
+    check_paths("degrade_image_folder", ("images", "out"), images=images, out=out)
     if not Path(images).is_dir():
         raise SchemaError(f"--images {images} is not a folder.")
     return degrade_folder(images, plan, out, sample=sample, max_size=max_size)
@@ -137,6 +138,7 @@ def score_pairs_file(
     """
     from ..iqa import score_pairs
 
+    check_paths("score_pairs_file", ("pairs",), pairs=pairs, niqe_model=niqe_model, out=out)
     check_input_paths(("--pairs", pairs), ("--niqe-model", niqe_model), kind="file")
     table = _read_csv(pairs, "--pairs", ("reference", "test"), dtype=str)
     _check_out(out, overwrite=overwrite, inputs=[pairs, niqe_model])
@@ -165,6 +167,7 @@ def compare_metrics_file(
     """
     from ..iqa import compare_metrics
 
+    check_paths("compare_metrics_file", ("scores",), scores=scores, out=out)
     check_input_paths(("--scores", scores), kind="file")
     scores_df = _read_csv(
         scores,
@@ -202,6 +205,7 @@ def compare_with_experts_files(
     """
     from ..iqa import compare_with_experts
 
+    check_paths("compare_with_experts_files", ("scores", "ratings"), scores=scores, ratings=ratings, out=out)
     check_input_paths(("--scores", scores), ("--ratings", ratings), kind="file")
     if not (np.isfinite(scale_min) and np.isfinite(scale_max) and scale_min < scale_max):
         raise InvalidParameterError(

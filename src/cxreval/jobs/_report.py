@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._validation import check_paths
 from ..exceptions import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ def write_report_page(
     from ..outputs import check_output_path
     from ..report import find_chromium, load_thresholds, print_pdf, report_inputs, write_report
 
+    check_paths("write_report_page", ("out",), out=out, thresholds=thresholds)
     out = Path(out)
     th = load_thresholds(thresholds)
     inputs = [*report_inputs(result_dirs), *([Path(thresholds)] if thresholds is not None else [])]
