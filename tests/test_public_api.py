@@ -271,6 +271,45 @@ CASES = [
         },
         ["pilot", "effect", "n_readers", "n_cases", "alpha", "analysis", "target_power", "max_cases"],
     ),
+    (
+        "cxreval.jobs:degrade_image_folder",
+        {"images": lambda t: t, "plan": lambda t: "demo", "out": lambda t: t / "o"},
+        {},
+        ["images", "out"],
+    ),
+    (
+        "cxreval.jobs:score_pairs_file",
+        {"pairs": lambda t: t / "pairs.csv"},
+        {},
+        ["pairs", "niqe_model", "out"],
+    ),
+    ("cxreval.jobs:compare_metrics_file", {"scores": lambda t: t / "scores.csv"}, {}, ["scores", "out"]),
+    (
+        "cxreval.jobs:compare_with_experts_files",
+        {"scores": lambda t: t / "scores.csv", "ratings": lambda t: t / "ratings.csv"},
+        {},
+        ["scores", "ratings", "out"],
+    ),
+    ("cxreval.jobs:fetch_dataset_metadata", {}, {}, ["cache_dir", "from_wheel"]),
+    (
+        "cxreval.jobs:audit_dataset_files",
+        {"dataset": lambda t: "chestxray14"},
+        {},
+        ["data_entry", "bbox_list", "split_dir", "cache_dir", "out"],
+    ),
+    (
+        "cxreval.jobs:split_dataset_files",
+        {"dataset": lambda t: "chestxray14"},
+        {},
+        ["path", "cache_dir", "out"],
+    ),
+    (
+        "cxreval.jobs:export_dataset_files",
+        {"dataset": lambda t: "chestxray14"},
+        {},
+        ["path", "cache_dir", "out"],
+    ),
+    ("cxreval.jobs:write_report_page", {"result_dirs": lambda t: [t]}, {}, ["out", "thresholds"]),
 ]
 
 

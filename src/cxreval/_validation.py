@@ -27,6 +27,10 @@ __all__ = [
     "cell_location",
     "physical_memory",
     "check_memory",
+    "check_paths",
+    "check_input_paths",
+    "check_folder_path",
+    "split_comma_list",
 ]
 
 
@@ -149,3 +153,51 @@ def check_memory(nbytes: float, *, what: str, name: str, func: str) -> None:
             f"{nbytes / 2**30:,.1f} GiB of memory; this machine has {total / 2**30:,.1f} GiB. "
             f"Choose a smaller value."
         )
+
+
+def check_paths(func: str, required: Sequence[str] = (), **named: object) -> None:
+    """:func:`check_path` on each of ``named`` (``None`` allowed unless its name is in ``required``)."""
+    for name, value in named.items():
+        check_path(value, name=name, func=func, allow_none=name not in required)
+
+
+def check_input_paths(*named: tuple[str, PathLike | None], kind: str = "any") -> None:
+    """Check that every given input path exists, before any computation: ``("--labels", path), ...``; with
+    ``kind='file'`` a folder is refused too. Each failure is one :class:`SchemaError` naming the option."""
+    for option, value in named:
+        if value is None:
+            continue
+        p = Path(value)
+        if not p.exists():
+            raise SchemaError(f"{option} {p} does not exist.")
+        if kind == "file" and not p.is_file():
+            raise SchemaError(f"{option} {p} is a folder; a file is expected.")
+
+
+def check_folder_path(option: str, path: PathLike | None, *, write: bool = False) -> None:
+    """A folder option (``--cache-dir``, ``--data-mirror``) must be a folder, or creatable under a writable
+    folder when ``write``; checked before any work, as a one-line :class:`SchemaError`."""
+    if path is None:
+        return
+    p = Path(path).expanduser()
+    if p.exists() and not p.is_dir():
+        raise SchemaError(f"{option} {p} is a file; a folder is expected.")
+    anc = p
+    while not anc.exists() and anc.parent != anc:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise SchemaError(f"{option} {p}: {anc} is a file, so {p} cannot be a folder.")
+    if write and not os.access(anc, os.W_OK | os.X_OK):
+        raise SchemaError(f"{option} {p}: the folder {anc} is not writable.")
+
+
+def split_comma_list(values: str | Sequence[str] | None, *, option: str) -> list[str] | None:
+    """``'A,B'`` or ``['A,B', 'C']`` -> ``['A', 'B', 'C']`` (unique, in order; None when not given); an empty
+    list is an :class:`InvalidParameterError` naming ``option``."""
+    if values is None or (not isinstance(values, str) and len(values) == 0):
+        return None
+    raw = [values] if isinstance(values, str) else list(values)
+    items = [x.strip() for v in raw for x in str(v).split(",") if x.strip()]
+    if not items:
+        raise InvalidParameterError(f"{option} needs a comma-separated list. Got {','.join(raw)!r}.")
+    return list(dict.fromkeys(items))

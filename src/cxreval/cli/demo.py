@@ -8,10 +8,8 @@ import typer
 
 from ..demo.data import MIRROR_LAYOUT
 from ..demo.sections import SECTIONS
-from ..outputs import check_output_path
 from ._common import (
     cache_dir_option,
-    check_folder_option,
     echo_json,
     json_option,
     out_option,
@@ -55,17 +53,9 @@ def demo(
         cxreval demo -o demo-out --section audit,nih_models --n-resamples 200
     """
     from ..demo import run_demo
-    from ..exceptions import InvalidParameterError
     from ._common import progress, split_list
 
-    keys = [s.key for s in SECTIONS]
     sections = split_list(section, option="--section")
-    unknown = [x for x in sections or [] if x not in keys]
-    if unknown:
-        raise InvalidParameterError(f"--section: unknown section(s) {unknown}; known: {', '.join(keys)}.")
-    check_output_path(out, overwrite=overwrite, inputs=[p for p in (data_mirror, cache_dir) if p is not None])
-    check_folder_option("--data-mirror", data_mirror)
-    check_folder_option("--cache-dir", cache_dir, write=not offline)
     with progress() as prog:
         res = run_demo(
             out,

@@ -5,15 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
 import typer
 
-from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..iqa import IQA_KENDALL, IQA_SPEARMAN
-from ..outputs import check_output_path
 from ._common import (
-    check_inputs,
     echo_json,
     executor_option,
     open_output,
@@ -48,32 +43,6 @@ def _echo(res: Any, json_out: bool, line: str) -> None:
         typer.echo(line)
 
 
-def _read_csv(path: Path, option: str, columns: tuple[str, ...], dtype: object = None) -> pd.DataFrame:
-    """Read a CSV input; an empty file, a header without rows or a missing column is a one-line error."""
-    from ..io import read_csv_file
-
-    def why(f: Path, exc: BaseException) -> str:
-        if isinstance(exc, pd.errors.EmptyDataError):
-            return f"{option} file {f} is empty; expected a header with columns {', '.join(columns)} and at least one row."
-        return f"{option} file {f} cannot be read as CSV: {exc}"
-
-    df = read_csv_file(path, error=why, dtype=dtype)
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise SchemaError(f"{option} file {path} has no column(s) {missing}; columns are {list(df.columns)}.")
-    if len(df) == 0:
-        raise SchemaError(f"{option} file {path} has no rows.")
-    for c in columns:  # a blank cell in a required column is refused, never read as the text 'nan'
-        blank = df[c].isna().to_numpy() | (df[c].astype(str).str.strip() == "").to_numpy()
-        if blank.any():
-            i = int(np.flatnonzero(blank)[0])
-            raise SchemaError(
-                f"{option} file {path}: blank cell in row {i}, column {c!r} ({int(blank.sum())} "
-                f"such rows); every row needs a {c}."
-            )
-    return df
-
-
 @iqa_app.command("list")
 def list_cmd(
     reference: str = typer.Option(None, "--reference", help="'full' or 'no'."),
@@ -87,11 +56,9 @@ def list_cmd(
         cxreval iqa list --reference full
         cxreval iqa list --json
     """
-    from ..iqa import get_metric, list_metrics
+    from ..jobs import list_iqa_metrics
 
-    if reference not in (None, "full", "no"):
-        raise InvalidParameterError(f"--reference must be 'full' or 'no'. Got {reference!r}.")
-    specs = [get_metric(n).to_dict() for n in list_metrics(reference=reference)]  # type: ignore[arg-type]
+    specs = [spec.to_dict() for spec in list_iqa_metrics(reference)]
     if json_out:
         echo_json(specs)
         return
@@ -139,12 +106,11 @@ def degrade_cmd(
         cxreval iqa degrade --images pngs/ --plan plan.yaml -o degraded
         cxreval iqa degrade --images pngs/ --plan demo --sample 3 --max-size 512 -o iqa
     """
-    from ..iqa import IMAGES_DIR, degrade_folder, plan_source
+    from ..iqa import IMAGES_DIR, plan_source
+    from ..jobs import degrade_image_folder
 
-    if not images.is_dir():
-        raise SchemaError(f"--images {images} is not a folder.")
     with open_output(out, overwrite=overwrite, inputs=[images, plan_source(plan)]) as d:
-        res = degrade_folder(images, plan, d, sample=sample, max_size=max_size)
+        res = degrade_image_folder(images, plan, d, sample=sample, max_size=max_size)
         res.save(d)
     _echo(res, json_out, f"wrote {len(res.manifest)} degraded images to {Path(out) / IMAGES_DIR}")
 
@@ -190,18 +156,18 @@ def score_cmd(
         cxreval iqa score --pairs degraded/pairs.csv --metrics psnr,ssim --executor process:2 -o scores
         cxreval iqa score --pairs degraded/pairs.csv --metrics niqe,piqe --niqe-model modelparameters.mat -o nr
     """
-    from ..iqa import score_pairs
+    from ..jobs import score_pairs_file
 
-    check_inputs(("--pairs", pairs), ("--niqe-model", niqe_model), kind="file")
-    table = _read_csv(pairs, "--pairs", ("reference", "test"), dtype=str)
-    check_output_path(out, overwrite=overwrite, inputs=[p for p in (pairs, niqe_model) if p is not None])
     with progress() as prog:
-        try:  # every image header is checked before the first pair is scored
-            res = score_pairs(
-                table, metrics, base_dir=pairs.parent, niqe_model=niqe_model, executor=executor, progress=prog
-            )
-        except CxrevalError as exc:  # name the file: the library names the pair
-            raise type(exc)(f"{pairs}: {exc}") from exc
+        res = score_pairs_file(
+            pairs,
+            metrics,
+            niqe_model=niqe_model,
+            executor=executor,
+            progress=prog,
+            out=out,
+            overwrite=overwrite,
+        )
     meta: dict[str, object] = {"executor": executor}
     if niqe_model is not None:
         meta["niqe_model"] = str(niqe_model)
@@ -210,7 +176,7 @@ def score_cmd(
     if json_out:
         echo_json(
             {
-                "n_pairs": len(table),
+                "n_pairs": res.n_pairs,
                 **res.selection.to_dict(),
                 **({"niqe_model": str(niqe_model)} if niqe_model is not None else {}),
             }
@@ -239,17 +205,9 @@ def compare_cmd(
     \b
         cxreval iqa compare --scores scores/scores.csv -o iqa-compare
     """
-    from ..iqa import compare_metrics
+    from ..jobs import compare_metrics_file
 
-    check_inputs(("--scores", scores), kind="file")
-    scores_df = _read_csv(
-        scores,
-        "--scores",
-        ("test", "metric", "value", "degradation"),
-        dtype={"reference": str, "test": str, "metric": str, "degradation": str, "image": str},
-    )
-    check_output_path(out, overwrite=overwrite, inputs=[scores])  # a bad --out is refused before computing
-    res = compare_metrics(scores_df)
+    res = compare_metrics_file(scores, out=out, overwrite=overwrite)
     with open_output(out, overwrite=overwrite, inputs=[scores]) as d:
         res.save(d)
     _echo(res, json_out, f"wrote {', '.join(res.FILES.values())} to {out}")
@@ -313,32 +271,24 @@ def agree_cmd(
         cxreval iqa agree --scores scores/scores.csv --ratings ratings.csv --unscored keep --seed 0 -o iqa-agree
         cxreval iqa agree --scores scores/scores.csv --ratings ratings.csv --spearman formula --kendall tau-a --ddof 1 -o iqa-agree-formulas
     """
-    from ..iqa import compare_with_experts
+    from ..jobs import compare_with_experts_files
 
-    check_inputs(("--scores", scores), ("--ratings", ratings), kind="file")
-    if not (np.isfinite(scale_min) and np.isfinite(scale_max) and scale_min < scale_max):
-        raise InvalidParameterError(
-            f"--scale-min and --scale-max must be finite with --scale-min < --scale-max. "
-            f"Got {scale_min} and {scale_max}."
-        )
-    ratings_df = _read_csv(ratings, "--ratings", ("image", "rater", "rating"))
-    scores_df = _read_csv(scores, "--scores", ("reference", "test", "metric", "value"))
-    meta = {"seed": seed, "ddof": ddof, "spearman": spearman, "kendall": kendall, "unscored": unscored}
-    check_output_path(
-        out, overwrite=overwrite, inputs=[scores, ratings]
-    )  # a bad --out: refused before computing
-    res = compare_with_experts(
-        ratings_df,
-        scores_df,
+    res = compare_with_experts_files(
+        scores,
+        ratings,
+        scale_min=scale_min,
+        scale_max=scale_max,
         unscored=unscored,
-        scale=(scale_min, scale_max),
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         rng=seed,
         ddof=ddof,
         spearman=spearman,
         kendall=kendall,
+        out=out,
+        overwrite=overwrite,
     )
+    meta = {"seed": seed, "ddof": ddof, "spearman": spearman, "kendall": kendall, "unscored": unscored}
     with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta=meta) as d:
         res.save(d)
     _echo(res, json_out, f"wrote z-MOS, rater and metric agreement tables to {out}")

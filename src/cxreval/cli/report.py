@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from ..exceptions import InvalidParameterError
 from ._common import echo_json, json_option
 
 __all__ = ["register"]
@@ -40,23 +39,12 @@ def report(
 
     Example: cxreval report demo-out --out report.html --pdf --overwrite
     """
-    from ..outputs import check_output_path
-    from ..report import find_chromium, load_thresholds, print_pdf, report_inputs, write_report
+    from ..jobs import write_report_page
 
-    th = load_thresholds(thresholds)
-    inputs = [*report_inputs(result_dirs), *([thresholds] if thresholds is not None else [])]
-    check_output_path(out, overwrite=overwrite, kind="file", inputs=inputs)
-    pdf_out = out.with_suffix(".pdf")
-    if pdf:  # checked before any work
-        if pdf_out.absolute() == out.absolute():
-            raise InvalidParameterError(
-                f"--out {str(out)!r} with --pdf: the PDF (--out with .pdf) would replace the "
-                "HTML page it is printed from. Give --out a .html name."
-            )
-        find_chromium()
-        check_output_path(pdf_out, overwrite=overwrite, kind="file", inputs=inputs)
-    res = write_report(result_dirs, out, title=title, thresholds=th, overwrite=overwrite)
-    pdf_path = print_pdf(res.path, pdf_out, overwrite=overwrite, inputs=inputs) if pdf else None
+    res = write_report_page(
+        result_dirs, out, title=title, thresholds=thresholds, pdf=pdf, overwrite=overwrite
+    )
+    pdf_path = res.pdf
     if json_out:
         echo_json({**res.to_dict(), "pdf": None if pdf_path is None else str(pdf_path)})
     else:

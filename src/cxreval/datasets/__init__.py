@@ -18,7 +18,7 @@ True
 """
 
 from ._dataset_split import SPLIT_UNITS, SPLITTABLE, DatasetSplit, split_dataset
-from ._export import DatasetExport, export_dataset
+from ._export import VIEW_DATASETS, DatasetExport, export_dataset
 from ._fetch import (
     METADATA_FILES,
     WHEEL_FILE,
@@ -66,6 +66,7 @@ __all__ = [
     "get_spec",
     "DatasetExport",
     "export_dataset",
+    "VIEW_DATASETS",
     "SPLITTABLE",
     "SPLIT_UNITS",
     "DatasetSplit",

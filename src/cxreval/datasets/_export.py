@@ -10,7 +10,7 @@ the demo uses (for instance the OpenI MeSH codes, ``openi_mesh``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -22,7 +22,10 @@ from ..io import markdown_table, write_summary, write_table
 from ..results import ReadReport, TableResult
 from ..schema import STATE, state_names
 
-__all__ = ["DatasetExport", "export_dataset"]
+__all__ = ["DatasetExport", "export_dataset", "VIEW_DATASETS"]
+
+VIEW_DATASETS: tuple[str, ...] = ("mimic_cxr", "chexpert", "chexpert_train")
+"""Datasets whose loader filters by view (``views=``; ``cxreval data export --views``)."""
 
 
 @dataclass(frozen=True)
@@ -31,12 +34,28 @@ class DatasetExport(TableResult):
 
     ``save`` writes ``<kind>.csv`` (+ Parquet) — ``kind`` is the dataset's kind (``labels``, ``boxes``,
     ``reports``, ``metadata``, ``predictions``) — and ``dropped.csv`` when the reader dropped rows.
+
+    Attributes
+    ----------
+    name, kind : str
+        The dataset and its kind.
+    table : pandas.DataFrame
+        What the loader returned.
+    report : ReadReport
+        What was read, kept and dropped.
+    options : mapping
+        The loader options applied (``half``, ``views``, ``split``), recorded in ``run.json``.
+    sources : tuple of Path
+        The files read whose SHA-256 ``run.json`` records: the user's ``path``, or a pinned file; none for the
+        fetched metadata.
     """
 
     name: str
     kind: str
     table: pd.DataFrame
     report: ReadReport
+    options: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    sources: tuple[Path, ...] = ()
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
         {
@@ -146,4 +165,5 @@ def export_dataset(
 
     spec = get_spec(name)
     res = load_dataset(spec.name, path, cache_dir=cache_dir, **kwargs)
-    return DatasetExport(spec.name, spec.kind, res.table, res.report)
+    sources = (Path(path),) if path else (Path(res.report.source),) if spec.pinned else ()
+    return DatasetExport(spec.name, spec.kind, res.table, res.report, MappingProxyType(dict(kwargs)), sources)

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .._typing import RNGLike
+from .._validation import check_folder_path
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..outputs import RUN_FILE, atomic_file, check_output_path, output_folder, utc_now, write_run_record
 from ..progress import Progress, as_progress
@@ -222,7 +223,8 @@ def run_demo(
         Allow network downloads (PyPI for metadata is handled by ``cxreval data fetch``; GitHub for
         pinned files).
     sections : sequence of str, optional
-        Keys of :data:`SECTIONS` to run (default all).
+        Keys of :data:`SECTIONS` to run (default all); an unknown key is refused before any work, as are
+        ``data_mirror`` or ``cache_dir`` when not a folder (``cache_dir`` not writable with ``download``).
     progress : Progress, optional
         One task per section, done when the section is (each is also logged).
     iqa_metrics : sequence of str, optional
@@ -244,7 +246,7 @@ def run_demo(
     if sections is not None:
         unknown = [s for s in sections if s not in keys]
         if unknown:
-            raise InvalidParameterError(f"Unknown demo section(s) {unknown}; known: {keys}.")
+            raise InvalidParameterError(f"--section: unknown section(s) {unknown}; known: {', '.join(keys)}.")
     if iqa_images is not None and (
         isinstance(iqa_images, bool) or not isinstance(iqa_images, int) or iqa_images < 1
     ):
@@ -270,6 +272,8 @@ def run_demo(
     t0 = time.perf_counter()
     guard = [p for p in (data_mirror, cache_dir) if p is not None]
     out = check_output_path(out, overwrite=overwrite, inputs=guard)
+    check_folder_path("--data-mirror", data_mirror)
+    check_folder_path("--cache-dir", cache_dir, write=bool(download))
     mirror = default_mirror(data_mirror)
     done: list[DemoSection] = []
     missing: list[tuple[str, str, str, str]] = []

@@ -8,4 +8,32 @@ options, call one job, save and print; the analyses below never import a job.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._data import (
+    audit_dataset_files,
+    export_dataset_files,
+    fetch_dataset_metadata,
+    list_registered_datasets,
+    split_dataset_files,
+)
+from ._iqa import (
+    compare_metrics_file,
+    compare_with_experts_files,
+    degrade_image_folder,
+    list_iqa_metrics,
+    score_pairs_file,
+)
+from ._report import write_report_page
+
+__all__: list[str] = [
+    "list_iqa_metrics",
+    "degrade_image_folder",
+    "score_pairs_file",
+    "compare_metrics_file",
+    "compare_with_experts_files",
+    "fetch_dataset_metadata",
+    "list_registered_datasets",
+    "audit_dataset_files",
+    "split_dataset_files",
+    "export_dataset_files",
+    "write_report_page",
+]

@@ -68,6 +68,8 @@ class ReportResult:
         The sections listed as not available.
     headline : bool
         Whether the key-findings panel carries the headline figure (:mod:`cxreval.report.headline`).
+    pdf : Path or None
+        The page printed to PDF (:func:`print_pdf`), when it was.
     """
 
     path: Path
@@ -75,6 +77,7 @@ class ReportResult:
     sections: tuple[Section, ...]
     unavailable: tuple[Unavailable, ...]
     headline: bool = False
+    pdf: Path | None = None
 
     @property
     def n_figures(self) -> int:
