@@ -18,9 +18,8 @@ from .._typing import PathLike, RNGLike
 from .._validation import check_choice, did_you_mean, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io import markdown_table, write_summary
-from ..results import TableResult
-from ..schema import SOURCE
-from ._study import (
+from ..mrmc import mrmc_sample_size, reference_truths, validate_ratings
+from ..planning import (
     IMAGE_COLUMNS,
     check_image_names,
     copy_images,
@@ -29,6 +28,9 @@ from ._study import (
     image_table,
     study_yaml,
 )
+from ..results import TableResult
+from ..schema import SOURCE
+from ._mrmc import evaluate_reader_study
 
 __all__ = ["CASE_GRID", "ReaderStudyPlanResult", "plan_reader_study"]
 
@@ -262,8 +264,6 @@ def _validate_plan_reader_study(
     latent_sources: Sequence[str] | None,
 ) -> tuple[pd.DataFrame, list[str], str]:
     """The validated ratings, the pilot's two modalities in reading order and the finding to plan for."""
-    from ..mrmc import validate_ratings
-
     check_choice(analysis, ("RRRC", "FRRC", "RRFC"), name="analysis", func=_FUNC)
     if isinstance(washout_days, bool) or not (
         isinstance(washout_days, (int, float)) and 0 <= washout_days < float("inf")
@@ -392,8 +392,6 @@ def plan_reader_study(
     .. [1] Hillis SL, Obuchowski NA, Berbaum KS. Power estimation for multireader ROC methods: an updated and
            unified approach. Acad Radiol. 2011;18(2):129-142. doi:10.1016/j.acra.2010.09.007
     """
-    from ..mrmc import evaluate_reader_study, mrmc_sample_size, reference_truths
-
     ratings, mods, finding = _validate_plan_reader_study(
         pilot, labels, reference, finding, effect, analysis, washout_days, latent_sources
     )
