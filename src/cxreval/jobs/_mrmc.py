@@ -117,8 +117,8 @@ def evaluate_reader_study(
     Parameters
     ----------
     ratings : DataFrame
-        The ratings table (``reader, modality, study_id, finding, rating``; :func:`validate_ratings`). Readers
-        who gave labels rather than ratings enter through :func:`labels_to_ratings`.
+        The ratings table (``reader, modality, study_id, finding, rating``; :func:`~cxreval.mrmc.validate_ratings`). Readers
+        who gave labels rather than ratings enter through :func:`~cxreval.mrmc.labels_to_ratings`.
     labels : DataFrame
         A validated long label table holding the references.
     references : sequence of str
@@ -131,7 +131,7 @@ def evaluate_reader_study(
     covariance : {'jackknife', 'delong', 'unbiased'}, default='jackknife'
         The OR covariance estimator (jackknife makes OR-RRRC equal to DBM-RRRC).
     reader_weights : {'equal', 'case_pairs'}, default='equal'
-        How the OR analysis averages readers who read different numbers of cases (:func:`or_analysis`); the DBM
+        How the OR analysis averages readers who read different numbers of cases (:func:`~cxreval.mrmc.or_analysis`); the DBM
         rows always weight readers equally.
     margin : float, default=0.05
         The non-inferiority margin on the AUC and on sensitivity at matched specificity.
@@ -310,7 +310,7 @@ def evaluate_reader_study_files(
     """:func:`evaluate_reader_study` on files: the job of ``cxreval mrmc``.
 
     The readings come from a ratings table (``ratings``), or from label sources read as binary readers
-    (``readers``, :func:`labels_to_ratings`), not both. ``options`` are those of :func:`evaluate_reader_study`.
+    (``readers``, :func:`~cxreval.mrmc.labels_to_ratings`), not both. ``options`` are those of :func:`evaluate_reader_study`.
     """
     from ..labels import read_label_tables, read_prediction_tables
 
@@ -322,8 +322,8 @@ def evaluate_reader_study_files(
     table, _ = read_label_tables(list(labels), state_encoding=state_encoding, blank_state=blank_state)
     scale = options.get("scale")
     rated = (
-        read_ratings(ratings, scale=scale)
-        if ratings is not None  # type: ignore[arg-type]
+        read_ratings(ratings, scale=scale)  # type: ignore[arg-type]
+        if ratings is not None
         else labels_to_ratings(table, sources=list(readers or ()))
     )
     preds = read_prediction_tables(list(predictions))[0] if predictions else None

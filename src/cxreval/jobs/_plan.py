@@ -99,7 +99,7 @@ def plan_relabelling_files(
         budget=budget,
         readers=readers,
         anchor=anchor,
-        anchor_studies=None if anchor_studies is None else read_table(anchor_studies, text=True),
+        anchor_studies=None if anchor_studies is None else read_table(Path(anchor_studies), text=True),
         findings=findings,
         budgets=grid,
         n_draws=n_draws,
@@ -159,7 +159,7 @@ def plan_reader_study_files(
         raise InvalidParameterError(f"pilot= plans one finding; findings= names {len(wanted)}: {wanted}.")
     counts = _counts(n_readers, name="n_readers", func=func)
     return plan_reader_study(
-        read_ratings(pilot),
+        read_ratings(Path(pilot)),
         read_label_tables(list(labels), state_encoding=state_encoding, blank_state=blank_state)[0],
         reference=reference,
         finding=wanted[0] if wanted else None,

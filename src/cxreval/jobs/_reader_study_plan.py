@@ -330,7 +330,7 @@ def plan_reader_study(
     """Plan a two-modality reader study from a pilot: readers x cases for a target power, the cases, the study file.
 
     The pilot's ratings (two modalities, e.g. unaided and aided) are analysed under ``reference`` by
-    :func:`cxreval.mrmc.evaluate_reader_study` (OR, jackknife covariance); its variance components size the
+    :func:`cxreval.jobs.evaluate_reader_study` (OR, jackknife covariance); its variance components size the
     planned study by :func:`cxreval.mrmc.mrmc_sample_size` (Hillis, Obuchowski and Berbaum 2011) over
     ``n_readers`` x :data:`CASE_GRID`, with the fewest cases per reader count searched exactly. The design is the
     reader count reaching ``target_power`` with the fewest readings (readers x cases x 2; ties: fewer readers). Its
@@ -363,7 +363,7 @@ def plan_reader_study(
         Folder of the images (``<study_id>.<suffix>`` or ``<study_id>/``): the cases are drawn from the studies with
         an image there, and theirs are copied into the plan's ``images/``.
     latent_sources, label_policy
-        As :func:`cxreval.mrmc.evaluate_reader_study`.
+        As :func:`cxreval.jobs.evaluate_reader_study`.
     rng : int or Generator, optional
         Seed of the case sample.
 
@@ -377,7 +377,7 @@ def plan_reader_study(
         A pilot without exactly two modalities, several findings and no ``finding``, bad numbers,
         ``latent_sources`` with a reference other than ``'latent'``.
     SchemaError
-        A ``reference`` that is not a source of ``labels``; as :func:`cxreval.mrmc.evaluate_reader_study` (a rating
+        A ``reference`` that is not a source of ``labels``; as :func:`cxreval.jobs.evaluate_reader_study` (a rating
         table without its columns).
 
     Notes
@@ -458,7 +458,7 @@ def plan_reader_study(
         study_yaml(
             name=f"reader-study-{finding}"[:64],
             findings=[finding],
-            seed=int(gen.integers(2**31)),
+            order_seed=int(gen.integers(2**31)),
             extra=extra,
         )
         if n is not None
