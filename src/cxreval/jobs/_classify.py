@@ -150,7 +150,7 @@ def _latent_options(
     return latent_truth
 
 
-def resolve_finding_map(
+def _finding_map(
     finding_map: str | PathLike[str] | VocabularyMapping | None, map_score: str | None, *, func: str
 ) -> VocabularyMapping | None:
     """The finding map of ``finding_map`` (a built-in name, a YAML file or a mapping) with the score rule
@@ -246,7 +246,7 @@ def evaluate_classifiers(
         reader_accuracy=reader_accuracy,
         anchor=anchor,
     )
-    fmap = None if latent else resolve_finding_map(finding_map, map_score, func=func)
+    fmap = None if latent else _finding_map(finding_map, map_score, func=func)
     if latent:
         assert readers is not None  # checked by _latent_options
         lat = evaluate_latent_auc(
@@ -342,7 +342,7 @@ def evaluate_classifiers_files(
         reader_accuracy=reader_accuracy,
         anchor=anchor,
     )
-    fmap = None if latent else resolve_finding_map(finding_map, map_score, func=func)
+    fmap = None if latent else _finding_map(finding_map, map_score, func=func)
     if latent:
         assert readers is not None  # checked by _latent_options
         lat = evaluate_latent_auc_files(
