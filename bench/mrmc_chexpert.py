@@ -19,7 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from cxreval.datasets import export_dataset
-from cxreval.mrmc import evaluate_reader_study, labels_to_ratings
+from cxreval.jobs import evaluate_reader_study
+from cxreval.mrmc import labels_to_ratings
 
 __all__ = ["FINDINGS", "LATENT_SOURCES", "READERS", "REFERENCES", "command", "measure"]
 

@@ -163,12 +163,12 @@ def _build(name: str, tmp: Path):
 
         return compare_rankings(_auc())
     if name == "ReferenceComparison":
-        from cxreval.ranking import compare_references
+        from cxreval.jobs import compare_references
 
         t = _labels()
         return compare_references(_predictions(t), t, references=["CR", "Rep1"], n_resamples=20, rng=0)
     if name == "ClassifierEvaluation":
-        from cxreval.latent import evaluate_classifiers
+        from cxreval.jobs import evaluate_classifiers
 
         t = _labels()
         return evaluate_classifiers(_predictions(t), t, references=["CR", "Rep1"], n_resamples=20, rng=0)
@@ -334,7 +334,7 @@ def _build(name: str, tmp: Path):
             _predictions(labs), labs, readers=["CR", "Rep1", "Rep2"], n_resamples=5, rng=0
         )
     if name == "ReaderStudyResult":
-        from cxreval.mrmc import evaluate_reader_study
+        from cxreval.jobs import evaluate_reader_study
 
         rng = np.random.default_rng(0)
         truth = rng.integers(0, 2, 40)
@@ -363,8 +363,8 @@ def _build(name: str, tmp: Path):
         )
         return evaluate_reader_study(ratings, labels, references=["gt"])
     if name == "ReaderStudyPlanResult":
+        from cxreval.jobs import plan_reader_study
         from cxreval.mrmc import simulate_roe_metz
-        from cxreval.planning import plan_reader_study
 
         sim = simulate_roe_metz(n_readers=4, n_cases_negative=30, n_cases_positive=30, rng=0)
         ratings = pd.DataFrame(

@@ -50,14 +50,14 @@ _LAZY_ATTRS: dict[str, str] = {
     "compare_rankings": "ranking",
     "compare_table_rankings": "ranking",
     "RankingStabilityResult": "ranking",
-    "evaluate_classifiers": "latent",
-    "evaluate_classifiers_files": "latent",
-    "ClassifierEvaluation": "latent",
-    "compare_references": "ranking",
-    "compare_references_files": "ranking",
-    "compare_auc_table": "ranking",
-    "compare_auc_table_file": "ranking",
-    "ReferenceComparison": "ranking",
+    "evaluate_classifiers": "jobs",
+    "evaluate_classifiers_files": "jobs",
+    "ClassifierEvaluation": "jobs",
+    "compare_references": "jobs",
+    "compare_references_files": "jobs",
+    "compare_auc_table": "jobs",
+    "compare_auc_table_file": "jobs",
+    "ReferenceComparison": "jobs",
     # agreement and fusion
     "compute_agreement": "agreement",
     "agreement_scores": "agreement",
@@ -322,8 +322,17 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         list_metrics,
         score_pairs,
     )
+    from .jobs import (
+        ClassifierEvaluation,
+        ReferenceComparison,
+        compare_auc_table,
+        compare_auc_table_file,
+        compare_references,
+        compare_references_files,
+        evaluate_classifiers,
+        evaluate_classifiers_files,
+    )
     from .labels import read_labels, read_wide_labels, validate_label_table, validate_predictions
-    from .latent import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
     from .localization import (
         LocalizationProtocol,
         LocalizationResult,
@@ -337,12 +346,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from .predict import FinetuneResult, PredictResult, finetune  # type: ignore[no-redef, unused-ignore]
     from .ranking import (
         RankingStabilityResult,
-        ReferenceComparison,
-        compare_auc_table,
-        compare_auc_table_file,
         compare_rankings,
-        compare_references,
-        compare_references_files,
         compare_table_rankings,
         load_xqa_auc_table,
     )

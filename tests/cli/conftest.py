@@ -55,7 +55,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "predict": "cxreval.predict._models.load_model",
     "finetune": "cxreval.predict._models.load_model",
     "plan": "cxreval.planning.plan_relabelling",
-    "mrmc": "cxreval.mrmc.evaluate_reader_study_files",
+    "mrmc": "cxreval.jobs.evaluate_reader_study_files",
 }
 
 

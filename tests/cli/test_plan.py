@@ -136,7 +136,7 @@ def test_pilot_folder_equals_the_jobs_save_and_opens_in_reader_init(
     pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
     from PIL import Image
 
-    from cxreval.planning import plan_reader_study
+    from cxreval.jobs import plan_reader_study
 
     pilot, labels = pilot_files
     (tmp_path / "imgs").mkdir()

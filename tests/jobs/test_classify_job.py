@@ -1,6 +1,6 @@
 """``cxreval classify`` is one library call: its output folder equals what
-:func:`cxreval.latent.evaluate_classifiers_files` saves, byte for byte (``run.json`` aside), and the
-table twin :func:`~cxreval.latent.evaluate_classifiers` takes what the loaders return."""
+:func:`cxreval.jobs.evaluate_classifiers_files` saves, byte for byte (``run.json`` aside), and the
+table twin :func:`~cxreval.jobs.evaluate_classifiers` takes what the loaders return."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from _factories import label_table, prediction_table
 from _same_files import assert_same_files
 from cxreval.classification import evaluate_auc
 from cxreval.cli.main import main
+from cxreval.jobs import evaluate_classifiers, evaluate_classifiers_files
 from cxreval.labels import write_labels, write_predictions
-from cxreval.latent import evaluate_classifiers, evaluate_classifiers_files
 from cxreval.results import ReadReport, ReadResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "latent"))
@@ -157,3 +157,38 @@ def test_latent_readers_refuse_references():
     preds, labels = prediction_table(20), label_table(20)
     with pytest.raises(Exception, match="do not apply with readers="):
         evaluate_classifiers(preds, labels, readers=["CR", "Rep1", "Rep2"], references=["CR"])
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"latent_truth": False, "anchor": "CR"},
+            "--readers, --reader-accuracy and --anchor apply only with --latent-truth.",
+        ),
+        (
+            {"latent_truth": True},
+            "--latent-truth needs --readers: the label sources treated as readers (e.g. --readers bc4,bc6,bc8).",
+        ),
+        (
+            {"latent_truth": True, "readers": ["CR", "Rep1", "Rep2"], "finding_map": "nih_to_google"},
+            "--references and --finding-map do not apply with --latent-truth (the reference is the latent "
+            "truth of --readers).",
+        ),
+        ({"map_score": "max"}, "--map-score needs --finding-map."),
+        (
+            {"finding_map": "nih_to_google", "map_score": "median"},
+            "--map-score must be one of max, mean. Got 'median'.",
+        ),
+    ],
+)
+def test_the_commands_checks_are_the_jobs(tmp_path, options, message):
+    """What ``cxreval classify`` refuses, the job refuses before reading a table, in the library's words that
+    the command shows as its options."""
+    from cxreval.cli.main import user_message
+    from cxreval.exceptions import InvalidParameterError
+
+    missing = tmp_path / "absent.csv"  # never read: the options are checked first
+    with pytest.raises(InvalidParameterError) as exc:
+        evaluate_classifiers_files(missing, missing, **options)
+    assert user_message(str(exc.value), ["classify"]) == message

@@ -1,6 +1,7 @@
-"""``cxreval plan`` is one library call: its output folder equals what :func:`cxreval.planning.plan_relabelling`
-saves, byte for byte (``run.json`` aside), and the job takes what the loaders return (a ``ReadResult``, a list of
-tables)."""
+"""``cxreval plan`` is one library call: its output folder equals what :func:`cxreval.jobs.plan_relabelling_files`
+(:func:`cxreval.planning.plan_relabelling` of the files) or, with ``--pilot``, :func:`cxreval.jobs.plan_reader_study_files`
+saves, byte for byte (``run.json`` aside), and the analysis takes what the loaders return (a ``ReadResult``, a list
+of tables)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pandas as pd
 
 from _same_files import assert_same_files
 from cxreval.cli.main import main
+from cxreval.jobs import plan_reader_study_files, plan_relabelling_files
 from cxreval.labels import read_label_tables, read_prediction_tables
 from cxreval.planning import plan_relabelling, simulate_study_set
 from cxreval.results import ReadReport, ReadResult
@@ -162,3 +164,59 @@ def test_job_takes_a_read_result_and_a_list_of_tables(tmp_path):
     for res in (wrapped, halves):
         for name, table in plain.tables().items():
             pd.testing.assert_frame_equal(res.tables()[name], table, check_dtype=False)
+
+
+def test_command_folder_is_the_files_job_save(tmp_path):
+    """``cxreval plan`` runs :func:`cxreval.jobs.plan_relabelling_files`: the paths and the options as typed."""
+    preds, labels, _ = _inputs(tmp_path / "in")
+    cli = tmp_path / "cli"
+    argv = ["plan", "-p", str(preds), "-l", str(labels), "--reference", "ref0", "--budget", "6"]
+    assert main([*argv, "--budgets", "0,3,6", "--n-draws", "10", "--seed", "2", "-o", str(cli)]) == 0
+    res = plan_relabelling_files(
+        [preds], [labels], reference="ref0", budget=6, budgets="0,3,6", n_draws=10, rng=2
+    )
+    assert_same_files(cli, _saved(res, tmp_path / "job"))
+
+
+def test_pilot_command_folder_is_the_files_job_save(shared_data, tmp_path):
+    """``cxreval plan --pilot`` runs :func:`cxreval.jobs.plan_reader_study_files`."""
+    from _factories import vandyke_pilot
+
+    ratings, labels = vandyke_pilot(
+        shared_data / "mrmc" / "vandyke.csv", modalities=("unaided", "aided"), extra_cases=300
+    )
+    pilot, lab = tmp_path / "pilot.csv", tmp_path / "labels.csv"
+    ratings.to_csv(pilot, index=False)
+    labels.to_csv(lab, index=False)
+    cli = tmp_path / "cli"
+    argv = ["plan", "--pilot", str(pilot), "-l", str(lab), "--reference", "truth", "--n-readers", "6,8"]
+    assert main([*argv, "--seed", "4", "-o", str(cli)]) == 0
+    res = plan_reader_study_files(pilot, [lab], reference="truth", n_readers="6,8", rng=4)
+    assert_same_files(cli, _saved(res, tmp_path / "job"))
+
+
+def test_files_jobs_refuse_what_the_command_refuses(tmp_path):
+    """The checks of ``cxreval plan`` are the jobs': their messages name the parameters (the command's
+    error handler shows them as its options)."""
+    import pytest
+
+    from cxreval.cli.main import user_message
+    from cxreval.exceptions import InvalidParameterError
+
+    preds, labels, _ = _inputs(tmp_path / "in")
+    with pytest.raises(InvalidParameterError, match="Missing option budget=") as exc:
+        plan_relabelling_files([preds], [labels], reference="ref0", budget=None)
+    assert user_message(str(exc.value), ["plan"]) == (
+        "Missing option --budget: a relabelling plan needs --predictions and --budget (or plan a reader study "
+        "with --pilot)."
+    )
+    with pytest.raises(InvalidParameterError, match="'budgets' parameter") as exc:
+        plan_relabelling_files([preds], [labels], reference="ref0", budget=4, budgets="0,x")
+    assert user_message(str(exc.value), ["plan"]) == (
+        "--budgets must be whole numbers (digits 0-9), comma-separated. Got '0,x': 'x' is not one."
+    )
+    with pytest.raises(InvalidParameterError) as exc:
+        plan_reader_study_files(preds, [labels], reference="ref0", findings=["A", "B"])
+    assert (
+        user_message(str(exc.value), ["plan"]) == "--pilot plans one finding; --findings names 2: ['A', 'B']."
+    )

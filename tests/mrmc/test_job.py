@@ -12,8 +12,9 @@ import pytest
 from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError
+from cxreval.jobs import evaluate_reader_study
 from cxreval.labels import validate_label_table
-from cxreval.mrmc import dbm_analysis, evaluate_reader_study, or_analysis, reader_operating_points
+from cxreval.mrmc import dbm_analysis, or_analysis, reader_operating_points
 
 
 def _vandyke_tables(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -180,7 +181,7 @@ def test_cli_folder_equals_the_jobs_save(tmp_path: Path) -> None:
         ]
     )
     assert code == 0
-    from cxreval.mrmc import evaluate_reader_study_files
+    from cxreval.jobs import evaluate_reader_study_files
 
     res = evaluate_reader_study_files(
         [tmp_path / "labels.csv"],

@@ -12,8 +12,8 @@ import pytest
 
 from _factories import vandyke_pilot
 from cxreval.exceptions import InvalidParameterError, SchemaError
+from cxreval.jobs import CASE_GRID, plan_reader_study
 from cxreval.mrmc import mrmc_sample_size, or_analysis
-from cxreval.planning import CASE_GRID, plan_reader_study
 
 
 @pytest.fixture(scope="module")

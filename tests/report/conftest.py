@@ -313,9 +313,10 @@ def _relabelling(d: Path, rng: np.random.Generator) -> None:
 
 
 def _reader_study(d: Path, rng: np.random.Generator) -> None:
-    """A reader study (:func:`cxreval.mrmc.evaluate_reader_study`): 3 binary readers and a model under two
+    """A reader study (:func:`cxreval.jobs.evaluate_reader_study`): 3 binary readers and a model under two
     references, one of them noisy."""
-    from cxreval.mrmc import evaluate_reader_study, labels_to_ratings
+    from cxreval.jobs import evaluate_reader_study
+    from cxreval.mrmc import labels_to_ratings
 
     n = 200
     truth = rng.integers(0, 2, n)

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ..exceptions import InvalidParameterError
-from ..latent import evaluate_classifiers_files
+from .. import jobs
 from ._common import (
     blank_state_option,
     confidence_level_option,
@@ -27,7 +26,6 @@ from ._common import (
     policy_option,
     progress,
     references_option,
-    resolve_finding_map,
     seed_option,
     split_list,
     state_encoding_option,
@@ -132,26 +130,10 @@ def classify(
     inputs = model_inputs(
         predictions, labels, ("--model-groups", model_groups), ("--reader-accuracy", reader_accuracy)
     )
-    if (readers or reader_accuracy or anchor) and not latent_truth:
-        raise InvalidParameterError(
-            "--readers, --reader-accuracy and --anchor apply only with --latent-truth."
-        )
-    reader_list = split_list(readers, option="--readers")
-    if latent_truth and not reader_list:
-        raise InvalidParameterError(
-            "--latent-truth needs --readers: the label sources treated as readers "
-            "(e.g. --readers bc4,bc6,bc8)."
-        )
-    if latent_truth and (references or finding_map):
-        raise InvalidParameterError(
-            "--references and --finding-map do not apply with --latent-truth (the "
-            "reference is the latent truth of --readers)."
-        )
-    fmap = None if latent_truth else resolve_finding_map(finding_map, map_score)
     meta: dict[str, object] = {"seed": seed}
     with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
         with progress() as prog:
-            res = evaluate_classifiers_files(
+            res = jobs.evaluate_classifiers_files(
                 predictions,
                 labels,
                 references=split_list(references, option="--references"),
@@ -163,11 +145,13 @@ def classify(
                 not_mentioned=not_mentioned,
                 unlabeled=unlabeled,
                 studies=studies_value(studies),
-                finding_map=fmap,
+                finding_map=finding_map,
+                map_score=map_score,
                 missing_scores=missing_scores,
                 n_resamples=n_resamples,
                 confidence_level=confidence_level,
-                readers=reader_list,
+                latent_truth=latent_truth,
+                readers=split_list(readers, option="--readers"),
                 anchor=anchor,
                 reader_accuracy=reader_accuracy,
                 rng=seed,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from .. import jobs
 from ..io import SUMMARY_FILE
 from ._common import (
     blank_state_option,
@@ -122,8 +123,6 @@ def mrmc(
         cxreval mrmc --ratings ratings.csv -l labels.parquet -r consensus -o mrmc-out
         cxreval mrmc -l chexpert/labels.parquet --readers bc4,bc6,bc8 -p chexpert_predictions/predictions.parquet -r consensus,chexpert_labeler -f Cardiomegaly,Edema -o chexpert_mrmc
     """
-    from ..mrmc import evaluate_reader_study_files
-
     check_inputs(
         *[("--labels", p) for p in labels],
         ("--ratings", ratings),
@@ -131,7 +130,7 @@ def mrmc(
     )
     inputs = [*labels, ratings, *(predictions or ())]
     with open_output(out, overwrite=overwrite, inputs=inputs) as d:
-        res = evaluate_reader_study_files(
+        res = jobs.evaluate_reader_study_files(
             labels,
             references=split_list(references, option="--references") or [],
             ratings=ratings,

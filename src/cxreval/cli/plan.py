@@ -1,6 +1,6 @@
 """``cxreval plan``: which studies an expert should relabel to settle which model is best, the power per budget,
-and a ready reader study. Parses the options, calls :func:`cxreval.planning.plan_relabelling`, saves its
-:class:`~cxreval.planning.RelabelPlanResult` and echoes."""
+and a ready reader study. Parses the options, calls :func:`cxreval.jobs.plan_relabelling_files` (or, with
+``--pilot``, :func:`cxreval.jobs.plan_reader_study_files`), saves its result and echoes."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ..exceptions import InvalidParameterError
-from ..labels import read_label_tables, read_prediction_tables
+from .. import jobs
 from ._common import (
     blank_state_option,
     check_folder_option,
@@ -20,6 +19,7 @@ from ._common import (
     out_option,
     overwrite_option,
     progress,
+    refuse_options,
     seed_option,
     split_list,
     state_encoding_option,
@@ -162,9 +162,6 @@ def plan(
     \b
         cxreval plan --pilot pilot/ratings.csv -l labels.csv --reference consensus -f Edema --images imgs -o study
     """
-    from ..io import read_table
-    from ..planning import plan_relabelling
-
     if pilot is not None:
         _plan_reader_study(
             pilot,
@@ -195,42 +192,36 @@ def plan(
         )
         return
     given = [k for k, v in (("--effect", effect), ("--latent-sources", latent_sources)) if v is not None]
-    if given:
-        raise InvalidParameterError(
-            f"{' and '.join(given)} {'belongs' if len(given) == 1 else 'belong'} to a reader-"
-            "study plan: give --pilot too, or leave "
-            f"{'it' if len(given) == 1 else 'them'} out of a relabelling plan."
-        )
-    for option, value in (("--predictions", predictions), ("--budget", budget)):
-        if not value:
-            raise InvalidParameterError(
-                f"Missing option {option}: a relabelling plan needs --predictions and "
-                "--budget (or plan a reader study with --pilot)."
-            )
-
+    refuse_options(
+        bool(given),
+        f"{' and '.join(given)} {'belongs' if len(given) == 1 else 'belong'} to a reader-study plan: give "
+        f"--pilot too, or leave {'it' if len(given) == 1 else 'them'} out of a relabelling plan.",
+    )
     check_inputs(
-        *[("--predictions", p) for p in predictions],
+        *[("--predictions", p) for p in predictions or ()],
         *[("--labels", p) for p in labels],
         ("--images", images),
         ("--anchor-studies", anchor_studies),
     )
     check_folder_option("--images", images)
-    inputs = [*predictions, *labels, *(p for p in (images, anchor_studies) if p is not None)]
+    inputs = [*(predictions or ()), *labels, *(p for p in (images, anchor_studies) if p is not None)]
     with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
         with progress() as prog:
-            res = plan_relabelling(
-                read_prediction_tables(predictions)[0],
-                read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)[0],
+            res = jobs.plan_relabelling_files(
+                predictions or None,
+                labels,
                 reference=reference,
                 budget=budget,
                 readers=split_list(readers, option="--readers"),
                 anchor=anchor,
-                anchor_studies=None if anchor_studies is None else read_table(anchor_studies, text=True),
+                anchor_studies=anchor_studies,
                 findings=split_list(findings, option="--findings"),
-                budgets=_budgets(budgets),
+                budgets=budgets,
                 n_draws=n_draws,
                 confidence_level=confidence_level,
                 images=images,
+                state_encoding=state_encoding,
+                blank_state=blank_state,
                 rng=seed,
                 progress=prog,
             )
@@ -270,38 +261,31 @@ def _plan_reader_study(
     overwrite: bool,
     mixed: dict[str, object],
 ) -> None:
-    from ..labels import read_label_tables
-    from ..mrmc import read_ratings
-    from ..planning import plan_reader_study
-
     given = [k for k, v in mixed.items() if v]
-    if given:
-        raise InvalidParameterError(
-            f"--pilot plans a reader study; {', '.join(given)} "
-            f"{'belongs' if len(given) == 1 else 'belong'} to a relabelling plan. "
-            "Give one or the other."
-        )
-    wanted = split_list(findings, option="--findings") or []
-    if len(wanted) > 1:
-        raise InvalidParameterError(f"--pilot plans one finding; --findings names {len(wanted)}: {wanted}.")
-    counts = _budgets(n_readers, option="--n-readers")
+    refuse_options(
+        bool(given),
+        f"--pilot plans a reader study; {', '.join(given)} {'belongs' if len(given) == 1 else 'belong'} to a "
+        "relabelling plan. Give one or the other.",
+    )
     check_inputs(("--pilot", pilot), *[("--labels", p) for p in labels], ("--images", images))
     check_folder_option("--images", images)
     inputs = [pilot, *labels, *(p for p in (images,) if p is not None)]
     with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
-        res = plan_reader_study(
-            read_ratings(pilot),
-            read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)[0],
+        res = jobs.plan_reader_study_files(
+            pilot,
+            labels,
             reference=reference,
-            finding=wanted[0] if wanted else None,
+            findings=split_list(findings, option="--findings"),
             effect=effect,
             target_power=power,
-            n_readers=counts or [],
+            n_readers=n_readers,
             alpha=alpha,
             analysis=analysis,
             washout_days=washout_days,
             images=images,
             latent_sources=split_list(latent_sources, option="--latent-sources"),
+            state_encoding=state_encoding,
+            blank_state=blank_state,
             rng=seed,
         )
         written = res.save(d)
@@ -320,19 +304,6 @@ def _plan_reader_study(
             else "; the images are not copied (no --images): see summary.md's next step"
         )
     )
-
-
-def _budgets(value: str | None, option: str = "--budgets") -> list[int] | None:
-    items = split_list(value, option=option)
-    if items is None:
-        return None
-    bad = [i for i in items if not (i.isascii() and i.isdigit())]  # ('²'.isdigit() is True, int('²') fails)
-    if bad:
-        raise InvalidParameterError(
-            f"{option} must be whole numbers (digits 0-9), comma-separated. Got {value!r}: "
-            f"{bad[0]!r} is not one."
-        )
-    return [int(i) for i in items]
 
 
 def register(app: typer.Typer) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ..ranking import compare_auc_table_file, compare_references_files
+from .. import jobs
 from ._common import (
     auc_table_input,
     blank_state_option,
@@ -29,7 +29,6 @@ from ._common import (
     progress,
     references_option,
     refuse_options,
-    resolve_finding_map,
     seed_option,
     spearman_option,
     split_list,
@@ -130,12 +129,12 @@ def rank(
         "--references applies to --predictions/--labels; --auc-table ranks every reference of the table "
         "(--pairs A:B chooses the pairs compared).",
     )
-    fmap = resolve_finding_map(finding_map, map_score)
+    refuse_options(auc_table is not None and map_score is not None, "--map-score needs --finding-map.")
     inputs = [*model_inputs(predictions, labels, ("--model-groups", model_groups)), table]
     meta: dict[str, object] = {"seed": seed}
     with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
         if auc_table is not None:
-            res = compare_auc_table_file(
+            res = jobs.compare_auc_table_file(
                 auc_table,
                 pairs=pairs,
                 groups=groups,
@@ -145,7 +144,7 @@ def rank(
             )
         else:
             with progress() as prog:
-                res = compare_references_files(
+                res = jobs.compare_references_files(
                     predictions,
                     labels,
                     references=split_list(references, option="--references"),
@@ -157,7 +156,8 @@ def rank(
                     not_mentioned=not_mentioned,
                     unlabeled=unlabeled,
                     studies=studies_value(studies),
-                    finding_map=fmap,
+                    finding_map=finding_map,
+                    map_score=map_score,
                     missing_scores=missing_scores,
                     n_resamples=n_resamples,
                     confidence_level=confidence_level,

@@ -202,7 +202,8 @@ def _sec_nih_models(ctx: DemoContext) -> str:
     import tempfile
 
     need("cxreval.classification", "classification", "cxreval classify")
-    rk = need("cxreval.ranking", "ranking", "cxreval rank")
+    need("cxreval.ranking", "ranking", "cxreval rank")
+    jb = need("cxreval.jobs", "the jobs of the commands", "cxreval rank")
     folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
     for model in NIH_MODELS[1:]:
         pinned(ctx, f"nih_fold_predictions/{model}.csv")
@@ -221,7 +222,7 @@ def _sec_nih_models(ctx: DemoContext) -> str:
     ]
     with tempfile.TemporaryDirectory() as tmp:
         labels = _exported_labels(ctx, Path(tmp))
-        res = rk.compare_references_files(
+        res = jb.compare_references_files(
             folder,
             labels,
             references=refs.split(","),
@@ -298,13 +299,14 @@ def _sec_chexpert(ctx: DemoContext) -> str:
     import tempfile
 
     need("cxreval.classification", "classification", "cxreval classify")
-    rk = need("cxreval.ranking", "ranking", "cxreval rank")
+    need("cxreval.ranking", "ranking", "cxreval rank")
+    jb = need("cxreval.jobs", "the jobs of the commands", "cxreval rank")
 
     refs = ["consensus", *CHEXPERT_GT_READERS, *CHEXPERT_BENCH_READERS, "chexpert_labeler", "chexbert"]
     pairs = [("consensus", r) for r in refs[1:]]
     with tempfile.TemporaryDirectory() as tmp:
         (labels, preds), commands = _chexpert_exports(ctx, Path(tmp), predictions=True)
-        res = rk.compare_references_files(
+        res = jb.compare_references_files(
             preds,
             labels,
             references=refs,
@@ -489,7 +491,8 @@ def _sec_chexpert_reader_study(ctx: DemoContext) -> str:
     radiologists under the consensus, the CheXpert labeler and the latent truth of the other sources."""
     import tempfile
 
-    mr = need("cxreval.mrmc", "reader studies", "cxreval mrmc")
+    need("cxreval.mrmc", "reader studies", "cxreval mrmc")
+    jb = need("cxreval.jobs", "the jobs of the commands", "cxreval mrmc")
     refs, latent = (
         ["consensus", "chexpert_labeler", "latent"],
         [*CHEXPERT_GT_READERS, "chexpert_labeler", "chexbert"],
@@ -497,7 +500,7 @@ def _sec_chexpert_reader_study(ctx: DemoContext) -> str:
     findings = list(CHEXPERT_COMPETITION)
     with tempfile.TemporaryDirectory() as tmp:
         (labels, preds), commands = _chexpert_exports(ctx, Path(tmp), predictions=True)
-        res = mr.evaluate_reader_study_files(
+        res = jb.evaluate_reader_study_files(
             [labels],
             references=refs,
             readers=list(CHEXPERT_BENCH_READERS),
@@ -529,6 +532,7 @@ def _sec_chexpert_reader_study(ctx: DemoContext) -> str:
 
 def _sec_xqa(ctx: DemoContext) -> str:
     rk = need("cxreval.ranking", "XQA published tables", "cxreval rank --auc-table xqa")
+    jb = need("cxreval.jobs", "the jobs of the commands", "cxreval rank --auc-table xqa")
     ctx.meta.update(
         {
             "data": "the XQA paper's published AUC tables 16-25 and rank-correlation tables 26-29 "
@@ -538,7 +542,7 @@ def _sec_xqa(ctx: DemoContext) -> str:
             "are shown beside them)",
         }
     )
-    res = rk.compare_auc_table_file(rk.XQA_AUC_TABLES)  # what `cxreval rank --auc-table xqa` runs
+    res = jb.compare_auc_table_file(rk.XQA_AUC_TABLES)  # what `cxreval rank --auc-table xqa` runs
     ctx.meta["commands"] = ["cxreval rank --auc-table xqa -o xqa_published"]
     out = ctx.folder("xqa_published")
     res.save(out, summaries=False)

@@ -19,7 +19,6 @@ sentence :data:`NOT_IDENTIFIED`.
 """
 
 from ._auc import latent_auc_rows, latent_auc_score
-from ._classifiers import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
 from ._diagnostics import (
     FLAG_CORRELATION,
     FLAG_Z,
@@ -51,9 +50,6 @@ from ._resampling import LatentClassBootstrap, bootstrap_latent_class
 from ._result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
 
 __all__ = [
-    "ClassifierEvaluation",
-    "evaluate_classifiers",
-    "evaluate_classifiers_files",
     "NOT_IDENTIFIED",
     "NotIdentifiedError",
     "LatentClassFit",

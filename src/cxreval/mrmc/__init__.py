@@ -4,14 +4,14 @@ Obuchowski–Rockette (OR) and Dorfman–Berbaum–Metz (DBM) analyses of reader
 cases as random effects (Hillis's denominator degrees of freedom), the model against a panel of readers, and binary
 readers' operating points on a model's ROC curve.
 
-The job, :func:`evaluate_reader_study` (``cxreval mrmc``), runs them per finding under every named reference (a label
-source, or the latent truth of several sources) and says under which references the model is non-inferior to the
-readers. The ratings table is long: ``reader, modality, study_id, finding, rating`` (:func:`validate_ratings`).
+The job of ``cxreval mrmc``, :func:`cxreval.jobs.evaluate_reader_study`, runs them per finding under every named
+reference (a label source, or the latent truth of several sources, :func:`reference_truths`) and says under which
+references the model is non-inferior to the readers; its result is :class:`ReaderStudyResult`. The ratings table is long: ``reader, modality, study_id, finding, rating`` (:func:`validate_ratings`).
 """
 
 # figures of merit, covariances, OR/DBM analyses and the model against the readers (arrays in, results out)
 from ._dbm import DBMANOVA, DBMResult, dbm_analysis
-from ._fom import COVARIANCE_METHODS, auc_covariance, empirical_auc, jackknife_auc
+from ._fom import COVARIANCE_METHODS, CovarianceMethod, auc_covariance, empirical_auc, jackknife_auc
 from ._model_vs_readers import ModelVsReadersResult, model_vs_readers
 from ._or import ORComponents, ORResult, or_analysis
 from ._results import (
@@ -25,6 +25,7 @@ from ._results import (
 
 __all__: list[str] = [
     "COVARIANCE_METHODS",
+    "CovarianceMethod",
     "empirical_auc",
     "jackknife_auc",
     "auc_covariance",
@@ -49,9 +50,17 @@ from ._operating_points import MATCHINGS, PANEL, OperatingPointsResult, reader_o
 
 __all__ += ["MATCHINGS", "PANEL", "OperatingPointsResult", "reader_operating_points"]
 
-# the job: a reader study per finding under every reference (cxreval mrmc)
-from ._job import STUDY_DESIGNS, evaluate_reader_study, evaluate_reader_study_files  # noqa: E402
-from ._ratings import RATING_COLUMNS, labels_to_ratings, read_ratings, validate_ratings  # noqa: E402
+# the ratings table, the references and the result of a reader study (the job: cxreval.jobs)
+from ._ratings import (  # noqa: E402
+    MODALITY,
+    RATING_COLUMNS,
+    READER,
+    ReaderArrays,
+    labels_to_ratings,
+    read_ratings,
+    reader_arrays,
+    validate_ratings,
+)
 from ._references import LATENT, reference_truths  # noqa: E402
 from ._result import READER_STUDY_COLUMNS, ReaderStudyResult  # noqa: E402
 
@@ -60,9 +69,10 @@ __all__ += [
     "RATING_COLUMNS",
     "READER_STUDY_COLUMNS",
     "ReaderStudyResult",
-    "STUDY_DESIGNS",
-    "evaluate_reader_study",
-    "evaluate_reader_study_files",
+    "MODALITY",
+    "READER",
+    "ReaderArrays",
+    "reader_arrays",
     "labels_to_ratings",
     "read_ratings",
     "validate_ratings",

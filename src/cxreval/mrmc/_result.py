@@ -138,7 +138,7 @@ def _ci(row: Any, est: str, low: str, high: str, digits: int = 3) -> str:
 
 @dataclass(frozen=True)
 class ReaderStudyResult(TableResult):
-    """A reader study analysed per finding under every reference (:func:`evaluate_reader_study`).
+    """A reader study analysed per finding under every reference (:func:`cxreval.jobs.evaluate_reader_study`).
 
     Attributes
     ----------

@@ -15,15 +15,20 @@ from ._estimate import (
     evaluate_two_phase_auc,
 )
 from ._plan import POWER_COLUMNS, POWER_METHOD, RELABEL_COLUMNS, RelabelPlanResult, plan_relabelling
-from ._reader_study import CASE_GRID, ReaderStudyPlanResult, plan_reader_study
 from ._simulation import SimulatedStudySet, simulate_study_set
+from ._study import (
+    IMAGE_COLUMNS,
+    check_image_names,
+    copy_images,
+    find_image,
+    find_images,
+    image_table,
+    study_yaml,
+)
 
 __all__ = [
     "plan_relabelling",
     "RelabelPlanResult",
-    "plan_reader_study",
-    "ReaderStudyPlanResult",
-    "CASE_GRID",
     "evaluate_two_phase_auc",
     "TwoPhaseAUCResult",
     "simulate_study_set",
@@ -33,4 +38,11 @@ __all__ = [
     "POWER_METHOD",
     "TWO_PHASE_COLUMNS",
     "COMPARISON_COLUMNS",
+    "IMAGE_COLUMNS",
+    "check_image_names",
+    "copy_images",
+    "find_image",
+    "find_images",
+    "image_table",
+    "study_yaml",
 ]

@@ -489,7 +489,7 @@ def plan_relabelling(
         confidence_level=cl,
         findings=tuple(f.finding for f in inputs.findings),
         study=study_yaml(
-            name=f"relabel-{inputs.sources[0]}", findings=[f.finding for f in inputs.findings], seed=0
+            name=f"relabel-{inputs.sources[0]}", findings=[f.finding for f in inputs.findings], order_seed=0
         ),
         notes=tuple(notes),
         image_sources=tuple(str(s) for s in sources or ()),

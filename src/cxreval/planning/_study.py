@@ -1,5 +1,6 @@
-"""The reader study of a relabelling plan: each selected study's image found in the user's folder, ``study.yaml``
-for ``cxreval reader init`` and the image list (``images.csv``)."""
+"""The reader study of a plan (a relabelling plan, or a reader study planned from a pilot,
+:func:`cxreval.jobs.plan_reader_study`): each selected study's image found in the user's folder, ``study.yaml`` for
+``cxreval reader init`` and the image list (``images.csv``)."""
 
 from __future__ import annotations
 
@@ -99,15 +100,16 @@ def image_table(
 
 
 def study_yaml(
-    *, name: str, findings: Sequence[str], seed: int, extra: Mapping[str, object] | None = None
+    *, name: str, findings: Sequence[str], order_seed: int, extra: Mapping[str, object] | None = None
 ) -> str:
     """The study file: the image task on ``images/``, patients from ``images.csv``; readers are added with
-    ``cxreval reader add-reader``."""
+    ``cxreval reader add-reader``. ``order_seed`` is its ``seed``, from which the reader app draws each reader's
+    item order."""
     import yaml
 
     spec = {
         "name": name,
-        "seed": int(seed),
+        "seed": int(order_seed),
         "findings": list(findings),
         "images": IMAGE_FOLDER,
         "patients": "images.csv",

@@ -14,13 +14,6 @@ from ._published import (
     read_auc_table,
     table_finding,
 )
-from ._references import (
-    ReferenceComparison,
-    compare_auc_table,
-    compare_auc_table_file,
-    compare_references,
-    compare_references_files,
-)
 from ._stability import (
     ALL_MODELS,
     CORRELATION_COLUMNS,
@@ -69,9 +62,4 @@ __all__ = [
     "rank_auc_table",
     "PAIR_REFERENCES",
     "XQA_AUC_TABLES",
-    "ReferenceComparison",
-    "compare_references",
-    "compare_references_files",
-    "compare_auc_table",
-    "compare_auc_table_file",
 ]

@@ -1,4 +1,5 @@
-"""The job of ``cxreval mrmc``: a reader study analysed per finding under every named reference."""
+"""The job of ``cxreval mrmc``: a reader study analysed per finding under every named reference, with the analyses
+of :mod:`cxreval.mrmc`."""
 
 from __future__ import annotations
 
@@ -11,28 +12,32 @@ import numpy as np
 from .._typing import RNGLike, Studies
 from .._validation import check_choice, check_confidence_level, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
-from ..schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STUDY_ID
-from ._fom import COVARIANCE_METHODS, CovarianceMethod
-from ._ratings import (
+from ..mrmc import (
+    COVARIANCE_METHODS,
     MODALITY,
     READER,
+    READER_WEIGHTS,
+    CovarianceMethod,
     ReaderArrays,
+    ReaderStudyResult,
+    dbm_analysis,
     labels_to_ratings,
+    model_vs_readers,
+    or_analysis,
     read_ratings,
     reader_arrays,
+    reader_operating_points,
+    reference_truths,
     validate_ratings,
 )
-from ._reader_weights import READER_WEIGHTS
-from ._references import reference_truths
+from ..schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STUDY_ID
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ._result import ReaderStudyResult
+__all__ = ["evaluate_reader_study", "evaluate_reader_study_files"]
 
-__all__ = ["evaluate_reader_study", "evaluate_reader_study_files", "STUDY_DESIGNS"]
-
-STUDY_DESIGNS: tuple[str, ...] = ("common", "each")
+_STUDY_DESIGNS: tuple[str, ...] = ("common", "each")
 """``common``: every reference on the studies all of them label (a change of verdict is the reference's, not the
 cases'); ``each``: every reference on its own studies."""
 
@@ -112,8 +117,8 @@ def evaluate_reader_study(
     Parameters
     ----------
     ratings : DataFrame
-        The ratings table (``reader, modality, study_id, finding, rating``; :func:`validate_ratings`). Readers
-        who gave labels rather than ratings enter through :func:`labels_to_ratings`.
+        The ratings table (``reader, modality, study_id, finding, rating``; :func:`~cxreval.mrmc.validate_ratings`). Readers
+        who gave labels rather than ratings enter through :func:`~cxreval.mrmc.labels_to_ratings`.
     labels : DataFrame
         A validated long label table holding the references.
     references : sequence of str
@@ -126,7 +131,7 @@ def evaluate_reader_study(
     covariance : {'jackknife', 'delong', 'unbiased'}, default='jackknife'
         The OR covariance estimator (jackknife makes OR-RRRC equal to DBM-RRRC).
     reader_weights : {'equal', 'case_pairs'}, default='equal'
-        How the OR analysis averages readers who read different numbers of cases (:func:`or_analysis`); the DBM
+        How the OR analysis averages readers who read different numbers of cases (:func:`~cxreval.mrmc.or_analysis`); the DBM
         rows always weight readers equally.
     margin : float, default=0.05
         The non-inferiority margin on the AUC and on sensitivity at matched specificity.
@@ -148,9 +153,7 @@ def evaluate_reader_study(
     """
     import pandas as pd
 
-    from ._result import ReaderStudyResult
-
-    check_choice(studies, STUDY_DESIGNS, name="studies", func=_FUNC)
+    check_choice(studies, _STUDY_DESIGNS, name="studies", func=_FUNC)
     check_choice(covariance, COVARIANCE_METHODS, name="covariance", func=_FUNC)
     check_choice(reader_weights, READER_WEIGHTS, name="reader_weights", func=_FUNC)
     level = check_confidence_level(confidence_level, func=_FUNC)
@@ -307,7 +310,7 @@ def evaluate_reader_study_files(
     """:func:`evaluate_reader_study` on files: the job of ``cxreval mrmc``.
 
     The readings come from a ratings table (``ratings``), or from label sources read as binary readers
-    (``readers``, :func:`labels_to_ratings`), not both. ``options`` are those of :func:`evaluate_reader_study`.
+    (``readers``, :func:`~cxreval.mrmc.labels_to_ratings`), not both. ``options`` are those of :func:`evaluate_reader_study`.
     """
     from ..labels import read_label_tables, read_prediction_tables
 
@@ -319,8 +322,8 @@ def evaluate_reader_study_files(
     table, _ = read_label_tables(list(labels), state_encoding=state_encoding, blank_state=blank_state)
     scale = options.get("scale")
     rated = (
-        read_ratings(ratings, scale=scale)
-        if ratings is not None  # type: ignore[arg-type]
+        read_ratings(ratings, scale=scale)  # type: ignore[arg-type]
+        if ratings is not None
         else labels_to_ratings(table, sources=list(readers or ()))
     )
     preds = read_prediction_tables(list(predictions))[0] if predictions else None
@@ -360,8 +363,6 @@ def _reader_analyses(
 ) -> bool:
     """Per-reader AUCs, and the OR and DBM analyses when two or more modalities were read; False where DBM was
     left out (not every case read by every reader in every modality)."""
-    from ._dbm import dbm_analysis
-    from ._or import or_analysis
 
     clusters = _clusters(arr)
     res = or_analysis(
@@ -415,9 +416,6 @@ def _model_analyses(
     """One model against the panel of readers of each modality: the AUC difference with the readers random
     (RRRC), and the operating points of binary readers."""
     import pandas as pd
-
-    from ._model_vs_readers import model_vs_readers
-    from ._operating_points import reader_operating_points
 
     clusters = _clusters(arr)
     for t, modality in enumerate(arr.modalities):

@@ -1,7 +1,6 @@
-"""The job of ``cxreval classify``, here because it needs both :mod:`cxreval.classification` and the latent truth
-of this package: every model's AUC against every reference (or against the latent truth of
-several readers) and, per reference, whether the best model is separable from the next, as one
-:class:`ClassifierEvaluation` that writes every file of the command.
+"""The job of ``cxreval classify``: every model's AUC against every reference (:mod:`cxreval.classification`) or
+against the latent truth of several readers (:mod:`cxreval.latent`) and, per reference, whether the best model
+is separable from the next, as one :class:`ClassifierEvaluation` that writes every file of the command.
 
 :func:`evaluate_classifiers` takes tables (DataFrames, or what the loaders return),
 :func:`evaluate_classifiers_files` the prediction and label files (``cxreval classify -p ... -l ...``).
@@ -23,10 +22,9 @@ from ..classification import AUCResult, SeparabilityResult, compare_best_models,
 from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike, open_executor
 from ..io import write_summary
+from ..latent import LatentAUCResult, evaluate_latent_auc, evaluate_latent_auc_files
 from ..progress import Progress
 from ..results import TableResult, as_table
-from ._evaluate import evaluate_latent_auc, evaluate_latent_auc_files
-from ._result import LatentAUCResult
 
 if TYPE_CHECKING:
     from ..findings import VocabularyMapping
@@ -118,13 +116,62 @@ class ClassifierEvaluation(TableResult):
 
 
 def _latent_options(
-    readers: Sequence[str] | None, references: Sequence[str] | None, finding_map: object, func: str
-) -> None:
-    if readers is not None and (references or finding_map is not None):
+    readers: Sequence[str] | None,
+    references: Sequence[str] | None,
+    finding_map: object,
+    func: str,
+    *,
+    latent_truth: bool | None = None,
+    reader_accuracy: object = None,
+    anchor: object = None,
+) -> bool:
+    """Check the options of the latent truth against the others; return whether the AUCs are against it
+    (``latent_truth``, by default whether ``readers`` are given)."""
+    if latent_truth is None:
+        if readers is not None and (references or finding_map is not None):
+            raise InvalidParameterError(
+                f"{func}: references= and finding_map= do not apply with readers= (the reference "
+                f"is the latent truth of the readers)."
+            )
+        return readers is not None
+    if (readers or reader_accuracy is not None or anchor) and not latent_truth:
         raise InvalidParameterError(
-            f"{func}: references= and finding_map= do not apply with readers= (the reference "
-            f"is the latent truth of the readers)."
+            "readers=, reader_accuracy= and anchor= apply only with latent_truth=True."
         )
+    if latent_truth and not readers:
+        raise InvalidParameterError(
+            "latent_truth=True needs readers=: the label sources treated as readers (e.g. readers='bc4,bc6,bc8')."
+        )
+    if latent_truth and (references or finding_map is not None):
+        raise InvalidParameterError(
+            "references= and finding_map= do not apply with latent_truth=True (the reference is the latent "
+            "truth of readers=)."
+        )
+    return latent_truth
+
+
+def _finding_map(
+    finding_map: str | PathLike[str] | VocabularyMapping | None, map_score: str | None, *, func: str
+) -> VocabularyMapping | None:
+    """The finding map of ``finding_map`` (a built-in name, a YAML file or a mapping) with the score rule
+    ``map_score`` (``'max'``, ``'mean'``; default the map's), read and checked before any table; None without
+    a map."""
+    import dataclasses
+
+    from ..finding_maps import SCORE_RULES, check_finding_map, read_finding_map
+
+    if finding_map is None:
+        if map_score is not None:
+            raise InvalidParameterError("map_score= needs finding_map=.")
+        return None
+    fmap = read_finding_map(finding_map)
+    if map_score is not None:
+        if map_score not in SCORE_RULES:
+            raise InvalidParameterError(
+                f"The 'map_score' parameter of {func} must be one of {', '.join(SCORE_RULES)}. Got {map_score!r}."
+            )
+        fmap = check_finding_map(dataclasses.replace(fmap, score=map_score))
+    return fmap
 
 
 def _model_groups(
@@ -145,9 +192,11 @@ def evaluate_classifiers(
     unlabeled: str = "error",
     studies: Studies = "common",
     finding_map: str | VocabularyMapping | None = None,
+    map_score: str | None = None,
     missing_scores: str = "refuse",
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
+    latent_truth: bool | None = None,
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
@@ -169,6 +218,12 @@ def evaluate_classifiers(
     studies : {'common', 'each'}, default='common'
         ``common``: each finding's AUCs on the studies every reference labelling it labels (one design);
         ``each``: every reference on the studies it labels.
+    map_score : {'max', 'mean'}, optional
+        The score of a merged finding of ``finding_map`` from its sources' scores (default: the map's).
+    latent_truth : bool, optional
+        Whether the AUCs are against the latent truth of ``readers`` (default: whether ``readers`` are given);
+        given, ``readers`` are required with it and ``readers``, ``anchor`` and ``reader_accuracy`` refused
+        without it.
     readers, anchor, reader_accuracy : optional
         With ``readers``: the AUC against the latent truth of these label sources instead of against each
         reference (:func:`cxreval.latent.evaluate_latent_auc`; ``references``, ``finding_map``, ``studies`` and
@@ -182,8 +237,18 @@ def evaluate_classifiers(
     func = "evaluate_classifiers"
     preds = as_table(predictions, name="predictions", func=func)
     labs = as_table(labels, name="labels", func=func)
-    _latent_options(readers, references, finding_map, func)
-    if readers is not None:
+    latent = _latent_options(
+        readers,
+        references,
+        finding_map,
+        func,
+        latent_truth=latent_truth,
+        reader_accuracy=reader_accuracy,
+        anchor=anchor,
+    )
+    fmap = None if latent else _finding_map(finding_map, map_score, func=func)
+    if latent:
+        assert readers is not None  # checked by _latent_options
         lat = evaluate_latent_auc(
             preds,
             labs,
@@ -219,7 +284,7 @@ def evaluate_classifiers(
             executor=ex,
             studies=studies,
             missing_scores=missing_scores,
-            finding_map=finding_map,
+            finding_map=fmap,
             progress=progress,
         )
     return ClassifierEvaluation(auc, compare_best_models(auc), missing_scores=missing_scores)
@@ -239,9 +304,11 @@ def evaluate_classifiers_files(
     unlabeled: str = "error",
     studies: Studies = "common",
     finding_map: str | VocabularyMapping | None = None,
+    map_score: str | None = None,
     missing_scores: str = "refuse",
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
+    latent_truth: bool | None = None,
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
@@ -257,16 +324,27 @@ def evaluate_classifiers_files(
     ----------
     predictions, labels, model_groups, state_encoding, blank_state, spill_dir
         As for :func:`~cxreval.classification.evaluate_auc_files`.
-    references, findings, policy, not_mentioned, unlabeled, studies, finding_map, missing_scores, n_resamples,
-    confidence_level, readers, anchor, reader_accuracy, rng, executor, progress
+    references, findings, policy, not_mentioned, unlabeled, studies, finding_map, map_score, missing_scores,
+    n_resamples, confidence_level, latent_truth, readers, anchor, reader_accuracy, rng, executor, progress
         As for :func:`evaluate_classifiers`.
 
     Returns
     -------
     res : ClassifierEvaluation
     """
-    _latent_options(readers, references, finding_map, "evaluate_classifiers_files")
-    if readers is not None:
+    func = "evaluate_classifiers_files"
+    latent = _latent_options(
+        readers,
+        references,
+        finding_map,
+        func,
+        latent_truth=latent_truth,
+        reader_accuracy=reader_accuracy,
+        anchor=anchor,
+    )
+    fmap = None if latent else _finding_map(finding_map, map_score, func=func)
+    if latent:
+        assert readers is not None  # checked by _latent_options
         lat = evaluate_latent_auc_files(
             predictions,
             labels,
@@ -310,6 +388,6 @@ def evaluate_classifiers_files(
             progress=progress,
             studies=studies,
             missing_scores=missing_scores,
-            finding_map=finding_map,
+            finding_map=fmap,
         )
     return ClassifierEvaluation(auc, compare_best_models(auc), missing_scores=missing_scores)

@@ -28,14 +28,20 @@ from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike
 from ..io import write_summary
 from ..progress import Progress, as_progress
+from ..ranking import (
+    DEFAULT_KENDALL,
+    DEFAULT_SPEARMAN,
+    RankingStabilityResult,
+    check_ranking_options,
+    compare_rankings,
+    rank_auc_table,
+    read_auc_table,
+)
 from ..results import TableResult
-from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
-from ._published import rank_auc_table, read_auc_table
-from ._stability import RankingStabilityResult, check_ranking_options, compare_rankings
+from ._classify import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
 
 if TYPE_CHECKING:
     from ..findings import VocabularyMapping
-    from ..latent import ClassifierEvaluation
 
 __all__ = [
     "ReferenceComparison",
@@ -168,7 +174,7 @@ def _ranked(
 
 
 def _pairs(pairs: str | Sequence[str | tuple[str, str]] | None) -> list[tuple[str, str]] | None:
-    from ..agreement import parse_pairs
+    from ..agreement import parse_pairs  # the pairs A:B,C:D as agree reads them
 
     return None if pairs is None else parse_pairs(pairs)
 
@@ -185,6 +191,7 @@ def compare_references(
     unlabeled: str = "error",
     studies: Studies = "common",
     finding_map: str | VocabularyMapping | None = None,
+    map_score: str | None = None,
     missing_scores: str = "refuse",
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
@@ -211,6 +218,8 @@ def compare_references(
     references, findings, model_groups, policy, not_mentioned, unlabeled, finding_map, missing_scores, n_resamples,
     confidence_level, rng, executor
         As for :func:`~cxreval.classification.evaluate_auc`.
+    map_score : {'max', 'mean'}, optional
+        The score of a merged finding of ``finding_map`` from its sources' scores (default: the map's).
     studies : {'common', 'each'}, default='common'
         ``common``: each finding's AUCs on the studies every reference labelling it labels, so the references are
         compared on one design; ``each``: every reference on the studies it labels.
@@ -231,8 +240,6 @@ def compare_references(
     InvalidParameterError, SchemaError
         A bad option (before any AUC), or what :func:`~cxreval.classification.evaluate_auc` refuses.
     """
-    from ..latent import evaluate_classifiers
-
     check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
     pair_list = _pairs(pairs)
     prog = as_progress(progress, func="compare_references")
@@ -247,6 +254,7 @@ def compare_references(
         unlabeled=unlabeled,
         studies=studies,
         finding_map=finding_map,
+        map_score=map_score,
         missing_scores=missing_scores,
         n_resamples=n_resamples,
         confidence_level=confidence_level,
@@ -280,6 +288,7 @@ def compare_references_files(
     unlabeled: str = "error",
     studies: Studies = "common",
     finding_map: str | VocabularyMapping | None = None,
+    map_score: str | None = None,
     missing_scores: str = "refuse",
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
@@ -302,16 +311,14 @@ def compare_references_files(
     predictions, labels, model_groups, state_encoding, blank_state, spill_dir
         As for :func:`~cxreval.classification.evaluate_auc_files` (``spill_dir``: where off-process executors
         memory-map the arrays, e.g. the output's temporary folder).
-    references, findings, policy, not_mentioned, unlabeled, studies, finding_map, missing_scores, n_resamples,
-    confidence_level, pairs, groups, min_models, dataset, kendall, spearman, rng, executor, progress
+    references, findings, policy, not_mentioned, unlabeled, studies, finding_map, map_score, missing_scores,
+    n_resamples, confidence_level, pairs, groups, min_models, dataset, kendall, spearman, rng, executor, progress
         As for :func:`compare_references`.
 
     Returns
     -------
     res : ReferenceComparison
     """
-    from ..latent import evaluate_classifiers_files
-
     check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
     pair_list = _pairs(pairs)
     prog = as_progress(progress, func="compare_references_files")
@@ -328,6 +335,7 @@ def compare_references_files(
         unlabeled=unlabeled,
         studies=studies,
         finding_map=finding_map,
+        map_score=map_score,
         missing_scores=missing_scores,
         n_resamples=n_resamples,
         confidence_level=confidence_level,

@@ -18,9 +18,8 @@ from .._typing import PathLike, RNGLike
 from .._validation import check_choice, did_you_mean, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io import markdown_table, write_summary
-from ..results import TableResult
-from ..schema import SOURCE
-from ._study import (
+from ..mrmc import mrmc_sample_size, reference_truths, validate_ratings
+from ..planning import (
     IMAGE_COLUMNS,
     check_image_names,
     copy_images,
@@ -29,6 +28,9 @@ from ._study import (
     image_table,
     study_yaml,
 )
+from ..results import TableResult
+from ..schema import SOURCE
+from ._mrmc import evaluate_reader_study
 
 __all__ = ["CASE_GRID", "ReaderStudyPlanResult", "plan_reader_study"]
 
@@ -262,8 +264,6 @@ def _validate_plan_reader_study(
     latent_sources: Sequence[str] | None,
 ) -> tuple[pd.DataFrame, list[str], str]:
     """The validated ratings, the pilot's two modalities in reading order and the finding to plan for."""
-    from ..mrmc import validate_ratings
-
     check_choice(analysis, ("RRRC", "FRRC", "RRFC"), name="analysis", func=_FUNC)
     if isinstance(washout_days, bool) or not (
         isinstance(washout_days, (int, float)) and 0 <= washout_days < float("inf")
@@ -330,7 +330,7 @@ def plan_reader_study(
     """Plan a two-modality reader study from a pilot: readers x cases for a target power, the cases, the study file.
 
     The pilot's ratings (two modalities, e.g. unaided and aided) are analysed under ``reference`` by
-    :func:`cxreval.mrmc.evaluate_reader_study` (OR, jackknife covariance); its variance components size the
+    :func:`cxreval.jobs.evaluate_reader_study` (OR, jackknife covariance); its variance components size the
     planned study by :func:`cxreval.mrmc.mrmc_sample_size` (Hillis, Obuchowski and Berbaum 2011) over
     ``n_readers`` x :data:`CASE_GRID`, with the fewest cases per reader count searched exactly. The design is the
     reader count reaching ``target_power`` with the fewest readings (readers x cases x 2; ties: fewer readers). Its
@@ -363,7 +363,7 @@ def plan_reader_study(
         Folder of the images (``<study_id>.<suffix>`` or ``<study_id>/``): the cases are drawn from the studies with
         an image there, and theirs are copied into the plan's ``images/``.
     latent_sources, label_policy
-        As :func:`cxreval.mrmc.evaluate_reader_study`.
+        As :func:`cxreval.jobs.evaluate_reader_study`.
     rng : int or Generator, optional
         Seed of the case sample.
 
@@ -377,7 +377,7 @@ def plan_reader_study(
         A pilot without exactly two modalities, several findings and no ``finding``, bad numbers,
         ``latent_sources`` with a reference other than ``'latent'``.
     SchemaError
-        A ``reference`` that is not a source of ``labels``; as :func:`cxreval.mrmc.evaluate_reader_study` (a rating
+        A ``reference`` that is not a source of ``labels``; as :func:`cxreval.jobs.evaluate_reader_study` (a rating
         table without its columns).
 
     Notes
@@ -392,8 +392,6 @@ def plan_reader_study(
     .. [1] Hillis SL, Obuchowski NA, Berbaum KS. Power estimation for multireader ROC methods: an updated and
            unified approach. Acad Radiol. 2011;18(2):129-142. doi:10.1016/j.acra.2010.09.007
     """
-    from ..mrmc import evaluate_reader_study, mrmc_sample_size, reference_truths
-
     ratings, mods, finding = _validate_plan_reader_study(
         pilot, labels, reference, finding, effect, analysis, washout_days, latent_sources
     )
@@ -460,7 +458,7 @@ def plan_reader_study(
         study_yaml(
             name=f"reader-study-{finding}"[:64],
             findings=[finding],
-            seed=int(gen.integers(2**31)),
+            order_seed=int(gen.integers(2**31)),
             extra=extra,
         )
         if n is not None
