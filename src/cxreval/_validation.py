@@ -27,6 +27,10 @@ __all__ = [
     "cell_location",
     "physical_memory",
     "check_memory",
+    "split_list",
+    "check_inputs",
+    "check_folder",
+    "refuse_options",
 ]
 
 
@@ -149,3 +153,51 @@ def check_memory(nbytes: float, *, what: str, name: str, func: str) -> None:
             f"{nbytes / 2**30:,.1f} GiB of memory; this machine has {total / 2**30:,.1f} GiB. "
             f"Choose a smaller value."
         )
+
+
+def split_list(values: str | Sequence[str] | None, *, option: str) -> list[str] | None:
+    """``--findings A,B --findings C`` -> ``['A', 'B', 'C']``, first occurrences kept in order (None when not
+    given); a value with no item is refused, naming ``option``."""
+    if values is None or (not isinstance(values, str) and len(values) == 0):
+        return None
+    raw = [values] if isinstance(values, str) else list(values)
+    items = [x.strip() for v in raw for x in str(v).split(",") if x.strip()]
+    if not items:
+        raise InvalidParameterError(f"{option} needs a comma-separated list. Got {','.join(raw)!r}.")
+    return list(dict.fromkeys(items))
+
+
+def check_inputs(*named: tuple[str, PathLike | None], kind: str = "any") -> None:
+    """Check that every given input path exists (a file when ``kind='file'``), before any computation:
+    ``check_inputs(("--labels", path), ...)``; None paths are skipped."""
+    for option, path in named:
+        if path is None:
+            continue
+        p = Path(path)
+        if not p.exists():
+            raise SchemaError(f"{option} {p} does not exist.")
+        if kind == "file" and not p.is_file():
+            raise SchemaError(f"{option} {p} is a folder; a file is expected.")
+
+
+def check_folder(option: str, path: PathLike | None, *, write: bool = False) -> None:
+    """A folder option (``--cache-dir``, ``--data-mirror``) must be a folder, or creatable under a writable
+    folder when ``write``; checked before any work, as a one-line error (nothing for None)."""
+    if path is None:
+        return
+    p = Path(path).expanduser()
+    if p.exists() and not p.is_dir():
+        raise SchemaError(f"{option} {p} is a file; a folder is expected.")
+    anc = p
+    while not anc.exists() and anc.parent != anc:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise SchemaError(f"{option} {p}: {anc} is a file, so {p} cannot be a folder.")
+    if write and not os.access(anc, os.W_OK | os.X_OK):
+        raise SchemaError(f"{option} {p}: the folder {anc} is not writable.")
+
+
+def refuse_options(given: bool, message: str) -> None:
+    """A combination of options that does not apply: a :class:`SchemaError` with ``message`` when ``given``."""
+    if given:
+        raise SchemaError(message)

@@ -59,6 +59,7 @@ __all__ = [
     "NIH_TO_PADCHEST",
     "get_finding_map",
     "read_finding_map",
+    "resolve_finding_map",
     "parse_finding_map",
     "check_finding_map",
     "finding_map_table",
@@ -193,6 +194,37 @@ def read_finding_map(spec: str | PathLike[str] | VocabularyMapping) -> Vocabular
         raise SchemaError(f"Finding map file {text!r} does not exist.")
     data = read_yaml_file(p, what="finding map")
     return parse_finding_map(data, name=p.stem, where=f"finding map file {text!r}")
+
+
+def resolve_finding_map(
+    spec: str | PathLike[str] | None, score: str | None = None
+) -> VocabularyMapping | None:
+    """The finding map of ``spec`` (:func:`read_finding_map`) with its score rule replaced by ``score`` when
+    given (one of :data:`SCORE_RULES`), read and checked before any table is read; None without a map.
+
+    Raises
+    ------
+    InvalidParameterError
+        A ``score`` without a map, or a ``score`` that is no rule.
+    SchemaError, UnknownNameError
+        An unknown map name or an invalid map file.
+    """
+    import dataclasses
+
+    from .exceptions import InvalidParameterError
+
+    if spec is None:
+        if score is not None:
+            raise InvalidParameterError("--map-score needs --finding-map.")
+        return None
+    fmap = read_finding_map(spec)
+    if score is not None:
+        if score not in SCORE_RULES:
+            raise InvalidParameterError(
+                f"--map-score must be one of {', '.join(SCORE_RULES)}. Got {score!r}."
+            )
+        fmap = check_finding_map(dataclasses.replace(fmap, score=score))
+    return fmap
 
 
 def parse_finding_map(
