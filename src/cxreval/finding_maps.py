@@ -197,15 +197,15 @@ def read_finding_map(spec: str | PathLike[str] | VocabularyMapping) -> Vocabular
 
 
 def resolve_finding_map(
-    spec: str | PathLike[str] | None, score: str | None = None
+    finding_map: str | PathLike[str] | VocabularyMapping | None, map_score: str | None = None
 ) -> VocabularyMapping | None:
-    """The finding map of ``spec`` (:func:`read_finding_map`) with its score rule replaced by ``score`` when
-    given (one of :data:`SCORE_RULES`), read and checked before any table is read; None without a map.
+    """The finding map ``finding_map`` (:func:`read_finding_map`) with its score rule replaced by ``map_score``
+    when given (one of :data:`SCORE_RULES`), read and checked before any table is read; None without a map.
 
     Raises
     ------
     InvalidParameterError
-        A ``score`` without a map, or a ``score`` that is no rule.
+        A ``map_score`` without a map, or a ``map_score`` that is no rule.
     SchemaError, UnknownNameError
         An unknown map name or an invalid map file.
     """
@@ -213,17 +213,18 @@ def resolve_finding_map(
 
     from .exceptions import InvalidParameterError
 
-    if spec is None:
-        if score is not None:
-            raise InvalidParameterError("--map-score needs --finding-map.")
+    if finding_map is None:
+        if map_score is not None:
+            raise InvalidParameterError("map_score= needs finding_map=.")
         return None
-    fmap = read_finding_map(spec)
-    if score is not None:
-        if score not in SCORE_RULES:
+    fmap = read_finding_map(finding_map)
+    if map_score is not None:
+        if map_score not in SCORE_RULES:
             raise InvalidParameterError(
-                f"--map-score must be one of {', '.join(SCORE_RULES)}. Got {score!r}."
+                f"The 'map_score' parameter of resolve_finding_map must be one of {', '.join(SCORE_RULES)}. "
+                f"Got {map_score!r}."
             )
-        fmap = check_finding_map(dataclasses.replace(fmap, score=score))
+        fmap = check_finding_map(dataclasses.replace(fmap, score=map_score))
     return fmap
 
 
