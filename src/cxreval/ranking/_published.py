@@ -270,10 +270,11 @@ def auc_table_file(spec: str | PathLike[str] | None, *, option: str = "auc_table
     """
     from .._validation import check_inputs
 
-    if spec is None or str(spec).lower() == XQA_AUC_TABLES:
+    path = check_path(spec, name="spec", func="auc_table_file")
+    if path is None or str(spec).lower() == XQA_AUC_TABLES:
         return None
-    check_inputs((option, Path(spec)))
-    return Path(spec)
+    check_inputs((option, path))
+    return path
 
 
 def rank_auc_table(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from .._typing import PathLike
+from .._validation import check_path
 from ..executor import ExecutorLike
 from ..progress import Progress
 from .db import DEFAULT_URL, IntegrityResult
@@ -152,7 +153,7 @@ def export_study(db: str, *, out: PathLike | None = None, overwrite: bool = Fals
     ``out`` (with ``overwrite``) is the folder the export will be saved to: checked first
     (:func:`cxreval.outputs.check_output_path`, never the database file itself), so that a bad folder is
     refused before the database is read."""
-    if out is not None:
+    if check_path(out, name="out", func="export_study") is not None:
         from ..outputs import check_output_path
 
         check_output_path(out, overwrite=overwrite, inputs=database_files(db))
