@@ -278,3 +278,18 @@ def test_rank_auc_table_round_trip_of_classify_auc_csv(tmp_path):
     assert "Pneumothorax" not in set(b.finding)  # expert's one class: not ranked there
     assert "Pneumothorax: no AUC under ['expert']" in (rk / "summary.md").read_text()
     assert pd.read_csv(cl / "finding_map.csv")["finding"].tolist() == ["Nodule or Mass", "Pneumothorax"]
+
+
+def test_resolve_finding_map_reads_the_map_and_replaces_its_score_rule():
+    from cxreval.exceptions import InvalidParameterError
+    from cxreval.finding_maps import get_finding_map, resolve_finding_map
+
+    assert resolve_finding_map(None) is None
+    assert resolve_finding_map("nih_to_google") == get_finding_map("nih_to_google")
+    assert resolve_finding_map("nih_to_google", "mean").score == "mean"
+    with pytest.raises(InvalidParameterError, match=r"^map_score= needs finding_map=\.$"):
+        resolve_finding_map(None, "max")
+    with pytest.raises(
+        InvalidParameterError, match=r"'map_score' parameter .* one of max, mean\. Got 'median'"
+    ):
+        resolve_finding_map("nih_to_google", "median")

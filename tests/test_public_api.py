@@ -100,6 +100,19 @@ CASES = [
     ("cxreval.labels:read_labels", {"path": _long}, {}, ["path"]),
     ("cxreval.labels:read_predictions", {"path": lambda t: t / "p.csv"}, {}, ["path"]),
     (
+        "cxreval.finding_maps:resolve_finding_map",
+        {"finding_map": lambda t: "nih_to_google"},
+        {"map_score": lambda t: "max"},
+        ["finding_map", "map_score"],
+    ),
+    ("cxreval.ranking:auc_table_file", {"spec": lambda t: "xqa"}, {}, ["spec"]),
+    (
+        "cxreval.reader:export_study",
+        {"db": lambda t: f"sqlite:///{t / 'absent.db'}"},
+        {"out": lambda t: t / "out"},
+        ["out"],
+    ),
+    (
         "cxreval.classification:prepare_from_files",
         {"predictions": _pred_file, "labels": _long},
         {},

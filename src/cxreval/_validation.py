@@ -28,9 +28,10 @@ __all__ = [
     "physical_memory",
     "check_memory",
     "check_paths",
-    "check_input_paths",
-    "check_folder_path",
-    "split_comma_list",
+    "split_list",
+    "check_inputs",
+    "check_folder",
+    "refuse_options",
 ]
 
 
@@ -161,22 +162,34 @@ def check_paths(func: str, required: Sequence[str] = (), **named: object) -> Non
         check_path(value, name=name, func=func, allow_none=name not in required)
 
 
-def check_input_paths(*named: tuple[str, PathLike | None], kind: str = "any") -> None:
-    """Check that every given input path exists, before any computation: ``("--labels", path), ...``; with
-    ``kind='file'`` a folder is refused too. Each failure is one :class:`SchemaError` naming the option."""
-    for option, value in named:
-        if value is None:
+def split_list(values: str | Sequence[str] | None, *, option: str) -> list[str] | None:
+    """``--findings A,B --findings C`` -> ``['A', 'B', 'C']``, first occurrences kept in order (None when not
+    given); a value with no item is refused, naming ``option``."""
+    if values is None or (not isinstance(values, str) and len(values) == 0):
+        return None
+    raw = [values] if isinstance(values, str) else list(values)
+    items = [x.strip() for v in raw for x in str(v).split(",") if x.strip()]
+    if not items:
+        raise InvalidParameterError(f"{option} needs a comma-separated list. Got {','.join(raw)!r}.")
+    return list(dict.fromkeys(items))
+
+
+def check_inputs(*named: tuple[str, PathLike | None], kind: str = "any") -> None:
+    """Check that every given input path exists (a file when ``kind='file'``), before any computation:
+    ``check_inputs(("--labels", path), ...)``; None paths are skipped."""
+    for option, path in named:
+        if path is None:
             continue
-        p = Path(value)
+        p = Path(path)
         if not p.exists():
             raise SchemaError(f"{option} {p} does not exist.")
         if kind == "file" and not p.is_file():
             raise SchemaError(f"{option} {p} is a folder; a file is expected.")
 
 
-def check_folder_path(option: str, path: PathLike | None, *, write: bool = False) -> None:
+def check_folder(option: str, path: PathLike | None, *, write: bool = False) -> None:
     """A folder option (``--cache-dir``, ``--data-mirror``) must be a folder, or creatable under a writable
-    folder when ``write``; checked before any work, as a one-line :class:`SchemaError`."""
+    folder when ``write``; checked before any work, as a one-line error (nothing for None)."""
     if path is None:
         return
     p = Path(path).expanduser()
@@ -191,13 +204,7 @@ def check_folder_path(option: str, path: PathLike | None, *, write: bool = False
         raise SchemaError(f"{option} {p}: the folder {anc} is not writable.")
 
 
-def split_comma_list(values: str | Sequence[str] | None, *, option: str) -> list[str] | None:
-    """``'A,B'`` or ``['A,B', 'C']`` -> ``['A', 'B', 'C']`` (unique, in order; None when not given); an empty
-    list is an :class:`InvalidParameterError` naming ``option``."""
-    if values is None or (not isinstance(values, str) and len(values) == 0):
-        return None
-    raw = [values] if isinstance(values, str) else list(values)
-    items = [x.strip() for v in raw for x in str(v).split(",") if x.strip()]
-    if not items:
-        raise InvalidParameterError(f"{option} needs a comma-separated list. Got {','.join(raw)!r}.")
-    return list(dict.fromkeys(items))
+def refuse_options(given: bool, message: str) -> None:
+    """A combination of options that does not apply: a :class:`SchemaError` with ``message`` when ``given``."""
+    if given:
+        raise SchemaError(message)

@@ -59,6 +59,7 @@ __all__ = [
     "NIH_TO_PADCHEST",
     "get_finding_map",
     "read_finding_map",
+    "resolve_finding_map",
     "parse_finding_map",
     "check_finding_map",
     "finding_map_table",
@@ -193,6 +194,38 @@ def read_finding_map(spec: str | PathLike[str] | VocabularyMapping) -> Vocabular
         raise SchemaError(f"Finding map file {text!r} does not exist.")
     data = read_yaml_file(p, what="finding map")
     return parse_finding_map(data, name=p.stem, where=f"finding map file {text!r}")
+
+
+def resolve_finding_map(
+    finding_map: str | PathLike[str] | VocabularyMapping | None, map_score: str | None = None
+) -> VocabularyMapping | None:
+    """The finding map ``finding_map`` (:func:`read_finding_map`) with its score rule replaced by ``map_score``
+    when given (one of :data:`SCORE_RULES`), read and checked before any table is read; None without a map.
+
+    Raises
+    ------
+    InvalidParameterError
+        A ``map_score`` without a map, or a ``map_score`` that is no rule.
+    SchemaError, UnknownNameError
+        An unknown map name or an invalid map file.
+    """
+    import dataclasses
+
+    from .exceptions import InvalidParameterError
+
+    if finding_map is None:
+        if map_score is not None:
+            raise InvalidParameterError("map_score= needs finding_map=.")
+        return None
+    fmap = read_finding_map(finding_map)
+    if map_score is not None:
+        if map_score not in SCORE_RULES:
+            raise InvalidParameterError(
+                f"The 'map_score' parameter of resolve_finding_map must be one of {', '.join(SCORE_RULES)}. "
+                f"Got {map_score!r}."
+            )
+        fmap = check_finding_map(dataclasses.replace(fmap, score=map_score))
+    return fmap
 
 
 def parse_finding_map(

@@ -102,3 +102,47 @@ def test_reader_init_is_create_study(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert (again.renditions.n_made, again.renditions.n_reused) == (0, 3)
     assert dict(again.n_items) == {"image": 3} and set(again.tokens) == {"r1", "r2", "boss"}
     assert again.organiser_token is not None
+
+
+def test_reader_commands_resolve_the_database_as_study_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cxreval.reader import READER_DB_ENV, database_files, study_url
+    from cxreval.reader.db import DEFAULT_URL
+
+    monkeypatch.delenv(READER_DB_ENV, raising=False)
+    assert study_url() == DEFAULT_URL and study_url("sqlite:///a.db") == "sqlite:///a.db"
+    monkeypatch.setenv(READER_DB_ENV, "sqlite:///env.db")
+    assert study_url() == "sqlite:///env.db" and study_url("sqlite:///a.db") == "sqlite:///a.db"
+    assert database_files("sqlite:///x/s.db") == [Path("x/s.db")]
+    assert database_files("sqlite://") == [] and database_files("postgresql://u@h/db") == []
+
+
+def test_add_reader_and_the_server_are_reader_jobs(tmp_path: Path) -> None:
+    from cxreval.reader import add_study_reader, create_study, open_study_server
+    from cxreval.reader.store import ReaderStore
+
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    create_study(_study(tmp_path / "s"), url)
+    token = add_study_reader("carol", url, role="resolver")
+    store = ReaderStore.open(url)
+    assert store.authenticate(token).name == "carol"
+    store.close()
+    server = open_study_server(url, host="127.0.0.1", port=0)
+    try:
+        assert server.store.spec.name == "job-study" and server.url.startswith("http://127.0.0.1:")
+    finally:
+        server.sock.close()
+        server.store.close()
+
+
+def test_export_study_checks_out_before_reading(tmp_path: Path) -> None:
+    from cxreval.outputs import OutputError
+    from cxreval.reader import export_study
+
+    (tmp_path / "file").write_text("x")
+    url = f"sqlite:///{tmp_path / 'absent.db'}"  # never opened: the folder is refused first
+    with pytest.raises(OutputError, match=r"out=.*file.* is a file; an output folder is expected"):
+        export_study(url, out=tmp_path / "file")
+    with pytest.raises(OutputError, match=r"is the input .*file; writing there would destroy it"):
+        export_study(f"sqlite:///{tmp_path / 'file'}", out=tmp_path / "file", overwrite=True)

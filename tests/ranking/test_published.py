@@ -182,3 +182,14 @@ def test_top_rank_changes_match_the_papers_text():
         & (top.best_under == "CR")
     ]
     assert set(lo.model) == {"MRM-CUH"}  # "MRM-CUH remains the top-ranked model" for Lung opacity
+
+
+def test_auc_table_file_is_the_checked_file_or_none_for_the_packaged_tables(tmp_path):
+    from cxreval.exceptions import SchemaError
+    from cxreval.ranking import XQA_AUC_TABLES, auc_table_file
+
+    assert auc_table_file(None) is None and auc_table_file(XQA_AUC_TABLES.upper()) is None
+    (tmp_path / "auc.csv").write_text("model,finding,reference,auc\n")
+    assert auc_table_file(tmp_path / "auc.csv") == tmp_path / "auc.csv"
+    with pytest.raises(SchemaError, match=r"^--auc-table .*none\.csv does not exist\.$"):
+        auc_table_file(tmp_path / "none.csv", option="--auc-table")

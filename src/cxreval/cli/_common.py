@@ -1,6 +1,9 @@
-"""Helpers shared by the command modules: the common options, atomic output folders, input checks, label
-loading with an explicit state encoding, progress bars, JSON. Tables and summary.md are written by
-:mod:`cxreval.io`."""
+"""Helpers shared by the command modules: the common options, atomic output folders, progress bars, JSON.
+
+No check and no file reading happens here: the input checks these helpers name (:func:`split_list`,
+:func:`check_inputs`, :func:`resolve_finding_map`, ...) are the library's (:mod:`cxreval._validation`,
+:mod:`cxreval.finding_maps`, :mod:`cxreval.ranking`, :mod:`cxreval.executor`), called as they are; an option's
+domain default is read from the library function that takes it."""
 
 from __future__ import annotations
 
@@ -14,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .._typing import Studies
-from ..exceptions import InvalidParameterError, SchemaError
 from ..progress import NoProgress, Progress
 
 if TYPE_CHECKING:
@@ -111,45 +113,34 @@ def cli_executor(spec: str | None) -> Iterator[Executor]:
 
 
 def split_list(values: str | Sequence[str] | None, *, option: str) -> list[str] | None:
-    """``--findings A,B --findings C`` -> ``['A', 'B', 'C']`` (None when not given)."""
-    if values is None or (not isinstance(values, str) and len(values) == 0):
-        return None
-    raw = [values] if isinstance(values, str) else list(values)
-    items = [x.strip() for v in raw for x in str(v).split(",") if x.strip()]
-    if not items:
-        raise InvalidParameterError(f"{option} needs a comma-separated list. Got {','.join(raw)!r}.")
-    return list(dict.fromkeys(items))
+    """``--findings A,B --findings C`` -> ``['A', 'B', 'C']`` (None when not given):
+    :func:`cxreval._validation.split_list`."""
+    from .._validation import split_list as split
+
+    return split(values, option=option)
 
 
 def check_inputs(*named: tuple[str, Path | None], kind: str = "any") -> None:
-    """Check that every given input path exists, before any computation: ``("--labels", path), ...``."""
-    for option, p in named:
-        if p is None:
-            continue
-        p = Path(p)
-        if not p.exists():
-            raise SchemaError(f"{option} {p} does not exist.")
-        if kind == "file" and not p.is_file():
-            raise SchemaError(f"{option} {p} is a folder; a file is expected.")
+    """Every given input path exists, before any computation (``("--labels", path), ...``):
+    :func:`cxreval._validation.check_inputs`."""
+    from .._validation import check_inputs as check
+
+    check(*named, kind=kind)
 
 
 def check_folder_option(option: str, path: Path | None, *, write: bool = False) -> None:
-    """A folder option (``--cache-dir``, ``--data-mirror``) must be a folder, or creatable under a writable
-    folder when ``write``; checked before any work, as a one-line error."""
-    import os
+    """A folder option (``--cache-dir``, ``--data-mirror``): :func:`cxreval._validation.check_folder`."""
+    from .._validation import check_folder
 
-    if path is None:
-        return
-    p = Path(path).expanduser()
-    if p.exists() and not p.is_dir():
-        raise SchemaError(f"{option} {p} is a file; a folder is expected.")
-    anc = p
-    while not anc.exists() and anc.parent != anc:
-        anc = anc.parent
-    if not anc.is_dir():
-        raise SchemaError(f"{option} {p}: {anc} is a file, so {p} cannot be a folder.")
-    if write and not os.access(anc, os.W_OK | os.X_OK):
-        raise SchemaError(f"{option} {p}: the folder {anc} is not writable.")
+    check_folder(option, path, write=write)
+
+
+def command_line() -> list[str]:
+    """The command line as typed (``['cxreval', 'rank', ...]``), which ``run.json`` records."""
+    from .main import current_args
+
+    args = current_args()
+    return ["cxreval", *(sys.argv[1:] if args is None else args)]
 
 
 @contextlib.contextmanager
@@ -165,10 +156,8 @@ def open_output(
     is refused (before the body runs) when it is, holds or would replace something inside an input or a
     ``protect`` path."""
     from ..outputs import output_folder
-    from .main import current_args
 
-    args = current_args()
-    argv = ["cxreval", *(sys.argv[1:] if args is None else args)]
+    argv = command_line()
     files = [Path(p).expanduser().absolute() for p in inputs if p is not None]
     guard = [Path(p).expanduser().absolute() for p in protect if p is not None]
     with output_folder(out, overwrite=overwrite, inputs=files, argv=argv, meta=meta, protect=guard) as d:
@@ -292,30 +281,19 @@ def missing_scores_option() -> Any:
 
 
 def resolve_finding_map(spec: str | None, score: str | None) -> Any:
-    """Read and check ``--finding-map`` (and ``--map-score``) before any file is read; None without a map."""
-    import dataclasses
+    """``--finding-map`` (and ``--map-score``), read and checked before any file is read
+    (:func:`cxreval.finding_maps.resolve_finding_map`); None without a map."""
+    from ..finding_maps import resolve_finding_map as resolve
 
-    from ..exceptions import InvalidParameterError
-    from ..finding_maps import SCORE_RULES, check_finding_map, read_finding_map
-
-    if spec is None:
-        if score is not None:
-            raise InvalidParameterError("--map-score needs --finding-map.")
-        return None
-    fmap = read_finding_map(spec)
-    if score is not None:
-        if score not in SCORE_RULES:
-            raise InvalidParameterError(
-                f"--map-score must be one of {', '.join(SCORE_RULES)}. Got {score!r}."
-            )
-        fmap = check_finding_map(dataclasses.replace(fmap, score=score))
-    return fmap
+    return resolve(spec, score)
 
 
 def refuse_options(given: bool, message: str) -> None:
-    """A combination of options that does not apply: a one-line error (exit 2) before any work."""
-    if given:
-        raise SchemaError(message)
+    """A combination of options that does not apply, refused before any work:
+    :func:`cxreval._validation.refuse_options`."""
+    from .._validation import refuse_options as refuse
+
+    refuse(given, message)
 
 
 def json_option(help: str = "Print the result as JSON.") -> Any:
@@ -353,13 +331,10 @@ def model_inputs(
 
 def auc_table_input(spec: str | None) -> Path | None:
     """``rank --auc-table FILE|xqa``: the file, checked to exist before any work (None for the packaged tables
-    or without the option)."""
-    from ..ranking import XQA_AUC_TABLES
+    or without the option): :func:`cxreval.ranking.auc_table_file`."""
+    from ..ranking import auc_table_file
 
-    if spec is None or spec.lower() == XQA_AUC_TABLES:
-        return None
-    check_inputs(("--auc-table", Path(spec)))
-    return Path(spec)
+    return auc_table_file(spec, option="--auc-table")
 
 
 def references_option(
@@ -396,11 +371,11 @@ def confidence_level_option() -> Any:
 
 
 def kendall_option() -> Any:
-    """``rank --kendall tau-a|tau-b``."""
-    from ..ranking import DEFAULT_KENDALL
+    """``rank --kendall tau-a|tau-b`` (default: the rank job's)."""
+    from ..ranking import compare_references_files
 
     return typer.Option(
-        DEFAULT_KENDALL,
+        library_default(compare_references_files, "kendall"),
         "--kendall",
         help="KRCC variant: tau-a (default, the XQA paper's "
         "(C - D) / (n(n-1)/2)) or tau-b (tie-corrected, scipy.stats.kendalltau).",
@@ -408,16 +383,24 @@ def kendall_option() -> Any:
 
 
 def spearman_option() -> Any:
-    """``rank --spearman formula|pearson``."""
-    from ..ranking import DEFAULT_SPEARMAN
+    """``rank --spearman formula|pearson`` (default: the rank job's)."""
+    from ..ranking import compare_references_files
 
     return typer.Option(
-        DEFAULT_SPEARMAN,
+        library_default(compare_references_files, "spearman"),
         "--spearman",
         help="SRCC variant: formula (default, the XQA paper's "
         "1 - 6 sum d^2 / (n(n^2-1)) on average ranks) or pearson (Pearson correlation of average "
         "ranks, scipy.stats.spearmanr). Equal without ties.",
     )
+
+
+def library_default(func: Any, parameter: str) -> Any:
+    """The default of ``func``'s keyword ``parameter``: an option's default read from the job that takes it, so
+    that the command line holds no domain default of its own."""
+    import inspect
+
+    return inspect.signature(func).parameters[parameter].default
 
 
 def studies_value(value: str) -> Studies:
@@ -441,6 +424,8 @@ __all__ += [
     "kendall_option",
     "spearman_option",
     "studies_value",
+    "library_default",
+    "command_line",
 ]
 
 

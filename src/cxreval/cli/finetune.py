@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from ._common import (
+    command_line,
     device_option,
     echo_json,
     findings_option,
@@ -134,9 +135,7 @@ def finetune(
     show_progress: bool = show_progress_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Fine-tune a model on your labels (patient-level train/validation split, early stopping on validation AUC).
-
-    Writes model.pt + model.yaml (load with cxreval predict --model torch:OUT/model.yaml), training.csv (epoch,
+    """Writes model.pt + model.yaml (load with cxreval predict --model torch:OUT/model.yaml), training.csv (epoch,
     finding, train_loss, val_loss, val_auc), split.csv, val_predictions.csv, finetune.json and summary.md.
     Example:
 
@@ -178,7 +177,7 @@ def finetune(
             weights_dir=weights_dir,
             download=not no_download,
             features=features,
-            argv=_argv(),
+            argv=command_line(),
             progress=prog,
         )
     if json_out:
@@ -197,14 +196,7 @@ def finetune(
     )
 
 
-def _argv() -> list[str]:
-    import sys
-
-    from .main import current_args
-
-    args = current_args()
-    return ["cxreval", *(sys.argv[1:] if args is None else args)]
-
-
 def register(app: typer.Typer) -> None:
-    app.command("finetune")(finetune)
+    from .main import command_help
+
+    app.command("finetune", help=command_help("finetune", finetune.__doc__))(finetune)

@@ -30,7 +30,7 @@ from typer.core import TyperGroup  # noqa: E402
 from .. import __version__  # noqa: E402
 from ..exceptions import CxrevalError  # noqa: E402
 
-__all__ = ["app", "main", "run"]
+__all__ = ["app", "main", "run", "command_help", "current_args"]
 
 _ARGS: list[list[str]] = []  # the command line of the run in progress (read by run.json)
 _LOADED: dict[str, object] = {}  # command name -> click command, filled as command modules are imported
@@ -83,8 +83,17 @@ _SUMMARIES: dict[str, str] = {
         "stderr)."
     ),
 }
-"""Each command's name and the first paragraph of its help: the root ``--help`` lists the commands from here
-without importing a command module (``tests/cli/test_contract.py`` keeps it equal to the commands' own help)."""
+"""Each command's name and the first paragraph of its help, the one source of both: the root ``--help`` lists
+the commands from here without importing a command module, and a command module gives typer
+:func:`command_help` (``tests/cli/test_contract.py`` checks it against every command's own help)."""
+
+
+def command_help(name: str, details: str | None = None) -> str:
+    """The help of the command ``name``: its line of :data:`_SUMMARIES`, then ``details`` (a docstring: the
+    paragraphs after the first)."""
+    import inspect
+
+    return _SUMMARIES[name] + (f"\n\n{inspect.cleandoc(details)}" if details else "")
 
 
 def _command_modules() -> list[str]:
@@ -176,10 +185,10 @@ app = typer.Typer(
 )
 
 
-def _version(value: bool) -> None:
+def _version(ctx: typer.Context, value: bool) -> None:
     if value:
         typer.echo(f"cxreval {__version__}")
-        raise typer.Exit()
+        ctx.exit()  # click's way out of an eager option, as its own --version does
 
 
 @app.callback()
@@ -197,16 +206,14 @@ def _root(
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(message)s")
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into an exception so that output folders are cleaned up."""
-
-
 _SIGTERMS: list[int] = []
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM is handled as Ctrl-C (Python's own SIGINT handler raises KeyboardInterrupt), so that output
+    folders are cleaned up; it is recorded for the exit code and message."""
     _SIGTERMS.append(signum)
-    raise _Terminated()
+    signal.default_int_handler(signum, frame)
 
 
 def _interrupted() -> int:

@@ -86,9 +86,7 @@ def predict(
     show_progress: bool = show_progress_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
-    """Run models on radiographs: predictions.csv (study_id, model, finding, score) and optional heatmaps.
-
-    An interrupted run resumes where it stopped when run again with the same options; unreadable images
+    """An interrupted run resumes where it stopped when run again with the same options; unreadable images
     are listed in read_report.csv.
 
     Example:
@@ -137,4 +135,6 @@ def predict(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("predict")(predict)
+    from .main import command_help
+
+    app.command("predict", help=command_help("predict", predict.__doc__))(predict)

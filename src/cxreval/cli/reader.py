@@ -3,35 +3,23 @@ in the browser and export it into cxreval's tables. Needs the optional ``reader`
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
 
+from ..reader import READER_DB_ENV
 from ..reader.db import DEFAULT_URL
 from ._common import executor_option
+from .main import command_help
 
 __all__ = ["register"]
 
-reader_app = typer.Typer(
-    no_args_is_help=True,
-    help="Reader study: label, rate and adjudicate in the browser; export into cxreval tables.",
-)
+reader_app = typer.Typer(no_args_is_help=True, help=command_help("reader"))
 
 _DB_HELP = (
     f"SQLAlchemy URL of the study database, e.g. sqlite:///study.db or postgresql://user@host/db "
-    f"(default $CXREVAL_READER_DB, else {DEFAULT_URL})."
+    f"(default ${READER_DB_ENV}, else {DEFAULT_URL})."
 )
-
-
-def _db(db: str | None) -> str:
-    return db or os.environ.get("CXREVAL_READER_DB") or DEFAULT_URL
-
-
-def _db_file(url: str) -> list[Path]:
-    """The file of a SQLite database URL (what an --out must never replace), or none."""
-    prefix = "sqlite:///"
-    return [Path(url[len(prefix) :])] if url.startswith(prefix) and len(url) > len(prefix) else []
 
 
 def _link(base: str, token: str) -> str:
@@ -53,11 +41,12 @@ def init_cmd(
 
     Example: cxreval reader init --study study.yaml --db sqlite:///study.db
     """
-    from ..reader import create_study
+    from ..reader import create_study, study_url
     from ._common import cli_executor, progress
 
+    url_db = study_url(db)
     with cli_executor(executor) as ex, progress() as p:
-        made = create_study(study, _db(db), executor=ex, progress=p)
+        made = create_study(study, url_db, executor=ex, progress=p)
     spec, tokens = made.spec, made.tokens
     typer.echo(
         f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; items {dict(made.n_items)}; findings "
@@ -70,7 +59,7 @@ def init_cmd(
     if not tokens:
         typer.echo(
             f"the study file names no readers yet: add readers with `cxreval reader add-reader NAME --db "
-            f"{_db(db)}` (and resolvers with `--role resolver`)."
+            f"{url_db}` (and resolvers with `--role resolver`)."
         )
 
 
@@ -90,10 +79,9 @@ def add_reader_cmd(
 
     Example: cxreval reader add-reader carol --role resolver --db sqlite:///study.db
     """
-    from ..reader.store import ReaderStore
+    from ..reader import add_study_reader, study_url
 
-    store = ReaderStore.open(_db(db))
-    typer.echo(_link(url, store.add_reader(name, role=role, new_token=new_token)))
+    typer.echo(_link(url, add_study_reader(name, study_url(db), role=role, new_token=new_token)))
 
 
 @reader_app.command("serve")
@@ -108,14 +96,11 @@ def serve_cmd(
 
     Example: cxreval reader serve --db sqlite:///study.db --port 8000
     """
-    from ..reader.app import bind, serve
-    from ..reader.store import ReaderStore
+    from ..reader import open_study_server, study_url
 
-    store = ReaderStore.open(_db(db))  # a missing or unreachable database is reported before listening
-    store.check_writable()  # so is a read-only one: it would refuse every submission
-    sock = bind(host, port)
-    typer.echo(f"serving study {store.spec.name!r} on http://{host}:{port}/ (Ctrl-C stops)")
-    serve(store, sock=sock)
+    server = open_study_server(study_url(db), host=host, port=port)
+    typer.echo(f"serving study {server.store.spec.name!r} on {server.url} (Ctrl-C stops)")
+    server.serve()
 
 
 @reader_app.command("status")
@@ -127,10 +112,10 @@ def status_cmd(
 
     Example: cxreval reader status --db sqlite:///study.db
     """
-    from ..reader import check_study
+    from ..reader import check_study, study_url
     from ._common import echo_json
 
-    st = check_study(_db(db))
+    st = check_study(study_url(db))
     integrity = st.integrity
     if json_out:
         echo_json(
@@ -161,15 +146,13 @@ def export_cmd(
 
     Example: cxreval reader export --db sqlite:///study.db --out study-export
     """
-    from ..outputs import check_output_path, output_folder
-    from ..reader import export_study
+    from ..reader import database_files, export_study, study_url
+    from ._common import open_output
 
-    db_file = _db_file(_db(db))
-    check_output_path(out, overwrite=overwrite, inputs=db_file)
-    res = export_study(_db(db))
-    with output_folder(
-        out, overwrite=overwrite, meta={"study": res.study, **res.to_dict()}, protect=db_file
-    ) as d:
+    url_db = study_url(db)
+    res = export_study(url_db, out=out, overwrite=overwrite)
+    meta = {"study": res.study, **res.to_dict()}
+    with open_output(out, overwrite=overwrite, meta=meta, protect=database_files(url_db)) as d:
         res.save(d)
     rated = (
         "" if res.n_finding_ratings is None else f"{res.n_finding_ratings} finding ratings (ratings.csv), "

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .._typing import RNGLike
-from .._validation import check_folder_path
+from .._validation import check_folder
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..outputs import RUN_FILE, atomic_file, check_output_path, output_folder, utc_now, write_run_record
 from ..progress import Progress, as_progress
@@ -272,8 +272,8 @@ def run_demo(
     t0 = time.perf_counter()
     guard = [p for p in (data_mirror, cache_dir) if p is not None]
     out = check_output_path(out, overwrite=overwrite, inputs=guard)
-    check_folder_path("--data-mirror", data_mirror)
-    check_folder_path("--cache-dir", cache_dir, write=bool(download))
+    check_folder("--data-mirror", data_mirror)
+    check_folder("--cache-dir", cache_dir, write=bool(download))
     mirror = default_mirror(data_mirror)
     done: list[DemoSection] = []
     missing: list[tuple[str, str, str, str]] = []

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._typing import PathLike, RNGLike
-from .._validation import check_folder_path, check_paths, did_you_mean, split_comma_list
+from .._validation import check_folder, check_paths, did_you_mean, split_list
 from ..datasets import SPLITTABLE, VIEW_DATASETS, fetch_metadata
 from ..exceptions import InvalidParameterError, SchemaError
 
@@ -49,7 +49,7 @@ def fetch_dataset_metadata(
     res : FetchResult
     """
     check_paths("fetch_dataset_metadata", cache_dir=cache_dir, from_wheel=from_wheel)
-    check_folder_path("--cache-dir", cache_dir, write=True)
+    check_folder("--cache-dir", cache_dir, write=True)
     if from_wheel is not None and not Path(from_wheel).is_file():
         raise SchemaError(f"--from-wheel {from_wheel} does not exist.")
     return fetch_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force, progress=progress)
@@ -108,7 +108,7 @@ def audit_dataset_files(
             )
     elif path is not None:
         raise InvalidParameterError("--path is the mimic_cxr folder; for chestxray14 pass --data-entry.")
-    check_folder_path("--cache-dir", cache_dir)
+    check_folder("--cache-dir", cache_dir)
     for opt, p in (
         ("--split-dir", split_dir),
         ("--data-entry", data_entry),
@@ -177,7 +177,7 @@ def split_dataset_files(
     if names:
         nm = tuple(n.strip() for n in names.split(",")) if isinstance(names, str) else tuple(names)
     check_split_names(nm or (), func="cxreval data split --names")
-    check_folder_path("--cache-dir", cache_dir)
+    check_folder("--cache-dir", cache_dir)
     if path is not None and not Path(path).exists():
         raise SchemaError(f"File {str(path)!r} does not exist.")
     _check_out(out, overwrite=overwrite, inputs=(path, cache_dir))
@@ -245,13 +245,13 @@ def export_dataset_files(
             raise InvalidParameterError(
                 f"{opt} applies to {', '.join(datasets)} only; got dataset {spec.name!r}."
             )
-        kwargs[key] = split_comma_list(value, option=opt) if key == "views" else value
+        kwargs[key] = split_list(value, option=opt) if key == "views" else value
     if spec.default is None and spec.pinned is None and path is None:
         raise InvalidParameterError(
             f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
             f"(your copy: a {spec.path})."
         )
-    check_folder_path("--cache-dir", cache_dir)
+    check_folder("--cache-dir", cache_dir)
     if path is not None and not Path(path).exists():
         raise SchemaError(f"--path {str(path)!r} does not exist.")
     _check_out(out, overwrite=overwrite, inputs=(path, cache_dir))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._typing import PathLike, RNGLike
-from .._validation import check_input_paths, check_paths
+from .._validation import check_inputs, check_paths
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..iqa import IQA_KENDALL, IQA_SPEARMAN
 
@@ -139,7 +139,7 @@ def score_pairs_file(
     from ..iqa import score_pairs
 
     check_paths("score_pairs_file", ("pairs",), pairs=pairs, niqe_model=niqe_model, out=out)
-    check_input_paths(("--pairs", pairs), ("--niqe-model", niqe_model), kind="file")
+    check_inputs(("--pairs", pairs), ("--niqe-model", niqe_model), kind="file")
     table = _read_csv(pairs, "--pairs", ("reference", "test"), dtype=str)
     _check_out(out, overwrite=overwrite, inputs=[pairs, niqe_model])
     try:  # every image header is checked before the first pair is scored
@@ -168,7 +168,7 @@ def compare_metrics_file(
     from ..iqa import compare_metrics
 
     check_paths("compare_metrics_file", ("scores",), scores=scores, out=out)
-    check_input_paths(("--scores", scores), kind="file")
+    check_inputs(("--scores", scores), kind="file")
     scores_df = _read_csv(
         scores,
         "--scores",
@@ -206,7 +206,7 @@ def compare_with_experts_files(
     from ..iqa import compare_with_experts
 
     check_paths("compare_with_experts_files", ("scores", "ratings"), scores=scores, ratings=ratings, out=out)
-    check_input_paths(("--scores", scores), ("--ratings", ratings), kind="file")
+    check_inputs(("--scores", scores), ("--ratings", ratings), kind="file")
     if not (np.isfinite(scale_min) and np.isfinite(scale_max) and scale_min < scale_max):
         raise InvalidParameterError(
             f"--scale-min and --scale-max must be finite with --scale-min < --scale-max. "

@@ -31,6 +31,7 @@ import dataclasses
 from collections.abc import Sequence
 from importlib import resources
 from os import PathLike
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -51,6 +52,7 @@ __all__ = [
     "load_xqa_rank_correlations",
     "compare_with_published",
     "read_auc_table",
+    "auc_table_file",
     "rank_auc_table",
     "PAIR_REFERENCES",
     "XQA_AUC_TABLES",
@@ -255,6 +257,24 @@ def read_auc_table(spec: str | PathLike[str]) -> AUCTableResult:
     if "finding" in df.columns:
         df["finding"] = df["finding"].astype(str).map(table_finding)
     return AUCTableResult(df, str(spec))
+
+
+def auc_table_file(spec: str | PathLike[str] | None, *, option: str = "auc_table") -> Path | None:
+    """The file of an AUC-table ``spec`` (:func:`read_auc_table`), checked to exist before any work; None for
+    the packaged tables (:data:`XQA_AUC_TABLES`) or without a spec. ``option`` names the spec in the error.
+
+    Raises
+    ------
+    SchemaError
+        The file does not exist.
+    """
+    from .._validation import check_inputs
+
+    path = check_path(spec, name="spec", func="auc_table_file")
+    if path is None or str(spec).lower() == XQA_AUC_TABLES:
+        return None
+    check_inputs((option, path))
+    return path
 
 
 def rank_auc_table(

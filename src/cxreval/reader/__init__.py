@@ -20,12 +20,38 @@ SQLAlchemy 2; psycopg for PostgreSQL); ``cxreval reader`` is its command line. S
   full resolution.
 
 The jobs of ``cxreval reader``: :func:`create_study` (``init``: the database, the readers' links, the display
-renditions), :func:`check_study` (``status`` → :class:`StudyStatus`) and :func:`export_study` (``export`` → :class:`~cxreval.reader.export.StudyExport`, whose
-``save`` writes the export folder).
+renditions), :func:`add_study_reader` (``add-reader``), :func:`check_study` (``status`` → :class:`StudyStatus`),
+:func:`export_study` (``export`` → :class:`~cxreval.reader.export.StudyExport`, whose ``save`` writes the export
+folder) and :func:`open_study_server` (``serve`` → :class:`StudyServer`); :func:`study_url` is the database of a
+command given none (``$CXREVAL_READER_DB``, else :data:`~cxreval.reader.db.DEFAULT_URL`).
 """
 
 from __future__ import annotations
 
-from ._jobs import StudyCreated, StudyStatus, check_study, create_study, export_study
+from ._jobs import (
+    READER_DB_ENV,
+    StudyCreated,
+    StudyServer,
+    StudyStatus,
+    add_study_reader,
+    check_study,
+    create_study,
+    database_files,
+    export_study,
+    open_study_server,
+    study_url,
+)
 
-__all__ = ["StudyCreated", "StudyStatus", "create_study", "check_study", "export_study"]
+__all__ = [
+    "READER_DB_ENV",
+    "StudyCreated",
+    "StudyStatus",
+    "StudyServer",
+    "study_url",
+    "database_files",
+    "create_study",
+    "add_study_reader",
+    "check_study",
+    "export_study",
+    "open_study_server",
+]

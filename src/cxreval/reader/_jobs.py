@@ -1,23 +1,58 @@
 """The jobs of ``cxreval reader``: create a study (database, readers' links, display renditions made ahead),
-check one (progress and integrity) and export one (every table, :class:`~cxreval.reader.export.StudyExport`)."""
+add a reader, check one (progress and integrity), export one (every table,
+:class:`~cxreval.reader.export.StudyExport`) and open its server (:class:`StudyServer`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from .._typing import PathLike
+from .._validation import check_path
 from ..executor import ExecutorLike
 from ..progress import Progress
-from .db import IntegrityResult
+from .db import DEFAULT_URL, IntegrityResult
 from .export import StudyExport, export_tables
 from .images import DISPLAY_FIT, RenditionsMade, make_renditions
 from .store import ReaderStore
 from .study import StudySpec, load_study, study_items
 
-__all__ = ["StudyCreated", "StudyStatus", "create_study", "check_study", "export_study"]
+if TYPE_CHECKING:
+    import socket
+
+__all__ = [
+    "READER_DB_ENV",
+    "StudyCreated",
+    "StudyStatus",
+    "StudyServer",
+    "study_url",
+    "database_files",
+    "create_study",
+    "add_study_reader",
+    "check_study",
+    "export_study",
+    "open_study_server",
+]
+
+READER_DB_ENV = "CXREVAL_READER_DB"
+"""The environment variable naming the study database when none is given (:func:`study_url`)."""
+
+
+def study_url(db: str | None = None) -> str:
+    """The SQLAlchemy URL of the study database: ``db``, else ``$CXREVAL_READER_DB``, else
+    :data:`cxreval.reader.db.DEFAULT_URL`."""
+    return db or os.environ.get(READER_DB_ENV) or DEFAULT_URL
+
+
+def database_files(db: str) -> list[Path]:
+    """The file of a SQLite database URL (what an output folder must never replace), or none."""
+    prefix = "sqlite:///"
+    return [Path(db[len(prefix) :])] if db.startswith(prefix) and len(db) > len(prefix) else []
 
 
 @dataclass(frozen=True)
@@ -101,9 +136,27 @@ def create_study(
     return StudyCreated(spec, n, tokens, organiser, made)
 
 
-def export_study(db: str) -> StudyExport:
+def add_study_reader(name: str, db: str, *, role: str = "reader", new_token: bool = False) -> str:
+    """Add the reader ``name`` to the study at the SQLAlchemy URL ``db`` (:meth:`ReaderStore.add_reader
+    <cxreval.reader.store.ReaderStore.add_reader>`); their private token, stored hashed and returned only now."""
+    store = ReaderStore.open(db)
+    try:
+        return store.add_reader(name, role=role, new_token=new_token)
+    finally:
+        store.close()
+
+
+def export_study(db: str, *, out: PathLike | None = None, overwrite: bool = False) -> StudyExport:
     """Every table of the study at the SQLAlchemy URL ``db`` (:func:`cxreval.reader.export.export_tables`:
-    labels, boxes, IQA ratings, notes, the audit log and events), from one consistent read."""
+    labels, boxes, IQA ratings, notes, the audit log and events), from one consistent read.
+
+    ``out`` (with ``overwrite``) is the folder the export will be saved to: checked first
+    (:func:`cxreval.outputs.check_output_path`, never the database file itself), so that a bad folder is
+    refused before the database is read."""
+    if check_path(out, name="out", func="export_study") is not None:
+        from ..outputs import check_output_path
+
+        check_output_path(out, overwrite=overwrite, inputs=database_files(db))
     store = ReaderStore.open(db)
     try:
         return export_tables(store)
@@ -129,3 +182,40 @@ def check_study(db: str) -> StudyStatus:
         return StudyStatus(store.spec.name, store.status(), store.check_integrity())
     finally:
         store.close()
+
+
+@dataclass(frozen=True)
+class StudyServer:
+    """A study's server, ready to run: the opened (and writable) ``store`` and the ``sock`` bound to
+    ``host:port`` (:func:`open_study_server`); :meth:`serve` runs it until interrupted."""
+
+    store: ReaderStore
+    sock: socket.socket
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT/``."""
+        return f"http://{self.host}:{self.port}/"
+
+    def serve(self) -> None:
+        """Serve the study until Ctrl-C (:func:`cxreval.reader.app.serve`; closes the store and the socket)."""
+        from .app import serve
+
+        serve(self.store, sock=self.sock)
+
+
+def open_study_server(db: str, *, host: str = "127.0.0.1", port: int = 8000) -> StudyServer:
+    """Open the study at the SQLAlchemy URL ``db`` and bind ``host:port``: a missing, unreachable or read-only
+    database (which would refuse every submission) and a busy port are reported before anything listens."""
+    from .app import bind
+
+    store = ReaderStore.open(db)
+    try:
+        store.check_writable()
+        sock = bind(host, port)
+    except BaseException:
+        store.close()
+        raise
+    return StudyServer(store, sock, host, port)
