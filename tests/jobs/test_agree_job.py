@@ -1,5 +1,6 @@
-"""``cxreval agree`` writes what its job writes: the folder of the command equals ``compare_sources(...).save()``,
-byte for byte (``run.json`` aside); the job takes a ``ReadResult`` and a list of label tables."""
+"""``cxreval agree`` writes what its job writes: the folder of the command equals
+``compare_sources_files(...).save()``, byte for byte (``run.json`` aside), and so does ``compare_sources`` of the
+files read; the analysis takes a ``ReadResult`` and a list of label tables."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from _factories import STATES, label_table
 from _same_files import assert_same_files
 from cxreval.agreement import compare_sources
 from cxreval.cli.main import main
+from cxreval.jobs import compare_sources_files
 from cxreval.labels import read_label_tables, read_labels
 
 
@@ -65,6 +67,11 @@ def test_command_folder_is_the_job_save(tmp_path, options, job):
     res.save(tmp_path / "job")
     assert_same_files(tmp_path / "cli", tmp_path / "job")
     assert ("finding_map" in job) == (tmp_path / "job" / "finding_map.csv").is_file()
+    files = {**job, "studies": "common" if job["studies"] == "common" else "each"}
+    files["intersect"] = job["studies"] == "each"
+    (tmp_path / "files").mkdir()
+    compare_sources_files([path], title=f"cxreval agree: {path}", **files).save(tmp_path / "files")
+    assert_same_files(tmp_path / "cli", tmp_path / "files")
 
 
 def test_job_takes_a_read_result_and_a_list_of_tables(tmp_path):

@@ -4,8 +4,69 @@ A job takes what a user has (DataFrames, or paths to files), checks it before an
 analyses and returns one Result that owns every file the command writes: ``cxreval X ... -o out`` is
 ``job(...).save(out)``, byte for byte (``run.json`` aside). The command-line shells in ``cxreval.cli`` parse
 options, call one job, save and print; the analyses below never import a job.
+
+=================  ==========================================  ============================================
+command            job                                         result
+=================  ==========================================  ============================================
+``agree``          :func:`compare_sources_files`               :class:`~cxreval.agreement.SourceComparisonResult`
+``fuse``           :func:`fuse_and_compare_files`              :class:`~cxreval.fusion.FusionResult`
+``label-reports``  :func:`label_reports_file`                  :class:`~cxreval.labeller.ReportLabelsResult`
+``localize``       :func:`evaluate_localization_files`         :class:`~cxreval.localization.LocalizationResult`
+``synth``          :func:`simulate_localization_study_files`   :class:`~cxreval.localization.LocalizationStudy`
+=================  ==========================================  ============================================
+
+:func:`fuse_and_compare` is the fusion job on a table in memory (the demo's fusion section).
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# public name -> the private module that defines it; imported on first access (PEP 562), so that importing the
+# package loads no analysis: ``cxreval synth`` prints its study without pandas
+_LAZY_ATTRS: dict[str, str] = {
+    "compare_sources_files": "_agree",
+    "DEFAULT_FUSION_METHODS": "_fuse",
+    "fuse_and_compare": "_fuse",
+    "fuse_and_compare_files": "_fuse",
+    "label_reports_file": "_label_reports",
+    "label_rules_text": "_label_reports",
+    "evaluate_localization_files": "_localize",
+    "REAL_BOXES_FETCHED": "_synth",
+    "real_boxes_file": "_synth",
+    "simulate_localization_study_files": "_synth",
+}
+
+__all__ = [
+    "compare_sources_files",
+    "DEFAULT_FUSION_METHODS",
+    "fuse_and_compare",
+    "fuse_and_compare_files",
+    "label_reports_file",
+    "label_rules_text",
+    "evaluate_localization_files",
+    "REAL_BOXES_FETCHED",
+    "real_boxes_file",
+    "simulate_localization_study_files",
+]
+
+if TYPE_CHECKING:
+    from ._agree import compare_sources_files
+    from ._fuse import DEFAULT_FUSION_METHODS, fuse_and_compare, fuse_and_compare_files
+    from ._label_reports import label_reports_file, label_rules_text
+    from ._localize import evaluate_localization_files
+    from ._synth import REAL_BOXES_FETCHED, real_boxes_file, simulate_localization_study_files
+
+
+def __getattr__(name: str) -> Any:
+    """Import a job's module on first access (PEP 562)."""
+    if name not in _LAZY_ATTRS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_LAZY_ATTRS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
