@@ -104,7 +104,9 @@ def compare_sources_files(
     sets = _finding_sets(finding_sets)
     check_input_paths(*[("labels", p) for p in labels])
     design: Studies = "common" if studies == "common" else "each" if intersect else "same"
-    table, _ = read_label_tables(list(labels), state_encoding=state_encoding, blank_state=blank_state)
+    table, _ = read_label_tables(
+        [str(p) for p in labels], state_encoding=state_encoding, blank_state=blank_state
+    )
     return compare_sources(
         table,
         pairs,

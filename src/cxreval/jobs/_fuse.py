@@ -231,7 +231,8 @@ def fuse_and_compare(
         f"fusing {len(readers)} readers with {', '.join(methods)}"
         + (f" and the model {model}" if isinstance(model, (str, os.PathLike)) else "")
     )
-    fuse_table, fitted = labels, None
+    fuse_table: pd.DataFrame = labels
+    fitted = None
     notes: tuple[str, ...] = ()
     if model is not None:
         fuse_table, readers, methods, fitted, note = _apply_model(labels, readers, methods, model)
@@ -380,7 +381,9 @@ def fuse_and_compare_files(
     reader_list = split_names(readers, name="readers", unique=False)
     method_list = split_names(methods, name="methods", unique=False)
     check_input_paths(*[("labels", p) for p in labels], ("model", model))
-    table, _ = read_label_tables(list(labels), state_encoding=state_encoding, blank_state=blank_state)
+    table, _ = read_label_tables(
+        [str(p) for p in labels], state_encoding=state_encoding, blank_state=blank_state
+    )
     return fuse_and_compare(
         table,
         reader_list or [],

@@ -118,13 +118,13 @@ def label_reports_file(
     from ..outputs import check_output_path
 
     with open_executor(executor) as ex:  # a bad executor fails here, before any input is read
-        inputs = [reports] + [p for p in (rules, reference_labels) if p is not None]
+        inputs = [str(p) for p in (reports, rules, reference_labels) if p is not None]
         check_output_path(out, overwrite=overwrite, inputs=inputs)
         ref = (
             None
             if reference_labels is None
             else read_label_tables(
-                [reference_labels], state_encoding=state_encoding, blank_state=blank_state
+                [str(reference_labels)], state_encoding=state_encoding, blank_state=blank_state
             )[0]
         )
         read = read_report_file(reports)
