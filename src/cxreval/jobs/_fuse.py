@@ -371,7 +371,9 @@ def fuse_and_compare_files(
         The ``.npz`` file of a fitted ``nn`` / ``nn_ps`` model, applied instead of trained.
     findings : str or sequence of str, optional
         As :func:`fuse_and_compare`; comma-separated text, or a list of it, accepted.
-    adjudicated, not_mentioned, rng, include_inputs, executor, spill_dir, studies, nn_hidden, nn_epochs, nn_folds, nn_scoring, mace_method, labels_format, save_model, title, progress
+    adjudicated, not_mentioned, rng, include_inputs, executor, spill_dir, studies
+        As :func:`fuse_and_compare`.
+    nn_hidden, nn_epochs, nn_folds, nn_scoring, mace_method, labels_format, save_model, title, progress
         As :func:`fuse_and_compare`.
 
     Returns
