@@ -84,3 +84,20 @@ def test_job_takes_a_read_result_and_a_list_of_tables(tmp_path):
         res = compare_sources(given, "CR:Rep1,CR:Rep2", studies="each")
         for name, df in whole.tables().items():
             pd.testing.assert_frame_equal(res.tables()[name], df, obj=name)
+
+
+def test_job_refuses_bad_options_naming_them(tmp_path, capsys):
+    from cxreval.exceptions import InvalidParameterError, SchemaError
+
+    path = _labels(tmp_path)
+    with pytest.raises(
+        InvalidParameterError, match="'studies' parameter of compare_sources_files must be each"
+    ):
+        compare_sources_files([path], "CR:Rep1", studies="same")
+    with pytest.raises(InvalidParameterError, match="'finding_sets' parameter .* must be NAME=F1,F2"):
+        compare_sources_files([path], "CR:Rep1", finding_sets=["bogus"])
+    with pytest.raises(SchemaError, match="labels=.*nope.csv does not exist"):
+        compare_sources_files([tmp_path / "nope.csv"], "CR:Rep1")
+    argv = ["agree", "-l", str(path), "--pairs", "CR:Rep1", "-o", str(tmp_path / "o")]
+    assert main([*argv, "--studies", "same"]) == 2
+    assert "cxreval: error: --studies must be each or common. Got 'same'." in capsys.readouterr().err

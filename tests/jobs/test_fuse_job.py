@@ -120,3 +120,16 @@ def test_job_takes_a_read_result_and_a_list_of_tables(tmp_path):
         res = fuse_and_compare(given, ["Rep1", "Rep2"], ["mv", "ds"], **kw)
         for name, df in whole.tables().items():
             pd.testing.assert_frame_equal(res.tables()[name], df, obj=name)
+
+
+def test_files_job_refuses_bad_lists_and_paths_naming_them(tmp_path, capsys):
+    from cxreval.exceptions import InvalidParameterError, SchemaError
+
+    path = _labels(tmp_path)
+    with pytest.raises(InvalidParameterError, match="readers= needs a comma-separated list"):
+        fuse_and_compare_files([path], ",")
+    with pytest.raises(SchemaError, match="model=.*model.npz does not exist"):
+        fuse_and_compare_files([path], "Rep1,Rep2", model=tmp_path / "model.npz")
+    argv = ["fuse", "-l", str(path), "--readers", "Rep1,Rep2", "-o", str(tmp_path / "o")]
+    assert main([*argv, "--load-model", str(tmp_path / "model.npz")]) == 2
+    assert f"--load-model {tmp_path / 'model.npz'} does not exist." in capsys.readouterr().err

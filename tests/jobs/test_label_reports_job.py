@@ -122,3 +122,19 @@ def test_job_takes_a_read_result_an_executor_spec_and_a_list_of_tables(tmp_path)
     for name, df in whole.tables().items():
         pd.testing.assert_frame_equal(res.tables()[name], df, obj=name)
     pd.testing.assert_frame_equal(res.validation.table, whole.validation.table)
+
+
+def test_files_job_checks_everything_before_reading(tmp_path, capsys):
+    from cxreval.exceptions import InvalidParameterError, SchemaError
+    from cxreval.outputs import OutputError
+
+    reports = _reports(tmp_path)
+    with pytest.raises(InvalidParameterError, match="Missing option out="):
+        label_reports_file(tmp_path / "nope.csv", None)
+    with pytest.raises(SchemaError, match="reference_labels=.* does not exist"):
+        label_reports_file(reports, tmp_path / "o", reference_labels=tmp_path / "nope.csv")
+    (tmp_path / "taken").write_text("x")
+    with pytest.raises(OutputError, match="is a file"):
+        label_reports_file(reports, tmp_path / "taken")
+    assert main(["label-reports", "--reports", str(reports), "--vocabulary", "bogus", "-o", "x"]) == 2
+    assert "--vocabulary must be one of ['chestxray14', 'chexpert']. Got 'bogus'." in capsys.readouterr().err

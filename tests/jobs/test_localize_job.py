@@ -125,3 +125,18 @@ def test_localize_job_takes_a_read_result_and_a_list_of_tables(inputs):
     pd.testing.assert_frame_equal(whole.table, split.table)
     pd.testing.assert_frame_equal(whole.table, evaluate_heatmap_files(npz, read).table)
     assert evaluate_heatmap_files(npz, read).boxes == bbox.name  # a ReadResult keeps its file's name
+
+
+def test_files_job_refuses_bad_inputs_naming_them(inputs, tmp_path, capsys):
+    from cxreval.exceptions import InvalidParameterError, SchemaError
+
+    npz, bbox = inputs
+    with pytest.raises(InvalidParameterError, match="'image_size' parameter .* positive number of pixels"):
+        evaluate_localization_files(npz, bbox, image_size=0)
+    with pytest.raises(SchemaError, match="boxes=.* is a folder; a file is expected"):
+        evaluate_localization_files(npz, tmp_path)
+    argv = ["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "-o", str(tmp_path / "o")]
+    assert main([*argv, "--image-size", "0"]) == 2
+    assert (
+        "cxreval: error: --image-size must be a positive number of pixels. Got 0." in capsys.readouterr().err
+    )
