@@ -46,7 +46,7 @@ def job_agreement(labels):
 
 
 def job_fusion(labels):
-    from cxreval.fusion import fuse_and_compare
+    from cxreval.jobs import fuse_and_compare
 
     return fuse_and_compare(labels, ["R1", "R2", "R3"], ["mv", "ds"], adjudicated="radiologist", rng=0)
 

@@ -190,7 +190,7 @@ def _build(name: str, tmp: Path):
             "SourceComparisonResult": lambda: a.compare_sources(t, "CR:Rep1,CR:Rep2"),
         }[name]()
     if name == "FusionResult":
-        from cxreval.fusion import fuse_and_compare
+        from cxreval.jobs import fuse_and_compare
 
         return fuse_and_compare(_coded_labels(), ["Rep1", "Rep2"], ["mv", "ds"], adjudicated="CR", rng=0)
     if name == "DatasetExport":

@@ -70,7 +70,7 @@ _LAZY_ATTRS: dict[str, str] = {
     "compare_sources": "agreement",
     "SourceComparisonResult": "agreement",
     "AgreementTableResult": "agreement",
-    "fuse_and_compare": "fusion",
+    "fuse_and_compare": "jobs",
     "label_reports": "labeller",
     "ReportLabelsResult": "labeller",
     # localization, IQA, report
@@ -142,6 +142,7 @@ _SUBMODULES: tuple[str, ...] = (
     "findings",
     "fusion",
     "iqa",
+    "jobs",
     "labels",
     "localization",
     "ranking",
@@ -266,6 +267,7 @@ __all__ = [
     "findings",
     "fusion",
     "iqa",
+    "jobs",
     "labels",
     "localization",
     "ranking",
@@ -282,6 +284,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         executor,
         fusion,
         iqa,
+        jobs,
         labels,
         localization,
         ranking,
@@ -358,7 +361,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
 
 if TYPE_CHECKING:  # the jobs of agree, fuse and label-reports and what they return
     from .agreement import AgreementTableResult, SourceComparisonResult, compare_sources
-    from .fusion import fuse_and_compare
+    from .jobs import fuse_and_compare
     from .labeller import ReportLabelsResult, label_reports
 
 

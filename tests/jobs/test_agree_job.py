@@ -1,5 +1,6 @@
-"""``cxreval agree`` writes what its job writes: the folder of the command equals ``compare_sources(...).save()``,
-byte for byte (``run.json`` aside); the job takes a ``ReadResult`` and a list of label tables."""
+"""``cxreval agree`` writes what its job writes: the folder of the command equals
+``compare_sources_files(...).save()``, byte for byte (``run.json`` aside), and so does ``compare_sources`` of the
+files read; the analysis takes a ``ReadResult`` and a list of label tables."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from _factories import STATES, label_table
 from _same_files import assert_same_files
 from cxreval.agreement import compare_sources
 from cxreval.cli.main import main
+from cxreval.jobs import compare_sources_files
 from cxreval.labels import read_label_tables, read_labels
 
 
@@ -65,6 +67,11 @@ def test_command_folder_is_the_job_save(tmp_path, options, job):
     res.save(tmp_path / "job")
     assert_same_files(tmp_path / "cli", tmp_path / "job")
     assert ("finding_map" in job) == (tmp_path / "job" / "finding_map.csv").is_file()
+    files = {**job, "studies": "common" if job["studies"] == "common" else "each"}
+    files["intersect"] = job["studies"] == "each"
+    (tmp_path / "files").mkdir()
+    compare_sources_files([path], title=f"cxreval agree: {path}", **files).save(tmp_path / "files")
+    assert_same_files(tmp_path / "cli", tmp_path / "files")
 
 
 def test_job_takes_a_read_result_and_a_list_of_tables(tmp_path):
@@ -77,3 +84,20 @@ def test_job_takes_a_read_result_and_a_list_of_tables(tmp_path):
         res = compare_sources(given, "CR:Rep1,CR:Rep2", studies="each")
         for name, df in whole.tables().items():
             pd.testing.assert_frame_equal(res.tables()[name], df, obj=name)
+
+
+def test_job_refuses_bad_options_naming_them(tmp_path, capsys):
+    from cxreval.exceptions import InvalidParameterError, SchemaError
+
+    path = _labels(tmp_path)
+    with pytest.raises(
+        InvalidParameterError, match="'studies' parameter of compare_sources_files must be each"
+    ):
+        compare_sources_files([path], "CR:Rep1", studies="same")
+    with pytest.raises(InvalidParameterError, match="'finding_sets' parameter .* must be NAME=F1,F2"):
+        compare_sources_files([path], "CR:Rep1", finding_sets=["bogus"])
+    with pytest.raises(SchemaError, match="labels=.*nope.csv does not exist"):
+        compare_sources_files([tmp_path / "nope.csv"], "CR:Rep1")
+    argv = ["agree", "-l", str(path), "--pairs", "CR:Rep1", "-o", str(tmp_path / "o")]
+    assert main([*argv, "--studies", "same"]) == 2
+    assert "cxreval: error: --studies must be each or common. Got 'same'." in capsys.readouterr().err

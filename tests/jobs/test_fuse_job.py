@@ -1,5 +1,6 @@
-"""``cxreval fuse`` writes what its job writes: the folder of the command equals ``fuse_and_compare(...).save()``,
-byte for byte (``run.json`` aside); the job takes a ``ReadResult`` and a list of label tables."""
+"""``cxreval fuse`` writes what its job writes: the folder of the command equals
+``fuse_and_compare_files(...).save()``, byte for byte (``run.json`` aside), and so does ``fuse_and_compare`` of the
+files read; ``fuse_and_compare`` takes a ``ReadResult`` and a list of label tables."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from _factories import label_table
 from _same_files import assert_same_files
 from cxreval.cli.main import main
-from cxreval.fusion import fuse_and_compare
+from cxreval.jobs import DEFAULT_FUSION_METHODS, fuse_and_compare, fuse_and_compare_files
 from cxreval.labels import read_label_tables, read_labels
 
 
@@ -89,6 +90,24 @@ def test_command_folder_is_the_job_save(tmp_path, options, job):
     res.save(tmp_path / "job")
     assert_same_files(tmp_path / "cli", tmp_path / "job")
     assert job.get("save_model", False) == (tmp_path / "job" / "nn_model.npz").is_file()
+    files = fuse_and_compare_files(
+        [path], "Rep1,Rep2,Rep3", adjudicated="CR", title=f"cxreval fuse: {path}", **job
+    )
+    (tmp_path / "files").mkdir()
+    files.save(tmp_path / "files")
+    assert_same_files(tmp_path / "cli", tmp_path / "files")
+
+
+def test_default_methods_are_the_commands(tmp_path):
+    path = _labels(tmp_path)
+    assert main(["fuse", "-l", str(path), "--readers", "Rep1,Rep2", "-o", str(tmp_path / "cli")]) == 0
+    res = fuse_and_compare_files(
+        [path], ["Rep1", "Rep2"], rng=0, labels_format="csv", title=f"cxreval fuse: {path}"
+    )
+    assert tuple(res.methods) == DEFAULT_FUSION_METHODS
+    (tmp_path / "job").mkdir()
+    res.save(tmp_path / "job")
+    assert_same_files(tmp_path / "cli", tmp_path / "job")
 
 
 def test_job_takes_a_read_result_and_a_list_of_tables(tmp_path):
@@ -101,3 +120,16 @@ def test_job_takes_a_read_result_and_a_list_of_tables(tmp_path):
         res = fuse_and_compare(given, ["Rep1", "Rep2"], ["mv", "ds"], **kw)
         for name, df in whole.tables().items():
             pd.testing.assert_frame_equal(res.tables()[name], df, obj=name)
+
+
+def test_files_job_refuses_bad_lists_and_paths_naming_them(tmp_path, capsys):
+    from cxreval.exceptions import InvalidParameterError, SchemaError
+
+    path = _labels(tmp_path)
+    with pytest.raises(InvalidParameterError, match="readers= needs a comma-separated list"):
+        fuse_and_compare_files([path], ",")
+    with pytest.raises(SchemaError, match="model=.*model.npz does not exist"):
+        fuse_and_compare_files([path], "Rep1,Rep2", model=tmp_path / "model.npz")
+    argv = ["fuse", "-l", str(path), "--readers", "Rep1,Rep2", "-o", str(tmp_path / "o")]
+    assert main([*argv, "--load-model", str(tmp_path / "model.npz")]) == 2
+    assert f"--load-model {tmp_path / 'model.npz'} does not exist." in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """``cxreval label-reports`` writes what its job writes: the folder of the command equals
-``label_reports(...).save()``, byte for byte (``run.json`` aside); the job takes a ``ReadResult`` (a report file
-as read) and an executor spec string, and a list of reference label tables."""
+``label_reports_file(...).save()``, byte for byte (``run.json`` aside), and so does ``label_reports`` of the file
+read; ``label_reports`` takes a ``ReadResult`` (a report file as read) and an executor spec string, and a list of
+reference label tables."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.datasets.report_files import read_report_file
-from cxreval.labeller import label_reports
+from cxreval.jobs import label_reports_file, label_rules_text
+from cxreval.labeller import label_reports, packaged_rules_text
 from cxreval.labels import read_label_tables, write_labels
 
 PHRASES = (
@@ -92,6 +94,20 @@ def test_command_folder_is_the_job_save(tmp_path, validate):
     res.save(tmp_path / "job")
     assert_same_files(tmp_path / "cli", tmp_path / "job")
     assert validate == (tmp_path / "job" / "labeller_validation.csv").is_file()
+    files = dict(job)
+    if validate:
+        files["reference_labels"] = ref
+    out = tmp_path / "files"
+    res = label_reports_file(reports, out, chunk_size=7, **files)
+    out.mkdir()
+    res.save(out)
+    assert_same_files(tmp_path / "cli", out)
+
+
+def test_print_rules_prints_the_jobs_text(capsys):
+    assert main(["label-reports", "--print-rules", "--vocabulary", "chexpert"]) == 0
+    assert capsys.readouterr().out == label_rules_text("chexpert") + "\n"
+    assert label_rules_text("chexpert") == packaged_rules_text("chexpert")
 
 
 def test_job_takes_a_read_result_an_executor_spec_and_a_list_of_tables(tmp_path):
@@ -106,3 +122,19 @@ def test_job_takes_a_read_result_an_executor_spec_and_a_list_of_tables(tmp_path)
     for name, df in whole.tables().items():
         pd.testing.assert_frame_equal(res.tables()[name], df, obj=name)
     pd.testing.assert_frame_equal(res.validation.table, whole.validation.table)
+
+
+def test_files_job_checks_everything_before_reading(tmp_path, capsys):
+    from cxreval.exceptions import InvalidParameterError, SchemaError
+    from cxreval.outputs import OutputError
+
+    reports = _reports(tmp_path)
+    with pytest.raises(InvalidParameterError, match="Missing option out="):
+        label_reports_file(tmp_path / "nope.csv", None)
+    with pytest.raises(SchemaError, match="reference_labels=.* does not exist"):
+        label_reports_file(reports, tmp_path / "o", reference_labels=tmp_path / "nope.csv")
+    (tmp_path / "taken").write_text("x")
+    with pytest.raises(OutputError, match="is a file"):
+        label_reports_file(reports, tmp_path / "taken")
+    assert main(["label-reports", "--reports", str(reports), "--vocabulary", "bogus", "-o", "x"]) == 2
+    assert "--vocabulary must be one of ['chestxray14', 'chexpert']. Got 'bogus'." in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """`cxreval localize` writes what its job writes: the command's folder equals
-``evaluate_heatmap_files(...).save()``, byte for byte (``run.json`` aside); the job takes a ``ReadResult`` and a
-list of box tables."""
+``evaluate_localization_files(...).save()``, byte for byte (``run.json`` aside), and so does
+``evaluate_heatmap_files`` of the boxes read; ``evaluate_heatmap_files`` takes a ``ReadResult`` and a list of box
+tables."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from scipy import ndimage
 from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.datasets.boxes import read_box_file
+from cxreval.jobs import evaluate_localization_files
 from cxreval.localization import LocalizationProtocol, coverage, evaluate_heatmap_files
 
 HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
@@ -83,6 +85,11 @@ def test_localize_folder_is_the_jobs_save(inputs, tmp_path):
     assert {"localization.csv", "localization.parquet", "boxes.csv", "boxes.parquet", "summary.md"} <= {
         p.name for p in (tmp_path / "job").iterdir()
     }
+    files = evaluate_localization_files(
+        [npz], bbox, T_values=("0.1", "1/3"), rules=("IoBB", "IoU"), afp_denominator="boxes"
+    )
+    files.save(tmp_path / "files")
+    assert_same_files(cli, tmp_path / "files")
 
 
 def test_localize_folder_on_the_real_boxes_is_the_jobs_save(metadata_dir, tmp_path):
@@ -106,6 +113,8 @@ def test_localize_folder_on_the_real_boxes_is_the_jobs_save(metadata_dir, tmp_pa
     )
     evaluate_heatmap_files(npz, read_box_file(bbox), studies_from_maps=True).save(tmp_path / "job")
     assert_same_files(cli, tmp_path / "job")
+    evaluate_localization_files(npz, bbox, studies_from_maps=True).save(tmp_path / "files")
+    assert_same_files(cli, tmp_path / "files")
 
 
 def test_localize_job_takes_a_read_result_and_a_list_of_tables(inputs):
@@ -116,3 +125,18 @@ def test_localize_job_takes_a_read_result_and_a_list_of_tables(inputs):
     pd.testing.assert_frame_equal(whole.table, split.table)
     pd.testing.assert_frame_equal(whole.table, evaluate_heatmap_files(npz, read).table)
     assert evaluate_heatmap_files(npz, read).boxes == bbox.name  # a ReadResult keeps its file's name
+
+
+def test_files_job_refuses_bad_inputs_naming_them(inputs, tmp_path, capsys):
+    from cxreval.exceptions import InvalidParameterError, SchemaError
+
+    npz, bbox = inputs
+    with pytest.raises(InvalidParameterError, match="'image_size' parameter .* positive number of pixels"):
+        evaluate_localization_files(npz, bbox, image_size=0)
+    with pytest.raises(SchemaError, match="boxes=.* is a folder; a file is expected"):
+        evaluate_localization_files(npz, tmp_path)
+    argv = ["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "-o", str(tmp_path / "o")]
+    assert main([*argv, "--image-size", "0"]) == 2
+    assert (
+        "cxreval: error: --image-size must be a positive number of pixels. Got 0." in capsys.readouterr().err
+    )

@@ -1,6 +1,7 @@
 """`cxreval synth` writes what its job writes: the command's folder equals
-``simulate_localization_study(...).save()``, byte for byte (``run.json`` aside), for the synthetic study, the
-error model on real boxes and the box overlays; the job takes a ``ReadResult`` and a list of box tables."""
+``simulate_localization_study_files(...).save()``, byte for byte (``run.json`` aside), and so does
+``simulate_localization_study`` of the boxes read, for the synthetic study, the error model on real boxes and the
+box overlays; ``simulate_localization_study`` takes a ``ReadResult`` and a list of box tables."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.datasets.boxes import read_box_file
 from cxreval.exceptions import InvalidParameterError, SchemaError
+from cxreval.jobs import simulate_localization_study_files
 from cxreval.localization import simulate_localization_study
 
 BOXES = pd.DataFrame(
@@ -40,6 +42,8 @@ def test_synth_folder_is_the_jobs_save(tmp_path):
     assert main(["synth", "--seed", "1", "--per-size", "3", "-o", str(tmp_path / "cli")]) == 0
     simulate_localization_study(rng=1, per_size=3).save(tmp_path / "job")
     assert_same_files(tmp_path / "cli", tmp_path / "job")
+    simulate_localization_study_files(rng=1, per_size=3).save(tmp_path / "files")
+    assert_same_files(tmp_path / "cli", tmp_path / "files")
     assert (tmp_path / "job" / "synth_output.txt").exists() and (tmp_path / "job" / "summary.md").exists()
 
 
@@ -73,6 +77,11 @@ def test_synth_real_boxes_and_overlays_folder_is_the_jobs_save(tmp_path, synthet
     )
     res.save(tmp_path / "job")
     assert_same_files(tmp_path / "cli", tmp_path / "job")
+    out = tmp_path / "files"
+    simulate_localization_study_files(
+        boxes, rng=3, per_size=2, synthetic=synthetic, images=images, out=out
+    ).save(out)
+    assert_same_files(tmp_path / "cli", out)
     top = tmp_path / "job" / ("real_boxes" if synthetic else "")
     assert (top / "overlays" / "a.png").exists() and not (top / "overlays" / "c.png").exists()
     assert (top / "localization_by_finding.csv").exists() and (top / "overlay_heatmaps.npz").exists()
@@ -118,6 +127,15 @@ def test_synth_job_takes_a_read_result_and_a_list_of_tables(tmp_path):
             simulate_localization_study(given, rng=0, synthetic=False).table, whole.table
         )
     assert whole.synthetic is None and whole.overlays is None and whole.real_boxes.n_boxes == 3
+
+
+def test_synth_files_job_refuses_what_it_cannot_run(tmp_path):
+    with pytest.raises(InvalidParameterError, match="images= needs real_boxes="):
+        simulate_localization_study_files(images=tmp_path)
+    with pytest.raises(InvalidParameterError, match="synthetic=False needs real_boxes= and out="):
+        simulate_localization_study_files(tmp_path / "boxes.csv", synthetic=False)
+    with pytest.raises(SchemaError, match="real_boxes=.* does not exist"):
+        simulate_localization_study_files(tmp_path / "boxes.csv", out=tmp_path / "out")
 
 
 def test_synth_job_refuses_what_it_cannot_run(tmp_path):

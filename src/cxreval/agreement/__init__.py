@@ -53,8 +53,8 @@ per-finding values over a finding set (the XQA-Chest paper's "four selected" and
 
 Private modules, every name re-exported here: ``_scores`` (array level), ``_pairs`` (label tables,
 ``agreement.csv``), ``_prevalence`` (Tables 5-8, ``prevalence.csv``), ``_omissions`` (3x3 flows and omission
-rates, ``flows.csv`` / ``omissions.csv``) and ``_compare`` (:func:`compare_sources`, the job of ``cxreval
-agree``: all four, as the command writes them). Each table-level function
+rates, ``flows.csv`` / ``omissions.csv``) and ``_compare`` (:func:`compare_sources`, what ``cxreval
+agree`` runs: all four, as the command writes them). Each table-level function
 returns a frozen result that owns its file (``FILES``, ``COLUMNS``, ``save(folder)``, ``summary()``,
 ``plot()``); its ``table`` is the tidy DataFrame.
 
@@ -185,7 +185,7 @@ __all__ = [
     "OmissionsResult",
     "compute_flows",
     "compute_omissions",
-    # the job of cxreval agree
+    # what cxreval agree runs
     "SourceComparisonResult",
     "compare_sources",
     "common_study_labels",

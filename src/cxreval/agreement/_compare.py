@@ -1,6 +1,6 @@
 """Everything ``cxreval agree`` computes on a label table, as one result that owns every file it writes.
 
-:func:`compare_sources` (the job of ``cxreval agree``) maps the findings first when given a finding map, then
+:func:`compare_sources` (what ``cxreval agree`` runs, through :func:`cxreval.jobs.compare_sources_files`) maps the findings first when given a finding map, then
 runs :func:`~cxreval.agreement.compute_agreement`, :func:`~cxreval.agreement.compute_prevalence` (on the
 sources of the pairs, in their order in the label table), :func:`~cxreval.agreement.compute_flows` and
 :func:`~cxreval.agreement.compute_omissions` with the same choices (the flows and omissions of ``flow_pairs``
@@ -155,8 +155,8 @@ def compare_sources(
     flow_pairs: SourcePairs | None = None,
     title: str = "Agreement between label sources",
 ) -> SourceComparisonResult:
-    """Agreement, prevalence (of the pairs' sources), flows and omissions of pairs of label sources: the job
-    of ``cxreval agree`` (``res.save(folder)`` writes every file the command writes but ``run.json``).
+    """Agreement, prevalence (of the pairs' sources), flows and omissions of pairs of label sources: what
+    ``cxreval agree`` runs on the files it reads (:func:`cxreval.jobs.compare_sources_files`; ``res.save(folder)`` writes every file the command writes but ``run.json``).
 
     Parameters
     ----------

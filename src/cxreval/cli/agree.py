@@ -7,13 +7,10 @@ from pathlib import Path
 import typer
 
 from .._typing import Studies
-from ..agreement import compare_sources
-from ..exceptions import InvalidParameterError
 from ..io import SUMMARY_FILE
-from ..labels import read_label_tables
+from ..jobs import compare_sources_files
 from ._common import (
     blank_state_option,
-    check_inputs,
     echo_json,
     findings_option,
     json_option,
@@ -21,26 +18,11 @@ from ._common import (
     open_output,
     out_option,
     overwrite_option,
-    split_list,
     state_encoding_option,
+    studies_value,
 )
 
 __all__ = ["register"]
-
-
-def _finding_sets(specs: list[str] | None) -> dict[str, list[str]] | None:
-    if not specs:
-        return None
-    out: dict[str, list[str]] = {}
-    for spec in specs:
-        name, sep, rest = spec.partition("=")
-        items = [x.strip() for x in rest.split(",") if x.strip()]
-        if not sep or not name.strip() or not items:
-            raise InvalidParameterError(
-                f"--finding-set must be NAME=F1,F2,... (or NAME=<vocabulary>). Got {spec!r}."
-            )
-        out[name.strip()] = items
-    return out
 
 
 def agree(
@@ -58,7 +40,7 @@ def agree(
         "Findings, comma-separated or repeated, or a vocabulary name (xqa, "
         "xqa_selected, chestxray14, ...); default those both sources label."
     ),
-    finding_set: list[str] = typer.Option(
+    finding_sets: list[str] = typer.Option(
         None,
         "--finding-set",
         help="NAME=F1,F2,... to macro/micro-average over (repeatable); default one set 'all'.",
@@ -116,27 +98,23 @@ def agree(
         cxreval agree -l labels.csv --pairs CR:Rep1,CR:Rep2,CR:Rep3 --flow-pairs CR:Rep1 --intersect -o agree-flows
         cxreval agree -l nih/labels.parquet -l google/labels.parquet --finding-map nih_to_google --studies common --pairs google_expert:nih_textmined -o agree-nih-google
     """
-    if studies not in ("each", "common"):
-        raise InvalidParameterError(f"--studies must be each or common. Got {studies!r}.")
-    if weights not in ("quadratic", "linear", "none"):
-        raise InvalidParameterError(f"--weights must be quadratic, linear or none. Got {weights!r}.")
-    fsets = _finding_sets(finding_set)
-    check_inputs(*[("--labels", p) for p in labels])
     design: Studies = "common" if studies == "common" else "each" if intersect else "same"
     meta: dict[str, object] = {"design": {"studies": design, "finding_map": None}}
     with open_output(out, overwrite=overwrite, inputs=labels, meta=meta) as d:
-        table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
-        res = compare_sources(
-            table,
+        res = compare_sources_files(
+            labels,
             pairs,
-            findings=split_list(findings, option="--findings"),
-            finding_sets=fsets,
-            weights=None if weights == "none" else weights,
+            findings=findings,
+            finding_sets=finding_sets,
+            weights=weights,
             not_mentioned=not_mentioned,
-            studies=design,
+            studies=studies_value(studies),
+            intersect=intersect,
             both_uncertain=both_uncertain,
             finding_map=finding_map,
             flow_pairs=flow_pairs,
+            state_encoding=state_encoding,
+            blank_state=blank_state,
             title=f"cxreval agree: {', '.join(str(p) for p in labels)}",
         )
         if res.finding_map is not None:

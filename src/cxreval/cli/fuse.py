@@ -1,22 +1,19 @@
 """``cxreval fuse``: fuse several readers' labels into consensus sources, and score them against an
 adjudicated source (the XQA-Chest paper's Table 30 / Figure 6: fused labels against the consensus). Parses the options, calls
-:func:`cxreval.fusion.fuse_and_compare`, saves its :class:`~cxreval.fusion.FusionResult` and echoes."""
+:func:`cxreval.jobs.fuse_and_compare_files`, saves its :class:`~cxreval.fusion.FusionResult` and echoes."""
 
 from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import cast
 
 import typer
 
-from .._typing import Studies
-from ..exceptions import CxrevalWarning, InvalidParameterError
-from ..fusion import MACE_METHODS, fuse_and_compare, list_fusion
-from ..labels import read_label_tables
+from ..exceptions import CxrevalWarning
+from ..fusion import MACE_METHODS, list_fusion
+from ..jobs import DEFAULT_FUSION_METHODS, fuse_and_compare_files
 from ._common import (
     blank_state_option,
-    check_inputs,
     cli_executor,
     echo_json,
     executor_option,
@@ -28,20 +25,11 @@ from ._common import (
     overwrite_option,
     progress,
     seed_option,
-    split_list,
     state_encoding_option,
+    studies_value,
 )
 
 __all__ = ["register"]
-
-DEFAULT_METHODS = "mv,or,and,ds,mace"
-
-
-def _split(value: str, *, option: str) -> list[str]:
-    items = [x.strip() for x in value.split(",") if x.strip()]
-    if not items:
-        raise InvalidParameterError(f"{option} needs a comma-separated list. Got {value!r}.")
-    return items
 
 
 def fuse(
@@ -49,7 +37,7 @@ def fuse(
     readers: str = typer.Option(..., "--readers", help="Comma-separated sources to fuse (at least two)."),
     out: Path = out_option(),
     methods: str = typer.Option(
-        DEFAULT_METHODS,
+        ",".join(DEFAULT_FUSION_METHODS),
         "--methods",
         help="Comma-separated methods: mv, or, and, ds, mace, nn, nn_ps (nn* need --adjudicated).",
     ),
@@ -167,27 +155,23 @@ def fuse(
         cxreval fuse -l xqa.csv --readers Rep1,Rep2 --methods nn --adjudicated CR --save-model -o fit
         cxreval fuse -l mimic.csv --readers chexpert,chexbert --methods mv --load-model fit/nn_model.npz -o mimic
     """
-    reader_list = _split(readers, option="--readers")
-    method_list = _split(methods, option="--methods")
-    check_inputs(*[("--labels", p) for p in labels], *([("--load-model", load_model)] if load_model else []))
     inputs = [*labels, *([load_model] if load_model else [])]
     meta: dict[str, object] = {"seed": seed, "design": {"studies": studies}}
     with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
-        table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
         with progress() as prog:
-            res = fuse_and_compare(
-                table,
-                reader_list,
-                method_list,
+            res = fuse_and_compare_files(
+                labels,
+                readers,
+                methods,
                 adjudicated=adjudicated,
-                findings=split_list(findings, option="--findings"),
+                findings=findings,
                 not_mentioned=not_mentioned,
                 rng=seed,
                 model=load_model,
                 include_inputs=write_inputs,
                 executor=ex,
                 spill_dir=d,
-                studies=cast(Studies, studies),
+                studies=studies_value(studies),
                 nn_hidden=nn_hidden,
                 nn_epochs=nn_epochs,
                 nn_folds=nn_folds,
@@ -195,6 +179,8 @@ def fuse(
                 mace_method=mace_method,
                 labels_format=labels_format,
                 save_model=save_model,
+                state_encoding=state_encoding,
+                blank_state=blank_state,
                 title=f"cxreval fuse: {', '.join(str(p) for p in labels)}",
                 progress=prog,
             )

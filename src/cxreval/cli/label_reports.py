@@ -7,15 +7,10 @@ from pathlib import Path
 
 import typer
 
-from ..datasets.report_files import read_report_file
-from ..exceptions import InvalidParameterError, SchemaError
-from ..labeller import CONVENTIONS, DEFAULT_CONVENTIONS, VOCABULARIES, label_reports
-from ..labels import read_label_tables
-from ..outputs import check_output_path
+from ..jobs import label_reports_file, label_rules_text
+from ..labeller import DEFAULT_CONVENTIONS
 from ._common import (
     blank_state_option,
-    check_inputs,
-    cli_executor,
     echo_json,
     executor_option,
     findings_option,
@@ -25,13 +20,10 @@ from ._common import (
     overwrite_option,
     progress,
     seed_option,
-    split_list,
     state_encoding_option,
 )
 
 __all__ = ["register"]
-
-_PROGRESS_MIN = 5000  # reports; below this no progress bar
 
 
 def label_reports_command(
@@ -120,62 +112,39 @@ def label_reports_command(
 
     Example: cxreval label-reports --reports NLMCXR_reports.tgz --sections findings,impression,whole -o openi-labels
     """
-    if vocabulary not in VOCABULARIES:
-        raise InvalidParameterError(f"--vocabulary must be one of {list(VOCABULARIES)}. Got {vocabulary!r}.")
-    if conventions not in CONVENTIONS:
-        raise InvalidParameterError(f"--conventions must be one of {list(CONVENTIONS)}. Got {conventions!r}.")
     if print_rules:
-        from ..labeller import packaged_rules_text
-
-        typer.echo(packaged_rules_text(vocabulary))
+        typer.echo(label_rules_text(vocabulary, conventions=conventions))
         return
-    missing = [o for o, v in (("--reports", reports), ("--out", out)) if v is None]
-    if missing:
-        raise InvalidParameterError(
-            f"Missing option {' and '.join(missing)} (only --print-rules runs without them)."
+    with progress() as prog:
+        res = label_reports_file(
+            reports,
+            out,
+            overwrite=overwrite,
+            sections=sections,
+            vocabulary=vocabulary,
+            conventions=conventions,
+            rules=rules,
+            reference_labels=validate_against,
+            reference=reference_source,
+            findings=findings,
+            uncertain=uncertain,
+            n_resamples=n_resamples,
+            rng=seed,
+            state_encoding=state_encoding,
+            blank_state=blank_state,
+            executor=executor,
+            chunk_size=chunk_size,
+            progress=prog,
         )
-    if not Path(reports).exists():
-        raise SchemaError(f"File {str(reports)!r} does not exist.")
-    check_inputs(("--validate-against", validate_against))
-    with cli_executor(executor) as ex:  # a bad --executor fails here, before any input is read
-        inputs = [reports] + [p for p in (rules, validate_against) if p is not None]
-        check_output_path(out, overwrite=overwrite, inputs=inputs)
-        ref = (
-            None
-            if validate_against is None
-            else read_label_tables(
-                [validate_against], state_encoding=state_encoding, blank_state=blank_state
-            )[0]
-        )
-        read = read_report_file(reports)
-        meta: dict[str, object] = {
-            "sections": [x.strip() for x in sections.split(",") if x.strip()],
-            "vocabulary": vocabulary,
-            "conventions": conventions,
-        }
-        with (
-            open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d,
-            progress(enabled=None if len(read.table) >= _PROGRESS_MIN else False) as prog,
-        ):
-            res = label_reports(
-                read,
-                sections=sections,
-                rules=rules,
-                vocabulary=vocabulary,
-                conventions=conventions,
-                executor=ex,
-                chunk_size=chunk_size,
-                where=f"file {str(reports)!r}",
-                progress=prog,
-                reference_labels=ref,
-                reference=reference_source,
-                findings=split_list(findings, option="--findings"),
-                uncertain=uncertain,
-                n_resamples=n_resamples,
-                rng=seed,
-            )
-            meta["rules"] = res.rules.to_dict()
-            res.save(d)
+    meta: dict[str, object] = {
+        "sections": [x.strip() for x in sections.split(",") if x.strip()],
+        "vocabulary": vocabulary,
+        "conventions": conventions,
+        "rules": res.rules.to_dict(),
+    }
+    inputs = [reports] + [p for p in (rules, validate_against) if p is not None]
+    with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
+        res.save(d)
     val = res.validation
     if json_out:
         echo_json(res.to_dict() | ({} if val is None else {"validation": val.to_dict()}))

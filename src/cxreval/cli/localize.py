@@ -6,9 +6,8 @@ from pathlib import Path
 
 import typer
 
-from ..exceptions import InvalidParameterError
 from ..localization import HEATMAP_INPUTS
-from ._common import check_inputs, echo_json, executor_option, executor_output, out_option, overwrite_option
+from ._common import echo_json, executor_option, executor_output, out_option, overwrite_option
 
 __all__ = ["register", "localize"]
 
@@ -84,30 +83,22 @@ def localize(
         cxreval localize --heatmaps preds/heatmaps/densenet.npz --boxes BBox_List_2017.csv --executor process:2 -o loc
         cxreval localize --heatmaps my12maps.npz --boxes BBox_List_2017.csv --studies-from-maps -o loc-mine
     """
-    from ..datasets.boxes import read_box_file
-    from ..localization import LocalizationProtocol, evaluate_heatmap_files
+    from ..jobs import evaluate_localization_files
 
-    if image_size < 1:
-        raise InvalidParameterError(f"--image-size must be a positive number of pixels. Got {image_size}.")
-    check_inputs(*(("--heatmaps", h) for h in heatmaps))
-    check_inputs(("--boxes", boxes), kind="file")
-    proto = LocalizationProtocol(
-        upsampling=upsampling,
-        thresholds=tuple(threshold),
-        strict_threshold=not inclusive_threshold,
-        connectivity=connectivity,
-        rules=tuple(rule),
-        T_values=tuple(t_values),
-        strict_T=not inclusive_t,  # type: ignore[arg-type]
-        image_shape=(image_size, image_size),
-        T_iou=tuple(t_iou) if t_iou else None,  # type: ignore[arg-type]
-        afp_denominator=afp_denominator,
-    )
     with executor_output(executor, out, overwrite=overwrite, inputs=[*heatmaps, boxes]) as (ex, d, prog):
-        res = evaluate_heatmap_files(
+        res = evaluate_localization_files(
             heatmaps,
-            read_box_file(boxes, image_shape=(image_size, image_size)),
-            protocol=proto,
+            boxes,
+            upsampling=upsampling,
+            thresholds=threshold,
+            strict_threshold=not inclusive_threshold,
+            connectivity=connectivity,
+            rules=rule,
+            T_values=t_values,
+            strict_T=not inclusive_t,
+            T_iou=t_iou or None,
+            afp_denominator=afp_denominator,
+            image_size=image_size,
             missing_maps=missing_maps,
             studies_from_maps=studies_from_maps,
             executor=ex,

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
-from ..exceptions import SchemaError
-from ._common import check_inputs, echo_json, open_output, out_option, overwrite_option, progress, seed_option
-
-if TYPE_CHECKING:
-    from ..localization import LocalizationStudy
+from ._common import echo_json, open_output, out_option, overwrite_option, progress, seed_option
 
 __all__ = ["register", "synth"]
 
@@ -57,40 +52,22 @@ def synth(
         cxreval synth --seed 0 --per-size 60 -o synth-out
         cxreval synth --no-synthetic --real-boxes auto --images radiographs --seed 0 -o real-boxes
     """
-    from ..exceptions import InvalidParameterError
-    from ..localization import simulate_localization_study
+    from ..jobs import real_boxes_file, simulate_localization_study_files
 
-    if images is not None and real_boxes is None:
-        raise InvalidParameterError("--images needs --real-boxes (the boxes drawn over the radiographs).")
-    if not synthetic and (real_boxes is None or out is None):
-        raise InvalidParameterError(
-            "--no-synthetic needs --real-boxes and --out (it writes only the real-box tables)."
+    with progress() as prog:
+        res = simulate_localization_study_files(
+            real_boxes,
+            rng=seed,
+            per_size=per_size,
+            synthetic=synthetic,
+            images=images,
+            out=out,
+            overwrite=overwrite,
+            progress=prog,
         )
-    if images is not None and not Path(images).is_dir():
-        raise SchemaError(f"--images {str(images)!r} is not a folder of radiographs.")
-    path = None
-    if real_boxes is not None:
-        from ..datasets import metadata_path
-
-        path = metadata_path("BBox_List_2017.csv.gz") if real_boxes == "auto" else Path(real_boxes)
-        check_inputs(("--real-boxes", path), kind="file")
-
-    def run(images: Path | None) -> LocalizationStudy:
-        boxes = None
-        if path is not None:  # the box readers are imported only when boxes are read
-            from ..datasets.boxes import read_box_file
-
-            boxes = read_box_file(path)
-        with progress() as prog:
-            return simulate_localization_study(
-                boxes, rng=seed, per_size=per_size, synthetic=synthetic, images=images, progress=prog
-            )
-
-    if out is None:
-        res = run(None)  # nothing is written: no overlays drawn
-    else:
-        with open_output(out, overwrite=overwrite, inputs=[path, images], meta={"seed": seed}) as d:
-            res = run(images)
+    if out is not None:  # without a folder nothing is written: the study is printed
+        inputs = [real_boxes_file(real_boxes), images]
+        with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
             res.save(d)
     if json_out:
         echo_json(res.to_dict())

@@ -391,10 +391,12 @@ def _sec_chexpert_agreement(ctx: DemoContext) -> str:
 def _sec_chexpert_fusion(ctx: DemoContext) -> str:
     """What ``cxreval fuse --readers bc1,... --adjudicated consensus`` writes on the exported CheXpert labels."""
     fu = need("cxreval.fusion", "fusion", "cxreval fuse")
+    from ..jobs import DEFAULT_FUSION_METHODS, fuse_and_compare
+
     # the unsupervised methods (the neural fusion is supervised: it needs the reference it is compared with)
-    methods = [m for m in ("mv", "or", "and", "ds", "mace") if m in fu.list_fusion()]
+    methods = [m for m in DEFAULT_FUSION_METHODS if m in fu.list_fusion()]
     labels, commands = _chexpert_label_table(ctx)
-    res = fu.fuse_and_compare(
+    res = fuse_and_compare(
         labels,
         list(CHEXPERT_GT_READERS),
         methods,

@@ -18,9 +18,9 @@ name       estimator                  rule
 =========  =========================  ===================================================
 
 Every estimator gives the same output for any order of the input rows, and the same output for the
-same ``rng``. :func:`fuse_labels` runs several methods on a long label table and
-:func:`fuse_and_compare` also scores them against a reference source (``cxreval fuse``, the demo); both
-return a :class:`FusionResult`, which owns the files written (``FusionResult.FILES``, ``save(folder)``).
+same ``rng``. :func:`fuse_labels` runs several methods on a long label table and returns a
+:class:`FusionResult`, which owns the files written (``FusionResult.FILES``, ``save(folder)``); scoring them
+against a reference source is the job of ``cxreval fuse`` and the demo, :func:`cxreval.jobs.fuse_and_compare`.
 
 Per-reader estimates on VinDr-CXR (a caveat, not reader skill)
 -------------------------------------------------------------
@@ -44,7 +44,7 @@ from ._base import (
     register_fusion,
 )
 from ._dawid_skene import ERRORS_COLUMNS, DawidSkene, dawid_skene_em
-from ._label_table import annotations_from_labels, fuse_and_compare, fuse_labels, fusion_agreement
+from ._label_table import annotations_from_labels, fuse_labels
 from ._mace import COMPETENCE_COLUMNS, MACE, MACE_METHODS, SPAMMING_COLUMNS, mace_fit, mace_starts
 from ._majority_vote import FuseAnd, FuseOr, MajorityVote, vote_counts
 from ._neural import LABELS_FROM, MODEL_FORMAT, NeuralFusion, NeuralFusionPS, load_neural_fusion, macro_f1
@@ -72,8 +72,6 @@ __all__ = [
     "method_settings",
     "annotations_from_labels",
     "fuse_labels",
-    "fuse_and_compare",
-    "fusion_agreement",
     "encode_annotations",
     "get_fusion",
     "list_fusion",

@@ -1,23 +1,18 @@
-"""Fusion on a long label table: the readers' labels of every finding fused by several methods into new
-sources ``fused_<method>`` (:func:`fuse_labels`), and each method scored against a reference source
-(:func:`fuse_and_compare`, what ``cxreval fuse`` and the demo run). Both return a
-:class:`~cxreval.fusion.FusionResult`, which owns the files written.
+"""Fusion on a long label table: the readers' labels of every finding fused by several methods into new sources
+``fused_<method>`` (:func:`fuse_labels`), returning a :class:`~cxreval.fusion.FusionResult`, which owns the
+files written. Scoring the fused sources against a reference source is the job of ``cxreval fuse``,
+:func:`cxreval.jobs.fuse_and_compare`.
 
 Examples
 --------
 >>> import pandas as pd
->>> t = pd.DataFrame({"study_id": ["s1", "s2", "s3"] * 3, "patient_id": ["p1", "p2", "p3"] * 3, "finding": "Edema",
+>>> t = pd.DataFrame({"study_id": ["s1", "s2", "s3"] * 3, "finding": "Edema",
 ...                   "source": ["A"] * 3 + ["B"] * 3 + ["CR"] * 3,
 ...                   "state": ["positive", "negative", "uncertain", "positive", "negative", "negative",
 ...                             "positive", "negative", "negative"]})
->>> from cxreval.labels import validate_label_table
->>> res = fuse_and_compare(validate_label_table(t), ["A", "B"], ["mv", "and"], adjudicated="CR")
+>>> res = fuse_labels(t, ["A", "B"], ["mv", "and"])
 >>> res.labels.query("source == 'fused_and'")["state"].tolist()
 [2, 0, 0]
->>> res.agreement.query("finding == 'Edema'")[["method", "kappa_w", "n"]]
-  method  kappa_w  n
-0     mv      0.8  3
-3    and      1.0  3
 """
 
 from __future__ import annotations
@@ -27,20 +22,17 @@ import inspect
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from .._typing import FindingsLike, PathLike, RNGLike, Studies
-from .._validation import check_choice, did_you_mean, normalize_rng
-from ..agreement import compute_agreement, expand_findings
+from .._typing import PathLike, RNGLike
+from .._validation import did_you_mean, normalize_rng
+from ..agreement import expand_findings
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
-from ..findings import XQA_SELECTED
 from ..labels import validate_label_table
-from ..results import as_table
 from ..schema import (
     FINDING,
     P_POSITIVE,
@@ -53,15 +45,13 @@ from ..schema import (
     resolve_not_mentioned,
 )
 from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
-from ._result import FUSION_AGREEMENT_COLUMNS, LABELS_FORMATS, METHOD, FusionResult, convergence_table
+from ._result import FusionResult, convergence_table
 from .diagnostics import overfused_states
 
 if TYPE_CHECKING:
     from ..executor import ExecutorLike
-    from ..progress import Progress
-    from ._neural import NeuralFusion
 
-__all__ = ["annotations_from_labels", "fuse_labels", "fuse_and_compare", "fusion_agreement"]
+__all__ = ["annotations_from_labels", "fuse_labels"]
 
 
 def _check_readers(table: pd.DataFrame, readers: Sequence[str], *, where: str) -> list[str]:
@@ -346,18 +336,6 @@ def _fuse(
     per_item = ann.groupby([STUDY_ID, FINDING]).size()
     n_partial = int((per_item < per_item.max()).sum())
     hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}
-    accuracy = None
-    if "ds" in estimators:  # drawn after every method, so that their random streams are those without it
-        from ..latent import reader_accuracy_table
-
-        fused_findings = set(out[FINDING])
-        accuracy = reader_accuracy_table(
-            labels[labels[FINDING].isin(fused_findings)],
-            readers,
-            not_mentioned=not_mentioned,
-            n_resamples=READER_ACCURACY_RESAMPLES,
-            rng=gen,
-        )
     return FusionResult(
         out,
         estimators,
@@ -372,15 +350,12 @@ def _fuse(
         not_mentioned=not_mentioned,
         seed=rng if isinstance(rng, int) else None,
         applied=tuple(fitted),
-        reader_accuracy=accuracy,
     )
 
 
 #: The methods whose ``probas_`` are a posterior of a probabilistic model: their fused labels carry ``p_positive``
 #: (the majority-vote shares and the rules' one-hot states are not posteriors).
 POSTERIOR_METHODS = frozenset({"ds", "mace", "nn", "nn_ps"})
-#: Patient-bootstrap replicates of the readers' sensitivities and specificities (``reader_accuracy.csv``).
-READER_ACCURACY_RESAMPLES = 200
 
 
 def _collect(
@@ -449,262 +424,4 @@ def _check_method_params(params: object, methods: Sequence[str]) -> dict[str, di
         if callable(check):
             check()
         out[str(m)] = dict(kw)
-    return out
-
-
-def _finding_sets(findings: list[str]) -> dict[str, list[str]]:
-    selected = [f for f in XQA_SELECTED if f in findings]
-    return {"selected": selected, "all": findings} if selected else {"all": findings}
-
-
-def fusion_agreement(
-    labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str, methods: Sequence[str]
-) -> pd.DataFrame:
-    """Agreement of each ``fused_<method>`` source with ``adjudicated`` (the reference = F1 ``y_true``) on the
-    studies both label, per finding plus macro/micro over the XQA selected findings present and over all;
-    columns :data:`~cxreval.fusion.FUSION_AGREEMENT_COLUMNS`."""
-    ref = labels[labels[SOURCE] == adjudicated]
-    cols = [STUDY_ID, FINDING, SOURCE, STATE]
-    table = pd.concat([ref[cols], fused[cols]], ignore_index=True)
-    findings = sorted(set(fused[FINDING]) & set(ref[FINDING]))
-    if not findings:
-        raise InvalidParameterError(
-            f"The adjudicated source {adjudicated!r} labels none of the fused findings."
-        )
-    agr = compute_agreement(
-        table,
-        [(adjudicated, f"fused_{m}") for m in methods],
-        findings=findings,
-        finding_sets=_finding_sets(findings),
-        studies="each",
-    ).table
-    agr.insert(0, METHOD, agr.pop("pair").str.split(":").str[1].str.removeprefix("fused_"))
-    agr["finding_set"] = agr["finding_set"].fillna("")
-    return agr[list(FUSION_AGREEMENT_COLUMNS)]
-
-
-def _apply_model(
-    labels: pd.DataFrame, readers: list[str], methods: list[str], model: NeuralFusion | str | os.PathLike[str]
-) -> tuple[pd.DataFrame, list[str], list[str], dict[str, object], str]:
-    """Map ``readers`` onto a fitted neural model's readers: ``(labels, readers, methods, fitted, note)``."""
-    from ._neural import load_neural_fusion
-
-    where, origin = "the fitted model", "given fitted"
-    if isinstance(model, (str, os.PathLike)):
-        where, origin = f"the model {model}", f"loaded from {model}"
-        model = load_neural_fusion(model)
-    model_readers = list(getattr(model, "readers_", ()))
-    name = "nn_ps" if getattr(model, "specialists", False) else "nn"
-    if len(readers) != len(model_readers):
-        raise InvalidParameterError(
-            f"{where}: it was fitted on {len(model_readers)} readers {model_readers}; "
-            f"the readers fused are {len(readers)}."
-        )
-    mapping = ""
-    if set(readers) != set(model_readers):
-        rename = dict(zip(readers, model_readers))
-        clash = sorted(set(model_readers) & (set(labels[SOURCE].astype(str)) - set(readers)))
-        if clash:
-            raise InvalidParameterError(
-                f"{where}: the label table already has source(s) {clash} named like the "
-                f"model's readers; fuse them as readers."
-            )
-        labels = labels.assign(**{SOURCE: labels[SOURCE].astype(str).replace(rename)})
-        mapping = "; sources mapped onto the model's readers: " + ", ".join(
-            f"{a} -> {b}" for a, b in rename.items()
-        )
-    note = (
-        f"- {name}: {origin} (readers {model_readers}, findings {list(getattr(model, 'findings_', ()))}), "
-        f"applied without refitting{mapping}"
-    )
-    return labels, model_readers, [m for m in methods if m != name], {name: model}, note
-
-
-def fuse_and_compare(
-    labels: object,
-    readers: Sequence[str],
-    methods: Sequence[str],
-    *,
-    adjudicated: str | None = None,
-    findings: FindingsLike = None,
-    not_mentioned: str | LabelPolicy = "negative",
-    rng: RNGLike = None,
-    params: dict[str, dict[str, object]] | None = None,
-    model: NeuralFusion | str | os.PathLike[str] | None = None,
-    include_inputs: bool = False,
-    executor: ExecutorLike = None,
-    spill_dir: PathLike | None = None,
-    studies: Studies = "each",
-    nn_hidden: int | None = None,
-    nn_epochs: int | None = None,
-    nn_folds: int | None = None,
-    nn_scoring: str | None = None,
-    mace_method: str | None = None,
-    labels_format: str = "both",
-    save_model: bool = False,
-    title: str = "Label fusion",
-    progress: Progress | None = None,
-) -> FusionResult:
-    """Fuse ``readers`` with each of ``methods`` (:func:`fuse_labels`) and score the fused sources: each
-    against ``adjudicated`` (``fusion_agreement``) and against each other (``method_agreement``).
-
-    This is the job of ``cxreval fuse`` (and the demo's fusion section): ``res.save(folder)`` writes every file
-    the command writes but ``run.json``.
-
-    Parameters
-    ----------
-    labels : DataFrame, ReadResult or list of them
-        Long label table(s) (several are concatenated: :func:`cxreval.results.as_table`).
-    readers, methods, adjudicated, findings, not_mentioned, rng, params, executor
-        As :func:`fuse_labels`; ``adjudicated`` (a reference source) is also the source every method is
-        scored against.
-    spill_dir : path, optional
-        A folder in which the executor's workers read their arrays, in a subfolder removed at the end
-        (default: a temporary folder); on a multi-machine cluster it must be on storage every worker sees.
-    model : NeuralFusion, path or None
-        A fitted ``nn`` / ``nn_ps`` model, or the ``.npz`` file of one (:meth:`NeuralFusion.save`), applied
-        instead of trained (its method is dropped from ``methods``). ``readers`` are mapped onto the model's
-        readers by name, else in the model's (sorted) reader order (the sources of ``labels`` are renamed).
-    include_inputs : bool, default=False
-        Keep the input label table on the result, written before the fused sources into ``fused_labels``.
-    studies : {'each', 'common'}, default='each'
-        ``'each'``: every study any reader labels; ``'common'`` (needs ``adjudicated``; the comparison design of
-        ``cxreval classify``/``rank``/``agree``): per finding, only the studies every reader and the adjudicated
-        reference label (:func:`cxreval.agreement.common_study_labels`).
-    nn_hidden, nn_epochs, nn_folds, nn_scoring : optional
-        The settings of the trained ``nn`` / ``nn_ps`` methods: :class:`NeuralFusion`'s ``hidden``, ``epochs``,
-        ``n_folds`` and ``labels_from`` (default: the estimator's, 32, 300, 5 and ``'out-of-fold'``); refused
-        with ``model`` (a model is applied as it was trained).
-    mace_method : {'vb', 'em'}, optional
-        MACE's ``method`` (default the estimator's, ``'vb'``).
-    labels_format : {'csv', 'parquet', 'both'}, default='both'
-        How :meth:`FusionResult.save` writes ``fused_labels``.
-    save_model : bool, default=False
-        :meth:`FusionResult.save` also writes each trained ``nn`` / ``nn_ps`` model as ``<method>_model.npz``.
-    title : str, default='Label fusion'
-        The heading of ``summary.md``.
-    progress : Progress, optional
-        A task for the fusion (:class:`cxreval.progress.Progress`; the CLI's progress bars).
-
-    Returns
-    -------
-    res : FusionResult
-        With ``agreement`` when ``adjudicated`` is given and ``method_agreement`` with two or more methods.
-    """
-    from ..progress import as_progress
-
-    progress = as_progress(progress, func="fuse_and_compare")
-    labels = validate_label_table(
-        as_table(labels, name="labels", func="fuse_and_compare"), require_patient=False
-    )
-    readers, methods = [str(r) for r in readers], list(methods)
-    check_choice(studies, ("each", "common"), name="studies", func="fuse_and_compare")
-    check_choice(labels_format, LABELS_FORMATS, name="labels_format", func="fuse_and_compare")
-    if studies == "common":
-        if adjudicated is None:
-            raise InvalidParameterError(
-                "studies='common' keeps the studies every reader and the adjudicated "
-                "reference label: pass adjudicated=."
-            )
-        from ..agreement import common_study_labels
-
-        labels = common_study_labels(labels, [*readers, adjudicated])
-    params = _with_settings(
-        params,
-        methods,
-        model,
-        nn_hidden=nn_hidden,
-        nn_epochs=nn_epochs,
-        nn_folds=nn_folds,
-        nn_scoring=nn_scoring,
-        mace_method=mace_method,
-    )
-    task = progress.add(
-        f"fusing {len(readers)} readers with {', '.join(methods)}"
-        + (f" and the model {model}" if isinstance(model, (str, os.PathLike)) else "")
-    )
-    fuse_table, fitted = labels, None
-    notes: tuple[str, ...] = ()
-    if model is not None:
-        fuse_table, readers, methods, fitted, note = _apply_model(labels, readers, methods, model)
-        notes = (note,)
-    with contextlib.ExitStack() as stack:
-        if spill_dir is not None:
-            spill_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix=".fuse-spill-", dir=spill_dir))
-        res = _fuse(
-            fuse_table,
-            readers,
-            methods,
-            adjudicated=adjudicated,
-            findings=findings,
-            not_mentioned=not_mentioned,
-            rng=rng,
-            params=params,
-            fitted=fitted,
-            executor=executor,
-            spill_dir=spill_dir,
-        )
-    fused, done = res.labels, res.methods
-    between = None
-    if len(done) > 1:
-        pairs = [(f"fused_{a}", f"fused_{b}") for i, a in enumerate(done) for b in done[i + 1 :]]
-        fs = sorted(set(fused[FINDING]))
-        between = compute_agreement(fused, pairs, findings=fs, finding_sets={"all": fs}, studies="same").table
-    agr = None if adjudicated is None else fusion_agreement(labels, fused, adjudicated, done)
-    progress.done(task)
-    return replace(
-        res,
-        agreement=agr,
-        method_agreement=between,
-        notes=notes,
-        inputs=labels if include_inputs else None,
-        params=params,
-        labels_format=labels_format,
-        save_model=save_model,
-        title=title,
-    )
-
-
-def _with_settings(
-    params: dict[str, dict[str, object]] | None,
-    methods: Sequence[str],
-    model: object,
-    *,
-    nn_hidden: int | None,
-    nn_epochs: int | None,
-    nn_folds: int | None,
-    nn_scoring: str | None,
-    mace_method: str | None,
-) -> dict[str, dict[str, object]]:
-    """``params`` with the ``nn_*`` settings for each trained ``nn`` / ``nn_ps`` and ``mace_method`` for MACE."""
-    from ._mace import MACE_METHODS
-    from ._neural import LABELS_FROM
-
-    func = "fuse_and_compare"
-    if nn_scoring is not None:
-        check_choice(nn_scoring, LABELS_FROM, name="nn_scoring", func=func)
-    if mace_method is not None:
-        check_choice(mace_method, MACE_METHODS, name="mace_method", func=func)
-    nn = {
-        k: v
-        for k, v in (
-            ("hidden", nn_hidden),
-            ("epochs", nn_epochs),
-            ("n_folds", nn_folds),
-            ("labels_from", nn_scoring),
-        )
-        if v is not None
-    }
-    if nn and model is not None:
-        where = f"model={str(model)!r}" if isinstance(model, (str, os.PathLike)) else "model="
-        raise InvalidParameterError(
-            f"nn_hidden=, nn_epochs=, nn_folds= and nn_scoring= train a model; {where} "
-            "applies one as it was trained. Leave them out."
-        )
-    out = {m: dict(kw) for m, kw in (params or {}).items()}
-    for m in methods:
-        if m in ("nn", "nn_ps") and (nn or m in out):
-            out[m] = {**nn, **out.get(m, {})}
-    if mace_method is not None and "mace" in methods:
-        out["mace"] = {"method": mace_method, **out.get("mace", {})}
     return out

@@ -68,7 +68,7 @@ LABELS_FORMATS: tuple[str, ...] = ("csv", "parquet", "both")
 @dataclass(frozen=True)
 class FusionResult(TableResult):
     """Fused labels of several methods on a long label table, with the fitted estimators and, given a
-    reference source, each method's agreement with it (:func:`~cxreval.fusion.fuse_and_compare`).
+    reference source, each method's agreement with it (:func:`~cxreval.jobs.fuse_and_compare`).
 
     ``FILES`` lists every file a fusion run may write; :meth:`tables` gives those this run has:
     ``fused_labels`` always, ``fusion_agreement`` with a reference, ``method_agreement`` with two or more
@@ -134,10 +134,10 @@ class FusionResult(TableResult):
     title : str
         The heading of ``summary.md``.
     reader_accuracy : pandas.DataFrame or None
-        With Dawid-Skene: each reader's sensitivity and specificity per finding under the binary readers-only
-        latent-class model (uncertain = no label), with patient-bootstrap intervals
-        (:func:`cxreval.latent.reader_accuracy_table`, :data:`cxreval.latent.READER_ACCURACY_COLUMNS`); a finding
-        with fewer than three readers has no rows.
+        With Dawid-Skene, from :func:`cxreval.jobs.fuse_and_compare` (None from :func:`fuse_labels`): each
+        reader's sensitivity and specificity per finding under the binary readers-only latent-class model
+        (uncertain = no label), with patient-bootstrap intervals (:func:`cxreval.latent.reader_accuracy_table`,
+        :data:`cxreval.latent.READER_ACCURACY_COLUMNS`); a finding with fewer than three readers has no rows.
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType(

@@ -346,8 +346,9 @@ def label_reports(
     rng: RNGLike = None,
 ) -> ReportLabelsResult:
     """Label findings in report text, per section; with ``reference_labels``, also score the labeller against a
-    reference source: the job of ``cxreval label-reports`` (``res.save(folder)`` writes every file the command
-    writes but ``run.json``).
+    reference source: what ``cxreval label-reports`` runs on the file it reads
+    (:func:`cxreval.jobs.label_reports_file`; ``res.save(folder)`` writes every file the command writes but
+    ``run.json``).
 
     Parameters
     ----------

@@ -1,6 +1,7 @@
 """Scoring a set of heatmaps against reference boxes, and the error model on real boxes.
 
-:func:`evaluate_heatmap_files` is what ``cxreval localize`` runs (the maps streamed from their files);
+:func:`evaluate_heatmap_files` is what ``cxreval localize`` runs (the maps streamed from their files; the
+command's job, with the box file read, is :func:`cxreval.jobs.evaluate_localization_files`);
 :func:`evaluate_heatmaps` scores maps in memory or a :class:`HeatmapFiles` index: maps keyed ``"<image id>/<finding>"``
 become boxes under a :class:`~cxreval.localization.LocalizationProtocol` and are scored per
 finding, threshold, rule and T into a Table-4-style table plus a per-box detail table.

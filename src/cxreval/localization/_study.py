@@ -1,6 +1,7 @@
 """What ``cxreval synth`` runs and writes: the synthetic study, the error model on real boxes and box overlays.
 
-:func:`simulate_localization_study` is the one job of the command: the ChestX-ray14 article's synthetic study
+:func:`simulate_localization_study` is what the command runs (its job, with the box file read, is
+:func:`cxreval.jobs.simulate_localization_study_files`): the ChestX-ray14 article's synthetic study
 (:func:`~cxreval.localization.simulate_localization`), and, given a box table, the same error model on those
 real boxes (:func:`~cxreval.localization.simulate_localization_on_boxes`) and, given a folder of radiographs,
 the box overlays on the boxed ones (:func:`~cxreval.localization.overlay_boxes`). Its
