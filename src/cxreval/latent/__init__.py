@@ -43,7 +43,6 @@ from ._model import (
     default_n_bins,
     fit_from_state,
     fit_latent_class,
-    normal_scores,
     score_bins,
     select_score_model,
 )
@@ -60,7 +59,6 @@ __all__ = [
     "fit_latent_class",
     "latent_auc_score",
     "default_n_bins",
-    "normal_scores",
     "score_bins",
     "select_score_model",
     "SCORE_MODELS",

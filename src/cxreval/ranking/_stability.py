@@ -10,7 +10,7 @@ Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged, w
 ranks a tie-break could give (``rank_min``, ``rank_max``: published AUCs rounded to 2 decimals tie
 often).
 
-With ties the XQA-Chest paper's formulas and scipy's differ (:mod:`cxreval.ranking._correlation`); the variant is
+With ties the XQA-Chest paper's formulas and scipy's differ (:mod:`cxreval.stats`); the variant is
 an option and is written on every output row (column ``variant``). By default both are the paper's (section 2.3):
 SRCC by ``1 - 6 sum d² / (n (n² - 1))`` on average ranks (``spearman='formula'``; ``'pearson'`` = the Pearson
 correlation of average ranks, ``scipy.stats.spearmanr``) and KRCC ``= (C - D) / (n (n - 1) / 2)``, tau-a
@@ -19,6 +19,7 @@ correlation of average ranks, ``scipy.stats.spearmanr``) and KRCC ``= (C - D) / 
 Examples
 --------
 >>> import numpy as np
+>>> from cxreval.stats import kendall_tau_a, kendall_tau_b, spearman_rho, spearman_rho_d2
 >>> x = np.array([0.9, 0.8, 0.8, 0.7]); y = np.array([0.85, 0.86, 0.7, 0.6])
 >>> round(float(spearman_rho(x, y)), 4), round(float(kendall_tau_b(x, y)), 4)
 (0.6325, 0.5477)
@@ -46,26 +47,11 @@ from ..classification import DEFAULT_GROUP, MEAN_MODEL, AUCResult, markdown_auc_
 from ..exceptions import CxrevalWarning, InvalidParameterError, SchemaError
 from ..results import TableResult
 from ..schema import check_columns
-from ._correlation import (
-    DEFAULT_KENDALL,
-    DEFAULT_SPEARMAN,
-    KENDALL_VARIANTS,
-    SPEARMAN_VARIANTS,
-    correlation_function,
-    kendall_tau_a,
-    kendall_tau_b,
-    spearman_rho,
-    spearman_rho_d2,
-)
+from ..stats import KENDALL_VARIANTS, SPEARMAN_VARIANTS, VARIANT_TEXT, correlation_function
+from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 
 __all__ = [
     "rank_desc",
-    "spearman_rho",
-    "spearman_rho_d2",
-    "kendall_tau_a",
-    "kendall_tau_b",
-    "KENDALL_VARIANTS",
-    "SPEARMAN_VARIANTS",
     "RankingStabilityResult",
     "compare_rankings",
     "compare_table_rankings",
@@ -74,7 +60,6 @@ __all__ = [
     "CORRELATION_COLUMNS",
     "RANKING_COLUMNS",
     "TOP_COLUMNS",
-    "VARIANT_TEXT",
 ]
 
 ALL_MODELS = "All Models"
@@ -124,17 +109,6 @@ TOP_COLUMNS: tuple[str, ...] = (
     "is_best",
     "prob_best",
 )
-
-
-VARIANT_TEXT: Mapping[str, str] = MappingProxyType(
-    {
-        "formula": "SRCC = 1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks (the XQA-Chest paper's formula)",
-        "pearson": "SRCC = Pearson correlation of average ranks (scipy.stats.spearmanr)",
-        "tau-a": "KRCC = tau-a = (C - D) / (n (n - 1) / 2) (the XQA-Chest paper's formula)",
-        "tau-b": "KRCC = tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)) (scipy.stats.kendalltau)",
-    }
-)
-"""Each SRCC/KRCC variant's formula in words (the summary states the variants used)."""
 
 
 def rank_desc(values: np.ndarray, *, axis: int = -1) -> np.ndarray:
@@ -412,11 +386,11 @@ def compare_table_rankings(
     min_models : int, default=3
         Groups with fewer models are skipped.
     kendall : {'tau-a', 'tau-b'}, default='tau-a'
-        KRCC variant: the XQA-Chest paper's ``(C - D) / (n (n - 1) / 2)`` (:func:`kendall_tau_a`), or tau-b
-        (:func:`kendall_tau_b`, ``scipy.stats.kendalltau``).
+        KRCC variant: the XQA-Chest paper's ``(C - D) / (n (n - 1) / 2)`` (:func:`~cxreval.stats.kendall_tau_a`), or tau-b
+        (:func:`~cxreval.stats.kendall_tau_b`, ``scipy.stats.kendalltau``).
     spearman : {'formula', 'pearson'}, default='formula'
         SRCC variant: the XQA-Chest paper's ``1 - 6 sum d² / (n (n² - 1))`` on average ranks
-        (:func:`spearman_rho_d2`), or the Pearson correlation of average ranks (:func:`spearman_rho`,
+        (:func:`~cxreval.stats.spearman_rho_d2`), or the Pearson correlation of average ranks (:func:`~cxreval.stats.spearman_rho`,
         ``scipy.stats.spearmanr``). Equal without ties.
 
     Returns
