@@ -57,10 +57,9 @@ import pandas as pd
 from .._typing import PathLike, RNGLike
 from .._validation import check_positive_int, normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
-from ..io.images import IMAGE_SUFFIXES, read_image, write_image
+from ..io.images import IMAGE_SUFFIXES, box_downsample, read_image, write_image
 from ..outputs import path_inside
 from ..results import TableResult
-from ..io.images import box_downsample
 from ._image import check_image
 
 __all__ = [

@@ -51,9 +51,9 @@ from .._validation import (
 from ..bootstrap import draw_plan, summarize_distribution
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io import write_summary
-from ..stats import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 from ..results import ReadResult, TableResult, as_table
 from ..schema import check_columns
+from ..stats import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 
 __all__ = [
     "zscores",
