@@ -100,7 +100,7 @@ CASES = [
     ("cxreval.labels:read_labels", {"path": _long}, {}, ["path"]),
     ("cxreval.labels:read_predictions", {"path": lambda t: t / "p.csv"}, {}, ["path"]),
     (
-        "cxreval.classification:prepare_from_files",
+        "cxreval.stats:prepare_from_files",
         {"predictions": _pred_file, "labels": _long},
         {},
         ["predictions", "labels", "state_encoding", "references", "policy"],

@@ -1,9 +1,9 @@
 """:func:`evaluate_auc`: ROC-AUC per model × finding × reference with patient-bootstrap confidence intervals.
 
-It checks the options, validates and lays out the tables (:func:`~cxreval.classification.prepare_inputs`) and
+It checks the options, validates and lays out the tables (:func:`~cxreval.stats.prepare_inputs`) and
 runs the block driver (:func:`~cxreval.classification.blocks.evaluate_prepared`);
-:func:`evaluate_auc_prepared` runs it on a :class:`~cxreval.classification.PreparedInputs` made beforehand
-(:func:`~cxreval.classification.prepare_from_files`, :func:`~cxreval.classification.prepare_inputs`).
+:func:`evaluate_auc_prepared` runs it on a :class:`~cxreval.stats.PreparedInputs` made beforehand
+(:func:`~cxreval.stats.prepare_from_files`, :func:`~cxreval.stats.prepare_inputs`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from ..executor import Executor, ExecutorLike, get_executor
 from ..findings import VocabularyMapping
 from ..progress import Progress, as_progress
 from ..schema import POLICIES
-from ._inputs import PreparedInputs, loaded_table, prepare_inputs
-from ._result import AUCResult
+from ..stats import AUCResult, PreparedInputs, loaded_table, prepare_inputs
 from .blocks import evaluate_prepared
 
 __all__ = ["evaluate_auc", "evaluate_auc_prepared"]

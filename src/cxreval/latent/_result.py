@@ -11,10 +11,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..classification import AUC_COLUMNS, AUCResult, markdown_auc_table
 from ..io import markdown_table
 from ..results import TableResult, readonly
 from ..schema import FINDING
+from ..stats import AUC_COLUMNS, AUCResult, markdown_auc_table
 from ._diagnostics import FLAG_CORRELATION, FLAG_Z
 
 __all__ = ["LATENT_REFERENCE", "READER_ACCURACY_COLUMNS", "LatentAUCResult"]
@@ -56,7 +56,7 @@ class LatentAUCResult(TableResult):
     Attributes
     ----------
     table : pandas.DataFrame
-        :data:`~cxreval.classification.AUC_COLUMNS`, ``reference == 'latent'``; ``n_pos``/``n_neg`` the expected
+        :data:`~cxreval.stats.AUC_COLUMNS`, ``reference == 'latent'``; ``n_pos``/``n_neg`` the expected
         numbers of positives and negatives (the posteriors' sum, rounded), ``n_dropped`` the studies with a score
         but no reader label (not evaluated); ``finding == 'macro'``: the mean over the findings.
     reader_accuracy : pandas.DataFrame

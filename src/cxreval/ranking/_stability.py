@@ -3,7 +3,7 @@
 For every finding (and the macro and micro averages), every model group and every pair of references, the
 rankings of the models by AUC are compared with Spearman's rho (SRCC) and Kendall's tau (KRCC):
 point values from the AUC estimates and, when bootstrap distributions are available (an
-:class:`~cxreval.classification.AUCResult`), the distribution of the correlation over the same
+:class:`~cxreval.stats.AUCResult`), the distribution of the correlation over the same
 patient-bootstrap replicates: mean ± sd and percentile CI, as in the XQA paper's Tables 26–29.
 
 Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged, with the range of
@@ -43,11 +43,19 @@ import pandas as pd
 
 from .._validation import check_choice, check_confidence_level
 from ..bootstrap import summarize_distribution
-from ..classification import DEFAULT_GROUP, MEAN_MODEL, AUCResult, markdown_auc_table
 from ..exceptions import CxrevalWarning, InvalidParameterError, SchemaError
 from ..results import TableResult
 from ..schema import check_columns
-from ..stats import KENDALL_VARIANTS, SPEARMAN_VARIANTS, VARIANT_TEXT, correlation_function
+from ..stats import (
+    DEFAULT_GROUP,
+    KENDALL_VARIANTS,
+    MEAN_MODEL,
+    SPEARMAN_VARIANTS,
+    VARIANT_TEXT,
+    AUCResult,
+    correlation_function,
+    markdown_auc_table,
+)
 from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 
 __all__ = [
