@@ -36,10 +36,10 @@ import pandas as pd
 
 from .._typing import FindingsLike, PathLike, RNGLike, Studies
 from .._validation import check_choice, did_you_mean, normalize_rng
-from ..agreement import compute_agreement, expand_findings
+from ..agreement import compute_agreement
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import XQA_SELECTED
-from ..labels import validate_label_table
+from ..labels import expand_findings, validate_label_table
 from ..results import as_table
 from ..schema import (
     FINDING,

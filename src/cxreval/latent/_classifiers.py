@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pandas as pd
 
 from .._typing import RNGLike, Studies
-from ..classification import AUCResult, SeparabilityResult, compare_best_models, read_model_groups
+from ..classification import SeparabilityResult, compare_best_models, read_model_groups
 from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike, open_executor
 from ..io import write_summary
 from ..progress import Progress
 from ..results import TableResult, as_table
+from ..stats import AUCResult
 from ._evaluate import evaluate_latent_auc, evaluate_latent_auc_files
 from ._result import LatentAUCResult
 

@@ -18,17 +18,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pandas as pd
 
 from .._typing import RNGLike, Studies
-from ..classification import (
-    AUC_SUMMARY_FILE,
-    AUCResult,
-    AUCTableResult,
-    SeparabilityResult,
-)
+from ..classification import SeparabilityResult
 from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike
 from ..io import write_summary
 from ..progress import Progress, as_progress
 from ..results import TableResult
+from ..stats import AUC_SUMMARY_FILE, AUCResult, AUCTableResult
 from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 from ._published import rank_auc_table, read_auc_table
 from ._stability import RankingStabilityResult, check_ranking_options, compare_rankings
