@@ -63,7 +63,7 @@ def evaluate_auc(
     labels : pandas.DataFrame
         Long label table ``study_id, patient_id, finding, source, state``; ``source`` names the reference. An
         optional ``p_positive`` column makes each source with a value in it a soft reference
-        (:mod:`~cxreval.classification.soft_labels`): its AUC is the expected AUC over label draws, not an
+        (:mod:`cxreval.stats._soft_labels`): its AUC is the expected AUC over label draws, not an
         estimate of the AUC against the truth.
     references : sequence of str, optional
         Sources to evaluate against (default: all sources in ``labels``).
