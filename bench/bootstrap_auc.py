@@ -41,8 +41,9 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from cxreval.bootstrap import summarize_distribution
-from cxreval.classification import evaluate_auc_prepared, prepare_inputs
+from cxreval.classification import evaluate_auc_prepared
 from cxreval.schema import binarize
+from cxreval.stats import prepare_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

@@ -19,10 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cxreval.classification import evaluate_auc, prepare_inputs
+from cxreval.classification import evaluate_auc
 from cxreval.datasets import export_dataset
 from cxreval.fusion import fuse_labels
 from cxreval.latent import evaluate_latent_auc, fit_latent_class, latent_auc_score, select_score_model
+from cxreval.stats import prepare_inputs
 
 __all__ = ["READERS", "FINDINGS", "measure"]
 

@@ -59,7 +59,7 @@ def prepared_arrays(n_studies: int, *, n_models: int = MODELS, n_findings: int =
     sys.path.insert(0, str(HERE))
     from _scale_data import patient_sizes
 
-    from cxreval.classification import PreparedInputs
+    from cxreval.stats import PreparedInputs
 
     rng = np.random.default_rng(seed)
     sizes = patient_sizes(n_studies, rng=rng)

@@ -3,7 +3,7 @@
 Each measurement runs in a fresh process and reports its wall time and peak RSS (``ru_maxrss``): the inputs
 (``bench/_scale_data.py``: 20 models × 14 findings, two label sources, ~3.5 studies per patient, ~1 % blank
 states read as missing) are read and laid out as the arrays the AUC computation uses by
-:func:`cxreval.classification.prepare_from_files` (one vectorised pass over each file), with the ``PYTHONPATH``
+:func:`cxreval.stats.prepare_from_files` (one vectorised pass over each file), with the ``PYTHONPATH``
 given (``--src``, default this interpreter's cxreval), so another source tree can be measured side by side.
 
 Usage::
@@ -28,7 +28,7 @@ _CHILD = r"""
 import json, resource, sys, time
 pred, lab = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()
-from cxreval.classification import prepare_from_files
+from cxreval.stats import prepare_from_files
 prep = prepare_from_files([pred], [lab], blank_state="missing")
 wall = time.perf_counter() - t0
 print(json.dumps({"wall_s": wall, "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from cxreval.classification import AUCResult, evaluate_auc
+from cxreval.classification import evaluate_auc
 from cxreval.cli.main import main
 from cxreval.exceptions import SchemaError, UnknownNameError
 from cxreval.finding_maps import (
@@ -20,6 +20,7 @@ from cxreval.finding_maps import (
     read_finding_map,
 )
 from cxreval.labels import write_labels, write_predictions
+from cxreval.stats import AUCResult
 
 
 def _tables(seed: int = 0, n: int = 60, models: tuple[str, ...] = ("A", "B", "C", "D")):

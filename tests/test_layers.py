@@ -180,6 +180,51 @@ def test_checker_catches_a_deliberate_violation(tmp_path, files, expected):
     assert layer_violations(root) == expected
 
 
+ANALYSES: frozenset[str] = dict(LAYERS)["analyses"]
+
+# (importer module, imported analysis package) pairs not yet moved below the analyses (into cxreval.stats or
+# cxreval.jobs). It may only shrink.
+PENDING: frozenset[tuple[str, str]] = frozenset()
+
+
+def analysis_imports(root: Path = SRC) -> set[tuple[str, str]]:
+    """``(importer module, imported package)`` for every import, even a lazy one, of an analysis package by a
+    module of another analysis package."""
+    found: set[tuple[str, str]] = set()
+    for path in sorted(root.rglob("*.py")):
+        for importer, target, _ in _imports(path, root):
+            a, b = importer.split("."), target.split(".")
+            if len(a) > 1 and len(b) > 1 and a[1] in ANALYSES and b[1] in ANALYSES and a[1] != b[1]:
+                found.add((importer, b[1]))
+    return found
+
+
+def test_no_analysis_package_imports_another():
+    found = analysis_imports()
+    new = sorted(found - PENDING)
+    assert not new, (
+        "An analysis package imports another (share the code through cxreval.stats):\n"
+        + "\n".join(f"{importer} -> cxreval.{package}" for importer, package in new)
+    )
+    gone = sorted(PENDING - found)
+    assert not gone, "Fixed - remove from PENDING:\n" + "\n".join(map(str, gone))
+
+
+def test_analysis_import_check_catches_a_deliberate_import(tmp_path):
+    files = {
+        "ranking/__init__.py": "",
+        "ranking/_x.py": "def f():\n    from ..classification import evaluate_auc\n",
+        "classification/__init__.py": "from ..stats import AUCResult\n",
+        "stats/__init__.py": "",
+    }
+    root = tmp_path / "pkg"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (root / "__init__.py").touch()
+    assert analysis_imports(root) == {("pkg.ranking._x", "classification")}
+
+
 BENCH = SRC.parents[1] / "bench"
 
 # bench scripts allowed to import the CLI or a private name: none (bench/bootstrap_auc.py uses

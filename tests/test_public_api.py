@@ -113,7 +113,7 @@ CASES = [
         ["out"],
     ),
     (
-        "cxreval.classification:prepare_from_files",
+        "cxreval.stats:prepare_from_files",
         {"predictions": _pred_file, "labels": _long},
         {},
         ["predictions", "labels", "state_encoding", "references", "policy"],

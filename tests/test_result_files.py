@@ -13,7 +13,6 @@ import pytest
 
 from _factories import STATES, label_table
 from cxreval.agreement import (
-    AGREEMENT_COLUMNS,
     FLOW_COLUMNS,
     OMISSION_COLUMNS,
     PREVALENCE_COLUMNS,
@@ -31,6 +30,7 @@ from cxreval.agreement import (
 )
 from cxreval.report import KINDS, build_sections, detect_kinds, result_files
 from cxreval.results import TableResult
+from cxreval.schema import AGREEMENT_COLUMNS
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
 

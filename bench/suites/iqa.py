@@ -287,7 +287,7 @@ def _block_means(image: np.ndarray, f: int, convention: str) -> np.ndarray:
 
 
 def box_downsample(ctx: Context) -> Figures:
-    from cxreval.iqa import box_downsample as ours
+    from cxreval.io.images import box_downsample as ours
 
     g = np.random.default_rng(ctx.seed)
     worst, n = 0.0, 0

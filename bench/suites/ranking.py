@@ -35,7 +35,7 @@ def _timed(fn, *args, repeats: int = 3):
 def kendall_large_n(ctx: Context) -> Figures:
     from scipy.stats import kendalltau
 
-    from cxreval.ranking import kendall_tau_a, kendall_tau_b
+    from cxreval.stats import kendall_tau_a, kendall_tau_b
 
     n = ctx.size(50_000, 200_000)
     g = np.random.default_rng(ctx.seed)
@@ -93,7 +93,7 @@ def kendall_large_n(ctx: Context) -> Figures:
 def bootstrap_replicates(ctx: Context) -> Figures:
     from scipy.stats import kendalltau, spearmanr
 
-    from cxreval.ranking import kendall_tau_a, kendall_tau_b, spearman_rho, spearman_rho_d2
+    from cxreval.stats import kendall_tau_a, kendall_tau_b, spearman_rho, spearman_rho_d2
 
     n_models, n_rep = 34, ctx.size(300, 1000)
     g = np.random.default_rng(ctx.seed)

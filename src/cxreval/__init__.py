@@ -43,7 +43,7 @@ _LAZY_ATTRS: dict[str, str] = {
     "roc_auc_score": "classification",
     "compare_auc": "classification",
     "delong_test": "classification",
-    "AUCResult": "classification",
+    "AUCResult": "stats",
     "draw_plan": "bootstrap",
     "ResamplingPlan": "bootstrap",
     "BootstrapResult": "bootstrap",
@@ -294,7 +294,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from ._typing import FindingsLike, PathLike, RNGLike, Studies
     from .agreement import AgreementResult, agreement_scores, cohen_kappa, compute_agreement
     from .bootstrap import BootstrapResult, ResamplingPlan, draw_plan
-    from .classification import AUCResult, compare_auc, delong_test, evaluate_auc, roc_auc_score
+    from .classification import compare_auc, delong_test, evaluate_auc, roc_auc_score
     from .datasets import (
         DatasetExport,
         DatasetSplit,
@@ -358,6 +358,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from .report import ReportResult, write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
     from .schema import LabelState, binarize
+    from .stats import AUCResult
 
 if TYPE_CHECKING:  # the jobs of agree, fuse and label-reports and what they return
     from .agreement import AgreementTableResult, SourceComparisonResult, compare_sources

@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from cxreval.agreement import (
-    AGREEMENT_COLUMNS,
     FLOW_COLUMNS,
     PREVALENCE_COLUMNS,
     agreement_scores,
@@ -22,6 +21,7 @@ from cxreval.agreement import (
 )
 from cxreval.cli.main import main
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError, UndefinedMetricWarning
+from cxreval.schema import AGREEMENT_COLUMNS
 
 
 def _labels():

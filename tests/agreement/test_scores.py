@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score, f1_score
 
 from cxreval.agreement import (
-    AGREEMENT_COLUMNS,
     agreement_scores,
     cohen_kappa,
     compute_agreement,
@@ -24,6 +23,7 @@ from cxreval.agreement import (
 )
 from cxreval.exceptions import UndefinedMetricWarning
 from cxreval.findings import XQA, XQA_SELECTED
+from cxreval.schema import AGREEMENT_COLUMNS
 
 STATES3 = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=60)
 STATES4 = st.lists(st.tuples(st.integers(-1, 2), st.integers(-1, 2)), min_size=1, max_size=60)

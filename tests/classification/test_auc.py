@@ -13,15 +13,9 @@ from sklearn.metrics import roc_auc_score as sk_auc
 
 from _factories import AUC_FINDINGS, auc_inputs
 from cxreval.bootstrap import draw_plan, summarize_distribution
-from cxreval.classification import (
-    AUC_COLUMNS,
-    compare_auc,
-    delong_test,
-    evaluate_auc,
-    roc_auc_score,
-    weighted_auc,
-)
+from cxreval.classification import compare_auc, delong_test, evaluate_auc, roc_auc_score, weighted_auc
 from cxreval.exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
+from cxreval.stats import AUC_COLUMNS
 
 
 @settings(max_examples=60, deadline=None)
@@ -356,7 +350,7 @@ def test_jackknife_and_bca():
 
 @pytest.mark.parametrize("r", [0, 1, 2, 3, 4, 5, 8, 9, 10, 15, 16, 17, 63, 64, 65, 101])
 def test_blocked_row_cumsum_equals_numpy(r):
-    from cxreval.classification._kernel import cumsum_rows_inplace
+    from cxreval.stats._auc_kernel import cumsum_rows_inplace
 
     g = np.random.default_rng(r)
     for dt in (np.int32, np.int64):
@@ -396,7 +390,7 @@ def test_weighted_auc_rejects_bad_weights():
 
 def test_grouped_kernel_equals_per_study_weights():
     """Patient-count weights through the (segments x patients) matrix equal the expanded per-study weights."""
-    from cxreval.classification._kernel import AUCIndex
+    from cxreval.stats._auc_kernel import AUCIndex
 
     g = np.random.default_rng(5)
     n, n_pat = 300, 90

@@ -10,16 +10,11 @@ import pandas as pd
 import pytest
 
 from _reference_prepare import reference_prepare
-from cxreval.classification import (
-    PreparedInputs,
-    evaluate_auc,
-    evaluate_auc_prepared,
-    prepare_from_files,
-    prepare_inputs,
-)
+from cxreval.classification import evaluate_auc, evaluate_auc_prepared
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.labels import _streaming as streaming
 from cxreval.labels import read_label_tables, read_prediction_tables
+from cxreval.stats import PreparedInputs, prepare_from_files, prepare_inputs
 
 FINDINGS = ["Atelectasis", "Pleural Effusion", "Edema", "Cardiomegaly"]  # 'Pleural Effusion' -> 'Effusion'
 STATES = np.array(["negative", "uncertain", "positive", "not_mentioned", "missing"], dtype=object)

@@ -11,16 +11,7 @@ import pandas as pd
 import pytest
 
 from _factories import RecordedProgress
-from cxreval.classification import (
-    COUNT_COLUMNS,
-    COVERAGE_COLUMNS,
-    DROPPED_COLUMNS,
-    AUCResult,
-    AUCTableResult,
-    evaluate_auc,
-    evaluate_auc_files,
-    read_model_groups,
-)
+from cxreval.classification import evaluate_auc, evaluate_auc_files, read_model_groups
 from cxreval.exceptions import CxrevalError, SchemaError
 from cxreval.finding_maps import FINDING_MAP_COLUMNS
 from cxreval.labels import write_labels, write_predictions
@@ -35,6 +26,7 @@ from cxreval.ranking import (
     read_auc_table,
 )
 from cxreval.report import build_sections, detect_kinds
+from cxreval.stats import COUNT_COLUMNS, COVERAGE_COLUMNS, DROPPED_COLUMNS, AUCResult, AUCTableResult
 
 
 def _tables(n: int = 60, n_models: int = 4, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -15,9 +15,9 @@ from sklearn.metrics import roc_auc_score as sk_auc
 from _factories import AUC_FINDINGS, auc_inputs
 from cxreval.bootstrap import draw_plan, shard_size_for
 from cxreval.classification import evaluate_auc
-from cxreval.classification._kernel import AUCIndex, BlockInputs, auc_block, positive_weights, spill_inputs
 from cxreval.cli.main import main
 from cxreval.labels import write_labels, write_predictions
+from cxreval.stats._auc_kernel import AUCIndex, BlockInputs, auc_block, positive_weights, spill_inputs
 
 
 def _children() -> set[int]:

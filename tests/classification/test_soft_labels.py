@@ -9,13 +9,13 @@ import pytest
 from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
-from cxreval.classification import compare_auc, evaluate_auc, prepare_from_files
-from cxreval.classification._kernel import BlockInputs, _soft_block, auc_block
-from cxreval.classification.soft_labels import SOFT_AUC_MEANING
+from cxreval.classification import compare_auc, evaluate_auc
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.findings import VocabularyMapping
 from cxreval.latent import latent_auc_score
+from cxreval.stats import SOFT_AUC_MEANING, prepare_from_files
+from cxreval.stats._auc_kernel import BlockInputs, _soft_block, auc_block
 
 FINDINGS = ("Edema", "Effusion")
 

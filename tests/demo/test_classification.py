@@ -1,12 +1,12 @@
 """Demo == CLI: the demo's AUC sections write exactly the files of ``cxreval classify`` on the same
-inputs: every file of :class:`~cxreval.classification.AUCResult` (``auc``, ``counts``, ``dropped``)."""
+inputs: every file of :class:`~cxreval.stats.AUCResult` (``auc``, ``counts``, ``dropped``)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from cxreval.classification import AUCResult
 from cxreval.cli.main import main
+from cxreval.stats import AUCResult
 
 from .auc_inputs import chexpert_inputs, common
 from .conftest import assert_same_tables

@@ -1,15 +1,15 @@
 """Demo == CLI: the demo's ranking sections write exactly the files of ``cxreval rank`` on the same
 inputs: every file of :class:`~cxreval.ranking.RankingStabilityResult` (``rank_correlation``, ``rankings``,
-``top_changes``) and of the AUC result it ranks (:class:`~cxreval.classification.AUCResult` from predictions,
-:class:`~cxreval.classification.AUCTableResult` for ``--auc-table xqa``)."""
+``top_changes``) and of the AUC result it ranks (:class:`~cxreval.stats.AUCResult` from predictions,
+:class:`~cxreval.stats.AUCTableResult` for ``--auc-table xqa``)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from cxreval.classification import AUCResult, AUCTableResult
 from cxreval.cli.main import main
 from cxreval.ranking import RankingStabilityResult
+from cxreval.stats import AUCResult, AUCTableResult
 
 from .auc_inputs import chexpert_inputs, common
 from .conftest import assert_same_tables

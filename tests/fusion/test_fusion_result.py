@@ -9,11 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.agreement import AGREEMENT_COLUMNS, agreement_scores
+from cxreval.agreement import agreement_scores
 from cxreval.exceptions import InvalidParameterError
 from cxreval.fusion import FUSION_AGREEMENT_COLUMNS, FusionResult, fuse_labels
 from cxreval.jobs import fuse_and_compare
 from cxreval.labels import LABEL_COLUMNS, read_labels
+from cxreval.schema import AGREEMENT_COLUMNS
 
 from .test_fuse_cli import coded, make_table
 

@@ -13,14 +13,13 @@ from cxreval.executor import open_executor
 from cxreval.fusion import (
     MACE,
     DawidSkene,
-    dawid_skene_em,
     encode_annotations,
     fuse_labels,
     mace_fit,
     mace_starts,
 )
-from cxreval.fusion._patterns import answer_patterns
 from cxreval.labels import read_labels
+from cxreval.stats import answer_patterns, dawid_skene_em
 
 METHODS = "mv,or,and,ds,mace"
 CONFUSION = np.array(

@@ -8,11 +8,10 @@ from PIL import Image
 from scipy import signal
 
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
-from cxreval.io.images import read_image, write_image
+from cxreval.io.images import box_downsample, read_image, write_image
 from cxreval.iqa import get_metric
 from cxreval.iqa._image import (
     auto_downsample,
-    box_downsample,
     check_pair,
     conv2,
     downsample_factor,

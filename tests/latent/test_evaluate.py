@@ -12,12 +12,12 @@ from cxreval.classification import evaluate_auc
 from cxreval.latent import (
     LATENT_REFERENCE,
     NOT_IDENTIFIED,
-    READER_ACCURACY_COLUMNS,
     LatentAUCResult,
     NotIdentifiedError,
     evaluate_latent_auc,
     read_reader_accuracy,
 )
+from cxreval.schema import READER_ACCURACY_COLUMNS
 
 STATE = {1.0: "positive", 0.0: "negative"}
 

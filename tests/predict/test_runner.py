@@ -51,7 +51,7 @@ def test_scores_heatmaps_and_outputs(tmp_path, blob_folder, tiny_models, torch_m
     s = p[p.finding == "Atelectasis"].set_index("study_id").score
     ids = [f"img{i:02d}.png" for i in range(10)]
     assert s.loc[ids][has].min() > s.loc[ids][~has].max()
-    # CAM maps: keyed '<image>/<finding>', peak at the blob, equal to cxreval.localization.class_activation_maps on the same input
+    # CAM maps: keyed '<image>/<finding>', peak at the blob, equal to cxreval.predict.class_activation_maps on the same input
     with np.load(out / "heatmaps" / "tiny0.npz") as z:
         maps = {k: z[k] for k in z.files}
     assert len(maps) == 30 and maps["img00.png/Effusion"].shape == (16, 16)
@@ -61,8 +61,7 @@ def test_scores_heatmaps_and_outputs(tmp_path, blob_folder, tiny_models, torch_m
         peak = np.array([2 * r + 0.5, 2 * c + 0.5])  # centre of the 2x2 pixel block of the cell
         assert np.hypot(*(peak - centres[i])) <= 3.0, (i, peak, centres[i])
     from cxreval.io.images import read_image
-    from cxreval.localization import class_activation_maps
-    from cxreval.predict import load_model, preprocess_image
+    from cxreval.predict import class_activation_maps, load_model, preprocess_image
 
     lm = load_model(f"torch:{ymls[0]}")
     x = np.stack([preprocess_image(read_image(d / "img03.png"), lm.preprocessing)])
@@ -70,8 +69,8 @@ def test_scores_heatmaps_and_outputs(tmp_path, blob_folder, tiny_models, torch_m
     np.testing.assert_allclose(
         maps["img03.png/Infiltration"], ref[0, 1], rtol=0, atol=1e-5
     )  # float32 batch vs single
-    # Grad-CAM: non-negative maps, equal to cxreval.localization.grad_cam, peak at the blob
-    from cxreval.localization import grad_cam
+    # Grad-CAM: non-negative maps, equal to cxreval.predict.grad_cam, peak at the blob
+    from cxreval.predict import grad_cam
 
     gc = predict(d, [f"torch:{ymls[0]}"], out=tmp_path / "gc", heatmaps=True, cam="gradcam", batch_size=4)
     assert gc.read_report.n_kept == 10

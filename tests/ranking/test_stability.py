@@ -18,7 +18,7 @@ from cxreval.ranking import (
     compare_table_rankings,
 )
 
-from .test_correlation import _brute_rho_d2, _brute_tau_a
+from ..stats.test_rank_correlation import _brute_rho_d2, _brute_tau_a
 
 
 def _toy_table():

@@ -115,7 +115,6 @@ from ._pairs import (
     PairedStates,
     SourceGrids,
     compute_agreement,
-    expand_findings,
     pair_states,
     paired_states,
     parse_pairs,
@@ -130,7 +129,6 @@ from ._prevalence import (
     positive_prevalence,
 )
 from ._scores import (
-    AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,
     SCORE_NAMES,
     STATE_ORDER,
@@ -146,7 +144,6 @@ from ._scores import (
 
 __all__ = [
     # the two-rater scores (array level)
-    "AGREEMENT_COLUMNS",
     "BOTH_UNCERTAIN_RULES",
     "SCORE_NAMES",
     "STATE_ORDER",
@@ -164,7 +161,6 @@ __all__ = [
     "parse_pairs",
     "pair_states",
     "paired_states",
-    "expand_findings",
     "prepare_labels",
     "PairCoverage",
     "AgreementTableResult",

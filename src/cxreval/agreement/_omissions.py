@@ -38,9 +38,10 @@ from .._typing import FindingsLike, Studies
 from .._validation import check_choice
 from ..exceptions import SchemaError
 from ..io import markdown_table
+from ..labels import expand_findings
 from ..results import TableResult, readonly
 from ..schema import FINDING, LabelPolicy, check_columns
-from ._pairs import SourceGrids, SourcePairs, expand_findings, paired_states, parse_pairs, prepare_labels
+from ._pairs import SourceGrids, SourcePairs, paired_states, parse_pairs, prepare_labels
 from ._scores import STATE_ORDER, confusion_counts
 
 __all__ = [

@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, TypeAlias, Union, overload
+from typing import Any, ClassVar, TypeAlias, Union
 
 import numpy as np
 import pandas as pd
@@ -14,13 +14,21 @@ import pandas as pd
 from .._typing import FindingsLike, Studies
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
-from ..findings import VOCABULARIES, canonical_finding
 from ..io import markdown_table
-from ..labels import validate_label_table
+from ..labels import expand_findings, validate_label_table
 from ..results import TableResult, readonly
-from ..schema import FINDING, MACRO, MICRO, SOURCE, STATE, STUDY_ID, LabelPolicy, resolve_not_mentioned
-from ._scores import (
+from ..schema import (
     AGREEMENT_COLUMNS,
+    FINDING,
+    MACRO,
+    MICRO,
+    SOURCE,
+    STATE,
+    STUDY_ID,
+    LabelPolicy,
+    resolve_not_mentioned,
+)
+from ._scores import (
     BOTH_UNCERTAIN_RULES,
     SCORE_NAMES,
     WEIGHTS,
@@ -36,7 +44,6 @@ __all__ = [
     "pair_states",
     "paired_states",
     "compute_agreement",
-    "expand_findings",
     "prepare_labels",
 ]
 
@@ -155,24 +162,6 @@ def parse_pairs(pairs: SourcePairs, *, name: str = "pairs") -> list[tuple[str, s
     return out
 
 
-@overload
-def expand_findings(findings: None) -> None: ...
-@overload
-def expand_findings(findings: Sequence[str] | str) -> list[str]: ...
-def expand_findings(findings: FindingsLike) -> list[str] | None:
-    if findings is None:
-        return None
-    items = [findings] if isinstance(findings, str) else list(findings)
-    out: list[str] = []
-    for f in items:
-        key = str(f).strip()
-        if key.lower() in VOCABULARIES:
-            out.extend(VOCABULARIES[key.lower()])
-        else:
-            out.append(canonical_finding(key, where="the 'findings' parameter"))
-    return list(dict.fromkeys(out))
-
-
 def prepare_labels(labels: pd.DataFrame) -> pd.DataFrame:
     if (
         isinstance(labels, pd.DataFrame)
@@ -248,7 +237,7 @@ def paired_states(
     labels: pd.DataFrame | SourceGrids, a: str, b: str, *, findings: list[str] | None, studies: Studies
 ) -> PairedStates:
     """:func:`pair_states` on labels already prepared (:func:`prepare_labels`) or on their :class:`SourceGrids`
-    (built once, reused across pairs), with ``findings`` already expanded (:func:`expand_findings`)."""
+    (built once, reused across pairs), with ``findings`` already expanded (:func:`~cxreval.labels.expand_findings`)."""
     grids = labels if isinstance(labels, SourceGrids) else SourceGrids(labels)
     for s in (a, b):
         if s not in grids.present:

@@ -34,9 +34,10 @@ import pandas as pd
 from .._typing import FindingsLike
 from ..exceptions import SchemaError
 from ..io import markdown_table
+from ..labels import expand_findings
 from ..results import TableResult
 from ..schema import FINDING, ORDINAL_STATES, SOURCE, STATE, STATE_NAMES, STUDY_ID, LabelState, check_columns
-from ._pairs import expand_findings, prepare_labels
+from ._pairs import prepare_labels
 
 __all__ = [
     "PREVALENCE_COLUMNS",

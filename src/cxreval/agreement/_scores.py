@@ -19,7 +19,6 @@ from ..results import readonly
 from ..schema import NOT_MENTIONED_POLICIES, ORDINAL_STATES, STATE_NAMES, LabelPolicy, resolve_not_mentioned
 
 __all__ = [
-    "AGREEMENT_COLUMNS",
     "STATE_ORDER",
     "NOT_MENTIONED_POLICIES",
     "BOTH_UNCERTAIN_RULES",
@@ -34,19 +33,6 @@ __all__ = [
     "agreement_scores",
 ]
 
-AGREEMENT_COLUMNS: tuple[str, ...] = (
-    "pair",
-    "finding",
-    "kappa_w",
-    "kappa_low",
-    "kappa_high",
-    "f1_w",
-    "f1_low",
-    "f1_high",
-    "n",
-    "finding_set",
-)
-"""Columns of :func:`compute_agreement`'s table (``agreement.csv``)."""
 
 STATE_ORDER: tuple[str, ...] = ORDINAL_STATES
 """The three ordinal states, index = code (``NEG=0 < UNC=1 < POS=2``)."""

@@ -21,12 +21,15 @@ weights. Every sum is an exact integer, so the replicate AUCs equal a loop of ``
 resampled indices to floating-point rounding (~1e-16).
 
 The package: :mod:`~cxreval.classification._auc_score` (:func:`roc_auc_score`, :func:`weighted_auc`),
-:mod:`~cxreval.classification._inputs` (:func:`prepare_inputs`, :func:`prepare_from_files`:
-:class:`PreparedInputs`), :mod:`~cxreval.classification.blocks` (the block driver),
-:mod:`~cxreval.classification._evaluate` (:func:`evaluate_auc`, :func:`evaluate_auc_prepared`),
-:mod:`~cxreval.classification._files` (:func:`evaluate_auc_files`, what ``cxreval classify`` runs) and :mod:`~cxreval.classification._result`
-(:class:`AUCResult`, which owns ``auc``, ``counts`` and ``dropped``; :class:`AUCTableResult`, a point AUC table).
-The paired comparison (:func:`compare_auc`, :func:`delong_test`) lives in :mod:`cxreval.classification._comparison`.
+:mod:`~cxreval.classification.blocks` (the block driver), :mod:`~cxreval.classification._evaluate`
+(:func:`evaluate_auc`, :func:`evaluate_auc_prepared`) and :mod:`~cxreval.classification._files`
+(:func:`evaluate_auc_files`, what ``cxreval classify`` runs). The paired comparison (:func:`compare_auc`,
+:func:`delong_test`, :func:`compare_best_models`) lives in :mod:`cxreval.classification._comparison`. What the AUC
+analyses of classification, latent and ranking share is :mod:`cxreval.stats`': the inputs laid out as arrays
+(:func:`~cxreval.stats.prepare_inputs`, :func:`~cxreval.stats.prepare_from_files` →
+:class:`~cxreval.stats.PreparedInputs`), the count-weighted kernel, and the results
+(:class:`~cxreval.stats.AUCResult`, which owns ``auc``, ``counts`` and ``dropped``; :class:`~cxreval.stats.AUCTableResult`,
+a point AUC table).
 
 Examples
 --------
@@ -42,7 +45,7 @@ Examples
 
 from __future__ import annotations
 
-from ._auc_score import roc_auc_score, soft_auc_rows, weighted_auc
+from ._auc_score import roc_auc_score, weighted_auc
 from ._comparison import (
     SEPARABILITY_COLUMNS,
     DeLongResult,
@@ -54,68 +57,19 @@ from ._comparison import (
 )
 from ._evaluate import evaluate_auc, evaluate_auc_prepared
 from ._files import evaluate_auc_files, read_model_groups
-from ._inputs import (
-    MISSING_SCORES,
-    STUDY_DESIGNS,
-    PreparedInputs,
-    check_design,
-    prepare_from_files,
-    prepare_inputs,
-)
-from ._result import (
-    AUC_COLUMNS,
-    AUC_SUMMARY_FILE,
-    COUNT_COLUMNS,
-    COVERAGE_COLUMNS,
-    DEFAULT_GROUP,
-    DROPPED_COLUMNS,
-    LABELLED,
-    MEAN_MODEL,
-    NO_EFFECT,
-    NOT_LABELLED,
-    NOT_SCORED,
-    ONE_CLASS,
-    POINT_AUC_COLUMNS,
-    AUCResult,
-    AUCTableResult,
-    markdown_auc_table,
-)
 
 __all__ = [
     "roc_auc_score",
     "weighted_auc",
-    "AUCResult",
-    "AUCTableResult",
     "evaluate_auc",
     "evaluate_auc_prepared",
     "evaluate_auc_files",
     "read_model_groups",
-    "PreparedInputs",
-    "prepare_inputs",
-    "prepare_from_files",
     "PairedComparisonResult",
     "compare_auc",
     "DeLongResult",
     "delong_test",
     "SeparabilityResult",
     "compare_best_models",
-    "AUC_COLUMNS",
-    "COUNT_COLUMNS",
-    "COVERAGE_COLUMNS",
-    "NOT_LABELLED",
-    "NOT_SCORED",
-    "STUDY_DESIGNS",
-    "MISSING_SCORES",
-    "DROPPED_COLUMNS",
-    "POINT_AUC_COLUMNS",
-    "AUC_SUMMARY_FILE",
-    "DEFAULT_GROUP",
-    "MEAN_MODEL",
-    "markdown_auc_table",
-    "soft_auc_rows",
     "SEPARABILITY_COLUMNS",
-    "check_design",
-    "LABELLED",
-    "ONE_CLASS",
-    "NO_EFFECT",
 ]

@@ -1,7 +1,7 @@
 """The ROC-AUC of one set of binary labels and scores, plain or count-weighted (vectorised over replicates).
 
 Both are the tie-aware Mann–Whitney form of :mod:`cxreval.classification`, computed by the private kernel
-``cxreval.classification._kernel`` (exact integer sums for integer weights), equal to ``sklearn.metrics.roc_auc_score``.
+``cxreval.stats._auc_kernel`` (exact integer sums for integer weights), equal to ``sklearn.metrics.roc_auc_score``.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
-from ._kernel import AUCIndex, binary_labels, finite_scores, soft_auc_rows, weighted_auc_float
+from ..stats import AUCIndex, binary_labels, finite_scores, weighted_auc_float
 
-__all__ = ["roc_auc_score", "soft_auc_rows", "weighted_auc"]
+__all__ = ["roc_auc_score", "weighted_auc"]
 
 
 def roc_auc_score(

@@ -1,4 +1,4 @@
-"""Paired comparison of two AUCs of one :class:`~cxreval.classification.AUCResult`: the bootstrap difference on the
+"""Paired comparison of two AUCs of one :class:`~cxreval.stats.AUCResult`: the bootstrap difference on the
 shared patient plan, and DeLong's test for two correlated AUCs (DeLong et al., 1988).
 
 Re-exported by :mod:`cxreval.classification`.
@@ -21,10 +21,10 @@ from ..exceptions import InvalidParameterError
 from ..labels import validate_label_table, validate_predictions
 from ..results import TableResult
 from ..schema import FINDING, MACRO, MICRO, MODEL, SCORE, SOURCE, STATE, STUDY_ID, LabelPolicy
-from ._kernel import binary_labels, finite_scores
+from ..stats import binary_labels, finite_scores
 
 if TYPE_CHECKING:
-    from ._result import AUCResult
+    from ..stats import AUCResult
 
 __all__ = [
     "PairedComparisonResult",

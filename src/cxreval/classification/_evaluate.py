@@ -1,9 +1,9 @@
 """:func:`evaluate_auc`: ROC-AUC per model × finding × reference with patient-bootstrap confidence intervals.
 
-It checks the options, validates and lays out the tables (:func:`~cxreval.classification.prepare_inputs`) and
+It checks the options, validates and lays out the tables (:func:`~cxreval.stats.prepare_inputs`) and
 runs the block driver (:func:`~cxreval.classification.blocks.evaluate_prepared`);
-:func:`evaluate_auc_prepared` runs it on a :class:`~cxreval.classification.PreparedInputs` made beforehand
-(:func:`~cxreval.classification.prepare_from_files`, :func:`~cxreval.classification.prepare_inputs`).
+:func:`evaluate_auc_prepared` runs it on a :class:`~cxreval.stats.PreparedInputs` made beforehand
+(:func:`~cxreval.stats.prepare_from_files`, :func:`~cxreval.stats.prepare_inputs`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from ..executor import Executor, ExecutorLike, get_executor
 from ..findings import VocabularyMapping
 from ..progress import Progress, as_progress
 from ..schema import POLICIES
-from ._inputs import PreparedInputs, loaded_table, prepare_inputs
-from ._result import AUCResult
+from ..stats import AUCResult, PreparedInputs, loaded_table, prepare_inputs
 from .blocks import evaluate_prepared
 
 __all__ = ["evaluate_auc", "evaluate_auc_prepared"]
@@ -64,7 +63,7 @@ def evaluate_auc(
     labels : pandas.DataFrame
         Long label table ``study_id, patient_id, finding, source, state``; ``source`` names the reference. An
         optional ``p_positive`` column makes each source with a value in it a soft reference
-        (:mod:`~cxreval.classification.soft_labels`): its AUC is the expected AUC over label draws, not an
+        (:mod:`cxreval.stats._soft_labels`): its AUC is the expected AUC over label draws, not an
         estimate of the AUC against the truth.
     references : sequence of str, optional
         Sources to evaluate against (default: all sources in ``labels``).

@@ -1,7 +1,7 @@
 """AUC straight from files: what ``cxreval classify`` and ``cxreval rank --predictions`` both run.
 
 :func:`evaluate_auc_files` reads the prediction and label files into arrays
-(:func:`~cxreval.classification.prepare_from_files`), the model-group table (:func:`read_model_groups`), and
+(:func:`~cxreval.stats.prepare_from_files`), the model-group table (:func:`read_model_groups`), and
 evaluates (:func:`~cxreval.classification.evaluate_auc`); the demo calls :func:`evaluate_auc` with the same
 options on the same tables held in memory, so their files are equal.
 """
@@ -23,9 +23,8 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..io import read_csv_file
 from ..labels import validate_model_groups
 from ..progress import Progress, as_progress
+from ..stats import AUCResult, prepare_from_files
 from ._evaluate import evaluate_auc_prepared
-from ._inputs import prepare_from_files
-from ._result import AUCResult
 
 if TYPE_CHECKING:
     from ..executor import ExecutorLike
@@ -78,7 +77,7 @@ def evaluate_auc_files(
     Parameters
     ----------
     predictions, labels, state_encoding, blank_state
-        As for :func:`~cxreval.classification.prepare_from_files`.
+        As for :func:`~cxreval.stats.prepare_from_files`.
     model_groups : path, DataFrame or dict, optional
         A model-group CSV (:func:`read_model_groups`) or table.
     references, findings : sequence of str, optional
@@ -99,7 +98,7 @@ def evaluate_auc_files(
     Raises
     ------
     SchemaError, InvalidParameterError
-        As :func:`~cxreval.classification.prepare_from_files` and :func:`~cxreval.classification.evaluate_auc`,
+        As :func:`~cxreval.stats.prepare_from_files` and :func:`~cxreval.classification.evaluate_auc`,
         before the computation.
     """
     if isinstance(model_groups, (str, PathLike)):

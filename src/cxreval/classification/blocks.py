@@ -2,13 +2,15 @@
 
 :func:`evaluate_prepared` draws (or checks) the patient-level resampling plan, counts the labels, splits the
 work into blocks of (model, finding) and (model, micro average), each with every reference and every replicate,
-runs them on an executor (``cxreval.classification._kernel.map_blocks``: one sort per block, every replicate at once),
+runs them on an executor (``_map_blocks``: one sort per block, every replicate at once),
 and assembles the point AUCs, the bootstrap distributions, the macro average and the table.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -19,12 +21,10 @@ from .._typing import RNGLike
 from .._validation import check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan, shard_size_for, summarize_distribution
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
-from ..executor import ExecutorLike, get_executor
+from ..executor import Executor, ExecutorLike, OnItem, get_executor
 from ..progress import NoProgress, Progress
 from ..schema import MACRO, MICRO
-from ._inputs import PreparedInputs
-from ._kernel import BlockInputs, map_blocks, positive_weights
-from ._result import (
+from ..stats import (
     AUC_COLUMNS,
     COUNT_COLUMNS,
     COVERAGE_COLUMNS,
@@ -34,6 +34,11 @@ from ._result import (
     NOT_SCORED,
     ONE_CLASS,
     AUCResult,
+    BlockInputs,
+    PreparedInputs,
+    auc_block,
+    positive_weights,
+    spill_inputs,
 )
 
 __all__ = ["evaluate_prepared"]
@@ -135,7 +140,7 @@ def evaluate_prepared(
     task = progress.add("AUC blocks (model x finding, every replicate)", total=len(blocks))
     ex = get_executor(executor)
     for run_inputs, run_blocks in runs:
-        for (i, j), pt, ds in map_blocks(
+        for (i, j), pt, ds in _map_blocks(
             ex, run_inputs, run_blocks, spill_dir, on_item=lambda _: progress.advance(task)
         ):
             point[i, j] = pt
@@ -323,3 +328,22 @@ def _auc_table(
         t[c] = t[c].astype(np.int64)
     t["chance"] = t["chance"].astype(bool)
     return t
+
+
+def _map_blocks(
+    ex: Executor,
+    inputs: BlockInputs,
+    blocks: list[tuple[int, int]],
+    spill_dir: str | Path | None,
+    on_item: OnItem | None = None,
+) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
+    """:func:`auc_block` over ``blocks`` on ``ex`` (``on_item`` as for :meth:`~cxreval.executor.Executor.map`):
+    in process on the arrays themselves; elsewhere each task carries a block id and the paths of the arrays,
+    written once as ``.npy`` into a temporary folder under ``spill_dir`` (removed at the end), which every
+    worker memory-maps."""
+    if ex.in_process:
+        return ex.map(functools.partial(auc_block, inputs), blocks, on_item=on_item)
+    if spill_dir is not None:
+        Path(spill_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cxreval-spill-", dir=spill_dir) as tmp:
+        return ex.map(functools.partial(auc_block, spill_inputs(inputs, tmp)), blocks, on_item=on_item)

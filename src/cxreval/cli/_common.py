@@ -372,7 +372,7 @@ def confidence_level_option() -> Any:
 
 def kendall_option() -> Any:
     """``rank --kendall tau-a|tau-b`` (default: the rank job's)."""
-    from ..ranking import compare_references_files
+    from ..jobs import compare_references_files
 
     return typer.Option(
         library_default(compare_references_files, "kendall"),
@@ -384,7 +384,7 @@ def kendall_option() -> Any:
 
 def spearman_option() -> Any:
     """``rank --spearman formula|pearson`` (default: the rank job's)."""
-    from ..ranking import compare_references_files
+    from ..jobs import compare_references_files
 
     return typer.Option(
         library_default(compare_references_files, "spearman"),

@@ -32,7 +32,7 @@ from .data import (
 
 if TYPE_CHECKING:
     from ..agreement import AgreementTableResult
-    from ..classification import AUCResult
+    from ..stats import AUCResult
 
 __all__ = ["DemoSpec", "SECTIONS"]
 

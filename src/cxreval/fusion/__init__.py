@@ -43,7 +43,7 @@ from ._base import (
     list_fusion,
     register_fusion,
 )
-from ._dawid_skene import ERRORS_COLUMNS, DawidSkene, dawid_skene_em
+from ._dawid_skene import ERRORS_COLUMNS, DawidSkene
 from ._label_table import annotations_from_labels, fuse_labels
 from ._mace import COMPETENCE_COLUMNS, MACE, MACE_METHODS, SPAMMING_COLUMNS, mace_fit, mace_starts
 from ._majority_vote import FuseAnd, FuseOr, MajorityVote, vote_counts
@@ -81,7 +81,6 @@ __all__ = [
     "FuseAnd",
     "vote_counts",
     "DawidSkene",
-    "dawid_skene_em",
     "ERRORS_COLUMNS",
     "MACE",
     "MACE_METHODS",

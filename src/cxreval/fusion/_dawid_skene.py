@@ -1,4 +1,5 @@
-"""Dawid–Skene: EM with a full confusion matrix per reader.
+"""Dawid–Skene: EM with a full confusion matrix per reader (the estimator; its EM is
+:func:`cxreval.stats.fit_dawid_skene`, which the reader study's latent reference fits too).
 
 Model [1]_: item ``i`` has a latent true state ``z_i`` with prior ``p_k = P(z_i = k)``; reader ``j`` gives
 state ``l`` with probability ``π_j[k, l] = P(y_ij = l | z_i = k)``, independently across readers. The
@@ -29,7 +30,7 @@ milliseconds. The defaults are those of the tests and the published tables, whic
 Speed
 -----
 Items with the same answer pattern (the same readers giving the same labels) get the same posteriors, so
-EM runs on the distinct patterns weighted by their counts (:mod:`cxreval.fusion._patterns`): with 5 readers
+EM runs on the distinct patterns weighted by their counts (:func:`cxreval.stats.answer_patterns`): with 5 readers
 and 3 states at most 1,024 patterns however many items. The sums are the item-by-item sums grouped,
 equal to rounding.
 
@@ -83,93 +84,13 @@ import pandas as pd
 
 from .._validation import check_choice, check_positive_int
 from ..schema import FINDING, SOURCE
+from ..stats import fit_dawid_skene
 from ._base import STATES, Annotations, GroupedFusion, check_float, register_fusion
-from ._patterns import group_patterns
 
-__all__ = ["DawidSkene", "dawid_skene_em", "ERRORS_COLUMNS"]
+__all__ = ["DawidSkene", "ERRORS_COLUMNS"]
 
 ERRORS_COLUMNS: tuple[str, ...] = (FINDING, SOURCE, "true_state", "observed_state", "probability", "weight")
 """Columns of :attr:`DawidSkene.errors_` (``ds_confusion.csv``)."""
-
-
-def dawid_skene_em(
-    item: np.ndarray,
-    reader: np.ndarray,
-    label: np.ndarray,
-    n_items: int,
-    n_readers: int,
-    n_classes: int,
-    init: np.ndarray,
-    *,
-    n_iter: int,
-    tol: float,
-    weight: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
-    """Run Dawid–Skene EM on encoded annotations.
-
-    Parameters
-    ----------
-    item, reader, label : ndarray of int, shape (n_annotations,)
-        Codes, ``label`` in ``0 .. n_classes-1``; sorted by ``(item, reader)`` for reproducible sums.
-    init : ndarray of shape (n_items, n_classes)
-        Initial posteriors ``T`` (rows sum to 1).
-    n_iter : int
-        Maximum number of iterations.
-    tol : float
-        Stop when the log-likelihood per item (``sum(weight)`` items) rises by less than ``tol``.
-    weight : ndarray of shape (n_items,), optional
-        Number of items each ``item`` stands for (answer patterns, :func:`~cxreval.fusion._patterns.answer_patterns`);
-        default 1 each.
-
-    Returns
-    -------
-    posteriors : ndarray (n_items, n_classes)
-    prior : ndarray (n_classes,)
-    errors : ndarray (n_readers, n_classes, n_classes)
-        ``errors[j, k, l] = P(reader j says l | true k)``; rows of a class the reader never saw are uniform.
-    history : ndarray
-        True log-likelihood after each iteration.
-    converged : bool
-        Whether the rise fell below ``tol`` before ``n_iter`` iterations.
-    """
-    K = n_classes
-    w = np.ones(n_items) if weight is None else np.asarray(weight, dtype=np.float64)
-    total = float(w.sum())
-    w_ann = w[item]
-    Tk = np.ascontiguousarray(init.T)  # (K, n_items) layout: fast row operations
-    key = reader * K + label
-    history: list[float] = []
-    converged = False
-    err = np.empty((n_readers, K, K))
-    prior = (Tk @ w) / total
-    with np.errstate(divide="ignore"):
-        for _ in range(n_iter):
-            prior = (Tk @ w) / total
-            for k in range(K):
-                err[:, k, :] = np.bincount(key, weights=Tk[k, item] * w_ann, minlength=n_readers * K).reshape(
-                    n_readers, K
-                )
-            mass = err.sum(axis=2, keepdims=True)
-            err = np.divide(err, mass, out=np.full_like(err, 1.0 / K), where=mass > 0)
-            log_err = np.log(err)
-            logp = np.empty((K, n_items))
-            for k in range(K):
-                logp[k] = np.bincount(item, weights=log_err[reader, k, label], minlength=n_items) + np.log(
-                    prior[k]
-                )
-            top = logp.max(axis=0)
-            top[~np.isfinite(top)] = 0.0
-            e = np.exp(logp - top)
-            tot = e.sum(axis=0)
-            Tk = e / tot
-            ll = float(w @ (np.log(tot) + top))
-            if history and (ll - history[-1]) < tol * total:
-                history.append(ll)
-                converged = True
-                break
-            history.append(ll)
-    T = Tk.T
-    return T, prior, err, np.asarray(history), converged
 
 
 @register_fusion("ds")
@@ -235,44 +156,29 @@ class DawidSkene(GroupedFusion):
         n_readers: int,
         extra: object = None,
     ) -> dict[str, np.ndarray]:
-        classes, pat = group_patterns(item, reader, label, n_items, n_readers)
-        K = len(classes)
-        init = (
-            np.bincount(pat.item * K + pat.label, minlength=pat.n_patterns * K)
-            .reshape(-1, K)
-            .astype(np.float64)
-        )
-        init += self.init_smoothing
-        init /= init.sum(axis=1, keepdims=True)
-        T, prior, err, hist, conv = dawid_skene_em(
-            pat.item,
-            pat.reader,
-            pat.label,
-            pat.n_patterns,
+        fit = fit_dawid_skene(
+            item,
+            reader,
+            label,
+            n_items,
             n_readers,
-            K,
-            init,
             n_iter=self.n_iter,
             tol=float(self.tol),
-            weight=pat.weight,
+            init_smoothing=self.init_smoothing,
         )
-        w_ann = pat.weight[pat.item]
-        weight = np.stack(
-            [np.bincount(pat.reader, weights=T[pat.item, k] * w_ann, minlength=n_readers) for k in range(K)],
-            axis=1,
-        )
+        hist = fit.history
         change = float(hist[-1] - hist[-2]) / n_items if len(hist) > 1 else float("nan")
         return {
-            "classes": classes,
-            "proba": T[pat.inverse],
-            "prior": prior,
-            "errors": err,
-            "weight": weight,
+            "classes": fit.classes,
+            "proba": fit.proba,
+            "prior": fit.prior,
+            "errors": fit.errors,
+            "weight": fit.weight,
             "history": hist,
-            "converged": np.bool_(conv),
+            "converged": np.bool_(fit.converged),
             "seen": np.unique(reader),
             "n_annotations": np.int64(len(item)),
-            "n_patterns": np.int64(pat.n_patterns),
+            "n_patterns": np.int64(fit.n_patterns),
             "n_iter": np.int64(len(hist)),
             "log_likelihood": np.float64(hist[-1]),
             "final_change": change,

@@ -30,9 +30,8 @@ import pandas as pd
 
 from .._typing import PathLike, RNGLike
 from .._validation import did_you_mean, normalize_rng
-from ..agreement import expand_findings
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
-from ..labels import validate_label_table
+from ..labels import expand_findings, validate_label_table
 from ..schema import (
     FINDING,
     P_POSITIVE,

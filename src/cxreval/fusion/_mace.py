@@ -26,7 +26,7 @@ Differences from crowd-kit 1.4.2
 
 As for Dawid–Skene, the state space of a fit is the set of states used; ``pooling`` chooses one model
 per finding or one joint model, and EM runs on the distinct answer patterns weighted by their counts
-(:mod:`cxreval.fusion._patterns`; equal to the item-by-item sums to rounding).
+(:func:`cxreval.stats.answer_patterns`; equal to the item-by-item sums to rounding).
 
 Stopping rule: each restart runs ``n_iter`` iterations (the reference implementation's and crowd-kit's
 rule; default). With ``tol`` set, a restart stops earlier, at the first iteration where the marginal
@@ -81,8 +81,8 @@ from .._typing import RNGLike
 from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..schema import FINDING, SOURCE, STATE
+from ..stats import group_patterns
 from ._base import Annotations, GroupedFusion, check_float, register_fusion
-from ._patterns import group_patterns
 
 __all__ = ["MACE", "mace_fit", "mace_starts", "COMPETENCE_COLUMNS", "SPAMMING_COLUMNS", "MACE_METHODS"]
 

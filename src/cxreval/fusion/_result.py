@@ -22,14 +22,23 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..agreement import AGREEMENT_COLUMNS
 from ..exceptions import InvalidParameterError
 from ..findings import XQA_SELECTED
 from ..io import markdown_table, write_table
 from ..labels import LABEL_COLUMNS
-from ..latent import READER_ACCURACY_COLUMNS
 from ..results import TableResult
-from ..schema import FINDING, MACRO, MICRO, P_POSITIVE, SOURCE, STATE, SUMMARY_ROWS, state_names
+from ..schema import (
+    AGREEMENT_COLUMNS,
+    FINDING,
+    MACRO,
+    MICRO,
+    P_POSITIVE,
+    READER_ACCURACY_COLUMNS,
+    SOURCE,
+    STATE,
+    SUMMARY_ROWS,
+    state_names,
+)
 from ._dawid_skene import ERRORS_COLUMNS
 from ._mace import COMPETENCE_COLUMNS
 
@@ -47,7 +56,7 @@ __all__ = [
 METHOD = "method"
 """Column naming the fusion method (``mv``, ``ds``, ...) in the agreement, convergence and warning tables."""
 FUSION_AGREEMENT_COLUMNS: tuple[str, ...] = (METHOD, *AGREEMENT_COLUMNS[1:])
-"""Columns of ``fusion_agreement.csv``: the agreement table's (:data:`cxreval.agreement.AGREEMENT_COLUMNS`) with
+"""Columns of ``fusion_agreement.csv``: the agreement table's (:data:`cxreval.schema.AGREEMENT_COLUMNS`) with
 ``method`` in place of ``pair`` (the pair is always ``reference:fused_<method>``)."""
 CONVERGENCE_COLUMNS: tuple[str, ...] = (
     METHOD,
@@ -108,7 +117,7 @@ class FusionResult(TableResult):
         finding, and macro/micro over the XQA selected findings present (``finding_set='selected'``) and over
         all (``'all'``); None without a reference.
     method_agreement : pandas.DataFrame or None
-        Agreement between the methods, pair by pair (:data:`cxreval.agreement.AGREEMENT_COLUMNS`); None with
+        Agreement between the methods, pair by pair (:data:`cxreval.schema.AGREEMENT_COLUMNS`); None with
         one method.
     adjudicated : str or None
         The reference source (a role, not another name for ``source``: the source every method is scored
@@ -137,7 +146,7 @@ class FusionResult(TableResult):
         With Dawid-Skene, from :func:`cxreval.jobs.fuse_and_compare` (None from :func:`fuse_labels`): each
         reader's sensitivity and specificity per finding under the binary readers-only latent-class model
         (uncertain = no label), with patient-bootstrap intervals (:func:`cxreval.latent.reader_accuracy_table`,
-        :data:`cxreval.latent.READER_ACCURACY_COLUMNS`); a finding with fewer than three readers has no rows.
+        :data:`cxreval.schema.READER_ACCURACY_COLUMNS`); a finding with fewer than three readers has no rows.
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType(

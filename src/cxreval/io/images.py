@@ -1,4 +1,5 @@
-"""Radiographs on disk: one reader at the stored bit depth, its header-only size, and the writer.
+"""Radiographs on disk: one reader at the stored bit depth, its header-only size, the writer, and block-mean
+resampling (:func:`box_downsample`).
 
 :func:`read_image` returns the stored pixel values unchanged (no scaling, no 8-bit conversion) as a
 :class:`LoadedImage`, with the largest value the file's type allows (``max_value``, the ``data_range`` of
@@ -67,6 +68,7 @@ __all__ = [
     "to_grey",
     "is_dicom",
     "pydicom_available",
+    "box_downsample",
 ]
 
 IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".dcm", ".dicom", ".npy")
@@ -502,3 +504,75 @@ def write_image(path: PathLike, image: np.ndarray, *, data_range: float, dtype: 
             f"write_image: unsupported file suffix {p.suffix!r} for {p}; use .png, .tif, .tiff or .npy."
         )
     return p
+
+
+# box_downsample conventions -> (zero/edge rows before the image as a function of f, numpy.pad mode)
+_BOX_CONVENTIONS = {
+    "matlab": (lambda f: (f - 1) // 2, "constant"),
+    "replicate": (lambda f: f // 2, "edge"),
+    "pool": (None, "none"),
+}
+
+
+def box_downsample(image: np.ndarray, f: int, *, convention: str = "matlab") -> np.ndarray:
+    """Average ``f x f`` blocks and keep one value per block, in one of three alignments.
+
+    * ``'matlab'``: MATLAB's ``y = conv2(x, ones(f)/f^2, 'same'); y(1:f:end, 1:f:end)``: ``(f - 1) // 2``
+      zero rows/columns before the image and zeros after it as needed (output ``ceil(H/f) x ceil(W/f)``).
+    * ``'replicate'``: ``f // 2`` edge-replicated rows/columns before the image, replicated ones after it as
+      needed (piq's VSI: replicate padding then ``avg_pool2d``).
+    * ``'pool'``: blocks from the origin, the remainder dropped (torch's ``avg_pool2d``; ``floor(H/f)``).
+
+    ``f <= 1`` returns ``image`` unchanged.
+    """
+    if f <= 1:
+        return image
+    top_of, mode = _BOX_CONVENTIONS[
+        check_choice(convention, _BOX_CONVENTIONS, name="convention", func="box_downsample")
+    ]
+    x = np.asarray(image, dtype=np.float64)
+    h, w = x.shape
+    if top_of is None:
+        nh, nw, top, edge = h // f, w // f, 0, False
+    else:
+        nh, nw, top, edge = -(-h // f), -(-w // f), top_of(f), mode == "edge"
+    # block sums without a padded copy: the blocks inside the image by a reshape (rows) and f strided adds
+    # (columns) of views; the few blocks that overlap the padding summed apart (zero or edge rows/columns)
+    rows = _block_sums(x, f, nh, top, edge, axis=0)
+    out = _block_sums(rows, f, nw, top, edge, axis=1)
+    out *= 1.0 / (f * f)
+    return out
+
+
+def _block_sums(x: np.ndarray, f: int, n: int, top: int, edge: bool, *, axis: int) -> np.ndarray:
+    """Sums along ``axis`` (0 or 1) of a 2-D array's ``n`` blocks of ``f`` that start ``top`` before index 0;
+    indices outside the array are zero or, with ``edge``, its first/last row (column)."""
+    h = x.shape[axis]
+    shape = (n, x.shape[1]) if axis == 0 else (x.shape[0], n)
+    acc = np.empty(shape)
+
+    def at(a: int, b: int, step: int = 1) -> tuple[slice, ...]:
+        return (slice(a, b, step),) if axis == 0 else (slice(None), slice(a, b, step))
+
+    lo, hi = -(-top // f), max(-(-top // f), min(n, (h + top) // f))  # the blocks entirely inside
+    if hi > lo:
+        start, stop = lo * f - top, hi * f - top
+        if axis == 0:  # f contiguous rows per block: numpy's reduction over the middle axis of a view
+            acc[lo:hi] = x[start:stop].reshape(hi - lo, f, -1).sum(axis=1)
+        else:  # f strided views of the columns
+            inner = acc[:, lo:hi]
+            np.copyto(inner, x[:, start:stop:f])
+            for k in range(1, f):
+                inner += x[:, start + k : stop : f]
+    for i in [*range(0, min(lo, n)), *range(max(hi, lo), n)]:  # the blocks over the padding
+        start = i * f - top
+        a, b = max(start, 0), min(start + f, h)
+        part = x[at(a, b)].sum(axis=axis) if b > a else np.zeros(x.shape[1 - axis])
+        if edge:
+            part = (
+                part
+                + max(0, -start) * x[at(0, 1)].sum(axis=axis)
+                + max(0, start + f - h) * x[at(h - 1, h)].sum(axis=axis)
+            )
+        acc[at(i, i + 1)] = part.reshape(acc[at(i, i + 1)].shape)
+    return acc

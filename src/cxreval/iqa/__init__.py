@@ -90,7 +90,6 @@ from ._feature_similarity import fsim, phase_congruency
 from ._full_reference import ambe, psnr, rmse, uqi
 from ._gradient import gmsd, mdsi
 from ._haar_wavelet_similarity import haarpsi, haarpsi_med
-from ._image import box_downsample
 from ._no_reference import NIQEModel, load_niqe_model, niqe, piqe, snr
 from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
 from ._scoring import (
@@ -110,7 +109,6 @@ __all__ = [
     "register_iqa",
     "get_metric",
     "list_metrics",
-    "box_downsample",
     "psnr",
     "rmse",
     "uqi",

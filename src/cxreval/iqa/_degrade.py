@@ -57,10 +57,10 @@ import pandas as pd
 from .._typing import PathLike, RNGLike
 from .._validation import check_positive_int, normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
-from ..io.images import IMAGE_SUFFIXES, read_image, write_image
+from ..io.images import IMAGE_SUFFIXES, box_downsample, read_image, write_image
 from ..outputs import path_inside
 from ..results import TableResult
-from ._image import box_downsample, check_image
+from ._image import check_image
 
 __all__ = [
     "TRANSFORMS",
@@ -610,7 +610,7 @@ def shrink_images(
     ``folder/<name>.png`` as a 16-bit PNG in the image's data range; returns the written paths.
 
     The factor is ``ceil(longest side / max_size)`` (1: the image is rewritten unchanged, as 16-bit); the mean is
-    over ``factor x factor`` blocks, the remainder cropped (:func:`~cxreval.iqa.box_downsample`, ``'pool'``,
+    over ``factor x factor`` blocks, the remainder cropped (:func:`~cxreval.io.images.box_downsample`, ``'pool'``,
     float64). ``names`` are the output stems (default: each file's stem)."""
     if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or max_size < 1:
         raise InvalidParameterError(f"max_size must be a positive int (pixels). Got {max_size!r}.")

@@ -9,7 +9,7 @@ over the raters of image ``i``. By default SRCC is Spearman's rho as the Pearson
 and KRCC Kendall's tau-b, as ``scipy.stats.spearmanr``/``kendalltau`` (``spearman='pearson'``,
 ``kendall='tau-b'``); the paper's section 2.3 formulas, ``1 - 6 sum d² / (n (n² - 1))`` and
 ``(C - D) / (n (n - 1) / 2)``, are ``spearman='formula'`` and ``kendall='tau-a'``. The four functions and their
-names are :mod:`cxreval.ranking`'s (:func:`~cxreval.ranking.correlation_function`), as for
+names are :mod:`cxreval.stats`' (:func:`~cxreval.stats.correlation_function`), as for
 ``cxreval rank``; they differ only with ties, which a 4-point Likert scale has many of.
 
 Rated images that no metric scores (e.g. the undegraded reference images, rated by the experts but not
@@ -51,9 +51,9 @@ from .._validation import (
 from ..bootstrap import draw_plan, summarize_distribution
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io import write_summary
-from ..ranking import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 from ..results import ReadResult, TableResult, as_table
 from ..schema import check_columns
+from ..stats import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 
 __all__ = [
     "zscores",
@@ -106,10 +106,10 @@ UNSCORED_CHOICES: tuple[str, ...] = ("keep", "exclude", "error")
 
 IQA_SPEARMAN = "pearson"
 """Default SRCC variant of the IQA tables: the Pearson correlation of average ranks (``scipy.stats.spearmanr``);
-one of :data:`cxreval.ranking.SPEARMAN_VARIANTS`."""
+one of :data:`cxreval.stats.SPEARMAN_VARIANTS`."""
 IQA_KENDALL = "tau-b"
 """Default KRCC variant of the IQA tables: tau-b (``scipy.stats.kendalltau``); one of
-:data:`cxreval.ranking.KENDALL_VARIANTS`."""
+:data:`cxreval.stats.KENDALL_VARIANTS`."""
 DDOF_CHOICES: tuple[int, ...] = (0, 1)
 """Divisors of the raters' standard deviation: ``n - ddof`` (0: population, as ``scipy.stats.zscore``; 1: sample)."""
 
@@ -326,7 +326,7 @@ def srcc_krcc(
     ``spearman='pearson'`` (default) is the Pearson correlation of average ranks (``scipy.stats.spearmanr``),
     ``'formula'`` the XQA-Chest paper's ``1 - 6 sum d² / (n (n² - 1))``; ``kendall='tau-b'`` (default) is
     ``scipy.stats.kendalltau``, ``'tau-a'`` the paper's ``(C - D) / (n (n - 1) / 2)``
-    (:func:`~cxreval.ranking.correlation_function`). The caller checks the variant names."""
+    (:func:`~cxreval.stats.correlation_function`). The caller checks the variant names."""
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan"), float("nan")
     return (
@@ -622,7 +622,7 @@ class ExpertAgreementResult(TableResult):
 
     def summary(self, title: str = "cxreval iqa agree") -> str:
         """Tables 3 and 4 and what was left out, as Markdown (``summary.md`` of ``cxreval iqa agree``)."""
-        from ..ranking import VARIANT_TEXT
+        from ..stats import VARIANT_TEXT
 
         lines = [
             f"# {title}",

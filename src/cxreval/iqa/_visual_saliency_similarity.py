@@ -37,9 +37,9 @@ import functools
 import numpy as np
 
 from .._validation import check_choice
+from ..io.images import box_downsample
 from ._image import (
     SCHARR,
-    box_downsample,
     downsample_factor,
     gradient_magnitude,
     rescaled_pair,

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pandas as pd
 
 from .._typing import RNGLike, Studies
-from ..classification import AUCResult, SeparabilityResult, compare_best_models, read_model_groups
+from ..classification import SeparabilityResult, compare_best_models, read_model_groups
 from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike, open_executor
 from ..io import write_summary
 from ..latent import LatentAUCResult, evaluate_latent_auc, evaluate_latent_auc_files
 from ..progress import Progress
 from ..results import TableResult, as_table
+from ..stats import AUCResult
 
 if TYPE_CHECKING:
     from ..findings import VocabularyMapping
@@ -111,7 +112,7 @@ class ClassifierEvaluation(TableResult):
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
-        """The forest plot of ``auc.csv`` (:meth:`cxreval.classification.AUCResult.figure`)."""
+        """The forest plot of ``auc.csv`` (:meth:`cxreval.stats.AUCResult.figure`)."""
         return AUCResult.figure(table)
 
 

@@ -18,12 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pandas as pd
 
 from .._typing import RNGLike, Studies
-from ..classification import (
-    AUC_SUMMARY_FILE,
-    AUCResult,
-    AUCTableResult,
-    SeparabilityResult,
-)
+from ..classification import SeparabilityResult
 from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike
 from ..io import write_summary
@@ -38,6 +33,7 @@ from ..ranking import (
     read_auc_table,
 )
 from ..results import TableResult
+from ..stats import AUC_SUMMARY_FILE, AUCResult, AUCTableResult
 from ._classify import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
 
 if TYPE_CHECKING:
@@ -61,8 +57,8 @@ class ReferenceComparison(TableResult):
     Attributes
     ----------
     auc : AUCResult or AUCTableResult
-        The AUCs ranked: bootstrapped from predictions and labels (:class:`~cxreval.classification.AUCResult`),
-        or a table of point AUCs (:class:`~cxreval.classification.AUCTableResult`, ``rank --auc-table``).
+        The AUCs ranked: bootstrapped from predictions and labels (:class:`~cxreval.stats.AUCResult`),
+        or a table of point AUCs (:class:`~cxreval.stats.AUCTableResult`, ``rank --auc-table``).
     ranking : RankingStabilityResult
         The rank correlations between the rankings each reference induces, the rankings and the top changes.
     comparison : SeparabilityResult or None
@@ -120,7 +116,7 @@ class ReferenceComparison(TableResult):
         return text if self.comparison is None else text + "\n\n" + self.comparison.verdicts()
 
     def design(self) -> str:
-        """The comparison design in words (:meth:`cxreval.classification.AUCResult.design`); '' for a point table."""
+        """The comparison design in words (:meth:`cxreval.stats.AUCResult.design`); '' for a point table."""
         return self.auc.design() if isinstance(self.auc, AUCResult) else ""
 
     def design_record(self) -> dict[str, object]:

@@ -36,11 +36,10 @@ import pandas as pd
 
 from .._typing import RNGLike
 from .._validation import check_choice, check_positive_int
-from ..agreement import expand_findings
 from ..bootstrap import draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io import markdown_table
-from ..labels import validate_label_table
+from ..labels import expand_findings, validate_label_table
 from ..results import TableResult
 from ..schema import MACRO, MICRO, SOURCE
 

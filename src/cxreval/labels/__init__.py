@@ -49,6 +49,7 @@ from ._files import (
     read_label_tables,
     read_prediction_tables,
 )
+from ._findings import expand_findings
 from ._long import (
     LABEL_COLUMNS,
     PREDICTION_COLUMNS,
@@ -97,4 +98,5 @@ __all__ = [
     "read_label_tables",
     "check_label_headers",
     "check_prediction_headers",
+    "expand_findings",
 ]

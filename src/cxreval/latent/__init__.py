@@ -42,12 +42,11 @@ from ._model import (
     default_n_bins,
     fit_from_state,
     fit_latent_class,
-    normal_scores,
     score_bins,
     select_score_model,
 )
 from ._resampling import LatentClassBootstrap, bootstrap_latent_class
-from ._result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
+from ._result import LATENT_REFERENCE, LatentAUCResult
 
 __all__ = [
     "NOT_IDENTIFIED",
@@ -56,7 +55,6 @@ __all__ = [
     "fit_latent_class",
     "latent_auc_score",
     "default_n_bins",
-    "normal_scores",
     "score_bins",
     "select_score_model",
     "SCORE_MODELS",
@@ -69,7 +67,6 @@ __all__ = [
     "reader_accuracy_table",
     "LatentAUCResult",
     "LATENT_REFERENCE",
-    "READER_ACCURACY_COLUMNS",
     "READER_AGREEMENT_COLUMNS",
     "SCORE_ASSOCIATION_COLUMNS",
     "latent_auc_rows",

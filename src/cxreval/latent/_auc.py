@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..classification import soft_auc_rows
 from ..exceptions import InvalidParameterError
+from ..stats import soft_auc_rows
 
 __all__ = ["latent_auc_score", "latent_auc_rows"]
 

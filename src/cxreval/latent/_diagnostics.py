@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._fitting import normal_scores
+from ..stats import normal_scores
 from ._model import LatentClassFit
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 :func:`evaluate_latent_auc` (DataFrames), :func:`evaluate_latent_auc_files` (files: what ``cxreval classify
 --latent-truth`` runs) and :func:`evaluate_latent_auc_prepared` (the arrays of
-:func:`cxreval.classification.prepare_inputs`) all return a :class:`~cxreval.latent.LatentAUCResult`. Per finding,
+:func:`cxreval.stats.prepare_inputs`) all return a :class:`~cxreval.latent.LatentAUCResult`. Per finding,
 the evaluated studies are those with a label from at least one reader (or the anchor); the readers' labels are
 binarised by the label policy (default: an uncertain label is no label from that reader, ``not_mentioned``
 negative, as ``classify``). Per model × finding, :func:`~cxreval.latent.bootstrap_latent_class` fits the model of
@@ -22,12 +22,12 @@ import pandas as pd
 from .._typing import RNGLike
 from .._validation import check_confidence_level, check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan, percentile_ci
-from ..classification import AUC_COLUMNS, DEFAULT_GROUP, PreparedInputs, prepare_from_files, prepare_inputs
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..io import read_table
 from ..progress import Progress, as_progress
-from ..schema import FINDING, MACRO, check_columns
+from ..schema import FINDING, MACRO, READER_ACCURACY_COLUMNS, check_columns
+from ..stats import AUC_COLUMNS, DEFAULT_GROUP, PreparedInputs, prepare_from_files, prepare_inputs
 from ._auc import latent_auc_score
 from ._diagnostics import (
     READER_AGREEMENT_COLUMNS,
@@ -38,7 +38,7 @@ from ._diagnostics import (
 from ._fitting import NOT_IDENTIFIED, SCORE_MODELS, NotIdentifiedError
 from ._model import fit_latent_class
 from ._resampling import bootstrap_latent_class
-from ._result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
+from ._result import LATENT_REFERENCE, LatentAUCResult
 
 __all__ = [
     "evaluate_latent_auc",
@@ -369,7 +369,7 @@ def evaluate_latent_auc(
         A finding with fewer than three readers with labels, without known accuracies or anchor labels (the
         message names the finding and ends with :data:`~cxreval.latent.NOT_IDENTIFIED`), before any fit.
     SchemaError, InvalidParameterError
-        As :func:`cxreval.classification.prepare_inputs`; an unknown reader or anchor.
+        As :func:`cxreval.stats.prepare_inputs`; an unknown reader or anchor.
     """
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
     prep = prepare_inputs(
@@ -416,7 +416,7 @@ def evaluate_latent_auc_files(
     progress: Progress | None = None,
 ) -> LatentAUCResult:
     """:func:`evaluate_latent_auc` on prediction and label files (what ``cxreval classify --latent-truth`` runs;
-    the files are read as :func:`cxreval.classification.prepare_from_files` reads them)."""
+    the files are read as :func:`cxreval.stats.prepare_from_files` reads them)."""
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
     if reader_accuracy is not None and not isinstance(reader_accuracy, pd.DataFrame):
         reader_accuracy = read_reader_accuracy(reader_accuracy)  # a bad file is refused before the reading
@@ -458,7 +458,7 @@ def reader_accuracy_table(
     rng: RNGLike = None,
 ) -> pd.DataFrame:
     """Each reader's sensitivity and specificity per finding under the readers-only latent-class model, with
-    patient-bootstrap percentile intervals (:data:`~cxreval.latent.READER_ACCURACY_COLUMNS`).
+    patient-bootstrap percentile intervals (:data:`~cxreval.schema.READER_ACCURACY_COLUMNS`).
 
     The readers' states are binarised: positive 1, negative 0, uncertain no label, ``not_mentioned`` negative
     (or no label with ``not_mentioned='exclude'``). Patients are resampled (each study its own patient when the

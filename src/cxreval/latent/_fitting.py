@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import InvalidParameterError
+from ..stats import normal_scores
 from . import _em
 
 __all__ = [
@@ -16,7 +17,6 @@ __all__ = [
     "SCORE_MODELS",
     "default_n_bins",
     "score_bins",
-    "normal_scores",
     "spline_basis",
     "Inputs",
     "check_inputs",
@@ -70,16 +70,6 @@ def score_bins(score: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     raw = np.searchsorted(edges, s, side="right")
     used, bins = np.unique(raw, return_inverse=True)
     return bins.reshape(-1).astype(np.intp), edges[used[1:] - 1] if used.size > 1 else np.empty(0)
-
-
-def normal_scores(score: np.ndarray) -> np.ndarray:
-    """``Φ⁻¹((rank - 1/2) / n)`` of each score (average ranks for ties): the scale the spline is fitted on, so
-    that the model does not depend on a monotone transform of the scores."""
-    from scipy.special import ndtri
-
-    _, inv, counts = np.unique(score, return_inverse=True, return_counts=True)
-    rank = (np.cumsum(counts) - (counts - 1) / 2.0)[inv.reshape(-1)]
-    return np.asarray(ndtri((rank - 0.5) / score.size), dtype=float)
 
 
 def spline_basis(z: np.ndarray, knots: np.ndarray) -> np.ndarray:

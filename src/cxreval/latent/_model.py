@@ -73,7 +73,6 @@ from ._fitting import (
     check_inputs,
     default_n_bins,
     fit_rows,
-    normal_scores,
     score_bins,
     select_score_model,
     study_posterior,
@@ -87,7 +86,6 @@ __all__ = [
     "fit_latent_class",
     "fit_from_state",
     "default_n_bins",
-    "normal_scores",
     "score_bins",
     "select_score_model",
 ]

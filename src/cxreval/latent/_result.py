@@ -11,31 +11,16 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..classification import AUC_COLUMNS, AUCResult, markdown_auc_table
 from ..io import markdown_table
 from ..results import TableResult, readonly
 from ..schema import FINDING
+from ..stats import AUC_COLUMNS, AUCResult, markdown_auc_table
 from ._diagnostics import FLAG_CORRELATION, FLAG_Z
 
-__all__ = ["LATENT_REFERENCE", "READER_ACCURACY_COLUMNS", "LatentAUCResult"]
+__all__ = ["LATENT_REFERENCE", "LatentAUCResult"]
 
 LATENT_REFERENCE = "latent"
 """The ``reference`` of the latent-truth AUCs in ``auc.csv``."""
-READER_ACCURACY_COLUMNS: tuple[str, ...] = (
-    FINDING,
-    "source",
-    "sensitivity",
-    "sensitivity_low",
-    "sensitivity_high",
-    "specificity",
-    "specificity_low",
-    "specificity_high",
-    "n_labelled",
-    "fixed",
-)
-"""Columns of ``reader_accuracy.csv`` (written by ``classify --latent-truth`` and ``fuse``; read back by
-``--reader-accuracy``): each reader's sensitivity and specificity per finding under the readers-only
-latent-class model, with patient-bootstrap percentile intervals; ``fixed``: given, not estimated."""
 
 
 _SCORE_MODEL_WORDS = {
@@ -56,7 +41,7 @@ class LatentAUCResult(TableResult):
     Attributes
     ----------
     table : pandas.DataFrame
-        :data:`~cxreval.classification.AUC_COLUMNS`, ``reference == 'latent'``; ``n_pos``/``n_neg`` the expected
+        :data:`~cxreval.stats.AUC_COLUMNS`, ``reference == 'latent'``; ``n_pos``/``n_neg`` the expected
         numbers of positives and negatives (the posteriors' sum, rounded), ``n_dropped`` the studies with a score
         but no reader label (not evaluated); ``finding == 'macro'``: the mean over the findings.
     reader_accuracy : pandas.DataFrame

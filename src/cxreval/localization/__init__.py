@@ -10,10 +10,9 @@ the box schema (``study_id, finding, [source,] x_min, y_min, x_max, y_max``) and
 ``localization.csv``; the results (:class:`~cxreval.localization.LocalizationResult`, :class:`~cxreval.localization.SynthResult`,
 :class:`~cxreval.localization.RealBoxesResult`) own their files.
 
-:mod:`._cam` makes the maps from a torch model: CAM (the paper's "transition layer activations weighted
-by the prediction layer's weights") and Grad-CAM at a named layer, at the feature-map size, and
-:func:`~cxreval.localization.save_heatmaps` writes them keyed ``"<image id>/<finding>"`` for ``cxreval localize``.
-torch is optional (``pip install cxreval[torch]``) and imported only when those functions run.
+:mod:`cxreval.predict` makes the maps from a torch model (CAM, the paper's "transition layer activations
+weighted by the prediction layer's weights", and Grad-CAM), and :mod:`._heatmap_keys` keys them
+``"<image id>/<finding>"`` and writes them for ``cxreval localize`` (:func:`~cxreval.localization.save_heatmaps`).
 """
 
 from __future__ import annotations
@@ -31,9 +30,9 @@ from ._boxes import (
     iou,
     iou_exact,
 )
-from ._cam import class_activation_maps, grad_cam, heatmap_dict, save_heatmaps
 from ._evaluate import DETAIL_COLUMNS, LocalizationResult, evaluate_heatmap_files, evaluate_heatmaps
 from ._heatmap_files import HEATMAP_INPUTS, HeatmapFiles, read_maps, scan_heatmaps
+from ._heatmap_keys import heatmap_dict, save_heatmaps
 from ._heatmaps import (
     HEATMAP_BOX_COLUMNS,
     HeatmapBoxesResult,
@@ -114,8 +113,6 @@ __all__ = [
     "afp_denominators",
     "denominators",
     "table4_denominators",
-    "class_activation_maps",
-    "grad_cam",
     "heatmap_dict",
     "save_heatmaps",
     "HEATMAP_INPUTS",

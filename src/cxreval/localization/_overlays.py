@@ -164,8 +164,7 @@ def overlay_boxes(
     """
     import pandas as pd
 
-    from ..io.images import read_image
-    from ..iqa import box_downsample
+    from ..io.images import box_downsample, read_image
     from ..schema import check_box_table
     from ._heatmaps import heatmaps_to_boxes
     from ._real_boxes import box_maps

@@ -27,27 +27,48 @@ LATENT = "latent"
 
 
 def _latent_truth(labels: pd.DataFrame, sources: Sequence[str], policy: str) -> pd.DataFrame:
-    """Dawid–Skene over the binarised labels of ``sources``: one 0/1 truth per (study_id, finding)."""
+    """Dawid–Skene over the binarised labels of ``sources``, one model per finding (the defaults of
+    :class:`cxreval.fusion.DawidSkene`): one 0/1 truth per (study_id, finding), 1 where the posterior of the
+    positive state exceeds that of the negative one."""
     import pandas as pd
 
-    from ..fusion import DawidSkene
+    from ..stats import fit_dawid_skene
 
     part = labels[labels[SOURCE].isin(list(sources))]
     y = binarize(part[STATE], policy=policy)
     keep = ~np.isnan(y)
-    ann = pd.DataFrame(
+    if not keep.any():
+        raise SchemaError(
+            "the annotation table passed to DawidSkene.fit is empty; at least one annotation is needed."
+        )
+    state = np.where(y[keep] == 1.0, 2, 0).astype("int64")
+    # studies, findings and readers coded by their sorted values, annotations sorted by (item, reader)
+    reader, readers = pd.factorize(pd.Series(part[SOURCE].to_numpy()[keep]).astype(str), sort=True)
+    study, studies = pd.factorize(pd.Series(part[STUDY_ID].to_numpy()[keep]).astype(str), sort=True)
+    finding, findings = pd.factorize(pd.Series(part[FINDING].to_numpy()[keep]).astype(str), sort=True)
+    pairs, item = np.unique(study.astype(np.int64) * len(findings) + finding, return_inverse=True)
+    item = item.reshape(-1)
+    order = np.argsort(item.astype(np.int64) * len(readers) + reader, kind="stable")
+    item, reader, state = item[order].astype(np.int64), reader[order].astype(np.int64), state[order]
+    item_finding = pairs % len(findings)
+    proba = np.zeros((len(pairs), 3))
+    for c in range(len(findings)):
+        items = np.flatnonzero(item_finding == c)
+        if not len(items):
+            continue
+        pos = np.full(len(pairs), -1)
+        pos[items] = np.arange(len(items))
+        sub = pos[item] >= 0
+        fit = fit_dawid_skene(pos[item[sub]], reader[sub], state[sub], len(items), len(readers))
+        proba[np.ix_(items, fit.classes)] = fit.proba
+    return pd.DataFrame(
         {
-            STUDY_ID: part[STUDY_ID].to_numpy()[keep],
-            SOURCE: part[SOURCE].to_numpy()[keep],
-            STATE: np.where(y[keep] == 1.0, 2, 0).astype("int64"),
-            FINDING: part[FINDING].to_numpy()[keep],
+            STUDY_ID: np.asarray(studies, dtype=object)[pairs // len(findings)],
+            FINDING: np.asarray(findings, dtype=object)[item_finding],
+            "truth": (proba[:, 2] > proba[:, 0]).astype(float),
+            SOURCE: LATENT,
         }
     )
-    proba = DawidSkene().fit_predict_proba(ann)
-    truth = (proba[2] > proba[0]).astype(float)
-    out = truth.rename("truth").reset_index()
-    out[SOURCE] = LATENT
-    return out
 
 
 def reference_truths(

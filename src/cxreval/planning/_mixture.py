@@ -71,7 +71,7 @@ def fit_joint(
     references : ndarray of shape (n, r)
         1.0 / 0.0 / NaN (not labelled).
     x : ndarray of shape (n, p)
-        The scores on the normal scale (:func:`cxreval.latent.normal_scores`).
+        The scores on the normal scale (:func:`cxreval.stats.normal_scores`).
     anchor : ndarray of shape (n,) or (D, n), optional
         Known truths (1.0 / 0.0, NaN unknown); with shape (D, n), D models are fitted at once (one per row) and
         the posteriors have that shape.

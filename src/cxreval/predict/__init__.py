@@ -6,7 +6,8 @@ Every public name is exported here (the implementation modules are private): fin
 step by step as the model was trained (:class:`Preprocessing`, :func:`preprocess_image`), the ``xrv:<weights>``,
 ``torch:<checkpoint>`` (+ YAML) and ``clip:...`` specs (:func:`load_model`), prompt files (:func:`load_prompts`),
 batched, resumable inference and its output files (:func:`predict`, :func:`run_predictions`,
-:func:`write_outputs`; the resume store :class:`PartialStore`), and :func:`finetune` (with the linear probe's fit
+:func:`write_outputs`; the resume store :class:`PartialStore`), CAM and Grad-CAM heatmaps
+(:func:`class_activation_maps`, :func:`grad_cam`), and :func:`finetune` (with the linear probe's fit
 on cached features, :func:`fit_linear_probe`). The public modules :mod:`.clip` (zero-shot scoring of CLIP-style
 models), :mod:`.clip_head`, :mod:`.losses`, :mod:`.recipes` (the ChestX-ray8 baseline, torchxrayvision's
 defaults) and :mod:`.shards` (``predict --executor``) are the homes of their own names.
@@ -18,6 +19,7 @@ torch, torchvision, torchxrayvision, open_clip_torch and transformers are option
 
 from __future__ import annotations
 
+from ._cam import class_activation_maps, grad_cam
 from ._finetune import FINETUNE_MODES, RECIPES, TRAINING_COLUMNS, FinetuneResult, finetune, training_targets
 from ._images import ImageItem, ImageList, exc_text, list_images
 from ._models import (
@@ -101,6 +103,8 @@ __all__ = [
     "center_crop",
     "resize",
     "CAM_METHODS",
+    "class_activation_maps",
+    "grad_cam",
     "PredictResult",
     "RunStats",
     "partial_path",

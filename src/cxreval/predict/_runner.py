@@ -230,7 +230,7 @@ def run_predictions(
     heatmaps : bool, default=False
         Also compute one map per image and written finding.
     cam : {'cam', 'gradcam'}, default='cam'
-        :func:`cxreval.localization.class_activation_maps` or :func:`~cxreval.localization.grad_cam`.
+        :func:`cxreval.predict.class_activation_maps` or :func:`~cxreval.predict.grad_cam`.
     target_layer : str, optional
         Overrides each model's default CAM layer.
     batch_size : int, default=16
@@ -322,7 +322,7 @@ def predict_batch(
 ) -> tuple[list[str], dict[int, np.ndarray], dict[int, np.ndarray], list[tuple[str, str, str]]]:
     """Scores (and maps) of the models ``idx`` on one read batch: ``(ids predicted, scores, maps, errors)``."""
     torch = require_torch()
-    from ..localization import class_activation_maps, grad_cam
+    from ._cam import class_activation_maps, grad_cam
 
     ok = [i for i, v in enumerate(loaded) if not isinstance(v, str)]
     errors = [

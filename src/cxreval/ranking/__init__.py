@@ -1,8 +1,8 @@
 """Rankings of models under several references: how stable they are (:mod:`cxreval.ranking._stability`), the rank
-correlations they are compared with (:mod:`cxreval.ranking._correlation`), and the published XQA tables to set
-them beside (:mod:`cxreval.ranking._published`)."""
+correlations' default variants (:mod:`cxreval.ranking._correlation`; the correlations are :mod:`cxreval.stats`'),
+and the published XQA tables to set them beside (:mod:`cxreval.ranking._published`)."""
 
-from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, correlation_function
+from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 from ._published import (
     PAIR_REFERENCES,
     XQA_AUC_TABLES,
@@ -18,30 +18,17 @@ from ._published import (
 from ._stability import (
     ALL_MODELS,
     CORRELATION_COLUMNS,
-    KENDALL_VARIANTS,
     RANKING_COLUMNS,
-    SPEARMAN_VARIANTS,
     TOP_COLUMNS,
-    VARIANT_TEXT,
     RankingStabilityResult,
     check_ranking_options,
     compare_rankings,
     compare_table_rankings,
-    kendall_tau_a,
-    kendall_tau_b,
     rank_desc,
-    spearman_rho,
-    spearman_rho_d2,
 )
 
 __all__ = [
     "rank_desc",
-    "spearman_rho",
-    "spearman_rho_d2",
-    "kendall_tau_a",
-    "kendall_tau_b",
-    "KENDALL_VARIANTS",
-    "SPEARMAN_VARIANTS",
     "RankingStabilityResult",
     "compare_rankings",
     "compare_table_rankings",
@@ -50,10 +37,8 @@ __all__ = [
     "CORRELATION_COLUMNS",
     "RANKING_COLUMNS",
     "TOP_COLUMNS",
-    "VARIANT_TEXT",
     "DEFAULT_KENDALL",
     "DEFAULT_SPEARMAN",
-    "correlation_function",
     "XQA_CITATION",
     "table_finding",
     "load_xqa_auc_table",

@@ -37,11 +37,11 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_path
-from ..classification import AUCTableResult
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..io import read_table
 from ..schema import MACRO, MICRO
+from ..stats import AUCTableResult
 from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 from ._stability import RankingStabilityResult, compare_table_rankings
 

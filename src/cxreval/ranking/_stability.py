@@ -3,14 +3,14 @@
 For every finding (and the macro and micro averages), every model group and every pair of references, the
 rankings of the models by AUC are compared with Spearman's rho (SRCC) and Kendall's tau (KRCC):
 point values from the AUC estimates and, when bootstrap distributions are available (an
-:class:`~cxreval.classification.AUCResult`), the distribution of the correlation over the same
+:class:`~cxreval.stats.AUCResult`), the distribution of the correlation over the same
 patient-bootstrap replicates: mean ± sd and percentile CI, as in the XQA paper's Tables 26–29.
 
 Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged, with the range of
 ranks a tie-break could give (``rank_min``, ``rank_max``: published AUCs rounded to 2 decimals tie
 often).
 
-With ties the XQA-Chest paper's formulas and scipy's differ (:mod:`cxreval.ranking._correlation`); the variant is
+With ties the XQA-Chest paper's formulas and scipy's differ (:mod:`cxreval.stats`); the variant is
 an option and is written on every output row (column ``variant``). By default both are the paper's (section 2.3):
 SRCC by ``1 - 6 sum d² / (n (n² - 1))`` on average ranks (``spearman='formula'``; ``'pearson'`` = the Pearson
 correlation of average ranks, ``scipy.stats.spearmanr``) and KRCC ``= (C - D) / (n (n - 1) / 2)``, tau-a
@@ -19,6 +19,7 @@ correlation of average ranks, ``scipy.stats.spearmanr``) and KRCC ``= (C - D) / 
 Examples
 --------
 >>> import numpy as np
+>>> from cxreval.stats import kendall_tau_a, kendall_tau_b, spearman_rho, spearman_rho_d2
 >>> x = np.array([0.9, 0.8, 0.8, 0.7]); y = np.array([0.85, 0.86, 0.7, 0.6])
 >>> round(float(spearman_rho(x, y)), 4), round(float(kendall_tau_b(x, y)), 4)
 (0.6325, 0.5477)
@@ -39,38 +40,28 @@ import pandas as pd
 
 from .._validation import check_choice, check_confidence_level
 from ..bootstrap import summarize_distribution
-from ..classification import DEFAULT_GROUP, MEAN_MODEL, AUCResult
 from ..exceptions import CxrevalWarning, InvalidParameterError, SchemaError
 from ..schema import check_columns
-from ._correlation import (
-    DEFAULT_KENDALL,
-    DEFAULT_SPEARMAN,
+from ..stats import (
+    DEFAULT_GROUP,
     KENDALL_VARIANTS,
+    MEAN_MODEL,
     SPEARMAN_VARIANTS,
+    AUCResult,
     correlation_function,
-    kendall_tau_a,
-    kendall_tau_b,
-    spearman_rho,
-    spearman_rho_d2,
 )
+from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 from ._stability_result import (
     ALL_MODELS,
     CORRELATION_COLUMNS,
     METHODS,
     RANKING_COLUMNS,
     TOP_COLUMNS,
-    VARIANT_TEXT,
     RankingStabilityResult,
 )
 
 __all__ = [
     "rank_desc",
-    "spearman_rho",
-    "spearman_rho_d2",
-    "kendall_tau_a",
-    "kendall_tau_b",
-    "KENDALL_VARIANTS",
-    "SPEARMAN_VARIANTS",
     "RankingStabilityResult",
     "compare_rankings",
     "compare_table_rankings",
@@ -79,7 +70,6 @@ __all__ = [
     "CORRELATION_COLUMNS",
     "RANKING_COLUMNS",
     "TOP_COLUMNS",
-    "VARIANT_TEXT",
 ]
 
 
@@ -263,11 +253,11 @@ def compare_table_rankings(
     min_models : int, default=3
         Groups with fewer models are skipped.
     kendall : {'tau-a', 'tau-b'}, default='tau-a'
-        KRCC variant: the XQA-Chest paper's ``(C - D) / (n (n - 1) / 2)`` (:func:`kendall_tau_a`), or tau-b
-        (:func:`kendall_tau_b`, ``scipy.stats.kendalltau``).
+        KRCC variant: the XQA-Chest paper's ``(C - D) / (n (n - 1) / 2)`` (:func:`~cxreval.stats.kendall_tau_a`), or tau-b
+        (:func:`~cxreval.stats.kendall_tau_b`, ``scipy.stats.kendalltau``).
     spearman : {'formula', 'pearson'}, default='formula'
         SRCC variant: the XQA-Chest paper's ``1 - 6 sum d² / (n (n² - 1))`` on average ranks
-        (:func:`spearman_rho_d2`), or the Pearson correlation of average ranks (:func:`spearman_rho`,
+        (:func:`~cxreval.stats.spearman_rho_d2`), or the Pearson correlation of average ranks (:func:`~cxreval.stats.spearman_rho`,
         ``scipy.stats.spearmanr``). Equal without ties.
 
     Returns

@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..classification import markdown_auc_table
 from ..results import TableResult
+from ..stats import VARIANT_TEXT, markdown_auc_table
 from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 
 __all__ = [
@@ -21,7 +21,6 @@ __all__ = [
     "CORRELATION_COLUMNS",
     "RANKING_COLUMNS",
     "TOP_COLUMNS",
-    "VARIANT_TEXT",
     "RankingStabilityResult",
 ]
 
@@ -73,17 +72,6 @@ TOP_COLUMNS: tuple[str, ...] = (
     "is_best",
     "prob_best",
 )
-
-
-VARIANT_TEXT: Mapping[str, str] = MappingProxyType(
-    {
-        "formula": "SRCC = 1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks (the XQA-Chest paper's formula)",
-        "pearson": "SRCC = Pearson correlation of average ranks (scipy.stats.spearmanr)",
-        "tau-a": "KRCC = tau-a = (C - D) / (n (n - 1) / 2) (the XQA-Chest paper's formula)",
-        "tau-b": "KRCC = tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)) (scipy.stats.kendalltau)",
-    }
-)
-"""Each SRCC/KRCC variant's formula in words (the summary states the variants used)."""
 
 
 @dataclass(frozen=True)

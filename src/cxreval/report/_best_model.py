@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..classification import AUCResult, AUCTableResult, SeparabilityResult
+from ..classification import SeparabilityResult
 from ..schema import MACRO, MEAN, MICRO
+from ..stats import AUCResult, AUCTableResult
 from ._key_finding_base import _SUMMARY, KeyFinding, _ci, _load, _num, _str, confidence_level, fmt
 from ._thresholds import Thresholds
 from .result_files import find_result_file

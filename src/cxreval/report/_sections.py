@@ -46,13 +46,14 @@ import plotly.graph_objects as go
 
 from .._plots import analyses as plots
 from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
-from ..classification import AUCTableResult, SeparabilityResult
+from ..classification import SeparabilityResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..labeller import PRF_COLUMNS, LabellerValidationResult
 from ..mrmc import ReaderStudyResult
 from ..planning import RelabelPlanResult
 from ..ranking import RankingStabilityResult
+from ..stats import AUCTableResult
 from ._blocks import Block, Kind, Section, Unavailable, load_table, result_files, table_block
 from ._key_findings import key_finding
 from ._reader_study import build_reader_study

@@ -24,9 +24,9 @@ import plotly.graph_objects as go
 
 from .._plots import analyses as plots
 from .._plots.style import base_layout, num, ref_color, ref_symbol
-from ..classification import AUCTableResult
 from ..ranking import RankingStabilityResult
 from ..schema import MEAN, SUMMARY_ROWS
+from ..stats import AUCTableResult
 from ._blocks import Section, load_table
 
 __all__ = ["Headline", "MAX_DOT_REFERENCES", "RULE", "headline", "auc_by_reference"]

@@ -30,6 +30,7 @@ from ._columns import (
     SUMMARY_ROWS,
     check_columns,
 )
+from ._result_columns import AGREEMENT_COLUMNS, READER_ACCURACY_COLUMNS
 from ._states import (
     BLANK_STATES,
     MISSING_NAME,
@@ -50,6 +51,8 @@ from ._states import (
 )
 
 __all__ = [
+    "AGREEMENT_COLUMNS",
+    "READER_ACCURACY_COLUMNS",
     "STUDY_ID",
     "PATIENT_ID",
     "SOURCE",

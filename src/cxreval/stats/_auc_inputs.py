@@ -19,7 +19,7 @@ from .._typing import Studies
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..finding_maps import read_finding_map
-from ..findings import VocabularyMapping, canonical_finding
+from ..findings import VocabularyMapping
 from ..labels import (
     LabelScan,
     PredictionScan,
@@ -30,13 +30,13 @@ from ..labels import (
     scan_labels,
     scan_prediction_frame,
     scan_predictions,
-    validate_model_groups,
     validate_predictions,
 )
 from ..schema import POLICIES, binarize
-from ._maps import map_label_scan, map_prediction_scan
-from ._result import DEFAULT_GROUP, NO_EFFECT
-from .soft_labels import apply_soft_labels, read_soft_labels, soft_labels_from_frame
+from ._auc_choices import check_map_findings, model_order, study_order, validate_inputs
+from ._auc_maps import map_label_scan, map_prediction_scan
+from ._auc_result import NO_EFFECT
+from ._soft_labels import apply_soft_labels, read_soft_labels, soft_labels_from_frame
 
 STUDY_DESIGNS: tuple[str, ...] = ("each", "common")
 """``studies=``: each reference on the studies it labels, or per finding the studies every reference labels."""
@@ -48,6 +48,7 @@ __all__ = [
     "prepare_inputs",
     "prepare_from_files",
     "check_design",
+    "loaded_table",
     "STUDY_DESIGNS",
     "MISSING_SCORES",
 ]
@@ -55,11 +56,11 @@ __all__ = [
 
 @dataclass(frozen=True)
 class PreparedInputs:
-    """Validated inputs of :func:`evaluate_auc` as arrays: scores ``S`` (model, finding, study), 0/1/NaN labels
+    """Validated inputs of :func:`~cxreval.classification.evaluate_auc` as arrays: scores ``S`` (model, finding, study), 0/1/NaN labels
     ``Y`` (finding, reference, study), studies sorted, and each study's patient.
 
-    Made by :func:`prepare_from_files` (or inside :func:`evaluate_auc` from DataFrames); pass it to
-    :func:`evaluate_auc` in place of the tables.
+    Made by :func:`prepare_from_files` (or inside :func:`~cxreval.classification.evaluate_auc` from DataFrames); pass it to
+    :func:`~cxreval.classification.evaluate_auc` in place of the tables.
 
     Attributes
     ----------
@@ -93,7 +94,7 @@ class PreparedInputs:
     finding_map : VocabularyMapping or None
         The finding map applied to labels and scores.
     soft_references : tuple of str
-        The references whose labels carry ``p_positive`` (:mod:`~cxreval.classification.soft_labels`): their
+        The references whose labels carry ``p_positive`` (:mod:`cxreval.stats._soft_labels`): their
         ``Y`` holds the probabilities in [0, 1].
     """
 
@@ -131,7 +132,7 @@ def prepare_inputs(
     missing_scores: str = "refuse",
     finding_map: str | VocabularyMapping | None = None,
 ) -> PreparedInputs:
-    """Validate prediction and label tables and lay them out as the arrays :func:`evaluate_auc` computes on.
+    """Validate prediction and label tables and lay them out as the arrays :func:`~cxreval.classification.evaluate_auc` computes on.
 
     ``evaluate_auc(predictions, labels, **options)`` is ``evaluate_auc_prepared(prepare_inputs(predictions,
     labels, **selection), **computation)``; the split lets the validation and the computation be timed or reused apart.
@@ -139,10 +140,10 @@ def prepare_inputs(
     Parameters
     ----------
     predictions, labels : pandas.DataFrame
-        As for :func:`evaluate_auc` (validated by :func:`~cxreval.labels.validate_predictions` and
+        As for :func:`~cxreval.classification.evaluate_auc` (validated by :func:`~cxreval.labels.validate_predictions` and
         :func:`~cxreval.labels.validate_label_table`).
     references, findings, policy, not_mentioned, model_groups, unlabeled, studies, missing_scores, finding_map
-        As for :func:`evaluate_auc`.
+        As for :func:`~cxreval.classification.evaluate_auc`.
 
     Returns
     -------
@@ -151,7 +152,7 @@ def prepare_inputs(
     Raises
     ------
     SchemaError, InvalidParameterError
-        As :func:`evaluate_auc`, before any computation.
+        As :func:`~cxreval.classification.evaluate_auc`, before any computation.
     """
     predictions, labels = loaded_table(predictions, "predictions"), loaded_table(labels, "labels")
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
@@ -196,7 +197,7 @@ def prepare_from_files(
     missing_scores: str = "refuse",
     finding_map: str | VocabularyMapping | None = None,
 ) -> PreparedInputs:
-    """Read prediction and label files straight into the arrays :func:`evaluate_auc` computes on.
+    """Read prediction and label files straight into the arrays :func:`~cxreval.classification.evaluate_auc` computes on.
 
     Each file is read once, block by block, with its text columns as integer codes
     (:func:`cxreval.labels.scan_predictions`, :func:`cxreval.labels.scan_labels`): memory is about that of the
@@ -210,13 +211,13 @@ def prepare_from_files(
         files read as one table), or folders of wide ``<model>.csv``/``.parquet`` files.
     labels : path or sequence of paths
         Long label tables ``study_id, patient_id, finding, source, state`` (file, or folder of parts), optionally
-        with ``p_positive`` (soft labels, :mod:`~cxreval.classification.soft_labels`).
+        with ``p_positive`` (soft labels, :mod:`cxreval.stats._soft_labels`).
     state_encoding : {'cxreval', 'chexpert', 'binary'} or None
         How numeric states are read (:func:`~cxreval.schema.decode_states`).
     blank_state : {'refuse', 'missing'} or None
         What a blank state cell is (:func:`~cxreval.schema.decode_states`; None: refused without an encoding).
     references, findings, policy, not_mentioned, model_groups, unlabeled, studies, missing_scores, finding_map
-        As for :func:`evaluate_auc`.
+        As for :func:`~cxreval.classification.evaluate_auc`.
 
     Returns
     -------
@@ -225,7 +226,7 @@ def prepare_from_files(
     Raises
     ------
     SchemaError
-        Anything the readers and :func:`evaluate_auc` refuse, with the same messages (file, row, value).
+        Anything the readers and :func:`~cxreval.classification.evaluate_auc` refuse, with the same messages (file, row, value).
     """
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
@@ -268,7 +269,7 @@ def loaded_table(value: Any, name: str, func: str = "evaluate_auc") -> Any:
 
 
 def check_design(studies: Studies, missing_scores: str) -> None:
-    """Check the study design options of :func:`evaluate_auc` (its first step, before any file is read)."""
+    """Check the study design options of :func:`~cxreval.classification.evaluate_auc` (its first step, before any file is read)."""
     check_choice(studies, STUDY_DESIGNS, name="studies", func="evaluate_auc")
     check_choice(missing_scores, MISSING_SCORES, name="missing_scores", func="evaluate_auc")
 
@@ -307,10 +308,10 @@ def _prepare_scans(
     arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
     design = studies
     if fmap is not None:
-        _check_map_findings(fmap, ps, ls)
+        check_map_findings(fmap, ps, ls)
         map_prediction_scan(ps, fmap)
         map_label_scan(ls, fmap)
-    refs, fs, fcodes, groups, dropped = _validate_inputs(
+    refs, fs, fcodes, groups, dropped = validate_inputs(
         ps,
         ls,
         references,
@@ -320,7 +321,7 @@ def _prepare_scans(
         allowed=None if fmap is None else tuple(fmap.targets),
     )
     texts = np.asarray(ps.studies, dtype=object)
-    pstudies = _study_order(ps, fcodes)
+    pstudies = study_order(ps, fcodes)
     kept_mask = np.zeros(len(texts), dtype=bool)
     kept_mask[pstudies] = True
     if len(dropped):
@@ -329,7 +330,7 @@ def _prepare_scans(
     kept = kept[np.argsort(texts[kept], kind="stable")]  # sorted study ids
     study_ids = texts[kept]
     try:
-        models = _model_order(ps, fcodes, keep=kept_mask)
+        models = model_order(ps, fcodes, keep=kept_mask)
     except (
         LookupError
     ):  # a model's first row is a dropped study: the order over the kept rows, from the table
@@ -468,119 +469,6 @@ def _common_studies(states: np.ndarray, Y: np.ndarray, fs: list[str], refs: list
     return has | ~had
 
 
-def _check_map_findings(fmap: VocabularyMapping, ps: PredictionScan, ls: LabelScan) -> None:
-    """Every finding a map names is predicted or labelled (else one line naming it, before computing)."""
-    seen = set(ps.findings) | set(ls.findings)
-    for t, srcs in fmap.targets.items():
-        absent = [f for f in srcs if f not in seen]
-        if t not in seen and absent:
-            raise SchemaError(
-                f"Finding map {fmap.name!r}: finding {absent[0]!r} (defining {t!r}) is neither "
-                f"predicted nor labelled, nor is {t!r} (predicted: {sorted(set(ps.findings))}; "
-                f"labelled: {sorted(set(ls.findings))})."
-            )
-
-
-def _validate_inputs(
-    ps: PredictionScan,
-    ls: LabelScan,
-    references: Sequence[str] | None,
-    findings: Sequence[str] | None,
-    model_groups: pd.DataFrame | dict[str, str] | None,
-    unlabeled: str,
-    allowed: tuple[str, ...] | None = None,
-) -> tuple[list[str], list[str], list[int], dict[str, str], pd.DataFrame]:
-    """Choose references and findings, check model groups and unlabelled studies, on validated codes.
-
-    Returns the references, the findings, their codes in ``ps``, the model → group map (models with a score for
-    a chosen finding) and the dropped studies."""
-    check_choice(unlabeled, ("error", "drop"), name="unlabeled", func="evaluate_auc")
-    sources = sorted(ls.sources[k] for k in np.unique(ls.source))
-    try:
-        refs = list(references) if references is not None and not isinstance(references, str) else sources
-    except TypeError:
-        refs = [references]
-    if references is not None and (isinstance(references, str) or not all(isinstance(r, str) for r in refs)):
-        raise InvalidParameterError(
-            f"The 'references' parameter of evaluate_auc must be a sequence of str. Got "
-            f"{references!r} instead."
-        )
-    if not refs:
-        raise InvalidParameterError("evaluate_auc: no references; the label table is empty.")
-    for r in refs:
-        if r not in sources:
-            raise InvalidParameterError(
-                f"Unknown reference {r!r}: it is not a source of the label table; sources present: {sources}."
-            )
-    if len(set(refs)) != len(refs):
-        raise InvalidParameterError(f"evaluate_auc: 'references' has duplicates: {refs}.")
-    f_first = {j: int(a.min()) for j, a in ps.first_row.items() if len(a)}
-    pf = [ps.findings[j] for j in sorted(f_first, key=f_first.__getitem__)]  # in order of first appearance
-    if allowed is not None:  # a finding map: its targets only
-        pf = [f for f in pf if f in allowed]
-    ref_codes = [ls.sources.index(r) for r in refs]
-    lf = {ls.findings[j] for j in np.unique(ls.finding[np.isin(ls.source, ref_codes)])}
-    if findings is None:
-        fs = [f for f in pf if f in lf]
-        if not fs:
-            raise SchemaError(
-                f"No finding is both predicted {pf} and labelled by the references {refs} {sorted(lf)}."
-            )
-    else:
-        fs = [canonical_finding(f, where="evaluate_auc 'findings'") for f in findings]
-        for f in fs:
-            if f not in pf:
-                raise InvalidParameterError(
-                    f"Unknown finding {f!r}: no model has predictions for it; predicted: {pf}."
-                )
-            if f not in lf:
-                raise InvalidParameterError(
-                    f"Unknown finding {f!r}: no reference among {refs} labels it; labelled: {sorted(lf)}."
-                )
-        if len(set(fs)) != len(fs):
-            raise InvalidParameterError(f"evaluate_auc: 'findings' has duplicates: {fs}.")
-    fcodes = [ps.findings.index(f) for f in fs]
-    models = _model_order(ps, fcodes)
-    if model_groups is None:
-        groups = {m: DEFAULT_GROUP for m in models}
-    else:
-        mg = (
-            pd.DataFrame({"model": list(model_groups), "group": list(model_groups.values())})
-            if isinstance(model_groups, dict)
-            else model_groups
-        )
-        mg = validate_model_groups(mg)
-        gmap = dict(zip(mg["model"], mg["group"]))
-        missing = [m for m in models if m not in gmap]
-        if missing:
-            raise SchemaError(f"Model(s) {missing} have predictions but no group in the model group table.")
-        unknown = [m for m in gmap if m not in set(ps.models)]
-        if unknown:
-            raise SchemaError(
-                f"Model(s) {unknown} of the model group table have no predictions; the predicted "
-                f"models are {list(ps.models)}."
-            )
-        groups = {m: gmap[m] for m in models}
-    # studies with predictions but no label row at all in the label table, in order of first appearance
-    pstudies = _study_order(ps, fcodes)
-    texts = np.asarray(ps.studies, dtype=object)
-    labelled = pd.Index(ls.studies).get_indexer(texts[pstudies]) >= 0
-    absent = list(texts[pstudies[~labelled]])
-    dropped = pd.DataFrame({"study_id": absent, "reason": "no label in the label table"})
-    if absent and unlabeled == "error":
-        raise SchemaError(
-            f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
-            "pass unlabeled='drop' to drop them with a report."
-        )
-    if absent and len(absent) == len(pstudies):
-        raise SchemaError(
-            f"None of the {len(absent)} prediction studies (e.g. {absent[:3]}) is in the label table "
-            f"(its studies are e.g. {list(ls.studies[:3])}), so unlabeled='drop' would leave nothing "
-            "to evaluate; check that the predictions and labels name studies the same way."
-        )
-    return refs, fs, fcodes, groups, dropped
-
-
 def _no_effect(missing_scores: str, chance: list[tuple[str, str]]) -> tuple[str, ...]:
     """The note saying that ``missing_scores='chance'`` changed nothing (every model scores every finding)."""
     if missing_scores != "chance" or chance:
@@ -589,26 +477,3 @@ def _no_effect(missing_scores: str, chance: list[tuple[str, str]]) -> tuple[str,
         f"{NO_EFFECT}: every model has scores for every finding, so no AUC was set to 0.5 and the results "
         "equal those of `refuse`",
     )
-
-
-def _model_order(ps: PredictionScan, fcodes: list[int], keep: np.ndarray | None = None) -> list[str]:
-    """Models with a row of a chosen finding, in order of their first such row (``keep``: over the rows of the
-    kept study codes only; ``None`` when that cannot be decided from the first rows)."""
-    first: dict[int, tuple[int, int]] = {}
-    for (m, j), (row, s) in ps.slot_first.items():
-        if j in fcodes and (m not in first or row < first[m][0]):
-            first[m] = (row, s)
-    if keep is not None and not all(keep[s] for _, s in first.values()):
-        raise LookupError("a model's first row is on a dropped study")
-    return [ps.models[m] for m in sorted(first, key=lambda m: first[m][0])]
-
-
-def _study_order(ps: PredictionScan, fcodes: list[int]) -> np.ndarray:
-    """Codes of the studies with a row of a chosen finding, in order of their first such row."""
-    big = np.iinfo(np.int64).max
-    first = np.full(len(ps.studies), big, dtype=np.int64)
-    for j in fcodes:
-        a = ps.first_row.get(j, np.zeros(0, np.int64))[: len(first)]
-        np.minimum(first[: len(a)], a, out=first[: len(a)])
-    has = np.flatnonzero(first < big)
-    return has[np.argsort(first[has], kind="stable")]

@@ -4,7 +4,7 @@ A reference (``source``) is *soft* when any of its rows has a ``p_positive`` val
 ``cxreval fuse --methods ds``; sources whose ``p_positive`` is blank throughout, such as ``fused_mv``, stay
 hard). Each of its labelled rows must then carry a number in [0, 1]; a blank is allowed only where the state
 says the label is missing. :func:`read_soft_labels` reads and checks the column, :func:`apply_soft_labels` puts
-the probabilities into the label array ``Y`` of a :class:`~cxreval.classification.PreparedInputs` where the
+the probabilities into the label array ``Y`` of a :class:`~cxreval.stats.PreparedInputs` where the
 label policy keeps the study.
 
 Against a soft reference a model's AUC is the ratio of expectations over label draws ``T_i ~ Bernoulli(p_i)``:
@@ -34,7 +34,7 @@ from ..io import read_table, table_parts
 from ..schema import FINDING, P_POSITIVE, SOURCE, STUDY_ID
 
 if TYPE_CHECKING:
-    from ._inputs import PreparedInputs
+    from ._auc_inputs import PreparedInputs
 
 __all__ = [
     "SOFT_AUC_MEANING",

@@ -1,4 +1,4 @@
-"""Count-weighted AUC kernel of :mod:`cxreval.classification` (private).
+"""Count-weighted AUC kernel (private to :mod:`cxreval.stats`; shared by classification and latent).
 
 :class:`AUCIndex` holds the positions fixed by one sort of the scores. Its sparse ``(segments, groups)`` count
 matrix turns ``(patients, replicates)`` bootstrap counts into every replicate's AUC with one sparse-dense product
@@ -8,13 +8,11 @@ model × finding, or a model's micro average, with every reference) for an execu
 memory or memory-mapped from ``.npy`` files (:func:`spill_inputs`); :func:`cumsum_rows_inplace` is a blocked
 cumulative sum down rows; :func:`weighted_auc_float` is the floating-point path for non-integer weights;
 :func:`soft_auc_rows` the pair-weighted AUC of a soft reference (labels that are probabilities). The
-formula and the public functions are documented in :mod:`cxreval.classification`.
+formula and the public AUC functions are documented in :mod:`cxreval.classification`.
 """
 
 from __future__ import annotations
 
-import functools
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import Executor, OnItem
 from ..spill import load_spilled, spill_arrays
 
 if TYPE_CHECKING:
@@ -37,7 +34,6 @@ __all__ = [
     "block_indices",
     "cumsum_rows_inplace",
     "finite_scores",
-    "map_blocks",
     "positive_weights",
     "soft_auc_rows",
     "soft_block_labels",
@@ -488,7 +484,7 @@ def soft_block_labels(
     inp: BlockInputs, model: int, finding: int, k: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Reference ``k`` of block ``(model, finding)`` when its labels are probabilities (any value strictly
-    between 0 and 1; :mod:`~cxreval.classification.soft_labels`): ``(items kept, scores, probabilities)``;
+    between 0 and 1; :mod:`cxreval.stats._soft_labels`): ``(items kept, scores, probabilities)``;
     ``None`` for 0/1 labels (for which the two paths agree exactly)."""
     Y = inp.labels
     n_f = Y.shape[0]  # type: ignore[union-attr]
@@ -555,22 +551,3 @@ def _soft_block(
         w = np.asarray(inp.shards[t])[g, : hi - lo].T.astype(float)  # (replicates, items)
         dist[lo:hi] = soft_auc_rows(s, np.broadcast_to(p, w.shape), w)
     return point, dist
-
-
-def map_blocks(
-    ex: Executor,
-    inputs: BlockInputs,
-    blocks: list[tuple[int, int]],
-    spill_dir: str | Path | None,
-    on_item: OnItem | None = None,
-) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
-    """:func:`auc_block` over ``blocks`` on ``ex`` (``on_item`` as for :meth:`~cxreval.executor.Executor.map`):
-    in process on the arrays themselves; elsewhere each task carries a block id and the paths of the arrays,
-    written once as ``.npy`` into a temporary folder under ``spill_dir`` (removed at the end), which every
-    worker memory-maps."""
-    if ex.in_process:
-        return ex.map(functools.partial(auc_block, inputs), blocks, on_item=on_item)
-    if spill_dir is not None:
-        Path(spill_dir).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="cxreval-spill-", dir=spill_dir) as tmp:
-        return ex.map(functools.partial(auc_block, spill_inputs(inputs, tmp)), blocks, on_item=on_item)

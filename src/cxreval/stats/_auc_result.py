@@ -25,8 +25,8 @@ from ..findings import VocabularyMapping, canonical_finding
 from ..io import markdown_table
 from ..results import TableResult, readonly
 from ..schema import FINDING, MACRO, MICRO, STUDY_ID
-from ._kernel import BlockInputs, block_indices, soft_auc_rows, soft_block_labels
-from .soft_labels import SOFT_AUC_MEANING
+from ._auc_kernel import BlockInputs, block_indices, soft_auc_rows, soft_block_labels
+from ._soft_labels import SOFT_AUC_MEANING
 
 __all__ = [
     "AUC_COLUMNS",
@@ -132,18 +132,18 @@ class AUCResult(TableResult):
     notes : tuple of str
         What the readers recorded (files not read, renamed columns; :func:`prepare_from_files`).
     seed : int or None
-        The integer seed of the resampling plan (``rng`` of :func:`evaluate_auc`), None when not an integer.
+        The integer seed of the resampling plan (``rng`` of :func:`~cxreval.classification.evaluate_auc`), None when not an integer.
     coverage : pandas.DataFrame
         :data:`COVERAGE_COLUMNS`: whether each reference labels each finding.
     studies : {'each', 'common'}
-        The study design (:func:`evaluate_auc`'s ``studies``).
+        The study design (:func:`~cxreval.classification.evaluate_auc`'s ``studies``).
     chance : tuple of (model, finding)
         Models without any score for a finding, scored AUC 0.5 (``missing_scores='chance'``).
     finding_map : VocabularyMapping or None
         The finding map applied to labels and scores.
     soft_references : tuple of str
         References with soft labels (``p_positive``): their AUC is the expected AUC over label draws, not an
-        estimate of the AUC against the truth (:mod:`~cxreval.classification.soft_labels`).
+        estimate of the AUC against the truth (:mod:`cxreval.stats._soft_labels`).
 
     ``FILES``: ``auc`` (``table``, :data:`AUC_COLUMNS`), ``counts`` (:data:`COUNT_COLUMNS`), ``coverage``
     (:data:`COVERAGE_COLUMNS`), ``finding_map`` (:data:`cxreval.finding_maps.FINDING_MAP_COLUMNS`; no rows without
