@@ -18,6 +18,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "core",
         frozenset(
             {
+                "_version",
                 "exceptions",
                 "_validation",
                 "_typing",

@@ -22,9 +22,8 @@ from .exceptions import (
     SchemaError,
     UndefinedMetricWarning,
 )
+from ._version import __version__
 from .findings import ALIASES, CHESTXRAY8, CHESTXRAY14, CHEXPERT, canonical_finding
-
-__version__ = "0.1.0"
 
 # public name -> the submodule (relative to cxreval) that defines it; imported on first access
 _LAZY_ATTRS: dict[str, str] = {

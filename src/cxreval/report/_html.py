@@ -26,7 +26,7 @@ import plotly
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from .. import __version__
+from .._version import __version__
 from .._plots import analyses as plots
 from ..exceptions import InvalidParameterError
 from ..outputs import RUN_FILE, atomic_file
