@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .exceptions import (
     CxrevalError,
     CxrevalWarning,
@@ -22,7 +23,6 @@ from .exceptions import (
     SchemaError,
     UndefinedMetricWarning,
 )
-from ._version import __version__
 from .findings import ALIASES, CHESTXRAY8, CHESTXRAY14, CHEXPERT, canonical_finding
 
 # public name -> the submodule (relative to cxreval) that defines it; imported on first access

@@ -26,8 +26,8 @@ import plotly
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from .._version import __version__
 from .._plots import analyses as plots
+from .._version import __version__
 from ..exceptions import InvalidParameterError
 from ..outputs import RUN_FILE, atomic_file
 from ._key_findings import SEPARABILITY_NOTE
