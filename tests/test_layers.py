@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "_version",
+                "_config",
                 "exceptions",
                 "_validation",
                 "_typing",
