@@ -20,6 +20,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "_version",
                 "_config",
+                "_templates",
                 "exceptions",
                 "_validation",
                 "_typing",

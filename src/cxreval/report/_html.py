@@ -29,7 +29,7 @@ from ..exceptions import InvalidParameterError
 from ..outputs import RUN_FILE, atomic_file
 from ._key_findings import SEPARABILITY_NOTE
 from ._sections import KINDS, Section, Unavailable, build_sections, detect_kinds
-from ._templates import Markup, render, static_text
+from ._templates import REPORT, Markup
 from ._thresholds import Thresholds
 from .headline import headline
 from .provenance import provenance_html
@@ -143,7 +143,7 @@ def figure_html(fig: go.Figure, div_id: str) -> str:
     """A figure as an HTML ``div`` plus the script that draws it with the page's Plotly configuration
     (``cxrevalPlot`` of ``templates/report.js``: PNG and SVG download); fixed id for reproducible output."""
     payload = fig.to_json().replace("</", "<\\/")
-    return render(
+    return REPORT.render(
         "figure.html.j2", div_id=div_id, height=int(fig.layout.height or 450), payload=Markup(payload)
     )
 
@@ -168,7 +168,7 @@ def _key_findings_html(
         order.sort(
             key=lambda p: (p[0].folder != head.section.folder, p[0].kind not in ("classification", "ranking"))
         )
-    return render(
+    return REPORT.render(
         "key_findings.html.j2",
         order=order,
         head_figure=Markup(figure_html(head.figure, "fig-headline")) if head is not None else "",
@@ -256,28 +256,30 @@ def render_report(
     ids, bodies = zip(*blocks_html) if blocks_html else ((), ())
     body = list(bodies)
     if missing:
-        body.append(render("unavailable.html.j2", items=missing))
+        body.append(REPORT.render("unavailable.html.j2", items=missing))
     prov_folders: dict[Path, list[str]] = {}
     for sec in sections:
         prov_folders.setdefault(sec.folder, []).append(sec.title)
     provenance = provenance_html(
         list(prov_folders.items()), thresholds=th, version=__version__, plotly_version=plotly.__version__
     )
-    body.append(render("methods.html.j2", body=Markup(provenance)))
+    body.append(REPORT.render("methods.html.j2", body=Markup(provenance)))
     key_html = _key_findings_html(sections, ids, missing, th)
     n_fig = sum(s.n_figures for s in sections) + int('id="fig-headline"' in key_html)
-    page = render(
+    page = REPORT.render(
         "page.html.j2",
         title=title,
         version=__version__,
-        style=Markup(static_text("report.css")),
+        style=Markup(REPORT.static_text("report.css")),
         plotlyjs=Markup(get_plotlyjs()),
-        script=Markup(static_text("report.js")),
+        script=Markup(REPORT.static_text("report.js")),
         n_sections=len(sections),
         n_figures=n_fig,
         intro=Markup(intro_html),
         key_findings=Markup(key_html),
-        toc=Markup(render("page_contents.html.j2", sections=list(zip(sections, ids)), missing=bool(missing))),
+        toc=Markup(
+            REPORT.render("page_contents.html.j2", sections=list(zip(sections, ids)), missing=bool(missing))
+        ),
         body=Markup("\n".join(body)),
     )
     return page, sections, missing
@@ -300,7 +302,7 @@ def _sections_html(sections: Sequence[Section]) -> list[tuple[str, str]]:
             n_tab = blk.html.count('<table class="data')
             what = "the table" if n_tab == 1 else f"the {n_tab} tables" if n_tab else "the output"
             parts.append({"block": blk, "figure": figure, "tables": Markup(blk.html), "what": what})
-        out.append((sid, render("section.html.j2", sid=sid, sec=sec, parts=parts)))
+        out.append((sid, REPORT.render("section.html.j2", sid=sid, sec=sec, parts=parts)))
     return out
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._templates import render
+from ._templates import REPORT
 
 __all__ = ["csv_data_uri", "html_table", "format_value", "MAX_ROWS", "PAGE_ROWS", "MAX_EMBED_BYTES"]
 
@@ -93,7 +93,7 @@ def html_table(
         [(format_value(v, digits=digits), isnum) for v, isnum in zip(row, numeric)]
         for row in shown.itertuples(index=False, name=None)
     ]
-    return render(
+    return REPORT.render(
         "table.html.j2",
         fname=fname,
         caption=caption,

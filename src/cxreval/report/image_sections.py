@@ -13,7 +13,7 @@ from ..localization import LocalizationResult, OverlayResult, RealBoxesResult, S
 from ..results import TableResult
 from ..schema import BOX_COORDS, FINDING, STUDY_ID
 from ._blocks import Block, load_table, table_block
-from ._templates import macro
+from ._templates import REPORT
 from .html_tables import html_table
 from .result_files import result_path, run_record
 
@@ -44,7 +44,7 @@ def build_localization(folder: Path) -> list[Block]:
             Block(
                 "Synthetic localization study (printed output)",
                 None,
-                macro("output")(synth.read_text(errors="replace")),
+                REPORT.macro("output")(synth.read_text(errors="replace")),
                 how="The protocol's printed output, verbatim.",
             )
         )

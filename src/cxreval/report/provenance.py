@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..outputs import sha256_file
 from ._key_findings import SEPARABILITY_NOTE, confidence_level
-from ._templates import Markup, render
+from ._templates import REPORT, Markup
 from ._thresholds import Thresholds
 from .headline import RULE
 from .html_tables import html_table
@@ -126,7 +126,7 @@ def provenance_html(
 ) -> str:
     """The body of the "Methods and provenance" section: report-level facts, the source papers, then one part
     per folder (the template ``templates/provenance.html.j2``)."""
-    return render(
+    return REPORT.render(
         "provenance.html.j2",
         version=version,
         plotly_version=plotly_version,
