@@ -15,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, mod
 
 from .._config import where
 from ..exceptions import SchemaError
+from ..findings import VOCABULARIES, canonical_finding
 from .mrmc import RatingScale, Session, read_rating, read_sessions, read_washout
-from .study import TASKS, _findings, _list_of_str, check_name
+from .study import TASKS, check_name
 
-__all__ = ["StudyFile", "IQAPart", "AdjudicationPart", "KEYS"]
+__all__ = ["StudyFile", "IQAPart", "AdjudicationPart", "KEYS", "list_of_str", "finding_names"]
 
 KEYS = (
     "name",
@@ -39,6 +40,27 @@ KEYS = (
     "washout_days",
 )
 """The keys of a study file."""
+
+
+def list_of_str(value: object, *, where: str) -> tuple[str, ...]:
+    """A list of non-empty strings, or one string of comma-separated items."""
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise SchemaError(f"{where}: expected a list of non-empty strings; got {value!r}.")
+    return tuple(value)
+
+
+def finding_names(value: object, *, where: str) -> tuple[str, ...]:
+    """A vocabulary's name (its findings), or a list of finding names, canonical and each once."""
+    if isinstance(value, str) and value.strip().lower() in VOCABULARIES:
+        return tuple(VOCABULARIES[value.strip().lower()])
+    names = list_of_str(value, where=where)
+    out = tuple(canonical_finding(n, where=where) for n in names)
+    if len(set(out)) != len(out):
+        raise SchemaError(f"{where}: finding names repeat (after canonicalisation): {list(out)}.")
+    return out
+
 
 _CONFIG = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -65,7 +87,7 @@ class IQAPart(BaseModel):
     @field_validator("criteria", mode="before")
     @classmethod
     def _criteria(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        criteria = _list_of_str(value, where=f"{where(info)}, 'iqa.criteria'")
+        criteria = list_of_str(value, where=f"{where(info)}, 'iqa.criteria'")
         for c in criteria:
             check_name(c, what="IQA criterion")
         return criteria
@@ -111,7 +133,7 @@ class AdjudicationPart(BaseModel):
     @field_validator("readers", mode="before")
     @classmethod
     def _readers(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return _list_of_str(value, where=f"{where(info)}, 'adjudication.readers'")
+        return list_of_str(value, where=f"{where(info)}, 'adjudication.readers'")
 
 
 class StudyFile(BaseModel):
@@ -155,7 +177,7 @@ class StudyFile(BaseModel):
     @field_validator("findings", mode="before")
     @classmethod
     def _findings(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return _findings(value, where=f"{where(info)}, key 'findings'")
+        return finding_names(value, where=f"{where(info)}, key 'findings'")
 
     @field_validator("seed", mode="before")
     @classmethod
@@ -168,7 +190,7 @@ class StudyFile(BaseModel):
     @classmethod
     def _names(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
         at, key = where(info), str(info.field_name)
-        names = tuple(check_name(r) for r in _list_of_str(value or [], where=f"{at}, '{key}'"))
+        names = tuple(check_name(r) for r in list_of_str(value or [], where=f"{at}, '{key}'"))
         twice = sorted(n for n, k in Counter(names).items() if k > 1)
         if twice:
             raise SchemaError(f"{at}: {key[:-1]} {twice[0]!r} is listed twice in '{key}'; each name once.")
@@ -182,7 +204,7 @@ class StudyFile(BaseModel):
     @field_validator("sections", mode="before")
     @classmethod
     def _sections(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        sections = _list_of_str(value, where=f"{where(info)}, 'sections'")
+        sections = list_of_str(value, where=f"{where(info)}, 'sections'")
         for s in sections:
             check_name(s, what="section name")
         return sections
@@ -201,7 +223,7 @@ class StudyFile(BaseModel):
     @field_validator("tasks", mode="before")
     @classmethod
     def _tasks(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return _list_of_str(value, where=f"{where(info)}, 'tasks'")
+        return list_of_str(value, where=f"{where(info)}, 'tasks'")
 
     @field_validator("rating", mode="before")
     @classmethod

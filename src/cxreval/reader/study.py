@@ -45,7 +45,6 @@ import pandas as pd
 
 from .._validation import read_yaml_file
 from ..exceptions import SchemaError
-from ..findings import VOCABULARIES, canonical_finding
 from ..io import read_csv_file
 from ..io.images import DISPLAY_SUFFIXES
 from .mrmc import RatingScale, Session, session_payloads
@@ -220,24 +219,6 @@ def inside_root(root: Path, rel: str, *, where: str) -> Path:
     return p
 
 
-def _list_of_str(value: object, *, where: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [v.strip() for v in value.split(",") if v.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise SchemaError(f"{where}: expected a list of non-empty strings; got {value!r}.")
-    return tuple(value)
-
-
-def _findings(value: object, *, where: str) -> tuple[str, ...]:
-    if isinstance(value, str) and value.strip().lower() in VOCABULARIES:
-        return tuple(VOCABULARIES[value.strip().lower()])
-    names = _list_of_str(value, where=where)
-    out = tuple(canonical_finding(n, where=where) for n in names)
-    if len(set(out)) != len(out):
-        raise SchemaError(f"{where}: finding names repeat (after canonicalisation): {list(out)}.")
-    return out
-
-
 def _read_csv(root: Path, rel: object, *, where: str, required: tuple[str, ...]) -> pd.DataFrame:
     if not isinstance(rel, str):
         raise SchemaError(f"{where}: expected a CSV path relative to the study file; got {rel!r}.")
@@ -307,7 +288,9 @@ def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Pa
         if not pairs:
             raise SchemaError(f"{where}: no image ({', '.join(DISPLAY_SUFFIXES)}) in {folder}.")
     else:
-        rels = _list_of_str(value, where=where)
+        from ._study_file import list_of_str
+
+        rels = list_of_str(value, where=where)
         pairs = []
         for rel in rels:
             f = inside_root(root, rel, where=where)
