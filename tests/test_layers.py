@@ -18,6 +18,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "core",
         frozenset(
             {
+                "_version",
+                "_config",
+                "_templates",
                 "exceptions",
                 "_validation",
                 "_typing",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .exceptions import (
     CxrevalError,
     CxrevalWarning,
@@ -23,8 +24,6 @@ from .exceptions import (
     UndefinedMetricWarning,
 )
 from .findings import ALIASES, CHESTXRAY8, CHESTXRAY14, CHEXPERT, canonical_finding
-
-__version__ = "0.1.0"
 
 # public name -> the submodule (relative to cxreval) that defines it; imported on first access
 _LAZY_ATTRS: dict[str, str] = {

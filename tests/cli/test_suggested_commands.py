@@ -1,6 +1,7 @@
 """Every command that the report or an error message suggests runs.
 
-Two checks over the source of :mod:`cxreval` (string literals that are not docstrings, f-strings included):
+Two checks over the source of :mod:`cxreval` (string literals that are not docstrings, f-strings included, and
+the text of its HTML templates, ``*.html.j2``):
 
 * every mention ``cxreval <command> [options...]`` names a command that exists, and every option it names is
   an option of that command (so a renamed option cannot linger in a message);
@@ -103,10 +104,15 @@ def _command_words(words: list[str]) -> list[str] | None:
 
 
 def mentions() -> dict[str, list[str]]:
-    """``{mention: [file:line, ...]}`` for every command mentioned in a string literal of cxreval."""
+    """``{mention: [file:line, ...]}`` for every command mentioned in a string literal or an HTML template of
+    cxreval."""
     out: dict[str, list[str]] = {}
-    for p in sorted(SRC.rglob("*.py")):
-        for line, text in _literals(ast.parse(p.read_text(), str(p))):
+    texts: list[tuple[Path, Iterator[tuple[int, str]]]] = [
+        (p, _literals(ast.parse(p.read_text(), str(p)))) for p in sorted(SRC.rglob("*.py"))
+    ]
+    texts += [(p, enumerate(p.read_text().splitlines(), 1)) for p in sorted(SRC.rglob("*.html.j2"))]
+    for p, lines in texts:
+        for line, text in lines:
             for m in MENTION.finditer(text):
                 words = _command_words(m.group(1).split())
                 if words is not None:

@@ -7,7 +7,6 @@ HTML summary that Jupyter shows for a result (``TableResult._repr_html_``) is :f
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -244,16 +243,13 @@ def box_outlines(df: pd.DataFrame, *, color: str, title: str = "") -> go.Figure:
 
 def result_html(result: Any, *, n_rows: int = 5) -> str:
     """A compact HTML summary of a result: its title, its scalar fields (``to_dict()``), the size of each table
-    it saves and the first ``n_rows`` rows of ``result.table``."""
+    it saves and the first ``n_rows`` rows of ``result.table`` (the template ``_plots/templates/result.html.j2``)."""
     name = type(result).__name__
     title = name
     summary = getattr(result, "summary", None)
     if callable(summary):
         heading = next((ln.lstrip("# ").strip() for ln in summary().splitlines() if ln.startswith("#")), "")
         title = heading or name
-    parts = [
-        f"<div class='cxreval-result'><strong>{html.escape(title)}</strong> <code>{html.escape(name)}</code>"
-    ]
     facts: dict[str, object] = {}
     to_dict = getattr(result, "to_dict", None)
     if callable(to_dict):
@@ -264,22 +260,25 @@ def result_html(result: Any, *, n_rows: int = 5) -> str:
         }
     tables = result.tables()
     facts.update({f"rows in {k}": len(t) for k, t in tables.items()})
-    parts.append(
-        "<ul>"
-        + "".join(
-            f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>" for k, v in list(facts.items())[:12]
-        )
-        + "</ul>"
-    )
     table = getattr(result, "table", None)
     if not isinstance(table, pd.DataFrame):
         table = next(iter(tables.values()), None)
+    head, n_more = "", 0
     if isinstance(table, pd.DataFrame):
-        parts.append(table.head(n_rows).to_html(index=False, border=0, na_rep="—"))
-        if len(table) > n_rows:
-            parts.append(f"<p>{len(table) - n_rows} more rows; all in <code>.table</code></p>")
-    parts.append("</div>")
-    return "\n".join(parts)
+        head = table.head(n_rows).to_html(index=False, border=0, na_rep="—")
+        n_more = max(len(table) - n_rows, 0)
+    from markupsafe import Markup
+
+    from .._templates import Templates
+
+    return Templates("cxreval._plots").render(
+        "result.html.j2",
+        title=title,
+        name=name,
+        facts=list(facts.items())[:12],
+        table=Markup(head),
+        n_more=n_more,
+    )
 
 
 def localization_figure(

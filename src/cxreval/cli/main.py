@@ -27,7 +27,7 @@ os.environ.setdefault(
 import typer  # noqa: E402
 from typer.core import TyperGroup  # noqa: E402
 
-from .. import __version__  # noqa: E402
+from .._version import __version__  # noqa: E402
 from ..exceptions import CxrevalError  # noqa: E402
 
 __all__ = ["app", "main", "run", "command_help", "current_args"]

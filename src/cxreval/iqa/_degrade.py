@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import itertools
 import json
 import os
 import shutil
@@ -277,72 +276,17 @@ class DegradationPlan:
         }
 
 
-def _name(transform: str, params: Mapping[str, object]) -> str:
-    return "_".join([transform] + [f"{k}{v}" for k, v in params.items()])
-
-
 def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
-    """Read and validate a plan (YAML/JSON file or an already-parsed mapping)."""
+    """Read and validate a plan (YAML/JSON file or an already-parsed mapping; its typed model and format are
+    ``iqa/_plan_file.py``)."""
+    from .._config import validate_config
+    from ._plan_file import PlanFile
+
     where = str(source) if not isinstance(source, Mapping) else "plan"
-    raw: object
-    if isinstance(source, Mapping):
-        raw = dict(source)
-    else:
-        raw = read_yaml_file(source, what="Plan file")
-    if (
-        not isinstance(raw, Mapping)
-        or not isinstance(raw.get("degradations"), Sequence)
-        or not raw["degradations"]
-    ):
-        raise SchemaError(f"{where}: a plan is a mapping with a non-empty 'degradations' list.")
-    seed = raw.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise SchemaError(f"{where}: 'seed' must be a non-negative int. Got {seed!r}.")
-    dtype = str(raw.get("output_dtype", "same"))
-    if dtype not in ("same", "uint8", "uint16", "float32"):
-        raise SchemaError(
-            f"{where}: 'output_dtype' must be one of same, uint8, uint16, float32. Got {dtype!r}."
-        )
-    entries: list[tuple[str, str, dict, int | None]] = []
-    e: object
-    for i, e in enumerate(raw["degradations"]):
-        if not isinstance(e, Mapping) or "transform" not in e:
-            raise SchemaError(f"{where}: degradation #{i} must be a mapping with a 'transform'. Got {e!r}.")
-        t = str(e["transform"])
-        if t not in TRANSFORMS:
-            raise SchemaError(
-                f"{where}: degradation #{i} has unknown transform {t!r}; "
-                f"expected one of {sorted(TRANSFORMS)}."
-            )
-        params = dict(e.get("params") or {})
-        keys = list(params)
-        grids = [v if isinstance(v, list) else [v] for v in params.values()]
-        combos = list(itertools.product(*grids))
-        for combo in combos:
-            combo_params = dict(zip(keys, combo))
-            for k, v in combo_params.items():
-                if isinstance(v, float) and not np.isfinite(v):
-                    raise SchemaError(
-                        f"{where}: degradation #{i} ({t}) has {k}: {v!r}; parameters must be finite."
-                    )
-            name = str(e["name"]) if "name" in e and len(combos) == 1 else _name(t, combo_params)
-            if name.strip() in ("", ".", "..") or any(c in name for c in "/\\\0"):
-                raise SchemaError(
-                    f"{where}: degradation #{i} has the name {name!r}; a degradation name becomes a "
-                    f"file name, so it must be non-empty, not '.' or '..', without '/', '\\' or NUL."
-                )
-            entries.append((name, t, combo_params, e.get("seed")))
-    names = [n for n, *_ in entries]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise SchemaError(f"{where}: degradation names must be unique; repeated: {dup}.")
-    probe = np.linspace(0.0, 1.0, 64).reshape(8, 8)  # every entry is tried once before any image is written
-    for name, t, params, _ in entries:
-        try:
-            apply_degradation(probe, t, params, data_range=1.0, rng=0)
-        except InvalidParameterError as exc:
-            raise SchemaError(f"{where}: degradation {name!r}: {exc}") from None
-    return DegradationPlan(int(seed), dtype, tuple(entries))
+    raw = dict(source) if isinstance(source, Mapping) else read_yaml_file(source, what="Plan file")
+    plan = validate_config(PlanFile, raw, where=where)
+    entries = tuple((e.name, e.transform, dict(e.params), e.seed) for e in plan.degradations)
+    return DegradationPlan(plan.seed, plan.output_dtype, entries)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -32,7 +31,6 @@ import yaml
 from .._typing import PathLike
 from .._validation import read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
-from ..findings import canonical_finding
 
 __all__ = [
     "VOCABULARIES",
@@ -247,222 +245,13 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _norm_phrase(x: object, where: str) -> str:
-    if not isinstance(x, (str, int, float)) or isinstance(x, bool):
-        raise SchemaError(f"{where}: every entry must be a phrase (text). Got {x!r}.")
-    s = " ".join(str(x).split()).lower()
-    if not s:
-        raise SchemaError(f"{where}: empty phrase.")
-    return s
+def _build(data: dict[str, Any], sources: tuple[str, ...], conventions: str) -> RuleSet:
+    """The :class:`RuleSet` of the merged rules, checked by their typed model (``_rules_file.py``)."""
+    from .._config import validate_config
+    from ._rules_file import RulesFile
 
-
-def _check_regex(x: str, where: str) -> str:
-    try:
-        rx = re.compile(x)
-    except re.error as exc:
-        raise SchemaError(f"{where}: invalid regular expression {x!r} ({exc}).") from None
-    if rx.groupindex:
-        raise SchemaError(f"{where}: regular expression {x!r} has a named group; use (?:...) instead.")
-    if rx.match(""):
-        raise SchemaError(f"{where}: regular expression {x!r} matches the empty string.")
-    return x
-
-
-def _entries(node: object, where: str) -> list[tuple[str, bool]]:
-    """A list of phrases, or a mapping {phrases: [...], patterns: [...]} -> [(text, is_regex)]."""
-    if node is None:
-        return []
-    if isinstance(node, list):
-        return [(_norm_phrase(x, where), False) for x in node]
-    if isinstance(node, dict):
-        unknown = set(node) - {"phrases", "terms", "patterns"}
-        if unknown:
-            raise SchemaError(
-                f"{where}: unknown keys {sorted(unknown)}; expected phrases/terms and patterns."
-            )
-        out = _entries(node.get("phrases"), where) + _entries(node.get("terms"), where)
-        pats = node.get("patterns") or []
-        if not isinstance(pats, list):
-            raise SchemaError(f"{where}.patterns must be a list of regular expressions. Got {pats!r}.")
-        out += [(_check_regex(str(x), f"{where}.patterns"), True) for x in pats]
-        return out
-    raise SchemaError(f"{where} must be a list of phrases or a mapping of phrases/patterns. Got {node!r}.")
-
-
-def _check_words(value: object, name: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > 100:
-        raise SchemaError(f"rules scope.{name} must be an integer in [0, 100]. Got {value!r}.")
-    return value
-
-
-def _phrases(data: dict[str, Any], key: str) -> tuple[str, ...]:
-    return tuple(t for t, r in _entries(data.get(key), key) if not r)
-
-
-def _apply_conventions(data: dict[str, Any], conventions: str) -> dict[str, Any]:
-    """``data`` with the triggers of convention ``conventions`` (key ``conventions``) added to ``triggers``."""
-    conv = data.get("conventions") or {}
-    if not isinstance(conv, dict):
-        raise SchemaError(
-            f"rules conventions must be a mapping {{name: {{category: {{before: [...]}}}}}}. Got {conv!r}."
-        )
-    node = conv.get(conventions)
-    if node is None:
-        raise SchemaError(f"rules conventions has no entry {conventions!r}; it has {sorted(conv)}.")
-    if not isinstance(node, dict):
-        raise SchemaError(
-            f"rules conventions.{conventions} must be a mapping of trigger categories. Got {node!r}."
-        )
-    out = dict(data)
-    trig = {k: (dict(v) if isinstance(v, dict) else v) for k, v in (data.get("triggers") or {}).items()}
-    for cat, sides in node.items():
-        if cat not in CATEGORIES or not isinstance(sides, dict) or set(sides) - {"before", "after"}:
-            raise SchemaError(
-                f"rules conventions.{conventions}.{cat}: expected one of {list(CATEGORIES)} with "
-                f"'before' and/or 'after' lists."
-            )
-        cur = dict(trig.get(cat) or {})
-        for side, lst in sides.items():
-            if not isinstance(lst, list):
-                raise SchemaError(f"rules conventions.{conventions}.{cat}.{side} must be a list of phrases.")
-            base = cur.get(side) or []
-            cur[side] = (
-                {**base, "phrases": [*(base.get("phrases") or []), *lst]}
-                if isinstance(base, dict)
-                else [*base, *lst]
-            )
-        trig[cat] = cur
-    out["triggers"] = trig
-    return out
-
-
-def _build(data: dict[str, Any], sources: tuple[str, ...], conventions: str = DEFAULT_CONVENTIONS) -> RuleSet:
-    known = {
-        "vocabulary",
-        "scope",
-        "triggers",
-        "termination",
-        "findings",
-        "ignore",
-        "no_finding",
-        "order",
-        "conventions",
-        "copulas",
-        "symmetric_hedges",
-        "spelling",
-        "segmentation",
-    }
-    unknown = set(data) - known
-    if unknown:
-        raise SchemaError(f"rules: unknown top-level keys {sorted(unknown)}; expected {sorted(known)}.")
-    scope = data.get("scope") or {}
-    if not isinstance(scope, dict):
-        raise SchemaError(f"rules scope must be a mapping with before_words and after_words. Got {scope!r}.")
-    before_words = _check_words(scope.get("before_words", 8), "before_words")
-    after_words = _check_words(scope.get("after_words", 5), "after_words")
-    hedge_object_words = _check_words(scope.get("hedge_object_words", 0), "hedge_object_words")
-    seg = data.get("segmentation") or {}
-    spell = data.get("spelling") or {}
-    if not isinstance(seg, dict) or not isinstance(spell, dict):
-        raise SchemaError(
-            "rules segmentation and spelling must be mappings (short_line_chars; min_length, exclude)."
-        )
-    short_line = _check_words(seg.get("short_line_chars", 0), "short_line_chars")
-    spell_min = _check_words(spell.get("min_length", 0), "min_length")
-    data = _apply_conventions(data, conventions) if data.get("conventions") is not None else data
-    triggers: list[TriggerRule] = []
-    trig = data.get("triggers") or {}
-    if not isinstance(trig, dict):
-        raise SchemaError(f"rules triggers must be a mapping of categories. Got {trig!r}.")
-    for cat, node in trig.items():
-        if cat == "pseudo":
-            triggers += [TriggerRule("pseudo", t, "", r) for t, r in _entries(node, "triggers.pseudo")]
-            continue
-        if cat not in CATEGORIES:
-            raise SchemaError(
-                f"rules triggers: unknown category {cat!r}; expected {[*CATEGORIES, 'pseudo']}."
-            )
-        if not isinstance(node, dict) or set(node) - {"before", "after"}:
-            raise SchemaError(f"rules triggers.{cat} must be a mapping with 'before' and/or 'after' lists.")
-        for side in ("before", "after"):
-            triggers += [
-                TriggerRule(cat, t, side, r) for t, r in _entries(node.get(side), f"triggers.{cat}.{side}")
-            ]
-    triggers += [
-        TriggerRule("termination", t, "", r) for t, r in _entries(data.get("termination"), "termination")
-    ]
-    finds = data.get("findings") or {}
-    if not isinstance(finds, dict) or not finds:
-        raise SchemaError("rules findings must be a non-empty mapping {finding: {phrases: [...], ...}}.")
-    order = data.get("order")
-    names = list(order) if isinstance(order, list) else list(finds)
-    mentions: list[MentionRule] = []
-    findings: list[str] = []
-    for raw in names:
-        f = canonical_finding(raw, where="the rules' findings")
-        node = finds.get(raw)
-        if node is None:
-            raise SchemaError(f"rules order names {raw!r}, which has no entry under findings.")
-        allowed = {
-            "phrases",
-            "patterns",
-            "normal",
-            "normal_patterns",
-            "uncertain",
-            "uncertain_patterns",
-            "hedged",
-        }
-        if not isinstance(node, dict) or set(node) - allowed:
-            raise SchemaError(f"rules findings.{raw} must be a mapping with keys among {sorted(allowed)}.")
-        findings.append(f)
-        where = f"findings.{raw}"
-        mentions += [
-            MentionRule(f, t, "phrase") for t, _ in _entries(node.get("phrases"), where + ".phrases")
-        ]
-        for p in node.get("patterns") or []:
-            mentions.append(MentionRule(f, _check_regex(str(p), where + ".patterns"), "pattern", True))
-        mentions += [MentionRule(f, t, "normal") for t, _ in _entries(node.get("normal"), where + ".normal")]
-        for p in node.get("normal_patterns") or []:
-            mentions.append(MentionRule(f, _check_regex(str(p), where + ".normal_patterns"), "normal", True))
-        mentions += [
-            MentionRule(f, t, "uncertain") for t, _ in _entries(node.get("uncertain"), where + ".uncertain")
-        ]
-        for p in node.get("uncertain_patterns") or []:
-            mentions.append(
-                MentionRule(f, _check_regex(str(p), where + ".uncertain_patterns"), "uncertain", True)
-            )
-        mentions += [MentionRule(f, t, "hedged") for t, _ in _entries(node.get("hedged"), where + ".hedged")]
-    if len(set(findings)) != len(findings):
-        raise SchemaError(f"rules findings repeat a finding after canonicalisation: {findings}.")
-    mentions += [MentionRule("", t, "ignore", r) for t, r in _entries(data.get("ignore"), "ignore")]
-    nf = data.get("no_finding")
-    no_finding: tuple[str, ...] = ()
-    if nf is not None:
-        if "No Finding" not in findings:
-            findings.insert(0, "No Finding")
-        exc = nf.get("except", []) if isinstance(nf, dict) else None
-        if not isinstance(exc, list):
-            raise SchemaError("rules no_finding must be a mapping {except: [findings that do not count]}.")
-        ex = {canonical_finding(x, where="rules no_finding.except") for x in exc}
-        no_finding = tuple(f for f in findings if f != "No Finding" and f not in ex)
-    return RuleSet(
-        vocabulary=str(data.get("vocabulary", "custom")),
-        findings=tuple(findings),
-        mentions=tuple(mentions),
-        triggers=tuple(triggers),
-        before_words=before_words,
-        after_words=after_words,
-        no_finding=no_finding,
-        sources=sources,
-        hedge_object_words=hedge_object_words,
-        short_line_chars=short_line,
-        joining_words=_phrases(seg, "joining_words"),
-        copulas=_phrases(data, "copulas"),
-        symmetric_hedges=_phrases(data, "symmetric_hedges"),
-        spelling_min_length=spell_min,
-        spelling_exclude=_phrases(spell, "exclude"),
-        conventions=conventions,
-    )
+    rules = validate_config(RulesFile, data, where="rules", context={"conventions": conventions})
+    return rules.rule_set(sources, conventions)
 
 
 def load_rules(

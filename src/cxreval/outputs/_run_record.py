@@ -81,7 +81,7 @@ def write_run_record(
 ) -> dict[str, object]:
     """Write ``folder/run.json`` for a successful run: argv, versions, start/end (UTC), the inputs with their
     SHA-256, every file under ``folder`` (except run.json) with its SHA-256, and ``meta``; return the record."""
-    from .. import __version__
+    from .._version import __version__
 
     folder = Path(folder)
     files = sorted(

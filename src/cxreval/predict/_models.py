@@ -92,19 +92,6 @@ _JF_URL = (
     "https://github.com/mlmed/torchxrayvision/releases/download/v1/"
     "baseline_models_jfhealthcare-DenseNet121_pre_train.pth"
 )
-_YAML_KEYS = {
-    "name",
-    "checkpoint",
-    "format",
-    "architecture",
-    "architecture_kwargs",
-    "input",
-    "findings",
-    "apply_sigmoid",
-    "target_layer",
-    "classifier",
-    "output",
-}
 
 
 def torch_device(device: str) -> Any:
@@ -490,37 +477,19 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
             f"model {spec}: the YAML describing it ({cfg_path}) does not exist; it must give input "
             "size, channels, normalization and the output findings in order (see cxreval.predict)."
         )
-    cfg = read_yaml_file(cfg_path, what="Model YAML")
-    if not isinstance(cfg, Mapping):
-        raise SchemaError(f"{where}: must be a YAML mapping.")
-    unknown = set(cfg) - _YAML_KEYS
-    if unknown:
-        raise SchemaError(
-            f"{where}: unknown key(s) {sorted(unknown)}; expected some of {sorted(_YAML_KEYS)}."
-        )
-    for k in ("input", "findings"):
-        if k not in cfg:
-            raise SchemaError(f"{where}: the key {k!r} is required.")
-    from_arch = cfg["input"] == "architecture"  # the architecture's own `preprocessing` (a CLIP processor)
-    prep: Any = None if from_arch else Preprocessing.from_dict(cfg["input"], where=where)
-    fl = cfg["findings"]
-    if not isinstance(fl, list) or not fl:
-        raise SchemaError(f"{where}: 'findings' must be a non-empty list (the model's outputs in order).")
-    if cfg.get("checkpoint") is not None:
-        c = Path(str(cfg["checkpoint"])).expanduser()
-        ckpt = c if c.is_absolute() else cfg_path.parent / c
-    if ckpt is None:
-        raise SchemaError(f"{where}: give 'checkpoint' (the weights file) in the YAML.")
-    if not ckpt.is_file():
-        raise SchemaError(f"{where}: checkpoint file {ckpt} does not exist.")
-    fmt = cfg.get("format", "state_dict" if "architecture" in cfg else "torchscript")
-    if fmt not in ("torchscript", "state_dict"):
-        raise SchemaError(f"{where}: 'format' must be 'torchscript' or 'state_dict'; got {fmt!r}.")
-    if fmt == "torchscript" and from_arch:
-        raise SchemaError(
-            f"{where}: 'input: architecture' needs format state_dict and an architecture whose module "
-            "has a 'preprocessing'."
-        )
+    from .._config import validate_config
+    from ._model_file import ModelFile
+
+    cfg = validate_config(
+        ModelFile,
+        read_yaml_file(cfg_path, what="Model YAML"),
+        where=where,
+        context={"yaml": cfg_path, "checkpoint": ckpt},
+    )
+    ckpt = cfg.checkpoint
+    from_arch = cfg.input == "architecture"
+    prep: Any = None if isinstance(cfg.input, str) else cfg.input
+    fl, fmt = cfg.findings, cfg.weights_format
     if fmt == "torchscript":
         try:
             with warnings.catch_warnings():
@@ -532,19 +501,15 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
                 "format: state_dict and architecture."
             ) from exc
     else:
-        if "architecture" not in cfg:
-            raise SchemaError(
-                f"{where}: format state_dict needs 'architecture' (the callable that builds the module)."
-            )
-        build = import_callable(cfg["architecture"], base=cfg_path.parent, where=where)
-        kwargs = cfg.get("architecture_kwargs") or {}
+        build = import_callable(cfg.architecture, base=cfg_path.parent, where=where)
+        kwargs = cfg.architecture_kwargs or {}
         if not isinstance(kwargs, Mapping):
             raise SchemaError(f"{where}: 'architecture_kwargs' must be a mapping.")
         with contextlib.redirect_stdout(sys.stderr):
             module = build(**kwargs)
         if not isinstance(module, torch.nn.Module):
             raise SchemaError(
-                f"{where}: architecture {cfg['architecture']!r} returned {type(module).__name__}, "
+                f"{where}: architecture {cfg.architecture!r} returned {type(module).__name__}, "
                 "not a torch.nn.Module."
             )
         try:
@@ -564,11 +529,11 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
             prep = getattr(module, "preprocessing", None)
             if prep is None or not hasattr(prep, "apply"):
                 raise SchemaError(
-                    f"{where}: 'input: architecture' but the module built by {cfg['architecture']!r} "
+                    f"{where}: 'input: architecture' but the module built by {cfg.architecture!r} "
                     "has no 'preprocessing'; give input: {size, channels, normalization}."
                 )
     findings, notes = _map_outputs([None if f is None else str(f) for f in fl], where=where)
-    name = str(cfg.get("name") or ckpt.stem)
+    name = str(cfg.name or ckpt.stem)
     return LoadedModel(
         name,
         str(spec),
@@ -577,9 +542,9 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
         tuple("" if f is None else str(f) for f in fl),
         findings,
         notes,
-        bool(cfg.get("apply_sigmoid", False)),
-        cfg.get("target_layer"),
-        cfg.get("classifier"),
+        bool(cfg.apply_sigmoid),
+        cfg.target_layer,
+        cfg.classifier,
         str(ckpt),
         scripted=fmt == "torchscript",
         extra={"format": fmt, "yaml": str(cfg_path)},

@@ -169,7 +169,7 @@ def read_rating(value: object, *, where: str) -> RatingScale | None:
             f"{{scale: five_point, with_label: true}}); got {value!r}."
         )
     scale = value.get("scale")
-    if scale not in RATING_SCALES:
+    if not isinstance(scale, str) or scale not in RATING_SCALES:
         raise SchemaError(
             f"{where}, key 'rating.scale': expected one of {list(RATING_SCALES)}; got {scale!r}."
         )

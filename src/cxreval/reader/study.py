@@ -45,10 +45,9 @@ import pandas as pd
 
 from .._validation import read_yaml_file
 from ..exceptions import SchemaError
-from ..findings import VOCABULARIES, canonical_finding
 from ..io import read_csv_file
 from ..io.images import DISPLAY_SUFFIXES
-from .mrmc import RatingScale, Session, read_rating, read_sessions, read_washout, session_payloads
+from .mrmc import RatingScale, Session, session_payloads
 
 __all__ = [
     "TASKS",
@@ -64,24 +63,6 @@ __all__ = [
 
 TASKS: tuple[str, ...] = ("image", "report", "iqa", "adjudication")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_KEYS = {
-    "name",
-    "seed",
-    "findings",
-    "images",
-    "patients",
-    "reports",
-    "sections",
-    "iqa",
-    "adjudication",
-    "assignment",
-    "readers",
-    "resolvers",
-    "tasks",
-    "rating",
-    "sessions",
-    "washout_days",
-}
 
 
 @dataclass(frozen=True)
@@ -238,24 +219,6 @@ def inside_root(root: Path, rel: str, *, where: str) -> Path:
     return p
 
 
-def _list_of_str(value: object, *, where: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [v.strip() for v in value.split(",") if v.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise SchemaError(f"{where}: expected a list of non-empty strings; got {value!r}.")
-    return tuple(value)
-
-
-def _findings(value: object, *, where: str) -> tuple[str, ...]:
-    if isinstance(value, str) and value.strip().lower() in VOCABULARIES:
-        return tuple(VOCABULARIES[value.strip().lower()])
-    names = _list_of_str(value, where=where)
-    out = tuple(canonical_finding(n, where=where) for n in names)
-    if len(set(out)) != len(out):
-        raise SchemaError(f"{where}: finding names repeat (after canonicalisation): {list(out)}.")
-    return out
-
-
 def _read_csv(root: Path, rel: object, *, where: str, required: tuple[str, ...]) -> pd.DataFrame:
     if not isinstance(rel, str):
         raise SchemaError(f"{where}: expected a CSV path relative to the study file; got {rel!r}.")
@@ -275,7 +238,8 @@ def _read_csv(root: Path, rel: object, *, where: str, required: tuple[str, ...])
 
 
 def load_study(path: str | Path) -> StudySpec:
-    """Read and validate a study YAML file (see the module docstring).
+    """Read and validate a study YAML file (see the module docstring; its typed model is
+    ``reader/_study_file.py``).
 
     Raises
     ------
@@ -283,134 +247,32 @@ def load_study(path: str | Path) -> StudySpec:
         Unknown keys, unknown findings or vocabularies, paths outside the study folder, missing files,
         bad reader names, a task without data, an invalid scale.
     """
+    from .._config import validate_config
+    from ._study_file import StudyFile
+
     p = Path(path)
     raw = read_yaml_file(p, what="Study file")
-    if not isinstance(raw, dict):
-        raise SchemaError(f"Study file {p}: expected a mapping of keys; got {type(raw).__name__}.")
-    unknown = sorted(set(raw) - _KEYS)
-    if unknown:
-        raise SchemaError(f"Study file {p}: unknown key(s) {unknown}; expected some of {sorted(_KEYS)}.")
-    where = f"study file {p}"
-    if "findings" not in raw:
-        raise SchemaError(f"{where}: 'findings' is required (a list or a vocabulary name).")
-    findings = _findings(raw["findings"], where=f"{where}, key 'findings'")
-    seed = raw.get("seed", 0)
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise SchemaError(f"{where}: 'seed' must be a non-negative integer; got {seed!r}.")
-    readers = tuple(
-        check_name(r) for r in _list_of_str(raw.get("readers", []) or [], where=f"{where}, 'readers'")
-    )
-    resolvers = tuple(
-        check_name(r) for r in _list_of_str(raw.get("resolvers", []) or [], where=f"{where}, 'resolvers'")
-    )
-    for what, names in (("reader", readers), ("resolver", resolvers)):
-        twice = sorted(n for n, k in Counter(names).items() if k > 1)
-        if twice:
-            raise SchemaError(f"{where}: {what} {twice[0]!r} is listed twice in '{what}s'; each name once.")
-    if set(readers) & set(resolvers):
-        raise SchemaError(
-            f"{where}: reader and resolver names must be distinct; {sorted(set(readers) & set(resolvers))} "
-            "are in both 'readers' and 'resolvers'."
-        )
-    sections = _list_of_str(raw.get("sections", ["findings", "impression"]), where=f"{where}, 'sections'")
-    for s in sections:
-        check_name(s, what="section name")
-    iqa = raw.get("iqa") or {}
-    if not isinstance(iqa, dict) or set(iqa) - {"pairs", "criteria", "scale"}:
-        raise SchemaError(f"{where}: 'iqa' must be a mapping with keys pairs, criteria, scale; got {iqa!r}.")
-    criteria = _list_of_str(iqa.get("criteria", ["overall"]), where=f"{where}, 'iqa.criteria'")
-    for c in criteria:
-        check_name(c, what="IQA criterion")
-    scale = iqa.get("scale", [1, 4])
-    if (
-        not isinstance(scale, list)
-        or len(scale) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in scale)
-        or scale[0] >= scale[1]
-    ):
-        raise SchemaError(f"{where}: 'iqa.scale' must be two increasing integers [low, high]; got {scale!r}.")
-    adj = raw.get("adjudication") or {}
-    if not isinstance(adj, dict) or set(adj) - {"task", "readers"}:
-        raise SchemaError(f"{where}: 'adjudication' must be a mapping with keys task, readers; got {adj!r}.")
-    adj_task = str(adj.get("task", "image"))
-    if adj_task != "image" and not (adj_task.startswith("report:") and adj_task[7:] in sections):
-        raise SchemaError(
-            f"{where}: 'adjudication.task' must be 'image' or 'report:<section>' with a section of "
-            f"{list(sections)}; got {adj_task!r}."
-        )
-    adj_readers = _list_of_str(
-        adj.get("readers", list(readers[:2])), where=f"{where}, 'adjudication.readers'"
-    )
-    present = [t for t, k in (("image", "images"), ("report", "reports"), ("iqa", "iqa")) if raw.get(k)]
-    if raw.get("adjudication") or (resolvers and len(readers) >= 2):
-        present.append("adjudication")
-    tasks = _list_of_str(raw["tasks"], where=f"{where}, 'tasks'") if "tasks" in raw else tuple(present)
-    for t in tasks:
-        if t not in TASKS:
-            raise SchemaError(f"{where}: unknown task {t!r}; expected some of {list(TASKS)}.")
-        if t != "adjudication" and t not in present:
-            raise SchemaError(f"{where}: task {t!r} is listed but the file gives no data for it.")
-    if not tasks:
-        raise SchemaError(f"{where}: no task: give 'images', 'reports' and/or 'iqa'.")
-    rating = read_rating(raw.get("rating"), where=where)
-    sessions = read_sessions(raw.get("sessions"), where=where, reserved=TASKS)
-    washout = read_washout(raw.get("washout_days"), where=where, sessions=sessions)
-    if (rating is not None or sessions) and "image" not in tasks:
-        raise SchemaError(
-            f"{where}: 'rating' and 'sessions' apply to the image task, which the study does not have "
-            "(give 'images')."
-        )
-    if rating is not None and not rating.with_label and "adjudication" in tasks and adj_task == "image":
-        raise SchemaError(
-            f"{where}: adjudication of 'image' compares the readers' labels, which 'rating.with_label: "
-            "false' does not ask for; adjudicate 'report:<section>' or ask for labels."
-        )
-    if "adjudication" in tasks:
-        if "readers" not in adj and len(readers) > 2:
-            raise SchemaError(
-                f"{where}: adjudication compares two readers; with readers {', '.join(readers)} say which "
-                "two in 'adjudication: {readers: [A, B]}'."
-            )
-        if len(adj_readers) != 2 or len(set(adj_readers)) != 2 or not set(adj_readers) <= set(readers):
-            raise SchemaError(
-                f"{where}: adjudication needs two distinct readers from 'readers'; got "
-                f"{list(adj_readers)} (readers: {list(readers)})."
-            )
-        if (adj_task == "image" and "image" not in tasks) or (adj_task != "image" and "report" not in tasks):
-            raise SchemaError(f"{where}: adjudication of {adj_task!r} needs that task in the study.")
-    assignment = raw.get("assignment") or {}
-    k = assignment.get("per_image", 0) if isinstance(assignment, dict) else None
-    if (
-        not isinstance(assignment, dict)
-        or set(assignment) - {"per_image"}
-        or not isinstance(k, int)
-        or isinstance(k, bool)
-        or not 0 <= k <= len(readers)
-        or (assignment and k < 1)
-    ):
-        raise SchemaError(
-            f"{where}: 'assignment' must be {{per_image: k}} with k from 1 to the number of readers "
-            f"({len(readers)}); got {assignment!r}."
-        )
-    if sessions:  # the image task is read once per session, each session a task
-        tasks = tuple(x for t in tasks for x in ((s.name for s in sessions) if t == "image" else (t,)))
+    f = validate_config(StudyFile, raw, where=f"study file {p}", context={"path": p})
+    tasks = f.task_kinds
+    if f.sessions:  # the image task is read once per session, each session a task
+        tasks = tuple(x for t in tasks for x in ((s.name for s in f.sessions) if t == "image" else (t,)))
     return StudySpec(
-        name=str(raw.get("name", p.stem)),
+        name=str(f.name) if "name" in f.model_fields_set else p.stem,
         root=str(p.parent.resolve()),
-        seed=int(seed),
-        findings=findings,
-        tasks=tuple(tasks),
-        sections=sections,
-        criteria=criteria,
-        scale=(int(scale[0]), int(scale[1])),
-        adjudication_task=adj_task,
-        adjudication_readers=tuple(adj_readers),
-        readers=readers,
-        resolvers=resolvers,
-        per_image=int(k),
-        rating=rating,
-        sessions=sessions,
-        washout_days=washout,
+        seed=f.seed,
+        findings=f.findings,
+        tasks=tasks,
+        sections=f.sections,
+        criteria=f.iqa.criteria,
+        scale=f.iqa.scale,
+        adjudication_task=f.adjudication.task,
+        adjudication_readers=f.adjudication_readers,
+        readers=f.readers,
+        resolvers=f.resolvers,
+        per_image=f.per_image,
+        rating=f.rating,
+        sessions=f.sessions,
+        washout_days=f.washout_days,
         raw=raw,
     )
 
@@ -426,7 +288,9 @@ def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Pa
         if not pairs:
             raise SchemaError(f"{where}: no image ({', '.join(DISPLAY_SUFFIXES)}) in {folder}.")
     else:
-        rels = _list_of_str(value, where=where)
+        from ._study_file import list_of_str
+
+        rels = list_of_str(value, where=where)
         pairs = []
         for rel in rels:
             f = inside_root(root, rel, where=where)

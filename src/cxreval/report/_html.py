@@ -13,25 +13,23 @@ same bytes. A set of folders without any recognisable result is refused (:class:
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from string import Template
 from typing import Any
 
 import plotly
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from .. import __version__
 from .._plots import analyses as plots
+from .._version import __version__
 from ..exceptions import InvalidParameterError
 from ..outputs import RUN_FILE, atomic_file
 from ._key_findings import SEPARABILITY_NOTE
 from ._sections import KINDS, Section, Unavailable, build_sections, detect_kinds
+from ._templates import REPORT, Markup
 from ._thresholds import Thresholds
 from .headline import headline
 from .provenance import provenance_html
@@ -148,10 +146,8 @@ def figure_html(fig: go.Figure, div_id: str) -> str:
     """A figure as an HTML ``div`` plus the script that draws it with the page's Plotly configuration
     (``cxrevalPlot`` of ``templates/report.js``: PNG and SVG download); fixed id for reproducible output."""
     payload = fig.to_json().replace("</", "<\\/")
-    height = int(fig.layout.height or 450)
-    return (
-        f'<div id="{div_id}" class="plotly-graph-div" style="height:{height}px; width:100%;"></div>'
-        f'<script type="text/javascript">cxrevalPlot("{div_id}", {payload});</script>'
+    return REPORT.render(
+        "figure.html.j2", div_id=div_id, height=int(fig.layout.height or 450), payload=Markup(payload)
     )
 
 
@@ -164,24 +160,9 @@ def _slug(text: str, used: set[str]) -> str:
     return s
 
 
-def _template(name: str) -> str:
-    return resources.files("cxreval.report").joinpath("templates").joinpath(name).read_text(encoding="utf-8")
-
-
-def _unavailable_html(items: Sequence[Unavailable]) -> str:
-    lis = []
-    for u in items:  # one short line each: the reason, the command that gets it, the offline way
-        cmds = " or ".join(f'<code class="command">{html.escape(c)}</code>' for c in u.all_commands)
-        cmds = f" — to build it: {cmds}" if cmds else ""
-        hint = f"; {html.escape(u.hint)}" if u.hint else ""
-        lis.append(f"<li><strong>{html.escape(u.title)}</strong>: {html.escape(u.reason)}{cmds}{hint}</li>")
-    return '<ul class="unavailable">' + "".join(lis) + "</ul>"
-
-
 def _key_findings_html(
     sections: Sequence[Section], ids: Sequence[str], missing: Sequence[Unavailable], thresholds: Thresholds
 ) -> str:
-    lis = []
     head = headline(sections)
     order = list(zip(sections, ids))
     if (
@@ -190,43 +171,15 @@ def _key_findings_html(
         order.sort(
             key=lambda p: (p[0].folder != head.section.folder, p[0].kind not in ("classification", "ranking"))
         )
-    for sec, sid in order:
-        if sec.key is None:
-            body, verdict = "no headline number could be read from its files; see the section.", "see section"
-        else:
-            body, verdict = sec.key.html, sec.key.verdict
-        lis.append(
-            f'<li class="kf" data-kind="{sec.kind}"><a class="kf-link" href="#{sid}">{html.escape(sec.title)}'
-            f'</a> <span class="verdict">{html.escape(verdict)}</span><br><span class="kf-text">{body}</span></li>'
-        )
-    if not lis:
-        lis.append('<li class="kf">No analysis result could be built; see "Not available".</li>')
-    extra = (
-        f'<p class="note">{len(missing)} part(s) not available: <a href="#not-available">see the list</a>.</p>'
-        if missing
-        else ""
-    )
-    src = "defaults" if thresholds.source == "defaults" else f"from {thresholds.source}"
-    fig = ""
-    if head is not None:
-        fig = (
-            f'<figure class="headline">{figure_html(head.figure, "fig-headline")}'
-            f'<figcaption class="how">{html.escape(head.caption)}</figcaption></figure>'
-        )
-    return (
-        '<section id="key-findings" class="key-findings"><h2>Key findings</h2>'
-        f'<div class="kf-grid{" with-figure" if fig else ""}">{fig}<ol class="kf-list">'
-        + "".join(lis)
-        + "</ol></div>"
-        + extra
-        + f'<p class="thresholds"><strong>How the verdicts are worded</strong> ({html.escape(src)}; '
-        f"set with <code>cxreval report --thresholds FILE</code>): {html.escape(thresholds.describe())} "
-        "Intervals are bootstrap confidence intervals (see Methods and provenance) unless named "
-        "Low–High κ. Weighted κ is Cohen's κ over the ordered states negative < uncertain < positive (quadratic "
-        "weights by default); Low–High κ is the κ of binary labels with the uncertain ones resolved "
-        "pessimistically (Low) or optimistically (High), a different measure: a line whose weighted κ falls "
-        "outside its Low–High range says so. "
-        f"{html.escape(SEPARABILITY_NOTE)}</p></section>"
+    return REPORT.render(
+        "key_findings.html.j2",
+        order=order,
+        head_figure=Markup(figure_html(head.figure, "fig-headline")) if head is not None else "",
+        head_caption=head.caption if head is not None else "",
+        n_missing=len(missing),
+        source="defaults" if thresholds.source == "defaults" else f"from {thresholds.source}",
+        thresholds=thresholds.describe(),
+        separability_note=SEPARABILITY_NOTE,
     )
 
 
@@ -304,82 +257,55 @@ def render_report(
                     )
                 )
     ids, bodies = zip(*blocks_html) if blocks_html else ((), ())
-    toc = [f'<li><a href="#{sid}">{html.escape(sec.title)}</a></li>' for sec, sid in zip(sections, ids)]
     body = list(bodies)
     if missing:
-        toc.append('<li><a href="#not-available">Not available</a></li>')
-        body.append(
-            '<section class="report-section" id="not-available"><h2>Not available</h2>'
-            + _unavailable_html(missing)
-            + "</section>"
-        )
+        body.append(REPORT.render("unavailable.html.j2", items=missing))
     prov_folders: dict[Path, list[str]] = {}
     for sec in sections:
         prov_folders.setdefault(sec.folder, []).append(sec.title)
-    toc.append('<li><a href="#methods">Methods and provenance</a></li>')
-    body.append(
-        '<section class="report-section" id="methods"><h2>Methods and provenance</h2>'
-        + provenance_html(
-            list(prov_folders.items()), thresholds=th, version=__version__, plotly_version=plotly.__version__
-        )
-        + "</section>"
+    provenance = provenance_html(
+        list(prov_folders.items()), thresholds=th, version=__version__, plotly_version=plotly.__version__
     )
+    body.append(REPORT.render("methods.html.j2", body=Markup(provenance)))
     key_html = _key_findings_html(sections, ids, missing, th)
     n_fig = sum(s.n_figures for s in sections) + int('id="fig-headline"' in key_html)
-    page = Template(_template("report.html")).substitute(
-        title=html.escape(title),
+    page = REPORT.render(
+        "page.html.j2",
+        title=title,
         version=__version__,
-        style=_template("report.css"),
-        plotlyjs=get_plotlyjs(),
-        script=_template("report.js"),
+        style=Markup(REPORT.static_text("report.css")),
+        plotlyjs=Markup(get_plotlyjs()),
+        script=Markup(REPORT.static_text("report.js")),
         n_sections=len(sections),
         n_figures=n_fig,
-        intro=intro_html,
-        key_findings=key_html,
-        toc="<ol>" + "".join(toc) + "</ol>",
-        body="\n".join(body),
+        intro=Markup(intro_html),
+        key_findings=Markup(key_html),
+        toc=Markup(
+            REPORT.render("page_contents.html.j2", sections=list(zip(sections, ids)), missing=bool(missing))
+        ),
+        body=Markup("\n".join(body)),
     )
     return page, sections, missing
 
 
 def _sections_html(sections: Sequence[Section]) -> list[tuple[str, str]]:
-    """(id, HTML) of each section: per part, the figure, how to read it, then its tables collapsed."""
+    """(id, HTML) of each section (the template ``templates/section.html.j2``): per part, the figure, how to
+    read it, then its tables collapsed; the figures numbered in page order."""
     used = {"key-findings", "not-available", "methods", "contents"}
     out = []
     n_fig = 0
     for sec in sections:
         sid = _slug(sec.title, used)
-        parts = [
-            f'<section class="report-section" id="{sid}" data-kind="{sec.kind}"><h2>{html.escape(sec.title)}</h2>'
-        ]
-        if sec.key is not None:
-            parts.append(
-                f'<p class="section-finding"><span class="verdict">{html.escape(sec.key.verdict)}</span> '
-                f"{sec.key.html}</p>"
-            )
+        parts = []
         for blk in sec.blocks:
-            parts.append(f'<div class="block"><h3>{html.escape(blk.heading)}</h3>')
-            if blk.missing:
-                parts.append(f'<p class="missing">Not available: {html.escape(blk.missing)}</p>')
+            figure = ""
             if blk.figure is not None:
                 n_fig += 1
-                parts.append(f'<div class="figure">{figure_html(blk.figure, f"fig-{n_fig}")}</div>')
-            if blk.how:
-                parts.append(f'<p class="how">{html.escape(blk.how)}</p>')
-            if blk.html:
-                n_tab = blk.html.count('<table class="data')
-                what = "the table" if n_tab == 1 else f"the {n_tab} tables" if n_tab else "the output"
-                parts.append(
-                    f'<details class="tables"><summary>Show {what} (CSV download inside)</summary>'
-                    f"{blk.html}</details>"
-                )
-            parts.append("</div>")
-        parts.append(
-            f'<p class="folder">from <code>{html.escape(str(sec.folder))}</code> · '
-            '<a href="#methods">methods and provenance</a> · <a href="#key-findings">key findings</a></p>'
-            "</section>"
-        )
-        out.append((sid, "".join(parts)))
+                figure = Markup(figure_html(blk.figure, f"fig-{n_fig}"))
+            n_tab = blk.html.count('<table class="data')
+            what = "the table" if n_tab == 1 else f"the {n_tab} tables" if n_tab else "the output"
+            parts.append({"block": blk, "figure": figure, "tables": Markup(blk.html), "what": what})
+        out.append((sid, REPORT.render("section.html.j2", sid=sid, sec=sec, parts=parts)))
     return out
 
 

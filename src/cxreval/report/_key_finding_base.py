@@ -3,7 +3,6 @@ line, number formatting, the run's confidence level, and reading a result table'
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,10 +39,6 @@ class KeyFinding:
 
     def to_dict(self) -> dict[str, str]:
         return {"kind": self.kind, "text": self.text, "verdict": self.verdict}
-
-    @property
-    def html(self) -> str:
-        return html.escape(self.text)
 
 
 def fmt(x: float, digits: int = 2) -> str:

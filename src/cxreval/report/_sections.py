@@ -36,7 +36,6 @@ exact commands: the ``cxreval demo`` section that computes it on public data, an
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +57,7 @@ from ._blocks import Block, Kind, Section, Unavailable, load_table, result_files
 from ._key_findings import key_finding
 from ._reader_study import build_reader_study
 from ._relabelling import build_relabelling
+from ._templates import REPORT
 from ._thresholds import Thresholds
 from .html_tables import html_table
 from .image_sections import IQA_RESULTS, LOCALIZATION_RESULTS, build_iqa, build_localization
@@ -300,7 +300,7 @@ def _json_html(obj: object, name: str, depth: int = 0) -> str:
         for k, v in obj.items():
             if isinstance(v, (dict, list)):
                 h = min(4 + depth, 6)
-                parts.append(f"<h{h}>{html.escape(str(k))}</h{h}>" + _json_html(v, f"{name}_{k}", depth + 1))
+                parts.append(REPORT.macro("heading")(h, k) + _json_html(v, f"{name}_{k}", depth + 1))
         return "".join(parts)
     if isinstance(obj, list):
         if obj and all(isinstance(x, dict) for x in obj):
@@ -309,7 +309,7 @@ def _json_html(obj: object, name: str, depth: int = 0) -> str:
             pd.DataFrame({"value": [json.dumps(x) if isinstance(x, (dict, list)) else x for x in obj]}),
             name=name,
         )
-    return f"<p>{html.escape(str(obj))}</p>"
+    return REPORT.macro("paragraph")(obj)
 
 
 def _build_audit(folder: Path) -> list[Block]:

@@ -8,12 +8,13 @@ their first ``max_rows`` rows; the download always holds every row unless the CS
 from __future__ import annotations
 
 import base64
-import html
 import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from ._templates import REPORT
 
 __all__ = ["csv_data_uri", "html_table", "format_value", "MAX_ROWS", "PAGE_ROWS", "MAX_EMBED_BYTES"]
 
@@ -61,7 +62,7 @@ def html_table(
     source: str | Path | None = None,
     digits: int = 3,
 ) -> str:
-    """Render ``df`` as an HTML table with a CSV download link.
+    """Render ``df`` as an HTML table with a CSV download link (the template ``templates/table.html.j2``).
 
     Parameters
     ----------
@@ -85,44 +86,22 @@ def html_table(
     html : str
     """
     fname = name if name.endswith(".csv") else f"{name}.csv"
-    n = len(df)
-    parts = ['<div class="table-block">']
-    head = []
-    if caption:
-        head.append(f'<span class="caption">{html.escape(caption)}</span>')
     uri = csv_data_uri(df)
-    if len(uri) <= max_embed_bytes * 4 // 3 + 64:
-        head.append(
-            f'<a class="download" download="{html.escape(fname)}" href="{uri}">'
-            f"download {html.escape(fname)} ({n} rows)</a>"
-        )
-    else:
-        where = f" at {html.escape(str(source))}" if source else ""
-        head.append(
-            f'<span class="download-note">{html.escape(fname)} ({n} rows) is too large to embed; '
-            f"the file is{where}</span>"
-        )
-    parts.append('<div class="table-head">' + " ".join(head) + "</div>")
     shown = df.head(max_rows)
-    paged = len(shown) > PAGE_ROWS
-    attrs = f' data-page-rows="{PAGE_ROWS}"' if paged else ""
-    parts.append(
-        f'<div class="table-scroll"><table class="data{" paged" if paged else ""}"{attrs}><thead><tr>'
-    )
-    parts.extend(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
-    parts.append("</tr></thead><tbody>")
     numeric = [pd.api.types.is_numeric_dtype(shown[c]) for c in shown.columns]
-    for row in shown.itertuples(index=False, name=None):
-        cells = []
-        for v, isnum in zip(row, numeric):
-            cls = ' class="num"' if isnum else ""
-            cells.append(f"<td{cls}>{html.escape(format_value(v, digits=digits))}</td>")
-        parts.append("<tr>" + "".join(cells) + "</tr>")
-    parts.append("</tbody></table></div>")
-    if n > max_rows:
-        parts.append(
-            f'<p class="note">The page holds the first {max_rows} of {n} rows; the download holds all '
-            "rows.</p>"
-        )
-    parts.append("</div>")
-    return "".join(parts)
+    rows = [
+        [(format_value(v, digits=digits), isnum) for v, isnum in zip(row, numeric)]
+        for row in shown.itertuples(index=False, name=None)
+    ]
+    return REPORT.render(
+        "table.html.j2",
+        fname=fname,
+        caption=caption,
+        uri=uri if len(uri) <= max_embed_bytes * 4 // 3 + 64 else "",
+        source=source or "",
+        n_rows=len(df),
+        max_rows=max_rows,
+        page_rows=PAGE_ROWS if len(shown) > PAGE_ROWS else 0,
+        columns=list(shown.columns),
+        rows=rows,
+    )

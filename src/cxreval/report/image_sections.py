@@ -3,7 +3,6 @@ box overlays on real radiographs) and image quality (metric vs expert z-MOS, met
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import pandas as pd
@@ -14,6 +13,7 @@ from ..localization import LocalizationResult, OverlayResult, RealBoxesResult, S
 from ..results import TableResult
 from ..schema import BOX_COORDS, FINDING, STUDY_ID
 from ._blocks import Block, load_table, table_block
+from ._templates import REPORT
 from .html_tables import html_table
 from .result_files import result_path, run_record
 
@@ -44,7 +44,7 @@ def build_localization(folder: Path) -> list[Block]:
             Block(
                 "Synthetic localization study (printed output)",
                 None,
-                f'<pre class="output">{html.escape(synth.read_text(errors="replace"))}</pre>',
+                REPORT.macro("output")(synth.read_text(errors="replace")),
                 how="The protocol's printed output, verbatim.",
             )
         )
