@@ -24,16 +24,6 @@ from ._common import (
 __all__ = ["register"]
 
 
-def _scale(text: str | None) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    lo, sep, hi = text.partition(":")
-    try:
-        return float(lo), float(hi)
-    except ValueError:
-        raise typer.BadParameter(f"expected MIN:MAX, e.g. 1:5. Got {text!r}.", param_hint="--scale") from None
-
-
 def mrmc(
     labels: list[Path] = typer.Option(
         ..., "--labels", "-l", help="Long label table (CSV or Parquet) holding the references (repeatable)."
@@ -142,7 +132,7 @@ def mrmc(
             reader_weights=reader_weights,
             margin=margin,
             latent_sources=split_list(latent_sources, option="--latent-sources"),
-            scale=_scale(scale),
+            scale=scale,
             n_resamples=n_resamples,
             rng=seed,
             state_encoding=state_encoding,

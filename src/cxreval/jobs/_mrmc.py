@@ -310,7 +310,8 @@ def evaluate_reader_study_files(
     """:func:`evaluate_reader_study` on files: the job of ``cxreval mrmc``.
 
     The readings come from a ratings table (``ratings``), or from label sources read as binary readers
-    (``readers``, :func:`~cxreval.mrmc.labels_to_ratings`), not both. ``options`` are those of :func:`evaluate_reader_study`.
+    (``readers``, :func:`~cxreval.mrmc.labels_to_ratings`), not both. ``options`` are those of :func:`evaluate_reader_study`;
+    ``scale`` may also be the text ``'MIN:MAX'``.
     """
     from ..labels import read_label_tables, read_prediction_tables
 
@@ -320,7 +321,7 @@ def evaluate_reader_study_files(
             "binary readers (readers=), one of the two."
         )
     table, _ = read_label_tables(list(labels), state_encoding=state_encoding, blank_state=blank_state)
-    scale = options.get("scale")
+    scale = options["scale"] = _parse_scale(options.get("scale"))
     rated = (
         read_ratings(ratings, scale=scale)  # type: ignore[arg-type]
         if ratings is not None
@@ -328,6 +329,19 @@ def evaluate_reader_study_files(
     )
     preds = read_prediction_tables(list(predictions))[0] if predictions else None
     return evaluate_reader_study(rated, table, references=references, predictions=preds, **options)  # type: ignore[arg-type]
+
+
+def _parse_scale(value: object) -> tuple[float, float] | None:
+    """A rating scale given as ``'MIN:MAX'`` (the command's spelling) or as a pair of numbers."""
+    if value is None or not isinstance(value, str):
+        return value  # type: ignore[return-value]
+    lo, _, hi = value.partition(":")
+    try:
+        return float(lo), float(hi)
+    except ValueError:
+        raise InvalidParameterError(
+            f"The 'scale' parameter of evaluate_reader_study_files expects MIN:MAX, e.g. 1:5. Got {value!r}."
+        ) from None
 
 
 def _check_panel(arr: ReaderArrays, *, finding: str, ref: str) -> None:
