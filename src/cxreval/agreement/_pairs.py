@@ -191,7 +191,7 @@ def pair_states(
     source_b: str,
     *,
     findings: FindingsLike = None,
-    studies: Studies = "same",
+    studies: Studies = "common",
 ) -> PairedStates:
     """Align two sources of a long label table on common studies and findings.
 
@@ -202,9 +202,11 @@ def pair_states(
     source_a, source_b : str
     findings : sequence of str, or a vocabulary name, optional
         Findings to compare (each must be labelled by both sources). Default: those both sources label.
-    studies : {'same', 'each'}, default='same'
-        ``'same'``: the two sources must label the same studies, otherwise :class:`SchemaError`;
-        ``'each'``: compare on the common studies, counting the others in ``n_only_a/b``.
+    studies : {'common', 'same', 'each'}, default='common'
+        ``'common'``: per finding, only the studies both sources label (a state present;
+        :func:`~cxreval.agreement.common_study_labels`); ``'same'``: the two sources must label the same
+        studies, otherwise :class:`SchemaError`; ``'each'``: compare on the common studies, counting the others
+        in ``n_only_a/b``.
 
     Raises
     ------
@@ -212,9 +214,19 @@ def pair_states(
         An absent source, a requested finding a source does not label, different study sets with
         ``studies='same'``, or no common study.
     """
-    check_choice(studies, ("same", "each"), name="studies", func="pair_states")
-    labels = prepare_labels(labels)
-    return paired_states(labels, source_a, source_b, findings=expand_findings(findings), studies=studies)
+    check_choice(studies, ("same", "each", "common"), name="studies", func="pair_states")
+    labels, design = common_design(prepare_labels(labels), [(source_a, source_b)], studies)
+    return paired_states(labels, source_a, source_b, findings=expand_findings(findings), studies=design)
+
+
+def common_design(labels: pd.DataFrame, pairs: Sequence[tuple[str, str]], studies: str) -> tuple[pd.DataFrame, str]:
+    """The labels and the pair design of ``studies``: with ``'common'``, the rows of the pairs' sources on the
+    studies every one of them labelling a finding labels, compared as ``'each'``; otherwise as they are."""
+    if studies != "common":
+        return labels, studies
+    from ._compare import common_study_labels  # _compare builds on this module
+
+    return common_study_labels(labels, sorted({s for p in pairs for s in p})), "each"
 
 
 class SourceGrids:
@@ -514,7 +526,7 @@ def compute_agreement(
     finding_sets: Mapping[str, Sequence[str]] | None = None,
     weights: str | None = "quadratic",
     not_mentioned: str | LabelPolicy = "negative",
-    studies: Studies = "same",
+    studies: Studies = "common",
     both_uncertain: str = "agree",
 ) -> AgreementTableResult:
     """Agreement of each pair of sources per finding, with macro and micro averages (Tables 9-15).
@@ -534,8 +546,9 @@ def compute_agreement(
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
         ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.schema.LabelPolicy` gives its
         ``not_mentioned``).
-    studies : {'same', 'each'}, default='same'
-        See :func:`pair_states`.
+    studies : {'common', 'same', 'each'}, default='common'
+        See :func:`pair_states`; ``'common'``: per finding, only the studies every source of the pairs labelling
+        it labels.
     both_uncertain : {'agree', 'disagree'}, default='agree'
         A (UNC, UNC) pair under the pessimistic mapping: agreement (identical labels always agree, the XQA-Chest
         paper's Table 30) or half in each disagreeing cell (a disagreement); see :mod:`cxreval.agreement`.
@@ -569,10 +582,10 @@ def compute_agreement(
     """
     check_choice(weights, WEIGHTS, name="weights", func="compute_agreement")
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="compute_agreement").not_mentioned
-    check_choice(studies, ("same", "each"), name="studies", func="compute_agreement")
+    check_choice(studies, ("same", "each", "common"), name="studies", func="compute_agreement")
     check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="compute_agreement")
     pair_list = parse_pairs(pairs)
-    labels = prepare_labels(labels)
+    labels, design = common_design(prepare_labels(labels), pair_list, studies)
     fs = expand_findings(findings)
     sets = None
     if finding_sets is not None:
@@ -581,7 +594,7 @@ def compute_agreement(
     infos: list[PairCoverage] = []
     grids = SourceGrids(labels)
     for a, b in pair_list:
-        ps = paired_states(grids, a, b, findings=fs, studies=studies)
+        ps = paired_states(grids, a, b, findings=fs, studies=design)
         r, info = _rows_for_pair(
             ps, finding_sets=sets, weights=weights, not_mentioned=not_mentioned, both_uncertain=both_uncertain
         )

@@ -81,19 +81,19 @@ def agree(
     intersect: bool = typer.Option(
         False,
         "--intersect",
-        help="Compare sources on their common studies instead of requiring the same studies.",
+        help="With --studies each: compare sources on their common studies instead of requiring the same "
+        "studies.",
     ),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
     studies: str = typer.Option(
-        "each",
+        "common",
         "--studies",
-        help="Study design: each (the default here, where classify "
-        "and rank default to common: a pair of sources compares their own labels, each "
-        "pair on the same studies, or with --intersect on the studies both label) or common "
-        "(per finding, only the studies every source of the pairs labelling it labels, for "
-        "agreement, flows and prevalence alike).",
+        help="Study design: common (default, as classify and rank: per finding, only the studies every "
+        "source of the pairs labelling it labels, for agreement, flows and prevalence alike) or each (a "
+        "pair of sources compares their own labels, each pair on the same studies, or with --intersect on "
+        "the studies both label).",
     ),
     finding_map: str = typer.Option(
         None,

@@ -534,7 +534,7 @@ def fuse_and_compare(
     include_inputs: bool = False,
     executor: ExecutorLike = None,
     spill_dir: PathLike | None = None,
-    studies: Studies = "each",
+    studies: Studies = "common",
     nn_hidden: int | None = None,
     nn_epochs: int | None = None,
     nn_folds: int | None = None,
@@ -567,10 +567,10 @@ def fuse_and_compare(
         readers by name, else in the model's (sorted) reader order (the sources of ``labels`` are renamed).
     include_inputs : bool, default=False
         Keep the input label table on the result, written before the fused sources into ``fused_labels``.
-    studies : {'each', 'common'}, default='each'
-        ``'each'``: every study any reader labels; ``'common'`` (needs ``adjudicated``; the comparison design of
-        ``cxreval classify``/``rank``/``agree``): per finding, only the studies every reader and the adjudicated
-        reference label (:func:`cxreval.agreement.common_study_labels`).
+    studies : {'each', 'common'}, default='common'
+        ``'each'``: every study any reader labels; ``'common'`` (the comparison design of ``cxreval
+        classify``/``rank``/``agree``): per finding, only the studies every reader and the adjudicated
+        reference, if any, label (:func:`cxreval.agreement.common_study_labels`).
     nn_hidden, nn_epochs, nn_folds, nn_scoring : optional
         The settings of the trained ``nn`` / ``nn_ps`` methods: :class:`NeuralFusion`'s ``hidden``, ``epochs``,
         ``n_folds`` and ``labels_from`` (default: the estimator's, 32, 300, 5 and ``'out-of-fold'``); refused
@@ -601,14 +601,9 @@ def fuse_and_compare(
     check_choice(studies, ("each", "common"), name="studies", func="fuse_and_compare")
     check_choice(labels_format, LABELS_FORMATS, name="labels_format", func="fuse_and_compare")
     if studies == "common":
-        if adjudicated is None:
-            raise InvalidParameterError(
-                "studies='common' keeps the studies every reader and the adjudicated "
-                "reference label: pass adjudicated=."
-            )
         from ..agreement import common_study_labels
 
-        labels = common_study_labels(labels, [*readers, adjudicated])
+        labels = common_study_labels(labels, [*readers, *([adjudicated] if adjudicated is not None else [])])
     params = _with_settings(
         params,
         methods,

@@ -381,6 +381,7 @@ def evaluate_latent_auc(
         not_mentioned=not_mentioned,
         model_groups=model_groups,
         unlabeled=unlabeled,
+        studies="each",
     )
     return evaluate_latent_auc_prepared(
         prep,
@@ -433,6 +434,7 @@ def evaluate_latent_auc_files(
         model_groups=model_groups,
         unlabeled=unlabeled,
         blank_state=blank_state,
+        studies="each",
     )
     progress.done(reading)
     return evaluate_latent_auc_prepared(
