@@ -38,7 +38,9 @@ DISTINCT: dict[str, str] = {
         "sized to the work of its function",
     ),
     **dict.fromkeys(("decimals", "digits"), "the rounding of one table"),
-    **dict.fromkeys(("func", "name", "where", "title", "origin", "unit"), "the wording of a message or heading"),
+    **dict.fromkeys(
+        ("func", "name", "where", "title", "origin", "unit"), "the wording of a message or heading"
+    ),
     "dtype": "read: inferred; written: the image's bit depth",
     "error": "the reader's own message",
     "finding": "one finding: every one (a plan) or the simulated one",
@@ -83,7 +85,6 @@ PENDING_DEFAULTS: frozenset[str] = frozenset(
         "rng",
         "score_model",
         "spearman",
-        "studies",
         "weight_decay",
     }
 )
@@ -96,48 +97,7 @@ PENDING_COMMAND_DEFAULTS: frozenset[tuple[str, str]] = frozenset(
 )
 """``(command, parameter)`` whose option's default is not the library's; may only shrink."""
 
-PENDING_TUPLES: frozenset[str] = frozenset(
-    {
-        "cxreval.agreement._pairs.PairedStates.confusion",
-        "cxreval.agreement._pairs.SourceGrids.get",
-        "cxreval.agreement._scores.uncertainty_mapping",
-        "cxreval.datasets.mimic.read_label_file",
-        "cxreval.datasets.openi.openi_tuning_split",
-        "cxreval.datasets.padchest.parse_label_lists",
-        "cxreval.demo.data.nih_google_labels",
-        "cxreval.demo.images.iqa_sources",
-        "cxreval.findings.canonical_findings",
-        "cxreval.fusion._dawid_skene.dawid_skene_em",
-        "cxreval.fusion._label_table.annotations_from_labels",
-        "cxreval.fusion._mace.mace_fit",
-        "cxreval.fusion._mace.mace_starts",
-        "cxreval.io.images.image_size",
-        "cxreval.iqa._degrade.image_files",
-        "cxreval.iqa._expert.srcc_krcc",
-        "cxreval.iqa._structural_similarity.ssim_maps",
-        "cxreval.labeller._engine.tokenize",
-        "cxreval.labels._files.read_label_tables",
-        "cxreval.labels._files.read_prediction_tables",
-        "cxreval.labels._streaming.scan_labels",
-        "cxreval.latent._fitting.score_bins",
-        "cxreval.localization._synthetic.error_model_maps",
-        "cxreval.predict._finetune.training_targets",
-        "cxreval.predict._models.xrv_weights_path",
-        "cxreval.predict._runner.predict_batch",
-        "cxreval.reader.conflicts.ConflictReads.adjudication_view",
-        "cxreval.reader.conflicts.ConflictReads.conflict_rows",
-        "cxreval.reader.derived.replay",
-        "cxreval.reader.images.decode",
-        "cxreval.reader.mrmc.HeatmapReader.read",
-        "cxreval.reader.mrmc.washout_refusal",
-        "cxreval.reader.store.ReaderStore.create",
-        "cxreval.reader.store.ReaderStore.queue_flags",
-        "cxreval.report._html.render_report",
-        "cxreval.report.result_files.run_record",
-        "cxreval.schema._states.LabelPolicy.resolve_not_mentioned",
-        "cxreval.schema._states.resolve_not_mentioned",
-    }
-)
+PENDING_TUPLES: frozenset[str] = frozenset()
 """Public functions that still return a bare tuple; may only shrink."""
 
 # how the command line spells a library default that is not text

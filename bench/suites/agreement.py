@@ -65,7 +65,9 @@ def nih_vs_google(ctx: Context) -> Figures:
         fig.frame(f"Subset {name}: {len(keep)} images, agreement", agr[COLS])
         fig.frame(
             f"Subset {name}: omissions",
-            compute_omissions(compute_flows(sub, "google_expert:nih_textmined", studies="same").table).table[OCOLS],
+            compute_omissions(compute_flows(sub, "google_expert:nih_textmined", studies="same").table).table[
+                OCOLS
+            ],
         )
         for r in agr.itertuples():
             fig.checked[f"{name} | {r.finding} | kappa_w f1_w n"] = f"{r.kappa_w:.4f} {r.f1_w:.4f} {r.n}"
@@ -89,7 +91,9 @@ def nih_vs_google(ctx: Context) -> Figures:
             ignore_index=True,
         )
         a = compute_agreement(lab, "google_expert:nih_textmined", studies="same").table.iloc[0]
-        o = compute_omissions(compute_flows(lab, "google_expert:nih_textmined", studies="same").table).table.iloc[0]
+        o = compute_omissions(
+            compute_flows(lab, "google_expert:nih_textmined", studies="same").table
+        ).table.iloc[0]
         t.add(
             vname,
             round(a["kappa_w"], 3),

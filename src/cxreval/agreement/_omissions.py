@@ -40,8 +40,8 @@ from ..exceptions import SchemaError
 from ..io import markdown_table
 from ..results import TableResult, readonly
 from ..schema import FINDING, LabelPolicy, check_columns
+from ._grids import SourceGrids
 from ._pairs import (
-    SourceGrids,
     SourcePairs,
     common_design,
     expand_findings,

@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, TypeAlias, Union, overload
+from typing import Any, ClassVar, NamedTuple, TypeAlias, Union, overload
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,7 @@ from ..io import markdown_table
 from ..labels import validate_label_table
 from ..results import TableResult, readonly
 from ..schema import FINDING, MACRO, MICRO, SOURCE, STATE, STUDY_ID, LabelPolicy, resolve_not_mentioned
+from ._grids import SourceGrids
 from ._scores import (
     AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,
@@ -28,8 +29,8 @@ from ._scores import (
 )
 
 __all__ = [
+    "PairConfusion",
     "PairedStates",
-    "SourceGrids",
     "PairCoverage",
     "AgreementTableResult",
     "parse_pairs",
@@ -39,6 +40,15 @@ __all__ = [
     "expand_findings",
     "prepare_labels",
 ]
+
+
+class PairConfusion(NamedTuple):
+    """What :meth:`PairedStates.confusion` returns: per-finding 3x3 confusion matrices ``(n_findings, 3, 3)`` and
+    the pairs dropped per finding for a missing label and for a not-mentioned one."""
+
+    confusion: np.ndarray
+    missing: np.ndarray
+    not_mentioned: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -73,9 +83,7 @@ class PairedStates:
     def pair(self) -> str:
         return f"{self.source_a}:{self.source_b}"
 
-    def confusion(
-        self, *, not_mentioned: str | LabelPolicy = "negative"
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def confusion(self, *, not_mentioned: str | LabelPolicy = "negative") -> PairConfusion:
         """Per-finding 3x3 confusion matrices ``(n_findings, 3, 3)``, missing and not-mentioned drops."""
         func = "PairedStates.confusion"
         not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func=func).not_mentioned
@@ -93,7 +101,7 @@ class PairedStates:
             f * 9 + np.nan_to_num(a, nan=0).astype(np.int64) * 3 + np.nan_to_num(b, nan=0).astype(np.int64)
         )[keep]
         c = np.bincount(idx, minlength=9 * a.shape[1]).reshape(a.shape[1], 3, 3)
-        return c, missing.sum(axis=0), n_nm
+        return PairConfusion(c, missing.sum(axis=0), n_nm)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -219,41 +227,17 @@ def pair_states(
     return paired_states(labels, source_a, source_b, findings=expand_findings(findings), studies=design)
 
 
-def common_design(labels: pd.DataFrame, pairs: Sequence[tuple[str, str]], studies: str) -> tuple[pd.DataFrame, str]:
+def common_design(
+    labels: pd.DataFrame, pairs: Sequence[tuple[str, str]], studies: str
+) -> tuple[pd.DataFrame, str]:
     """The labels and the pair design of ``studies``: with ``'common'``, the rows of the pairs' sources on the
     studies every one of them labelling a finding labels, compared as ``'each'``; otherwise as they are."""
-    if studies != "common":
-        return labels, studies
+    sources = sorted({s for p in pairs for s in p})
+    if studies != "common" or not set(sources) <= set(labels[SOURCE].astype(str).unique()):
+        return labels, "each" if studies == "common" else studies  # paired_states names an absent source
     from ._compare import common_study_labels  # _compare builds on this module
 
-    return common_study_labels(labels, sorted({s for p in pairs for s in p})), "each"
-
-
-class SourceGrids:
-    """Each source's labels as one study x finding float grid, built once per source (NaN = no label)."""
-
-    def __init__(self, labels: pd.DataFrame) -> None:
-        self.labels = labels
-        self.present = list(pd.unique(labels[SOURCE]))
-        self._cache: dict[str, tuple[pd.Index, pd.Index, np.ndarray]] = {}
-        self._groups: dict[str, np.ndarray] | None = None
-
-    def get(self, source: str) -> tuple[pd.Index, pd.Index, np.ndarray]:
-        if source not in self._cache:
-            if self._groups is None:
-                self._groups = {str(k): v for k, v in self.labels.groupby(SOURCE, sort=False).indices.items()}
-            sub = self.labels.iloc[self._groups[source]]
-            si, studies = pd.factorize(sub[STUDY_ID], sort=False)
-            fi, findings = pd.factorize(sub[FINDING], sort=False)
-            grid = np.full((len(studies), len(findings)), np.nan)
-            grid[si, fi] = sub[STATE].to_numpy(dtype=float, na_value=np.nan)
-            # object (not Arrow-string) indexes: isin / get_indexer use a hash table
-            self._cache[source] = (
-                pd.Index(np.asarray(studies, dtype=object), dtype=object),
-                pd.Index(np.asarray(findings, dtype=object), dtype=object),
-                grid,
-            )
-        return self._cache[source]
+    return common_study_labels(labels, sources), "each"
 
 
 def paired_states(

@@ -43,9 +43,24 @@ from ._base import (
     list_fusion,
     register_fusion,
 )
-from ._dawid_skene import ERRORS_COLUMNS, DawidSkene, dawid_skene_em
-from ._label_table import annotations_from_labels, fuse_and_compare, fuse_labels, fusion_agreement
-from ._mace import COMPETENCE_COLUMNS, MACE, MACE_METHODS, SPAMMING_COLUMNS, mace_fit, mace_starts
+from ._dawid_skene import ERRORS_COLUMNS, DawidSkene, DawidSkeneFit, dawid_skene_em
+from ._label_table import (
+    AnnotationTable,
+    annotations_from_labels,
+    fuse_and_compare,
+    fuse_labels,
+    fusion_agreement,
+)
+from ._mace import (
+    COMPETENCE_COLUMNS,
+    MACE,
+    MACE_METHODS,
+    SPAMMING_COLUMNS,
+    MACEFit,
+    MACEStarts,
+    mace_fit,
+    mace_starts,
+)
 from ._majority_vote import FuseAnd, FuseOr, MajorityVote, vote_counts
 from ._neural import LABELS_FROM, MODEL_FORMAT, NeuralFusion, NeuralFusionPS, load_neural_fusion, macro_f1
 from ._result import (
@@ -70,6 +85,7 @@ __all__ = [
     "METHOD",
     "convergence_table",
     "method_settings",
+    "AnnotationTable",
     "annotations_from_labels",
     "fuse_labels",
     "fuse_and_compare",
@@ -83,11 +99,14 @@ __all__ = [
     "FuseAnd",
     "vote_counts",
     "DawidSkene",
+    "DawidSkeneFit",
     "dawid_skene_em",
     "ERRORS_COLUMNS",
     "MACE",
     "MACE_METHODS",
+    "MACEFit",
     "mace_fit",
+    "MACEStarts",
     "mace_starts",
     "COMPETENCE_COLUMNS",
     "SPAMMING_COLUMNS",

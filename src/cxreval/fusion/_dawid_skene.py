@@ -78,6 +78,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -86,10 +88,20 @@ from ..schema import FINDING, SOURCE
 from ._base import STATES, Annotations, GroupedFusion, check_float, register_fusion
 from ._patterns import group_patterns
 
-__all__ = ["DawidSkene", "dawid_skene_em", "ERRORS_COLUMNS"]
+__all__ = ["DawidSkene", "DawidSkeneFit", "dawid_skene_em", "ERRORS_COLUMNS"]
 
 ERRORS_COLUMNS: tuple[str, ...] = (FINDING, SOURCE, "true_state", "observed_state", "probability", "weight")
 """Columns of :attr:`DawidSkene.errors_` (``ds_confusion.csv``)."""
+
+
+class DawidSkeneFit(NamedTuple):
+    """What :func:`dawid_skene_em` returns (its Returns section)."""
+
+    posteriors: np.ndarray
+    prior: np.ndarray
+    errors: np.ndarray
+    history: np.ndarray
+    converged: bool
 
 
 def dawid_skene_em(
@@ -104,7 +116,7 @@ def dawid_skene_em(
     n_iter: int,
     tol: float,
     weight: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+) -> DawidSkeneFit:
     """Run Dawid–Skene EM on encoded annotations.
 
     Parameters
@@ -169,7 +181,7 @@ def dawid_skene_em(
                 break
             history.append(ll)
     T = Tk.T
-    return T, prior, err, np.asarray(history), converged
+    return DawidSkeneFit(T, prior, err, np.asarray(history), converged)
 
 
 @register_fusion("ds")

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import pandas as pd
 
@@ -60,7 +60,17 @@ from .payloads import (
 )
 from .study import StudySpec, check_name, study_items
 
-__all__ = ["ROLES", "AUTH_TTL", "SubmitResult", "ReaderStore", "hash_token", "now", "utc_now"]
+__all__ = [
+    "ROLES",
+    "AUTH_TTL",
+    "SubmitResult",
+    "CreatedStore",
+    "QueueFlags",
+    "ReaderStore",
+    "hash_token",
+    "now",
+    "utc_now",
+]
 
 ROLES: tuple[str, ...] = ("reader", "resolver", "organiser")
 """Readers label and rate, resolvers adjudicate, organisers follow progress and download the export."""
@@ -112,6 +122,21 @@ def _not_a_study_db(engine: Any, exc: Any) -> SchemaError:
         f"url={engine.url.render_as_string(hide_password=True)!r} cannot be used ({reason}); "
         "give a database made by `cxreval reader init` or a new file name."
     )
+
+
+class CreatedStore(NamedTuple):
+    """What :meth:`ReaderStore.create` returns: the store and ``{name: token}`` of the readers added."""
+
+    store: ReaderStore
+    tokens: dict[str, str]
+
+
+class QueueFlags(NamedTuple):
+    """What :meth:`ReaderStore.queue_flags` returns: the item keys in their seeded order and one ``'0'``/``'1'``
+    a key, ``'1'`` where done."""
+
+    keys: list[str]
+    flags: str
 
 
 class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
@@ -235,7 +260,7 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
 
     # -- creation -----------------------------------------------------------------------------------
     @classmethod
-    def create(cls, url: str, spec: StudySpec) -> tuple[ReaderStore, dict[str, str]]:
+    def create(cls, url: str, spec: StudySpec) -> CreatedStore:
         """Create the schema, store the study and its items, add its readers and resolvers.
 
         Returns the store and ``{name: token}`` of the readers added (tokens are shown once).
@@ -291,7 +316,7 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
             for names, role in ((spec.readers, "reader"), (spec.resolvers, "resolver"))
             for name in names
         }
-        return store, tokens
+        return CreatedStore(store, tokens)
 
     def _event(self, conn: Any, kind: str, reader: str | None, detail: Mapping[str, Any]) -> None:
         conn.execute(
@@ -604,7 +629,7 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
             self._flags.pop((reader.id, task), None)
         return hit
 
-    def queue_flags(self, reader: Reader, task: str) -> tuple[list[str], str]:
+    def queue_flags(self, reader: Reader, task: str) -> QueueFlags:
         """The reader's item keys of ``task`` in their seeded order and a string of ``'0'``/``'1'``, one per
         key, ``'1'`` where done. A study to adjudicate is done when every conflicting finding has a
         resolver's label for its current pair of states (by any resolver: the study is adjudicated once)."""
@@ -613,7 +638,7 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
         if task == "adjudication":
             state = self.read(self._open_conflicts)
             keys = self._order(reader, task, list(state))
-            return keys, "".join("1" if state[k] else "0" for k in keys)
+            return QueueFlags(keys, "".join("1" if state[k] else "0" for k in keys))
         done = self.read(lambda conn: self._done_items(conn, reader, task))
         keys = self._order(reader, task)
         flags = self._flags.get((reader.id, task))
@@ -622,7 +647,7 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
                 {k: i for i, k in enumerate(keys)},
                 bytearray(49 if k in done else 48 for k in keys),
             )  # '1', '0'
-        return keys, flags[1].decode()
+        return QueueFlags(keys, flags[1].decode())
 
     def queue(self, reader: Reader, task: str) -> list[dict[str, Any]]:
         """:meth:`queue_flags` as ``[{key, done}]``."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import Any
+from typing import Any, NamedTuple
 
 import plotly
 import plotly.graph_objects as go
@@ -42,6 +42,7 @@ __all__ = [
     "NoResultsError",
     "find_result_folders",
     "report_inputs",
+    "RenderedReport",
     "render_report",
     "write_report",
     "figure_html",
@@ -227,6 +228,14 @@ def _key_findings_html(
     )
 
 
+class RenderedReport(NamedTuple):
+    """What :func:`render_report` returns: the HTML document, its sections and everything listed as not available."""
+
+    page: str
+    sections: list[Section]
+    unavailable: list[Unavailable]
+
+
 def render_report(
     result_dirs: Sequence[str | Path],
     *,
@@ -236,7 +245,7 @@ def render_report(
     list_missing_kinds: bool = False,
     thresholds: Thresholds | None = None,
     allow_empty: bool = False,
-) -> tuple[str, list[Section], list[Unavailable]]:
+) -> RenderedReport:
     """Render the report page.
 
     Parameters
@@ -336,7 +345,7 @@ def render_report(
         toc="<ol>" + "".join(toc) + "</ol>",
         body="\n".join(body),
     )
-    return page, sections, missing
+    return RenderedReport(page, sections, missing)
 
 
 def _sections_html(sections: Sequence[Section]) -> list[tuple[str, str]]:
