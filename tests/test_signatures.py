@@ -77,9 +77,7 @@ PENDING_DEFAULTS: frozenset[str] = frozenset(
         "kendall",
         "labels_format",
         "loss",
-        "n_resamples",
         "not_mentioned",
-        "overwrite",
         "policy",
         "require_patient",
         "rng",
@@ -90,11 +88,7 @@ PENDING_DEFAULTS: frozenset[str] = frozenset(
 )
 """Parameter names with several defaults across the library; may only shrink."""
 
-PENDING_COMMAND_DEFAULTS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("fuse", "mace_method"),
-    }
-)
+PENDING_COMMAND_DEFAULTS: frozenset[tuple[str, str]] = frozenset()
 """``(command, parameter)`` whose option's default is not the library's; may only shrink."""
 
 PENDING_TUPLES: frozenset[str] = frozenset()

@@ -554,7 +554,7 @@ def fuse_and_compare(
     nn_epochs: int | None = None,
     nn_folds: int | None = None,
     nn_scoring: str | None = None,
-    mace_method: str | None = None,
+    mace_method: str | None = "vb",
     labels_format: str = "both",
     save_model: bool = False,
     title: str = "Label fusion",
@@ -590,8 +590,8 @@ def fuse_and_compare(
         The settings of the trained ``nn`` / ``nn_ps`` methods: :class:`NeuralFusion`'s ``hidden``, ``epochs``,
         ``n_folds`` and ``labels_from`` (default: the estimator's, 32, 300, 5 and ``'out-of-fold'``); refused
         with ``model`` (a model is applied as it was trained).
-    mace_method : {'vb', 'em'}, optional
-        MACE's ``method`` (default the estimator's, ``'vb'``).
+    mace_method : {'vb', 'em'} or None, default='vb'
+        MACE's ``method`` (None: the estimator's default, ``'vb'``).
     labels_format : {'csv', 'parquet', 'both'}, default='both'
         How :meth:`FusionResult.save` writes ``fused_labels``.
     save_model : bool, default=False

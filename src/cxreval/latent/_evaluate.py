@@ -455,7 +455,7 @@ def reader_accuracy_table(
     readers: Sequence[str],
     *,
     not_mentioned: str = "negative",
-    n_resamples: int = 200,
+    n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: RNGLike = None,
 ) -> pd.DataFrame:

@@ -390,13 +390,13 @@ def _sections_html(sections: Sequence[Section]) -> list[tuple[str, str]]:
 
 
 def write_report(
-    result_dirs: Sequence[str | Path], out: str | Path, *, overwrite: bool = True, **kwargs: Any
+    result_dirs: Sequence[str | Path], out: str | Path, *, overwrite: bool = False, **kwargs: Any
 ) -> ReportResult:
     """Render the report (see :func:`render_report`) and write it to ``out`` atomically.
 
     Parameters
     ----------
-    overwrite : bool, default=True
+    overwrite : bool, default=False
         Replace an existing ``out``; when False an existing file is refused before any work
         (:class:`~cxreval.outputs.OutputError`). ``out`` is never a file the report reads
         (:func:`report_inputs`: an input destroyed), overwrite or not.
