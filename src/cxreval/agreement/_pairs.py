@@ -228,8 +228,8 @@ def pair_states(
 
 
 def common_design(
-    labels: pd.DataFrame, pairs: Sequence[tuple[str, str]], studies: str
-) -> tuple[pd.DataFrame, str]:
+    labels: pd.DataFrame, pairs: Sequence[tuple[str, str]], studies: Studies
+) -> tuple[pd.DataFrame, Studies]:
     """The labels and the pair design of ``studies``: with ``'common'``, the rows of the pairs' sources on the
     studies every one of them labelling a finding labels, compared as ``'each'``; otherwise as they are."""
     sources = sorted({s for p in pairs for s in p})
