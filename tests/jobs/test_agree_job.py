@@ -29,17 +29,7 @@ def _labels(tmp_path):
     "options, job",
     [
         (
-            [
-                "--pairs",
-                "CR:Rep1,CR:Rep2",
-                "--flow-pairs",
-                "CR:Rep2",
-                "--studies",
-                "each",
-                "--intersect",
-                "--weights",
-                "linear",
-            ],
+            ["--pairs", "CR:Rep1,CR:Rep2", "--flow-pairs", "CR:Rep2", "--intersect", "--weights", "linear"],
             {"pairs": "CR:Rep1,CR:Rep2", "flow_pairs": "CR:Rep2", "studies": "each", "weights": "linear"},
         ),
         (

@@ -81,8 +81,8 @@ def agree(
     intersect: bool = typer.Option(
         False,
         "--intersect",
-        help="With --studies each: compare sources on their common studies instead of requiring the same "
-        "studies.",
+        help="Compare each pair of sources on the studies both label (studies='each'), whatever --studies "
+        "says.",
     ),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
@@ -92,8 +92,8 @@ def agree(
         "--studies",
         help="Study design: common (default, as classify and rank: per finding, only the studies every "
         "source of the pairs labelling it labels, for agreement, flows and prevalence alike) or each (a "
-        "pair of sources compares their own labels, each pair on the same studies, or with --intersect on "
-        "the studies both label).",
+        "pair of sources compares their own labels, each pair on the same studies; --intersect: on the "
+        "studies both label).",
     ),
     finding_map: str = typer.Option(
         None,
@@ -122,7 +122,7 @@ def agree(
         raise InvalidParameterError(f"--weights must be quadratic, linear or none. Got {weights!r}.")
     fsets = _finding_sets(finding_set)
     check_inputs(*[("--labels", p) for p in labels])
-    design: Studies = "common" if studies == "common" else "each" if intersect else "same"
+    design: Studies = "each" if intersect else "common" if studies == "common" else "same"
     meta: dict[str, object] = {"design": {"studies": design, "finding_map": None}}
     with open_output(out, overwrite=overwrite, inputs=labels, meta=meta) as d:
         table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
