@@ -66,7 +66,19 @@ def test_fuse_studies_common_restricts_to_the_studies_every_reader_labels(tmp_pa
         assert main(args) == 0
         assert pd.read_csv(bare / "fused_labels.csv")["study_id"].nunique() == 20  # B labels 20 of A's 30
     each = tmp_path / "each"
-    args = ["fuse", "-l", str(lp), "--readers", "A,B", "--methods", "mv", "--studies", "each", "-o", str(each)]
+    args = [
+        "fuse",
+        "-l",
+        str(lp),
+        "--readers",
+        "A,B",
+        "--methods",
+        "mv",
+        "--studies",
+        "each",
+        "-o",
+        str(each),
+    ]
     assert main(args) == 0
     assert pd.read_csv(each / "fused_labels.csv")["study_id"].nunique() == 30
     out = tmp_path / "fuse"
