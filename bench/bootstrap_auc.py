@@ -136,6 +136,7 @@ def run(
         not_mentioned="negative",
         model_groups=None,
         unlabeled="error",
+        studies="each",
     )
     t_prep, c_prep = time.perf_counter() - t0, time.process_time() - c0
     times = []

@@ -170,10 +170,14 @@ def findings_vs_impression(
     lab = res.labels
     pair = [("report_findings", "report_impression")]
     agr = compute_agreement(
-        lab, pair, findings=list(XQA), finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)}
+        lab,
+        pair,
+        findings=list(XQA),
+        finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)},
+        studies="same",
     ).table
     prev = compute_prevalence(lab, sources=["report_findings", "report_impression"], findings=list(XQA)).table
-    om = compute_omissions(compute_flows(lab, pair, findings=list(XQA)).table).table
+    om = compute_omissions(compute_flows(lab, pair, findings=list(XQA), studies="same").table).table
     return agr, prev, om
 
 

@@ -72,7 +72,7 @@ def measure(folder: Path, n_resamples: int = 0) -> dict[str, object]:
     spline = evaluate_latent_auc(pr_c, lab_c, readers=list(READERS), n_resamples=0, score_model="spline")
     wide["latent, spline"] = spline.table.set_index(["model", "finding"])["auc"]
     # the readers-only soft AUC (pairs weighted by reader-only posteriors)
-    prep = prepare_inputs(pr_c, lab_c, references=list(READERS))
+    prep = prepare_inputs(pr_c, lab_c, references=list(READERS), studies="each")
     soft = {}
     auto_dependent = n_comb = 0  # (model, finding) combinations where score_model='auto' chose 'dependent'
     for f, finding in enumerate(prep.findings):

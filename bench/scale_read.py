@@ -29,7 +29,7 @@ import json, resource, sys, time
 pred, lab = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()
 from cxreval.stats import prepare_from_files
-prep = prepare_from_files([pred], [lab], blank_state="missing")
+prep = prepare_from_files([pred], [lab], blank_state="missing", studies="each")
 wall = time.perf_counter() - t0
 print(json.dumps({"wall_s": wall, "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
                   "S_gib": prep.S.nbytes / 2**30, "Y_gib": prep.Y.nbytes / 2**30, "n_studies": len(prep.studies),

@@ -61,11 +61,13 @@ def nih_vs_google(ctx: Context) -> Figures:
     }
     for name, keep in subsets.items():
         sub = labels[labels["study_id"].isin(keep)]
-        agr = compute_agreement(sub, "google_expert:nih_textmined").table
+        agr = compute_agreement(sub, "google_expert:nih_textmined", studies="same").table
         fig.frame(f"Subset {name}: {len(keep)} images, agreement", agr[COLS])
         fig.frame(
             f"Subset {name}: omissions",
-            compute_omissions(compute_flows(sub, "google_expert:nih_textmined").table).table[OCOLS],
+            compute_omissions(compute_flows(sub, "google_expert:nih_textmined", studies="same").table).table[
+                OCOLS
+            ],
         )
         for r in agr.itertuples():
             fig.checked[f"{name} | {r.finding} | kappa_w f1_w n"] = f"{r.kappa_w:.4f} {r.f1_w:.4f} {r.n}"
@@ -88,8 +90,10 @@ def nih_vs_google(ctx: Context) -> Figures:
             ],
             ignore_index=True,
         )
-        a = compute_agreement(lab, "google_expert:nih_textmined").table.iloc[0]
-        o = compute_omissions(compute_flows(lab, "google_expert:nih_textmined").table).table.iloc[0]
+        a = compute_agreement(lab, "google_expert:nih_textmined", studies="same").table.iloc[0]
+        o = compute_omissions(
+            compute_flows(lab, "google_expert:nih_textmined", studies="same").table
+        ).table.iloc[0]
         t.add(
             vname,
             round(a["kappa_w"], 3),
@@ -240,7 +244,9 @@ def xqa_cases(ctx: Context) -> Figures:
         ("with Support Devices, without Pleural Other", other),
         ("the paper's 12 (findings.XQA)", XQA),
     ):
-        a = compute_agreement(tab, "CR:Rep1", findings=list(voc), finding_sets={"all12": list(voc)}).table
+        a = compute_agreement(
+            tab, "CR:Rep1", findings=list(voc), finding_sets={"all12": list(voc)}, studies="same"
+        ).table
         cells = [f"{a[a.finding == k].kappa_w.iloc[0]:.3f}" for k in ("macro", "micro")]
         t2.add(name, *cells)
         fig.checked[f"all 12 | {name}"] = " ".join(cells)

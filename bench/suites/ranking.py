@@ -213,7 +213,9 @@ def nih_vs_google(ctx: Context) -> Figures:
         )
         scores = nh.combine_findings(p, dict(mapping.targets), how="max")
         groups = {m: groups_of[m.split("_")[0]] for m in scores.model.unique()}
-        auc = evaluate_auc(scores, labels, model_groups=groups, n_resamples=n_resamples, rng=ctx.seed)
+        auc = evaluate_auc(
+            scores, labels, model_groups=groups, n_resamples=n_resamples, rng=ctx.seed, studies="each"
+        )
         rs = compare_rankings(auc, dataset="NIH-Google")
         head = (
             f"{name} ({mapping.note}): 10 models on the {len(ids)} images with both references "
@@ -244,7 +246,7 @@ def chexpert_test(ctx: Context) -> Figures:
     n_resamples = ctx.size(200, 1000)
     lab = chexpert.load_labels(root)
     pr = chexpert.load_predictions(root)
-    auc = evaluate_auc(pr.table, lab.table, n_resamples=n_resamples, rng=ctx.seed)
+    auc = evaluate_auc(pr.table, lab.table, n_resamples=n_resamples, rng=ctx.seed, studies="each")
     rs = compare_rankings(auc, dataset="CheXpert-test")
     fig = Figures()
     t = auc.table[(auc.table.finding == "macro") & (auc.table.group != "summary")]

@@ -25,6 +25,7 @@ import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 from .exceptions import SchemaError
 
@@ -41,6 +42,7 @@ __all__ = [
     "ALL_FINDINGS",
     "ALIASES",
     "canonical_finding",
+    "CanonicalFindings",
     "canonical_findings",
     "VocabularyMapping",
 ]
@@ -215,7 +217,15 @@ def canonical_finding(name: str, *, where: str = "") -> str:
     )
 
 
-def canonical_findings(names: Iterable[str], *, where: str = "") -> tuple[tuple[str, ...], dict[str, str]]:
+class CanonicalFindings(NamedTuple):
+    """What :func:`canonical_findings` returns: the canonical names and the renames applied (``{original:
+    canonical}``)."""
+
+    findings: tuple[str, ...]
+    renamed: dict[str, str]
+
+
+def canonical_findings(names: Iterable[str], *, where: str = "") -> CanonicalFindings:
     """Canonicalise several names; return them and the renames applied (``{original: canonical}``)."""
     out, renamed = [], {}
     for n in names:
@@ -223,7 +233,7 @@ def canonical_findings(names: Iterable[str], *, where: str = "") -> tuple[tuple[
         if c != n:
             renamed[str(n)] = c
         out.append(c)
-    return tuple(out), renamed
+    return CanonicalFindings(tuple(out), renamed)
 
 
 @dataclass(frozen=True)

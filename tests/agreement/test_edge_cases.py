@@ -90,7 +90,7 @@ def test_sources_of_different_studies():
         r"\(e.g. \['s3'\]\), 1 only in 'Rep1' \(e.g. \['s9'\]\); 2 in common. "
         r"Pass studies='each'",
     ):
-        compute_agreement(t, "CR:Rep1")
+        compute_agreement(t, "CR:Rep1", studies="same")
     out = compute_agreement(t, "CR:Rep1", studies="each").table
     assert out.loc[0, "n"] == 2
 

@@ -1,7 +1,8 @@
-"""Inputs read block by block: ``prepare_from_files`` and ``prepare_inputs`` lay out the same arrays as
-a whole-table pandas reading (``_reference_prepare``), on CSV, Parquet, a folder of Parquet
-parts, CheXpert-coded states and wide per-model folders, across block boundaries; ``evaluate_auc`` gives the
-same table; every bad input is refused with the pandas readers' message."""
+"""Inputs read block by block: ``prepare_from_files`` and ``prepare_inputs`` lay out the arrays that a plain
+pandas layout of the validated tables gives (``reference_prepare``: the whole-table validators, then pivots),
+on CSV, Parquet, a folder of Parquet parts, CheXpert-coded states and wide per-model folders, across block
+boundaries; ``evaluate_auc`` gives the same table; every bad input is refused with the pandas readers'
+message."""
 
 from __future__ import annotations
 
@@ -9,11 +10,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _reference_prepare import reference_prepare
 from cxreval.classification import evaluate_auc, evaluate_auc_prepared
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.labels import _streaming as streaming
-from cxreval.labels import read_label_tables, read_prediction_tables
+from cxreval.labels import (
+    read_label_tables,
+    read_prediction_tables,
+    validate_label_table,
+    validate_model_groups,
+    validate_predictions,
+)
 from cxreval.stats import PreparedInputs, prepare_from_files, prepare_inputs
 
 FINDINGS = ["Atelectasis", "Pleural Effusion", "Edema", "Cardiomegaly"]  # 'Pleural Effusion' -> 'Effusion'
@@ -71,6 +77,110 @@ def _assert_same(prep: PreparedInputs, ref: dict) -> None:
             assert w == v, k
 
 
+# the 0/1/NaN label of each state code (2 positive, 1 uncertain, 0 negative, -1 not mentioned) per option
+POSITIVE = {2: 1.0, 0: 0.0}
+UNCERTAIN = {"exclude": np.nan, "ones": 1.0, "zeros": 0.0}
+NOT_MENTIONED = {"negative": 0.0, "exclude": np.nan}
+
+
+def reference_prepare(
+    predictions, labels, *, references, findings, policy, not_mentioned, model_groups, unlabeled
+) -> dict:
+    """The arrays of ``prepare_inputs(..., studies='each')``, written plainly: the whole-table validators, then
+    pandas selections and a reindex of ``(model, finding, study)`` and ``(finding, reference, study)``."""
+    preds = validate_predictions(predictions)
+    labels_all = validate_label_table(labels, require_patient=False)
+    refs = list(references) if references is not None else sorted(labels_all["source"].unique())
+    if not refs:
+        raise InvalidParameterError("evaluate_auc: no references; the label table is empty.")
+    labelled = set(labels_all.loc[labels_all["source"].isin(refs), "finding"])
+    fs = list(findings) if findings is not None else [f for f in preds["finding"].unique() if f in labelled]
+    preds = preds[preds["finding"].isin(fs)]
+    labs = labels_all[labels_all["source"].isin(refs) & labels_all["finding"].isin(fs)]
+    grouped = list(preds["model"].unique())  # the group table covers the models before unlabelled studies go
+    if model_groups is None:
+        groups = dict.fromkeys(grouped, "default")
+    else:
+        table = validate_model_groups(
+            pd.DataFrame({"model": list(model_groups), "group": list(model_groups.values())})
+        )
+        groups = {m: dict(zip(table["model"], table["group"]))[m] for m in grouped}
+    absent = [s for s in preds["study_id"].unique() if s not in set(labels_all["study_id"])]
+    if absent and unlabeled == "error":
+        raise AssertionError("the tables of these tests drop their unlabelled studies")
+    preds = preds[~preds["study_id"].isin(absent)]
+    models = list(preds["model"].unique())
+    studies = np.array(sorted(preds["study_id"].unique()), dtype=object)
+    scores = preds.set_index(["model", "finding", "study_id"])["score"]
+    S = scores.reindex(pd.MultiIndex.from_product([models, fs, studies])).to_numpy(float)
+    S = S.reshape(len(models), len(fs), len(studies))
+    state = labs["state"].astype("float")
+    y = state.map(POSITIVE | {1: UNCERTAIN[policy], -1: NOT_MENTIONED[not_mentioned]})
+    y = pd.Series(y.to_numpy(float), index=pd.MultiIndex.from_frame(labs[["finding", "source", "study_id"]]))
+    Y = y.reindex(pd.MultiIndex.from_product([fs, refs, studies])).to_numpy(float)
+    Y = Y.reshape(len(fs), len(refs), len(studies))
+    for j, f in enumerate(fs):  # every model scores every study a reference labels
+        unscored = np.isnan(S[:, j, :]) & np.isfinite(Y[j]).any(axis=0)
+        if unscored.any():
+            m, k = np.argwhere(unscored)[0]
+            raise SchemaError(
+                f"Model {models[m]!r} has no score for study {studies[k]!r}, finding {f!r}, which the "
+                f"references label ({int(unscored.sum())} such (model, study) pairs); every model must "
+                "score every labelled study."
+            )
+    known = labels_all.dropna(subset=["patient_id"]).drop_duplicates("study_id")
+    patient = dict(zip(known["study_id"], known["patient_id"]))
+    return dict(
+        models=models,
+        findings=fs,
+        references=refs,
+        groups=groups,
+        dropped=pd.DataFrame({"study_id": absent, "reason": "no label in the label table"}),
+        studies=studies,
+        S=S,
+        Y=Y,
+        patient_of=pd.Series(np.array([patient.get(s, np.nan) for s in studies], dtype=object)),
+    )
+
+
+def test_reference_layout_of_a_hand_worked_table():
+    """The reference on two studies worked by hand: one reference uncertain (excluded), a not-mentioned
+    negative, a study without a label dropped."""
+    preds = pd.DataFrame(
+        {
+            "study_id": ["b", "a", "u", "a", "b"],
+            "model": ["m0", "m0", "m1", "m1", "m1"],
+            "finding": "Edema",
+            "score": [0.9, 0.1, 0.5, 0.3, 0.7],
+        }
+    )
+    labels = pd.DataFrame(
+        {
+            "study_id": ["a", "b", "a", "b"],
+            "patient_id": ["p", "q", "p", "q"],
+            "finding": "Edema",
+            "source": ["r1", "r1", "r2", "r2"],
+            "state": ["not_mentioned", "positive", "uncertain", "positive"],
+        }
+    )
+    ref = reference_prepare(
+        preds,
+        labels,
+        references=None,
+        findings=None,
+        policy="exclude",
+        not_mentioned="negative",
+        model_groups=None,
+        unlabeled="drop",
+    )
+    assert ref["models"] == ["m0", "m1"] and ref["references"] == ["r1", "r2"]
+    assert ref["studies"].tolist() == ["a", "b"] and ref["dropped"]["study_id"].tolist() == ["u"]
+    np.testing.assert_array_equal(ref["S"], [[[0.1, 0.9]], [[0.3, 0.7]]])
+    np.testing.assert_array_equal(ref["Y"], [[[0.0, 1.0], [np.nan, 1.0]]])
+    assert ref["patient_of"].tolist() == ["p", "q"]
+    _assert_same(prepare_inputs(preds, labels, unlabeled="drop", studies="each"), ref)
+
+
 @pytest.fixture(params=[False, True], ids=["one-block", "small-blocks"])
 def blocks(request, monkeypatch):
     if request.param:  # every block a few rows: vocabularies, growing arrays and first rows across blocks
@@ -106,7 +216,7 @@ def test_files_give_the_arrays_of_the_pandas_reading(tmp_path, fmt, opts, blocks
     ref = reference_prepare(rp, rl, **kw)
     assert len(ref["dropped"]) == 3
     _assert_same(_from_files_only(p, lab, **kw), ref)
-    _assert_same(prepare_inputs(rp, rl, **kw), ref)  # the DataFrame path of evaluate_auc
+    _assert_same(prepare_inputs(rp, rl, **kw, studies="each"), ref)  # the DataFrame path of evaluate_auc
 
 
 def test_folder_of_parquet_parts_is_one_table(tmp_path, blocks):
@@ -140,6 +250,7 @@ def test_folder_of_parquet_parts_is_one_table(tmp_path, blocks):
             not_mentioned="negative",
             model_groups=None,
             unlabeled="drop",
+            studies="each",
         ),
         ref,
     )
@@ -183,7 +294,7 @@ def _from_files_only(*args, **kwargs):
 
         mp.setattr(streaming, "read_prediction_tables", fail)
         mp.setattr(streaming, "read_label_tables", fail)
-        return prepare_from_files(*args, **kwargs)
+        return prepare_from_files(*args, **{"studies": "each", **kwargs})
 
 
 def test_wide_model_folder(tmp_path, blocks):
@@ -292,7 +403,7 @@ def test_bad_inputs_raise_the_pandas_message(tmp_path, case, fmt):
             unlabeled="error",
         )
     with pytest.raises(SchemaError) as got:
-        prepare_from_files(p, lab, state_encoding=enc)
+        prepare_from_files(p, lab, state_encoding=enc, studies="each")
     assert str(got.value) == str(expected.value)
 
 
@@ -404,7 +515,7 @@ def test_frames_give_the_arrays_of_the_pandas_validation(layout, opts, monkeypat
 
         monkeypatch.setattr(streaming, "validate_predictions", refuse)
         monkeypatch.setattr(streaming, "validate_label_table", refuse)
-    _assert_same(prepare_inputs(preds, labels, **kw), ref)
+    _assert_same(prepare_inputs(preds, labels, **kw, studies="each"), ref)
 
 
 def _bad_frames():
@@ -448,5 +559,5 @@ def test_bad_frames_raise_the_pandas_message(case, arrow):
     with pytest.raises((SchemaError, InvalidParameterError)) as expected:
         reference_prepare(preds, labels, **kw)
     with pytest.raises(type(expected.value)) as got:
-        prepare_inputs(preds, labels, **kw)
+        prepare_inputs(preds, labels, **kw, studies="each")
     assert str(got.value) == str(expected.value)

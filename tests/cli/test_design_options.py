@@ -1,5 +1,6 @@
 """The comparison design from the CLI beyond classify/rank: ``agree --studies common --finding-map`` and
-``fuse --adjudicated --studies common`` keep, per finding, the studies every compared source labels."""
+``fuse [--adjudicated] --studies common`` (the default of both) keep, per finding, the studies every compared
+source labels."""
 
 from __future__ import annotations
 
@@ -56,28 +57,30 @@ def test_agree_finding_map(tmp_path):
     assert pd.read_csv(out / "finding_map.csv")["sources"].tolist() == ["Nodule | Mass"]
 
 
-def test_fuse_studies_common_needs_adjudicated_and_restricts(tmp_path, capsys):
+def test_fuse_studies_common_restricts_to_the_studies_every_reader_labels(tmp_path):
     t = _labels()
     lp = write_labels(t, tmp_path / "l.csv")
-    assert (
-        main(
-            [
-                "fuse",
-                "-l",
-                str(lp),
-                "--readers",
-                "A,C",
-                "--methods",
-                "mv",
-                "--studies",
-                "common",
-                "-o",
-                str(tmp_path / "bad"),
-            ]
-        )
-        == 2
-    )
-    assert "--adjudicated" in capsys.readouterr().err
+    for studies in ([], ["--studies", "common"]):  # common is the default
+        bare = tmp_path / f"readers{len(studies)}"
+        args = ["fuse", "-l", str(lp), "--readers", "A,B", "--methods", "mv", *studies, "-o", str(bare)]
+        assert main(args) == 0
+        assert pd.read_csv(bare / "fused_labels.csv")["study_id"].nunique() == 20  # B labels 20 of A's 30
+    each = tmp_path / "each"
+    args = [
+        "fuse",
+        "-l",
+        str(lp),
+        "--readers",
+        "A,B",
+        "--methods",
+        "mv",
+        "--studies",
+        "each",
+        "-o",
+        str(each),
+    ]
+    assert main(args) == 0
+    assert pd.read_csv(each / "fused_labels.csv")["study_id"].nunique() == 30
     out = tmp_path / "fuse"
     assert (
         main(

@@ -122,14 +122,18 @@ def test_latent_truth_folder_is_the_job_save(tmp_path):
         )
         == 0
     )
-    res = evaluate_classifiers_files(pp, lp, readers=["r1", "r2", "r3"], n_resamples=5, rng=1)
+    res = evaluate_classifiers_files(
+        pp, lp, readers=["r1", "r2", "r3"], latent_truth=True, n_resamples=5, rng=1
+    )
     assert res.latent and res.comparison is None
     assert_same_files(cli, _saved(res, tmp_path / "job"))
     # the table twin: the same files from the tables in memory
     assert_same_files(
         cli,
         _saved(
-            evaluate_classifiers(preds, labs, readers=["r1", "r2", "r3"], n_resamples=5, rng=1),
+            evaluate_classifiers(
+                preds, labs, readers=["r1", "r2", "r3"], latent_truth=True, n_resamples=5, rng=1
+            ),
             tmp_path / "tables",
         ),
     )
@@ -155,8 +159,10 @@ def test_jobs_take_a_read_result_and_a_list_of_tables(tmp_path):
 
 def test_latent_readers_refuse_references():
     preds, labels = prediction_table(20), label_table(20)
-    with pytest.raises(Exception, match="do not apply with readers="):
-        evaluate_classifiers(preds, labels, readers=["CR", "Rep1", "Rep2"], references=["CR"])
+    with pytest.raises(Exception, match="do not apply with latent_truth=True"):
+        evaluate_classifiers(
+            preds, labels, readers=["CR", "Rep1", "Rep2"], latent_truth=True, references=["CR"]
+        )
 
 
 @pytest.mark.parametrize(

@@ -99,6 +99,7 @@ References
 from __future__ import annotations
 
 from ._compare import SourceComparisonResult, common_study_labels, compare_sources
+from ._grids import SourceGrid, SourceGrids
 from ._omissions import (
     FLOW_COLUMNS,
     OMISSION_COLUMNS,
@@ -111,9 +112,9 @@ from ._omissions import (
 )
 from ._pairs import (
     AgreementTableResult,
+    PairConfusion,
     PairCoverage,
     PairedStates,
-    SourceGrids,
     compute_agreement,
     pair_states,
     paired_states,
@@ -134,6 +135,7 @@ from ._scores import (
     STATE_ORDER,
     WEIGHTS,
     AgreementResult,
+    UncertaintyMapping,
     agreement_scores,
     cohen_kappa,
     confusion_counts,
@@ -153,10 +155,13 @@ __all__ = [
     "cohen_kappa",
     "confusion_counts",
     "scores_from_confusion",
+    "UncertaintyMapping",
     "uncertainty_mapping",
     "weighted_f1",
     # label tables: pairs of sources, agreement.csv
+    "PairConfusion",
     "PairedStates",
+    "SourceGrid",
     "SourceGrids",
     "parse_pairs",
     "pair_states",

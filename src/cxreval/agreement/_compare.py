@@ -149,7 +149,7 @@ def compare_sources(
     finding_sets: Mapping[str, Sequence[str]] | None = None,
     weights: str | None = "quadratic",
     not_mentioned: str = "negative",
-    studies: Studies = "same",
+    studies: Studies = "common",
     both_uncertain: str = "agree",
     finding_map: VocabularyMapping | str | PathLike | None = None,
     flow_pairs: SourcePairs | None = None,
@@ -166,7 +166,7 @@ def compare_sources(
     pairs, findings, finding_sets, weights, not_mentioned, both_uncertain
         As :func:`~cxreval.agreement.compute_agreement`; ``findings``, ``not_mentioned`` and ``studies`` apply
         to the flows too, ``findings`` to the prevalence.
-    studies : {'same', 'each', 'common'}, default='same'
+    studies : {'same', 'each', 'common'}, default='common'
         As :func:`~cxreval.agreement.compute_agreement`, or ``'common'`` (the comparison design of ``cxreval
         classify``/``rank``): per finding, only the studies that every source of the pairs labelling that
         finding labels (a state present) are kept, for the agreement, the flows *and* the prevalence.

@@ -41,7 +41,14 @@ from ..io import markdown_table
 from ..labels import expand_findings
 from ..results import TableResult, readonly
 from ..schema import FINDING, LabelPolicy, check_columns
-from ._pairs import SourceGrids, SourcePairs, paired_states, parse_pairs, prepare_labels
+from ._grids import SourceGrids
+from ._pairs import (
+    SourcePairs,
+    common_design,
+    paired_states,
+    parse_pairs,
+    prepare_labels,
+)
 from ._scores import STATE_ORDER, confusion_counts
 
 __all__ = [
@@ -264,7 +271,7 @@ def compute_flows(
     *,
     findings: FindingsLike = None,
     not_mentioned: str | LabelPolicy = "negative",
-    studies: Studies = "same",
+    studies: Studies = "common",
 ) -> FlowsResult:
     """3x3 state transitions per pair of sources and finding, plus ``finding='overall'`` pooled.
 
@@ -279,8 +286,8 @@ def compute_flows(
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
         ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.schema.LabelPolicy` gives its
         ``not_mentioned``).
-    studies : {'same', 'each'}, default='same'
-        See :func:`cxreval.agreement.pair_states`.
+    studies : {'common', 'same', 'each'}, default='common'
+        As :func:`cxreval.agreement.compute_agreement`.
 
     Returns
     -------
@@ -294,16 +301,16 @@ def compute_flows(
         As :func:`cxreval.agreement.compute_agreement`.
     """
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="compute_flows").not_mentioned
-    check_choice(studies, ("same", "each"), name="studies", func="compute_flows")
+    check_choice(studies, ("same", "each", "common"), name="studies", func="compute_flows")
     pair_list = parse_pairs(pairs)
-    labels = prepare_labels(labels)
+    labels, design = common_design(prepare_labels(labels), pair_list, studies)
     fs = expand_findings(findings)
     rows = []
     sa = np.repeat(np.asarray(STATE_ORDER, dtype=object), 3)
     sb = np.tile(np.asarray(STATE_ORDER, dtype=object), 3)
     grids = SourceGrids(labels)
     for a, b in pair_list:
-        ps = paired_states(grids, a, b, findings=fs, studies=studies)
+        ps = paired_states(grids, a, b, findings=fs, studies=design)
         c, _, _ = ps.confusion(not_mentioned=not_mentioned)
         for name, mat in [*zip(ps.findings, c), ("overall", c.sum(axis=0))]:
             rows.append(

@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, TypeAlias, Union
+from typing import Any, ClassVar, NamedTuple, TypeAlias, Union
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ from ..schema import (
     LabelPolicy,
     resolve_not_mentioned,
 )
+from ._grids import SourceGrids
 from ._scores import (
     BOTH_UNCERTAIN_RULES,
     SCORE_NAMES,
@@ -36,8 +37,8 @@ from ._scores import (
 )
 
 __all__ = [
+    "PairConfusion",
     "PairedStates",
-    "SourceGrids",
     "PairCoverage",
     "AgreementTableResult",
     "parse_pairs",
@@ -46,6 +47,15 @@ __all__ = [
     "compute_agreement",
     "prepare_labels",
 ]
+
+
+class PairConfusion(NamedTuple):
+    """What :meth:`PairedStates.confusion` returns: per-finding 3x3 confusion matrices ``(n_findings, 3, 3)`` and
+    the pairs dropped per finding for a missing label and for a not-mentioned one."""
+
+    confusion: np.ndarray
+    missing: np.ndarray
+    not_mentioned: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -80,9 +90,7 @@ class PairedStates:
     def pair(self) -> str:
         return f"{self.source_a}:{self.source_b}"
 
-    def confusion(
-        self, *, not_mentioned: str | LabelPolicy = "negative"
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def confusion(self, *, not_mentioned: str | LabelPolicy = "negative") -> PairConfusion:
         """Per-finding 3x3 confusion matrices ``(n_findings, 3, 3)``, missing and not-mentioned drops."""
         func = "PairedStates.confusion"
         not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func=func).not_mentioned
@@ -100,7 +108,7 @@ class PairedStates:
             f * 9 + np.nan_to_num(a, nan=0).astype(np.int64) * 3 + np.nan_to_num(b, nan=0).astype(np.int64)
         )[keep]
         c = np.bincount(idx, minlength=9 * a.shape[1]).reshape(a.shape[1], 3, 3)
-        return c, missing.sum(axis=0), n_nm
+        return PairConfusion(c, missing.sum(axis=0), n_nm)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -180,7 +188,7 @@ def pair_states(
     source_b: str,
     *,
     findings: FindingsLike = None,
-    studies: Studies = "same",
+    studies: Studies = "common",
 ) -> PairedStates:
     """Align two sources of a long label table on common studies and findings.
 
@@ -191,9 +199,11 @@ def pair_states(
     source_a, source_b : str
     findings : sequence of str, or a vocabulary name, optional
         Findings to compare (each must be labelled by both sources). Default: those both sources label.
-    studies : {'same', 'each'}, default='same'
-        ``'same'``: the two sources must label the same studies, otherwise :class:`SchemaError`;
-        ``'each'``: compare on the common studies, counting the others in ``n_only_a/b``.
+    studies : {'common', 'same', 'each'}, default='common'
+        ``'common'``: per finding, only the studies both sources label (a state present;
+        :func:`~cxreval.agreement.common_study_labels`); ``'same'``: the two sources must label the same
+        studies, otherwise :class:`SchemaError`; ``'each'``: compare on the common studies, counting the others
+        in ``n_only_a/b``.
 
     Raises
     ------
@@ -201,36 +211,22 @@ def pair_states(
         An absent source, a requested finding a source does not label, different study sets with
         ``studies='same'``, or no common study.
     """
-    check_choice(studies, ("same", "each"), name="studies", func="pair_states")
-    labels = prepare_labels(labels)
-    return paired_states(labels, source_a, source_b, findings=expand_findings(findings), studies=studies)
+    check_choice(studies, ("same", "each", "common"), name="studies", func="pair_states")
+    labels, design = common_design(prepare_labels(labels), [(source_a, source_b)], studies)
+    return paired_states(labels, source_a, source_b, findings=expand_findings(findings), studies=design)
 
 
-class SourceGrids:
-    """Each source's labels as one study x finding float grid, built once per source (NaN = no label)."""
+def common_design(
+    labels: pd.DataFrame, pairs: Sequence[tuple[str, str]], studies: Studies
+) -> tuple[pd.DataFrame, Studies]:
+    """The labels and the pair design of ``studies``: with ``'common'``, the rows of the pairs' sources on the
+    studies every one of them labelling a finding labels, compared as ``'each'``; otherwise as they are."""
+    sources = sorted({s for p in pairs for s in p})
+    if studies != "common" or not set(sources) <= set(labels[SOURCE].astype(str).unique()):
+        return labels, "each" if studies == "common" else studies  # paired_states names an absent source
+    from ._compare import common_study_labels  # _compare builds on this module
 
-    def __init__(self, labels: pd.DataFrame) -> None:
-        self.labels = labels
-        self.present = list(pd.unique(labels[SOURCE]))
-        self._cache: dict[str, tuple[pd.Index, pd.Index, np.ndarray]] = {}
-        self._groups: dict[str, np.ndarray] | None = None
-
-    def get(self, source: str) -> tuple[pd.Index, pd.Index, np.ndarray]:
-        if source not in self._cache:
-            if self._groups is None:
-                self._groups = {str(k): v for k, v in self.labels.groupby(SOURCE, sort=False).indices.items()}
-            sub = self.labels.iloc[self._groups[source]]
-            si, studies = pd.factorize(sub[STUDY_ID], sort=False)
-            fi, findings = pd.factorize(sub[FINDING], sort=False)
-            grid = np.full((len(studies), len(findings)), np.nan)
-            grid[si, fi] = sub[STATE].to_numpy(dtype=float, na_value=np.nan)
-            # object (not Arrow-string) indexes: isin / get_indexer use a hash table
-            self._cache[source] = (
-                pd.Index(np.asarray(studies, dtype=object), dtype=object),
-                pd.Index(np.asarray(findings, dtype=object), dtype=object),
-                grid,
-            )
-        return self._cache[source]
+    return common_study_labels(labels, sources), "each"
 
 
 def paired_states(
@@ -503,7 +499,7 @@ def compute_agreement(
     finding_sets: Mapping[str, Sequence[str]] | None = None,
     weights: str | None = "quadratic",
     not_mentioned: str | LabelPolicy = "negative",
-    studies: Studies = "same",
+    studies: Studies = "common",
     both_uncertain: str = "agree",
 ) -> AgreementTableResult:
     """Agreement of each pair of sources per finding, with macro and micro averages (Tables 9-15).
@@ -523,8 +519,9 @@ def compute_agreement(
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
         ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.schema.LabelPolicy` gives its
         ``not_mentioned``).
-    studies : {'same', 'each'}, default='same'
-        See :func:`pair_states`.
+    studies : {'common', 'same', 'each'}, default='common'
+        See :func:`pair_states`; ``'common'``: per finding, only the studies every source of the pairs labelling
+        it labels.
     both_uncertain : {'agree', 'disagree'}, default='agree'
         A (UNC, UNC) pair under the pessimistic mapping: agreement (identical labels always agree, the XQA-Chest
         paper's Table 30) or half in each disagreeing cell (a disagreement); see :mod:`cxreval.agreement`.
@@ -558,10 +555,10 @@ def compute_agreement(
     """
     check_choice(weights, WEIGHTS, name="weights", func="compute_agreement")
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="compute_agreement").not_mentioned
-    check_choice(studies, ("same", "each"), name="studies", func="compute_agreement")
+    check_choice(studies, ("same", "each", "common"), name="studies", func="compute_agreement")
     check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="compute_agreement")
     pair_list = parse_pairs(pairs)
-    labels = prepare_labels(labels)
+    labels, design = common_design(prepare_labels(labels), pair_list, studies)
     fs = expand_findings(findings)
     sets = None
     if finding_sets is not None:
@@ -570,7 +567,7 @@ def compute_agreement(
     infos: list[PairCoverage] = []
     grids = SourceGrids(labels)
     for a, b in pair_list:
-        ps = paired_states(grids, a, b, findings=fs, studies=studies)
+        ps = paired_states(grids, a, b, findings=fs, studies=design)
         r, info = _rows_for_pair(
             ps, finding_sets=sets, weights=weights, not_mentioned=not_mentioned, both_uncertain=both_uncertain
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,7 @@ __all__ = [
     "SCORE_NAMES",
     "WEIGHTS",
     "cohen_kappa",
+    "UncertaintyMapping",
     "uncertainty_mapping",
     "weighted_f1",
     "confusion_counts",
@@ -296,6 +298,14 @@ def cohen_kappa(
     return kappa
 
 
+class UncertaintyMapping(NamedTuple):
+    """What :func:`uncertainty_mapping` returns: the binary labels of the two sources and the pairs' weights."""
+
+    y_a: np.ndarray
+    y_b: np.ndarray
+    sample_weight: np.ndarray
+
+
 def uncertainty_mapping(
     states_a: ArrayLike,
     states_b: ArrayLike,
@@ -303,7 +313,7 @@ def uncertainty_mapping(
     mapping: str,
     not_mentioned: str | LabelPolicy = "negative",
     both_uncertain: str = "agree",
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> UncertaintyMapping:
     """Map a pair of state arrays to binary labels under the pessimistic or optimistic mapping.
 
     Parameters
@@ -347,7 +357,7 @@ def uncertainty_mapping(
     yb[both] = first_a if same else 1 - first_a
     extra_a = 1 - first_a
     extra_b = extra_a if same else 1 - extra_a
-    return (
+    return UncertaintyMapping(
         np.concatenate([ya, extra_a]),
         np.concatenate([yb, extra_b]),
         np.concatenate([w, np.full(nb, 0.5)]),

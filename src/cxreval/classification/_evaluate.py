@@ -47,7 +47,7 @@ def evaluate_auc(
     shard_size: int | None = None,
     executor: ExecutorLike = None,
     spill_dir: str | Path | None = None,
-    studies: Studies = "each",
+    studies: Studies = "common",
     missing_scores: str = "refuse",
     finding_map: str | VocabularyMapping | None = None,
     progress: Progress | None = None,
@@ -106,7 +106,7 @@ def evaluate_auc(
         shards) are written once as ``.npy`` in a temporary folder, removed at the end; each task carries
         a block id and these paths and memory-maps them. Every worker must see it (shared storage for a
         multi-machine Dask cluster). Default: the system temporary folder.
-    studies : {'each', 'common'}, default='each'
+    studies : {'each', 'common'}, default='common'
         The study design when several references are compared. ``'each'``: every reference is scored on the
         studies it labels; ``'common'``: per finding, on the studies that every reference labelling that finding
         labels (a label present, whatever its state; the label policy then applies per reference), so that the

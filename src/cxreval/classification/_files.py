@@ -68,7 +68,7 @@ def evaluate_auc_files(
     spill_dir: str | Path | None = None,
     progress: Progress | None = None,
     blank_state: str | None = None,
-    studies: Studies = "each",
+    studies: Studies = "common",
     missing_scores: str = "refuse",
     finding_map: str | VocabularyMapping | None = None,
 ) -> AUCResult:

@@ -63,19 +63,19 @@ def agree(
     intersect: bool = typer.Option(
         False,
         "--intersect",
-        help="Compare sources on their common studies instead of requiring the same studies.",
+        help="Compare each pair of sources on the studies both label (studies='each'), whatever --studies "
+        "says.",
     ),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
     studies: str = typer.Option(
-        "each",
+        "common",
         "--studies",
-        help="Study design: each (the default here, where classify "
-        "and rank default to common: a pair of sources compares their own labels, each "
-        "pair on the same studies, or with --intersect on the studies both label) or common "
-        "(per finding, only the studies every source of the pairs labelling it labels, for "
-        "agreement, flows and prevalence alike).",
+        help="Study design: common (default, as classify and rank: per finding, only the studies every "
+        "source of the pairs labelling it labels, for agreement, flows and prevalence alike) or each (a "
+        "pair of sources compares their own labels, each pair on the same studies; --intersect: on the "
+        "studies both label).",
     ),
     finding_map: str = typer.Option(
         None,
@@ -98,7 +98,7 @@ def agree(
         cxreval agree -l labels.csv --pairs CR:Rep1,CR:Rep2,CR:Rep3 --flow-pairs CR:Rep1 --intersect -o agree-flows
         cxreval agree -l nih/labels.parquet -l google/labels.parquet --finding-map nih_to_google --studies common --pairs google_expert:nih_textmined -o agree-nih-google
     """
-    design: Studies = "common" if studies == "common" else "each" if intersect else "same"
+    design: Studies = "each" if intersect else "common" if studies == "common" else "same"
     meta: dict[str, object] = {"design": {"studies": design, "finding_map": None}}
     with open_output(out, overwrite=overwrite, inputs=labels, meta=meta) as d:
         res = compare_sources_files(

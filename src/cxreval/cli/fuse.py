@@ -59,11 +59,10 @@ def fuse(
     blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
     studies: str = typer.Option(
-        "each",
+        "common",
         "--studies",
-        help="With --adjudicated: each (default: every study any "
-        "reader labels) or common (per finding, only the studies every reader and the "
-        "adjudicated reference label).",
+        help="common (default, as classify and rank: per finding, only the studies every reader and the "
+        "adjudicated reference, if any, label) or each (every study any reader labels).",
     ),
     json_out: bool = json_option("Print the run summary (and agreement) as JSON."),
     save_model: bool = typer.Option(

@@ -63,6 +63,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -91,6 +92,7 @@ __all__ = [
     "METADATA_COLUMNS",
     "find_file",
     "optional_file",
+    "MimicLabelFile",
     "read_label_file",
     "load_labels",
     "check_views_present",
@@ -232,9 +234,17 @@ def decode_label_codes(values: pd.Series, *, where: str, column: str) -> np.ndar
     return codes
 
 
-def read_label_file(
-    p: Path, *, patient: bool = True
-) -> tuple[pd.DataFrame, list[str], np.ndarray, list[str]]:
+class MimicLabelFile(NamedTuple):
+    """What :func:`read_label_file` returns: the id columns, the canonical findings, the states
+    ``(n_studies, n_findings)`` (cxreval codes) and the column renames."""
+
+    ids: pd.DataFrame
+    findings: list[str]
+    states: np.ndarray
+    renames: list[str]
+
+
+def read_label_file(p: Path, *, patient: bool = True) -> MimicLabelFile:
     """One wide label file: its id columns (``subject_id`` when ``patient``, ``study_id``), the canonical
     findings, the states ``(n_studies, n_findings)`` (cxreval codes) and the column renames."""
     where = f"file {str(p)!r}"
@@ -252,7 +262,7 @@ def read_label_file(
         )
     label_df = df.drop(columns=[c for c in ("subject_id", "study_id") if c in df.columns])
     canon, states, renames = _wide_states(label_df, where)
-    return df[ids], canon, states, renames
+    return MimicLabelFile(df[ids], canon, states, renames)
 
 
 def _text(values: object, take: np.ndarray) -> pd.Series:

@@ -38,6 +38,7 @@ import tarfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -52,6 +53,7 @@ from ._openi_mesh import _NORMAL, MESH_RULES, UNUSABLE_MESH, MeshRule, _norm
 
 __all__ = [
     "OPENI_TUNING_SEED",
+    "TuningSplit",
     "openi_tuning_split",
     "OPENI_FILE",
     "SECTIONS",
@@ -553,9 +555,14 @@ OPENI_TUNING_SEED = 11
 """Seed of the OpenI split whose development half the packaged rules were tuned on (:func:`openi_tuning_split`)."""
 
 
-def openi_tuning_split(
-    study_ids: Sequence[str], *, rng: RNGLike = OPENI_TUNING_SEED
-) -> tuple[np.ndarray, np.ndarray]:
+class TuningSplit(NamedTuple):
+    """What :func:`openi_tuning_split` returns: the development and held-out report ids, each sorted by number."""
+
+    development: np.ndarray
+    held_out: np.ndarray
+
+
+def openi_tuning_split(study_ids: Sequence[str], *, rng: RNGLike = OPENI_TUNING_SEED) -> TuningSplit:
     """The development half (the packaged rules were tuned on it) and the held-out half of OpenI report ids.
 
     The ids (``CXR<n>``, those with images and usable MeSH codes) are sorted by number and permuted with
@@ -588,4 +595,4 @@ def openi_tuning_split(
     def ordered(a: np.ndarray) -> np.ndarray:
         return a[np.argsort(key(a), kind="stable")] if len(a) else a
 
-    return ordered(arr[perm[:half]]), ordered(arr[perm[half:]])
+    return TuningSplit(ordered(arr[perm[:half]]), ordered(arr[perm[half:]]))

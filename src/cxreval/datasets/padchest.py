@@ -42,6 +42,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -59,6 +60,7 @@ __all__ = [
     "SOURCES",
     "METHOD_SOURCES",
     "PADCHEST_MAPPING",
+    "LabelLists",
     "parse_label_lists",
     "load_labels",
 ]
@@ -118,7 +120,14 @@ _LIST_RE = re.compile(r"\[\s*(?:'[^']*'\s*(?:,\s*'[^']*'\s*)*)?\]")
 _TERM_RE = re.compile(r"'([^']*)'")
 
 
-def parse_label_lists(labels: pd.Series) -> tuple[pd.Series, np.ndarray]:
+class LabelLists(NamedTuple):
+    """What :func:`parse_label_lists` returns: each row's terms and whether the row is a parseable list literal."""
+
+    terms: pd.Series
+    ok: np.ndarray
+
+
+def parse_label_lists(labels: pd.Series) -> LabelLists:
     """Parse ``Labels`` strings into lists of stripped, case-folded terms.
 
     Each distinct string is parsed once (a regular expression for the ``['a', ' b']`` literal), so the
@@ -149,7 +158,7 @@ def parse_label_lists(labels: pd.Series) -> tuple[pd.Series, np.ndarray]:
     parsed.append([])
     lists = np.empty(len(parsed), dtype=object)
     lists[:] = parsed
-    return pd.Series(lists[codes], index=labels.index, dtype=object), good[codes]
+    return LabelLists(pd.Series(lists[codes], index=labels.index, dtype=object), good[codes])
 
 
 def _check_mapping(mapping: object) -> dict[str, str]:

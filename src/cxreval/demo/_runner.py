@@ -323,6 +323,7 @@ def run_demo(
         intro_html=intro,
         list_missing_kinds=False,
         allow_empty=True,
+        overwrite=True,
     )
     _add_to_run_record(out, "report.html")
     source = (

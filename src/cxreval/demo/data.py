@@ -8,6 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -30,6 +31,7 @@ __all__ = [
     "CHEXPERT_GT_READERS",
     "CHEXPERT_BENCH_READERS",
     "CHEXPERT_COMPETITION",
+    "NihGoogleLabels",
     "nih_google_labels",
     "nih_predictions",
     "chexpert_labels",
@@ -215,7 +217,14 @@ CHEXPERT_BENCH_READERS = ("bc4", "bc6", "bc8")
 CHEXPERT_COMPETITION = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Effusion")
 
 
-def nih_google_labels(ctx: DemoContext) -> tuple[pd.DataFrame, pd.DataFrame]:
+class NihGoogleLabels(NamedTuple):
+    """What :func:`nih_google_labels` returns: both label tables on Google's images, and Google's alone."""
+
+    labels: pd.DataFrame
+    google: pd.DataFrame
+
+
+def nih_google_labels(ctx: DemoContext) -> NihGoogleLabels:
     """NIH text-mined labels mapped to Google's findings plus Google's expert labels, on Google's images."""
     need("cxreval.datasets.google", "Google expert labels", "cxreval data fetch")
     from ..datasets import google, nih
@@ -226,7 +235,7 @@ def nih_google_labels(ctx: DemoContext) -> tuple[pd.DataFrame, pd.DataFrame]:
     mapped = google.map_nih_to_google(n)
     g = g[g["finding"].isin(set(mapped["finding"]))]
     cols = ["study_id", "patient_id", "finding", "source", "state"]
-    return pd.concat([mapped[cols], g[cols]], ignore_index=True), g
+    return NihGoogleLabels(pd.concat([mapped[cols], g[cols]], ignore_index=True), g)
 
 
 def nih_predictions(ctx: DemoContext, study_ids: set[str]) -> pd.DataFrame:

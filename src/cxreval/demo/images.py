@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "IQA_METRICS",
@@ -27,6 +27,7 @@ __all__ = [
     "IQA_N_IMAGES",
     "IQA_SCORES",
     "IQA_COMPARISON",
+    "IQASources",
     "iqa_sources",
     "run_iqa",
 ]
@@ -57,7 +58,16 @@ IQA_COMPARISON = "comparison"
 # --------------------------------------------------------------------------------------------------
 
 
-def iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str, Path | None]:
+class IQASources(NamedTuple):
+    """What :func:`iqa_sources` returns: the radiographs, where they come from (in words) and the folder
+    ``cxreval iqa degrade --images`` samples them from."""
+
+    files: list[Path]
+    origin: str
+    folder: Path | None
+
+
+def iqa_sources(mirror: Path, n_images: int) -> IQASources:
     """The radiographs the IQA section degrades (:func:`cxreval.iqa.sample_images`: spread over the
     sorted names), where they come from, and the folder ``cxreval iqa degrade --images`` samples them from
     (None for the IQA fixture, whose folder also holds test images)."""
@@ -67,14 +77,14 @@ def iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str, Path | No
     if nih.is_dir():
         files = sorted(nih.glob("*.png"))
         if files:
-            return (
+            return IQASources(
                 sample_images(files, n_images),
                 f"{nih} (ChestX-ray14 radiographs, 1024 x 1024, 8-bit)",
                 nih,
             )
     fx = mirror / "iqa_fixture"
     refs = sorted(fx.glob("*__reference.png")) if fx.is_dir() else []
-    return (
+    return IQASources(
         (sample_images(refs, n_images) if refs else []),
         f"{fx} (reference images of the IQA fixture, 16-bit)",
         None,

@@ -403,6 +403,7 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
         adjudicated="consensus",
         findings=list(CHEXPERT_COMPETITION),
         rng=ctx.rng,
+        studies="each",
         title="CheXpert test set: fusing the 5 ground-truth readers",
     )
     ctx.meta.update(

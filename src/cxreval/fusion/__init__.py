@@ -44,8 +44,17 @@ from ._base import (
     register_fusion,
 )
 from ._dawid_skene import ERRORS_COLUMNS, DawidSkene
-from ._label_table import annotations_from_labels, fuse_labels
-from ._mace import COMPETENCE_COLUMNS, MACE, MACE_METHODS, SPAMMING_COLUMNS, mace_fit, mace_starts
+from ._label_table import AnnotationTable, annotations_from_labels, fuse_labels
+from ._mace import (
+    COMPETENCE_COLUMNS,
+    MACE,
+    MACE_METHODS,
+    SPAMMING_COLUMNS,
+    MACEFit,
+    MACEStarts,
+    mace_fit,
+    mace_starts,
+)
 from ._majority_vote import FuseAnd, FuseOr, MajorityVote, vote_counts
 from ._neural import LABELS_FROM, MODEL_FORMAT, NeuralFusion, NeuralFusionPS, load_neural_fusion, macro_f1
 from ._result import (
@@ -70,6 +79,7 @@ __all__ = [
     "METHOD",
     "convergence_table",
     "method_settings",
+    "AnnotationTable",
     "annotations_from_labels",
     "fuse_labels",
     "encode_annotations",
@@ -84,7 +94,9 @@ __all__ = [
     "ERRORS_COLUMNS",
     "MACE",
     "MACE_METHODS",
+    "MACEFit",
     "mace_fit",
+    "MACEStarts",
     "mace_starts",
     "COMPETENCE_COLUMNS",
     "SPAMMING_COLUMNS",

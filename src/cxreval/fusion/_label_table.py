@@ -23,7 +23,7 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -50,7 +50,7 @@ from .diagnostics import overfused_states
 if TYPE_CHECKING:
     from ..executor import ExecutorLike
 
-__all__ = ["annotations_from_labels", "fuse_labels"]
+__all__ = ["AnnotationTable", "annotations_from_labels", "fuse_labels"]
 
 
 def _check_readers(table: pd.DataFrame, readers: Sequence[str], *, where: str) -> list[str]:
@@ -68,6 +68,14 @@ def _check_readers(table: pd.DataFrame, readers: Sequence[str], *, where: str) -
     return readers
 
 
+class AnnotationTable(NamedTuple):
+    """What :func:`annotations_from_labels` returns: the annotation table and the number of labels dropped per
+    reason."""
+
+    table: pd.DataFrame
+    dropped: dict[str, int]
+
+
 def annotations_from_labels(
     labels: pd.DataFrame,
     readers: Sequence[str],
@@ -75,7 +83,7 @@ def annotations_from_labels(
     findings: Sequence[str] | None = None,
     not_mentioned: str | LabelPolicy = "negative",
     where: str = "label table",
-) -> tuple[pd.DataFrame, dict[str, int]]:
+) -> AnnotationTable:
     """The annotation table (``study_id, finding, source, state``; states 0, 1, 2) of ``readers`` in a long
     label table.
 
@@ -83,13 +91,14 @@ def annotations_from_labels(
     practice) or is dropped (``'exclude'``). Returns the table and the number of labels dropped per reason.
     ``labels`` is checked as :func:`~cxreval.labels.validate_label_table` checks it (states as names or codes).
     """
-    return _annotations(
+    table, dropped = _annotations(
         validate_label_table(labels, where=where, require_patient=False),
         readers,
         findings=findings,
         not_mentioned=not_mentioned,
         where=where,
     )
+    return AnnotationTable(table, dropped)
 
 
 def _annotations(

@@ -74,6 +74,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -84,7 +86,16 @@ from ..schema import FINDING, SOURCE, STATE
 from ..stats import group_patterns
 from ._base import Annotations, GroupedFusion, check_float, register_fusion
 
-__all__ = ["MACE", "mace_fit", "mace_starts", "COMPETENCE_COLUMNS", "SPAMMING_COLUMNS", "MACE_METHODS"]
+__all__ = [
+    "MACE",
+    "MACEFit",
+    "mace_fit",
+    "MACEStarts",
+    "mace_starts",
+    "COMPETENCE_COLUMNS",
+    "SPAMMING_COLUMNS",
+    "MACE_METHODS",
+]
 
 MACE_METHODS: tuple[str, ...] = ("vb", "em")
 """MACE's fitting variants (``MACE(method=...)``): variational Bayes with Beta/Dirichlet priors (default, as the
@@ -149,7 +160,15 @@ def _em_normalize(counts: np.ndarray, smoothing: float) -> np.ndarray:
     return x / x.sum(axis=1, keepdims=True)
 
 
-def mace_starts(rng: RNGLike, n_restarts: int, n_readers: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+class MACEStarts(NamedTuple):
+    """What :func:`mace_starts` returns: the spamming/knowing parameters ``(n_restarts, n_readers, 2)`` and the
+    spamming distributions ``(n_restarts, n_readers, K)`` of each run's start."""
+
+    spam: np.ndarray
+    strategy: np.ndarray
+
+
+def mace_starts(rng: RNGLike, n_restarts: int, n_readers: int, K: int) -> MACEStarts:
     """The random starts of ``n_restarts`` runs, drawn from ``rng`` in run order: spamming/knowing
     parameters ``(n_restarts, n_readers, 2)`` and spamming distributions ``(n_restarts, n_readers, K)``
     (uniform on ``[1, 2.5]``, normalised). A generator is drawn from as it is; a seed makes one."""
@@ -160,7 +179,19 @@ def mace_starts(rng: RNGLike, n_restarts: int, n_readers: int, K: int) -> tuple[
         strategy = rng.uniform(1.0, 2.5, size=(n_readers, K))
         spams[r] = spam / spam.sum(axis=1, keepdims=True)
         strategies[r] = strategy / strategy.sum(axis=1, keepdims=True)
-    return spams, strategies
+    return MACEStarts(spams, strategies)
+
+
+class MACEFit(NamedTuple):
+    """What :func:`mace_fit` returns (its Returns section)."""
+
+    posteriors: np.ndarray
+    spam: np.ndarray
+    strategy: np.ndarray
+    log_likelihoods: np.ndarray
+    n_iters: np.ndarray
+    changes: np.ndarray
+    best_run: int
 
 
 def mace_fit(
@@ -181,7 +212,7 @@ def mace_fit(
     starts: tuple[np.ndarray, np.ndarray] | None = None,
     weight: np.ndarray | None = None,
     tol: float | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+) -> MACEFit:
     """Fit MACE on encoded annotations.
 
     Parameters
@@ -266,7 +297,7 @@ def mace_fit(
     _, best_spam, best_strategy, r_best = best
     assert best_spam is not None and best_strategy is not None  # a finite restart set them
     _, post, _, _ = _e_step(item, reader, label, n_items, K, best_spam, best_strategy, by_label, weight)
-    return post.T, best_spam, best_strategy, lls, n_iters, changes, r_best
+    return MACEFit(post.T, best_spam, best_strategy, lls, n_iters, changes, r_best)
 
 
 @register_fusion("mace")

@@ -47,6 +47,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -63,6 +64,7 @@ __all__ = [
     "ImageReadError",
     "ImageNotFoundError",
     "read_image",
+    "ImageSize",
     "image_size",
     "write_image",
     "to_grey",
@@ -411,7 +413,14 @@ def _spatial(shape: tuple[int, ...], p: Path) -> tuple[int, int]:
     raise ImageReadError(f"{p}: expected a 2-D greyscale image; got an array of shape {tuple(shape)}.")
 
 
-def image_size(path: PathLike) -> tuple[int, int]:
+class ImageSize(NamedTuple):
+    """What :func:`image_size` returns: the image's height and width in pixels."""
+
+    height: int
+    width: int
+
+
+def image_size(path: PathLike) -> ImageSize:
     """Height and width of an image file from its header, without decoding the pixels.
 
     A cheap check of the files a long run will read (``cxreval iqa score`` checks every pair before
@@ -436,7 +445,7 @@ def image_size(path: PathLike) -> tuple[int, int]:
 
         with _reading(p, "a DICOM image"):
             ds = pydicom.dcmread(str(p), stop_before_pixels=True, force=True)
-            return int(ds.Rows), int(ds.Columns)
+            return ImageSize(int(ds.Rows), int(ds.Columns))
     if suffix == ".npy":
         with _reading(p, "a NumPy .npy array"):
             shape = np.load(p, mmap_mode="r", allow_pickle=False).shape
@@ -451,7 +460,7 @@ def image_size(path: PathLike) -> tuple[int, int]:
         with _reading(p, "an image"), Image.open(p) as im:
             w, h = im.size
             shape = (h, w) if im.mode not in ("RGB", "RGBA", "P") else (h, w, 3)
-    return _spatial(tuple(shape), p)
+    return ImageSize(*_spatial(tuple(shape), p))
 
 
 def write_image(path: PathLike, image: np.ndarray, *, data_range: float, dtype: str = "uint16") -> Path:

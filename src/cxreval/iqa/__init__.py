@@ -57,6 +57,7 @@ from ._degrade import (
     TRANSFORMS,
     DegradationPlan,
     DegradeResult,
+    ImageFiles,
     apply_degradation,
     degrade_folder,
     degrade_images,
@@ -77,6 +78,7 @@ from ._expert import (
     ZMOS_COLUMNS,
     ExpertAgreementResult,
     MetricAgreementResult,
+    RankCorrelations,
     ZMOSResult,
     compare_with_experts,
     metric_agreement,
@@ -100,7 +102,7 @@ from ._scoring import (
     score_pairs,
     select_metrics,
 )
-from ._structural_similarity import cw_ssim, iw_ssim, ms_ssim, ssim, ssim_maps
+from ._structural_similarity import SSIMMaps, cw_ssim, iw_ssim, ms_ssim, ssim, ssim_maps
 from ._visual_information import vif, vifp
 from ._visual_saliency_similarity import sdsp, vsi
 
@@ -117,6 +119,7 @@ __all__ = [
     "ms_ssim",
     "iw_ssim",
     "cw_ssim",
+    "SSIMMaps",
     "ssim_maps",
     "vif",
     "vifp",
@@ -156,6 +159,7 @@ __all__ = [
     "apply_degradation",
     "sample_images",
     "shrink_images",
+    "ImageFiles",
     "image_files",
     "MANIFEST_COLUMNS",
     "PAIR_COLUMNS",
@@ -176,6 +180,7 @@ __all__ = [
     "zscores_for_scores",
     "rater_agreement",
     "metric_agreement",
+    "RankCorrelations",
     "srcc_krcc",
     "UNSCORED_CHOICES",
     "DDOF_CHOICES",

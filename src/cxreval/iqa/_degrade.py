@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -77,6 +77,7 @@ __all__ = [
     "plan_source",
     "sample_images",
     "shrink_images",
+    "ImageFiles",
     "image_files",
 ]
 
@@ -426,9 +427,16 @@ def degrade_images(
     return DegradeResult(pd.DataFrame(rows), plan)
 
 
+class ImageFiles(NamedTuple):
+    """What :func:`image_files` returns: the image files and the names of the folder's other files."""
+
+    files: list[Path]
+    skipped: list[str]
+
+
 def image_files(
     images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-) -> tuple[list[Path], list[str]]:
+) -> ImageFiles:
     """The image files of a folder (by suffix, sorted) and the names of its other files; or the given paths."""
     if isinstance(images, (str, os.PathLike)):
         folder = Path(images)
@@ -440,7 +448,7 @@ def image_files(
         )
         if not files:
             raise SchemaError(f"images: {folder} holds no image files ({', '.join(IMAGE_SUFFIXES)}).")
-        return files, skipped
+        return ImageFiles(files, skipped)
     files = sorted(Path(p) for p in images)
     if not files:
         raise SchemaError("images: no image files given.")
@@ -451,7 +459,7 @@ def image_files(
             f"images: file name(s) {twice} appear more than once; the copies in "
             f"{REFERENCES_DIR}/ need distinct names."
         )
-    return files, []
+    return ImageFiles(files, [])
 
 
 def degrade_folder(

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -63,6 +63,7 @@ __all__ = [
     "metric_agreement",
     "ZMOSResult",
     "UNSCORED_CHOICES",
+    "RankCorrelations",
     "srcc_krcc",
     "IQA_SPEARMAN",
     "IQA_KENDALL",
@@ -317,9 +318,16 @@ def zscores_for_scores(
     return zscores(df, scale=scale, ddof=ddof)
 
 
+class RankCorrelations(NamedTuple):
+    """What :func:`srcc_krcc` returns: the Spearman and the Kendall rank correlation."""
+
+    srcc: float
+    krcc: float
+
+
 def srcc_krcc(
     a: np.ndarray, b: np.ndarray, *, spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL
-) -> tuple[float, float]:
+) -> RankCorrelations:
     """SRCC and KRCC of ``a`` and ``b`` by :mod:`cxreval.ranking` (NaN for fewer than 2 items or a
     constant input).
 
@@ -328,8 +336,8 @@ def srcc_krcc(
     ``scipy.stats.kendalltau``, ``'tau-a'`` the paper's ``(C - D) / (n (n - 1) / 2)``
     (:func:`~cxreval.stats.correlation_function`). The caller checks the variant names."""
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan"), float("nan")
-    return (
+        return RankCorrelations(float("nan"), float("nan"))
+    return RankCorrelations(
         float(correlation_function("SRCC", spearman)(a, b)),
         float(correlation_function("KRCC", kendall)(a, b)),
     )

@@ -216,7 +216,8 @@ def _check_pair_files(items: Sequence[tuple[object, object]], base_dir: Path | N
             p = _image_path(path, base_dir, i, role)
             if p not in sizes:
                 try:
-                    sizes[p] = image_size(p)
+                    size = image_size(p)
+                    sizes[p] = (size.height, size.width)  # a plain tuple, as messages print it
                 except CxrevalError as exc:
                     raise type(exc)(f"pairs: pair {i}, {role} image: {exc}") from exc
             got.append((p, sizes[p]))

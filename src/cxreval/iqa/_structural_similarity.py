@@ -23,6 +23,8 @@ References
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..exceptions import InvalidParameterError
@@ -30,9 +32,16 @@ from ._image import auto_downsample, check_pair, filter2_valid, gaussian_kernel,
 from ._pyramids import build_scf_pyramid, laplacian_pyramid
 from ._registry import register_iqa
 
-__all__ = ["ssim", "ms_ssim", "iw_ssim", "cw_ssim", "ssim_maps"]
+__all__ = ["ssim", "ms_ssim", "iw_ssim", "cw_ssim", "SSIMMaps", "ssim_maps"]
 
 MS_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
+
+
+class SSIMMaps(NamedTuple):
+    """What :func:`ssim_maps` returns: the SSIM map and the contrast-structure map."""
+
+    ssim_map: np.ndarray
+    cs_map: np.ndarray
 
 
 def ssim_maps(
@@ -43,7 +52,7 @@ def ssim_maps(
     k1: float = 0.01,
     k2: float = 0.03,
     window: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> SSIMMaps:
     """SSIM and contrast-structure maps over the 'valid' region (``ssim_index.m``).
 
     Returns
@@ -61,7 +70,7 @@ def ssim_maps(
     s12 = filter2_valid(x * y, win) - mu12
     cs = (2.0 * s12 + c2) / (s1 + s2 + c2)
     lum = (2.0 * mu12 + c1) / (mu1_sq + mu2_sq + c1)
-    return lum * cs, cs
+    return SSIMMaps(lum * cs, cs)
 
 
 @register_iqa(

@@ -44,7 +44,7 @@ def compare_sources_files(
     finding_sets: Mapping[str, Sequence[str]] | Sequence[str] | None = None,
     weights: str | None = "quadratic",
     not_mentioned: str = "negative",
-    studies: Studies = "each",
+    studies: Studies = "common",
     intersect: bool = False,
     both_uncertain: str = "agree",
     finding_map: str | PathLike | None = None,
@@ -71,14 +71,14 @@ def compare_sources_files(
         (``NAME=<vocabulary>`` allowed). Default one set ``'all'``.
     weights : {'quadratic', 'linear', 'none'} or None, default='quadratic'
         The weighting of kappa_w (``'none'`` and None: unweighted).
-    studies : {'each', 'common'}, default='each'
+    studies : {'each', 'common'}, default='common'
         ``'each'``: a pair of sources compares their own labels, each pair on the same studies (with
         ``intersect``, on the studies both label); ``'common'``: per finding, only the studies every source of
         the pairs labelling it labels (:func:`~cxreval.agreement.compare_sources`' ``'same'``, ``'each'`` and
         ``'common'``).
     intersect : bool, default=False
-        With ``studies='each'``: each pair on the studies both sources label instead of requiring the same
-        studies.
+        Each pair on the studies both sources label (``studies='each'`` of
+        :func:`~cxreval.agreement.compare_sources`), whatever ``studies`` says.
     state_encoding, blank_state : str, optional
         How the files' states are read (:func:`cxreval.labels.read_label_tables`).
 
@@ -103,7 +103,7 @@ def compare_sources_files(
         )
     sets = _finding_sets(finding_sets)
     check_input_paths(*[("labels", p) for p in labels])
-    design: Studies = "common" if studies == "common" else "each" if intersect else "same"
+    design: Studies = "each" if intersect else "common" if studies == "common" else "same"
     table, _ = read_label_tables(
         [str(p) for p in labels], state_encoding=state_encoding, blank_state=blank_state
     )

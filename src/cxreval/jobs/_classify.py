@@ -122,19 +122,12 @@ def _latent_options(
     finding_map: object,
     func: str,
     *,
-    latent_truth: bool | None = None,
+    latent_truth: bool = False,
     reader_accuracy: object = None,
     anchor: object = None,
 ) -> bool:
     """Check the options of the latent truth against the others; return whether the AUCs are against it
-    (``latent_truth``, by default whether ``readers`` are given)."""
-    if latent_truth is None:
-        if readers is not None and (references or finding_map is not None):
-            raise InvalidParameterError(
-                f"{func}: references= and finding_map= do not apply with readers= (the reference "
-                f"is the latent truth of the readers)."
-            )
-        return readers is not None
+    (``latent_truth``)."""
     if (readers or reader_accuracy is not None or anchor) and not latent_truth:
         raise InvalidParameterError(
             "readers=, reader_accuracy= and anchor= apply only with latent_truth=True."
@@ -197,7 +190,7 @@ def evaluate_classifiers(
     missing_scores: str = "refuse",
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
-    latent_truth: bool | None = None,
+    latent_truth: bool = False,
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
@@ -221,10 +214,9 @@ def evaluate_classifiers(
         ``each``: every reference on the studies it labels.
     map_score : {'max', 'mean'}, optional
         The score of a merged finding of ``finding_map`` from its sources' scores (default: the map's).
-    latent_truth : bool, optional
-        Whether the AUCs are against the latent truth of ``readers`` (default: whether ``readers`` are given);
-        given, ``readers`` are required with it and ``readers``, ``anchor`` and ``reader_accuracy`` refused
-        without it.
+    latent_truth : bool, default=False
+        Whether the AUCs are against the latent truth of ``readers``: ``readers`` are required with it, and
+        ``readers``, ``anchor`` and ``reader_accuracy`` refused without it.
     readers, anchor, reader_accuracy : optional
         With ``readers``: the AUC against the latent truth of these label sources instead of against each
         reference (:func:`cxreval.latent.evaluate_latent_auc`; ``references``, ``finding_map``, ``studies`` and
@@ -309,7 +301,7 @@ def evaluate_classifiers_files(
     missing_scores: str = "refuse",
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
-    latent_truth: bool | None = None,
+    latent_truth: bool = False,
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,

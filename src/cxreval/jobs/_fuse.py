@@ -148,12 +148,12 @@ def fuse_and_compare(
     include_inputs: bool = False,
     executor: ExecutorLike = None,
     spill_dir: PathLike | None = None,
-    studies: Studies = "each",
+    studies: Studies = "common",
     nn_hidden: int | None = None,
     nn_epochs: int | None = None,
     nn_folds: int | None = None,
     nn_scoring: str | None = None,
-    mace_method: str | None = None,
+    mace_method: str | None = "vb",
     labels_format: str = "both",
     save_model: bool = False,
     title: str = "Label fusion",
@@ -181,16 +181,16 @@ def fuse_and_compare(
         readers by name, else in the model's (sorted) reader order (the sources of ``labels`` are renamed).
     include_inputs : bool, default=False
         Keep the input label table on the result, written before the fused sources into ``fused_labels``.
-    studies : {'each', 'common'}, default='each'
-        ``'each'``: every study any reader labels; ``'common'`` (needs ``adjudicated``; the comparison design of
-        ``cxreval classify``/``rank``/``agree``): per finding, only the studies every reader and the adjudicated
-        reference label (:func:`cxreval.agreement.common_study_labels`).
+    studies : {'each', 'common'}, default='common'
+        ``'each'``: every study any reader labels; ``'common'`` (the comparison design of ``cxreval
+        classify``/``rank``/``agree``): per finding, only the studies every reader and the adjudicated
+        reference, if any, label (:func:`cxreval.agreement.common_study_labels`).
     nn_hidden, nn_epochs, nn_folds, nn_scoring : optional
         The settings of the trained ``nn`` / ``nn_ps`` methods: :class:`NeuralFusion`'s ``hidden``, ``epochs``,
         ``n_folds`` and ``labels_from`` (default: the estimator's, 32, 300, 5 and ``'out-of-fold'``); refused
         with ``model`` (a model is applied as it was trained).
-    mace_method : {'vb', 'em'}, optional
-        MACE's ``method`` (default the estimator's, ``'vb'``).
+    mace_method : {'vb', 'em'} or None, default='vb'
+        MACE's ``method`` (None: the estimator's default, ``'vb'``).
     labels_format : {'csv', 'parquet', 'both'}, default='both'
         How :meth:`FusionResult.save` writes ``fused_labels``.
     save_model : bool, default=False
@@ -211,12 +211,7 @@ def fuse_and_compare(
     check_choice(studies, ("each", "common"), name="studies", func=_FUNC)
     check_choice(labels_format, LABELS_FORMATS, name="labels_format", func=_FUNC)
     if studies == "common":
-        if adjudicated is None:
-            raise InvalidParameterError(
-                "studies='common' keeps the studies every reader and the adjudicated "
-                "reference label: pass adjudicated=."
-            )
-        labels = common_study_labels(labels, [*readers, adjudicated])
+        labels = common_study_labels(labels, [*readers, *([adjudicated] if adjudicated is not None else [])])
     params = _with_settings(
         params,
         methods,
@@ -341,12 +336,12 @@ def fuse_and_compare_files(
     include_inputs: bool = False,
     executor: ExecutorLike = None,
     spill_dir: PathLike | None = None,
-    studies: Studies = "each",
+    studies: Studies = "common",
     nn_hidden: int | None = None,
     nn_epochs: int | None = None,
     nn_folds: int | None = None,
     nn_scoring: str | None = None,
-    mace_method: str | None = None,
+    mace_method: str | None = "vb",
     labels_format: str = "both",
     save_model: bool = False,
     state_encoding: str | None = None,

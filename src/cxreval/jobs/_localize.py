@@ -4,10 +4,12 @@ out."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from .._typing import PathLike
 from ..exceptions import InvalidParameterError
+from ..localization import DEFAULT_T, RULES
 from ._inputs import check_input_paths
 
 if TYPE_CHECKING:
@@ -26,10 +28,10 @@ def evaluate_localization_files(
     thresholds: Sequence[float] = (60.0, 180.0),
     strict_threshold: bool = True,
     connectivity: int = 8,
-    rules: Sequence[str] = ("IoBB", "IoU", "IoU or IoBB"),
-    T_values: Sequence[str | float] = ("0.1", "0.25", "0.5", "0.75", "0.9"),
+    rules: Sequence[str] = RULES,
+    T_values: Sequence[str | float | Fraction] = DEFAULT_T,
     strict_T: bool = True,
-    T_iou: Sequence[str | float] | None = None,
+    T_iou: Sequence[str | float | Fraction] | None = None,
     afp_denominator: str = "pairs",
     image_size: int = 1024,
     missing_maps: str = "error",

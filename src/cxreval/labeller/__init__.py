@@ -16,7 +16,7 @@ Examples
 '           source  state\\n  report_findings     -1\\nreport_impression      2'
 """
 
-from ._engine import Engine, MentionArrays, get_engine, split_sentences, tokenize
+from ._engine import Engine, MentionArrays, Tokens, get_engine, split_sentences, tokenize
 from ._io import ReportTable, check_report_table
 from ._labeller import (
     CONTEXT_SECTIONS,
@@ -53,6 +53,7 @@ __all__ = [
     "MentionArrays",
     "get_engine",
     "split_sentences",
+    "Tokens",
     "tokenize",
     "ReportTable",
     "check_report_table",

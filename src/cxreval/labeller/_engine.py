@@ -36,6 +36,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,7 +45,7 @@ from ..schema import LabelState
 from ._rules import CATEGORIES, RuleSet
 from ._spelling import Speller
 
-__all__ = ["MentionArrays", "Engine", "get_engine", "tokenize", "split_sentences"]
+__all__ = ["MentionArrays", "Engine", "get_engine", "Tokens", "tokenize", "split_sentences"]
 
 _SEP = "\n\n"  # joins segments: always a sentence boundary
 _R = r"(?![a-z0-9])"
@@ -150,7 +151,16 @@ def _classes(text: str) -> np.ndarray:
     return cls
 
 
-def tokenize(text: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+class Tokens(NamedTuple):
+    """What :func:`tokenize` returns: the tokens, their start and end offsets, and whether each is a word."""
+
+    tokens: list[str]
+    start: np.ndarray
+    end: np.ndarray
+    is_word: np.ndarray
+
+
+def tokenize(text: str) -> Tokens:
     """Tokens of ``text``: ``(tokens, start, end, is_word)``; a token is a letter/digit run or one punctuation mark.
 
     Examples
@@ -160,7 +170,7 @@ def tokenize(text: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """
     if not isinstance(text, str):
         raise InvalidParameterError(f"The 'text' parameter of tokenize must be a str. Got {text!r} instead.")
-    return _tokenize(text, _classes(text))
+    return Tokens(*_tokenize(text, _classes(text)))
 
 
 def _tokenize(text: str, cls: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:

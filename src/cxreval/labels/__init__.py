@@ -44,6 +44,7 @@ Examples
 from __future__ import annotations
 
 from ._files import (
+    ReadTables,
     check_label_headers,
     check_prediction_headers,
     read_label_tables,
@@ -65,6 +66,7 @@ from ._long import (
 from ._streaming import (
     LabelScan,
     PredictionScan,
+    ScannedLabels,
     scan_label_frame,
     scan_labels,
     scan_prediction_frame,
@@ -91,9 +93,11 @@ __all__ = [
     "PredictionScan",
     "LabelScan",
     "scan_predictions",
+    "ScannedLabels",
     "scan_labels",
     "scan_prediction_frame",
     "scan_label_frame",
+    "ReadTables",
     "read_prediction_tables",
     "read_label_tables",
     "check_label_headers",

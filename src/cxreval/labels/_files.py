@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -21,6 +22,7 @@ from ._wide import read_wide_predictions
 __all__ = [
     "TABLE_SUFFIXES",
     "table_parts",
+    "ReadTables",
     "read_prediction_tables",
     "read_label_tables",
     "check_label_headers",
@@ -85,7 +87,15 @@ def check_prediction_headers(paths: Sequence[str | Path]) -> None:
         _check_headers(pp, PREDICTION_COLUMNS, what="Prediction")
 
 
-def read_prediction_tables(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, list[str]]:
+class ReadTables(NamedTuple):
+    """What :func:`read_prediction_tables` and :func:`read_label_tables` return: the inputs as one validated long
+    table, and the readers' notes."""
+
+    table: pd.DataFrame
+    notes: list[str]
+
+
+def read_prediction_tables(paths: Sequence[str | Path]) -> ReadTables:
     """Prediction inputs as one validated long DataFrame (the pandas reading; exact errors), and notes.
 
     Each path is a long table (file, or folder of parts), or a folder of wide ``<model>.csv``/``.parquet``
@@ -99,7 +109,7 @@ def read_prediction_tables(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, l
             raise SchemaError(f"{p} has no rows.")
         tables.append(t)
         notes += n
-    return validate_predictions(pd.concat(tables, ignore_index=True)), notes
+    return ReadTables(validate_predictions(pd.concat(tables, ignore_index=True)), notes)
 
 
 def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
@@ -157,7 +167,7 @@ def read_label_tables(
     state_encoding: str | None = None,
     require_patient: bool = False,
     blank_state: str | None = None,
-) -> tuple[pd.DataFrame, list[str]]:
+) -> ReadTables:
     """Label inputs as one validated long DataFrame (the pandas reading; exact errors), and notes.
 
     Each path is a long table (file, or folder of parts with the same columns, checked before any data is
@@ -192,8 +202,11 @@ def read_label_tables(
         tables.append(res.table)
         notes += list(res.report.notes)
     if len(tables) == 1:
-        return tables[0], notes
+        return ReadTables(tables[0], notes)
     where = "the label files (labels=) " + ", ".join(str(p) for p in paths)
-    return validate_label_table(
-        pd.concat(tables, ignore_index=True), where=where, require_patient=require_patient
-    ), notes
+    return ReadTables(
+        validate_label_table(
+            pd.concat(tables, ignore_index=True), where=where, require_patient=require_patient
+        ),
+        notes,
+    )

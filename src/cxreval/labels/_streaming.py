@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -61,6 +61,7 @@ __all__ = [
     "PredictionScan",
     "LabelScan",
     "scan_predictions",
+    "ScannedLabels",
     "scan_labels",
     "scan_prediction_frame",
     "scan_label_frame",
@@ -515,13 +516,20 @@ def _decode_lut(raw: list, *, encoding: str | None, blank_state: str | None) -> 
     return dec.to_numpy(dtype=np.int16, na_value=LabelScan.MISSING_STATE).astype(np.int8)
 
 
+class ScannedLabels(NamedTuple):
+    """What :func:`scan_labels` returns: the labels read into codes, and the readers' notes."""
+
+    scan: LabelScan
+    notes: list[str]
+
+
 def scan_labels(
     paths: Sequence[str | Path],
     *,
     state_encoding: str | None = None,
     blank_state: str | None = None,
     require_patient: bool = False,
-) -> tuple[LabelScan, list[str]]:
+) -> ScannedLabels:
     """Read label inputs (long tables: files or folders of parts) into a :class:`LabelScan`, one block at a
     time, states read under ``state_encoding`` and ``blank_state`` per file (see
     :func:`~cxreval.schema.decode_states`); the headers are checked first (``patient_id`` a required column
@@ -574,11 +582,11 @@ def scan_labels(
         out.study, out.patient, out.finding, out.source = cat[:4]
         out.state = cat[4].astype(np.int8)
         out.check()
-        return out, []
+        return ScannedLabels(out, [])
     except _Unusual:
         df, notes = read_label_tables(
             paths,
             state_encoding=state_encoding,  # raises the exact error
             blank_state=blank_state,
         )
-        return LabelScan.from_frame(df), notes
+        return ScannedLabels(LabelScan.from_frame(df), notes)

@@ -381,6 +381,7 @@ def evaluate_latent_auc(
         not_mentioned=not_mentioned,
         model_groups=model_groups,
         unlabeled=unlabeled,
+        studies="each",
     )
     return evaluate_latent_auc_prepared(
         prep,
@@ -433,6 +434,7 @@ def evaluate_latent_auc_files(
         model_groups=model_groups,
         unlabeled=unlabeled,
         blank_state=blank_state,
+        studies="each",
     )
     progress.done(reading)
     return evaluate_latent_auc_prepared(
@@ -453,7 +455,7 @@ def reader_accuracy_table(
     readers: Sequence[str],
     *,
     not_mentioned: str = "negative",
-    n_resamples: int = 200,
+    n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: RNGLike = None,
 ) -> pd.DataFrame:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -16,6 +17,7 @@ __all__ = [
     "NotIdentifiedError",
     "SCORE_MODELS",
     "default_n_bins",
+    "ScoreBins",
     "score_bins",
     "spline_basis",
     "Inputs",
@@ -59,7 +61,14 @@ def default_n_bins(n_studies: int, *, score_model: str = "spline") -> int:
     return int(np.clip(n_studies // 10, 10, 100))
 
 
-def score_bins(score: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+class ScoreBins(NamedTuple):
+    """What :func:`score_bins` returns: each score's bin and the bins' edges."""
+
+    bins: np.ndarray
+    edges: np.ndarray
+
+
+def score_bins(score: np.ndarray, n_bins: int) -> ScoreBins:
     """Quantile bins of ``score``: ``(bins, edges)``, ``bins[i]`` in ``0..K-1`` (``K <= n_bins``).
 
     The edges are the ``k / n_bins`` quantiles (``k = 1..n_bins-1``) of the scores, deduplicated; a score equal
@@ -69,7 +78,7 @@ def score_bins(score: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     edges = np.unique(np.quantile(s, np.arange(1, n_bins) / n_bins)) if n_bins > 1 else np.empty(0)
     raw = np.searchsorted(edges, s, side="right")
     used, bins = np.unique(raw, return_inverse=True)
-    return bins.reshape(-1).astype(np.intp), edges[used[1:] - 1] if used.size > 1 else np.empty(0)
+    return ScoreBins(bins.reshape(-1).astype(np.intp), edges[used[1:] - 1] if used.size > 1 else np.empty(0))
 
 
 def spline_basis(z: np.ndarray, knots: np.ndarray) -> np.ndarray:

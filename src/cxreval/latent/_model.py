@@ -70,6 +70,7 @@ from ._fitting import (
     SCORE_MODELS,
     Inputs,
     NotIdentifiedError,
+    ScoreBins,
     check_inputs,
     default_n_bins,
     fit_rows,
@@ -86,6 +87,7 @@ __all__ = [
     "fit_latent_class",
     "fit_from_state",
     "default_n_bins",
+    "ScoreBins",
     "score_bins",
     "select_score_model",
 ]

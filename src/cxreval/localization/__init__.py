@@ -54,6 +54,7 @@ from ._study import LocalizationStudy, simulate_localization_study
 from ._synth_result import SynthCells, SynthResult
 from ._synthetic import (
     ErrorModel,
+    ErrorModelMaps,
     coverage,
     error_model_maps,
     gaussian_blur,
@@ -103,6 +104,7 @@ __all__ = [
     "SynthCells",
     "SynthResult",
     "coverage",
+    "ErrorModelMaps",
     "error_model_maps",
     "gaussian_blur",
     "synthetic_cases",

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -44,6 +44,7 @@ __all__ = [
     "SyntheticCase",
     "coverage",
     "gaussian_blur",
+    "ErrorModelMaps",
     "error_model_maps",
     "synthetic_cases",
     "simulate_localization",
@@ -123,9 +124,17 @@ def gaussian_blur(a: np.ndarray, sigma: float, *, truncate: float = 4.0) -> np.n
     return np.ascontiguousarray(out)
 
 
+class ErrorModelMaps(NamedTuple):
+    """What :func:`error_model_maps` returns: the clean map, the noisy map and whether a distractor was added."""
+
+    clean: np.ndarray
+    noisy: np.ndarray
+    has_distractor: bool
+
+
 def error_model_maps(
     box: Sequence[float], rng: RNGLike, model: ErrorModel = ErrorModel(), *, cover: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, bool]:
+) -> ErrorModelMaps:
     """Clean map, noisy map and whether a distractor was added, for one box (the reference script's draw order).
 
     ``cover`` replaces the box's coverage (e.g. several boxes of one image); the distractor is kept away
@@ -157,7 +166,7 @@ def error_model_maps(
         yy, xx = np.mgrid[0 : model.map_size, 0 : model.map_size] + 0.5
         noisy += rng.uniform(*model.distractor_amplitude) * np.exp(-((yy - cr) ** 2 + (xx - cc) ** 2) / 2.0)
     noisy += rng.normal(0, model.noise_sd, noisy.shape)
-    return clean, noisy, bool(has_d)
+    return ErrorModelMaps(clean, noisy, bool(has_d))
 
 
 def synthetic_cases(

@@ -136,7 +136,7 @@ def reader_operating_points(
     reader_names: Sequence[str] | None = None,
     margin: float = 0.05,
     matching: str = "step",
-    n_resamples: int = 2000,
+    n_resamples: int = 1000,
     confidence_level: float = 0.95,
     plan: ResamplingPlan | None = None,
     rng: RNGLike = None,
@@ -179,7 +179,7 @@ def reader_operating_points(
         and the next (the curve as drawn, the polyline through its points, as ``numpy.interp`` on ``roc_curve``'s
         output is often used). They differ only where tied scores make a diagonal segment. Likewise at the reader's
         sensitivity.
-    n_resamples : int, default=2000
+    n_resamples : int, default=1000
         Bootstrap replicates (ignored with ``plan``).
     confidence_level : float in (0, 1), default=0.95
         Of the two-sided percentile intervals.

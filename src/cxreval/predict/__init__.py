@@ -20,7 +20,15 @@ torch, torchvision, torchxrayvision, open_clip_torch and transformers are option
 from __future__ import annotations
 
 from ._cam import class_activation_maps, grad_cam
-from ._finetune import FINETUNE_MODES, RECIPES, TRAINING_COLUMNS, FinetuneResult, finetune, training_targets
+from ._finetune import (
+    FINETUNE_MODES,
+    RECIPES,
+    TRAINING_COLUMNS,
+    FinetuneResult,
+    TrainingTargets,
+    finetune,
+    training_targets,
+)
 from ._images import ImageItem, ImageList, exc_text, list_images
 from ._models import (
     MODEL_KINDS,
@@ -28,6 +36,7 @@ from ._models import (
     XRV_WEIGHTS,
     LoadedModel,
     ModelSpec,
+    WeightsLocation,
     broken_import_message,
     import_callable,
     import_optional,
@@ -54,6 +63,7 @@ from ._probe import FEATURES_FILE, LinearProbe, entry_weights, fit_linear_probe,
 from ._prompts import PROMPT_SETS, PromptSet, load_prompts, prompt_file
 from ._runner import (
     CAM_METHODS,
+    BatchPredictions,
     PredictResult,
     RunStats,
     check_heatmap_models,
@@ -81,6 +91,7 @@ __all__ = [
     "ModelSpec",
     "load_model",
     "parse_model_spec",
+    "WeightsLocation",
     "xrv_weights_path",
     "require_torch",
     "require_torchvision",
@@ -114,6 +125,7 @@ __all__ = [
     "store_config",
     "model_file_name",
     "check_heatmap_models",
+    "BatchPredictions",
     "predict_batch",
     "model_groups",
     "loaded_batches",
@@ -131,5 +143,6 @@ __all__ = [
     "FINETUNE_MODES",
     "RECIPES",
     "TRAINING_COLUMNS",
+    "TrainingTargets",
     "training_targets",
 ]

@@ -46,7 +46,7 @@ import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -64,7 +64,15 @@ from ._preprocess import Preprocessing
 from .losses import LOSSES, loss_function
 from .recipes import XRV_DEFAULTS
 
-__all__ = ["FINETUNE_MODES", "RECIPES", "TRAINING_COLUMNS", "FinetuneResult", "finetune", "training_targets"]
+__all__ = [
+    "FINETUNE_MODES",
+    "RECIPES",
+    "TRAINING_COLUMNS",
+    "FinetuneResult",
+    "finetune",
+    "TrainingTargets",
+    "training_targets",
+]
 
 FINETUNE_MODES: tuple[str, ...] = ("linear-probe", "last-layer", "full")
 RECIPES: tuple[str, ...] = ("chestxray8", "xrv")
@@ -167,9 +175,18 @@ def _with_images(
     return targets[has_image].reset_index(drop=True), missing
 
 
+class TrainingTargets(NamedTuple):
+    """What :func:`training_targets` returns: one row per study with a 0/1/NaN column per finding, the findings
+    and the label source."""
+
+    targets: pd.DataFrame
+    findings: list[str]
+    source: str
+
+
 def training_targets(
     labels: pd.DataFrame, *, findings: Sequence[str] | None, source: str | None, policy: Any
-) -> tuple[pd.DataFrame, list[str], str]:
+) -> TrainingTargets:
     """``(targets, findings, source)``: one row per study (``study_id``, ``patient_id``, one 0/1/NaN column per
     finding) from a validated long label table, under the :class:`~cxreval.schema.LabelPolicy` ``policy``."""
     from ..findings import canonical_finding
@@ -210,7 +227,7 @@ def training_targets(
     )
     for f in want:
         out[f] = y[f].to_numpy(dtype=float) if f in y.columns else np.nan
-    return out.reset_index(drop=True), want, source
+    return TrainingTargets(out.reset_index(drop=True), want, source)
 
 
 class _Images:

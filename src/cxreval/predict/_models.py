@@ -44,7 +44,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -64,6 +64,7 @@ __all__ = [
     "LoadedModel",
     "parse_model_spec",
     "load_model",
+    "WeightsLocation",
     "xrv_weights_path",
     "require_torch",
     "torch_device",
@@ -316,14 +317,23 @@ def _map_outputs(
     return tuple(findings), tuple(notes)
 
 
-def xrv_weights_path(name: str, *, weights_dir: PathLike | None = None) -> tuple[str, Path]:
+class WeightsLocation(NamedTuple):
+    """What :func:`xrv_weights_path` returns: the URL of a weights file and where torchxrayvision keeps it."""
+
+    url: str
+    path: Path
+
+
+def xrv_weights_path(name: str, *, weights_dir: PathLike | None = None) -> WeightsLocation:
     """(URL, local path) where torchxrayvision looks for the weights file of ``name``."""
     xrv = require_xrv()
     if name == "jfhealthcare":
-        return _JF_URL, Path("~/.torchxrayvision/models_data").expanduser() / os.path.basename(_JF_URL)
+        return WeightsLocation(
+            _JF_URL, Path("~/.torchxrayvision/models_data").expanduser() / os.path.basename(_JF_URL)
+        )
     url = xrv.models.model_urls[name]["weights_url"]
     folder = Path(weights_dir).expanduser() if weights_dir is not None else Path(xrv.utils.get_cache_dir())
-    return url, folder / os.path.basename(url)
+    return WeightsLocation(url, folder / os.path.basename(url))
 
 
 def _no_weights_message(name: str, url: str, path: Path, why: str) -> str:

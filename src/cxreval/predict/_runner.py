@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -57,6 +57,7 @@ __all__ = [
     "partial_path",
     "model_file_name",
     "check_heatmap_models",
+    "BatchPredictions",
     "predict_batch",
     "model_groups",
     "loaded_batches",
@@ -310,6 +311,15 @@ def run_predictions(
     return RunStats(len(items), resumed, n_read, n_err)
 
 
+class BatchPredictions(NamedTuple):
+    """What :func:`predict_batch` returns: the studies predicted, the scores and maps per model, and the errors."""
+
+    study_ids: list[str]
+    scores: dict[int, np.ndarray]
+    maps: dict[int, np.ndarray]
+    errors: list[tuple[str, str, str]]
+
+
 def predict_batch(
     models: Sequence[LoadedModel],
     idx: Sequence[int],
@@ -319,7 +329,7 @@ def predict_batch(
     heatmaps: bool,
     cam: str,
     layers: Sequence[str | None],
-) -> tuple[list[str], dict[int, np.ndarray], dict[int, np.ndarray], list[tuple[str, str, str]]]:
+) -> BatchPredictions:
     """Scores (and maps) of the models ``idx`` on one read batch: ``(ids predicted, scores, maps, errors)``."""
     torch = require_torch()
     from ._cam import class_activation_maps, grad_cam
@@ -362,7 +372,7 @@ def predict_batch(
                         batch_size=len(ok),
                         device=dev,
                     )
-    return [batch[i].study_id for i in ok], scores, maps, errors
+    return BatchPredictions([batch[i].study_id for i in ok], scores, maps, errors)
 
 
 def _read_report_table(

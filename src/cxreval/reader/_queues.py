@@ -3,12 +3,21 @@ status, read by :class:`~cxreval.reader.store.ReaderStore`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
 from ._order import reader_order
 from .payloads import Reader, SubmissionError
+
+
+class QueueFlags(NamedTuple):
+    """What :meth:`ReaderStore.queue_flags` returns: the item keys in their seeded order and one ``'0'``/``'1'``
+    a key, ``'1'`` where done."""
+
+    keys: list[str]
+    flags: str
+
 
 __all__: list[str] = []
 
@@ -66,7 +75,7 @@ class QueueReads:
             self._flags.pop((reader.id, task), None)
         return hit
 
-    def queue_flags(self, reader: Reader, task: str) -> tuple[list[str], str]:
+    def queue_flags(self, reader: Reader, task: str) -> QueueFlags:
         """The reader's item keys of ``task`` in their seeded order and a string of ``'0'``/``'1'``, one per
         key, ``'1'`` where done. A study to adjudicate is done when every conflicting finding has a
         resolver's label for its current pair of states (by any resolver: the study is adjudicated once)."""
@@ -75,7 +84,7 @@ class QueueReads:
         if task == "adjudication":
             state = self.read(self._open_conflicts)
             keys = self._order(reader, task, list(state))
-            return keys, "".join("1" if state[k] else "0" for k in keys)
+            return QueueFlags(keys, "".join("1" if state[k] else "0" for k in keys))
         done = self.read(lambda conn: self._done_items(conn, reader, task))
         keys = self._order(reader, task)
         flags = self._flags.get((reader.id, task))
@@ -84,7 +93,7 @@ class QueueReads:
                 {k: i for i, k in enumerate(keys)},
                 bytearray(49 if k in done else 48 for k in keys),
             )  # '1', '0'
-        return keys, flags[1].decode()
+        return QueueFlags(keys, flags[1].decode())
 
     def queue(self, reader: Reader, task: str) -> list[dict[str, Any]]:
         """:meth:`queue_flags` as ``[{key, done}]``."""

@@ -5,12 +5,28 @@ readers' labels, from the derived ``conflicts`` and ``latest`` tables (mixed int
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from .derived import Adjudicated
 from .payloads import Reader
 
-__all__ = ["ConflictReads"]
+__all__ = ["AdjudicationView", "ConflictRows", "ConflictReads"]
+
+
+class AdjudicationView(NamedTuple):
+    """What :meth:`ConflictReads.adjudication_view` returns."""
+
+    mine: dict[str, Any] | None
+    conflicts: dict[str, Any]
+    labels: dict[str, dict[str, Any]]
+    decisions: dict[str, dict[str, Any]]
+
+
+class ConflictRows(NamedTuple):
+    """What :meth:`ConflictReads.conflict_rows` returns: a study's conflicts and the decisions standing on them."""
+
+    conflicts: dict[str, dict[str, str]]
+    decisions: dict[str, dict[str, Any]]
 
 
 class ConflictReads:
@@ -23,9 +39,7 @@ class ConflictReads:
     read: Any
     _mine: Any
 
-    def adjudication_view(
-        self, reader: Reader, study_id: str
-    ) -> tuple[dict[str, Any] | None, dict[str, Any], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    def adjudication_view(self, reader: Reader, study_id: str) -> AdjudicationView:
         """``(mine, conflicts of the study, {reader: payload} of its two readers, decisions)`` for a
         resolver's item, on one connection (three primary-key reads); ``decisions`` is ``{finding: {label,
         by, seq}}`` of the conflicts already decided for their current pair of states (``seq``: what a
@@ -33,7 +47,7 @@ class ConflictReads:
 
         def view(conn: Any) -> Any:
             conflicts, decided = self.conflict_rows(conn, study_id)
-            return (
+            return AdjudicationView(
                 self._mine(conn, reader, "adjudication", study_id),
                 conflicts,
                 self._labels_of(conn, study_id),
@@ -42,14 +56,12 @@ class ConflictReads:
 
         return self.read(view)
 
-    def conflict_rows(
-        self, conn: Any, study_id: str
-    ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
+    def conflict_rows(self, conn: Any, study_id: str) -> ConflictRows:
         """``({finding: {reader_a: state, reader_b: state}}, {finding: {label, by, by_id, seq}})`` of one study:
         its conflicts in the study's finding order and the decisions standing on them (one indexed read)."""
         adj = Adjudicated.of(self.spec)
         if adj is None:
-            return {}, {}
+            return ConflictRows({}, {})
         a, b = adj.readers
         ct, r = self.t["conflicts"], self.t["readers"]
         rows = conn.execute(
@@ -67,7 +79,7 @@ class ConflictReads:
         ).all()
         order = {f: k for k, f in enumerate(self.spec.findings)}
         rows = sorted(rows, key=lambda x: order.get(x[0], 0))
-        return (
+        return ConflictRows(
             {f: {a: sa_, b: sb_} for f, sa_, sb_, *_ in rows},
             {
                 f: {"label": res, "by": name, "by_id": by, "seq": seq}

@@ -25,14 +25,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .db import insert_or_replace, tables
 from .mrmc import washout_refusal
 from .payloads import SubmissionError
 from .study import StudySpec
 
-__all__ = ["Adjudicated", "label_diff", "merge_conflicts", "Deriver", "replay"]
+__all__ = ["Adjudicated", "label_diff", "merge_conflicts", "Deriver", "ReplayCounts", "replay"]
 
 
 @dataclass(frozen=True)
@@ -274,7 +274,14 @@ def _insert(conn: Any) -> Any:
     return sqlite.insert if conn.dialect.name == "sqlite" else postgresql.insert
 
 
-def replay(conn: Any, spec: StudySpec) -> tuple[int, int]:
+class ReplayCounts(NamedTuple):
+    """What :func:`replay` returns: the row counts of ``latest`` and ``conflicts``."""
+
+    latest: int
+    conflicts: int
+
+
+def replay(conn: Any, spec: StudySpec) -> ReplayCounts:
     """Recompute ``latest``, ``progress`` and ``conflicts`` from the submission log in commit order (inside
     the caller's transaction); return the row counts of ``latest`` and ``conflicts``."""
     import sqlalchemy as sa
@@ -345,4 +352,4 @@ def replay(conn: Any, spec: StudySpec) -> tuple[int, int]:
     crow = [{"study_id": sid, "finding": f, **c} for sid, fs in conflicts.items() for f, c in fs.items()]
     for k in range(0, len(crow), 5000):
         conn.execute(sa.insert(ct), crow[k : k + 5000])
-    return len(batch), len(crow)
+    return ReplayCounts(len(batch), len(crow))

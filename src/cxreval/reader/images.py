@@ -38,6 +38,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,6 +51,7 @@ __all__ = [
     "Rendition",
     "RenditionsMade",
     "bit_depth",
+    "DecodedImage",
     "decode",
     "render",
     "scale_for",
@@ -100,7 +102,14 @@ def bit_depth(pixels: np.ndarray) -> int:
     return next((b for b in _BITS if top < 2**b), 16)
 
 
-def decode(path: str | Path) -> tuple[np.ndarray, int]:
+class DecodedImage(NamedTuple):
+    """What :func:`decode` returns: the image as a uint16 array and its bit depth."""
+
+    pixels: np.ndarray
+    bit_depth: int
+
+
+def decode(path: str | Path) -> DecodedImage:
     """An image file as a uint16 array and its bit depth. 8- and 16-bit PNG/TIFF/JPEG are read as stored
     (depth from the pixels); other files through :func:`cxreval.io.images.read_image` (DICOM: ``BitsStored``;
     float data or ranges over 16 bits scaled to 0..65535)."""
@@ -112,7 +121,7 @@ def decode(path: str | Path) -> tuple[np.ndarray, int]:
             if im.mode in ("I;16", "I;16L", "I;16B", "L"):
                 a = np.asarray(im)
                 a = a.astype(np.uint16) if a.dtype != np.uint16 else a
-                return a, 8 if im.mode == "L" else bit_depth(a)
+                return DecodedImage(a, 8 if im.mode == "L" else bit_depth(a))
     from ..io.images import read_image
 
     img = read_image(p)
@@ -121,7 +130,7 @@ def decode(path: str | Path) -> tuple[np.ndarray, int]:
         a, rng_ = a / rng_ * 65535.0, 65535.0
     arr = np.clip(np.round(a), 0, 65535).astype(np.uint16)
     bits = next((b for b in _BITS if rng_ <= 2**b - 1), 16)
-    return arr, max(bits, bit_depth(arr))
+    return DecodedImage(arr, max(bits, bit_depth(arr)))
 
 
 def scale_for(width: int, height: int, fit: int) -> int:

@@ -30,7 +30,7 @@ import datetime as _dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..exceptions import SchemaError
 
@@ -44,9 +44,11 @@ __all__ = [
     "read_sessions",
     "read_washout",
     "session_payloads",
+    "WashoutRefusal",
     "washout_refusal",
     "parse_time",
     "SessionLocks",
+    "HeatmapPixels",
     "HeatmapReader",
 ]
 
@@ -363,9 +365,17 @@ def parse_time(stamp: str) -> _dt.datetime:
     return t if t.tzinfo is not None else t.replace(tzinfo=_dt.timezone.utc)
 
 
+class WashoutRefusal(NamedTuple):
+    """What :func:`washout_refusal` returns: ``(None, None)`` when the reader may read the case now, else the ISO
+    time the item opens (None when no time opens it) and why, in words."""
+
+    opens: str | None
+    why: str | None
+
+
 def washout_refusal(
     sessions: tuple[str, ...], session: str, readings: Mapping[str, str], now: str, *, washout_days: float
-) -> tuple[str | None, str | None]:
+) -> WashoutRefusal:
     """Whether a reader may read a case in ``session`` now: ``(None, None)`` when they may, else ``(opens,
     why)``: ``opens`` the ISO time the item opens (None when no time opens it) and ``why`` in words.
 
@@ -384,24 +394,26 @@ def washout_refusal(
     k = sessions.index(session)
     later = [s for s in sessions[k + 1 :] if s in readings]
     if later:
-        return None, (
+        return WashoutRefusal(
+            None,
             f"closed: this case was read in the later session {later[0]!r} "
             f"({readings[later[0]][:16].replace('T', ' ')} UTC); a reading of session {session!r} "
-            "after it would not be independent of it"
+            "after it would not be independent of it",
         )
     unread = [s for s in sessions[:k] if s not in readings]
     if unread:
-        return None, f"read this case in session {unread[0]!r} first"
+        return WashoutRefusal(None, f"read this case in session {unread[0]!r} first")
     if k == 0 or washout_days <= 0:
-        return None, None
+        return WashoutRefusal(None, None)
     last_session = max(sessions[:k], key=lambda s: parse_time(readings[s]))
     opens = parse_time(readings[last_session]) + _dt.timedelta(days=washout_days)
     if parse_time(now) >= opens:
-        return None, None
+        return WashoutRefusal(None, None)
     when = opens.isoformat(timespec="seconds")
-    return when, (
+    return WashoutRefusal(
+        when,
         f"opens at {when[:16].replace('T', ' ')} UTC, {washout_days:g} days (washout_days) after "
-        f"your reading of this case in session {last_session!r}"
+        f"your reading of this case in session {last_session!r}",
     )
 
 
@@ -443,6 +455,14 @@ class SessionLocks:
         return out
 
 
+class HeatmapPixels(NamedTuple):
+    """What :meth:`HeatmapReader.read` returns: the gzip of the map's uint8 pixels row by row, its width and height."""
+
+    data: bytes
+    width: int
+    height: int
+
+
 class HeatmapReader:
     """The heat maps of a study's aided sessions, for the page's overlay: one map at a time, scaled to 0-255.
 
@@ -478,7 +498,7 @@ class HeatmapReader:
             hit = self._index[session] = (index, keys)
         return hit
 
-    def read(self, session: str, study_id: str, finding: str) -> tuple[bytes, int, int] | None:
+    def read(self, session: str, study_id: str, finding: str) -> HeatmapPixels | None:
         """``(gzip of uint8 pixels row by row, width, height)`` of the map of ``study_id`` and ``finding`` in
         ``session``, its minimum 0 and maximum 255 (a constant map is 0); None when there is none."""
         import gzip
@@ -500,4 +520,6 @@ class HeatmapReader:
             if hi <= lo
             else np.round((a - lo) * (255.0 / (hi - lo))).astype(np.uint8)
         )
-        return gzip.compress(u8.tobytes(), compresslevel=1, mtime=0), int(a.shape[1]), int(a.shape[0])
+        return HeatmapPixels(
+            gzip.compress(u8.tobytes(), compresslevel=1, mtime=0), int(a.shape[1]), int(a.shape[0])
+        )

@@ -33,13 +33,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import pandas as pd
 
 from ..exceptions import SchemaError
 from ._order import assign_images
-from ._queues import QueueReads
+from ._queues import QueueFlags, QueueReads
 from .commit import GroupCommitter
 from .conflicts import ConflictReads
 from .db import (
@@ -61,7 +61,17 @@ from .payloads import (
 )
 from .study import StudySpec, check_name, study_items
 
-__all__ = ["ROLES", "AUTH_TTL", "SubmitResult", "ReaderStore", "hash_token", "now", "utc_now"]
+__all__ = [
+    "ROLES",
+    "AUTH_TTL",
+    "SubmitResult",
+    "CreatedStore",
+    "QueueFlags",
+    "ReaderStore",
+    "hash_token",
+    "now",
+    "utc_now",
+]
 
 ROLES: tuple[str, ...] = ("reader", "resolver", "organiser")
 """Readers label and rate, resolvers adjudicate, organisers follow progress and download the export."""
@@ -113,6 +123,13 @@ def _not_a_study_db(engine: Any, exc: Any) -> SchemaError:
         f"url={engine.url.render_as_string(hide_password=True)!r} cannot be used ({reason}); "
         "give a database made by `cxreval reader init` or a new file name."
     )
+
+
+class CreatedStore(NamedTuple):
+    """What :meth:`ReaderStore.create` returns: the store and ``{name: token}`` of the readers added."""
+
+    store: ReaderStore
+    tokens: dict[str, str]
 
 
 class ReaderStore(PayloadChecks, ConflictReads, SessionLocks, QueueReads):
@@ -236,7 +253,7 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks, QueueReads):
 
     # -- creation -----------------------------------------------------------------------------------
     @classmethod
-    def create(cls, url: str, spec: StudySpec) -> tuple[ReaderStore, dict[str, str]]:
+    def create(cls, url: str, spec: StudySpec) -> CreatedStore:
         """Create the schema, store the study and its items, add its readers and resolvers.
 
         Returns the store and ``{name: token}`` of the readers added (tokens are shown once).
@@ -292,7 +309,7 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks, QueueReads):
             for names, role in ((spec.readers, "reader"), (spec.resolvers, "resolver"))
             for name in names
         }
-        return store, tokens
+        return CreatedStore(store, tokens)
 
     def _event(self, conn: Any, kind: str, reader: str | None, detail: Mapping[str, Any]) -> None:
         conn.execute(

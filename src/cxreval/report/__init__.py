@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ._html import (
     NoResultsError,
+    RenderedReport,
     ReportResult,
     find_result_folders,
     render_report,
@@ -41,6 +42,7 @@ __all__ = [
     "detect_kinds",
     "find_result_folders",
     "report_inputs",
+    "RenderedReport",
     "render_report",
     "write_report",
 ]

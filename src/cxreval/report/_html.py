@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import plotly
 import plotly.graph_objects as go
@@ -40,6 +40,7 @@ __all__ = [
     "NoResultsError",
     "find_result_folders",
     "report_inputs",
+    "RenderedReport",
     "render_report",
     "write_report",
     "figure_html",
@@ -183,6 +184,14 @@ def _key_findings_html(
     )
 
 
+class RenderedReport(NamedTuple):
+    """What :func:`render_report` returns: the HTML document, its sections and everything listed as not available."""
+
+    page: str
+    sections: list[Section]
+    unavailable: list[Unavailable]
+
+
 def render_report(
     result_dirs: Sequence[str | Path],
     *,
@@ -192,7 +201,7 @@ def render_report(
     list_missing_kinds: bool = False,
     thresholds: Thresholds | None = None,
     allow_empty: bool = False,
-) -> tuple[str, list[Section], list[Unavailable]]:
+) -> RenderedReport:
     """Render the report page.
 
     Parameters
@@ -285,7 +294,7 @@ def render_report(
         ),
         body=Markup("\n".join(body)),
     )
-    return page, sections, missing
+    return RenderedReport(page, sections, missing)
 
 
 def _sections_html(sections: Sequence[Section]) -> list[tuple[str, str]]:
@@ -310,13 +319,13 @@ def _sections_html(sections: Sequence[Section]) -> list[tuple[str, str]]:
 
 
 def write_report(
-    result_dirs: Sequence[str | Path], out: str | Path, *, overwrite: bool = True, **kwargs: Any
+    result_dirs: Sequence[str | Path], out: str | Path, *, overwrite: bool = False, **kwargs: Any
 ) -> ReportResult:
     """Render the report (see :func:`render_report`) and write it to ``out`` atomically.
 
     Parameters
     ----------
-    overwrite : bool, default=True
+    overwrite : bool, default=False
         Replace an existing ``out``; when False an existing file is refused before any work
         (:class:`~cxreval.outputs.OutputError`). ``out`` is never a file the report reads
         (:func:`report_inputs`: an input destroyed), overwrite or not.

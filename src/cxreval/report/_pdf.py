@@ -60,7 +60,7 @@ def print_pdf(
     page: str | Path,
     out: str | Path,
     *,
-    overwrite: bool = True,
+    overwrite: bool = False,
     chromium: str | Path | None = None,
     timeout: float = 180.0,
     inputs: Sequence[str | Path] = (),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -20,13 +21,22 @@ __all__ = [
     "read_result_table",
     "find_result_file",
     "listed_files",
+    "RunRecord",
     "run_record",
     "missing_columns",
     "result_path",
 ]
 
 
-def run_record(folder: str | Path) -> tuple[dict[str, object], str] | None:
+class RunRecord(NamedTuple):
+    """What :func:`run_record` returns: the ``run.json`` record governing a folder and the prefix of the folder's
+    files in its list."""
+
+    record: dict[str, object]
+    prefix: str
+
+
+def run_record(folder: str | Path) -> RunRecord | None:
     """The ``run.json`` record that governs ``folder`` and the prefix of ``folder``'s files in its list.
 
     The folder's own ``run.json`` wins; else that of its parent or grandparent (a run that wrote several
@@ -37,7 +47,7 @@ def run_record(folder: str | Path) -> tuple[dict[str, object], str] | None:
     for up in (folder, folder.parent, folder.parent.parent):
         rec = read_run(up)
         if rec is not None:
-            return rec, prefix
+            return RunRecord(rec, prefix)
         prefix = f"{up.name}/{prefix}"
     return None
 

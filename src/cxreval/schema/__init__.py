@@ -43,6 +43,7 @@ from ._states import (
     STATE_NAMES,
     LabelPolicy,
     LabelState,
+    ResolvedStates,
     binarize,
     decode_states,
     parse_states,
@@ -91,5 +92,6 @@ __all__ = [
     "decode_states",
     "state_names",
     "binarize",
+    "ResolvedStates",
     "resolve_not_mentioned",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -38,6 +38,7 @@ __all__ = [
     "decode_states",
     "state_names",
     "binarize",
+    "ResolvedStates",
     "resolve_not_mentioned",
 ]
 
@@ -337,9 +338,17 @@ def binarize(
     return y
 
 
+class ResolvedStates(NamedTuple):
+    """What :func:`resolve_not_mentioned` returns: the codes after the policy and where the input was
+    ``NOT_MENTIONED``."""
+
+    codes: np.ndarray
+    not_mentioned_mask: np.ndarray
+
+
 def resolve_not_mentioned(
     codes: np.ndarray, *, not_mentioned: str = "negative", func: str = "resolve_not_mentioned"
-) -> tuple[np.ndarray, np.ndarray]:
+) -> ResolvedStates:
     """Apply the not-mentioned policy to float state codes, keeping the three ordinal states.
 
     Parameters
@@ -363,7 +372,7 @@ def resolve_not_mentioned(
     nm = codes == LabelState.NOT_MENTIONED
     if not_mentioned == "negative":
         codes = np.where(nm, float(LabelState.NEG), codes)
-    return codes, nm
+    return ResolvedStates(codes, nm)
 
 
 @dataclass(frozen=True)
@@ -432,6 +441,6 @@ class LabelPolicy:
 
     def resolve_not_mentioned(
         self, codes: np.ndarray, *, func: str = "LabelPolicy.resolve_not_mentioned"
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> ResolvedStates:
         """:func:`resolve_not_mentioned` under this policy's ``not_mentioned``."""
         return resolve_not_mentioned(codes, not_mentioned=self.not_mentioned, func=func)

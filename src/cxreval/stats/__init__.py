@@ -13,7 +13,7 @@ inputs validated and laid out as arrays (:func:`prepare_inputs`, :func:`prepare_
 
 from __future__ import annotations
 
-from ._answer_patterns import AnswerPatterns, answer_patterns, group_patterns
+from ._answer_patterns import AnswerPatterns, GroupPatterns, answer_patterns, group_patterns
 from ._auc_inputs import (
     MISSING_SCORES,
     STUDY_DESIGNS,
@@ -24,6 +24,7 @@ from ._auc_inputs import (
     prepare_inputs,
 )
 from ._auc_kernel import (
+    AUCBlock,
     AUCIndex,
     BlockInputs,
     auc_block,
@@ -52,7 +53,7 @@ from ._auc_result import (
     AUCTableResult,
     markdown_auc_table,
 )
-from ._dawid_skene import DawidSkeneFit, dawid_skene_em, fit_dawid_skene
+from ._dawid_skene import DawidSkeneEM, DawidSkeneFit, dawid_skene_em, fit_dawid_skene
 from ._normal_scores import normal_scores
 from ._rank_correlation import (
     KENDALL_VARIANTS,
@@ -78,8 +79,10 @@ __all__ = [
     "normal_scores",
     "AnswerPatterns",
     "answer_patterns",
+    "GroupPatterns",
     "group_patterns",
     "DawidSkeneFit",
+    "DawidSkeneEM",
     "dawid_skene_em",
     "fit_dawid_skene",
     "PreparedInputs",
@@ -109,6 +112,7 @@ __all__ = [
     "BlockInputs",
     "binary_labels",
     "finite_scores",
+    "AUCBlock",
     "auc_block",
     "spill_inputs",
     "positive_weights",

@@ -19,10 +19,11 @@ compressed problem (and every floating-point sum over it) is the same for any or
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["AnswerPatterns", "answer_patterns", "group_patterns"]
+__all__ = ["AnswerPatterns", "answer_patterns", "GroupPatterns", "group_patterns"]
 
 
 @dataclass(frozen=True)
@@ -90,11 +91,18 @@ def answer_patterns(
     )
 
 
+class GroupPatterns(NamedTuple):
+    """What :func:`group_patterns` returns: the states the group uses and its answer patterns."""
+
+    classes: np.ndarray
+    patterns: AnswerPatterns
+
+
 def group_patterns(
     item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int
-) -> tuple[np.ndarray, AnswerPatterns]:
+) -> GroupPatterns:
     """The states a group uses (``classes``, sorted) and its answer patterns with labels re-coded
     ``0 .. len(classes)-1`` (the state space of a Dawid-Skene or MACE fit is the states used)."""
     classes = np.unique(label)
     lab = np.searchsorted(classes, label)
-    return classes, answer_patterns(item, reader, lab, n_items, n_readers, len(classes))
+    return GroupPatterns(classes, answer_patterns(item, reader, lab, n_items, n_readers, len(classes)))

@@ -128,7 +128,7 @@ def prepare_inputs(
     not_mentioned: str = "negative",
     model_groups: pd.DataFrame | dict[str, str] | None = None,
     unlabeled: str = "error",
-    studies: Studies = "each",
+    studies: Studies = "common",
     missing_scores: str = "refuse",
     finding_map: str | VocabularyMapping | None = None,
 ) -> PreparedInputs:
@@ -193,7 +193,7 @@ def prepare_from_files(
     model_groups: pd.DataFrame | dict[str, str] | None = None,
     unlabeled: str = "error",
     blank_state: str | None = None,
-    studies: Studies = "each",
+    studies: Studies = "common",
     missing_scores: str = "refuse",
     finding_map: str | VocabularyMapping | None = None,
 ) -> PreparedInputs:
@@ -300,7 +300,7 @@ def _prepare_scans(
     unlabeled: str,
     frame: Callable[[], pd.DataFrame],
     notes: tuple[str, ...] = (),
-    studies: Studies = "each",
+    studies: Studies = "common",
     missing_scores: str = "refuse",
     fmap: VocabularyMapping | None = None,
 ) -> PreparedInputs:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUCIndex",
     "BlockInputs",
+    "AUCBlock",
     "auc_block",
     "binary_labels",
     "block_indices",
@@ -438,7 +439,15 @@ def block_indices(inputs: BlockInputs, model: int, finding: int) -> list[tuple[A
     return out
 
 
-def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, int], np.ndarray, np.ndarray]:
+class AUCBlock(NamedTuple):
+    """What :func:`auc_block` returns: the block ``(model, finding)``, its point AUCs and their replicates."""
+
+    block: tuple[int, int]
+    point: np.ndarray
+    replicates: np.ndarray
+
+
+def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> AUCBlock:
     """Point AUC and every replicate of one block ``(model, finding)`` for every reference (``finding ==
     n_findings``: the micro average): ``(block, point (R,), dist (R, n_resamples))``.
 
@@ -477,7 +486,7 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
                 shards[t], group, wpos=np.asarray(wp[t * size : (t + 1) * size]), ct_max=inp.ct_max
             )
             dist[k, lo:hi] = res[: hi - lo]
-    return (int(model), int(finding)), point, dist
+    return AUCBlock((int(model), int(finding)), point, dist)
 
 
 def soft_block_labels(

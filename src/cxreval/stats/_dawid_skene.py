@@ -20,12 +20,23 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ._answer_patterns import group_patterns
 
-__all__ = ["DawidSkeneFit", "fit_dawid_skene", "dawid_skene_em"]
+__all__ = ["DawidSkeneFit", "fit_dawid_skene", "DawidSkeneEM", "dawid_skene_em"]
+
+
+class DawidSkeneEM(NamedTuple):
+    """What :func:`dawid_skene_em` returns (its Returns section)."""
+
+    posteriors: np.ndarray
+    prior: np.ndarray
+    errors: np.ndarray
+    history: np.ndarray
+    converged: bool
 
 
 def dawid_skene_em(
@@ -40,7 +51,7 @@ def dawid_skene_em(
     n_iter: int,
     tol: float,
     weight: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+) -> DawidSkeneEM:
     """Run Dawid–Skene EM on encoded annotations.
 
     Parameters
@@ -105,7 +116,7 @@ def dawid_skene_em(
                 break
             history.append(ll)
     T = Tk.T
-    return T, prior, err, np.asarray(history), converged
+    return DawidSkeneEM(T, prior, err, np.asarray(history), converged)
 
 
 @dataclass(frozen=True)
