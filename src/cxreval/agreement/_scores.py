@@ -547,9 +547,9 @@ def agreement_scores(
             stacklevel=2,
         )
     return AgreementResult(
-        **{k: float(s[k]) for k in SCORE_NAMES},
+        **{k: float(s[k]) for k in SCORE_NAMES},  # type: ignore[arg-type]
         n=int(c.sum()),
-        confusion=c,  # type: ignore[arg-type]
+        confusion=c,
         weights=weights,
         not_mentioned=not_mentioned,
         both_uncertain=both_uncertain,

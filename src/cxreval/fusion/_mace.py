@@ -406,8 +406,8 @@ class MACE(GroupedFusion):
             alpha=float(self.alpha),
             beta=float(self.beta),
             smoothing=smoothing,
-            starts=extra,
-            weight=pat.weight,  # type: ignore[arg-type]
+            starts=extra,  # type: ignore[arg-type]
+            weight=pat.weight,
             tol=None if self.tol is None else float(self.tol),
         )
         n_ann = np.bincount(reader, minlength=n_readers)

@@ -323,7 +323,7 @@ def evaluate_reader_study_files(
     table, _ = read_label_tables(list(labels), state_encoding=state_encoding, blank_state=blank_state)
     scale = options["scale"] = _parse_scale(options.get("scale"))
     rated = (
-        read_ratings(ratings, scale=scale)  # type: ignore[arg-type]
+        read_ratings(ratings, scale=scale)
         if ratings is not None
         else labels_to_ratings(table, sources=list(readers or ()))
     )

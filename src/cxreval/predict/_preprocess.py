@@ -158,13 +158,13 @@ class Preprocessing:
             mean, std, norm = as_t(norm["mean"]), as_t(norm["std"]), "custom"
         try:
             return cls(
-                size=d["size"],
-                channels=d.get("channels", 1),
+                size=d["size"],  # type: ignore[arg-type]
+                channels=d.get("channels", 1),  # type: ignore[arg-type]
                 normalization=norm,  # type: ignore[arg-type]
                 mean=mean,
                 std=std,
-                crop=d.get("crop", "center"),
-            )  # type: ignore[arg-type]
+                crop=d.get("crop", "center"),  # type: ignore[arg-type]
+            )
         except InvalidParameterError as exc:
             raise InvalidParameterError(f"{where}: {exc}") from None
 

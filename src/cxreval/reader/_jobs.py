@@ -156,7 +156,7 @@ def export_study(db: str, *, out: PathLike | None = None, overwrite: bool = Fals
     if check_path(out, name="out", func="export_study") is not None:
         from ..outputs import check_output_path
 
-        check_output_path(out, overwrite=overwrite, inputs=database_files(db))
+        check_output_path(out, overwrite=overwrite, inputs=database_files(db))  # type: ignore[arg-type]
     store = ReaderStore.open(db)
     try:
         return export_tables(store)

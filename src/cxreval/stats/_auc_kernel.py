@@ -369,9 +369,9 @@ class BlockInputs:
         """The same inputs with every path memory-mapped (read-only)."""
         arr = load_spilled
         return BlockInputs(
-            arr(self.scores),
-            arr(self.labels),
-            arr(self.study_patient),  # type: ignore[arg-type]
+            arr(self.scores),  # type: ignore[arg-type]
+            arr(self.labels),  # type: ignore[arg-type]
+            arr(self.study_patient),
             arr(self.shards),
             arr(self.wpos),
             self.n_resamples,
@@ -388,9 +388,9 @@ def spill_inputs(inputs: BlockInputs, folder: str | Path) -> BlockInputs:
         folder,
     )
     return BlockInputs(
-        paths["scores"],
-        paths["labels"],
-        paths["study_patient"],  # type: ignore[arg-type]
+        paths["scores"],  # type: ignore[arg-type]
+        paths["labels"],  # type: ignore[arg-type]
+        paths["study_patient"],
         paths["shards"],
         paths["wpos"],
         inputs.n_resamples,
@@ -498,10 +498,10 @@ def soft_block_labels(
     Y = inp.labels
     n_f = Y.shape[0]  # type: ignore[union-attr]
     y = (
-        np.asarray(Y[finding, k])
-        if finding < n_f  # type: ignore[index]
-        else np.asarray(Y[:, k, :]).ravel()
-    )  # type: ignore[index]
+        np.asarray(Y[finding, k])  # type: ignore[index]
+        if finding < n_f
+        else np.asarray(Y[:, k, :]).ravel()  # type: ignore[index]
+    )
     ok = np.isfinite(y)
     if not ((y[ok] > 0) & (y[ok] < 1)).any():
         return None
