@@ -351,6 +351,34 @@ def test_cycle_check_catches_a_deliberate_cycle(tmp_path):
     assert import_cycles(package_graph(root)) == [["a", "b"]]
 
 
+MAX_FLOORS = 12
+"""The most floors of the import graph from the CLI down: ``cli`` on the top floor, each module or package one
+floor above the highest it imports (anywhere in it, lazy imports too)."""
+
+
+def floors(graph: dict[str, set[str]], top: str = "cli") -> list[str]:
+    """The longest chain of imports from ``top`` down, top first (the graph has no cycle)."""
+    chains: dict[str, list[str]] = {}
+
+    def down(node: str) -> list[str]:
+        if node not in chains:
+            below = [down(m) for m in sorted(graph.get(node, ()))]
+            chains[node] = [node, *max(below, key=len, default=[])]
+        return chains[node]
+
+    return down(top)
+
+
+def test_at_most_twelve_floors_from_the_cli():
+    chain = floors(package_graph())
+    assert len(chain) <= MAX_FLOORS, f"{len(chain)} floors from the CLI down: " + " -> ".join(chain)
+
+
+def test_floor_count_follows_the_longest_chain():
+    graph = {"cli": {"a", "b"}, "a": {"c"}, "c": {"d"}, "b": {"d"}}
+    assert floors(graph) == ["cli", "a", "c", "d"]
+
+
 def test_every_package_has_a_layer():
     tops = {p.stem for p in SRC.glob("*.py") if p.stem != "__init__"}
     tops |= {p.parent.name for p in SRC.glob("*/__init__.py")}

@@ -1,6 +1,6 @@
 """cxreval's HTML templates: Jinja2 templates shipped as package data in a package's ``templates/`` folder
 (``*.html.j2``): the report's (``cxreval.report``: the page, its sections, tables and provenance) and a result's
-summary in Jupyter (``cxreval._plots``: :func:`cxreval._plots.result_html`).
+summary in Jupyter (``cxreval``: ``TableResult._repr_html_`` of :mod:`cxreval.results`).
 
 Every value a template writes is escaped (``autoescape``), with :func:`html.escape`'s rules (``&``, ``<``,
 ``>``, ``"`` and ``'``), so that a title, a file name or a cell of a table never becomes markup; HTML that the

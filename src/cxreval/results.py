@@ -206,9 +206,52 @@ class TableResult:
 
     def _repr_html_(self) -> str:
         """Jupyter's view of the result: its title, scalar fields, table sizes and the head of ``table``."""
-        from ._plots import result_html
-
-        return result_html(self)
+        return _result_html(self)
 
 
 __all__ += ["TableResult"]
+
+
+def _result_html(result: Any, *, n_rows: int = 5) -> str:
+    """A compact HTML summary of a result: its title, its scalar fields (``to_dict()``), the size of each table
+    it saves and the first ``n_rows`` rows of ``result.table`` (the template ``templates/result.html.j2``)."""
+    import pandas as pd
+    from markupsafe import Markup
+
+    from ._templates import Templates
+
+    name = type(result).__name__
+    title = name
+    summary = getattr(result, "summary", None)
+    if callable(summary):
+        heading = next((ln.lstrip("# ").strip() for ln in summary().splitlines() if ln.startswith("#")), "")
+        title = heading or name
+    facts: dict[str, object] = {}
+    to_dict = getattr(result, "to_dict", None)
+    if callable(to_dict):
+        facts = {
+            k: v
+            for k, v in to_dict().items()
+            if isinstance(v, (bool, int, float, str, np.integer, np.floating)) and str(v) != ""
+        }
+    tables = result.tables()
+    facts.update({f"rows in {k}": len(t) for k, t in tables.items()})
+    table = getattr(result, "table", None)
+    if not isinstance(table, pd.DataFrame):
+        table = next(iter(tables.values()), None)
+    head, n_more = "", 0
+    if isinstance(table, pd.DataFrame):
+        head = table.head(n_rows).to_html(index=False, border=0, na_rep="—")
+        n_more = max(len(table) - n_rows, 0)
+    from markupsafe import Markup
+
+    from ._templates import Templates
+
+    return Templates("cxreval").render(
+        "result.html.j2",
+        title=title,
+        name=name,
+        facts=list(facts.items())[:12],
+        table=Markup(head),
+        n_more=n_more,
+    )

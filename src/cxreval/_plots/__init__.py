@@ -1,8 +1,7 @@
 """Small Plotly figures drawn from a result's tidy table: what ``TableResult.plot()`` returns.
 
 Each function takes a DataFrame and column names and returns a :class:`plotly.graph_objects.Figure` with one
-trace per group (colour); plotly is imported inside the functions, so importing this module stays cheap. The
-HTML summary that Jupyter shows for a result (``TableResult._repr_html_``) is :func:`result_html`.
+trace per group (colour); plotly is imported inside the functions, so importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ __all__ = [
     "sankey",
     "heatmap",
     "box_outlines",
-    "result_html",
     "first_panel",
     "localization_figure",
 ]
@@ -239,46 +237,6 @@ def box_outlines(df: pd.DataFrame, *, color: str, title: str = "") -> go.Figure:
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=name or "boxes"))
     fig.update_yaxes(autorange="reversed", scaleanchor="x")
     return _nonempty(fig)
-
-
-def result_html(result: Any, *, n_rows: int = 5) -> str:
-    """A compact HTML summary of a result: its title, its scalar fields (``to_dict()``), the size of each table
-    it saves and the first ``n_rows`` rows of ``result.table`` (the template ``_plots/templates/result.html.j2``)."""
-    name = type(result).__name__
-    title = name
-    summary = getattr(result, "summary", None)
-    if callable(summary):
-        heading = next((ln.lstrip("# ").strip() for ln in summary().splitlines() if ln.startswith("#")), "")
-        title = heading or name
-    facts: dict[str, object] = {}
-    to_dict = getattr(result, "to_dict", None)
-    if callable(to_dict):
-        facts = {
-            k: v
-            for k, v in to_dict().items()
-            if isinstance(v, (bool, int, float, str, np.integer, np.floating)) and str(v) != ""
-        }
-    tables = result.tables()
-    facts.update({f"rows in {k}": len(t) for k, t in tables.items()})
-    table = getattr(result, "table", None)
-    if not isinstance(table, pd.DataFrame):
-        table = next(iter(tables.values()), None)
-    head, n_more = "", 0
-    if isinstance(table, pd.DataFrame):
-        head = table.head(n_rows).to_html(index=False, border=0, na_rep="—")
-        n_more = max(len(table) - n_rows, 0)
-    from markupsafe import Markup
-
-    from .._templates import Templates
-
-    return Templates("cxreval._plots").render(
-        "result.html.j2",
-        title=title,
-        name=name,
-        facts=list(facts.items())[:12],
-        table=Markup(head),
-        n_more=n_more,
-    )
 
 
 def localization_figure(
