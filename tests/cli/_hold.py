@@ -29,16 +29,16 @@ def hold(seconds: float) -> None:
 
 def install(seconds: float) -> None:
     """Hold every ``output_folder`` of this process once its files are written: ``write_run_record``, which
-    ``output_folder`` calls right before committing, first pauses."""
-    import cxreval.outputs as outputs
+    ``output_folder`` (``cxreval.outputs._folder``) calls right before committing, first pauses."""
+    from cxreval.outputs import _folder
 
-    record = outputs.write_run_record
+    record = _folder.write_run_record
 
     def held_record(*args: object, **kwargs: object) -> object:
         hold(seconds)
         return record(*args, **kwargs)  # type: ignore[arg-type]
 
-    outputs.write_run_record = held_record  # type: ignore[assignment]
+    _folder.write_run_record = held_record  # type: ignore[assignment]
 
 
 MAIN = (

@@ -13,7 +13,7 @@
   cause, exit 2, nothing left behind.
 
 "Mid-write" is made deterministic by the hold this test installs in the run's process (``_hold.py`` beside it,
-wrapping ``cxreval.outputs.write_run_record``; nothing in the library): a run stops with all its files written in
+wrapping ``write_run_record`` of ``cxreval.outputs._folder``; nothing in the library): a run stops with all its files written in
 the temporary folder, prints ``cxreval: test hold`` and waits for SIGUSR1. Runs are
 separate processes on small inputs made by the test (tests/cli/conftest.py): forked from a server that has
 imported cxreval's command modules once (each child runs ``main(argv)`` as the console script does, and is

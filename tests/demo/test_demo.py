@@ -70,7 +70,7 @@ def test_demo_without_any_data_lists_every_section(
 
 
 def test_bad_parameters(tmp_path: Path) -> None:
-    with pytest.raises(InvalidParameterError, match=r"--section: unknown section\(s\) \['nope'\]"):
+    with pytest.raises(InvalidParameterError, match=r"sections=: unknown section\(s\) \['nope'\]"):
         run_demo(tmp_path, sections=["nope"])
     with pytest.raises(
         InvalidParameterError, match=r"'iqa_metrics' parameter of run_demo .* Got \['psnrr'\]"

@@ -194,7 +194,7 @@ def test_list_and_fetch_jobs(tmp_path, capsys):
     assert [s.name for s in specs] == ["vindr", "vindr_boxes"]
     assert main(["data", "list", "vindr*", "--json"]) == 0
     assert '"name": "vindr_boxes"' in capsys.readouterr().out
-    with pytest.raises(SchemaError, match=r"^--from-wheel .*nope.whl does not exist\.$"):
+    with pytest.raises(SchemaError, match=r"^from_wheel= .*nope.whl does not exist\.$"):
         fetch_dataset_metadata(cache_dir=tmp_path / "c", from_wheel=tmp_path / "nope.whl")
     (tmp_path / "file").write_text("x")
     with pytest.raises(SchemaError, match=r"^--cache-dir .* is a file; a folder is expected\.$"):
@@ -213,13 +213,13 @@ def test_the_file_jobs_refuse_with_the_command_messages(files, tmp_path):
         audit_dataset_files("chestxray14", data_entry=entry, split_dir=tmp_path / "nope")
     with pytest.raises(InvalidParameterError, match="--fractions must be comma-separated numbers"):
         split_dataset_files("chestxray14", path=entry, fractions="a,b")
-    with pytest.raises(InvalidParameterError, match="--by must be 'patient' or 'image'. Got 'x' instead."):
+    with pytest.raises(InvalidParameterError, match="by= must be 'patient' or 'image'. Got 'x' instead."):
         split_dataset_files("chestxray14", path=entry, by="x")
     with pytest.raises(InvalidParameterError, match="--stratify needs --by patient"):
         split_dataset_files("chestxray14", path=entry, by="image", stratify="Edema")
     with pytest.raises(InvalidParameterError, match="--views applies to mimic_cxr, chexpert, chexpert_train"):
         export_dataset_files("chestxray14", path=entry, views="PA")
-    with pytest.raises(InvalidParameterError, match="--half splits openi_mesh only"):
+    with pytest.raises(InvalidParameterError, match="half= splits openi_mesh only"):
         export_dataset_files("chestxray14", path=entry, half="all")
-    with pytest.raises(SchemaError, match=r"--path .*nope.csv' does not exist\."):
+    with pytest.raises(SchemaError, match=r"path= .*nope.csv' does not exist\."):
         export_dataset_files("chestxray14", path=tmp_path / "nope.csv")

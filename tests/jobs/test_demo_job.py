@@ -75,7 +75,7 @@ def test_the_demo_takes_an_int_seed(tmp_path: Path) -> None:
 
 def test_the_demo_refuses_a_bad_section_or_folder_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(
-        InvalidParameterError, match=r"^--section: unknown section\(s\) \['nope'\]; known: audit, "
+        InvalidParameterError, match=r"^sections=: unknown section\(s\) \['nope'\]; known: audit, "
     ):
         run_demo(tmp_path / "out", sections=["nope"])
     (tmp_path / "file").write_text("x")

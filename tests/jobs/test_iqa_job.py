@@ -181,7 +181,7 @@ def test_list_is_the_registry():
     from cxreval.iqa import list_metrics
 
     assert [s.name for s in list_iqa_metrics("full")] == list_metrics(reference="full")
-    with pytest.raises(InvalidParameterError, match=r"--reference must be 'full' or 'no'. Got 'half'."):
+    with pytest.raises(InvalidParameterError, match=r"reference= must be 'full' or 'no'. Got 'half'."):
         list_iqa_metrics("half")
 
 
@@ -197,7 +197,7 @@ def test_the_jobs_refuse_bad_inputs_before_any_work(folders, tmp_path):
         score_pairs_file(empty)
     with pytest.raises(SchemaError, match="has no column"):
         compare_metrics_file(empty)
-    with pytest.raises(InvalidParameterError, match="--scale-min and --scale-max must be finite"):
+    with pytest.raises(InvalidParameterError, match="scale_min= and scale_max= must be finite"):
         compare_with_experts_files(folders["scores"] / "scores.csv", empty, scale_min=4, scale_max=1)
     with pytest.raises(Exception, match="out="):  # an output folder that is a file: refused before scoring
         score_pairs_file(folders["deg"] / "pairs.csv", "psnr", out=folders["deg"] / "pairs.csv")

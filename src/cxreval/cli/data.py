@@ -66,15 +66,15 @@ def audit(
         "file (e.g. train_val_list.txt, test_list.txt); mimic_cxr (required): the folder "
         "holding mimic-cxr-2.0.0-split.csv.gz.",
     ),
-    dataset_path: Path = typer.Option(
+    path: Path = typer.Option(
         None,
         "--path",
         help="mimic_cxr: the folder holding the label and metadata files (default: --split-dir).",
     ),
-    path: Path = typer.Option(
+    data_entry: Path = typer.Option(
         None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."
     ),
-    bbox_path: Path = typer.Option(
+    bbox_list: Path = typer.Option(
         None, "--bbox-list", help="Your own BBox_List_2017.csv[.gz] (default: fetched)."
     ),
     cache_dir: Path = cache_dir_option(),
@@ -111,17 +111,17 @@ def audit(
     with console.status(f"auditing {dataset}"):
         res = audit_dataset_files(
             dataset,
-            data_entry=path,
-            bbox_list=bbox_path,
+            data_entry=data_entry,
+            bbox_list=bbox_list,
             split_dir=split_dir,
-            path=dataset_path,
+            path=path,
             cache_dir=cache_dir,
             out=out,
             overwrite=overwrite,
         )
     if out is not None:
         with open_output(
-            out, overwrite=overwrite, inputs=[p for p in (path, bbox_path, split_dir, dataset_path) if p]
+            out, overwrite=overwrite, inputs=[p for p in (data_entry, bbox_list, split_dir, path) if p]
         ) as d:
             written = res.save(d)
         console.print(

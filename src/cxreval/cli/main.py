@@ -292,6 +292,7 @@ _PARAM_FLAGS = {
     "model": "--load-model",
     "reference_labels": "--validate-against",
     "studies='each'": "--intersect",
+    "sections": "--section",
 }
 """Library parameters (or ``parameter='value'``) whose command-line option is not ``--`` + the parameter name
 with dashes."""

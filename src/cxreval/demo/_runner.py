@@ -246,7 +246,7 @@ def run_demo(
     if sections is not None:
         unknown = [s for s in sections if s not in keys]
         if unknown:
-            raise InvalidParameterError(f"--section: unknown section(s) {unknown}; known: {', '.join(keys)}.")
+            raise InvalidParameterError(f"sections=: unknown section(s) {unknown}; known: {', '.join(keys)}.")
     if iqa_images is not None and (
         isinstance(iqa_images, bool) or not isinstance(iqa_images, int) or iqa_images < 1
     ):

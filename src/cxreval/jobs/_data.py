@@ -26,6 +26,10 @@ __all__ = [
 ]
 
 
+_NAMED_IN_MESSAGE = ("--split-dir", "--path")
+"""The audit's folder options a missing-file message names (a ChestX-ray14 file is named by its path)."""
+
+
 def _check_out(out: PathLike | None, *, overwrite: bool, inputs: Sequence[PathLike | None]) -> None:
     """A bad ``out`` is refused before any reading (nothing is written here)."""
     if out is not None:
@@ -51,7 +55,7 @@ def fetch_dataset_metadata(
     check_paths("fetch_dataset_metadata", cache_dir=cache_dir, from_wheel=from_wheel)
     check_folder("--cache-dir", cache_dir, write=True)
     if from_wheel is not None and not Path(from_wheel).is_file():
-        raise SchemaError(f"--from-wheel {from_wheel} does not exist.")
+        raise SchemaError(f"from_wheel= {from_wheel} does not exist.")
     return fetch_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force, progress=progress)
 
 
@@ -103,11 +107,11 @@ def audit_dataset_files(
     if dataset == "mimic_cxr":
         if data_entry is not None or bbox_list is not None:
             raise InvalidParameterError(
-                "--data-entry and --bbox-list are ChestX-ray14 files; for mimic_cxr pass "
-                "--split-dir (and --path)."
+                "data_entry= and bbox_list= are ChestX-ray14 files; for mimic_cxr pass "
+                "split_dir= (and path=)."
             )
     elif path is not None:
-        raise InvalidParameterError("--path is the mimic_cxr folder; for chestxray14 pass --data-entry.")
+        raise InvalidParameterError("path= is the mimic_cxr folder; for chestxray14 pass data_entry=.")
     check_folder("--cache-dir", cache_dir)
     for opt, p in (
         ("--split-dir", split_dir),
@@ -116,11 +120,8 @@ def audit_dataset_files(
         ("--path", path),
     ):
         if p is not None and not Path(p).exists():
-            raise SchemaError(
-                f"File {str(p)!r} does not exist."
-                if opt not in ("--split-dir", "--path")
-                else f"{opt} {p} does not exist."
-            )
+            named = opt in _NAMED_IN_MESSAGE
+            raise SchemaError(f"{opt} {p} does not exist." if named else f"File {str(p)!r} does not exist.")
     _check_out(out, overwrite=overwrite, inputs=(data_entry, bbox_list, split_dir, path))
     return audit_dataset(
         dataset,
@@ -164,14 +165,14 @@ def split_dataset_files(
         )
     if by not in ("patient", "image"):
         raise InvalidParameterError(
-            f"cxreval data split: --by must be 'patient' or 'image'. Got {by!r} instead."
+            f"cxreval data split: by= must be 'patient' or 'image'. Got {by!r} instead."
         )
     try:
         parts = fractions.split(",") if isinstance(fractions, str) else fractions
         fr = tuple(float(x) for x in parts)
     except ValueError:
         raise InvalidParameterError(
-            f"cxreval data split: --fractions must be comma-separated numbers. Got {fractions!r} instead."
+            f"cxreval data split: fractions= must be comma-separated numbers. Got {fractions!r} instead."
         ) from None
     nm = None
     if names:
@@ -182,7 +183,7 @@ def split_dataset_files(
         raise SchemaError(f"File {str(path)!r} does not exist.")
     _check_out(out, overwrite=overwrite, inputs=(path, cache_dir))
     if stratify and by != "patient":
-        raise InvalidParameterError("cxreval data split: --stratify needs --by patient.")
+        raise InvalidParameterError("cxreval data split: stratify= needs by='patient'.")
     strata = [f.strip() for f in stratify.split(",")] if isinstance(stratify, str) else stratify
     return split_dataset(
         dataset,
@@ -229,11 +230,11 @@ def export_dataset_files(
 
         if spec.name != "openi_mesh":
             raise InvalidParameterError(
-                f"--half splits openi_mesh only (the report-labeller tuning split); got "
+                f"half= splits openi_mesh only (the report-labeller tuning split); got "
                 f"dataset {spec.name!r}."
             )
         if half not in OPENI_HALVES:
-            raise InvalidParameterError(f"--half must be one of {list(OPENI_HALVES)}. Got {half!r}.")
+            raise InvalidParameterError(f"half= must be one of {list(OPENI_HALVES)}. Got {half!r}.")
     kwargs: dict[str, object] = {"half": half} if half is not None else {}
     for opt, value, key, datasets in (
         ("--views", views, "views", VIEW_DATASETS),
@@ -248,11 +249,11 @@ def export_dataset_files(
         kwargs[key] = split_list(value, option=opt) if key == "views" else value
     if spec.default is None and spec.pinned is None and path is None:
         raise InvalidParameterError(
-            f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
+            f"Dataset {spec.name!r} is not part of the fetched metadata; pass path= "
             f"(your copy: a {spec.path})."
         )
     check_folder("--cache-dir", cache_dir)
     if path is not None and not Path(path).exists():
-        raise SchemaError(f"--path {str(path)!r} does not exist.")
+        raise SchemaError(f"path= {str(path)!r} does not exist.")
     _check_out(out, overwrite=overwrite, inputs=(path, cache_dir))
     return export_dataset(spec.name, path, cache_dir=cache_dir, **kwargs)

@@ -88,7 +88,7 @@ def list_iqa_metrics(reference: str | None = None) -> list[MetricSpec]:
     from ..iqa import get_metric, list_metrics
 
     if reference not in (None, "full", "no"):
-        raise InvalidParameterError(f"--reference must be 'full' or 'no'. Got {reference!r}.")
+        raise InvalidParameterError(f"reference= must be 'full' or 'no'. Got {reference!r}.")
     return [get_metric(n) for n in list_metrics(reference=reference)]  # type: ignore[arg-type]
 
 
@@ -112,7 +112,7 @@ def degrade_image_folder(
 
     check_paths("degrade_image_folder", ("images", "out"), images=images, out=out)
     if not Path(images).is_dir():
-        raise SchemaError(f"--images {images} is not a folder.")
+        raise SchemaError(f"images= {images} is not a folder.")
     return degrade_folder(images, plan, out, sample=sample, max_size=max_size)
 
 
@@ -209,7 +209,7 @@ def compare_with_experts_files(
     check_inputs(("--scores", scores), ("--ratings", ratings), kind="file")
     if not (np.isfinite(scale_min) and np.isfinite(scale_max) and scale_min < scale_max):
         raise InvalidParameterError(
-            f"--scale-min and --scale-max must be finite with --scale-min < --scale-max. "
+            f"scale_min= and scale_max= must be finite with scale_min= < scale_max=. "
             f"Got {scale_min} and {scale_max}."
         )
     ratings_df = _read_csv(ratings, "--ratings", ("image", "rater", "rating"))

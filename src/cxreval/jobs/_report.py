@@ -64,8 +64,8 @@ def write_report_page(
     if pdf:  # checked before any work
         if pdf_out.absolute() == out.absolute():
             raise InvalidParameterError(
-                f"--out {str(out)!r} with --pdf: the PDF (--out with .pdf) would replace the "
-                "HTML page it is printed from. Give --out a .html name."
+                f"out= {str(out)!r} with pdf=True: the PDF (out= with .pdf) would replace the "
+                "HTML page it is printed from. Give out= a .html name."
             )
         find_chromium()
         check_output_path(pdf_out, overwrite=overwrite, kind="file", inputs=inputs)
