@@ -42,8 +42,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -53,14 +52,13 @@ import pandas as pd
 
 from .._typing import PathLike, RNGLike
 from .._validation import check_choice, normalize_rng
-from ..exceptions import CxrevalWarning, InvalidParameterError, SchemaError
-from ..io.images import read_image
+from ..exceptions import InvalidParameterError, SchemaError
 from ..progress import Progress, as_progress
 from ..results import TableResult
-from ..schema import MACRO
-from ._images import ImageItem, exc_text
+from ._finetune_data import _Images, _with_images, training_targets
+from ._finetune_epochs import _aucs, _forward, _head_inputs, _rows
+from ._finetune_net import _build, _input_dict
 from ._models import require_torch, torch_device
-from ._preprocess import Preprocessing
 from .losses import LOSSES, loss_function
 from .recipes import XRV_DEFAULTS
 
@@ -78,7 +76,6 @@ TRAINING_COLUMNS: tuple[str, ...] = (
     "n_val_neg",
     "best",
 )
-_CACHE_BYTES = 2 << 30
 
 
 @dataclass(frozen=True)
@@ -146,298 +143,6 @@ class FinetuneResult(TableResult):
             title="Validation AUC by epoch",
             y_title="validation AUC",
         )
-
-
-def _with_images(
-    targets: pd.DataFrame, image_ids: Collection[str], *, labels: PathLike, images: PathLike
-) -> tuple[pd.DataFrame, list[str]]:
-    """The rows of ``targets`` (one per labelled study) whose study has an image, and the ids of those that have
-    none; a :class:`~cxreval.exceptions.CxrevalWarning` names how many were left out and one of them (a study
-    labelled but not imaged is left out of training and validation, never silently)."""
-    has_image = targets["study_id"].isin(image_ids).to_numpy()
-    missing = targets["study_id"][~has_image].astype(str).tolist()
-    if missing and has_image.sum() >= 2:  # (fewer than 2 left: refused by the caller)
-        warnings.warn(
-            f"{len(missing)} of the {len(targets)} labelled studies (labels={str(labels)!r}) have no image "
-            f"in images={str(images)!r}, e.g. {missing[0]!r}; they are left out of training and validation "
-            "(finetune.json: n_labelled_without_image, labelled_without_image).",
-            CxrevalWarning,
-            stacklevel=3,
-        )
-    return targets[has_image].reset_index(drop=True), missing
-
-
-def training_targets(
-    labels: pd.DataFrame, *, findings: Sequence[str] | None, source: str | None, policy: Any
-) -> tuple[pd.DataFrame, list[str], str]:
-    """``(targets, findings, source)``: one row per study (``study_id``, ``patient_id``, one 0/1/NaN column per
-    finding) from a validated long label table, under the :class:`~cxreval.schema.LabelPolicy` ``policy``."""
-    from ..findings import canonical_finding
-
-    sources = sorted(labels["source"].unique())
-    if source is None:
-        if len(sources) != 1:
-            raise InvalidParameterError(
-                f"The labels hold the sources {sources}; choose the one to train on with source=."
-            )
-        source = sources[0]
-    elif source not in sources:
-        raise InvalidParameterError(
-            f"source={source!r} is not in the labels (labels=); its sources are {sources}."
-        )
-    lab = labels[labels["source"] == source]
-    have = list(dict.fromkeys(lab["finding"]))
-    if findings:
-        want = [canonical_finding(f, where="findings=") for f in findings]
-        missing = [f for f in want if f not in have]
-        if missing:
-            raise InvalidParameterError(
-                f"findings={missing}: not labelled by source {source!r} (it labels {have})."
-            )
-    else:
-        want = have
-    lab = lab[lab["finding"].isin(want)]
-    dup = lab.duplicated(["study_id", "finding"])
-    if dup.any():
-        r = lab[dup].iloc[0]
-        raise SchemaError(
-            f"The labels (labels=): study {r.study_id!r} has two labels for {r.finding!r} from source {source!r}."
-        )
-    y = lab.assign(y=policy.binarize(lab["state"])).pivot(index="study_id", columns="finding", values="y")
-    pid = lab.drop_duplicates("study_id").set_index("study_id")["patient_id"]
-    out = pd.DataFrame(
-        {"study_id": y.index.astype(str), "patient_id": pid.reindex(y.index).astype(str).to_numpy()}
-    )
-    for f in want:
-        out[f] = y[f].to_numpy(dtype=float) if f in y.columns else np.nan
-    return out.reset_index(drop=True), want, source
-
-
-class _Images:
-    """The preprocessed images of the chosen studies, held in memory when they fit in 2 GiB."""
-
-    def __init__(self, items: Sequence[ImageItem], prep: Any, *, dicom_window: str) -> None:
-        self.items, self.prep, self.dicom_window = list(items), prep, dicom_window
-        first = self._read(0)
-        self.cache: np.ndarray | None = None
-        if first.nbytes * len(self.items) <= _CACHE_BYTES:
-            self.cache = np.empty((len(self.items), *first.shape), dtype=np.float32)
-            self.cache[0] = first
-            for i in range(1, len(self.items)):
-                self.cache[i] = self._read(i)
-        else:  # check every image once before training
-            for i in range(1, len(self.items)):
-                self._read(i)
-
-    def _read(self, i: int) -> np.ndarray:
-        it = self.items[i]
-        try:
-            return self.prep.apply(read_image(it.path, dicom_window=self.dicom_window))
-        except SchemaError as exc:
-            raise SchemaError(f"Image {it.path} (images=) cannot be used for training ({exc}).") from exc
-        except (OSError, ValueError) as exc:
-            raise SchemaError(
-                f"Image {it.path} (images=) cannot be used for training ({exc_text(exc)})."
-            ) from exc
-
-    def batch(self, idx: np.ndarray) -> np.ndarray:
-        if self.cache is not None:
-            return self.cache[idx]
-        return np.stack([self._read(int(i)) for i in idx])
-
-
-@dataclass
-class _Net:
-    module: Any
-    prep: Preprocessing
-    architecture: str
-    architecture_kwargs: dict[str, Any]
-    head: str
-    target_layer: str | None
-    base: str
-    weights: str | None
-
-
-def _input_dict(prep: Any) -> dict[str, Any] | str:
-    if not isinstance(prep, Preprocessing):  # a CLIP processor: the architecture's own (clip_head)
-        return "architecture"
-    norm: Any = (
-        {"mean": list(prep.mean), "std": list(prep.std)}
-        if prep.normalization == "custom"
-        else prep.normalization
-    )
-    return {"size": int(prep.size), "channels": int(prep.channels), "normalization": norm, "crop": prep.crop}
-
-
-def _build(
-    model: str | None,
-    recipe: str | None,
-    *,
-    arch: str,
-    weights: str | None,
-    n_out: int,
-    input_size: int | None,
-    weights_dir: Any,
-    download: bool,
-) -> _Net:
-    from ._models import load_model, parse_model_spec
-    from .recipes import chestxray8_net, find_classifier, replace_head
-
-    if recipe is not None:
-        kw = {"arch": arch, "n_out": n_out, "transition_channels": 1024, "pooling": "lse", "lse_r": 10.0}
-        net = chestxray8_net(**kw, weights=weights)  # type: ignore[arg-type]
-        prep = Preprocessing(size=input_size or 1024, channels=3, normalization="imagenet")
-        return _Net(
-            net,
-            prep,
-            "cxreval.predict.recipes:chestxray8_net",
-            kw,
-            "classifier",
-            "transition",
-            f"recipe chestxray8 ({arch})",
-            weights,
-        )
-    assert model is not None  # finetune passes exactly one of model and recipe
-    ms = parse_model_spec(model)
-    if ms.kind == "clip":
-        from .clip_head import absolute_clip_spec, clip_classifier
-
-        spec = absolute_clip_spec(str(ms))
-        module = clip_classifier(spec, n_out)
-        return _Net(
-            module,
-            module.preprocessing,
-            "cxreval.predict.clip_head:clip_classifier",
-            {"spec": spec, "n_out": n_out},
-            "classifier",
-            None,
-            spec,
-            module.clip.weights_file,
-        )
-    lm = load_model(ms, weights_dir=weights_dir, download=download)
-    if lm.scripted:
-        raise InvalidParameterError(
-            f"model={str(model)!r}: a TorchScript model cannot be rebuilt for training; give it "
-            "as a state_dict with 'architecture' in its YAML."
-        )
-    if ms.kind == "xrv":
-        import torchxrayvision as xrv
-
-        if not isinstance(lm.module, xrv.models.DenseNet):
-            raise InvalidParameterError(
-                f"model={str(model)!r}: only the TorchXRayVision DenseNets can be fine-tuned."
-            )
-        ref, kwargs = "torchxrayvision.models:DenseNet", {"weights": None}
-    else:
-        cfg_path = Path(str(lm.extra["yaml"]))
-        from .._validation import read_yaml_file
-
-        cfg = read_yaml_file(cfg_path, what="Model YAML")
-        if not isinstance(cfg, dict) or "architecture" not in cfg:  # load_model has checked it already
-            raise SchemaError(
-                f"model={str(model)!r}: {cfg_path} gives no 'architecture' to rebuild the model from."
-            )
-        ref = str(cfg["architecture"])
-        mod, _, attr = ref.rpartition(":")
-        if mod.endswith(".py") and not Path(mod).is_absolute():
-            ref = f"{(cfg_path.parent / mod).resolve()}:{attr}"
-        kwargs = dict(cfg.get("architecture_kwargs") or {})
-    module = lm.module
-    if hasattr(module, "op_threshs"):
-        module.op_threshs = None
-    head = find_classifier(module, lm.classifier)
-    replace_head(module, head, n_out)
-    return _Net(
-        module,
-        lm.preprocessing,
-        "cxreval.predict.recipes:with_head",
-        {"architecture": ref, "architecture_kwargs": kwargs, "classifier": head, "n_out": n_out},
-        head,
-        lm.target_layer,
-        str(ms),
-        lm.weights_file,
-    )
-
-
-def _aucs(y: np.ndarray, s: np.ndarray) -> tuple[list[float], list[int], list[int]]:
-    from ..classification import roc_auc_score
-
-    out, npos, nneg = [], [], []
-    for j in range(y.shape[1]):
-        k = ~np.isnan(y[:, j])
-        yy = y[k, j]
-        npos.append(int((yy == 1).sum()))
-        nneg.append(int((yy == 0).sum()))
-        out.append(float(roc_auc_score(yy.astype(int), s[k, j])) if npos[-1] and nneg[-1] else float("nan"))
-    return out, npos, nneg
-
-
-def _forward(module: Any, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any) -> np.ndarray:
-    import torch
-
-    outs = []
-    with torch.inference_mode():
-        for i in range(0, len(idx), batch_size):
-            outs.append(
-                module(torch.from_numpy(data.batch(idx[i : i + batch_size])).to(device))
-                .double()
-                .cpu()
-                .numpy()
-            )
-    return np.concatenate(outs)
-
-
-def _head_inputs(
-    module: Any, head: str, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any
-) -> np.ndarray:
-    """The inputs of the classifier ``head`` for the images ``idx`` (float32, as the classifier reads them)."""
-    got: list[Any] = []
-    h = module.get_submodule(head).register_forward_hook(
-        lambda m, a, o: got.append(a[0].detach().float().cpu())
-    )
-    try:
-        _forward(module, data, idx, batch_size=batch_size, device=device)
-    finally:
-        h.remove()
-    return np.concatenate([g.numpy() for g in got]) if got else np.zeros((0, 0), dtype=np.float32)
-
-
-def _rows(
-    epoch: int,
-    findings: list[str],
-    train_loss: float,
-    val_loss: float,
-    aucs: list[float],
-    npos: list[int],
-    nneg: list[int],
-) -> list[dict[str, Any]]:
-    rows = [
-        {
-            "epoch": epoch,
-            "finding": f,
-            "train_loss": train_loss,
-            "val_loss": val_loss,
-            "val_auc": a,
-            "n_val_pos": p,
-            "n_val_neg": n,
-            "best": False,
-        }
-        for f, a, p, n in zip(findings, aucs, npos, nneg)
-    ]
-    ok = [a for a in aucs if np.isfinite(a)]
-    rows.append(
-        {
-            "epoch": epoch,
-            "finding": MACRO,
-            "train_loss": train_loss,
-            "val_loss": val_loss,
-            "val_auc": float(np.mean(ok)) if ok else float("nan"),
-            "n_val_pos": sum(npos),
-            "n_val_neg": sum(nneg),
-            "best": False,
-        }
-    )
-    return rows
 
 
 def _seed_of(rng: RNGLike) -> int:
