@@ -56,8 +56,8 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..progress import Progress, as_progress
 from ..results import TableResult
 from ._finetune_data import _Images, _with_images, training_targets
-from ._finetune_epochs import _aucs, _forward, _head_inputs, _rows
-from ._finetune_net import _build, _input_dict
+from ._finetune_epochs import _aucs, _forward, _probe_head, _rows, _train_epoch
+from ._finetune_net import _build, _features_key, _set_trainable, _write_model_yaml
 from ._models import require_torch, torch_device
 from .losses import LOSSES, loss_function
 from .recipes import XRV_DEFAULTS
@@ -207,60 +207,26 @@ def finetune(
 
     func = "finetune"
     seed = _seed_of(rng)
-    check_choice(mode, FINETUNE_MODES, name="mode", func=func)
-    if recipe is not None:
-        check_choice(recipe, RECIPES, name="recipe", func=func)
-    if (model is None) != (recipe == "chestxray8"):
-        raise InvalidParameterError(
-            "finetune needs exactly one of model= (xrv:, torch:, clip:) and "
-            "recipe='chestxray8' (recipe='xrv' goes with model='xrv:...')."
-        )
-    if recipe == "chestxray8":
-        from ._models import require_torchvision
-
-        require_torchvision()  # an environment problem is named before any work
-    else:
-        from ._models import parse_model_spec
-
-        assert model is not None  # exactly one of model and recipe (checked above)
-        if recipe == "xrv" and parse_model_spec(model).kind != "xrv":
-            raise InvalidParameterError(
-                f"recipe='xrv' with model={str(model)!r}: the xrv recipe fine-tunes a "
-                "TorchXRayVision model (model='xrv:densenet121-res224-all', ...)."
-            )
-        if parse_model_spec(model).kind == "clip" and mode == "last-layer":
-            raise InvalidParameterError(
-                f"model={str(model)!r} with mode='last-layer': a clip: model is fine-tuned as "
-                "BenchX does, mode='linear-probe' (frozen image encoder) or mode='full' (the "
-                "vision tower and the classifier)."
-            )
+    _check_model(model, recipe, mode=mode, func=func)
     xrv_recipe = recipe == "xrv"
-    loss = loss or ("wcel" if recipe == "chestxray8" else "xrv" if xrv_recipe else "bce")
-    check_choice(loss, LOSSES, name="loss", func=func)
-    batch_size = batch_size if batch_size is not None else (64 if xrv_recipe else 16)
-    weight_decay = weight_decay if weight_decay is not None else (1e-5 if xrv_recipe else 1e-4)
-    if features is not None and mode != "linear-probe":
-        raise InvalidParameterError(
-            f"features={str(features)!r}: cached features are used by mode='linear-probe' only."
-        )
-    if features is not None and not Path(features).is_file():
-        raise SchemaError(f"features={str(features)!r} does not exist.")
+    loss, batch_size, weight_decay = _training_options(
+        recipe,
+        mode,
+        loss=loss,
+        batch_size=batch_size,
+        weight_decay=weight_decay,
+        features=features,
+        func=func,
+    )
     pol = LabelPolicy(policy, not_mentioned)
-    for n, v, lo in (("epochs", epochs, 1), ("patience", patience, 1), ("batch_size", batch_size, 1)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise InvalidParameterError(f"The '{n}' parameter of finetune must be an int >= {lo}. Got {v!r}.")
-    if not 0 < val_fraction < 1:
-        raise InvalidParameterError(
-            f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}."
-        )
-    for rate, value, low in (("lr", lr, "> 0"), ("weight_decay", weight_decay, ">= 0")):
-        number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
-        if value is not None and not (
-            number and math.isfinite(value) and (value > 0 if rate == "lr" else value >= 0)
-        ):
-            raise InvalidParameterError(
-                f"The '{rate}' parameter of finetune must be a finite number {low}. Got {value!r}."
-            )
+    _check_numbers(
+        epochs=epochs,
+        patience=patience,
+        batch_size=batch_size,
+        val_fraction=val_fraction,
+        lr=lr,
+        weight_decay=weight_decay,
+    )
     progress = as_progress(progress, func=func)
     torch = require_torch()  # (after the checks of the options: a bad option is named without torch)
     dev = torch_device(device)
@@ -320,30 +286,9 @@ def finetune(
         )
         module = net.module.to(dev)
         head = module.get_submodule(net.head)
-        from .recipes import last_stage
-
-        trained = {
-            "linear-probe": [net.head],
-            "last-layer": [last_stage(module, net.head), net.head],
-            "full": [""],
-        }[mode]
-        for p in module.parameters():
-            p.requires_grad_(mode == "full")
-        for t in trained:
-            for p in module.get_submodule(t).parameters():
-                p.requires_grad_(True)
+        trained = _set_trainable(module, net.head, mode)
         chosen = [by_id[s] for s in targets.study_id]
-        wfile = Path(str(net.weights)) if net.weights else None
-        fkey = {
-            "base": net.base,
-            "weights": net.weights,
-            "preprocessing": net.prep.to_dict(),
-            "head": net.head,
-            "dicom_window": dicom_window,
-            "weights_file": [wfile.stat().st_size, wfile.stat().st_mtime_ns]
-            if wfile is not None and wfile.is_file()
-            else None,
-        }
+        fkey = _features_key(net, dicom_window)
         cached = None
         if features is not None:  # checked before any image is read
             from ._probe import load_features
@@ -369,32 +314,23 @@ def finetune(
         aug_gen = np.random.default_rng([seed, 1])  # the xrv recipe's augmentation draws
         try:
             if mode == "linear-probe":
-                from ._probe import FEATURES_FILE, fit_linear_probe, save_features
-
                 module.eval()
-                if cached is not None:
-                    feats = cached
-                else:  # every image once, in batches
-                    assert data is not None  # read when no cached features were given
-                    feats = _head_inputs(
-                        module, net.head, data, np.arange(len(targets)), batch_size=batch_size, device=dev
-                    )
-                save_features(
-                    d / FEATURES_FILE, feats, list(targets.study_id), [str(it.path) for it in chosen], fkey
-                )
-                fit = fit_linear_probe(feats[tr], y_all[tr], loss=loss, weight_decay=weight_decay)
-                with torch.no_grad():
-                    head.weight.copy_(torch.from_numpy(fit.weight).to(head.weight.dtype))
-                    if head.bias is not None:
-                        head.bias.copy_(torch.from_numpy(fit.bias).to(head.bias.dtype))
-                train_loss = fit.loss
-                bad = [f for f, ok in zip(fnames, fit.converged) if not ok]
-                stopped = (
-                    f"converged (Newton's method on {feats.shape[1]} cached features; "
-                    f"{max(fit.iterations)} step(s))"
-                    if not bad
-                    else f"Newton's method stopped after {max(fit.iterations)} steps without converging for {bad} "
-                    "(one class only in the training part?)"
+                feats, train_loss, stopped = _probe_head(
+                    module,
+                    net.head,
+                    cached,
+                    data,
+                    d,
+                    study_ids=list(targets.study_id),
+                    paths=[str(it.path) for it in chosen],
+                    fkey=fkey,
+                    y_train=y_all[tr],
+                    tr=tr,
+                    findings=fnames,
+                    loss=loss,
+                    weight_decay=weight_decay,
+                    batch_size=batch_size,
+                    device=dev,
                 )
                 epochs = 1
             epoch_task = progress.add("cxreval finetune (epochs)", total=epochs)
@@ -404,22 +340,17 @@ def finetune(
                     for t in trained:
                         module.get_submodule(t).train()
                     assert data is not None  # read unless cached features were given (linear-probe only)
-                    order = gen.permutation(tr)
-                    tot = 0.0
-                    for i in range(0, len(order), batch_size):
-                        idx = order[i : i + batch_size]
-                        xb = torch.from_numpy(data.batch(idx))
-                        if xrv_recipe:
-                            from .recipes import random_affine
-
-                            xb = random_affine(xb, aug_gen)
-                        z = module(xb.to(dev))
-                        v = lf(z, y_t[idx].to(z.dtype).to(dev))
-                        opt.zero_grad()
-                        v.backward()
-                        opt.step()
-                        tot += v.item() * len(idx)
-                    train_loss = tot / len(tr)
+                    train_loss = _train_epoch(
+                        module,
+                        data,
+                        gen.permutation(tr),
+                        y_t,
+                        lf,
+                        opt,
+                        batch_size=batch_size,
+                        device=dev,
+                        augment=aug_gen if xrv_recipe else None,
+                    )
                 module.eval()
                 if mode == "linear-probe":  # the head on the cached features, as the model runs it
                     with torch.inference_mode():
@@ -498,21 +429,7 @@ def finetune(
         }
         res = FinetuneResult(log, sp, vp, best[1], float(best[0]), stopped, settings)
         torch.save(best[2], d / "model.pt")
-        cfg = {
-            "name": mname,
-            "checkpoint": "model.pt",
-            "format": "state_dict",
-            "architecture": net.architecture,
-            "architecture_kwargs": net.architecture_kwargs,
-            "input": _input_dict(net.prep),
-            "findings": fnames,
-            "apply_sigmoid": True,
-            "target_layer": net.target_layer,
-            "classifier": net.head,
-        }
-        import yaml
-
-        (d / "model.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+        _write_model_yaml(d / "model.yaml", mname, net, fnames)
         res.save(d)
         (d / "finetune.json").write_text(
             json.dumps(
@@ -526,3 +443,81 @@ def finetune(
     if interrupted:
         raise KeyboardInterrupt
     return res
+
+
+def _check_model(model: str | None, recipe: str | None, *, mode: str, func: str) -> None:
+    """Check ``mode`` and ``recipe``: exactly one of ``model`` and the chestxray8 recipe, and a model the recipe
+    and the mode fit."""
+    check_choice(mode, FINETUNE_MODES, name="mode", func=func)
+    if recipe is not None:
+        check_choice(recipe, RECIPES, name="recipe", func=func)
+    if (model is None) != (recipe == "chestxray8"):
+        raise InvalidParameterError(
+            "finetune needs exactly one of model= (xrv:, torch:, clip:) and "
+            "recipe='chestxray8' (recipe='xrv' goes with model='xrv:...')."
+        )
+    if recipe == "chestxray8":
+        from ._models import require_torchvision
+
+        require_torchvision()  # an environment problem is named before any work
+    else:
+        from ._models import parse_model_spec
+
+        assert model is not None  # exactly one of model and recipe (checked above)
+        if recipe == "xrv" and parse_model_spec(model).kind != "xrv":
+            raise InvalidParameterError(
+                f"recipe='xrv' with model={str(model)!r}: the xrv recipe fine-tunes a "
+                "TorchXRayVision model (model='xrv:densenet121-res224-all', ...)."
+            )
+        if parse_model_spec(model).kind == "clip" and mode == "last-layer":
+            raise InvalidParameterError(
+                f"model={str(model)!r} with mode='last-layer': a clip: model is fine-tuned as "
+                "BenchX does, mode='linear-probe' (frozen image encoder) or mode='full' (the "
+                "vision tower and the classifier)."
+            )
+
+
+def _training_options(
+    recipe: str | None,
+    mode: str,
+    *,
+    loss: str | None,
+    batch_size: int | None,
+    weight_decay: float | None,
+    features: PathLike | None,
+    func: str,
+) -> tuple[str, int, float]:
+    """``(loss, batch_size, weight_decay)``, each the recipe's default where not given; ``features`` checked."""
+    xrv_recipe = recipe == "xrv"
+    loss = loss or ("wcel" if recipe == "chestxray8" else "xrv" if xrv_recipe else "bce")
+    check_choice(loss, LOSSES, name="loss", func=func)
+    batch_size = batch_size if batch_size is not None else (64 if xrv_recipe else 16)
+    weight_decay = weight_decay if weight_decay is not None else (1e-5 if xrv_recipe else 1e-4)
+    if features is not None and mode != "linear-probe":
+        raise InvalidParameterError(
+            f"features={str(features)!r}: cached features are used by mode='linear-probe' only."
+        )
+    if features is not None and not Path(features).is_file():
+        raise SchemaError(f"features={str(features)!r} does not exist.")
+    return loss, batch_size, weight_decay
+
+
+def _check_numbers(
+    *, epochs: int, patience: int, batch_size: int, val_fraction: float, lr: float | None, weight_decay: float
+) -> None:
+    """Check the counts (ints >= 1), ``val_fraction`` in (0, 1), ``lr`` > 0 and ``weight_decay`` >= 0."""
+    for n, v, lo in (("epochs", epochs, 1), ("patience", patience, 1), ("batch_size", batch_size, 1)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise InvalidParameterError(f"The '{n}' parameter of finetune must be an int >= {lo}. Got {v!r}.")
+    if not 0 < val_fraction < 1:
+        raise InvalidParameterError(
+            f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}."
+        )
+    for rate, value, low in (("lr", lr, "> 0"), ("weight_decay", weight_decay, ">= 0")):
+        number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
+        if value is not None and not (
+            number and math.isfinite(value) and (value > 0 if rate == "lr" else value >= 0)
+        ):
+            raise InvalidParameterError(
+                f"The '{rate}' parameter of finetune must be a finite number {low}. Got {value!r}."
+            )

@@ -3,6 +3,7 @@ inputs, the forward pass over the validation images, the validation AUCs and the
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -92,3 +93,85 @@ def _rows(
         }
     )
     return rows
+
+
+def _train_epoch(
+    module: Any,
+    data: _Images,
+    order: np.ndarray,
+    y_t: Any,
+    lf: Any,
+    opt: Any,
+    *,
+    batch_size: int,
+    device: Any,
+    augment: np.random.Generator | None,
+) -> float:
+    """One epoch of mini-batches of ``batch_size`` images in ``order``; the mean training loss. ``augment``: the
+    generator of the xrv recipe's random affine augmentation (None: no augmentation)."""
+    import torch
+
+    tot = 0.0
+    for i in range(0, len(order), batch_size):
+        idx = order[i : i + batch_size]
+        xb = torch.from_numpy(data.batch(idx))
+        if augment is not None:
+            from .recipes import random_affine
+
+            xb = random_affine(xb, augment)
+        z = module(xb.to(device))
+        v = lf(z, y_t[idx].to(z.dtype).to(device))
+        opt.zero_grad()
+        v.backward()
+        opt.step()
+        tot += v.item() * len(idx)
+    return tot / len(order)
+
+
+def _probe_head(
+    module: Any,
+    head_name: str,
+    cached: np.ndarray | None,
+    data: _Images | None,
+    folder: Path,
+    *,
+    study_ids: list[str],
+    paths: list[str],
+    fkey: dict[str, Any],
+    y_train: np.ndarray,
+    tr: np.ndarray,
+    findings: list[str],
+    loss: str,
+    weight_decay: float,
+    batch_size: int,
+    device: Any,
+) -> tuple[np.ndarray, float, str]:
+    """The linear probe: the classifier's inputs of every image (``cached``, or computed in batches) saved in
+    ``folder``, a new classifier fitted on the training part's and copied into the head; ``(features, training
+    loss, how it stopped)``."""
+    import torch
+
+    from ._probe import FEATURES_FILE, fit_linear_probe, save_features
+
+    head = module.get_submodule(head_name)
+    if cached is not None:
+        feats = cached
+    else:  # every image once, in batches
+        assert data is not None  # read when no cached features were given
+        feats = _head_inputs(
+            module, head_name, data, np.arange(len(study_ids)), batch_size=batch_size, device=device
+        )
+    save_features(folder / FEATURES_FILE, feats, study_ids, paths, fkey)
+    fit = fit_linear_probe(feats[tr], y_train, loss=loss, weight_decay=weight_decay)
+    with torch.no_grad():
+        head.weight.copy_(torch.from_numpy(fit.weight).to(head.weight.dtype))
+        if head.bias is not None:
+            head.bias.copy_(torch.from_numpy(fit.bias).to(head.bias.dtype))
+    bad = [f for f, ok in zip(findings, fit.converged) if not ok]
+    stopped = (
+        f"converged (Newton's method on {feats.shape[1]} cached features; {max(fit.iterations)} step(s))"
+        if not bad
+        else f"Newton's method stopped after {max(fit.iterations)} steps without converging for {bad} "
+        "(one class only in the training part?)"
+    )
+    return feats, fit.loss, stopped

@@ -124,3 +124,56 @@ def _build(
         str(ms),
         lm.weights_file,
     )
+
+
+def _set_trainable(module: Any, head: str, mode: str) -> list[str]:
+    """Freeze ``module`` but for the submodules ``mode`` trains (returned): the classifier ``head``
+    (``linear-probe``), the last stage and the classifier (``last-layer``), everything (``full``)."""
+    from .recipes import last_stage
+
+    trained = {
+        "linear-probe": [head],
+        "last-layer": [last_stage(module, head), head],
+        "full": [""],
+    }[mode]
+    for p in module.parameters():
+        p.requires_grad_(mode == "full")
+    for t in trained:
+        for p in module.get_submodule(t).parameters():
+            p.requires_grad_(True)
+    return trained
+
+
+def _features_key(net: _Net, dicom_window: str) -> dict[str, Any]:
+    """What cached features (``features.npz``) depend on: the base model, its weights file, the preprocessing,
+    the classifier and the DICOM window."""
+    wfile = Path(str(net.weights)) if net.weights else None
+    return {
+        "base": net.base,
+        "weights": net.weights,
+        "preprocessing": net.prep.to_dict(),
+        "head": net.head,
+        "dicom_window": dicom_window,
+        "weights_file": [wfile.stat().st_size, wfile.stat().st_mtime_ns]
+        if wfile is not None and wfile.is_file()
+        else None,
+    }
+
+
+def _write_model_yaml(path: Path, name: str, net: _Net, findings: list[str]) -> None:
+    """Write ``model.yaml``: how ``cxreval predict --model torch:model.yaml`` rebuilds the trained network."""
+    cfg = {
+        "name": name,
+        "checkpoint": "model.pt",
+        "format": "state_dict",
+        "architecture": net.architecture,
+        "architecture_kwargs": net.architecture_kwargs,
+        "input": _input_dict(net.prep),
+        "findings": findings,
+        "apply_sigmoid": True,
+        "target_layer": net.target_layer,
+        "classifier": net.head,
+    }
+    import yaml
+
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
