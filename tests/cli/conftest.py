@@ -44,7 +44,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "synth": "cxreval.localization.simulate_localization_study",
     "iqa-degrade": "cxreval.iqa._degrade.degrade_images",
     "iqa-score": "cxreval.iqa.score_pair_batches",
-    "iqa-agree": "cxreval.iqa._expert.zscores",
+    "iqa-agree": "cxreval.iqa._zscores.zscores",
     "iqa-compare": "cxreval.iqa.compare_metrics",
     "data-split": "cxreval.datasets.patient_split",
     "data-audit": "cxreval.datasets.audit.audit_chestxray14",

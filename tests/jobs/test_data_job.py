@@ -205,17 +205,17 @@ def test_the_file_jobs_refuse_with_the_command_messages(files, tmp_path):
     entry, boxes = files
     with pytest.raises(InvalidParameterError, match="cxreval data audit: unknown dataset 'chestxray1'"):
         audit_dataset_files("chestxray1")
-    with pytest.raises(InvalidParameterError, match="--data-entry and --bbox-list are ChestX-ray14 files"):
+    with pytest.raises(InvalidParameterError, match="data_entry= and bbox_list= are ChestX-ray14 files"):
         audit_dataset_files("mimic_cxr", data_entry=entry)
-    with pytest.raises(InvalidParameterError, match="--path is the mimic_cxr folder"):
+    with pytest.raises(InvalidParameterError, match="path= is the mimic_cxr folder"):
         audit_dataset_files("chestxray14", path=tmp_path)
     with pytest.raises(SchemaError, match=r"--split-dir .*nope does not exist\."):
         audit_dataset_files("chestxray14", data_entry=entry, split_dir=tmp_path / "nope")
-    with pytest.raises(InvalidParameterError, match="--fractions must be comma-separated numbers"):
+    with pytest.raises(InvalidParameterError, match="fractions= must be comma-separated numbers"):
         split_dataset_files("chestxray14", path=entry, fractions="a,b")
     with pytest.raises(InvalidParameterError, match="by= must be 'patient' or 'image'. Got 'x' instead."):
         split_dataset_files("chestxray14", path=entry, by="x")
-    with pytest.raises(InvalidParameterError, match="--stratify needs --by patient"):
+    with pytest.raises(InvalidParameterError, match="stratify= needs by='patient'"):
         split_dataset_files("chestxray14", path=entry, by="image", stratify="Edema")
     with pytest.raises(InvalidParameterError, match="--views applies to mimic_cxr, chexpert, chexpert_train"):
         export_dataset_files("chestxray14", path=entry, views="PA")

@@ -37,7 +37,6 @@ Examples
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,12 +50,13 @@ import pandas as pd
 from .._typing import PathLike
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
-from ..findings import CHESTXRAY14, canonical_finding
-from ..io import markdown_table, read_csv_file, write_summary, write_table
+from ..findings import CHESTXRAY14
+from ..io import markdown_table, write_summary, write_table
 from ..results import TableResult
-from ..schema import check_columns
 from . import nih
+from ._bbox_list import BBOX_FILE, _read_boxes, count_boxes
 from ._fetch import metadata_path
+from ._published import CHESTXRAY8_PUBLISHED, PUBLISHED_COLUMNS, PublishedCounts, _published_table
 from ._splits import LeakageAudit, audit_split, read_split_lists
 
 __all__ = [
@@ -73,66 +73,9 @@ __all__ = [
     "PUBLISHED_COLUMNS",
 ]
 
-BBOX_FILE = "BBox_List_2017.csv.gz"
 AUDITABLE: tuple[str, ...] = ("chestxray14", "mimic_cxr")
 """The datasets :func:`audit_dataset` (``cxreval data audit``) knows."""
 NO_FINDING = "No Finding"
-
-
-@dataclass(frozen=True)
-class PublishedCounts:
-    """A dataset's counts as its paper publishes them.
-
-    Attributes
-    ----------
-    dataset : str
-    citation : str
-    n_images, n_patients, n_abnormal, n_normal : int
-        Images, patients, images with at least one finding, images labelled normal.
-    images : Mapping of str to int
-        Images per finding (canonical names), the paper's table.
-    table : str
-        Where the per-finding counts are in the paper.
-    """
-
-    dataset: str
-    citation: str
-    n_images: int
-    n_patients: int
-    n_abnormal: int
-    n_normal: int
-    images: Mapping[str, int]
-    table: str
-
-
-CHESTXRAY8_PUBLISHED = PublishedCounts(
-    dataset="ChestX-ray8",
-    citation="Wang et al., ChestX-ray8, CVPR 2017 (doi:10.1109/CVPR.2017.369)",
-    n_images=108_948,
-    n_patients=32_717,
-    n_abnormal=24_636,
-    n_normal=84_312,
-    images=MappingProxyType(
-        {
-            "Atelectasis": 5_789,
-            "Cardiomegaly": 1_010,
-            "Effusion": 6_331,
-            "Infiltration": 10_317,
-            "Mass": 6_046,
-            "Nodule": 1_971,
-            "Pneumonia": 1_062,
-            "Pneumothorax": 2_793,
-        }
-    ),
-    table="Table 1",
-)
-"""ChestX-ray8's counts as its CVPR 2017 paper gives them: 108,948 frontal
-images of 32,717 patients, 24,636 with one or more of the eight findings, 84,312 normal; Table 1's images per
-finding (they sum to 35,319, more than 24,636: an image can carry several labels)."""
-
-PUBLISHED_COLUMNS: tuple[str, ...] = ("quantity", "finding", "published", "audited", "published_in")
-"""Columns of ``published_counts.csv``: each published count beside the same count of the files audited
-(``finding`` empty for the totals)."""
 
 
 _SPLIT_FILES = {
@@ -140,31 +83,6 @@ _SPLIT_FILES = {
     "split_pairs": "split_pairs.csv",
     "shared_patients": "shared_patients.csv",
 }
-
-
-def _published_table(audit: DatasetAudit, n_with: int, published: PublishedCounts) -> pd.DataFrame:
-    """``published``'s counts beside the same counts of ``audit`` (:data:`PUBLISHED_COLUMNS`); ``n_with``: the
-    audited images carrying one of the findings of the paper's table.
-
-    Rows: ``images``, ``patients``, ``images with one of its findings``, ``images with none of them`` (the
-    paper's "normal"), then ``images`` of each finding of the paper's table. The audited counts are on the
-    same findings (the eight of ChestX-ray8), so an image with only a ChestX-ray14 addition (e.g. Hernia)
-    counts as having none of them.
-    """
-    f = audit.findings.set_index("finding")["n_images"]
-    k = len(published.images)
-    src = published.citation
-    rows = [
-        ("images", "", published.n_images, audit.n_images, src),
-        ("patients", "", published.n_patients, audit.n_patients, src),
-        (f"images with one of the {k} findings", "", published.n_abnormal, n_with, src),
-        (f"images with none of the {k} findings", "", published.n_normal, audit.n_images - n_with, src),
-    ]
-    rows += [
-        ("images", name, n, int(f.get(name, 0)), f"{src}, {published.table}")
-        for name, n in published.images.items()
-    ]
-    return pd.DataFrame(rows, columns=list(PUBLISHED_COLUMNS))
 
 
 @dataclass(frozen=True)
@@ -298,75 +216,6 @@ class DatasetAudit(TableResult):
             title=f"{self.dataset}: images per finding",
             y_title="images",
         )
-
-
-def _read_boxes(bbox_path: PathLike | None, cache_dir: PathLike | None) -> tuple[pd.DataFrame, str, str]:
-    """``study_id, finding`` per box: via :mod:`cxreval.datasets.nih_boxes` when present, else the CSV."""
-    try:
-        boxes_mod = importlib.import_module("cxreval.datasets.nih_boxes")
-    except ImportError:
-        boxes_mod = None
-    reader = next(
-        (getattr(boxes_mod, n) for n in ("read_nih_boxes", "read_bbox_list") if hasattr(boxes_mod, n)), None
-    )
-    if reader is not None:
-        p = metadata_path(BBOX_FILE, cache_dir=cache_dir, path=bbox_path)
-        res = reader(p)
-        table = res.table if hasattr(res, "table") else res
-        out = pd.DataFrame(
-            {
-                "study_id": table["study_id"].astype("str").to_numpy(),
-                "finding": table["finding"].astype("str").to_numpy(),
-            }
-        )
-        return out, str(p), f"boxes read with cxreval.datasets.nih_boxes.{reader.__name__}"
-    p = metadata_path(BBOX_FILE, cache_dir=cache_dir, path=bbox_path)
-    return (
-        count_boxes(p),
-        str(p),
-        "boxes counted directly from the BBox_List CSV (nih_boxes reader not available)",
-    )
-
-
-def count_boxes(path: PathLike) -> pd.DataFrame:
-    """``study_id, finding`` for every row of a ``BBox_List_2017.csv[.gz]`` (canonical finding names).
-
-    Raises
-    ------
-    SchemaError
-        Missing columns, missing image name, or a finding that is not a ChestX-ray14 finding.
-    """
-    where = f"file {str(path)!r}"
-    df = read_csv_file(
-        path,
-        error=lambda f, exc: f"Could not read {str(f)!r} as a BBox_List CSV: {exc}",
-        dtype=str,
-        keep_default_na=False,
-        na_values=[""],
-    )
-    check_columns(df, ("Image Index", "Finding Label"), where=where)
-    if df.empty:
-        raise SchemaError(f"{path} has no rows (a BBox_List file with a header and no box).")
-    miss = df["Image Index"].isna().to_numpy()
-    if miss.any():
-        raise SchemaError(
-            f"Missing image name in {where}, row {int(np.flatnonzero(miss)[0])}, column 'Image Index'."
-        )
-    names = {}
-    for i, v in zip(*np.unique(df["Finding Label"].astype(str), return_index=True)[::-1]):
-        canon = canonical_finding(v, where=f"{where}, row {int(i)}, column 'Finding Label'")
-        if canon not in CHESTXRAY14:
-            raise SchemaError(
-                f"Box label {v!r} in {where}, row {int(i)}, column 'Finding Label' is not a "
-                f"ChestX-ray14 finding."
-            )
-        names[v] = canon
-    return pd.DataFrame(
-        {
-            "study_id": df["Image Index"].astype("str").to_numpy(),
-            "finding": df["Finding Label"].astype(str).map(names).astype("str").to_numpy(),
-        }
-    )
 
 
 def _count(mask: np.ndarray, patients: np.ndarray) -> tuple[int, int]:

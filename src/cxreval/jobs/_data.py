@@ -230,8 +230,7 @@ def export_dataset_files(
 
         if spec.name != "openi_mesh":
             raise InvalidParameterError(
-                f"half= splits openi_mesh only (the report-labeller tuning split); got "
-                f"dataset {spec.name!r}."
+                f"half= splits openi_mesh only (the report-labeller tuning split); got dataset {spec.name!r}."
             )
         if half not in OPENI_HALVES:
             raise InvalidParameterError(f"half= must be one of {list(OPENI_HALVES)}. Got {half!r}.")

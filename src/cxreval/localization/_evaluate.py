@@ -13,20 +13,19 @@ protocol rewards for findings of each size.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, SupportsFloat
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import Executor, ExecutorLike, get_executor, open_executor
+from ..executor import ExecutorLike, get_executor, open_executor
 from ..findings import canonical_finding
 from ..io import write_summary
 from ..progress import Progress, as_progress
@@ -39,12 +38,13 @@ from ..schema import (
     NO_THRESHOLD,
     STUDY_ID,
     check_box_table,
-    threshold_label,
 )
-from ._boxes import check_boxes, iobb, iou
-from ._heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
-from ._heatmaps import batch_boxes, check_heatmaps, heatmaps_to_boxes
-from ._protocol import LocalizationProtocol, score_images
+from ._boxes import check_boxes
+from ._finding_scores import not_scored_rows, score_finding
+from ._heatmap_files import HeatmapFiles, scan_heatmaps
+from ._heatmaps import check_heatmaps
+from ._map_boxes import FILE_CHUNK, _predicted_boxes, file_chunk_boxes
+from ._protocol import LocalizationProtocol
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,7 +62,6 @@ __all__ = [
 
 DETAIL_COLUMNS: tuple[str, ...] = (*BOX_COLUMNS, "threshold", "box", "iou", "iobb")
 """The first columns of ``boxes.csv`` (one per detected box); one boolean column per rule and T follows."""
-FILE_CHUNK = 1024  # maps per task when the maps are read from files
 
 
 def split_key(key: str) -> tuple[str, str]:
@@ -187,16 +186,6 @@ def table4_view(table: pd.DataFrame, *, rule: str) -> pd.DataFrame:
     return t4[sorted(t4.columns, key=lambda c: (c[0], float(c[1]) if c[1] != NO_THRESHOLD else np.inf, c[2]))]
 
 
-def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None = None) -> str:
-    op = ">" if strict else ">="
-    if T_iou is None or rule == "IoBB" or float(T_iou) == float(T):
-        t = float(T) if rule != "IoU" or T_iou is None else float(T_iou)
-        return f"{rule}{op}{t:g}"
-    if rule == "IoU":
-        return f"IoU{op}{float(T_iou):g}"
-    return f"IoU{op}{float(T_iou):g} or IoBB{op}{float(T):g}"
-
-
 def evaluate_heatmaps(
     heatmaps: Mapping[str, ArrayLike] | HeatmapFiles,
     boxes: pd.DataFrame | ReadResult,
@@ -263,6 +252,70 @@ def evaluate_heatmaps(
         )
     ex = None if executor is None else get_executor(executor)
     progress = as_progress(progress, func="evaluate_heatmaps")
+    refs, coords, read_notes, boxes_name = _reference_boxes(boxes, protocol)
+    files, maps, shapes, entry = _heatmap_index(heatmaps, protocol)
+    notes = list(read_notes)
+    if studies_from_maps:
+        refs, coords = _studies_with_maps(refs, coords, shapes, notes)
+    groups, not_scored, afp_only = _pairs_to_score(
+        refs, shapes, protocol, missing_maps=missing_maps, studies_from_maps=studies_from_maps, notes=notes
+    )
+    n_afp = {"pairs": None, "box_images": len(set(refs[STUDY_ID].astype(str))), "boxes": len(refs)}[
+        protocol.afp_denominator
+    ]
+    keys = list(groups)
+    pred = _predicted_boxes(
+        maps, files, entry, [k for k in keys + afp_only if k in shapes], protocol, ex, progress
+    )
+    rows, details = [], []
+    findings = sorted({k[1] for k in keys})
+    H, W = protocol.image_shape
+    area = (coords[:, 2] - coords[:, 0]) * (coords[:, 3] - coords[:, 1]) / (H * W)
+    med_area = {f: float(np.median(area[(refs[FINDING] == f).to_numpy()])) for f in findings}
+    case = {"variant": "heatmaps", "localizer": "heatmap", "upsampling": protocol.upsampling}
+    for thr in protocol.thresholds:
+        det_parts = []
+        for f in findings:
+            fk = [k for k in keys if k[1] == f]
+            if f in not_scored:  # no map of this finding at all: N/A, not 0
+                n_box = int(sum(len(groups[k]) for k in fk))
+                rows += not_scored_rows(case, thr, f, n_box, len(fk), med_area[f], protocol)
+                continue
+            f_rows, f_parts = score_finding(
+                case,
+                thr,
+                f,
+                fk,
+                pred[thr],
+                [coords[groups[k]] for k in fk],
+                [k for k in afp_only if k[1] == f],
+                n_afp,
+                med_area[f],
+                protocol,
+            )
+            rows += f_rows
+            det_parts += f_parts
+        details += det_parts
+    table = pd.DataFrame(rows, columns=list(LOCALIZATION_COLUMNS))
+    detail = pd.concat(details, ignore_index=True) if details else pd.DataFrame(columns=list(DETAIL_COLUMNS))
+    return LocalizationResult(
+        table,
+        detail,
+        protocol,
+        tuple(notes),
+        heatmaps=_describe(heatmaps),
+        boxes=boxes_name,
+        n_reference_boxes=len(refs),
+        not_scored=not_scored,
+    )
+
+
+def _reference_boxes(
+    boxes: object, protocol: LocalizationProtocol
+) -> tuple[pd.DataFrame, np.ndarray, tuple[str, ...], str]:
+    """The reference boxes checked (table, coordinates), the notes of their reader and the boxes' name."""
+    import pandas as pd
+
     read_notes: tuple[str, ...] = ()
     boxes_name = "a boxes table"
     if isinstance(boxes, ReadResult):
@@ -293,6 +346,19 @@ def evaluate_heatmaps(
             f"the boxes table repeats the same box in rows {rows} (image {r[STUDY_ID]!r}, finding "
             f"{r[FINDING]!r}); a repeated row would be counted twice. Remove the duplicates."
         )
+    return refs, coords, read_notes, boxes_name
+
+
+def _heatmap_index(
+    heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, protocol: LocalizationProtocol
+) -> tuple[
+    HeatmapFiles | None,
+    dict[tuple[str, str], np.ndarray],
+    dict[tuple[str, str], tuple[int, int]],
+    dict[tuple[str, str], int],
+]:
+    """The maps keyed ``(image, finding)``: the files (or None), the maps in memory, every map's shape and its
+    entry in the files; a repeated key or a map of another aspect ratio than the image is refused."""
     H, W = protocol.image_shape
     files = heatmaps if isinstance(heatmaps, HeatmapFiles) else None
     maps: dict[tuple[str, str], np.ndarray] = {}
@@ -323,22 +389,41 @@ def evaluate_heatmaps(
                 "would stretch it (a different aspect ratio). Give heatmaps with the image's aspect "
                 "ratio."
             )
-    notes = list(read_notes)
+    return files, maps, shapes, entry
+
+
+def _studies_with_maps(
+    refs: pd.DataFrame, coords: np.ndarray, shapes: Mapping[tuple[str, str], object], notes: list[str]
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The reference boxes of the images with at least one heat map (``studies_from_maps``), noted."""
     n_read = len(refs)
-    if studies_from_maps:
-        mapped = {k[0] for k in shapes}
-        keep = refs[STUDY_ID].astype(str).isin(mapped).to_numpy()
-        if not keep.any():
-            raise SchemaError(
-                f"studies_from_maps: none of the {len(mapped)} image(s) with a heat map has a reference "
-                f"box (e.g. {sorted(mapped)[:1]}); check that the maps' image ids match the boxes' "
-                "study_id."
-            )
-        notes.append(
-            f"scored only the {int(refs[STUDY_ID][keep].nunique())} image(s) with a heat map: "
-            f"{int(keep.sum())} of {n_read} reference boxes (the rest, on images without a map, left out)"
+    mapped = {k[0] for k in shapes}
+    keep = refs[STUDY_ID].astype(str).isin(mapped).to_numpy()
+    if not keep.any():
+        raise SchemaError(
+            f"studies_from_maps: none of the {len(mapped)} image(s) with a heat map has a reference "
+            f"box (e.g. {sorted(mapped)[:1]}); check that the maps' image ids match the boxes' "
+            "study_id."
         )
-        refs, coords = refs[keep].reset_index(drop=True), coords[keep]
+    notes.append(
+        f"scored only the {int(refs[STUDY_ID][keep].nunique())} image(s) with a heat map: "
+        f"{int(keep.sum())} of {n_read} reference boxes (the rest, on images without a map, left out)"
+    )
+    return refs[keep].reset_index(drop=True), coords[keep]
+
+
+def _pairs_to_score(
+    refs: pd.DataFrame,
+    shapes: Mapping[tuple[str, str], object],
+    protocol: LocalizationProtocol,
+    *,
+    missing_maps: str,
+    studies_from_maps: bool,
+    notes: list[str],
+) -> tuple[dict[tuple[str, str], list[int]], tuple[str, ...], list[tuple[str, str]]]:
+    """The reference boxes' rows per ``(image, finding)``, the findings without any map (not scored) and the
+    maps scored for AFP only; what is left out is noted, a pair without a map refused unless
+    ``missing_maps='miss'``."""
     groups: dict[tuple[str, str], list[int]] = {}
     for i, (im, f) in enumerate(zip(refs[STUDY_ID], refs[FINDING])):
         groups.setdefault((str(im), f), []).append(i)
@@ -371,141 +456,7 @@ def evaluate_heatmaps(
         notes.append(
             f"{len(unscored)} heatmap(s) without a reference box not scored, e.g. {'/'.join(unscored[0])!r}"
         )
-    n_afp = {"pairs": None, "box_images": len(box_images), "boxes": len(refs)}[protocol.afp_denominator]
-    keys = list(groups)
-    pred = _predicted_boxes(
-        maps, files, entry, [k for k in keys + afp_only if k in shapes], protocol, ex, progress
-    )
-    empty = np.zeros((0, 4), dtype=np.int64)
-    rows, details = [], []
-    findings = sorted({k[1] for k in keys})
-    t_iou = protocol.T_iou
-    H, W = protocol.image_shape
-    area = (coords[:, 2] - coords[:, 0]) * (coords[:, 3] - coords[:, 1]) / (H * W)
-    med_area = {f: float(np.median(area[(refs[FINDING] == f).to_numpy()])) for f in findings}
-    case = {"variant": "heatmaps", "localizer": "heatmap", "upsampling": protocol.upsampling}
-    for thr in protocol.thresholds:
-        det_parts = []
-        for f in findings:
-            fk = [k for k in keys if k[1] == f]
-            if f in not_scored:  # no map of this finding at all: N/A, not 0
-                n_box = int(sum(len(groups[k]) for k in fk))
-                rows += [
-                    {
-                        **case,
-                        "threshold": threshold_label(thr),
-                        "finding": f,
-                        "rule": rule,
-                        "T": float(T),
-                        "T_iou": float(protocol.T_iou_values[ti]) if rule != "IoBB" else float(T),
-                        "acc": np.nan,
-                        "afp": np.nan,
-                        "hits": 0,
-                        "false_positives": 0,
-                        "n_boxes": n_box,
-                        "n_images": len(fk),
-                        "n_afp": 0,
-                        "fp_without_box": 0,
-                        "median_area_fraction": med_area[f],
-                    }
-                    for rule in protocol.rules
-                    for ti, T in enumerate(protocol.T_values)
-                ]
-                continue
-            P = [pred[thr].get(k, empty) for k in fk]
-            G = [coords[groups[k]] for k in fk]
-            extra = [pred[thr][k] for k in afp_only if k[1] == f]
-            fp_extra = int(sum(len(b) for b in extra))
-            denom = len(fk) if n_afp is None else n_afp
-            cols = {}
-            for rule in protocol.rules:
-                sc = score_images(
-                    P, G, rule=rule, T_values=protocol.T_values, strict=protocol.strict_T, T_iou=t_iou
-                )
-                for ti, T in enumerate(protocol.T_values):
-                    fp = int(sc.false_positives[ti].sum()) + fp_extra
-                    rows.append(
-                        {
-                            **case,
-                            "threshold": threshold_label(thr),
-                            "finding": f,
-                            "rule": rule,
-                            "T": float(T),
-                            "T_iou": float(protocol.T_iou_values[ti]) if rule != "IoBB" else float(T),
-                            "acc": float(sc.acc()[ti]),
-                            "afp": fp / max(denom, 1),
-                            "hits": int(sc.hits[ti].sum()),
-                            "false_positives": fp,
-                            "n_boxes": int(sc.n_refs.sum()),
-                            "n_images": len(fk),
-                            "n_afp": int(denom),
-                            "fp_without_box": fp_extra,
-                            "median_area_fraction": med_area[f],
-                        }
-                    )
-                # per detected box: correct for any reference of its image
-                n_p = sc.n_preds
-                n_r = sc.n_refs
-                pair_pred = (
-                    np.repeat(np.arange(n_p.sum()), np.repeat(n_r, n_p)) if n_p.sum() else np.zeros(0, int)
-                )
-                for ti, T in enumerate(protocol.T_values):
-                    ok = np.zeros(int(n_p.sum()), dtype=bool)
-                    np.logical_or.at(ok, pair_pred, sc.correct[ti])
-                    cols[_col(rule, T, protocol.strict_T, None if t_iou is None else t_iou[ti])] = ok
-            if sum(len(p) for p in P):
-                img_idx = np.repeat(np.arange(len(fk)), [len(p) for p in P])
-                Pc = np.concatenate(P).astype(float)
-                best_iou, best_iobb = _best_overlaps(Pc, img_idx, G)
-                det = pd.DataFrame(
-                    {
-                        STUDY_ID: [fk[i][0] for i in img_idx],
-                        FINDING: f,
-                        "x_min": Pc[:, 0].astype(int),
-                        "y_min": Pc[:, 1].astype(int),
-                        "x_max": Pc[:, 2].astype(int),
-                        "y_max": Pc[:, 3].astype(int),
-                        "threshold": threshold_label(thr),
-                        "box": np.concatenate([np.arange(len(p)) for p in P]),
-                        "iou": best_iou,
-                        "iobb": best_iobb,
-                        **cols,
-                    }
-                )
-                det_parts.append(det)
-            if fp_extra:
-                xk = [k for k in afp_only if k[1] == f]
-                Pc = np.concatenate(extra).astype(int)
-                det_parts.append(
-                    pd.DataFrame(
-                        {
-                            STUDY_ID: np.repeat([k[0] for k in xk], [len(b) for b in extra]),
-                            FINDING: f,
-                            "x_min": Pc[:, 0],
-                            "y_min": Pc[:, 1],
-                            "x_max": Pc[:, 2],
-                            "y_max": Pc[:, 3],
-                            "threshold": threshold_label(thr),
-                            "box": np.concatenate([np.arange(len(b)) for b in extra]),
-                            "iou": np.nan,
-                            "iobb": np.nan,
-                            **{c: np.zeros(len(Pc), dtype=bool) for c in cols},
-                        }
-                    )
-                )
-        details += det_parts
-    table = pd.DataFrame(rows, columns=list(LOCALIZATION_COLUMNS))
-    detail = pd.concat(details, ignore_index=True) if details else pd.DataFrame(columns=list(DETAIL_COLUMNS))
-    return LocalizationResult(
-        table,
-        detail,
-        protocol,
-        tuple(notes),
-        heatmaps=_describe(heatmaps),
-        boxes=boxes_name,
-        n_reference_boxes=len(refs),
-        not_scored=not_scored,
-    )
+    return groups, not_scored, afp_only
 
 
 def evaluate_heatmap_files(
@@ -570,102 +521,3 @@ def _describe(heatmaps: object) -> str:
             )
         )
     return "maps in memory"
-
-
-def _best_overlaps(
-    Pc: np.ndarray, img_idx: np.ndarray, G: Sequence[np.ndarray]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Best IoU and IoBB of each detected box ``Pc[j]`` over the reference boxes ``G[img_idx[j]]``.
-
-    Vectorised over all (detected, reference) pairs; each pair's value is the same float as
-    ``iou(Pc[j], G[i])`` row by row, and the maximum is exact.
-    """
-    n_r = np.array([len(g) for g in G], dtype=np.int64)
-    r_off = np.cumsum(n_r) - n_r
-    cnt = n_r[img_idx]
-    pj = np.repeat(np.arange(len(Pc)), cnt)
-    ri = np.repeat(r_off[img_idx], cnt) + np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    Gc = np.concatenate([np.asarray(g, float).reshape(-1, 4) for g in G])
-    starts = np.cumsum(cnt) - cnt
-    return (
-        np.maximum.reduceat(iou(Pc[pj], Gc[ri]), starts),
-        np.maximum.reduceat(iobb(Pc[pj], Gc[ri]), starts),
-    )
-
-
-def _predicted_boxes(
-    maps: dict[tuple[str, str], np.ndarray],
-    files: HeatmapFiles | None,
-    entry: dict[tuple[str, str], int],
-    order: list[tuple[str, str]],
-    protocol: LocalizationProtocol,
-    ex: Executor | None,
-    progress: Progress,
-) -> dict[float, dict[tuple[str, str], np.ndarray]]:
-    """Boxes of the maps ``order`` at each threshold: in memory batched by map shape, from files in chunks;
-    a ``progress`` task counts the maps."""
-    pred: dict[float, dict[tuple[str, str], np.ndarray]] = {t: {} for t in protocol.thresholds}
-    task = progress.add("heatmaps -> boxes", total=len(order))
-    params = (
-        protocol.image_shape,
-        protocol.upsampling,
-        protocol.thresholds,
-        protocol.strict_threshold,
-        protocol.connectivity,
-    )
-    if files is not None:
-        idx = np.array([entry[k] for k in order], dtype=np.int64)
-        items = [files.take(idx[b0 : b0 + FILE_CHUNK]) for b0 in range(0, idx.size, FILE_CHUNK)]
-        func = functools.partial(file_chunk_boxes, params)
-        parts = (ex if ex is not None else get_executor(None)).map(
-            func, items, on_item=lambda x: progress.advance(task, len(x.keys))
-        )
-        for ti, t in enumerate(protocol.thresholds):
-            pred[t] = dict(zip(order, (b for part in parts for b in part[ti])))
-        return pred
-    by_shape: dict[tuple[int, int], list[tuple[str, str]]] = {}
-    for k in order:
-        by_shape.setdefault(maps[k].shape, []).append(k)
-    for ks in by_shape.values():
-        res = batch_boxes(
-            np.stack([maps[k] for k in ks]),
-            image_shape=protocol.image_shape,
-            upsampling=protocol.upsampling,
-            thresholds=protocol.thresholds,
-            strict=protocol.strict_threshold,
-            connectivity=protocol.connectivity,
-            executor=ex,
-            on_item=lambda x: progress.advance(task, len(x[1])),
-        ).boxes
-        for t, per in zip(protocol.thresholds, res):
-            for k, b in zip(ks, per):
-                pred[t][k] = b
-    return pred
-
-
-def file_chunk_boxes(params: tuple, part: HeatmapFiles) -> list[list[np.ndarray]]:
-    """Boxes of the maps of one chunk of a :class:`HeatmapFiles` index, per threshold, in the chunk's order.
-
-    The task of :func:`evaluate_heatmaps` on files: it reads its own maps (:func:`read_maps`), so only
-    the file paths and offsets travel with it. ``params`` is ``(image_shape, upsampling, thresholds,
-    strict, connectivity)``.
-    """
-    image_shape, upsampling, thresholds, strict, connectivity = params
-    maps = read_maps(part)
-    out: list[list[np.ndarray]] = [[np.zeros((0, 4), np.int64)] * len(maps) for _ in thresholds]
-    by_shape: dict[tuple[int, int], list[int]] = {}
-    for i, m in enumerate(maps):
-        by_shape.setdefault(m.shape, []).append(i)
-    for ii in by_shape.values():
-        res = heatmaps_to_boxes(
-            np.stack([maps[i] for i in ii]),
-            image_shape=image_shape,
-            upsampling=upsampling,
-            thresholds=thresholds,
-            strict=strict,
-            connectivity=connectivity,
-        ).boxes
-        for ti, per in enumerate(res):
-            for i, b in zip(ii, per):
-                out[ti][i] = b
-    return out

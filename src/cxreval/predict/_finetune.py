@@ -42,25 +42,23 @@ from __future__ import annotations
 import copy
 import json
 import math
-import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from .._typing import PathLike, RNGLike
 from .._validation import check_choice, normalize_rng
-from ..exceptions import CxrevalWarning, InvalidParameterError, SchemaError
-from ..io.images import read_image
+from ..exceptions import InvalidParameterError, SchemaError
 from ..progress import Progress, as_progress
 from ..results import TableResult
-from ..schema import MACRO
-from ._images import ImageItem, exc_text
+from ._finetune_data import TrainingTargets, _Images, _with_images, training_targets
+from ._finetune_epochs import _aucs, _forward, _probe_head, _rows, _train_epoch
+from ._finetune_net import _build, _features_key, _set_trainable, _write_model_yaml
 from ._models import require_torch, torch_device
-from ._preprocess import Preprocessing
 from .losses import LOSSES, loss_function
 from .recipes import XRV_DEFAULTS
 
@@ -86,7 +84,6 @@ TRAINING_COLUMNS: tuple[str, ...] = (
     "n_val_neg",
     "best",
 )
-_CACHE_BYTES = 2 << 30
 
 
 @dataclass(frozen=True)
@@ -156,307 +153,6 @@ class FinetuneResult(TableResult):
         )
 
 
-def _with_images(
-    targets: pd.DataFrame, image_ids: Collection[str], *, labels: PathLike, images: PathLike
-) -> tuple[pd.DataFrame, list[str]]:
-    """The rows of ``targets`` (one per labelled study) whose study has an image, and the ids of those that have
-    none; a :class:`~cxreval.exceptions.CxrevalWarning` names how many were left out and one of them (a study
-    labelled but not imaged is left out of training and validation, never silently)."""
-    has_image = targets["study_id"].isin(image_ids).to_numpy()
-    missing = targets["study_id"][~has_image].astype(str).tolist()
-    if missing and has_image.sum() >= 2:  # (fewer than 2 left: refused by the caller)
-        warnings.warn(
-            f"{len(missing)} of the {len(targets)} labelled studies (labels={str(labels)!r}) have no image "
-            f"in images={str(images)!r}, e.g. {missing[0]!r}; they are left out of training and validation "
-            "(finetune.json: n_labelled_without_image, labelled_without_image).",
-            CxrevalWarning,
-            stacklevel=3,
-        )
-    return targets[has_image].reset_index(drop=True), missing
-
-
-class TrainingTargets(NamedTuple):
-    """What :func:`training_targets` returns: one row per study with a 0/1/NaN column per finding, the findings
-    and the label source."""
-
-    targets: pd.DataFrame
-    findings: list[str]
-    source: str
-
-
-def training_targets(
-    labels: pd.DataFrame, *, findings: Sequence[str] | None, source: str | None, policy: Any
-) -> TrainingTargets:
-    """``(targets, findings, source)``: one row per study (``study_id``, ``patient_id``, one 0/1/NaN column per
-    finding) from a validated long label table, under the :class:`~cxreval.schema.LabelPolicy` ``policy``."""
-    from ..findings import canonical_finding
-
-    sources = sorted(labels["source"].unique())
-    if source is None:
-        if len(sources) != 1:
-            raise InvalidParameterError(
-                f"The labels hold the sources {sources}; choose the one to train on with source=."
-            )
-        source = sources[0]
-    elif source not in sources:
-        raise InvalidParameterError(
-            f"source={source!r} is not in the labels (labels=); its sources are {sources}."
-        )
-    lab = labels[labels["source"] == source]
-    have = list(dict.fromkeys(lab["finding"]))
-    if findings:
-        want = [canonical_finding(f, where="findings=") for f in findings]
-        missing = [f for f in want if f not in have]
-        if missing:
-            raise InvalidParameterError(
-                f"findings={missing}: not labelled by source {source!r} (it labels {have})."
-            )
-    else:
-        want = have
-    lab = lab[lab["finding"].isin(want)]
-    dup = lab.duplicated(["study_id", "finding"])
-    if dup.any():
-        r = lab[dup].iloc[0]
-        raise SchemaError(
-            f"The labels (labels=): study {r.study_id!r} has two labels for {r.finding!r} from source {source!r}."
-        )
-    y = lab.assign(y=policy.binarize(lab["state"])).pivot(index="study_id", columns="finding", values="y")
-    pid = lab.drop_duplicates("study_id").set_index("study_id")["patient_id"]
-    out = pd.DataFrame(
-        {"study_id": y.index.astype(str), "patient_id": pid.reindex(y.index).astype(str).to_numpy()}
-    )
-    for f in want:
-        out[f] = y[f].to_numpy(dtype=float) if f in y.columns else np.nan
-    return TrainingTargets(out.reset_index(drop=True), want, source)
-
-
-class _Images:
-    """The preprocessed images of the chosen studies, held in memory when they fit in 2 GiB."""
-
-    def __init__(self, items: Sequence[ImageItem], prep: Any, *, dicom_window: str) -> None:
-        self.items, self.prep, self.dicom_window = list(items), prep, dicom_window
-        first = self._read(0)
-        self.cache: np.ndarray | None = None
-        if first.nbytes * len(self.items) <= _CACHE_BYTES:
-            self.cache = np.empty((len(self.items), *first.shape), dtype=np.float32)
-            self.cache[0] = first
-            for i in range(1, len(self.items)):
-                self.cache[i] = self._read(i)
-        else:  # check every image once before training
-            for i in range(1, len(self.items)):
-                self._read(i)
-
-    def _read(self, i: int) -> np.ndarray:
-        it = self.items[i]
-        try:
-            return self.prep.apply(read_image(it.path, dicom_window=self.dicom_window))
-        except SchemaError as exc:
-            raise SchemaError(f"Image {it.path} (images=) cannot be used for training ({exc}).") from exc
-        except (OSError, ValueError) as exc:
-            raise SchemaError(
-                f"Image {it.path} (images=) cannot be used for training ({exc_text(exc)})."
-            ) from exc
-
-    def batch(self, idx: np.ndarray) -> np.ndarray:
-        if self.cache is not None:
-            return self.cache[idx]
-        return np.stack([self._read(int(i)) for i in idx])
-
-
-@dataclass
-class _Net:
-    module: Any
-    prep: Preprocessing
-    architecture: str
-    architecture_kwargs: dict[str, Any]
-    head: str
-    target_layer: str | None
-    base: str
-    weights: str | None
-
-
-def _input_dict(prep: Any) -> dict[str, Any] | str:
-    if not isinstance(prep, Preprocessing):  # a CLIP processor: the architecture's own (clip_head)
-        return "architecture"
-    norm: Any = (
-        {"mean": list(prep.mean), "std": list(prep.std)}
-        if prep.normalization == "custom"
-        else prep.normalization
-    )
-    return {"size": int(prep.size), "channels": int(prep.channels), "normalization": norm, "crop": prep.crop}
-
-
-def _build(
-    model: str | None,
-    recipe: str | None,
-    *,
-    arch: str,
-    weights: str | None,
-    n_out: int,
-    input_size: int | None,
-    weights_dir: Any,
-    download: bool,
-) -> _Net:
-    from ._models import load_model, parse_model_spec
-    from .recipes import chestxray8_net, find_classifier, replace_head
-
-    if recipe is not None:
-        kw = {"arch": arch, "n_out": n_out, "transition_channels": 1024, "pooling": "lse", "lse_r": 10.0}
-        net = chestxray8_net(**kw, weights=weights)  # type: ignore[arg-type]
-        prep = Preprocessing(size=input_size or 1024, channels=3, normalization="imagenet")
-        return _Net(
-            net,
-            prep,
-            "cxreval.predict.recipes:chestxray8_net",
-            kw,
-            "classifier",
-            "transition",
-            f"recipe chestxray8 ({arch})",
-            weights,
-        )
-    assert model is not None  # finetune passes exactly one of model and recipe
-    ms = parse_model_spec(model)
-    if ms.kind == "clip":
-        from .clip_head import absolute_clip_spec, clip_classifier
-
-        spec = absolute_clip_spec(str(ms))
-        module = clip_classifier(spec, n_out)
-        return _Net(
-            module,
-            module.preprocessing,
-            "cxreval.predict.clip_head:clip_classifier",
-            {"spec": spec, "n_out": n_out},
-            "classifier",
-            None,
-            spec,
-            module.clip.weights_file,
-        )
-    lm = load_model(ms, weights_dir=weights_dir, download=download)
-    if lm.scripted:
-        raise InvalidParameterError(
-            f"model={str(model)!r}: a TorchScript model cannot be rebuilt for training; give it "
-            "as a state_dict with 'architecture' in its YAML."
-        )
-    if ms.kind == "xrv":
-        import torchxrayvision as xrv
-
-        if not isinstance(lm.module, xrv.models.DenseNet):
-            raise InvalidParameterError(
-                f"model={str(model)!r}: only the TorchXRayVision DenseNets can be fine-tuned."
-            )
-        ref, kwargs = "torchxrayvision.models:DenseNet", {"weights": None}
-    else:
-        cfg_path = Path(str(lm.extra["yaml"]))
-        from .._validation import read_yaml_file
-
-        cfg = read_yaml_file(cfg_path, what="Model YAML")
-        if not isinstance(cfg, dict) or "architecture" not in cfg:  # load_model has checked it already
-            raise SchemaError(
-                f"model={str(model)!r}: {cfg_path} gives no 'architecture' to rebuild the model from."
-            )
-        ref = str(cfg["architecture"])
-        mod, _, attr = ref.rpartition(":")
-        if mod.endswith(".py") and not Path(mod).is_absolute():
-            ref = f"{(cfg_path.parent / mod).resolve()}:{attr}"
-        kwargs = dict(cfg.get("architecture_kwargs") or {})
-    module = lm.module
-    if hasattr(module, "op_threshs"):
-        module.op_threshs = None
-    head = find_classifier(module, lm.classifier)
-    replace_head(module, head, n_out)
-    return _Net(
-        module,
-        lm.preprocessing,
-        "cxreval.predict.recipes:with_head",
-        {"architecture": ref, "architecture_kwargs": kwargs, "classifier": head, "n_out": n_out},
-        head,
-        lm.target_layer,
-        str(ms),
-        lm.weights_file,
-    )
-
-
-def _aucs(y: np.ndarray, s: np.ndarray) -> tuple[list[float], list[int], list[int]]:
-    from ..classification import roc_auc_score
-
-    out, npos, nneg = [], [], []
-    for j in range(y.shape[1]):
-        k = ~np.isnan(y[:, j])
-        yy = y[k, j]
-        npos.append(int((yy == 1).sum()))
-        nneg.append(int((yy == 0).sum()))
-        out.append(float(roc_auc_score(yy.astype(int), s[k, j])) if npos[-1] and nneg[-1] else float("nan"))
-    return out, npos, nneg
-
-
-def _forward(module: Any, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any) -> np.ndarray:
-    import torch
-
-    outs = []
-    with torch.inference_mode():
-        for i in range(0, len(idx), batch_size):
-            outs.append(
-                module(torch.from_numpy(data.batch(idx[i : i + batch_size])).to(device))
-                .double()
-                .cpu()
-                .numpy()
-            )
-    return np.concatenate(outs)
-
-
-def _head_inputs(
-    module: Any, head: str, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any
-) -> np.ndarray:
-    """The inputs of the classifier ``head`` for the images ``idx`` (float32, as the classifier reads them)."""
-    got: list[Any] = []
-    h = module.get_submodule(head).register_forward_hook(
-        lambda m, a, o: got.append(a[0].detach().float().cpu())
-    )
-    try:
-        _forward(module, data, idx, batch_size=batch_size, device=device)
-    finally:
-        h.remove()
-    return np.concatenate([g.numpy() for g in got]) if got else np.zeros((0, 0), dtype=np.float32)
-
-
-def _rows(
-    epoch: int,
-    findings: list[str],
-    train_loss: float,
-    val_loss: float,
-    aucs: list[float],
-    npos: list[int],
-    nneg: list[int],
-) -> list[dict[str, Any]]:
-    rows = [
-        {
-            "epoch": epoch,
-            "finding": f,
-            "train_loss": train_loss,
-            "val_loss": val_loss,
-            "val_auc": a,
-            "n_val_pos": p,
-            "n_val_neg": n,
-            "best": False,
-        }
-        for f, a, p, n in zip(findings, aucs, npos, nneg)
-    ]
-    ok = [a for a in aucs if np.isfinite(a)]
-    rows.append(
-        {
-            "epoch": epoch,
-            "finding": MACRO,
-            "train_loss": train_loss,
-            "val_loss": val_loss,
-            "val_auc": float(np.mean(ok)) if ok else float("nan"),
-            "n_val_pos": sum(npos),
-            "n_val_neg": sum(nneg),
-            "best": False,
-        }
-    )
-    return rows
-
-
 def _seed_of(rng: RNGLike) -> int:
     """The int seed of ``rng``: an int as given, one drawn from a Generator or from fresh entropy (None)."""
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
@@ -519,60 +215,26 @@ def finetune(
 
     func = "finetune"
     seed = _seed_of(rng)
-    check_choice(mode, FINETUNE_MODES, name="mode", func=func)
-    if recipe is not None:
-        check_choice(recipe, RECIPES, name="recipe", func=func)
-    if (model is None) != (recipe == "chestxray8"):
-        raise InvalidParameterError(
-            "finetune needs exactly one of model= (xrv:, torch:, clip:) and "
-            "recipe='chestxray8' (recipe='xrv' goes with model='xrv:...')."
-        )
-    if recipe == "chestxray8":
-        from ._models import require_torchvision
-
-        require_torchvision()  # an environment problem is named before any work
-    else:
-        from ._models import parse_model_spec
-
-        assert model is not None  # exactly one of model and recipe (checked above)
-        if recipe == "xrv" and parse_model_spec(model).kind != "xrv":
-            raise InvalidParameterError(
-                f"recipe='xrv' with model={str(model)!r}: the xrv recipe fine-tunes a "
-                "TorchXRayVision model (model='xrv:densenet121-res224-all', ...)."
-            )
-        if parse_model_spec(model).kind == "clip" and mode == "last-layer":
-            raise InvalidParameterError(
-                f"model={str(model)!r} with mode='last-layer': a clip: model is fine-tuned as "
-                "BenchX does, mode='linear-probe' (frozen image encoder) or mode='full' (the "
-                "vision tower and the classifier)."
-            )
+    _check_model(model, recipe, mode=mode, func=func)
     xrv_recipe = recipe == "xrv"
-    loss = loss or ("wcel" if recipe == "chestxray8" else "xrv" if xrv_recipe else "bce")
-    check_choice(loss, LOSSES, name="loss", func=func)
-    batch_size = batch_size if batch_size is not None else (64 if xrv_recipe else 16)
-    weight_decay = weight_decay if weight_decay is not None else (1e-5 if xrv_recipe else 1e-4)
-    if features is not None and mode != "linear-probe":
-        raise InvalidParameterError(
-            f"features={str(features)!r}: cached features are used by mode='linear-probe' only."
-        )
-    if features is not None and not Path(features).is_file():
-        raise SchemaError(f"features={str(features)!r} does not exist.")
+    loss, batch_size, weight_decay = _training_options(
+        recipe,
+        mode,
+        loss=loss,
+        batch_size=batch_size,
+        weight_decay=weight_decay,
+        features=features,
+        func=func,
+    )
     pol = LabelPolicy(policy, not_mentioned)
-    for n, v, lo in (("epochs", epochs, 1), ("patience", patience, 1), ("batch_size", batch_size, 1)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise InvalidParameterError(f"The '{n}' parameter of finetune must be an int >= {lo}. Got {v!r}.")
-    if not 0 < val_fraction < 1:
-        raise InvalidParameterError(
-            f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}."
-        )
-    for rate, value, low in (("lr", lr, "> 0"), ("weight_decay", weight_decay, ">= 0")):
-        number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
-        if value is not None and not (
-            number and math.isfinite(value) and (value > 0 if rate == "lr" else value >= 0)
-        ):
-            raise InvalidParameterError(
-                f"The '{rate}' parameter of finetune must be a finite number {low}. Got {value!r}."
-            )
+    _check_numbers(
+        epochs=epochs,
+        patience=patience,
+        batch_size=batch_size,
+        val_fraction=val_fraction,
+        lr=lr,
+        weight_decay=weight_decay,
+    )
     progress = as_progress(progress, func=func)
     torch = require_torch()  # (after the checks of the options: a bad option is named without torch)
     dev = torch_device(device)
@@ -632,30 +294,9 @@ def finetune(
         )
         module = net.module.to(dev)
         head = module.get_submodule(net.head)
-        from .recipes import last_stage
-
-        trained = {
-            "linear-probe": [net.head],
-            "last-layer": [last_stage(module, net.head), net.head],
-            "full": [""],
-        }[mode]
-        for p in module.parameters():
-            p.requires_grad_(mode == "full")
-        for t in trained:
-            for p in module.get_submodule(t).parameters():
-                p.requires_grad_(True)
+        trained = _set_trainable(module, net.head, mode)
         chosen = [by_id[s] for s in targets.study_id]
-        wfile = Path(str(net.weights)) if net.weights else None
-        fkey = {
-            "base": net.base,
-            "weights": net.weights,
-            "preprocessing": net.prep.to_dict(),
-            "head": net.head,
-            "dicom_window": dicom_window,
-            "weights_file": [wfile.stat().st_size, wfile.stat().st_mtime_ns]
-            if wfile is not None and wfile.is_file()
-            else None,
-        }
+        fkey = _features_key(net, dicom_window)
         cached = None
         if features is not None:  # checked before any image is read
             from ._probe import load_features
@@ -681,32 +322,23 @@ def finetune(
         aug_gen = np.random.default_rng([seed, 1])  # the xrv recipe's augmentation draws
         try:
             if mode == "linear-probe":
-                from ._probe import FEATURES_FILE, fit_linear_probe, save_features
-
                 module.eval()
-                if cached is not None:
-                    feats = cached
-                else:  # every image once, in batches
-                    assert data is not None  # read when no cached features were given
-                    feats = _head_inputs(
-                        module, net.head, data, np.arange(len(targets)), batch_size=batch_size, device=dev
-                    )
-                save_features(
-                    d / FEATURES_FILE, feats, list(targets.study_id), [str(it.path) for it in chosen], fkey
-                )
-                fit = fit_linear_probe(feats[tr], y_all[tr], loss=loss, weight_decay=weight_decay)
-                with torch.no_grad():
-                    head.weight.copy_(torch.from_numpy(fit.weight).to(head.weight.dtype))
-                    if head.bias is not None:
-                        head.bias.copy_(torch.from_numpy(fit.bias).to(head.bias.dtype))
-                train_loss = fit.loss
-                bad = [f for f, ok in zip(fnames, fit.converged) if not ok]
-                stopped = (
-                    f"converged (Newton's method on {feats.shape[1]} cached features; "
-                    f"{max(fit.iterations)} step(s))"
-                    if not bad
-                    else f"Newton's method stopped after {max(fit.iterations)} steps without converging for {bad} "
-                    "(one class only in the training part?)"
+                feats, train_loss, stopped = _probe_head(
+                    module,
+                    net.head,
+                    cached,
+                    data,
+                    d,
+                    study_ids=list(targets.study_id),
+                    paths=[str(it.path) for it in chosen],
+                    fkey=fkey,
+                    y_train=y_all[tr],
+                    tr=tr,
+                    findings=fnames,
+                    loss=loss,
+                    weight_decay=weight_decay,
+                    batch_size=batch_size,
+                    device=dev,
                 )
                 epochs = 1
             epoch_task = progress.add("cxreval finetune (epochs)", total=epochs)
@@ -716,22 +348,17 @@ def finetune(
                     for t in trained:
                         module.get_submodule(t).train()
                     assert data is not None  # read unless cached features were given (linear-probe only)
-                    order = gen.permutation(tr)
-                    tot = 0.0
-                    for i in range(0, len(order), batch_size):
-                        idx = order[i : i + batch_size]
-                        xb = torch.from_numpy(data.batch(idx))
-                        if xrv_recipe:
-                            from .recipes import random_affine
-
-                            xb = random_affine(xb, aug_gen)
-                        z = module(xb.to(dev))
-                        v = lf(z, y_t[idx].to(z.dtype).to(dev))
-                        opt.zero_grad()
-                        v.backward()
-                        opt.step()
-                        tot += v.item() * len(idx)
-                    train_loss = tot / len(tr)
+                    train_loss = _train_epoch(
+                        module,
+                        data,
+                        gen.permutation(tr),
+                        y_t,
+                        lf,
+                        opt,
+                        batch_size=batch_size,
+                        device=dev,
+                        augment=aug_gen if xrv_recipe else None,
+                    )
                 module.eval()
                 if mode == "linear-probe":  # the head on the cached features, as the model runs it
                     with torch.inference_mode():
@@ -810,21 +437,7 @@ def finetune(
         }
         res = FinetuneResult(log, sp, vp, best[1], float(best[0]), stopped, settings)
         torch.save(best[2], d / "model.pt")
-        cfg = {
-            "name": mname,
-            "checkpoint": "model.pt",
-            "format": "state_dict",
-            "architecture": net.architecture,
-            "architecture_kwargs": net.architecture_kwargs,
-            "input": _input_dict(net.prep),
-            "findings": fnames,
-            "apply_sigmoid": True,
-            "target_layer": net.target_layer,
-            "classifier": net.head,
-        }
-        import yaml
-
-        (d / "model.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+        _write_model_yaml(d / "model.yaml", mname, net, fnames)
         res.save(d)
         (d / "finetune.json").write_text(
             json.dumps(
@@ -838,3 +451,81 @@ def finetune(
     if interrupted:
         raise KeyboardInterrupt
     return res
+
+
+def _check_model(model: str | None, recipe: str | None, *, mode: str, func: str) -> None:
+    """Check ``mode`` and ``recipe``: exactly one of ``model`` and the chestxray8 recipe, and a model the recipe
+    and the mode fit."""
+    check_choice(mode, FINETUNE_MODES, name="mode", func=func)
+    if recipe is not None:
+        check_choice(recipe, RECIPES, name="recipe", func=func)
+    if (model is None) != (recipe == "chestxray8"):
+        raise InvalidParameterError(
+            "finetune needs exactly one of model= (xrv:, torch:, clip:) and "
+            "recipe='chestxray8' (recipe='xrv' goes with model='xrv:...')."
+        )
+    if recipe == "chestxray8":
+        from ._models import require_torchvision
+
+        require_torchvision()  # an environment problem is named before any work
+    else:
+        from ._models import parse_model_spec
+
+        assert model is not None  # exactly one of model and recipe (checked above)
+        if recipe == "xrv" and parse_model_spec(model).kind != "xrv":
+            raise InvalidParameterError(
+                f"recipe='xrv' with model={str(model)!r}: the xrv recipe fine-tunes a "
+                "TorchXRayVision model (model='xrv:densenet121-res224-all', ...)."
+            )
+        if parse_model_spec(model).kind == "clip" and mode == "last-layer":
+            raise InvalidParameterError(
+                f"model={str(model)!r} with mode='last-layer': a clip: model is fine-tuned as "
+                "BenchX does, mode='linear-probe' (frozen image encoder) or mode='full' (the "
+                "vision tower and the classifier)."
+            )
+
+
+def _training_options(
+    recipe: str | None,
+    mode: str,
+    *,
+    loss: str | None,
+    batch_size: int | None,
+    weight_decay: float | None,
+    features: PathLike | None,
+    func: str,
+) -> tuple[str, int, float]:
+    """``(loss, batch_size, weight_decay)``, each the recipe's default where not given; ``features`` checked."""
+    xrv_recipe = recipe == "xrv"
+    loss = loss or ("wcel" if recipe == "chestxray8" else "xrv" if xrv_recipe else "bce")
+    check_choice(loss, LOSSES, name="loss", func=func)
+    batch_size = batch_size if batch_size is not None else (64 if xrv_recipe else 16)
+    weight_decay = weight_decay if weight_decay is not None else (1e-5 if xrv_recipe else 1e-4)
+    if features is not None and mode != "linear-probe":
+        raise InvalidParameterError(
+            f"features={str(features)!r}: cached features are used by mode='linear-probe' only."
+        )
+    if features is not None and not Path(features).is_file():
+        raise SchemaError(f"features={str(features)!r} does not exist.")
+    return loss, batch_size, weight_decay
+
+
+def _check_numbers(
+    *, epochs: int, patience: int, batch_size: int, val_fraction: float, lr: float | None, weight_decay: float
+) -> None:
+    """Check the counts (ints >= 1), ``val_fraction`` in (0, 1), ``lr`` > 0 and ``weight_decay`` >= 0."""
+    for n, v, lo in (("epochs", epochs, 1), ("patience", patience, 1), ("batch_size", batch_size, 1)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise InvalidParameterError(f"The '{n}' parameter of finetune must be an int >= {lo}. Got {v!r}.")
+    if not 0 < val_fraction < 1:
+        raise InvalidParameterError(
+            f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}."
+        )
+    for rate, value, low in (("lr", lr, "> 0"), ("weight_decay", weight_decay, ">= 0")):
+        number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
+        if value is not None and not (
+            number and math.isfinite(value) and (value > 0 if rate == "lr" else value >= 0)
+        ):
+            raise InvalidParameterError(
+                f"The '{rate}' parameter of finetune must be a finite number {low}. Got {value!r}."
+            )

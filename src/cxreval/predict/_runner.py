@@ -22,29 +22,23 @@ An image that cannot be read or preprocessed is recorded with its error and the 
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .._validation import check_choice, check_positive_int
-from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
+from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import ExecutorLike, get_executor
-from ..io.images import read_image
-from ..labels import validate_predictions
 from ..progress import Progress, as_progress
-from ..results import ReadReport
-from ._images import ImageItem, ImageList, exc_text
+from ._batches import BatchPredictions, check_heatmap_models, loaded_batches, model_groups, predict_batch
+from ._images import ImageItem
 from ._models import LoadedModel, require_torch
-from ._preprocess import Preprocessing
-from ._store import NpzWriter, PartialStore
+from ._prediction_files import PredictResult, model_file_name, write_outputs
+from ._store import PartialStore
 
 __all__ = [
     "CAM_METHODS",
@@ -76,25 +70,6 @@ class RunStats:
     n_errors_now: int
 
 
-@dataclass(frozen=True)
-class PredictResult:
-    """The assembled outputs of a prediction run (see :func:`write_outputs`)."""
-
-    predictions: pd.DataFrame
-    mapping: pd.DataFrame
-    read_report: ReadReport
-    image_status: pd.DataFrame
-    files: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "n_predictions": int(len(self.predictions)),
-            "models": sorted(self.predictions.model.unique()),
-            "read_report": self.read_report.to_dict(),
-            "files": dict(self.files),
-        }
-
-
 def partial_path(out: str | Path) -> Path:
     """The resume store of a run into ``out``: the hidden folder ``.<name>-predict-partial`` beside it.
 
@@ -103,18 +78,6 @@ def partial_path(out: str | Path) -> Path:
     """
     out = Path(out).expanduser().absolute()
     return out.parent / f".{out.name}-predict-partial"
-
-
-def model_file_name(name: str) -> str:
-    """A file-name-safe form of a model name."""
-    return re.sub(r"[^A-Za-z0-9._+-]+", "_", name).strip("_") or "model"
-
-
-def model_groups(models: Sequence[LoadedModel]) -> list[tuple[Preprocessing, list[int]]]:
-    groups: dict[Preprocessing, list[int]] = {}
-    for i, m in enumerate(models):
-        groups.setdefault(m.preprocessing, []).append(i)
-    return list(groups.items())
 
 
 def store_config(
@@ -139,69 +102,6 @@ def store_config(
         "target_layer": target_layer if heatmaps else None,
         "dicom_window": dicom_window,
     }
-
-
-def check_heatmap_models(models: Sequence[LoadedModel], *, target_layer: str | None) -> list[str]:
-    """The CAM target layer of each model; raises before any work when a model cannot give heatmaps."""
-    layers = []
-    for m in models:
-        layer = target_layer or m.target_layer
-        if m.scripted:
-            raise InvalidParameterError(
-                f"heatmaps=True: model {m.name} is TorchScript, whose layers cannot be hooked; "
-                "give it as a state_dict with 'architecture' in its YAML."
-            )
-        if not layer:
-            raise InvalidParameterError(
-                f"heatmaps=True: model {m.name} has no default CAM target layer; pass "
-                "target_layer= (a convolutional stage, e.g. 'features') or set "
-                "target_layer in its YAML."
-            )
-        names = dict(m.module.named_modules())
-        if layer not in names:
-            top = [n for n in names if n and "." not in n][:20]
-            raise InvalidParameterError(
-                f"target_layer={layer!r}: model {m.name} has no such module; its top-level modules are {top}."
-            )
-        layers.append(layer)
-    return layers
-
-
-def _load_one(item: ImageItem, prep: Preprocessing, dicom_window: str) -> np.ndarray | str:
-    try:
-        return prep.apply(read_image(item.path, dicom_window=dicom_window))
-    except CxrevalError as exc:
-        msg = str(exc)
-        return msg if str(item.path) in msg else f"{item.path}: {msg}"
-    except (MemoryError, ValueError, OSError) as exc:
-        return f"{item.path}: {exc_text(exc)}"
-
-
-def _batches(items: Sequence[ImageItem], size: int) -> Iterator[list[ImageItem]]:
-    for i in range(0, len(items), size):
-        yield list(items[i : i + size])
-
-
-def loaded_batches(
-    items: Sequence[ImageItem], prep: Preprocessing, *, batch_size: int, workers: int, dicom_window: str
-) -> Iterator[tuple[list[ImageItem], list[np.ndarray | str]]]:
-    if workers <= 0:
-        for b in _batches(items, batch_size):
-            yield b, [_load_one(it, prep, dicom_window) for it in b]
-        return
-    with ThreadPoolExecutor(max_workers=workers) as ex:
-        pending: list[tuple[list[ImageItem], list[Future[np.ndarray | str]]]] = []
-        it = _batches(items, batch_size)
-        for _ in range(2):  # the current batch and one ahead
-            b = next(it, [])
-            if b:
-                pending.append((b, [ex.submit(_load_one, x, prep, dicom_window) for x in b]))
-        while pending:
-            b, futs = pending.pop(0)
-            nxt = next(it, [])
-            if nxt:
-                pending.append((nxt, [ex.submit(_load_one, x, prep, dicom_window) for x in nxt]))
-            yield b, [f.result() for f in futs]
 
 
 def run_predictions(
@@ -309,232 +209,6 @@ def run_predictions(
         n_err += len(errors)
         progress.advance(task, n_batch)
     return RunStats(len(items), resumed, n_read, n_err)
-
-
-class BatchPredictions(NamedTuple):
-    """What :func:`predict_batch` returns: the studies predicted, the scores and maps per model, and the errors."""
-
-    study_ids: list[str]
-    scores: dict[int, np.ndarray]
-    maps: dict[int, np.ndarray]
-    errors: list[tuple[str, str, str]]
-
-
-def predict_batch(
-    models: Sequence[LoadedModel],
-    idx: Sequence[int],
-    batch: Sequence[ImageItem],
-    loaded: Sequence[np.ndarray | str],
-    *,
-    heatmaps: bool,
-    cam: str,
-    layers: Sequence[str | None],
-) -> BatchPredictions:
-    """Scores (and maps) of the models ``idx`` on one read batch: ``(ids predicted, scores, maps, errors)``."""
-    torch = require_torch()
-    from ._cam import class_activation_maps, grad_cam
-
-    ok = [i for i, v in enumerate(loaded) if not isinstance(v, str)]
-    errors = [
-        (batch[i].study_id, str(batch[i].path), str(loaded[i]))
-        for i in range(len(batch))
-        if isinstance(loaded[i], str)
-    ]
-    scores, maps = {}, {}
-    if ok:
-        xb = torch.from_numpy(np.stack([loaded[i] for i in ok]))
-        for mi in idx:
-            m = models[mi]
-            dev = next(iter(m.module.parameters()), xb).device
-            used = m.used
-            with torch.inference_mode():
-                y = m.module(xb.to(dev))
-                if m.apply_sigmoid:
-                    y = torch.sigmoid(y)
-            scores[mi] = y[:, torch.as_tensor(used, device=y.device)].double().cpu().numpy()
-            if heatmaps:
-                if cam == "cam":
-                    maps[mi] = class_activation_maps(
-                        m.module,
-                        xb,
-                        target_layer=str(layers[mi]),
-                        classifier=m.classifier,
-                        classes=used.tolist(),
-                        batch_size=len(ok),
-                        device=dev,
-                    )
-                else:
-                    maps[mi] = grad_cam(
-                        m.module,
-                        xb,
-                        target_layer=str(layers[mi]),
-                        classes=used.tolist(),
-                        batch_size=len(ok),
-                        device=dev,
-                    )
-    return BatchPredictions([batch[i].study_id for i in ok], scores, maps, errors)
-
-
-def _read_report_table(
-    items: Sequence[ImageItem],
-    listing: ImageList | None,
-    ok_ids: set[str],
-    errors: dict[str, tuple[str, str]],
-) -> pd.DataFrame:
-    rows = []
-    for it in items:
-        if it.study_id in errors:
-            rows.append((it.study_id, str(it.path), "error", errors[it.study_id][1]))
-        elif it.study_id in ok_ids:
-            rows.append((it.study_id, str(it.path), "ok", ""))
-        else:
-            rows.append((it.study_id, str(it.path), "missing", "not predicted (internal error)"))
-    for path, why in listing.skipped if listing is not None else ():
-        rows.append(("", path, "skipped", why))
-    return pd.DataFrame(rows, columns=["study_id", "path", "status", "error"])
-
-
-def write_outputs(
-    folder: str | Path,
-    store: PartialStore,
-    items: Sequence[ImageItem],
-    models: Sequence[LoadedModel],
-    *,
-    heatmaps: bool = False,
-    listing: ImageList | None = None,
-    options: dict[str, object] | None = None,
-) -> PredictResult:
-    """Assemble the stored batches into the output files in ``folder`` (see the module docstring)."""
-    from ..localization import heatmap_dict
-
-    folder = Path(folder)
-    groups = model_groups(models)
-    order = {it.study_id: k for k, it in enumerate(items)}
-    frames: list[pd.DataFrame] = []
-    errors: dict[str, tuple[str, str]] = {}
-    ok_ids: dict[int, set[str]] = {g: set() for g in range(len(groups))}
-    writers: dict[int, NpzWriter] = {}
-    files: dict[str, str] = {}
-    if heatmaps:
-        (folder / "heatmaps").mkdir()
-        for i, m in enumerate(models):
-            rel = f"heatmaps/{model_file_name(m.name)}.npz"
-            writers[i] = NpzWriter(folder / rel)
-            files[f"heatmaps:{m.name}"] = rel
-    try:
-        for s in store.shards(with_maps=heatmaps):
-            ids = s.ids.tolist()
-            ids_keep = [k for k, sid in enumerate(ids) if sid in order]
-            if not ids_keep and not len(s.err_ids):
-                continue
-            for sid, path, msg in zip(s.err_ids.tolist(), s.err_paths.tolist(), s.err_msgs.tolist()):
-                errors[sid] = (path, msg)
-            ok_ids[s.group].update(ids[k] for k in ids_keep)
-            keep_ids = [ids[k] for k in ids_keep]
-            for mi, sc in s.scores.items():
-                m = models[mi]
-                fnames = [f for f in m.findings if f is not None]
-                sc = sc[ids_keep]
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "study_id": np.repeat(np.asarray(keep_ids, dtype=object), len(fnames)),
-                            "model": m.name,
-                            "finding": np.tile(np.asarray(fnames, dtype=object), len(keep_ids)),
-                            "score": sc.ravel(),
-                        }
-                    )
-                )
-                if heatmaps and mi in s.maps and keep_ids:
-                    for key, arr in heatmap_dict(
-                        s.maps[mi][ids_keep], image_ids=keep_ids, findings=fnames
-                    ).items():
-                        writers[mi].add(key, arr)
-    finally:
-        for w in writers.values():
-            w.close()
-    all_ok = set().union(*ok_ids.values()) if ok_ids else set()
-    errors = {k: v for k, v in errors.items() if k not in all_ok}
-    preds = (
-        pd.concat(frames, ignore_index=True)
-        if frames
-        else pd.DataFrame({"study_id": [], "model": [], "finding": [], "score": []})
-    )
-    bad = ~np.isfinite(preds["score"].to_numpy(dtype=float))
-    for sid, mname in preds.loc[bad, ["study_id", "model"]].drop_duplicates().itertuples(index=False):
-        errors[sid] = (errors.get(sid, ("", ""))[0], f"model {mname} returned a non-finite score")
-    preds = preds[~bad]
-    mindex = {m.name: i for i, m in enumerate(models)}
-    fpos = {(m.name, f): j for m in models for j, f in enumerate(m.findings) if f is not None}
-    preds = preds.assign(
-        _m=preds.model.map(mindex),
-        _i=preds.study_id.map(order),
-        _f=[fpos[(a, b)] for a, b in zip(preds.model, preds.finding)],
-    )
-    preds = (
-        preds.sort_values(["_m", "_i", "_f"], kind="stable")
-        .drop(columns=["_m", "_i", "_f"])
-        .reset_index(drop=True)
-    )
-    preds = validate_predictions(preds, where="cxreval predict")
-    preds.to_csv(folder / "predictions.csv", index=False)
-    preds.to_parquet(folder / "predictions.parquet", index=False)
-    mapping = pd.concat([m.mapping_table() for m in models], ignore_index=True)
-    mapping.to_csv(folder / "findings_map.csv", index=False)
-    status = _read_report_table(items, listing, all_ok, errors)
-    status.to_csv(folder / "read_report.csv", index=False)
-    (folder / "models.json").write_text(
-        json.dumps(
-            {"models": [m.describe() for m in models], "options": options or {}}, indent=2, default=str
-        )
-        + "\n"
-    )
-    err = status[status.status != "ok"].reset_index(drop=True)
-    dropped = pd.DataFrame(
-        {
-            "row": err.index.to_numpy() * 0 - 1,
-            "reason": err.status.to_numpy(),
-            "value": (err.path + ": " + err.error).to_numpy(),
-        }
-    )
-    report = ReadReport(
-        listing.source if listing is not None else "images",
-        len(items),
-        len(all_ok),
-        dropped,
-        notes=tuple(f"{m.name}: {m.spec}" for m in models),
-    )
-    files.update(
-        {
-            "predictions": "predictions.csv",
-            "findings_map": "findings_map.csv",
-            "read_report": "read_report.csv",
-            "models": "models.json",
-        }
-    )
-    n_err = int((status.status == "error").sum())
-    lines = [
-        f"# cxreval predict: {len(items)} image(s) x {len(models)} model(s)",
-        "",
-        f"Images predicted: {len(all_ok)}; unreadable: {n_err}; other files skipped: "
-        f"{int((status.status == 'skipped').sum())} (see read_report.csv).",
-        "",
-    ]
-    for m in models:
-        lines += [f"## {m.name} (`{m.spec}`)", "", f"Weights: {m.weights_file}", "", "Preprocessing:", ""]
-        lines += [f"{k}. {s}" for k, s in enumerate(m.preprocessing.steps(), 1)]
-        lines += [
-            "",
-            "Outputs -> findings: "
-            + ", ".join(f"{o or '(empty)'} -> {f or 'left out'}" for o, f in zip(m.outputs, m.findings)),
-            "",
-        ]
-    if n_err:
-        lines += ["## Unreadable images", ""] + [
-            f"- {r.path}: {r.error}" for r in status[status.status == "error"].head(50).itertuples()
-        ]
-    (folder / "summary.md").write_text("\n".join(lines) + "\n")
-    return PredictResult(preds, mapping, report, status, files)
 
 
 def predict(

@@ -63,7 +63,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +75,7 @@ from ..io.images import LoadedImage
 from ._images import exc_text
 from ._preprocess import scale_pixels
 from ._prompts import PromptSet, load_prompts
+from ._zero_shot import ZeroShotCLIP, encode_prompts, max_cosine_module, normalized_prompts
 
 __all__ = [
     "CLIP_BACKENDS",
@@ -300,82 +301,6 @@ def _features(out: Any) -> Any:
         if isinstance(v, torch.Tensor):
             return v
     raise SchemaError(f"the model's feature method returned {type(out).__name__}, not a tensor.")
-
-
-def encode_prompts(encode_text: Any, texts: Sequence[str]) -> Any:
-    """Normalised CLIP prompt-ensemble embedding of ``texts``: mean of the normalised embeddings, normalised."""
-    import torch
-
-    with torch.no_grad():
-        e = encode_text(list(texts)).float()
-        e = e / e.norm(dim=-1, keepdim=True)
-        m = e.mean(dim=0)
-        return m / m.norm()
-
-
-def _zero_shot_module(image_encoder: Any, pos: Any, neg: Any, temperature: float) -> Any:
-    import torch
-
-    class ZeroShot(torch.nn.Module):
-        """Image -> per-finding softmax of positive vs negative prompt similarity (see cxreval.predict.clip)."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.image_encoder = image_encoder
-            self.register_buffer("positive", pos)
-            self.register_buffer("negative", neg)
-            self.temperature = float(temperature)
-
-        def forward(self, x: Any) -> Any:
-            f = self.image_encoder(x).float()
-            f = f / f.norm(dim=-1, keepdim=True)
-            lp, ln = self.temperature * f @ self.positive.T, self.temperature * f @ self.negative.T
-            return torch.softmax(torch.stack([lp, ln], dim=-1), dim=-1)[..., 0]
-
-    return ZeroShot()
-
-
-ZeroShotCLIP = _zero_shot_module
-"""Build the zero-shot module from an image encoder, (K, D) positive/negative embeddings and a temperature."""
-
-
-def normalized_prompts(encode_text: Any, texts: Sequence[str]) -> Any:
-    """The L2-normalised embedding of each prompt of ``texts`` (``(T, D)``), not ensembled."""
-    import torch
-
-    with torch.no_grad():
-        e = encode_text(list(texts)).float()
-        return e / e.norm(dim=-1, keepdim=True)
-
-
-def max_cosine_module(image_encoder: Any, prompts: Sequence[Any]) -> Any:
-    """Image -> per-finding max over its prompts of cosine(image, prompt) (XQA's rule); ``prompts[k]``: the
-    ``(T_k, D)`` normalised embeddings of finding ``k``."""
-    import torch
-
-    n = max(int(p.shape[0]) for p in prompts)
-    emb = torch.zeros(len(prompts), n, int(prompts[0].shape[1]))
-    mask = torch.zeros(len(prompts), n, dtype=torch.bool)
-    for k, p in enumerate(prompts):
-        emb[k, : p.shape[0]] = p
-        mask[k, : p.shape[0]] = True
-
-    class MaxCosine(torch.nn.Module):
-        """Image -> per-finding max cosine over its positive prompts (see cxreval.predict.clip)."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.image_encoder = image_encoder
-            self.register_buffer("prompts", emb)
-            self.register_buffer("mask", mask)
-
-        def forward(self, x: Any) -> Any:
-            f = self.image_encoder(x).float()
-            f = f / f.norm(dim=-1, keepdim=True)
-            c = torch.einsum("bd,ktd->bkt", f, self.prompts)
-            return c.masked_fill(~self.mask, float("-inf")).amax(dim=-1)
-
-    return MaxCosine()
 
 
 @dataclass(frozen=True)
