@@ -15,7 +15,10 @@ from ._typing import PathLike
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ConfidenceInterval", "ReadReport"]
+__all__ = [
+    "ConfidenceInterval",
+    "ReadReport",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,9 +246,6 @@ def _result_html(result: Any, *, n_rows: int = 5) -> str:
     if isinstance(table, pd.DataFrame):
         head = table.head(n_rows).to_html(index=False, border=0, na_rep="—")
         n_more = max(len(table) - n_rows, 0)
-    from markupsafe import Markup
-
-    from ._templates import Templates
 
     return Templates("cxreval").render(
         "result.html.j2",

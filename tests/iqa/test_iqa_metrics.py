@@ -7,20 +7,10 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.iqa import (
-    ambe,
-    cw_ssim,
-    get_metric,
-    iw_ssim,
-    list_metrics,
-    ms_ssim,
-    psnr,
-    rmse,
-    ssim,
-    uqi,
-    vif,
-    vifp,
-)
+from cxreval.iqa import get_metric, list_metrics, ms_ssim, psnr, ssim
+from cxreval.iqa._full_reference import ambe, rmse, uqi
+from cxreval.iqa._structural_similarity import cw_ssim, iw_ssim
+from cxreval.iqa._visual_information import vif, vifp
 
 RNG = np.random.default_rng(0)
 X = np.cumsum(np.cumsum(RNG.random((192, 192)), 0), 1)

@@ -45,9 +45,8 @@ Examples
 
 from __future__ import annotations
 
-from ._auc_score import roc_auc_score, weighted_auc
+from ._auc_score import roc_auc_score
 from ._comparison import (
-    SEPARABILITY_COLUMNS,
     DeLongResult,
     PairedComparisonResult,
     SeparabilityResult,
@@ -56,20 +55,15 @@ from ._comparison import (
     delong_test,
 )
 from ._evaluate import evaluate_auc, evaluate_auc_prepared
-from ._files import evaluate_auc_files, read_model_groups
 
 __all__ = [
-    "roc_auc_score",
-    "weighted_auc",
-    "evaluate_auc",
     "evaluate_auc_prepared",
-    "evaluate_auc_files",
-    "read_model_groups",
+    "roc_auc_score",
+    "evaluate_auc",
     "PairedComparisonResult",
     "compare_auc",
     "DeLongResult",
     "delong_test",
     "SeparabilityResult",
     "compare_best_models",
-    "SEPARABILITY_COLUMNS",
 ]

@@ -52,25 +52,19 @@ from .._typing import PathLike
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
-from ..io import markdown_table, read_csv_file, write_summary, write_table
+from ..io import markdown_table, write_table
+from ..io._read import read_csv_file
+from ..io._write import write_summary
 from ..results import TableResult
-from ..schema import check_columns
+from ..schema._columns import check_columns
 from . import nih
 from ._fetch import metadata_path
 from ._splits import LeakageAudit, audit_split, read_split_lists
 
 __all__ = [
-    "AUDITABLE",
-    "BBOX_FILE",
     "DatasetAudit",
     "audit_dataset",
     "audit_chestxray14",
-    "audit_mimic_cxr",
-    "audit_summary",
-    "count_boxes",
-    "PublishedCounts",
-    "CHESTXRAY8_PUBLISHED",
-    "PUBLISHED_COLUMNS",
 ]
 
 BBOX_FILE = "BBox_List_2017.csv.gz"

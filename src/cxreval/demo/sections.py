@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ..io import write_summary
+from ..io._write import write_summary
 from .data import (
     CHEXPERT_BENCH_READERS,
     CHEXPERT_COMPETITION,
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ..agreement import AgreementTableResult
     from ..stats import AUCResult
 
-__all__ = ["DemoSpec", "SECTIONS"]
+__all__: list[str] = []
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
 
     need("cxreval.agreement", "agreement", "cxreval agree")
     from ..finding_maps import NIH_TO_GOOGLE
-    from ..labels import read_label_tables
+    from ..labels._files import read_label_tables
 
     with tempfile.TemporaryDirectory() as tmp:
         table, _ = read_label_tables(_exported_labels(ctx, Path(tmp)))
@@ -344,7 +344,7 @@ def _chexpert_label_table(ctx: DemoContext) -> tuple[pd.DataFrame, list[str]]:
     ``chexpert/labels.parquet`` back; and that command line."""
     import tempfile
 
-    from ..labels import read_label_tables
+    from ..labels._files import read_label_tables
 
     with tempfile.TemporaryDirectory() as tmp:
         (path,), commands = _chexpert_exports(ctx, Path(tmp))
@@ -437,7 +437,7 @@ def _sec_chexpert_relabelling(ctx: DemoContext) -> str:
     100 studies (``--anchor consensus --anchor-studies``: ``second_round``, the two-phase estimate)."""
     import tempfile
 
-    from ..labels import read_label_tables, read_prediction_tables
+    from ..labels._files import read_label_tables, read_prediction_tables
 
     pl = need("cxreval.planning", "relabelling plans", "cxreval plan")
     findings = list(CHEXPERT_COMPETITION)

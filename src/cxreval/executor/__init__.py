@@ -52,20 +52,12 @@ True
 ([2, 1], [-2, 1])
 """
 
-from ._dask import DASK_CONNECT_TIMEOUT_S, DaskExecutor
-from ._local import Executor, ExecutorLike, OnItem, ProcessExecutor, SerialExecutor, chunk_items
-from ._specs import EXECUTOR_SPECS, get_executor, open_executor
+from ._local import Executor, ExecutorLike
+from ._specs import get_executor, open_executor
 
 __all__ = [
-    "EXECUTOR_SPECS",
-    "DASK_CONNECT_TIMEOUT_S",
     "Executor",
     "ExecutorLike",
-    "OnItem",
-    "SerialExecutor",
-    "ProcessExecutor",
-    "DaskExecutor",
     "get_executor",
     "open_executor",
-    "chunk_items",
 ]

@@ -10,39 +10,19 @@ references the model is non-inferior to the readers; its result is :class:`Reade
 """
 
 # figures of merit, covariances, OR/DBM analyses and the model against the readers (arrays in, results out)
-from ._dbm import DBMANOVA, DBMResult, dbm_analysis
-from ._fom import COVARIANCE_METHODS, CovarianceMethod, auc_covariance, empirical_auc, jackknife_auc
+from ._dbm import DBMResult, dbm_analysis
+from ._fom import auc_covariance
 from ._model_vs_readers import ModelVsReadersResult, model_vs_readers
-from ._or import ORComponents, ORResult, or_analysis
-from ._results import (
-    ModalityDifference,
-    ModalityEstimate,
-    MRMCAnalysis,
-    MRMCTest,
-    ReaderDifference,
-    ReaderEstimate,
-)
+from ._or import ORResult, or_analysis
 
-__all__: list[str] = [
-    "COVARIANCE_METHODS",
-    "CovarianceMethod",
-    "empirical_auc",
-    "jackknife_auc",
+__all__ = [
     "auc_covariance",
     "or_analysis",
     "ORResult",
-    "ORComponents",
     "dbm_analysis",
     "DBMResult",
-    "DBMANOVA",
     "model_vs_readers",
     "ModelVsReadersResult",
-    "MRMCAnalysis",
-    "MRMCTest",
-    "ModalityDifference",
-    "ModalityEstimate",
-    "ReaderDifference",
-    "ReaderEstimate",
 ]
 
 # binary readers' operating points against a model's ROC curve

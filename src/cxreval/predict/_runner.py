@@ -405,7 +405,7 @@ def write_outputs(
     options: dict[str, object] | None = None,
 ) -> PredictResult:
     """Assemble the stored batches into the output files in ``folder`` (see the module docstring)."""
-    from ..localization import heatmap_dict
+    from ..localization._heatmap_keys import heatmap_dict
 
     folder = Path(folder)
     groups = model_groups(models)
@@ -585,7 +585,8 @@ def predict(
     PredictResult
     """
     from ..io.images import DICOM_WINDOWS, is_dicom, pydicom_available
-    from ..outputs import check_output_path, output_folder
+    from ..outputs import output_folder
+    from ..outputs._folder import check_output_path
     from ._images import list_images
     from ._models import load_model, parse_model_spec
 
