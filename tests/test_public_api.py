@@ -187,7 +187,12 @@ CASES = [
         {"path": lambda t: t / "x.csv", "split_dir": lambda t: None},
         ["path", "split_dir"],
     ),
-    ("cxreval.localization._heatmap_files:scan_heatmaps", {"paths": lambda t: [t / "maps.npz"]}, {}, ["paths"]),
+    (
+        "cxreval.localization._heatmap_files:scan_heatmaps",
+        {"paths": lambda t: [t / "maps.npz"]},
+        {},
+        ["paths"],
+    ),
     ("cxreval.localization._heatmap_files:read_maps", {"index": lambda t: None}, {}, ["index"]),
     (
         "cxreval.localization:evaluate_heatmaps",

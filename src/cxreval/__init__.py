@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from ._version import __version__ as __version__
 from .exceptions import (
     CxrevalError,
     CxrevalWarning,
@@ -90,7 +90,6 @@ _SUBMODULES: tuple[str, ...] = (
 )
 
 __all__ = [
-    "__version__",
     "CxrevalError",
     "CxrevalWarning",
     "DataUnavailableError",

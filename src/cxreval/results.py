@@ -105,7 +105,7 @@ class ReadResult:
     """Reader-specific layout needed to write the file back (e.g. :class:`cxreval.labels.WideLayout`)."""
 
 
-__all__ += ["ReadResult", "empty_table", "readonly"]
+__all__ += ["ReadResult"]
 
 
 def as_table(value: object, *, name: str, func: str) -> pd.DataFrame:
@@ -146,9 +146,6 @@ def as_table(value: object, *, name: str, func: str) -> pd.DataFrame:
     raise InvalidParameterError(
         f"{func}: {name} must be a DataFrame, a ReadResult or a list of them; got {got}."
     )
-
-
-__all__ += ["as_table"]
 
 
 class TableResult:

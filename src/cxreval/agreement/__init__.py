@@ -51,7 +51,7 @@ Aggregation (:func:`compute_agreement`, an :class:`AgreementTableResult`): one r
 per-finding values over a finding set (the XQA-Chest paper's "four selected" and "all 12"), ``micro`` pools every
 (study, finding) pair of the set into one confusion matrix.
 
-Private modules, every name re-exported here: ``_scores`` (array level), ``_pairs`` (label tables,
+Private modules, their main functions and results re-exported here: ``_scores`` (array level), ``_pairs`` (label tables,
 ``agreement.csv``), ``_prevalence`` (Tables 5-8, ``prevalence.csv``), ``_omissions`` (3x3 flows and omission
 rates, ``flows.csv`` / ``omissions.csv``) and ``_compare`` (:func:`compare_sources`, what ``cxreval
 agree`` runs: all four, as the command writes them). Each table-level function

@@ -35,6 +35,8 @@ miss every finding. Fused labels on VinDr are driven by R8–R10: over all (imag
 is close to FUSE_OR (micro kappa 0.99), DS to majority vote (0.93).
 """
 
+# the method modules register their methods when imported (get_fusion, list_fusion)
+from . import _neural  # noqa: F401
 from ._base import BaseFusion, get_fusion, list_fusion, register_fusion
 from ._dawid_skene import DawidSkene
 from ._label_table import fuse_labels

@@ -19,10 +19,10 @@ reproduced by an option: 8-bit rounding ``round_8bit``, piq's downsampling, ...)
 difference is below 1e-4 (most below 1e-6). The table with every tolerance and the largest difference seen
 is in bench/RESULTS.md ("Validation against reference implementations", ``bench/iqa_validation.py``).
 
-**Names.** The package exports each metric function under the metric's name (``cxreval.iqa.ssim``,
-``cxreval.iqa.vif``, ``cxreval.iqa.fsim``, ...); their modules are named by what they compute
+**Names.** Every metric is reached by its name through :func:`get_metric` (``get_metric("vif")``); the package
+exports ``psnr``, ``ssim`` and ``ms_ssim`` as functions. The metric modules are named by what they compute
 (``_structural_similarity``, ``_visual_information``, ``_feature_similarity``, ``_haar_wavelet_similarity``,
-``_visual_saliency_similarity``, ``_dct_subband_similarity``: private, every public name is this package's), so
+``_visual_saliency_similarity``, ``_dct_subband_similarity``: private; the package imports each, so its metrics register), so
 no function shadows its module.
 
 Examples
@@ -36,6 +36,17 @@ Examples
 
 from __future__ import annotations
 
+# the metric modules register their metrics when imported (get_metric, list_metrics)
+from . import (  # noqa: F401
+    _adapters,
+    _dct_subband_similarity,
+    _feature_similarity,
+    _gradient,
+    _haar_wavelet_similarity,
+    _no_reference,
+    _visual_information,
+    _visual_saliency_similarity,
+)
 from ._comparison import MetricComparisonResult, compare_metrics
 from ._degrade import DegradeResult, degrade_folder
 from ._expert import ExpertAgreementResult, MetricAgreementResult, compare_with_experts, metric_agreement

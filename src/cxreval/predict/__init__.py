@@ -1,7 +1,7 @@
 """Model predictions and CAM heatmaps on a user's own radiographs (``cxreval predict``), and fine-tuning
 (``cxreval finetune``).
 
-Every public name is exported here (the implementation modules are private): finding the images
+The jobs, the loaders and their results are exported here (the implementation modules are private): finding the images
 (:func:`list_images`; each read at full bit depth by :func:`cxreval.io.images.read_image`), each model's input
 step by step as the model was trained (:class:`Preprocessing`, :func:`preprocess_image`), the ``xrv:<weights>``,
 ``torch:<checkpoint>`` (+ YAML) and ``clip:...`` specs (:func:`load_model`), prompt files (:func:`load_prompts`),

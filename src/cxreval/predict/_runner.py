@@ -577,8 +577,8 @@ def predict(
     overwrite, restart : bool
         Replace an existing ``out``; discard an unfinished run's stored batches.
     weights_dir, download, prompts, zero_shot_rule : see :func:`~cxreval.predict.load_model`
-        (``zero_shot_rule`` is written to ``run.json`` whether or not a ``clip:`` model is given).
-    Other parameters : see :func:`run_predictions`.
+        (``zero_shot_rule`` is written to ``run.json`` whether or not a ``clip:`` model is given); the other
+        parameters are :func:`run_predictions`'s.
 
     Returns
     -------
