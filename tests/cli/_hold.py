@@ -30,15 +30,15 @@ def hold(seconds: float) -> None:
 def install(seconds: float) -> None:
     """Hold every ``output_folder`` of this process once its files are written: ``write_run_record``, which
     ``output_folder`` calls right before committing, first pauses."""
-    import cxreval.outputs as outputs
+    import cxreval.outputs._folder as folder
 
-    record = outputs.write_run_record
+    record = folder.write_run_record
 
     def held_record(*args: object, **kwargs: object) -> object:
         hold(seconds)
         return record(*args, **kwargs)  # type: ignore[arg-type]
 
-    outputs.write_run_record = held_record  # type: ignore[assignment]
+    folder.write_run_record = held_record  # type: ignore[assignment]
 
 
 MAIN = (
