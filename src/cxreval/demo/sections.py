@@ -534,7 +534,7 @@ def _sec_chexpert_reader_study(ctx: DemoContext) -> str:
 
 
 def _sec_xqa(ctx: DemoContext) -> str:
-    rk = need("cxreval.ranking", "XQA published tables", "cxreval rank --auc-table xqa")
+    rk = need("cxreval.ranking._published", "XQA published tables", "cxreval rank --auc-table xqa")
     jb = need("cxreval.jobs", "the jobs of the commands", "cxreval rank --auc-table xqa")
     ctx.meta.update(
         {
@@ -595,7 +595,8 @@ def _sec_localization_real(ctx: DemoContext) -> str:
     folder = None
     try:
         folder = mirror_only(ctx, "images/nih")
-        images = loc.boxed_images(folder, boxes)
+        overlays = need("cxreval.localization._overlays", "localization on real boxes", "cxreval synth")
+        images = overlays.boxed_images(folder, boxes)
     except NotBuilt as exc:
         images = []
         why = exc.reason

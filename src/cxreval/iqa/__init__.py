@@ -49,7 +49,14 @@ from . import (  # noqa: F401
 )
 from ._comparison import MetricComparisonResult, compare_metrics
 from ._degrade import DegradeResult, degrade_folder
-from ._expert import ExpertAgreementResult, MetricAgreementResult, compare_with_experts, metric_agreement
+from ._expert import (
+    ExpertAgreementResult,
+    MetricAgreementResult,
+    ZMOSResult,
+    compare_with_experts,
+    metric_agreement,
+    zscores,
+)
 from ._full_reference import psnr
 from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
 from ._scoring import ScoresResult, score_pairs, select_metrics
@@ -74,4 +81,6 @@ __all__ = [
     "MetricAgreementResult",
     "compare_with_experts",
     "metric_agreement",
+    "ZMOSResult",
+    "zscores",
 ]
