@@ -51,7 +51,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "data-export": "cxreval.datasets.load_dataset",
     "demo": "cxreval.demo._runner._run_section",
     "label-reports": "cxreval.labeller.label_reports",
-    "reader-export": "cxreval.reader.export_study",
+    "reader-export": "cxreval.reader._jobs.export_tables",
     "predict": "cxreval.predict._models.load_model",
     "finetune": "cxreval.predict._models.load_model",
     "plan": "cxreval.planning.plan_relabelling",

@@ -38,6 +38,7 @@ Examples
 >>> s = np.array([0.1, 0.4, 0.35, 0.8, 0.4, 0.4])
 >>> round(roc_auc_score(y, s), 6)
 0.666667
+>>> from cxreval.classification._auc_score import weighted_auc
 >>> w = np.array([[1, 1, 1, 1, 1, 1], [2, 0, 1, 1, 0, 1]])
 >>> np.round(weighted_auc(y, s, w), 6).tolist()
 [0.666667, 1.0]

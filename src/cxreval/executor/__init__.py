@@ -46,6 +46,7 @@ Examples
 [2, 1, 3]
 >>> get_executor("process:2")
 ProcessExecutor(max_workers=2)
+>>> from cxreval.executor._local import SerialExecutor
 >>> get_executor(None) == SerialExecutor()
 True
 >>> seen = []; ex.map(abs, [-2, 1], on_item=seen.append), seen

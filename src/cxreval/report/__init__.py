@@ -1,6 +1,6 @@
 """The HTML report: one self-contained page (Plotly inlined) from the folders cxreval commands write.
 
->>> from cxreval.report import KINDS
+>>> from cxreval.report._sections import KINDS
 >>> [k.name for k in KINDS][:3]
 ['audit', 'classification', 'ranking']
 """
