@@ -28,7 +28,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def metadata_dir() -> Path:
     """The torchxrayvision metadata cache; skips when `cxreval data fetch` has not run."""
-    from cxreval.datasets import resolve_cache_dir
+    from cxreval.datasets._fetch import resolve_cache_dir
 
     d = resolve_cache_dir() / "torchxrayvision-data"
     if not (d / ".wheel_sha256").exists():

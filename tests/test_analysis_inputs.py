@@ -15,7 +15,8 @@ from cxreval.agreement import (
     compute_prevalence,
 )
 from cxreval.exceptions import CxrevalError, SchemaError
-from cxreval.fusion import annotations_from_labels, fuse_labels
+from cxreval.fusion import fuse_labels
+from cxreval.fusion._label_table import annotations_from_labels
 from cxreval.jobs import fuse_and_compare
 from cxreval.labels import validate_label_table
 

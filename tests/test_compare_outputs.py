@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cxreval.io import write_summary, write_table
+from cxreval.io import write_table
+from cxreval.io._write import write_summary
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "compare_outputs.py"
 

@@ -14,17 +14,12 @@ from _factories import RecordedProgress
 from cxreval.classification import evaluate_auc
 from cxreval.cli.main import main
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
-from cxreval.executor import (
-    DaskExecutor,
-    Executor,
-    ProcessExecutor,
-    SerialExecutor,
-    chunk_items,
-    get_executor,
-    open_executor,
-)
+from cxreval.executor import Executor, get_executor, open_executor
+from cxreval.executor._dask import DaskExecutor
+from cxreval.executor._local import ProcessExecutor, SerialExecutor, chunk_items
 from cxreval.findings import canonical_finding
-from cxreval.labels import write_labels, write_predictions
+from cxreval.labels import write_labels
+from cxreval.labels._long import write_predictions
 from cxreval.localization import LocalizationProtocol, evaluate_heatmaps, heatmaps_to_boxes
 
 FINDINGS = ["Atelectasis", "Effusion"]

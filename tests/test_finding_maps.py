@@ -19,7 +19,8 @@ from cxreval.finding_maps import (
     parse_finding_map,
     read_finding_map,
 )
-from cxreval.labels import write_labels, write_predictions
+from cxreval.labels import write_labels
+from cxreval.labels._long import write_predictions
 from cxreval.stats import AUCResult
 
 

@@ -9,16 +9,10 @@ import sys
 
 import pytest
 
-from cxreval.outputs import (
-    RUN_FILE,
-    OutputError,
-    atomic_file,
-    check_output_path,
-    output_folder,
-    read_run,
-    run_files,
-    sha256_file,
-)
+from cxreval.outputs import output_folder
+from cxreval.outputs._errors import OutputError
+from cxreval.outputs._folder import atomic_file, check_output_path
+from cxreval.outputs._run_record import RUN_FILE, read_run, run_files, sha256_file
 
 
 def test_success_moves_folder_and_records_run(tmp_path):

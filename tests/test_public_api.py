@@ -96,7 +96,7 @@ CASES = [
         {"policy": lambda t: "exclude", "not_mentioned": lambda t: "negative"},
         ["states", "policy", "not_mentioned"],
     ),
-    ("cxreval.schema:parse_states", {"values": lambda t: ["positive"]}, {}, ["values"]),
+    ("cxreval.schema._states:parse_states", {"values": lambda t: ["positive"]}, {}, ["values"]),
     ("cxreval.labels:read_labels", {"path": _long}, {}, ["path"]),
     ("cxreval.labels:read_predictions", {"path": lambda t: t / "p.csv"}, {}, ["path"]),
     (
@@ -105,7 +105,7 @@ CASES = [
         {"map_score": lambda t: "max"},
         ["finding_map", "map_score"],
     ),
-    ("cxreval.ranking:auc_table_file", {"spec": lambda t: "xqa"}, {}, ["spec"]),
+    ("cxreval.ranking._published:auc_table_file", {"spec": lambda t: "xqa"}, {}, ["spec"]),
     (
         "cxreval.reader:export_study",
         {"db": lambda t: f"sqlite:///{t / 'absent.db'}"},
@@ -187,8 +187,13 @@ CASES = [
         {"path": lambda t: t / "x.csv", "split_dir": lambda t: None},
         ["path", "split_dir"],
     ),
-    ("cxreval.localization:scan_heatmaps", {"paths": lambda t: [t / "maps.npz"]}, {}, ["paths"]),
-    ("cxreval.localization:read_maps", {"index": lambda t: None}, {}, ["index"]),
+    (
+        "cxreval.localization._heatmap_files:scan_heatmaps",
+        {"paths": lambda t: [t / "maps.npz"]},
+        {},
+        ["paths"],
+    ),
+    ("cxreval.localization._heatmap_files:read_maps", {"index": lambda t: None}, {}, ["index"]),
     (
         "cxreval.localization:evaluate_heatmaps",
         {"heatmaps": lambda t: {}, "boxes": lambda t: pd.DataFrame()},

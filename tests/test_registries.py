@@ -11,7 +11,7 @@ from cxreval.exceptions import CxrevalError, UnknownNameError
 
 
 def _dataset(name: str) -> object:
-    from cxreval.datasets import get_spec
+    from cxreval.datasets._registry import get_spec
 
     return get_spec(name)
 

@@ -13,13 +13,9 @@ import pytest
 
 from _factories import STATES, label_table
 from cxreval.agreement import (
-    FLOW_COLUMNS,
-    OMISSION_COLUMNS,
-    PREVALENCE_COLUMNS,
     AgreementTableResult,
     FlowsResult,
     OmissionsResult,
-    PairCoverage,
     PrevalenceResult,
     SourceComparisonResult,
     compare_sources,
@@ -28,9 +24,13 @@ from cxreval.agreement import (
     compute_omissions,
     compute_prevalence,
 )
-from cxreval.report import KINDS, build_sections, detect_kinds, result_files
+from cxreval.agreement._omissions import FLOW_COLUMNS, OMISSION_COLUMNS
+from cxreval.agreement._pairs import PairCoverage
+from cxreval.agreement._prevalence import PREVALENCE_COLUMNS
+from cxreval.report._blocks import result_files
+from cxreval.report._sections import KINDS, build_sections, detect_kinds
 from cxreval.results import TableResult
-from cxreval.schema import AGREEMENT_COLUMNS
+from cxreval.schema._result_columns import AGREEMENT_COLUMNS
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
 

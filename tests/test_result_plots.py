@@ -134,7 +134,8 @@ def _degraded(tmp: Path):
 
 
 def _scores_result(tmp: Path):
-    from cxreval.iqa import score_pairs, select_metrics
+    from cxreval.iqa import score_pairs
+    from cxreval.iqa._scoring import select_metrics
 
     out, deg = _degraded(tmp)
     sel = select_metrics("psnr,ssim,gmsd")
@@ -155,7 +156,7 @@ def _build(name: str, tmp: Path):
     if name == "AUCResult":
         return _auc()
     if name == "AUCTableResult":
-        from cxreval.ranking import XQA_AUC_TABLES, read_auc_table
+        from cxreval.ranking._published import XQA_AUC_TABLES, read_auc_table
 
         return read_auc_table(XQA_AUC_TABLES)
     if name == "RankingStabilityResult":
@@ -231,11 +232,11 @@ def _build(name: str, tmp: Path):
 
         return simulate_localization_study(_boxes(), rng=0, per_size=2)
     if name == "RealBoxesResult":
-        from cxreval.localization import simulate_localization_on_boxes
+        from cxreval.localization._real_boxes import simulate_localization_on_boxes
 
         return simulate_localization_on_boxes(_boxes(), rng=0)
     if name == "OverlayResult":
-        from cxreval.localization import overlay_boxes
+        from cxreval.localization._overlays import overlay_boxes
 
         return overlay_boxes(_images(tmp), _boxes(), rng=0)
     if name == "ReportLabelsResult":
@@ -260,11 +261,12 @@ def _build(name: str, tmp: Path):
         t = t[t.state != "not_mentioned"]
         return compute_precision_recall(t, reference="CR", predicted="Rep1", n_resamples=20, rng=0)
     if name == "ZMOSResult":
-        from cxreval.iqa import zscores
+        from cxreval.iqa._expert import zscores
 
         return zscores(RATINGS)
     if name == "MetricAgreementResult":
-        from cxreval.iqa import metric_agreement, zscores
+        from cxreval.iqa import metric_agreement
+        from cxreval.iqa._expert import zscores
 
         return metric_agreement(_iqa_scores(), zscores(RATINGS).zmos, n_resamples=20, rng=0)
     if name == "ExpertAgreementResult":
@@ -284,7 +286,8 @@ def _build(name: str, tmp: Path):
 
         return compare_best_models(_auc())
     if name == "FinetuneResult":
-        from cxreval.predict import TRAINING_COLUMNS, FinetuneResult
+        from cxreval.predict import FinetuneResult
+        from cxreval.predict._finetune import TRAINING_COLUMNS
 
         log = pd.DataFrame(
             [

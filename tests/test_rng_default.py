@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 import cxreval
-from cxreval.localization import simulate_localization, simulate_localization_on_boxes
-from cxreval.localization._real_boxes import box_maps
+from cxreval.localization import simulate_localization
+from cxreval.localization._real_boxes import box_maps, simulate_localization_on_boxes
 
 # the demo is one fixed, documented run (as `cxreval demo --seed 0`): its seed is an int it writes into the
 # commands it records

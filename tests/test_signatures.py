@@ -79,13 +79,11 @@ RESOLVERS: dict[str, str] = {
 PENDING_DEFAULTS: frozenset[str] = frozenset(
     {
         "confidence_level",
-        "device",
         "findings",
         "kendall",
         "labels_format",
         "loss",
         "not_mentioned",
-        "require_patient",
         "rng",
         "score_model",
         "spearman",

@@ -44,8 +44,6 @@ __all__ = [
     "percentile_ci",
     "bca_ci",
     "summarize_distribution",
-    "iter_shards",
-    "shard_size_for",
 ]
 
 _SHARD_BYTES = 24 << 20

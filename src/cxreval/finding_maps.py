@@ -51,22 +51,10 @@ from .findings import CHESTXRAY14, VocabularyMapping, canonical_finding
 
 __all__ = [
     "FINDING_MAPS",
-    "FINDING_MAP_COLUMNS",
-    "SCORE_RULES",
-    "NIH_TO_GOOGLE",
-    "NIH_TO_CHEXPERT",
-    "NIH_TO_VINDR",
-    "NIH_TO_PADCHEST",
     "get_finding_map",
-    "read_finding_map",
-    "resolve_finding_map",
     "parse_finding_map",
-    "check_finding_map",
-    "finding_map_table",
     "map_label_table",
     "map_prediction_table",
-    "combine_states",
-    "combine_scores",
 ]
 
 SCORE_RULES: tuple[str, ...] = ("max", "mean")

@@ -34,16 +34,10 @@ __all__ = [
     "CHESTXRAY8",
     "CHEXPERT",
     "CHEXPERT_COMPETITION",
-    "VINDR",
-    "GOOGLE_NIH",
     "XQA",
     "XQA_SELECTED",
-    "VOCABULARIES",
-    "ALL_FINDINGS",
     "ALIASES",
     "canonical_finding",
-    "CanonicalFindings",
-    "canonical_findings",
     "VocabularyMapping",
 ]
 

@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 
 from .exceptions import InvalidParameterError
 
-__all__ = ["Progress", "NoProgress", "as_progress"]
+__all__: list[str] = []
 
 
 @runtime_checkable

@@ -15,7 +15,10 @@ from ._typing import PathLike
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ConfidenceInterval", "ReadReport"]
+__all__ = [
+    "ConfidenceInterval",
+    "ReadReport",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +105,7 @@ class ReadResult:
     """Reader-specific layout needed to write the file back (e.g. :class:`cxreval.labels.WideLayout`)."""
 
 
-__all__ += ["ReadResult", "empty_table", "readonly"]
+__all__ += ["ReadResult"]
 
 
 def as_table(value: object, *, name: str, func: str) -> pd.DataFrame:
@@ -143,9 +146,6 @@ def as_table(value: object, *, name: str, func: str) -> pd.DataFrame:
     raise InvalidParameterError(
         f"{func}: {name} must be a DataFrame, a ReadResult or a list of them; got {got}."
     )
-
-
-__all__ += ["as_table"]
 
 
 class TableResult:

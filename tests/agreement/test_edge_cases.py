@@ -9,19 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.agreement import (
-    FLOW_COLUMNS,
-    PREVALENCE_COLUMNS,
-    agreement_scores,
-    cohen_kappa,
-    compute_agreement,
-    pair_states,
-    parse_pairs,
-    uncertainty_mapping,
-)
+from cxreval.agreement import agreement_scores, cohen_kappa, compute_agreement
+from cxreval.agreement._omissions import FLOW_COLUMNS
+from cxreval.agreement._pairs import pair_states, parse_pairs
+from cxreval.agreement._prevalence import PREVALENCE_COLUMNS
+from cxreval.agreement._scores import uncertainty_mapping
 from cxreval.cli.main import main
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError, UndefinedMetricWarning
-from cxreval.schema import AGREEMENT_COLUMNS
+from cxreval.schema._result_columns import AGREEMENT_COLUMNS
 
 
 def _labels():

@@ -6,14 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.agreement import (
-    FLOW_COLUMNS,
-    OMISSION_COLUMNS,
-    compute_agreement,
-    compute_flows,
-    compute_omissions,
-    omission_rates,
-)
+from cxreval.agreement import compute_agreement, compute_flows, compute_omissions
+from cxreval.agreement._omissions import FLOW_COLUMNS, OMISSION_COLUMNS, omission_rates
 from cxreval.exceptions import SchemaError
 
 NAMES = np.array(["not_mentioned", "negative", "uncertain", "positive"], dtype=object)

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.agreement import PREVALENCE_COLUMNS, compute_prevalence, label_distribution, positive_prevalence
+from cxreval.agreement import compute_prevalence
+from cxreval.agreement._prevalence import PREVALENCE_COLUMNS, label_distribution, positive_prevalence
 from cxreval.exceptions import SchemaError
 
 

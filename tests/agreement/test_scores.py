@@ -11,19 +11,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score, f1_score
 
-from cxreval.agreement import (
-    agreement_scores,
-    cohen_kappa,
-    compute_agreement,
+from cxreval.agreement import agreement_scores, cohen_kappa, compute_agreement
+from cxreval.agreement._pairs import pair_states
+from cxreval.agreement._scores import (
     confusion_counts,
-    pair_states,
     scores_from_confusion,
     uncertainty_mapping,
     weighted_f1,
 )
 from cxreval.exceptions import UndefinedMetricWarning
 from cxreval.findings import XQA, XQA_SELECTED
-from cxreval.schema import AGREEMENT_COLUMNS
+from cxreval.schema._result_columns import AGREEMENT_COLUMNS
 
 STATES3 = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=60)
 STATES4 = st.lists(st.tuples(st.integers(-1, 2), st.integers(-1, 2)), min_size=1, max_size=60)

@@ -13,9 +13,10 @@ from sklearn.metrics import roc_auc_score as sk_auc
 
 from _factories import AUC_FINDINGS, auc_inputs
 from cxreval.bootstrap import draw_plan, summarize_distribution
-from cxreval.classification import compare_auc, delong_test, evaluate_auc, roc_auc_score, weighted_auc
+from cxreval.classification import compare_auc, delong_test, evaluate_auc, roc_auc_score
+from cxreval.classification._auc_score import weighted_auc
 from cxreval.exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
-from cxreval.stats import AUC_COLUMNS
+from cxreval.stats._auc_result import AUC_COLUMNS
 
 
 @settings(max_examples=60, deadline=None)

@@ -7,13 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.classification import (
-    SEPARABILITY_COLUMNS,
-    SeparabilityResult,
-    compare_best_models,
-    delong_test,
-    evaluate_auc,
-)
+from cxreval.classification import SeparabilityResult, compare_best_models, delong_test, evaluate_auc
+from cxreval.classification._comparison import SEPARABILITY_COLUMNS
 from cxreval.exceptions import InvalidParameterError
 
 

@@ -10,16 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.classification import evaluate_auc, evaluate_auc_prepared
+from cxreval.classification import evaluate_auc
+from cxreval.classification._evaluate import evaluate_auc_prepared
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.labels import _streaming as streaming
-from cxreval.labels import (
-    read_label_tables,
-    read_prediction_tables,
-    validate_label_table,
-    validate_model_groups,
-    validate_predictions,
-)
+from cxreval.labels import validate_label_table, validate_predictions
+from cxreval.labels._files import read_label_tables, read_prediction_tables
+from cxreval.labels._long import validate_model_groups
 from cxreval.stats import PreparedInputs, prepare_from_files, prepare_inputs
 
 FINDINGS = ["Atelectasis", "Pleural Effusion", "Edema", "Cardiomegaly"]  # 'Pleural Effusion' -> 'Effusion'

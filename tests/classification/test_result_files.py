@@ -11,22 +11,18 @@ import pandas as pd
 import pytest
 
 from _factories import RecordedProgress
-from cxreval.classification import evaluate_auc, evaluate_auc_files, read_model_groups
+from cxreval.classification import evaluate_auc
+from cxreval.classification._files import evaluate_auc_files, read_model_groups
 from cxreval.exceptions import CxrevalError, SchemaError
 from cxreval.finding_maps import FINDING_MAP_COLUMNS
-from cxreval.labels import write_labels, write_predictions
-from cxreval.ranking import (
-    CORRELATION_COLUMNS,
-    RANKING_COLUMNS,
-    TOP_COLUMNS,
-    XQA_AUC_TABLES,
-    RankingStabilityResult,
-    compare_rankings,
-    rank_auc_table,
-    read_auc_table,
-)
-from cxreval.report import build_sections, detect_kinds
-from cxreval.stats import COUNT_COLUMNS, COVERAGE_COLUMNS, DROPPED_COLUMNS, AUCResult, AUCTableResult
+from cxreval.labels import write_labels
+from cxreval.labels._long import write_predictions
+from cxreval.ranking import RankingStabilityResult, compare_rankings
+from cxreval.ranking._published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
+from cxreval.ranking._stability_result import CORRELATION_COLUMNS, RANKING_COLUMNS, TOP_COLUMNS
+from cxreval.report._sections import build_sections, detect_kinds
+from cxreval.stats import AUCResult, AUCTableResult
+from cxreval.stats._auc_result import COUNT_COLUMNS, COVERAGE_COLUMNS, DROPPED_COLUMNS
 
 
 def _tables(n: int = 60, n_models: int = 4, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -16,7 +16,8 @@ from _factories import AUC_FINDINGS, auc_inputs
 from cxreval.bootstrap import draw_plan, shard_size_for
 from cxreval.classification import evaluate_auc
 from cxreval.cli.main import main
-from cxreval.labels import write_labels, write_predictions
+from cxreval.labels import write_labels
+from cxreval.labels._long import write_predictions
 from cxreval.stats._auc_kernel import AUCIndex, BlockInputs, auc_block, positive_weights, spill_inputs
 
 

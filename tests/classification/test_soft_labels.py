@@ -14,8 +14,9 @@ from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.findings import VocabularyMapping
 from cxreval.latent import latent_auc_score
-from cxreval.stats import SOFT_AUC_MEANING, prepare_from_files
+from cxreval.stats import prepare_from_files
 from cxreval.stats._auc_kernel import BlockInputs, _soft_block, auc_block
+from cxreval.stats._soft_labels import SOFT_AUC_MEANING
 
 FINDINGS = ("Edema", "Effusion")
 

@@ -36,14 +36,14 @@ WRITING_COMMANDS = (
 """Every command that writes an output folder (ids: the command words joined by '-')."""
 
 COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
-    "classify": "cxreval.classification.evaluate_auc_files",
-    "rank": "cxreval.classification.evaluate_auc_files",
+    "classify": "cxreval.classification._files.evaluate_auc_files",
+    "rank": "cxreval.classification._files.evaluate_auc_files",
     "agree": "cxreval.jobs._agree.compare_sources",
     "fuse": "cxreval.jobs._fuse.fuse_labels",
     "localize": "cxreval.localization.evaluate_heatmap_files",
     "synth": "cxreval.localization.simulate_localization_study",
     "iqa-degrade": "cxreval.iqa._degrade.degrade_images",
-    "iqa-score": "cxreval.iqa.score_pair_batches",
+    "iqa-score": "cxreval.iqa._scoring.score_pair_batches",
     "iqa-agree": "cxreval.iqa._zscores.zscores",
     "iqa-compare": "cxreval.iqa.compare_metrics",
     "data-split": "cxreval.datasets.patient_split",

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from cxreval.cli.main import main
-from cxreval.labels import write_labels, write_predictions
+from cxreval.labels import write_labels
+from cxreval.labels._long import write_predictions
 from cxreval.latent import evaluate_latent_auc
 
 from .conftest import one_error_line

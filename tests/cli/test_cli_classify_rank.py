@@ -10,7 +10,8 @@ import pytest
 from scipy.stats import kendalltau, rankdata, spearmanr
 
 from cxreval.cli.main import main
-from cxreval.labels import write_labels, write_predictions
+from cxreval.labels import write_labels
+from cxreval.labels._long import write_predictions
 
 from .conftest import command_args, one_error_line
 

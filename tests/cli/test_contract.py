@@ -282,7 +282,7 @@ def test_progress_bars_render_on_a_terminal(monkeypatch):
     import rich.console
 
     from cxreval.cli import _common
-    from cxreval.executor import SerialExecutor
+    from cxreval.executor._local import SerialExecutor
 
     buf = io.StringIO()
     monkeypatch.setenv("FORCE_COLOR", "1")  # stderr is a pipe here: a forced terminal, as rich reads it

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from _factories import label_table
-from cxreval.agreement import common_study_labels, compare_sources
+from cxreval.agreement import compare_sources
+from cxreval.agreement._compare import common_study_labels
 from cxreval.cli.main import main
 from cxreval.exceptions import SchemaError
 from cxreval.labels import write_labels

@@ -12,7 +12,7 @@ import pytest
 
 from cxreval.cli.main import main, user_message
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.outputs import OutputError
+from cxreval.outputs._errors import OutputError
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "cxreval"
 
@@ -98,7 +98,7 @@ def _labels(d: Path, states: list[object]) -> Path:
 
 
 def test_out_is_named_as_out_by_the_library_and_as_the_flag_by_the_cli(tmp_path, capsys):
-    from cxreval.outputs import check_output_path
+    from cxreval.outputs._folder import check_output_path
 
     f = tmp_path / "taken"
     f.write_text("x")
@@ -122,7 +122,7 @@ def test_state_encoding_is_named_as_the_flag_by_the_cli(tmp_path, capsys):
 
 
 def test_thresholds_is_named_as_the_flag_by_the_cli(tmp_path, capsys):
-    from cxreval.report import load_thresholds
+    from cxreval.report._thresholds import load_thresholds
 
     bad = tmp_path / "thresholds.json"
     bad.write_text("{not json")

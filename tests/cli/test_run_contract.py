@@ -427,7 +427,8 @@ def test_load_dataset_names_a_damaged_file(tmp_path: Path) -> None:
 
 def test_a_truncated_compressed_table_names_the_file(tmp_path: Path) -> None:
     from cxreval.exceptions import SchemaError
-    from cxreval.io import read_csv_file, read_table
+    from cxreval.io import read_table
+    from cxreval.io._read import read_csv_file
 
     t = tmp_path / "t.csv.xz"
     packed = lzma.compress(("a,b\n" + "".join(f"{i},{i * i % 977}\n" for i in range(5000))).encode())

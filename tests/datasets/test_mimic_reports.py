@@ -12,7 +12,7 @@ from cxreval.cli.main import main
 from cxreval.datasets.mimic_reports import read_mimic_reports
 from cxreval.datasets.report_files import read_report_file
 from cxreval.exceptions import DataUnavailableError, SchemaError
-from cxreval.labeller import split_sections
+from cxreval.labeller._sections import split_sections
 
 from .._factories import MIMIC_REPORT, write_mimic_folder
 

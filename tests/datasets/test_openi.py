@@ -9,10 +9,9 @@ import tarfile
 import pandas as pd
 import pytest
 
+from cxreval.datasets._openi_mesh import MESH_RULES, MeshRule
 from cxreval.datasets.openi import (
-    MESH_RULES,
     REPORT_COLUMNS,
-    MeshRule,
     openi_images,
     openi_mesh,
     openi_mesh_labels,
@@ -20,7 +19,8 @@ from cxreval.datasets.openi import (
 )
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.findings import CHESTXRAY14
-from cxreval.labels import LABEL_COLUMNS, validate_label_table
+from cxreval.labels import validate_label_table
+from cxreval.labels._long import LABEL_COLUMNS
 
 XML = """<?xml version="1.0" encoding="utf-8"?>
 <eCitation>

@@ -5,13 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from cxreval.datasets import (
-    DATA_LOADERS,
-    UnknownDatasetError,
-    get_spec,
-    list_datasets,
-    load_dataset,
-)
+from cxreval.datasets import UnknownDatasetError, list_datasets, load_dataset
+from cxreval.datasets._registry import DATA_LOADERS, get_spec
 from cxreval.exceptions import CxrevalError, DataUnavailableError, InvalidParameterError
 from cxreval.results import ReadResult
 

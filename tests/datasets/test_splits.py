@@ -6,13 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.datasets import (
-    audit_split,
-    image_split,
-    patient_split,
-    read_split_lists,
-    write_split_lists,
-)
+from cxreval.datasets import audit_split, image_split, patient_split, read_split_lists
+from cxreval.datasets._splits import write_split_lists
 from cxreval.exceptions import InvalidParameterError, SchemaError
 
 

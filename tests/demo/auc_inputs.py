@@ -16,7 +16,8 @@ from cxreval.demo.data import (
     chexpert_labels,
     chexpert_predictions,
 )
-from cxreval.labels import write_labels, write_predictions
+from cxreval.labels import write_labels
+from cxreval.labels._long import write_predictions
 
 from .conftest import N_RESAMPLES
 

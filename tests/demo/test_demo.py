@@ -350,7 +350,7 @@ def test_demo_iqa_is_metric_vs_metric(demo_out: Path) -> None:
 def test_demo_box_overlays_on_real_radiographs(demo_out: Path, metadata_dir: Path) -> None:
     from scipy import ndimage
 
-    from cxreval.localization import upsample
+    from cxreval.localization._upsampling import upsample
 
     d = demo_out / "localization_real_boxes"
     ov = pd.read_csv(d / "overlays.csv")
@@ -420,7 +420,7 @@ def test_demo_report_renders_in_headless_chromium(demo_out: Path) -> None:
 
 @pytest.mark.slow
 def test_demo_records_each_section_and_the_run(demo_out: Path) -> None:
-    from cxreval.outputs import read_run, sha256_file
+    from cxreval.outputs._run_record import read_run, sha256_file
 
     top = read_run(demo_out)
     assert (
@@ -494,7 +494,8 @@ def test_suggested_commands_run_as_written(
     mirror named by $CXREVAL_DATA_MIRROR) and produces that analysis."""
     import shlex
 
-    from cxreval.report import KINDS, detect_kinds, find_result_folders, render_report
+    from cxreval.report._html import find_result_folders, render_report
+    from cxreval.report._sections import KINDS, detect_kinds
 
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from cxreval.cli.main import main
-from cxreval.localization import OverlayResult, RealBoxesResult, SynthResult
+from cxreval.localization import SynthResult
+from cxreval.localization._overlays import OverlayResult
+from cxreval.localization._real_boxes import RealBoxesResult
 
 from .conftest import assert_same_tables
 
@@ -55,7 +57,7 @@ def test_demo_real_boxes_equal_cxreval_synth_real_boxes(demo_section, shared_dat
     assert_same_tables(demo, cli / RealBoxesResult.FOLDER, RealBoxesResult.FILES.values())
     # the overlays: no command draws them; the demo's files == the library call it makes, saved by the result
     from cxreval.datasets.boxes import read_box_file
-    from cxreval.localization import boxed_images, overlay_boxes
+    from cxreval.localization._overlays import boxed_images, overlay_boxes
 
     boxes = read_box_file(bbox).table
     res = overlay_boxes(boxed_images(shared_data / "images" / "nih", boxes), boxes, rng=0)

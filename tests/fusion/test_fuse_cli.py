@@ -11,7 +11,8 @@ import pytest
 from cxreval.agreement import agreement_scores
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.fusion import annotations_from_labels, fuse_labels
+from cxreval.fusion import fuse_labels
+from cxreval.fusion._label_table import annotations_from_labels
 from cxreval.labels import read_labels, write_labels
 
 NAMES = {0: "negative", 1: "uncertain", 2: "positive"}
@@ -208,7 +209,7 @@ def coded(t: pd.DataFrame) -> pd.DataFrame:
 
 def test_nn_model_round_trip_on_another_dataset(tmp_path):
     """A saved model applied to another dataset gives the in-memory model's predictions."""
-    from cxreval.fusion import NeuralFusionPS, load_neural_fusion
+    from cxreval.fusion._neural import NeuralFusionPS, load_neural_fusion
 
     train, other = make_table(n=80, seed=1), make_table(n=50, seed=2)
     ann_t, _ = annotations_from_labels(coded(train), ["Rep1", "Rep2"])
@@ -277,7 +278,7 @@ def test_nn_model_round_trip_on_another_dataset(tmp_path):
 
 
 def test_load_model_errors(tmp_path, labels_csv):
-    from cxreval.fusion import load_neural_fusion
+    from cxreval.fusion._neural import load_neural_fusion
 
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
     with pytest.raises(SchemaError, match="cannot be read"):
@@ -386,7 +387,8 @@ def test_fuse_cli_nn_hyperparameters_scoring_and_mace_method(tmp_path, capsys):
     """--nn-hidden/--nn-epochs/--nn-folds/--nn-scoring and --mace-method reach the estimators (the fused labels equal
     the library's, fitted with the same values and seed), are recorded in run.json, --json and summary.md; in-sample
     scoring differs from out-of-fold and is the optimistic one; a rerun with the same seed is byte-identical."""
-    from cxreval.fusion import MACE, NeuralFusion
+    from cxreval.fusion import MACE
+    from cxreval.fusion._neural import NeuralFusion
 
     labels = _noisy_labels(tmp_path / "labels.csv")
     readers = "R0,R1,R2,R3"

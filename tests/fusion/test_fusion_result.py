@@ -11,10 +11,12 @@ import pytest
 
 from cxreval.agreement import agreement_scores
 from cxreval.exceptions import InvalidParameterError
-from cxreval.fusion import FUSION_AGREEMENT_COLUMNS, FusionResult, fuse_labels
+from cxreval.fusion import FusionResult, fuse_labels
+from cxreval.fusion._result import FUSION_AGREEMENT_COLUMNS
 from cxreval.jobs import fuse_and_compare
-from cxreval.labels import LABEL_COLUMNS, read_labels
-from cxreval.schema import AGREEMENT_COLUMNS
+from cxreval.labels import read_labels
+from cxreval.labels._long import LABEL_COLUMNS
+from cxreval.schema._result_columns import AGREEMENT_COLUMNS
 
 from .test_fuse_cli import coded, make_table
 
@@ -123,7 +125,8 @@ def test_summary_and_frozen(res):
 
 def test_old_annotation_columns_are_refused_with_did_you_mean():
     from cxreval.exceptions import SchemaError
-    from cxreval.fusion import DawidSkene, NeuralFusion
+    from cxreval.fusion import DawidSkene
+    from cxreval.fusion._neural import NeuralFusion
 
     old = pd.DataFrame({"study_id": ["a", "a"], "reader": ["x", "y"], "label": [0, 2]})
     with pytest.raises(SchemaError, match="Column 'reader': did you mean 'source'"):

@@ -10,16 +10,12 @@ import pytest
 
 from cxreval.cli.main import main
 from cxreval.executor import open_executor
-from cxreval.fusion import (
-    MACE,
-    DawidSkene,
-    encode_annotations,
-    fuse_labels,
-    mace_fit,
-    mace_starts,
-)
+from cxreval.fusion import MACE, DawidSkene, fuse_labels
+from cxreval.fusion._base import encode_annotations
+from cxreval.fusion._mace import mace_fit, mace_starts
 from cxreval.labels import read_labels
-from cxreval.stats import answer_patterns, dawid_skene_em
+from cxreval.stats._answer_patterns import answer_patterns
+from cxreval.stats._dawid_skene import dawid_skene_em
 
 METHODS = "mv,or,and,ds,mace"
 CONFUSION = np.array(

@@ -102,7 +102,7 @@ def test_state_share_ratios_by_hand():
 def test_fuse_cli_writes_warnings_and_report_shows_them(low_prevalence, tmp_path):
     from cxreval.cli.main import main
     from cxreval.labels import write_labels
-    from cxreval.report import render_report
+    from cxreval.report._html import render_report
 
     ann, _ = low_prevalence
     table = ann.assign(finding="Nodule")
@@ -133,7 +133,7 @@ def test_fuse_cli_writes_warnings_and_report_shows_them(low_prevalence, tmp_path
 
 
 def test_or_and_rules_are_not_flagged(low_prevalence):
-    from cxreval.fusion import FuseOr
+    from cxreval.fusion._majority_vote import FuseOr
 
     ann, _ = low_prevalence
     fused = FuseOr().fit_predict(ann)

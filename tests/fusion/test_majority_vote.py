@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from cxreval.exceptions import SchemaError
-from cxreval.fusion import FuseAnd, FuseOr, MajorityVote, get_fusion, list_fusion
+from cxreval.fusion import MajorityVote, get_fusion, list_fusion
+from cxreval.fusion._majority_vote import FuseAnd, FuseOr
 
 NEG, UNC, POS = 0, 1, 2
 # every ordered pair of two readers' states -> (MV, OR, AND)

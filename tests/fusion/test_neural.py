@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.fusion import MajorityVote, NeuralFusion, NeuralFusionPS, macro_f1
+from cxreval.fusion import MajorityVote
+from cxreval.fusion._neural import NeuralFusion, NeuralFusionPS, macro_f1
 
 FINDINGS = ("Atelectasis", "Effusion", "Edema")
 

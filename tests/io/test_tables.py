@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cxreval.io import SUMMARY_FILE, markdown_table, write_summary, write_table
+from cxreval.io import markdown_table, write_table
+from cxreval.io._write import SUMMARY_FILE, write_summary
 
 
 def test_markdown_table_hand_worked():
@@ -54,7 +55,8 @@ def test_markdown_table_right_aligned_columns():
 def test_split_sizes_and_labeller_tables_use_the_one_renderer():
     """LeakageAudit.sizes_markdown and reports.prf_markdown, hand-worked (formerly hand-rolled '| ' joins)."""
     from cxreval.datasets import audit_split
-    from cxreval.labeller import PRF_COLUMNS, prf_markdown
+    from cxreval.labeller import prf_markdown
+    from cxreval.labeller._validation import PRF_COLUMNS
 
     meta = pd.DataFrame(
         {"study_id": [f"s{i}" for i in range(5)], "patient_id": ["p0", "p0", "p1", "p2", "p3"]}

@@ -47,7 +47,7 @@ def _t(a: np.ndarray, ch: int = 1) -> torch.Tensor:
 
 def pairs() -> list[tuple[str, np.ndarray, np.ndarray]]:
     from cxreval.io.images import read_image
-    from cxreval.iqa import degrade_images
+    from cxreval.iqa._degrade import degrade_images
 
     out = []
     fx = SHARED / "iqa_fixture"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.iqa import fsim, phase_congruency
+from cxreval.iqa._feature_similarity import fsim, phase_congruency
 
 
 def test_defaults_follow_matlab_and_stay_close_to_piq(synthetic_pairs, iqa2_values):

@@ -284,8 +284,8 @@ def test_score_niqe_model_file_round_trip(tmp_path, capsys, niqe_test_model, niq
     from scipy.io import savemat
 
     from cxreval.io.images import read_image
-    from cxreval.iqa import NIQEModel, niqe
-    from cxreval.outputs import sha256_file
+    from cxreval.iqa._no_reference import NIQEModel, niqe
+    from cxreval.outputs._run_record import sha256_file
 
     pairs, imgs = _nr_pairs(tmp_path)
     mu, cov = niqe_test_model

@@ -12,7 +12,7 @@ import pytest
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.io.images import read_image
-from cxreval.iqa import TRANSFORMS, apply_degradation, degrade_images, read_plan
+from cxreval.iqa._degrade import TRANSFORMS, apply_degradation, degrade_images, read_plan
 
 PLAN = Path(__file__).parent / "data" / "fixture_plan.yaml"
 

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.iqa import dss
-from cxreval.iqa._dct_subband_similarity import _dct_matrix
+from cxreval.iqa._dct_subband_similarity import _dct_matrix, dss
 
 
 def test_dct_matrix_is_scipy_orthonormal_dct():

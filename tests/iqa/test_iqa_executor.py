@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 
 from cxreval.cli.main import main
-from cxreval.executor import ProcessExecutor
-from cxreval.io import TableWriter
+from cxreval.executor._local import ProcessExecutor
+from cxreval.io._write import TableWriter
 from cxreval.io.images import write_image
-from cxreval.iqa import score_pair_batches, score_pairs
+from cxreval.iqa import score_pairs
+from cxreval.iqa._scoring import score_pair_batches
 
 METRICS = "psnr,rmse,ssim,gmsd,haarpsi,piqe"
 

@@ -8,13 +8,8 @@ import pytest
 from scipy import stats
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.iqa import (
-    compare_with_experts,
-    metric_agreement,
-    rater_agreement,
-    zscores,
-    zscores_for_scores,
-)
+from cxreval.iqa import compare_with_experts, metric_agreement
+from cxreval.iqa._expert import rater_agreement, zscores, zscores_for_scores
 
 # 2 raters x 4 images (hand-worked below)
 RATINGS = pd.DataFrame(

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.iqa import gmsd, mdsi
+from cxreval.iqa._gradient import gmsd, mdsi
 
 
 @pytest.mark.parametrize("func", [gmsd, mdsi])

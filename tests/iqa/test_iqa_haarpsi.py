@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.iqa import haarpsi, haarpsi_med
+from cxreval.iqa._haar_wavelet_similarity import haarpsi, haarpsi_med
 
 
 def test_identity_symmetry_and_med_parameters():

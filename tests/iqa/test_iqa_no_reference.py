@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import CxrevalError, DataUnavailableError, InvalidParameterError
-from cxreval.iqa import load_niqe_model, niqe, piqe, snr
+from cxreval.iqa._no_reference import load_niqe_model, niqe, piqe, snr
 
 
 def test_niqe_needs_model(tmp_path):

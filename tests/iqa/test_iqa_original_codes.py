@@ -23,8 +23,8 @@ import pytest
 from scipy import ndimage
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.iqa import gmsd, iw_ssim
-from cxreval.iqa._structural_similarity import MS_WEIGHTS
+from cxreval.iqa._gradient import gmsd
+from cxreval.iqa._structural_similarity import MS_WEIGHTS, iw_ssim
 
 
 @pytest.fixture(scope="module")

@@ -19,13 +19,11 @@ from cxreval.iqa import (
     ScoresResult,
     compare_metrics,
     compare_with_experts,
-    degradation_ranking,
     degrade_folder,
-    metric_rank_agreement,
-    score_pair_batches,
     score_pairs,
-    select_metrics,
 )
+from cxreval.iqa._comparison import degradation_ranking, metric_rank_agreement
+from cxreval.iqa._scoring import score_pair_batches, select_metrics
 
 PLAN = {
     "seed": 1,

@@ -8,22 +8,14 @@ import pytest
 from scipy.stats import kendalltau, spearmanr
 
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
-from cxreval.executor import SerialExecutor
+from cxreval.executor._local import SerialExecutor
 from cxreval.io.images import read_image, write_image
-from cxreval.iqa import (
-    MetricSelection,
-    fsim,
-    get_metric,
-    gmsd,
-    list_metrics,
-    metric_rank_agreement,
-    oriented_scores,
-    piqe,
-    psnr,
-    score_pairs,
-    select_metrics,
-    ssim,
-)
+from cxreval.iqa import get_metric, list_metrics, psnr, score_pairs, ssim
+from cxreval.iqa._comparison import metric_rank_agreement, oriented_scores
+from cxreval.iqa._feature_similarity import fsim
+from cxreval.iqa._gradient import gmsd
+from cxreval.iqa._no_reference import piqe
+from cxreval.iqa._scoring import MetricSelection, select_metrics
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.iqa import sdsp, vsi
+from cxreval.iqa._visual_saliency_similarity import sdsp, vsi
 
 
 def test_default_alignment_close_to_piq(synthetic_pairs, iqa2_values):

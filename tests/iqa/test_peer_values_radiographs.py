@@ -19,26 +19,16 @@ import pandas as pd
 import pytest
 
 from cxreval.io.images import read_image
-from cxreval.iqa import (
-    ambe,
-    cw_ssim,
-    dss,
-    fsim,
-    gmsd,
-    haarpsi,
-    haarpsi_med,
-    iw_ssim,
-    mdsi,
-    ms_ssim,
-    piqe,
-    psnr,
-    rmse,
-    ssim,
-    uqi,
-    vif,
-    vifp,
-    vsi,
-)
+from cxreval.iqa import ms_ssim, psnr, ssim
+from cxreval.iqa._dct_subband_similarity import dss
+from cxreval.iqa._feature_similarity import fsim
+from cxreval.iqa._full_reference import ambe, rmse, uqi
+from cxreval.iqa._gradient import gmsd, mdsi
+from cxreval.iqa._haar_wavelet_similarity import haarpsi, haarpsi_med
+from cxreval.iqa._no_reference import piqe
+from cxreval.iqa._structural_similarity import cw_ssim, iw_ssim
+from cxreval.iqa._visual_information import vif, vifp
+from cxreval.iqa._visual_saliency_similarity import vsi
 
 CSV = Path(__file__).parent / "data" / "reference_values.csv"
 PLAN = Path(__file__).parent / "data" / "nih_plan.yaml"
@@ -161,7 +151,7 @@ def reference_rows() -> list[tuple]:
 
 def load_pairs(shared: Path, names: set[str], tmp: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The named pairs as float64 images in [0, 1] (NIH pairs are re-made with cxreval.iqa.degrade_images)."""
-    from cxreval.iqa import degrade_images
+    from cxreval.iqa._degrade import degrade_images
 
     out = {}
     fx = shared / "iqa_fixture"

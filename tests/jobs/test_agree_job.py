@@ -12,7 +12,8 @@ from _same_files import assert_same_files
 from cxreval.agreement import compare_sources
 from cxreval.cli.main import main
 from cxreval.jobs import compare_sources_files
-from cxreval.labels import read_label_tables, read_labels
+from cxreval.labels import read_labels
+from cxreval.labels._files import read_label_tables
 
 
 def _labels(tmp_path):

@@ -15,7 +15,8 @@ from _same_files import assert_same_files
 from cxreval.classification import evaluate_auc
 from cxreval.cli.main import main
 from cxreval.jobs import evaluate_classifiers, evaluate_classifiers_files
-from cxreval.labels import write_labels, write_predictions
+from cxreval.labels import write_labels
+from cxreval.labels._long import write_predictions
 from cxreval.results import ReadReport, ReadResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "latent"))

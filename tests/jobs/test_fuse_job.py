@@ -11,7 +11,8 @@ from _factories import label_table
 from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.jobs import DEFAULT_FUSION_METHODS, fuse_and_compare, fuse_and_compare_files
-from cxreval.labels import read_label_tables, read_labels
+from cxreval.labels import read_labels
+from cxreval.labels._files import read_label_tables
 
 
 def _labels(tmp_path):

@@ -12,8 +12,10 @@ from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.datasets.report_files import read_report_file
 from cxreval.jobs import label_reports_file, label_rules_text
-from cxreval.labeller import label_reports, packaged_rules_text
-from cxreval.labels import read_label_tables, write_labels
+from cxreval.labeller import label_reports
+from cxreval.labeller._rules import packaged_rules_text
+from cxreval.labels import write_labels
+from cxreval.labels._files import read_label_tables
 
 PHRASES = (
     "No pleural effusion.",
@@ -126,7 +128,7 @@ def test_job_takes_a_read_result_an_executor_spec_and_a_list_of_tables(tmp_path)
 
 def test_files_job_checks_everything_before_reading(tmp_path, capsys):
     from cxreval.exceptions import InvalidParameterError, SchemaError
-    from cxreval.outputs import OutputError
+    from cxreval.outputs._errors import OutputError
 
     reports = _reports(tmp_path)
     with pytest.raises(InvalidParameterError, match="Missing option out="):

@@ -14,7 +14,8 @@ from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.datasets.boxes import read_box_file
 from cxreval.jobs import evaluate_localization_files
-from cxreval.localization import LocalizationProtocol, coverage, evaluate_heatmap_files
+from cxreval.localization import LocalizationProtocol, evaluate_heatmap_files
+from cxreval.localization._synthetic import coverage
 
 HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
 BOXES = {

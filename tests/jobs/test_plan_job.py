@@ -12,7 +12,7 @@ import pandas as pd
 from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.jobs import plan_reader_study_files, plan_relabelling_files
-from cxreval.labels import read_label_tables, read_prediction_tables
+from cxreval.labels._files import read_label_tables, read_prediction_tables
 from cxreval.planning import plan_relabelling, simulate_study_set
 from cxreval.results import ReadReport, ReadResult
 

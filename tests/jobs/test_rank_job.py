@@ -19,8 +19,9 @@ from cxreval.jobs import (
     compare_references,
     compare_references_files,
 )
-from cxreval.labels import write_labels, write_predictions
-from cxreval.ranking import XQA_AUC_TABLES, read_auc_table
+from cxreval.labels import write_labels
+from cxreval.labels._long import write_predictions
+from cxreval.ranking._published import XQA_AUC_TABLES, read_auc_table
 from cxreval.results import ReadReport, ReadResult
 
 RANK_CLI = Path(__file__).resolve().parents[2] / "src" / "cxreval" / "cli" / "rank.py"

@@ -107,7 +107,7 @@ def test_reader_init_is_create_study(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_reader_commands_resolve_the_database_as_study_url(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cxreval.reader import READER_DB_ENV, database_files, study_url
+    from cxreval.reader._jobs import READER_DB_ENV, database_files, study_url
     from cxreval.reader.db import DEFAULT_URL
 
     monkeypatch.delenv(READER_DB_ENV, raising=False)
@@ -119,7 +119,8 @@ def test_reader_commands_resolve_the_database_as_study_url(
 
 
 def test_add_reader_and_the_server_are_reader_jobs(tmp_path: Path) -> None:
-    from cxreval.reader import add_study_reader, create_study, open_study_server
+    from cxreval.reader import create_study
+    from cxreval.reader._jobs import add_study_reader, open_study_server
     from cxreval.reader.store import ReaderStore
 
     url = f"sqlite:///{tmp_path / 'study.db'}"
@@ -137,7 +138,7 @@ def test_add_reader_and_the_server_are_reader_jobs(tmp_path: Path) -> None:
 
 
 def test_export_study_checks_out_before_reading(tmp_path: Path) -> None:
-    from cxreval.outputs import OutputError
+    from cxreval.outputs._errors import OutputError
     from cxreval.reader import export_study
 
     (tmp_path / "file").write_text("x")

@@ -12,8 +12,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from cxreval.labeller import CONVENTIONS, DEFAULT_CONVENTIONS, label_reports, load_rules
-from cxreval.schema import STATE_NAMES
+from cxreval.labeller import label_reports, load_rules
+from cxreval.labeller._rules import CONVENTIONS, DEFAULT_CONVENTIONS
+from cxreval.schema._states import STATE_NAMES
 
 CASES = Path(__file__).resolve().parent / "style_cases.yaml"
 STATES = {v: k for k, v in STATE_NAMES.items()}  # code -> name

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from cxreval.cli.main import main
-from cxreval.labels import read_labels, write_predictions
+from cxreval.labels import read_labels
+from cxreval.labels._long import write_predictions
 
 TEMPL = {
     "Effusion": ("Small left pleural effusion.", "No pleural effusion.", "Possible small effusion."),

@@ -6,16 +6,11 @@ import pandas as pd
 import pytest
 
 from _factories import RecordedProgress
-from cxreval.executor import ProcessExecutor
-from cxreval.labeller import (
-    CATEGORIES,
-    Engine,
-    label_reports,
-    load_rules,
-    packaged_rules_text,
-    split_sections,
-    tokenize,
-)
+from cxreval.executor._local import ProcessExecutor
+from cxreval.labeller import label_reports, load_rules
+from cxreval.labeller._engine import Engine, tokenize
+from cxreval.labeller._rules import CATEGORIES, packaged_rules_text
+from cxreval.labeller._sections import split_sections
 from cxreval.labels import validate_label_table
 
 TEXTS = [
@@ -189,7 +184,7 @@ def test_packaged_rules_text_round_trips(tmp_path):
     ],
 )
 def test_split_sentences(text, expected):
-    from cxreval.labeller import split_sentences
+    from cxreval.labeller._engine import split_sentences
 
     assert [text[a:b] for a, b in split_sentences(text)] == expected
 

@@ -167,7 +167,9 @@ def test_label_reports_rejects_bad_types(param):
 
 
 def test_other_public_functions_reject_bad_types():
-    from cxreval.labeller import Engine, compute_precision_recall, split_sections, tokenize
+    from cxreval.labeller import compute_precision_recall
+    from cxreval.labeller._engine import Engine, tokenize
+    from cxreval.labeller._sections import split_sections
 
     lab = pd.DataFrame(
         {"study_id": ["a"], "patient_id": ["a"], "finding": ["Edema"], "source": ["g"], "state": ["positive"]}
@@ -235,7 +237,7 @@ def test_ignored_columns_are_reported_by_the_cli(tmp_path, capsys):
 
 
 def test_run_on_report_without_sentence_ends_keeps_mention_rows_small():
-    from cxreval.labeller import SENTENCE_TEXT_MAX
+    from cxreval.labeller._labeller import SENTENCE_TEXT_MAX
 
     text = "FINDINGS: " + " ".join(["no effusion and"] * 3000) + " but mild cardiomegaly"
     res = label_reports(pd.DataFrame({"study_id": ["a"], "text": [text]}), sections="whole")

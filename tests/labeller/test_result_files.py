@@ -12,13 +12,13 @@ import pytest
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.labeller import (
-    PRF_COLUMNS,
     LabellerValidationResult,
     ReportLabelsResult,
     compute_precision_recall,
     label_reports,
     prf_markdown,
 )
+from cxreval.labeller._validation import PRF_COLUMNS
 from cxreval.labels import write_labels
 
 from .test_cli_chain import _reports

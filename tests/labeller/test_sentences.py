@@ -213,7 +213,7 @@ def test_chexpert_no_finding_rule():
     ],
 )
 def test_inline_headers_in_any_case(text, expected):
-    from cxreval.labeller import split_sections
+    from cxreval.labeller._sections import split_sections
 
     assert [(s.name, text[s.start : s.end].strip()) for s in split_sections(text)] == expected
 
@@ -229,7 +229,8 @@ def test_inline_headers_in_any_case(text, expected):
     ],
 )
 def test_list_style_findings_with_colon(sentence, finding, state):
-    from cxreval.labeller import Engine, load_rules
+    from cxreval.labeller import load_rules
+    from cxreval.labeller._engine import Engine
 
     eng = Engine(load_rules())
     m = eng.run([sentence])

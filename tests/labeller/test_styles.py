@@ -12,7 +12,8 @@ import pytest
 
 from cxreval.cli.main import main
 from cxreval.exceptions import CxrevalError
-from cxreval.labeller import CONVENTIONS, label_reports, load_rules
+from cxreval.labeller import label_reports, load_rules
+from cxreval.labeller._rules import CONVENTIONS
 from cxreval.labeller._spelling import Speller, osa_distance
 
 CASE_SCORING = Path(__file__).resolve().parent / "style_cases.py"

@@ -8,7 +8,8 @@ import pytest
 from sklearn.metrics import precision_recall_fscore_support
 
 from cxreval.exceptions import SchemaError
-from cxreval.labeller import NIH_LABELLER_OPENI, PRF_COLUMNS, compute_precision_recall
+from cxreval.labeller import compute_precision_recall
+from cxreval.labeller._validation import NIH_LABELLER_OPENI, PRF_COLUMNS
 
 
 def _tables(n=300, k=3, rng=0):

@@ -9,16 +9,16 @@ import pytest
 
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError
 from cxreval.labels import (
-    label_matrix,
     read_labels,
     read_predictions,
     read_wide_labels,
-    to_wide,
     validate_label_table,
-    validate_model_groups,
     validate_predictions,
 )
-from cxreval.schema import binarize, parse_states
+from cxreval.labels._long import label_matrix, validate_model_groups
+from cxreval.labels._wide import to_wide
+from cxreval.schema import binarize
+from cxreval.schema._states import parse_states
 
 HEADER = "study_id,patient_id,finding,source,state\n"
 

@@ -10,19 +10,11 @@ import pandas as pd
 import pytest
 
 from cxreval.exceptions import SchemaError
-from cxreval.labels import (
-    label_matrix,
-    read_labels,
-    read_predictions,
-    read_wide_labels,
-    read_wide_predictions,
-    to_wide,
-    validate_label_table,
-    write_labels,
-    write_predictions,
-    write_wide_labels,
-)
-from cxreval.schema import LabelState, binarize, parse_states, state_names
+from cxreval.labels import read_labels, read_predictions, read_wide_labels, validate_label_table, write_labels
+from cxreval.labels._long import label_matrix, write_predictions
+from cxreval.labels._wide import read_wide_predictions, to_wide, write_wide_labels
+from cxreval.schema import LabelState, binarize
+from cxreval.schema._states import parse_states, state_names
 
 SMALL_WIDE = (
     "Study,Sex,No Finding,Cardiomegaly,Pleural Effusion,Edema,Lung Opacity\n"

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from cxreval.cli.main import main
 from cxreval.exceptions import SchemaError
-from cxreval.labels import read_label_tables, read_labels, read_wide_labels
-from cxreval.schema import decode_states
+from cxreval.labels import read_labels, read_wide_labels
+from cxreval.labels._files import read_label_tables
+from cxreval.schema._states import decode_states
 
 FINDINGS = ["Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Pleural Effusion"]
 

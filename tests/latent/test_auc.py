@@ -7,7 +7,8 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.latent import latent_auc_rows, latent_auc_score
+from cxreval.latent import latent_auc_score
+from cxreval.latent._auc import latent_auc_rows
 
 
 def _brute(s, p, c):

@@ -10,7 +10,8 @@ from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
 
 from cxreval.bootstrap import draw_plan
-from cxreval.latent import bootstrap_latent_class, fit_latent_class, latent_auc_score, select_score_model
+from cxreval.latent import bootstrap_latent_class, fit_latent_class, latent_auc_score
+from cxreval.latent._fitting import select_score_model
 
 
 def simulate(slope, n=3000, seed=0, separation=1.5):

@@ -9,15 +9,10 @@ import pandas as pd
 import pytest
 
 from cxreval.classification import evaluate_auc
-from cxreval.latent import (
-    LATENT_REFERENCE,
-    NOT_IDENTIFIED,
-    LatentAUCResult,
-    NotIdentifiedError,
-    evaluate_latent_auc,
-    read_reader_accuracy,
-)
-from cxreval.schema import READER_ACCURACY_COLUMNS
+from cxreval.latent import NOT_IDENTIFIED, LatentAUCResult, NotIdentifiedError, evaluate_latent_auc
+from cxreval.latent._evaluate import read_reader_accuracy
+from cxreval.latent._result import LATENT_REFERENCE
+from cxreval.schema._result_columns import READER_ACCURACY_COLUMNS
 
 STATE = {1.0: "positive", 0.0: "negative"}
 

@@ -12,17 +12,15 @@ from cxreval.cli.main import main
 from cxreval.datasets.nih_boxes import read_nih_boxes
 from cxreval.exceptions import InvalidParameterError
 from cxreval.localization import (
-    BBOX_2017_COUNTS,
     LocalizationProtocol,
-    afp_denominators,
-    correct_matrix,
-    coverage,
-    denominators,
     evaluate_heatmaps,
     heatmaps_to_boxes,
     score_images,
     simulate_localization,
 )
+from cxreval.localization._protocol import correct_matrix
+from cxreval.localization._synthetic import coverage
+from cxreval.localization._table4 import BBOX_2017_COUNTS, afp_denominators, denominators
 
 HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
 

@@ -22,15 +22,14 @@ from cxreval.exceptions import SchemaError
 from cxreval.localization import (
     LocalizationProtocol,
     LocalizationResult,
-    RealBoxesResult,
     SynthResult,
-    coverage,
     evaluate_heatmaps,
     simulate_localization,
-    simulate_localization_on_boxes,
 )
-from cxreval.report import detect_kinds
-from cxreval.schema import BOX_COLUMNS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS
+from cxreval.localization._real_boxes import RealBoxesResult, simulate_localization_on_boxes
+from cxreval.localization._synthetic import coverage
+from cxreval.report._sections import detect_kinds
+from cxreval.schema._boxes import BOX_COLUMNS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS
 
 VINDR = (
     "image_id,class_name,class_id,rad_id,x_min,y_min,x_max,y_max\n"

@@ -10,17 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.localization import (
-    as_threshold,
-    check_boxes,
-    contains,
-    correct_matrix,
-    exceeds,
-    iobb,
-    iobb_exact,
-    iou,
-    iou_exact,
-)
+from cxreval.localization import iobb, iou
+from cxreval.localization._boxes import as_threshold, check_boxes, contains, exceeds, iobb_exact, iou_exact
+from cxreval.localization._protocol import correct_matrix
 
 coord = st.integers(-50, 300)
 

@@ -9,15 +9,9 @@ import pytest
 from cxreval.cli.main import main
 from cxreval.datasets.nih_boxes import read_nih_boxes
 from cxreval.exceptions import SchemaError
-from cxreval.localization import (
-    TABLE4_ACC,
-    LocalizationProtocol,
-    coverage,
-    denominators,
-    evaluate_heatmaps,
-    score_images,
-    table4_denominators,
-)
+from cxreval.localization import LocalizationProtocol, evaluate_heatmaps, score_images
+from cxreval.localization._synthetic import coverage
+from cxreval.localization._table4 import TABLE4_ACC, denominators, table4_denominators
 
 HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cxreval.localization import HEATMAP_BOX_COLUMNS, HeatmapBoxesResult, heatmap_boxes, heatmaps_to_boxes
+from cxreval.localization import HeatmapBoxesResult, heatmaps_to_boxes
+from cxreval.localization._heatmaps import HEATMAP_BOX_COLUMNS, heatmap_boxes
 
 
 def test_table_rows_are_the_arrays_boxes(tmp_path):

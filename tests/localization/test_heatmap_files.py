@@ -12,9 +12,10 @@ import pytest
 from cxreval.cli.main import main
 from cxreval.datasets.nih_boxes import read_nih_boxes
 from cxreval.exceptions import SchemaError
-from cxreval.localization import LocalizationProtocol, evaluate_heatmaps, read_maps, scan_heatmaps
+from cxreval.localization import LocalizationProtocol, evaluate_heatmaps
 from cxreval.localization import _evaluate as evaluate_mod
-from cxreval.predict import NpzWriter
+from cxreval.localization._heatmap_files import read_maps, scan_heatmaps
+from cxreval.predict._store import NpzWriter
 
 HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
 FINDINGS = ("Atelectasis", "Mass", "Nodule")

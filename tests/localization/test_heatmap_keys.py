@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import SchemaError
-from cxreval.localization import heatmap_dict, save_heatmaps
+from cxreval.localization._heatmap_keys import heatmap_dict, save_heatmaps
 
 
 def test_heatmap_dict_and_save_errors(tmp_path):

@@ -10,15 +10,9 @@ from scipy import ndimage
 from skimage.transform import resize
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.localization import (
-    heatmap_boxes,
-    heatmap_peaks,
-    heatmaps_to_boxes,
-    interpolation_matrix,
-    mask_boxes,
-    threshold_mask,
-    upsample,
-)
+from cxreval.localization import heatmaps_to_boxes
+from cxreval.localization._heatmaps import heatmap_boxes, heatmap_peaks
+from cxreval.localization._upsampling import interpolation_matrix, mask_boxes, threshold_mask, upsample
 
 
 def _ref_boxes(hm, order, thr, conn, shape):

@@ -12,7 +12,8 @@ import pytest
 from cxreval.cli.main import main
 from cxreval.datasets.nih_boxes import read_nih_boxes
 from cxreval.exceptions import SchemaError
-from cxreval.localization import LocalizationProtocol, coverage, evaluate_heatmaps
+from cxreval.localization import LocalizationProtocol, evaluate_heatmaps
+from cxreval.localization._synthetic import coverage
 
 PROTO = LocalizationProtocol(rules=("IoBB",), thresholds=(60.0,), T_values=(0.1, 0.5))
 

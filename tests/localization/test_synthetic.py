@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cxreval.localization import ErrorModel, coverage, simulate_localization, synthetic_cases
+from cxreval.localization import simulate_localization, synthetic_cases
+from cxreval.localization._synthetic import ErrorModel, coverage
 
 DATA = Path(__file__).parent / "data"
 SEED_FILE = "000_8ad6d59c5e7d4453.txt"
@@ -138,7 +139,7 @@ def test_gaussian_blur_is_scipy_gaussian_filter_bit_for_bit():
     output does not depend on which computes it."""
     from scipy import ndimage
 
-    from cxreval.localization import gaussian_blur
+    from cxreval.localization._synthetic import gaussian_blur
 
     rng = np.random.default_rng(11)
     for shape, sigma in (((32, 32), 0.8), ((32, 32), 1.7), ((9, 40), 0.8), ((5, 3), 2.5), ((32, 32), 0.3)):

@@ -10,7 +10,8 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.mrmc import auc_covariance, empirical_auc, jackknife_auc
+from cxreval.mrmc import auc_covariance
+from cxreval.mrmc._fom import empirical_auc, jackknife_auc
 
 
 def _study(seed: int = 0, n_mod: int = 2, n_rdr: int = 3, n_cases: int = 23, levels: int = 5):

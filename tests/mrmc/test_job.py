@@ -14,7 +14,8 @@ from cxreval.cli.main import main
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError
 from cxreval.jobs import evaluate_reader_study
 from cxreval.labels import validate_label_table
-from cxreval.mrmc import dbm_analysis, or_analysis, reader_operating_points
+from cxreval.mrmc import dbm_analysis, or_analysis
+from cxreval.mrmc._operating_points import reader_operating_points
 
 
 def _vandyke_tables(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:

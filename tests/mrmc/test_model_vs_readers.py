@@ -10,7 +10,8 @@ import pytest
 from scipy import stats
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.mrmc import jackknife_auc, model_vs_readers, or_analysis
+from cxreval.mrmc import model_vs_readers, or_analysis
+from cxreval.mrmc._fom import jackknife_auc
 
 
 def _panel(vandyke):

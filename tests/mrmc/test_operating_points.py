@@ -17,7 +17,8 @@ from sklearn.metrics import confusion_matrix, roc_curve
 
 from cxreval.bootstrap import draw_plan
 from cxreval.exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
-from cxreval.mrmc import PANEL, OperatingPointsResult, reader_operating_points
+from cxreval.mrmc._operating_points import OperatingPointsResult, reader_operating_points
+from cxreval.mrmc._operating_points_inputs import PANEL
 
 # tiny hand-made studies leave a reader without positives in some replicates (tested on its own below)
 pytestmark = pytest.mark.filterwarnings("ignore::cxreval.exceptions.UndefinedMetricWarning")

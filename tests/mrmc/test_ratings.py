@@ -9,8 +9,8 @@ import pytest
 
 from cxreval.exceptions import SchemaError
 from cxreval.labels import validate_label_table
-from cxreval.mrmc import labels_to_ratings, read_ratings, validate_ratings
-from cxreval.mrmc._ratings import reader_arrays
+from cxreval.mrmc import labels_to_ratings
+from cxreval.mrmc._ratings import read_ratings, reader_arrays, validate_ratings
 
 
 def _ratings() -> pd.DataFrame:

@@ -13,13 +13,12 @@ from scipy.stats import binom, f, norm, rankdata
 from cxreval.exceptions import InvalidParameterError, UnknownNameError
 from cxreval.mrmc import (
     ROE_METZ_SETTINGS,
-    RoeMetzParameters,
     RoeMetzStudies,
-    RoeMetzStudy,
     or_analysis,
     simulate_roe_metz,
     simulate_roe_metz_studies,
 )
+from cxreval.mrmc._roe_metz import RoeMetzParameters, RoeMetzStudy
 
 COMPONENTS = (
     "var_reader",

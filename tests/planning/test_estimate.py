@@ -11,7 +11,8 @@ from sklearn.metrics import roc_auc_score
 
 from cxreval.classification import delong_test
 from cxreval.exceptions import InvalidParameterError
-from cxreval.planning import COMPARISON_COLUMNS, TWO_PHASE_COLUMNS, evaluate_two_phase_auc, simulate_study_set
+from cxreval.planning import evaluate_two_phase_auc, simulate_study_set
+from cxreval.planning._estimate import COMPARISON_COLUMNS, TWO_PHASE_COLUMNS
 from cxreval.planning._soft_auc import reveal_auc, score_order, soft_auc
 
 

@@ -8,14 +8,9 @@ import pandas as pd
 import pytest
 
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError, UnknownNameError
-from cxreval.planning import (
-    POWER_COLUMNS,
-    RELABEL_COLUMNS,
-    RelabelPlanResult,
-    plan_relabelling,
-    simulate_study_set,
-)
+from cxreval.planning import RelabelPlanResult, plan_relabelling, simulate_study_set
 from cxreval.planning._inputs import prepare_inputs
+from cxreval.planning._plan import POWER_COLUMNS, RELABEL_COLUMNS
 from cxreval.planning._planner import fit_finding
 
 

@@ -14,9 +14,9 @@ nn = torch.nn
 
 from cxreval.cli.main import main  # noqa: E402
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError  # noqa: E402
-from cxreval.localization import save_heatmaps  # noqa: E402
+from cxreval.localization._heatmap_keys import save_heatmaps  # noqa: E402
 from cxreval.predict import _cam as cam_mod  # noqa: E402
-from cxreval.predict import class_activation_maps, grad_cam  # noqa: E402
+from cxreval.predict._cam import class_activation_maps, grad_cam  # noqa: E402
 
 # features: 1x1 conv (2 -> 3 channels, hand-set) -> ReLU -> 2x2 average pooling; head: GAP -> linear (3 -> 2)
 CONV_W = np.array([[1.0, -0.5], [0.25, 2.0], [-1.0, 1.0]])

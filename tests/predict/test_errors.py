@@ -13,7 +13,7 @@ from cxreval.predict import load_model
 
 
 def test_exc_text_is_one_line():
-    from cxreval.predict import exc_text
+    from cxreval.predict._images import exc_text
 
     assert exc_text(ValueError("a\n\tb\n")) == "ValueError: a; b"
     tb = RuntimeError(
@@ -64,7 +64,7 @@ def test_torchscript_model_failing_on_its_input_is_one_line(tmp_path, torch_mod)
 
 
 def test_bad_batch_size_or_workers_leave_no_resume_store(tmp_path, tiny_models):
-    from cxreval.predict import partial_path
+    from cxreval.predict._runner import partial_path
 
     _, ymls = tiny_models
     imgs = tmp_path / "imgs"
@@ -83,7 +83,7 @@ def test_bad_batch_size_or_workers_leave_no_resume_store(tmp_path, tiny_models):
 
 
 def test_no_readable_image_is_an_error_not_an_empty_success(tmp_path, tiny_models, capsys):
-    from cxreval.predict import partial_path
+    from cxreval.predict._runner import partial_path
 
     _, ymls = tiny_models
     imgs = tmp_path / "imgs"

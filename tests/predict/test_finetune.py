@@ -161,7 +161,8 @@ def test_linear_probe_equals_logistic_regression(task, torch_mod):
     from sklearn.linear_model import LogisticRegression
 
     from cxreval.io.images import read_image
-    from cxreval.predict import finetune, load_model, preprocess_image
+    from cxreval.predict import finetune, load_model
+    from cxreval.predict._preprocess import preprocess_image
 
     wd = 1e-2
     finetune(

@@ -8,7 +8,8 @@ from PIL import Image
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.io.images import ImageReadError, LoadedImage, read_image
-from cxreval.predict import Preprocessing, list_images, preprocess_image
+from cxreval.predict._images import list_images
+from cxreval.predict._preprocess import Preprocessing, preprocess_image
 
 
 def _ramp(h, w, dtype, rng=0):
@@ -178,7 +179,7 @@ def test_dicom_monochrome_and_window(tmp_path, xrv):
     np.testing.assert_array_equal(r1.pixels, 4095 - v)  # inverted to MONOCHROME2
     with pytest.warns(UserWarning):
         ref1 = xrv.utils.read_xray_dcm(p1)  # xrv: normalised, MONOCHROME1 fixed
-    from cxreval.predict import scale_pixels
+    from cxreval.predict._preprocess import scale_pixels
 
     np.testing.assert_allclose(scale_pixels(r1, "xrv"), ref1, atol=1e-6)
     p2 = _dicom(tmp_path / "w.dcm", v, window=(1000, 800))

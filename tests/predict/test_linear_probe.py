@@ -15,7 +15,8 @@ import yaml
 
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.predict import entry_weights, fit_linear_probe
+from cxreval.predict import fit_linear_probe
+from cxreval.predict._probe import entry_weights
 
 from .conftest import ARCH
 from .test_finetune import square_images

@@ -10,7 +10,8 @@ import yaml
 from PIL import Image
 
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
-from cxreval.predict import XRV_WEIGHTS, load_model, parse_model_spec, predict
+from cxreval.predict import load_model, predict
+from cxreval.predict._models import XRV_WEIGHTS, parse_model_spec
 
 
 def test_parse_spec():
@@ -159,6 +160,6 @@ def test_resnet_named_weights(tmp_path, xrv):
     left_out = [o for o, f in zip(m.outputs, m.findings) if f is None]
     assert left_out == ["Lung Lesion", "Enlarged Cardiomediastinum"]  # NaN operating points in xrv 1.5.7
     assert "no operating point" in m.mapping_table().set_index("output_name").loc["Lung Lesion", "note"]
-    from cxreval.predict import check_heatmap_models
+    from cxreval.predict._runner import check_heatmap_models
 
     assert check_heatmap_models([m], target_layer=None) == ["model.layer4"]

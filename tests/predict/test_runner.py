@@ -13,7 +13,8 @@ from PIL import Image
 from _factories import RecordedProgress
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.predict import partial_path, predict
+from cxreval.predict import predict
+from cxreval.predict._runner import partial_path
 
 
 @pytest.fixture()
@@ -61,7 +62,9 @@ def test_scores_heatmaps_and_outputs(tmp_path, blob_folder, tiny_models, torch_m
         peak = np.array([2 * r + 0.5, 2 * c + 0.5])  # centre of the 2x2 pixel block of the cell
         assert np.hypot(*(peak - centres[i])) <= 3.0, (i, peak, centres[i])
     from cxreval.io.images import read_image
-    from cxreval.predict import class_activation_maps, load_model, preprocess_image
+    from cxreval.predict import load_model
+    from cxreval.predict._cam import class_activation_maps
+    from cxreval.predict._preprocess import preprocess_image
 
     lm = load_model(f"torch:{ymls[0]}")
     x = np.stack([preprocess_image(read_image(d / "img03.png"), lm.preprocessing)])
@@ -70,7 +73,7 @@ def test_scores_heatmaps_and_outputs(tmp_path, blob_folder, tiny_models, torch_m
         maps["img03.png/Infiltration"], ref[0, 1], rtol=0, atol=1e-5
     )  # float32 batch vs single
     # Grad-CAM: non-negative maps, equal to cxreval.predict.grad_cam, peak at the blob
-    from cxreval.predict import grad_cam
+    from cxreval.predict._cam import grad_cam
 
     gc = predict(d, [f"torch:{ymls[0]}"], out=tmp_path / "gc", heatmaps=True, cam="gradcam", batch_size=4)
     assert gc.read_report.n_kept == 10

@@ -17,7 +17,9 @@ from PIL import Image
 from cxreval.cli.main import main
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from cxreval.io.images import read_image
-from cxreval.predict import PROMPT_SETS, load_model, load_prompts, parse_model_spec, predict
+from cxreval.predict import load_model, load_prompts, predict
+from cxreval.predict._models import parse_model_spec
+from cxreval.predict._prompts import PROMPT_SETS
 
 PROMPTS = {
     "findings": {

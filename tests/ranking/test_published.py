@@ -11,12 +11,8 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau, rankdata, spearmanr
 
-from cxreval.ranking import (
-    compare_table_rankings,
-    compare_with_published,
-    load_xqa_auc_table,
-    load_xqa_rank_correlations,
-)
+from cxreval.ranking import compare_table_rankings, compare_with_published, load_xqa_auc_table
+from cxreval.ranking._published import load_xqa_rank_correlations
 
 SHA = {
     "xqa_auc_tables_16_25.csv": "cc046eb71fda81619f7f9cfabc4d538b2c4343d41c474a631a43ebe9502309cb",
@@ -186,7 +182,7 @@ def test_top_rank_changes_match_the_papers_text():
 
 def test_auc_table_file_is_the_checked_file_or_none_for_the_packaged_tables(tmp_path):
     from cxreval.exceptions import SchemaError
-    from cxreval.ranking import XQA_AUC_TABLES, auc_table_file
+    from cxreval.ranking._published import XQA_AUC_TABLES, auc_table_file
 
     assert auc_table_file(None) is None and auc_table_file(XQA_AUC_TABLES.upper()) is None
     (tmp_path / "auc.csv").write_text("model,finding,reference,auc\n")

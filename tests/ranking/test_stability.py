@@ -11,12 +11,8 @@ from scipy.stats import kendalltau, spearmanr
 from cxreval.bootstrap import summarize_distribution
 from cxreval.classification import evaluate_auc
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.ranking import (
-    CORRELATION_COLUMNS,
-    RANKING_COLUMNS,
-    compare_rankings,
-    compare_table_rankings,
-)
+from cxreval.ranking import compare_rankings, compare_table_rankings
+from cxreval.ranking._stability_result import CORRELATION_COLUMNS, RANKING_COLUMNS
 
 from ..stats.test_rank_correlation import _brute_rho_d2, _brute_tau_a
 

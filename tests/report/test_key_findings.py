@@ -13,14 +13,10 @@ import pytest
 
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError
-from cxreval.report import (
-    LANDIS_KOCH,
-    Thresholds,
-    build_sections,
-    key_finding,
-    load_thresholds,
-    render_report,
-)
+from cxreval.report._html import render_report
+from cxreval.report._key_findings import key_finding
+from cxreval.report._sections import build_sections
+from cxreval.report._thresholds import LANDIS_KOCH, Thresholds, load_thresholds
 
 
 @pytest.fixture()

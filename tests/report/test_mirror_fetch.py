@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from cxreval.datasets._pinned import MirrorFile
 from cxreval.datasets.mirror import (
     PINNED,
-    MirrorFile,
     default_mirror,
     fetch_file,
     mirror_path,

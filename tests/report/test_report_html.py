@@ -15,15 +15,9 @@ import pytest
 
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError
-from cxreval.report import (
-    KINDS,
-    NoResultsError,
-    Unavailable,
-    build_sections,
-    detect_kinds,
-    find_result_folders,
-    render_report,
-)
+from cxreval.report._blocks import Unavailable
+from cxreval.report._html import NoResultsError, find_result_folders, render_report
+from cxreval.report._sections import KINDS, build_sections, detect_kinds
 from cxreval.report.html_tables import csv_data_uri, html_table
 
 
@@ -312,7 +306,7 @@ def test_only_files_listed_in_run_json_are_read(synthetic_results: Path, tmp_pat
         "Inputs and their SHA-256",
     ):
         assert text in methods, text
-    from cxreval.outputs import sha256_file
+    from cxreval.outputs._run_record import sha256_file
 
     assert sha256_file(synthetic_results / "classify" / "auc.csv") in methods
     # a folder whose run.json lists no result file holds nothing to report

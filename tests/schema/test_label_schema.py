@@ -15,31 +15,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.agreement import (
-    SourceGrids,
-    agreement_scores,
-    compute_agreement,
-    compute_flows,
-    confusion_counts,
-    omission_rates,
-    paired_states,
-    prepare_labels,
-)
+from cxreval.agreement import agreement_scores, compute_agreement, compute_flows
+from cxreval.agreement._grids import SourceGrids
+from cxreval.agreement._omissions import omission_rates
+from cxreval.agreement._pairs import paired_states, prepare_labels
+from cxreval.agreement._scores import confusion_counts
 from cxreval.exceptions import InvalidParameterError
 from cxreval.fusion import fuse_labels
-from cxreval.labels import LABEL_COLUMNS, PREDICTION_COLUMNS, validate_label_table
-from cxreval.schema import (
-    MACRO,
-    MICRO,
-    NOT_MENTIONED_POLICIES,
+from cxreval.labels import validate_label_table
+from cxreval.labels._long import LABEL_COLUMNS, PREDICTION_COLUMNS
+from cxreval.schema import MACRO, MICRO, NOT_MENTIONED_POLICIES, POLICIES, LabelState, binarize
+from cxreval.schema._columns import SUMMARY_ROWS
+from cxreval.schema._states import (
     ORDINAL_STATES,
-    POLICIES,
     REPORT_STATES,
     STATE_NAMES,
-    SUMMARY_ROWS,
     LabelPolicy,
-    LabelState,
-    binarize,
     resolve_not_mentioned,
 )
 

@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import kendalltau, rankdata, spearmanr
 
 from cxreval.exceptions import CxrevalError, InvalidParameterError
-from cxreval.ranking import rank_desc
+from cxreval.ranking._stability import rank_desc
 from cxreval.stats import kendall_tau_a, kendall_tau_b, spearman_rho, spearman_rho_d2
 
 

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..schema import ORDINAL_STATES, REPORT_STATES, SUMMARY_ROWS
+from ..schema._columns import SUMMARY_ROWS
+from ..schema._states import ORDINAL_STATES, REPORT_STATES
 
 __all__ = [
     "OKABE_ITO",

@@ -51,7 +51,7 @@ Aggregation (:func:`compute_agreement`, an :class:`AgreementTableResult`): one r
 per-finding values over a finding set (the XQA-Chest paper's "four selected" and "all 12"), ``micro`` pools every
 (study, finding) pair of the set into one confusion matrix.
 
-Private modules, every name re-exported here: ``_scores`` (array level), ``_pairs`` (label tables,
+Private modules, their main functions and results re-exported here: ``_scores`` (array level), ``_pairs`` (label tables,
 ``agreement.csv``), ``_prevalence`` (Tables 5-8, ``prevalence.csv``), ``_omissions`` (3x3 flows and omission
 rates, ``flows.csv`` / ``omissions.csv``) and ``_compare`` (:func:`compare_sources`, what ``cxreval
 agree`` runs: all four, as the command writes them). Each table-level function
@@ -98,96 +98,26 @@ References
 
 from __future__ import annotations
 
-from ._compare import SourceComparisonResult, common_study_labels, compare_sources
-from ._grids import SourceGrid, SourceGrids
-from ._omissions import (
-    FLOW_COLUMNS,
-    OMISSION_COLUMNS,
-    FlowsResult,
-    OmissionResult,
-    OmissionsResult,
-    compute_flows,
-    compute_omissions,
-    omission_rates,
-)
-from ._pairs import (
-    AgreementTableResult,
-    PairConfusion,
-    PairCoverage,
-    PairedStates,
-    compute_agreement,
-    pair_states,
-    paired_states,
-    parse_pairs,
-    prepare_labels,
-)
-from ._prevalence import (
-    PREVALENCE_COLUMNS,
-    PREVALENCE_STATES,
-    PrevalenceResult,
-    compute_prevalence,
-    label_distribution,
-    positive_prevalence,
-)
-from ._scores import (
-    BOTH_UNCERTAIN_RULES,
-    SCORE_NAMES,
-    STATE_ORDER,
-    WEIGHTS,
-    AgreementResult,
-    UncertaintyMapping,
-    agreement_scores,
-    cohen_kappa,
-    confusion_counts,
-    scores_from_confusion,
-    uncertainty_mapping,
-    weighted_f1,
-)
+from ._compare import SourceComparisonResult, compare_sources
+from ._omissions import FlowsResult, OmissionsResult, compute_flows, compute_omissions
+from ._pairs import AgreementTableResult, compute_agreement
+from ._prevalence import PrevalenceResult, compute_prevalence, positive_prevalence
+from ._scores import AgreementResult, agreement_scores, cohen_kappa, uncertainty_mapping
 
 __all__ = [
-    # the two-rater scores (array level)
-    "BOTH_UNCERTAIN_RULES",
-    "SCORE_NAMES",
-    "STATE_ORDER",
-    "WEIGHTS",
+    "uncertainty_mapping",
+    "positive_prevalence",
     "AgreementResult",
     "agreement_scores",
     "cohen_kappa",
-    "confusion_counts",
-    "scores_from_confusion",
-    "UncertaintyMapping",
-    "uncertainty_mapping",
-    "weighted_f1",
-    # label tables: pairs of sources, agreement.csv
-    "PairConfusion",
-    "PairedStates",
-    "SourceGrid",
-    "SourceGrids",
-    "parse_pairs",
-    "pair_states",
-    "paired_states",
-    "prepare_labels",
-    "PairCoverage",
     "AgreementTableResult",
     "compute_agreement",
-    # prevalence.csv
-    "PREVALENCE_COLUMNS",
-    "PREVALENCE_STATES",
     "PrevalenceResult",
     "compute_prevalence",
-    "positive_prevalence",
-    "label_distribution",
-    # flows.csv, omissions.csv
-    "FLOW_COLUMNS",
-    "OMISSION_COLUMNS",
-    "OmissionResult",
-    "omission_rates",
     "FlowsResult",
     "OmissionsResult",
     "compute_flows",
     "compute_omissions",
-    # what cxreval agree runs
     "SourceComparisonResult",
     "compare_sources",
-    "common_study_labels",
 ]

@@ -106,7 +106,7 @@ class SourceComparisonResult(TableResult):
     def save(self, folder: PathLike) -> dict[str, Path]:
         """Write every file ``cxreval agree`` writes but ``run.json`` into ``folder``: the tables
         (:meth:`save_tables`) and ``summary.md`` (:meth:`summary`); return ``{name: path}``."""
-        from ..io import write_summary
+        from ..io._write import write_summary
 
         written = self.save_tables(folder)
         written["summary"] = write_summary(Path(folder), self.summary())

@@ -38,9 +38,11 @@ from .._typing import FindingsLike, Studies
 from .._validation import check_choice
 from ..exceptions import SchemaError
 from ..io import markdown_table
-from ..labels import expand_findings
+from ..labels._findings import expand_findings
 from ..results import TableResult, readonly
-from ..schema import FINDING, LabelPolicy, check_columns
+from ..schema import FINDING
+from ..schema._columns import check_columns
+from ..schema._states import LabelPolicy
 from ._grids import SourceGrids
 from ._pairs import (
     SourcePairs,

@@ -15,19 +15,12 @@ from .._typing import FindingsLike, Studies
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
 from ..io import markdown_table
-from ..labels import expand_findings, validate_label_table
+from ..labels import validate_label_table
+from ..labels._findings import expand_findings
 from ..results import TableResult, readonly
-from ..schema import (
-    AGREEMENT_COLUMNS,
-    FINDING,
-    MACRO,
-    MICRO,
-    SOURCE,
-    STATE,
-    STUDY_ID,
-    LabelPolicy,
-    resolve_not_mentioned,
-)
+from ..schema import FINDING, MACRO, MICRO, SOURCE, STATE, STUDY_ID
+from ..schema._result_columns import AGREEMENT_COLUMNS
+from ..schema._states import LabelPolicy, resolve_not_mentioned
 from ._grids import SourceGrids
 from ._scores import (
     BOTH_UNCERTAIN_RULES,

@@ -34,9 +34,11 @@ import pandas as pd
 from .._typing import FindingsLike
 from ..exceptions import SchemaError
 from ..io import markdown_table
-from ..labels import expand_findings
+from ..labels._findings import expand_findings
 from ..results import TableResult
-from ..schema import FINDING, ORDINAL_STATES, SOURCE, STATE, STATE_NAMES, STUDY_ID, LabelState, check_columns
+from ..schema import FINDING, SOURCE, STATE, STUDY_ID, LabelState
+from ..schema._columns import check_columns
+from ..schema._states import ORDINAL_STATES, STATE_NAMES
 from ._pairs import prepare_labels
 
 __all__ = [

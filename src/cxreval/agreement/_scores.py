@@ -17,7 +17,8 @@ from numpy.typing import ArrayLike
 from .._validation import check_choice, check_consistent_length
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
 from ..results import readonly
-from ..schema import NOT_MENTIONED_POLICIES, ORDINAL_STATES, STATE_NAMES, LabelPolicy, resolve_not_mentioned
+from ..schema import NOT_MENTIONED_POLICIES
+from ..schema._states import ORDINAL_STATES, STATE_NAMES, LabelPolicy, resolve_not_mentioned
 
 __all__ = [
     "STATE_ORDER",

@@ -38,6 +38,7 @@ Examples
 >>> s = np.array([0.1, 0.4, 0.35, 0.8, 0.4, 0.4])
 >>> round(roc_auc_score(y, s), 6)
 0.666667
+>>> from cxreval.classification._auc_score import weighted_auc
 >>> w = np.array([[1, 1, 1, 1, 1, 1], [2, 0, 1, 1, 0, 1]])
 >>> np.round(weighted_auc(y, s, w), 6).tolist()
 [0.666667, 1.0]
@@ -45,9 +46,8 @@ Examples
 
 from __future__ import annotations
 
-from ._auc_score import roc_auc_score, weighted_auc
+from ._auc_score import roc_auc_score
 from ._comparison import (
-    SEPARABILITY_COLUMNS,
     DeLongResult,
     PairedComparisonResult,
     SeparabilityResult,
@@ -56,20 +56,15 @@ from ._comparison import (
     delong_test,
 )
 from ._evaluate import evaluate_auc, evaluate_auc_prepared
-from ._files import evaluate_auc_files, read_model_groups
 
 __all__ = [
-    "roc_auc_score",
-    "weighted_auc",
-    "evaluate_auc",
     "evaluate_auc_prepared",
-    "evaluate_auc_files",
-    "read_model_groups",
+    "roc_auc_score",
+    "evaluate_auc",
     "PairedComparisonResult",
     "compare_auc",
     "DeLongResult",
     "delong_test",
     "SeparabilityResult",
     "compare_best_models",
-    "SEPARABILITY_COLUMNS",
 ]

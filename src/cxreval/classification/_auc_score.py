@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
-from ..stats import AUCIndex, binary_labels, finite_scores, weighted_auc_float
+from ..stats._auc_kernel import AUCIndex, binary_labels, finite_scores, weighted_auc_float
 
 __all__ = ["roc_auc_score", "weighted_auc"]
 

@@ -20,8 +20,9 @@ from ..bootstrap import BootstrapResult, percentile_ci
 from ..exceptions import InvalidParameterError
 from ..labels import validate_label_table, validate_predictions
 from ..results import TableResult
-from ..schema import FINDING, MACRO, MICRO, MODEL, SCORE, SOURCE, STATE, STUDY_ID, LabelPolicy
-from ..stats import binary_labels, finite_scores
+from ..schema import FINDING, MACRO, MICRO, MODEL, SCORE, SOURCE, STATE, STUDY_ID
+from ..schema._states import LabelPolicy
+from ..stats._auc_kernel import binary_labels, finite_scores
 
 if TYPE_CHECKING:
     from ..stats import AUCResult

@@ -21,7 +21,8 @@ from ..executor import Executor, ExecutorLike, get_executor
 from ..findings import VocabularyMapping
 from ..progress import Progress, as_progress
 from ..schema import POLICIES
-from ..stats import AUCResult, PreparedInputs, loaded_table, prepare_inputs
+from ..stats import AUCResult, PreparedInputs, prepare_inputs
+from ..stats._auc_inputs import loaded_table
 from .blocks import evaluate_prepared
 
 __all__ = ["evaluate_auc", "evaluate_auc_prepared"]

@@ -20,8 +20,8 @@ import pandas as pd
 from .._typing import RNGLike, Studies
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
-from ..io import read_csv_file
-from ..labels import validate_model_groups
+from ..io._read import read_csv_file
+from ..labels._long import validate_model_groups
 from ..progress import Progress, as_progress
 from ..stats import AUCResult, prepare_from_files
 from ._evaluate import evaluate_auc_prepared

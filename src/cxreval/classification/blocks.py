@@ -21,10 +21,13 @@ from .._typing import RNGLike
 from .._validation import check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan, shard_size_for, summarize_distribution
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
-from ..executor import Executor, ExecutorLike, OnItem, get_executor
+from ..executor import Executor, ExecutorLike, get_executor
+from ..executor._local import OnItem
 from ..progress import NoProgress, Progress
 from ..schema import MACRO, MICRO
-from ..stats import (
+from ..stats import AUCResult, PreparedInputs
+from ..stats._auc_kernel import BlockInputs, auc_block, positive_weights, spill_inputs
+from ..stats._auc_result import (
     AUC_COLUMNS,
     COUNT_COLUMNS,
     COVERAGE_COLUMNS,
@@ -33,15 +36,9 @@ from ..stats import (
     NOT_LABELLED,
     NOT_SCORED,
     ONE_CLASS,
-    AUCResult,
-    BlockInputs,
-    PreparedInputs,
-    auc_block,
-    positive_weights,
-    spill_inputs,
 )
 
-__all__ = ["evaluate_prepared"]
+__all__: list[str] = []
 
 
 def evaluate_prepared(

@@ -332,7 +332,7 @@ def model_inputs(
 def auc_table_input(spec: str | None) -> Path | None:
     """``rank --auc-table FILE|xqa``: the file, checked to exist before any work (None for the packaged tables
     or without the option): :func:`cxreval.ranking.auc_table_file`."""
-    from ..ranking import auc_table_file
+    from ..ranking._published import auc_table_file
 
     return auc_table_file(spec, option="--auc-table")
 

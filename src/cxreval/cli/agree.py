@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from .._typing import Studies
-from ..io import SUMMARY_FILE
+from ..io._write import SUMMARY_FILE
 from ..jobs import compare_sources_files
 from ._common import (
     blank_state_option,
@@ -22,7 +22,7 @@ from ._common import (
     studies_value,
 )
 
-__all__ = ["register"]
+__all__: list[str] = []
 
 
 def agree(

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..datasets import SPLITTABLE
+from ..datasets._dataset_split import SPLITTABLE
 from ..datasets.audit import AUDITABLE
 from ._common import (
     cache_dir_option,
@@ -21,7 +21,7 @@ from ._common import (
     seed_option,
 )
 
-__all__ = ["register"]
+__all__: list[str] = []
 
 data_app = typer.Typer(
     no_args_is_help=True, rich_markup_mode=None, help="Obtain public metadata and audit datasets and splits."

@@ -17,7 +17,7 @@ from ._common import (
     seed_option,
 )
 
-__all__ = ["register"]
+__all__: list[str] = []
 
 _SECTION_KEYS = ", ".join(s.key for s in SECTIONS)
 

@@ -22,7 +22,7 @@ from ._common import (
 )
 from ._common import progress as progress_bar
 
-__all__ = ["register", "finetune"]
+__all__: list[str] = []
 
 
 def finetune(

@@ -10,7 +10,8 @@ from pathlib import Path
 import typer
 
 from ..exceptions import CxrevalWarning
-from ..fusion import MACE_METHODS, list_fusion
+from ..fusion import list_fusion
+from ..fusion._mace import MACE_METHODS
 from ..jobs import DEFAULT_FUSION_METHODS, fuse_and_compare_files
 from ._common import (
     blank_state_option,
@@ -29,7 +30,7 @@ from ._common import (
     studies_value,
 )
 
-__all__ = ["register"]
+__all__: list[str] = []
 
 
 def fuse(

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from ..iqa import IQA_KENDALL, IQA_SPEARMAN
+from ..iqa._expert import IQA_KENDALL, IQA_SPEARMAN
 from ._common import (
     echo_json,
     executor_option,
@@ -18,7 +18,7 @@ from ._common import (
     seed_option,
 )
 
-__all__ = ["register"]
+__all__: list[str] = []
 
 iqa_app = typer.Typer(
     no_args_is_help=True,
@@ -106,7 +106,7 @@ def degrade_cmd(
         cxreval iqa degrade --images pngs/ --plan plan.yaml -o degraded
         cxreval iqa degrade --images pngs/ --plan demo --sample 3 --max-size 512 -o iqa
     """
-    from ..iqa import IMAGES_DIR, plan_source
+    from ..iqa._degrade import IMAGES_DIR, plan_source
     from ..jobs import degrade_image_folder
 
     with open_output(out, overwrite=overwrite, inputs=[images, plan_source(plan)]) as d:

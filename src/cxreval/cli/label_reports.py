@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from ..jobs import label_reports_file, label_rules_text
-from ..labeller import DEFAULT_CONVENTIONS
+from ..labeller._rules import DEFAULT_CONVENTIONS
 from ._common import (
     blank_state_option,
     echo_json,
@@ -23,7 +23,7 @@ from ._common import (
     state_encoding_option,
 )
 
-__all__ = ["register"]
+__all__: list[str] = []
 
 
 def label_reports_command(

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import typer
 
-from ..localization import HEATMAP_INPUTS
+from ..localization._heatmap_files import HEATMAP_INPUTS
 from ._common import echo_json, executor_option, executor_output, out_option, overwrite_option
 
-__all__ = ["register", "localize"]
+__all__: list[str] = []
 
 
 def localize(

@@ -30,7 +30,9 @@ from typer.core import TyperGroup  # noqa: E402
 from .._version import __version__  # noqa: E402
 from ..exceptions import CxrevalError  # noqa: E402
 
-__all__ = ["app", "main", "run", "command_help", "current_args"]
+__all__ = [
+    "main",
+]
 
 _ARGS: list[list[str]] = []  # the command line of the run in progress (read by run.json)
 _LOADED: dict[str, object] = {}  # command name -> click command, filled as command modules are imported

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from .. import jobs
-from ..io import SUMMARY_FILE
+from ..io._write import SUMMARY_FILE
 from ._common import (
     blank_state_option,
     check_inputs,
@@ -21,7 +21,7 @@ from ._common import (
     state_encoding_option,
 )
 
-__all__ = ["register"]
+__all__: list[str] = []
 
 
 def mrmc(

@@ -25,7 +25,7 @@ from ._common import (
     state_encoding_option,
 )
 
-__all__ = ["register"]
+__all__: list[str] = []
 
 
 def plan(

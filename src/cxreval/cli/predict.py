@@ -17,7 +17,7 @@ from ._common import (
 )
 from ._common import progress as progress_bar
 
-__all__ = ["register", "predict"]
+__all__: list[str] = []
 
 
 def predict(

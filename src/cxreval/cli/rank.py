@@ -38,7 +38,7 @@ from ._common import (
     unlabeled_option,
 )
 
-__all__ = ["register"]
+__all__: list[str] = []
 
 
 def rank(

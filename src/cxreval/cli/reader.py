@@ -7,12 +7,12 @@ from pathlib import Path
 
 import typer
 
-from ..reader import READER_DB_ENV
+from ..reader._jobs import READER_DB_ENV
 from ..reader.db import DEFAULT_URL
 from ._common import executor_option
 from .main import command_help
 
-__all__ = ["register"]
+__all__: list[str] = []
 
 reader_app = typer.Typer(no_args_is_help=True, help=command_help("reader"))
 
@@ -41,7 +41,8 @@ def init_cmd(
 
     Example: cxreval reader init --study study.yaml --db sqlite:///study.db
     """
-    from ..reader import create_study, study_url
+    from ..reader import create_study
+    from ..reader._jobs import study_url
     from ._common import cli_executor, progress
 
     url_db = study_url(db)
@@ -79,7 +80,7 @@ def add_reader_cmd(
 
     Example: cxreval reader add-reader carol --role resolver --db sqlite:///study.db
     """
-    from ..reader import add_study_reader, study_url
+    from ..reader._jobs import add_study_reader, study_url
 
     typer.echo(_link(url, add_study_reader(name, study_url(db), role=role, new_token=new_token)))
 
@@ -96,7 +97,7 @@ def serve_cmd(
 
     Example: cxreval reader serve --db sqlite:///study.db --port 8000
     """
-    from ..reader import open_study_server, study_url
+    from ..reader._jobs import open_study_server, study_url
 
     server = open_study_server(study_url(db), host=host, port=port)
     typer.echo(f"serving study {server.store.spec.name!r} on {server.url} (Ctrl-C stops)")
@@ -112,7 +113,8 @@ def status_cmd(
 
     Example: cxreval reader status --db sqlite:///study.db
     """
-    from ..reader import check_study, study_url
+    from ..reader import check_study
+    from ..reader._jobs import study_url
     from ._common import echo_json
 
     st = check_study(study_url(db))
@@ -146,7 +148,8 @@ def export_cmd(
 
     Example: cxreval reader export --db sqlite:///study.db --out study-export
     """
-    from ..reader import database_files, export_study, study_url
+    from ..reader import export_study
+    from ..reader._jobs import database_files, study_url
     from ._common import open_output
 
     url_db = study_url(db)

@@ -8,7 +8,7 @@ import typer
 
 from ._common import echo_json, json_option
 
-__all__ = ["register"]
+__all__: list[str] = []
 
 
 def report(

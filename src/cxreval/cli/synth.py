@@ -8,7 +8,7 @@ import typer
 
 from ._common import echo_json, open_output, out_option, overwrite_option, progress, seed_option
 
-__all__ = ["register", "synth"]
+__all__: list[str] = []
 
 
 def synth(

@@ -10,8 +10,8 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
-from ..io import read_csv_file
-from ..schema import check_columns
+from ..io._read import read_csv_file
+from ..schema._columns import check_columns
 from ._fetch import metadata_path
 
 __all__ = ["BBOX_FILE", "count_boxes"]

@@ -15,7 +15,8 @@ import pandas as pd
 from .._typing import PathLike, RNGLike
 from .._validation import check_choice, check_path
 from ..exceptions import InvalidParameterError
-from ..io import write_summary, write_table
+from ..io import write_table
+from ..io._write import write_summary
 from ..results import TableResult
 from ._splits import (
     LeakageAudit,

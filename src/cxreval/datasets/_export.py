@@ -18,9 +18,11 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from .._typing import PathLike
-from ..io import markdown_table, write_summary, write_table
+from ..io import markdown_table, write_table
+from ..io._write import write_summary
 from ..results import ReadReport, TableResult
-from ..schema import STATE, state_names
+from ..schema import STATE
+from ..schema._states import state_names
 
 __all__ = ["DatasetExport", "export_dataset", "VIEW_DATASETS"]
 

@@ -17,9 +17,9 @@ import pandas as pd
 from .._typing import PathLike
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
-from ..outputs import path_inside
+from ..outputs._folder import path_inside
 from ..results import ReadReport, ReadResult
-from ..schema import check_columns
+from ..schema._columns import check_columns
 
 __all__ = ["read_split_lists", "write_split_lists", "check_split_names"]
 
@@ -88,7 +88,7 @@ def read_split_lists(directory: PathLike, *, pattern: str = "*list.txt") -> Read
     if not d.is_dir():
         raise SchemaError(f"Split folder {str(d)!r} does not exist or is not a folder.")
     files = sorted(p for p in d.glob(pattern) if p.is_file())
-    from ..outputs import run_files
+    from ..outputs._run_record import run_files
 
     listed = run_files(d)  # a folder written by a cxreval run: only the files that run wrote
     unlisted: list[str] = []

@@ -41,7 +41,8 @@ from .._validation import normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..io import markdown_table
-from ..schema import LabelState, check_columns
+from ..schema import LabelState
+from ..schema._columns import check_columns
 from ._split_lists import _SPLIT_COLUMNS, check_split_names, read_split_lists, write_split_lists
 
 __all__ = [

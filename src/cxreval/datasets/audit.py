@@ -51,26 +51,19 @@ from .._typing import PathLike
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import CHESTXRAY14
-from ..io import markdown_table, write_summary, write_table
+from ..io import markdown_table, write_table
+from ..io._write import write_summary
 from ..results import TableResult
 from . import nih
-from ._bbox_list import BBOX_FILE, _read_boxes, count_boxes
+from ._bbox_list import _read_boxes
 from ._fetch import metadata_path
-from ._published import CHESTXRAY8_PUBLISHED, PUBLISHED_COLUMNS, PublishedCounts, _published_table
+from ._published import CHESTXRAY8_PUBLISHED, _published_table
 from ._splits import LeakageAudit, audit_split, read_split_lists
 
 __all__ = [
-    "AUDITABLE",
-    "BBOX_FILE",
     "DatasetAudit",
     "audit_dataset",
     "audit_chestxray14",
-    "audit_mimic_cxr",
-    "audit_summary",
-    "count_boxes",
-    "PublishedCounts",
-    "CHESTXRAY8_PUBLISHED",
-    "PUBLISHED_COLUMNS",
 ]
 
 AUDITABLE: tuple[str, ...] = ("chestxray14", "mimic_cxr")

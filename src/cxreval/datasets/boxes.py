@@ -24,13 +24,17 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
-from ..io import read_csv_file, read_table
+from ..io import read_table
+from ..io._read import read_csv_file
 from ..results import ReadReport, ReadResult
-from ..schema import BOX_COORDS, FINDING, check_box_table
+from ..schema import FINDING
+from ..schema._boxes import BOX_COORDS, check_box_table
 from .nih_boxes import NIH_HEADER, read_nih_boxes
 from .vindr import VINDR_COLUMNS, read_vindr_boxes
 
-__all__ = ["BOX_FORMATS", "box_file_format", "read_box_file", "read_box_table"]
+__all__ = [
+    "read_box_file",
+]
 
 BOX_FORMATS: tuple[str, ...] = ("nih", "vindr", "table")
 """The formats :func:`read_box_file` reads: ``BBox_List_2017``, VinDr-CXR's CSV, a cxreval box table."""

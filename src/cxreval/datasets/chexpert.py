@@ -59,30 +59,16 @@ from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import CHEXPERT, CHEXPERT_COMPETITION, canonical_finding
-from ..io import read_csv_file
-from ..labels import read_wide_labels, read_wide_predictions, validate_label_table
+from ..io._read import read_csv_file
+from ..labels import read_wide_labels, validate_label_table
+from ..labels._wide import read_wide_predictions
 from ..results import ReadReport, ReadResult
-from ..schema import check_columns
+from ..schema._columns import check_columns
 from .mimic import check_views_present, decode_label_codes
 
 __all__ = [
-    "SOURCES",
-    "RADIOLOGISTS",
-    "LABELERS",
-    "CONSENSUS",
-    "COMPETITION_FINDINGS",
-    "label_files",
-    "list_models",
     "load_labels",
     "load_predictions",
-    "TRAIN_FILE",
-    "VALID_FILE",
-    "TRAIN_SOURCE",
-    "VALID_SOURCE",
-    "RELEASE_COLUMNS",
-    "read_release_file",
-    "load_release",
-    "load_fetched_train",
 ]
 
 CONSENSUS = "consensus"

@@ -28,12 +28,15 @@ from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..finding_maps import NIH_TO_GOOGLE, map_label_table
 from ..findings import VocabularyMapping, canonical_finding
-from ..io import read_csv_file
+from ..io._read import read_csv_file
 from ..results import ReadReport, ReadResult
-from ..schema import check_columns
+from ..schema._columns import check_columns
 from ._fetch import metadata_path
 
-__all__ = ["SOURCE", "GOOGLE_FILE", "load_labels", "map_nih_to_google"]
+__all__ = [
+    "load_labels",
+    "map_nih_to_google",
+]
 
 SOURCE = "google_expert"
 GOOGLE_FILE = "google2019_nih-chest-xray-labels.csv.gz"

@@ -72,32 +72,13 @@ from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import CHEXPERT, canonical_finding
-from ..io import read_csv_file
+from ..io._read import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
-from ..schema import check_columns
+from ..schema._columns import check_columns
 
 __all__ = [
-    "CHEXPERT_FILE",
-    "NEGBIO_FILE",
-    "SPLIT_FILE",
-    "METADATA_FILE",
-    "TEST_SET_FILE",
-    "SOURCE_FILES",
-    "SOURCES",
-    "SPLITS",
-    "LABEL_CODES",
-    "decode_label_codes",
-    "SPLIT_COLUMNS",
-    "METADATA_COLUMNS",
-    "find_file",
-    "optional_file",
-    "MimicLabelFile",
-    "read_label_file",
     "load_labels",
-    "check_views_present",
-    "load_split",
-    "load_metadata",
 ]
 
 CHEXPERT_FILE = "mimic-cxr-2.0.0-chexpert.csv.gz"

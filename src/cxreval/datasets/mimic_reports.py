@@ -38,7 +38,7 @@ from .._typing import PathLike
 from ..exceptions import DataUnavailableError, SchemaError
 from ..results import ReadReport, ReadResult
 
-__all__ = ["REPORTS_FILE", "REPORT_PATH", "is_mimic_report_tree", "read_mimic_reports"]
+__all__: list[str] = []
 
 REPORTS_FILE = "mimic-cxr-reports.zip"
 REPORT_PATH = re.compile(r"(?:^|/)p(1\d)/p(\1\d{6})/s(\d{8})\.txt$")

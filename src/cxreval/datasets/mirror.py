@@ -37,17 +37,8 @@ from ._fetch import quiet_pooch, resolve_cache_dir
 from ._pinned import _BY_PATH, PINNED, RAW_BASE_URL, MirrorFile
 
 __all__ = [
-    "RAW_BASE_URL",
-    "MirrorFile",
     "PINNED",
     "default_mirror",
-    "pinned_file",
-    "pinned_files",
-    "fetch_file",
-    "fetch_files",
-    "fetch_folder",
-    "mirror_path",
-    "read_manifest",
 ]
 
 log = logging.getLogger(__name__)

@@ -24,12 +24,15 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
-from ..io import read_csv_file
+from ..io._read import read_csv_file
 from ..results import ReadReport, ReadResult
-from ..schema import check_columns
+from ..schema._columns import check_columns
 from ._fetch import metadata_path
 
-__all__ = ["SOURCE", "DATA_ENTRY", "load_metadata", "load_labels", "finding_matrix"]
+__all__ = [
+    "load_metadata",
+    "load_labels",
+]
 
 SOURCE = "nih_textmined"
 DATA_ENTRY = "Data_Entry_2017_v2020.csv.gz"

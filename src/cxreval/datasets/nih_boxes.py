@@ -20,11 +20,11 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
-from ..io import read_csv_file
+from ..io._read import read_csv_file
 from ..results import ReadReport, ReadResult
-from ..schema import BOX_COLUMNS
+from ..schema._boxes import BOX_COLUMNS
 
-__all__ = ["NIH_HEADER", "read_nih_boxes"]
+__all__: list[str] = []
 
 NIH_HEADER = ("Image Index", "Finding Label")
 """The first two header fields of ``BBox_List_2017.csv`` (the third starts with ``Bbox``)."""

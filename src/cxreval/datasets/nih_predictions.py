@@ -24,17 +24,14 @@ from .._typing import PathLike
 from .._validation import check_choice, did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import canonical_finding
-from ..io import read_csv_file
-from ..labels import read_wide_predictions, validate_predictions
+from ..io._read import read_csv_file
+from ..labels import validate_predictions
+from ..labels._wide import read_wide_predictions
 from ..results import ReadReport, ReadResult
 
 __all__ = [
-    "PREFIX",
-    "PUBLISHED_AUC_FILES",
     "list_models",
     "load_predictions",
-    "load_published_aucs",
-    "combine_findings",
 ]
 
 PREFIX = "prob_"

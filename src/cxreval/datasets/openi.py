@@ -47,24 +47,14 @@ from .._typing import PathLike, RNGLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import CHESTXRAY14, canonical_findings
 from ..results import ReadReport, ReadResult
-from ..schema import check_columns
+from ..schema._columns import check_columns
 from ._fetch import metadata_path
 from ._openi_mesh import _NORMAL, MESH_RULES, UNUSABLE_MESH, MeshRule, _norm
 
 __all__ = [
     "OPENI_TUNING_SEED",
-    "TuningSplit",
-    "openi_tuning_split",
-    "OPENI_FILE",
-    "SECTIONS",
-    "REPORT_COLUMNS",
     "read_openi_reports",
-    "openi_images",
     "openi_mesh",
-    "MeshRule",
-    "MESH_RULES",
-    "UNUSABLE_MESH",
-    "OPENI_HALVES",
     "openi_mesh_labels",
 ]
 

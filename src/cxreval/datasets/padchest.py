@@ -50,18 +50,12 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
-from ..io import read_csv_file
+from ..io._read import read_csv_file
 from ..results import ReadReport, ReadResult
-from ..schema import check_columns
+from ..schema._columns import check_columns
 from ._fetch import metadata_path
 
 __all__ = [
-    "PADCHEST_FILE",
-    "SOURCES",
-    "METHOD_SOURCES",
-    "PADCHEST_MAPPING",
-    "LabelLists",
-    "parse_label_lists",
     "load_labels",
 ]
 

@@ -24,7 +24,7 @@ from ..schema import PATIENT_ID, STUDY_ID
 from .mimic_reports import is_mimic_report_tree, read_mimic_reports
 from .openi import read_openi_reports
 
-__all__ = ["OPENI_SECTIONS", "openi_report_table", "read_report_file", "read_reports"]
+__all__: list[str] = []
 
 OPENI_SECTIONS: tuple[str, ...] = ("comparison", "indication", "findings", "impression")
 """The section columns of an OpenI report table (the order of the reports' XML)."""

@@ -39,19 +39,13 @@ import pandas as pd
 
 from .._typing import PathLike
 from ..exceptions import DataUnavailableError, SchemaError
-from ..io import read_csv_file
+from ..io._read import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
-from ..schema import BOX_COLUMNS, check_columns
+from ..schema._boxes import BOX_COLUMNS
+from ..schema._columns import check_columns
 
 __all__ = [
-    "LABELS_FILE",
-    "CLASS_FILE",
-    "LABEL_COLUMNS",
-    "CLASS_COLUMNS",
-    "CLASSES",
-    "SOURCE",
-    "IMAGE_SIZE",
     "load_labels",
     "load_boxes",
 ]

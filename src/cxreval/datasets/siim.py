@@ -37,12 +37,15 @@ import pandas as pd
 
 from .._typing import PathLike
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
-from ..io import read_csv_file
+from ..io._read import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
-from ..schema import BOX_COLUMNS
+from ..schema._boxes import BOX_COLUMNS
 
-__all__ = ["RLE_FILE", "IMAGE_SIZE", "SOURCE", "rle_to_mask", "mask_to_boxes", "load_labels", "load_boxes"]
+__all__ = [
+    "load_labels",
+    "load_boxes",
+]
 
 RLE_FILE = "train-rle.csv"
 IMAGE_SIZE = 1024

@@ -71,13 +71,16 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import VINDR, canonical_finding
-from ..io import read_csv_file
+from ..io._read import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
-from ..schema import BOX_COORDS, SOURCED_BOX_COLUMNS, check_columns
+from ..schema._boxes import BOX_COORDS, SOURCED_BOX_COLUMNS
+from ..schema._columns import check_columns
 from ._fetch import metadata_path
 
-__all__ = ["VINDR_FILE", "VINDR_COLUMNS", "read_vindr", "read_vindr_boxes"]
+__all__ = [
+    "read_vindr",
+]
 
 VINDR_FILE = "vinbigdata-train.csv.gz"
 VINDR_COLUMNS: tuple[str, ...] = (

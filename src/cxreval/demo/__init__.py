@@ -5,6 +5,9 @@ on the data :mod:`cxreval.demo.data` loads (the IQA section's images: :mod:`cxre
 ``OUT/report.html`` from the files they save.
 """
 
-from ._runner import DemoResult, DemoSection, run_demo
+from ._runner import DemoResult, run_demo
 
-__all__ = ["DemoSection", "DemoResult", "run_demo"]
+__all__ = [
+    "DemoResult",
+    "run_demo",
+]

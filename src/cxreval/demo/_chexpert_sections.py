@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import write_summary
+from ..io._write import write_summary
 from ._section_parts import _agreement_section, _auc_meta
 from .data import (
     CHEXPERT_BENCH_READERS,
@@ -110,7 +110,7 @@ def _chexpert_label_table(ctx: DemoContext) -> tuple[pd.DataFrame, list[str]]:
     ``chexpert/labels.parquet`` back; and that command line."""
     import tempfile
 
-    from ..labels import read_label_tables
+    from ..labels._files import read_label_tables
 
     with tempfile.TemporaryDirectory() as tmp:
         (path,), commands = _chexpert_exports(ctx, Path(tmp))
@@ -203,7 +203,7 @@ def _sec_chexpert_relabelling(ctx: DemoContext) -> str:
     100 studies (``--anchor consensus --anchor-studies``: ``second_round``, the two-phase estimate)."""
     import tempfile
 
-    from ..labels import read_label_tables, read_prediction_tables
+    from ..labels._files import read_label_tables, read_prediction_tables
 
     pl = need("cxreval.planning", "relabelling plans", "cxreval plan")
     findings = list(CHEXPERT_COMPETITION)

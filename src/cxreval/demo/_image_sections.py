@@ -3,7 +3,7 @@ image quality assessment."""
 
 from __future__ import annotations
 
-from ..io import write_summary
+from ..io._write import write_summary
 from .data import (
     RERUN,
     DemoContext,

@@ -37,7 +37,9 @@ import numpy as np
 from .._typing import RNGLike
 from .._validation import check_folder
 from ..exceptions import CxrevalError, InvalidParameterError
-from ..outputs import RUN_FILE, atomic_file, check_output_path, output_folder, utc_now, write_run_record
+from ..outputs import output_folder
+from ..outputs._folder import atomic_file, check_output_path
+from ..outputs._run_record import RUN_FILE, utc_now, write_run_record
 from ..progress import Progress, as_progress
 from .data import RERUN, DemoContext, NotBuilt, rerun_command
 from .sections import SECTIONS, DemoSpec
@@ -239,7 +241,8 @@ def run_demo(
     res : DemoResult
     """
     from ..datasets.mirror import default_mirror
-    from ..report import Unavailable, write_report
+    from ..report import write_report
+    from ..report._blocks import Unavailable
     from .images import IQA_METRICS, IQA_N_IMAGES
 
     keys = [spec.key for spec in SECTIONS]

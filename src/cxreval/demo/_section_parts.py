@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ..io import write_summary
+from ..io._write import write_summary
 from .data import DemoContext, need
 
 if TYPE_CHECKING:

@@ -14,29 +14,7 @@ import pandas as pd
 
 from ..exceptions import CxrevalError
 
-__all__ = [
-    "RERUN",
-    "MIRROR_LAYOUT",
-    "offline_hint",
-    "short_reason",
-    "rerun_command",
-    "NotBuilt",
-    "DemoContext",
-    "need",
-    "metadata",
-    "pinned",
-    "mirror_only",
-    "NIH_MODELS",
-    "CHEXPERT_MODELS",
-    "CHEXPERT_GT_READERS",
-    "CHEXPERT_BENCH_READERS",
-    "CHEXPERT_COMPETITION",
-    "NihGoogleLabels",
-    "nih_google_labels",
-    "nih_predictions",
-    "chexpert_labels",
-    "chexpert_predictions",
-]
+__all__: list[str] = []
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +123,8 @@ def need(module: str, what: str, command: str) -> ModuleType:
 
 def metadata(ctx: DemoContext, name: str) -> Path:
     """A cached public metadata file (``cxreval data fetch``)."""
-    from ..datasets import WHEEL_SHA256, fetch_metadata, resolve_cache_dir
+    from ..datasets import fetch_metadata
+    from ..datasets._fetch import WHEEL_SHA256, resolve_cache_dir
 
     stamp = resolve_cache_dir(ctx.cache_dir) / "torchxrayvision-data" / ".wheel_sha256"
     if not ctx.download and not (stamp.exists() and stamp.read_text().strip() == WHEEL_SHA256):
@@ -242,7 +221,7 @@ def nih_predictions(ctx: DemoContext, study_ids: set[str]) -> pd.DataFrame:
     """The 10 NIH models' scores on the studies ``study_ids``, in Google's findings (max over the NIH findings that
     define each Google finding, the same mapping as the labels)."""
     from ..finding_maps import NIH_TO_GOOGLE
-    from ..labels import read_wide_predictions
+    from ..labels._wide import read_wide_predictions
 
     parts = []
     needed = sorted({f for sources in NIH_TO_GOOGLE.targets.values() for f in sources})
@@ -290,7 +269,7 @@ def chexpert_labels(ctx: DemoContext) -> pd.DataFrame:
 
 def chexpert_predictions(ctx: DemoContext) -> pd.DataFrame:
     """The 10 CheXpert leaderboard models' test-set predictions, as one long table."""
-    from ..labels import read_wide_predictions
+    from ..labels._wide import read_wide_predictions
 
     parts = [
         read_wide_predictions(

@@ -20,17 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = [
-    "IQA_METRICS",
-    "IQA_PLAN",
-    "IQA_SIZE",
-    "IQA_N_IMAGES",
-    "IQA_SCORES",
-    "IQA_COMPARISON",
-    "IQASources",
-    "iqa_sources",
-    "run_iqa",
-]
+__all__: list[str] = []
 
 IQA_METRICS: tuple[str, ...] = ("psnr", "ssim", "ms_ssim", "gmsd", "mdsi", "haarpsi", "dss")
 """Full-reference metrics the demo scores with: the fast ones (each under ~0.3 s on a 512 x 512 pair here;
@@ -71,7 +61,7 @@ def iqa_sources(mirror: Path, n_images: int) -> IQASources:
     """The radiographs the IQA section degrades (:func:`cxreval.iqa.sample_images`: spread over the
     sorted names), where they come from, and the folder ``cxreval iqa degrade --images`` samples them from
     (None for the IQA fixture, whose folder also holds test images)."""
-    from ..iqa import sample_images
+    from ..iqa._degrade import sample_images
 
     nih = mirror / "images" / "nih"
     if nih.is_dir():
@@ -122,7 +112,7 @@ def run_iqa(
     if folder is not None:  # as `cxreval iqa degrade --images FOLDER --sample N --max-size 512`
         deg = degrade_folder(folder, IQA_PLAN, out, sample=int(n_images), max_size=IQA_SIZE)
     else:  # the IQA fixture's references, named without their '__reference' suffix
-        from ..iqa import REFERENCES_DIR, shrink_images
+        from ..iqa._degrade import REFERENCES_DIR, shrink_images
 
         refs = shrink_images(
             sources,

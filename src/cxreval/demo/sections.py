@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import write_summary
+from ..io._write import write_summary
 from ._chexpert_sections import (
     _sec_chexpert,
     _sec_chexpert_agreement,
@@ -31,7 +31,7 @@ from .data import (
     pinned,
 )
 
-__all__ = ["DemoSpec", "SECTIONS"]
+__all__: list[str] = []
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
 
     need("cxreval.agreement", "agreement", "cxreval agree")
     from ..finding_maps import NIH_TO_GOOGLE
-    from ..labels import read_label_tables
+    from ..labels._files import read_label_tables
 
     with tempfile.TemporaryDirectory() as tmp:
         table, _ = read_label_tables(_exported_labels(ctx, Path(tmp)))
@@ -202,7 +202,7 @@ def _sec_nih_models(ctx: DemoContext) -> str:
 
 
 def _sec_xqa(ctx: DemoContext) -> str:
-    rk = need("cxreval.ranking", "XQA published tables", "cxreval rank --auc-table xqa")
+    rk = need("cxreval.ranking._published", "XQA published tables", "cxreval rank --auc-table xqa")
     jb = need("cxreval.jobs", "the jobs of the commands", "cxreval rank --auc-table xqa")
     ctx.meta.update(
         {

@@ -46,26 +46,19 @@ Examples
 [2, 1, 3]
 >>> get_executor("process:2")
 ProcessExecutor(max_workers=2)
+>>> from cxreval.executor._local import SerialExecutor
 >>> get_executor(None) == SerialExecutor()
 True
 >>> seen = []; ex.map(abs, [-2, 1], on_item=seen.append), seen
 ([2, 1], [-2, 1])
 """
 
-from ._dask import DASK_CONNECT_TIMEOUT_S, DaskExecutor
-from ._local import Executor, ExecutorLike, OnItem, ProcessExecutor, SerialExecutor, chunk_items
-from ._specs import EXECUTOR_SPECS, get_executor, open_executor
+from ._local import Executor, ExecutorLike
+from ._specs import get_executor, open_executor
 
 __all__ = [
-    "EXECUTOR_SPECS",
-    "DASK_CONNECT_TIMEOUT_S",
     "Executor",
     "ExecutorLike",
-    "OnItem",
-    "SerialExecutor",
-    "ProcessExecutor",
-    "DaskExecutor",
     "get_executor",
     "open_executor",
-    "chunk_items",
 ]

@@ -35,75 +35,23 @@ miss every finding. Fused labels on VinDr are driven by R8–R10: over all (imag
 is close to FUSE_OR (micro kappa 0.99), DS to majority vote (0.93).
 """
 
-from ._base import (
-    STATES,
-    BaseFusion,
-    encode_annotations,
-    get_fusion,
-    list_fusion,
-    register_fusion,
-)
-from ._dawid_skene import ERRORS_COLUMNS, DawidSkene
-from ._label_table import AnnotationTable, annotations_from_labels, fuse_labels
-from ._mace import (
-    COMPETENCE_COLUMNS,
-    MACE,
-    MACE_METHODS,
-    SPAMMING_COLUMNS,
-    MACEFit,
-    MACEStarts,
-    mace_fit,
-    mace_starts,
-)
-from ._majority_vote import FuseAnd, FuseOr, MajorityVote, vote_counts
-from ._neural import LABELS_FROM, MODEL_FORMAT, NeuralFusion, NeuralFusionPS, load_neural_fusion, macro_f1
-from ._result import (
-    CONVERGENCE_COLUMNS,
-    FUSION_AGREEMENT_COLUMNS,
-    LABELS_FORMATS,
-    METHOD,
-    WARNING_COLUMNS,
-    FusionResult,
-    convergence_table,
-    method_settings,
-)
+# the method modules register their methods when imported (get_fusion, list_fusion)
+from . import _neural  # noqa: F401
+from ._base import BaseFusion, get_fusion, list_fusion, register_fusion
+from ._dawid_skene import DawidSkene
+from ._label_table import fuse_labels
+from ._mace import MACE
+from ._majority_vote import MajorityVote
+from ._result import FusionResult
 
 __all__ = [
-    "STATES",
     "BaseFusion",
     "FusionResult",
-    "FUSION_AGREEMENT_COLUMNS",
-    "CONVERGENCE_COLUMNS",
-    "WARNING_COLUMNS",
-    "LABELS_FORMATS",
-    "METHOD",
-    "convergence_table",
-    "method_settings",
-    "AnnotationTable",
-    "annotations_from_labels",
     "fuse_labels",
-    "encode_annotations",
     "get_fusion",
     "list_fusion",
     "register_fusion",
     "MajorityVote",
-    "FuseOr",
-    "FuseAnd",
-    "vote_counts",
     "DawidSkene",
-    "ERRORS_COLUMNS",
     "MACE",
-    "MACE_METHODS",
-    "MACEFit",
-    "mace_fit",
-    "MACEStarts",
-    "mace_starts",
-    "COMPETENCE_COLUMNS",
-    "SPAMMING_COLUMNS",
-    "NeuralFusion",
-    "NeuralFusionPS",
-    "load_neural_fusion",
-    "macro_f1",
-    "MODEL_FORMAT",
-    "LABELS_FROM",
 ]

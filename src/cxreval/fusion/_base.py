@@ -30,16 +30,9 @@ import pandas as pd
 
 from .._validation import did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
-from ..schema import (
-    ANNOTATION_COLUMNS,
-    FINDING,
-    SOURCE,
-    STATE,
-    STUDY_ID,
-    LabelState,
-    check_columns,
-    parse_states,
-)
+from ..schema import FINDING, SOURCE, STATE, STUDY_ID, LabelState
+from ..schema._columns import ANNOTATION_COLUMNS, check_columns
+from ..schema._states import parse_states
 
 __all__ = [
     "pooling_groups",

@@ -84,7 +84,7 @@ import pandas as pd
 
 from .._validation import check_choice, check_positive_int
 from ..schema import FINDING, SOURCE
-from ..stats import fit_dawid_skene
+from ..stats._dawid_skene import fit_dawid_skene
 from ._base import STATES, Annotations, GroupedFusion, check_float, register_fusion
 
 __all__ = ["DawidSkene", "ERRORS_COLUMNS"]

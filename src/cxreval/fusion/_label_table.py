@@ -31,18 +31,11 @@ import pandas as pd
 from .._typing import PathLike, RNGLike
 from .._validation import did_you_mean, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
-from ..labels import expand_findings, validate_label_table
-from ..schema import (
-    FINDING,
-    P_POSITIVE,
-    PATIENT_ID,
-    SOURCE,
-    STATE,
-    STUDY_ID,
-    LabelPolicy,
-    LabelState,
-    resolve_not_mentioned,
-)
+from ..labels import validate_label_table
+from ..labels._findings import expand_findings
+from ..schema import FINDING, PATIENT_ID, SOURCE, STATE, STUDY_ID, LabelState
+from ..schema._columns import P_POSITIVE
+from ..schema._states import LabelPolicy, resolve_not_mentioned
 from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
 from ._result import FusionResult, convergence_table
 from .diagnostics import overfused_states

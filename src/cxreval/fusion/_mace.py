@@ -83,7 +83,7 @@ from .._typing import RNGLike
 from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..schema import FINDING, SOURCE, STATE
-from ..stats import group_patterns
+from ..stats._answer_patterns import group_patterns
 from ._base import Annotations, GroupedFusion, check_float, register_fusion
 
 __all__ = [

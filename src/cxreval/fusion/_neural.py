@@ -59,7 +59,8 @@ from .._typing import RNGLike
 from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import XQA_SELECTED
-from ..schema import FINDING, STATE, STUDY_ID, check_columns
+from ..schema import FINDING, STATE, STUDY_ID
+from ..schema._columns import check_columns
 from ._base import (
     N_STATES,
     STATES,

@@ -25,20 +25,12 @@ import pandas as pd
 from ..exceptions import InvalidParameterError
 from ..findings import XQA_SELECTED
 from ..io import markdown_table, write_table
-from ..labels import LABEL_COLUMNS
+from ..labels._long import LABEL_COLUMNS
 from ..results import TableResult
-from ..schema import (
-    AGREEMENT_COLUMNS,
-    FINDING,
-    MACRO,
-    MICRO,
-    P_POSITIVE,
-    READER_ACCURACY_COLUMNS,
-    SOURCE,
-    STATE,
-    SUMMARY_ROWS,
-    state_names,
-)
+from ..schema import FINDING, MACRO, MICRO, SOURCE, STATE
+from ..schema._columns import P_POSITIVE, SUMMARY_ROWS
+from ..schema._result_columns import AGREEMENT_COLUMNS, READER_ACCURACY_COLUMNS
+from ..schema._states import state_names
 from ._dawid_skene import ERRORS_COLUMNS
 from ._mace import COMPETENCE_COLUMNS
 
@@ -247,7 +239,7 @@ class FusionResult(TableResult):
         result's): ``'csv'``, ``'parquet'`` or ``'both'`` (a fused table of millions of labels need not be
         written twice).
         """
-        from ..io import write_summary
+        from ..io._write import write_summary
 
         labels_format = self.labels_format if labels_format is None else labels_format
         if labels_format not in LABELS_FORMATS:

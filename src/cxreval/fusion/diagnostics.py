@@ -13,15 +13,10 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError
-from ..schema import SOURCE, STATE, check_columns
+from ..schema import SOURCE, STATE
+from ..schema._columns import check_columns
 
-__all__ = [
-    "state_share_ratios",
-    "overfused_states",
-    "OVERFUSED_FACTOR",
-    "OVERFUSED_MIN_SHARE",
-    "RULE_METHODS",
-]
+__all__: list[str] = []
 
 RULE_METHODS: tuple[str, ...] = ("or", "and")
 """Fusion rules that over-fuse a state by design; :func:`overfused_states` does not flag them."""
@@ -102,7 +97,7 @@ def overfused_states(
         reader's whenever readers disagree (on the CheXpert test set FUSE_OR gives 43 % positive Edema against
         at most 24 % for a reader).
     """
-    from ..schema import state_names
+    from ..schema._states import state_names
 
     if method in RULE_METHODS:
         return []

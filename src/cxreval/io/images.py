@@ -56,20 +56,8 @@ from .._validation import check_choice
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 
 __all__ = [
-    "IMAGE_SUFFIXES",
-    "DISPLAY_SUFFIXES",
-    "DICOM_SUFFIXES",
-    "DICOM_WINDOWS",
-    "LoadedImage",
-    "ImageReadError",
-    "ImageNotFoundError",
     "read_image",
-    "ImageSize",
-    "image_size",
     "write_image",
-    "to_grey",
-    "is_dicom",
-    "pydicom_available",
     "box_downsample",
 ]
 

@@ -19,10 +19,10 @@ reproduced by an option: 8-bit rounding ``round_8bit``, piq's downsampling, ...)
 difference is below 1e-4 (most below 1e-6). The table with every tolerance and the largest difference seen
 is in bench/RESULTS.md ("Validation against reference implementations", ``bench/iqa_validation.py``).
 
-**Names.** The package exports each metric function under the metric's name (``cxreval.iqa.ssim``,
-``cxreval.iqa.vif``, ``cxreval.iqa.fsim``, ...); their modules are named by what they compute
+**Names.** Every metric is reached by its name through :func:`get_metric` (``get_metric("vif")``); the package
+exports ``psnr``, ``ssim`` and ``ms_ssim`` as functions. The metric modules are named by what they compute
 (``_structural_similarity``, ``_visual_information``, ``_feature_similarity``, ``_haar_wavelet_similarity``,
-``_visual_saliency_similarity``, ``_dct_subband_similarity``: private, every public name is this package's), so
+``_visual_saliency_similarity``, ``_dct_subband_similarity``: private; the package imports each, so its metrics register), so
 no function shadows its module.
 
 Examples
@@ -36,158 +36,51 @@ Examples
 
 from __future__ import annotations
 
-from ._adapters import dists, lpips, paq2piq
-from ._comparison import (
-    METRIC_VS_METRIC_COLUMNS,
-    RANKING_COLUMNS,
-    MetricComparisonResult,
-    compare_metrics,
-    degradation_ranking,
-    metric_rank_agreement,
-    metric_vs_metric,
-    oriented_scores,
+# the metric modules register their metrics when imported (get_metric, list_metrics)
+from . import (  # noqa: F401
+    _adapters,
+    _dct_subband_similarity,
+    _feature_similarity,
+    _gradient,
+    _haar_wavelet_similarity,
+    _no_reference,
+    _visual_information,
+    _visual_saliency_similarity,
 )
-from ._dct_subband_similarity import dss
-from ._degrade import (
-    BUILTIN_PLANS,
-    IMAGES_DIR,
-    MANIFEST_COLUMNS,
-    PAIR_COLUMNS,
-    REFERENCES_DIR,
-    TRANSFORMS,
-    DegradationPlan,
-    DegradeResult,
-    ImageFiles,
-    apply_degradation,
-    degrade_folder,
-    degrade_images,
-    image_files,
-    plan_source,
-    read_plan,
-    sample_images,
-    shrink_images,
-)
+from ._comparison import MetricComparisonResult, compare_metrics
+from ._degrade import DegradeResult, degrade_folder
 from ._expert import (
-    DDOF_CHOICES,
-    DROPPED_COLUMNS,
-    IQA_KENDALL,
-    IQA_SPEARMAN,
-    METRIC_AGREEMENT_COLUMNS,
-    RATER_AGREEMENT_COLUMNS,
-    UNSCORED_CHOICES,
-    ZMOS_COLUMNS,
     ExpertAgreementResult,
     MetricAgreementResult,
-    RankCorrelations,
     ZMOSResult,
     compare_with_experts,
     metric_agreement,
-    rater_agreement,
-    srcc_krcc,
-    zmos,
     zscores,
-    zscores_for_scores,
 )
-from ._feature_similarity import fsim, phase_congruency
-from ._full_reference import ambe, psnr, rmse, uqi
-from ._gradient import gmsd, mdsi
-from ._haar_wavelet_similarity import haarpsi, haarpsi_med
-from ._no_reference import NIQEModel, load_niqe_model, niqe, piqe, snr
+from ._full_reference import psnr
 from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
-from ._scoring import (
-    SCORE_COLUMNS,
-    MetricSelection,
-    ScoresResult,
-    score_pair_batches,
-    score_pairs,
-    select_metrics,
-)
-from ._structural_similarity import SSIMMaps, cw_ssim, iw_ssim, ms_ssim, ssim, ssim_maps
-from ._visual_information import vif, vifp
-from ._visual_saliency_similarity import sdsp, vsi
+from ._scoring import ScoresResult, score_pairs, select_metrics
+from ._structural_similarity import ms_ssim, ssim
 
 __all__ = [
+    "select_metrics",
     "MetricSpec",
     "register_iqa",
     "get_metric",
     "list_metrics",
     "psnr",
-    "rmse",
-    "uqi",
-    "ambe",
     "ssim",
     "ms_ssim",
-    "iw_ssim",
-    "cw_ssim",
-    "SSIMMaps",
-    "ssim_maps",
-    "vif",
-    "vifp",
-    "gmsd",
-    "mdsi",
-    "haarpsi",
-    "haarpsi_med",
-    "fsim",
-    "phase_congruency",
-    "vsi",
-    "sdsp",
-    "dss",
-    "piqe",
-    "snr",
-    "niqe",
-    "load_niqe_model",
-    "NIQEModel",
-    "lpips",
-    "dists",
-    "paq2piq",
-    "select_metrics",
     "score_pairs",
-    "score_pair_batches",
-    "oriented_scores",
-    "metric_rank_agreement",
-    "MetricSelection",
     "ScoresResult",
-    "SCORE_COLUMNS",
     "DegradeResult",
     "degrade_folder",
-    "degrade_images",
-    "DegradationPlan",
-    "read_plan",
-    "plan_source",
-    "BUILTIN_PLANS",
-    "TRANSFORMS",
-    "apply_degradation",
-    "sample_images",
-    "shrink_images",
-    "ImageFiles",
-    "image_files",
-    "MANIFEST_COLUMNS",
-    "PAIR_COLUMNS",
-    "REFERENCES_DIR",
-    "IMAGES_DIR",
     "MetricComparisonResult",
     "compare_metrics",
-    "degradation_ranking",
-    "metric_vs_metric",
-    "RANKING_COLUMNS",
-    "METRIC_VS_METRIC_COLUMNS",
     "ExpertAgreementResult",
     "MetricAgreementResult",
-    "ZMOSResult",
     "compare_with_experts",
-    "zscores",
-    "zmos",
-    "zscores_for_scores",
-    "rater_agreement",
     "metric_agreement",
-    "RankCorrelations",
-    "srcc_krcc",
-    "UNSCORED_CHOICES",
-    "DDOF_CHOICES",
-    "IQA_SPEARMAN",
-    "IQA_KENDALL",
-    "ZMOS_COLUMNS",
-    "RATER_AGREEMENT_COLUMNS",
-    "METRIC_AGREEMENT_COLUMNS",
-    "DROPPED_COLUMNS",
+    "ZMOSResult",
+    "zscores",
 ]

@@ -37,9 +37,10 @@ import pandas as pd
 
 from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
-from ..io import markdown_table, write_summary
+from ..io import markdown_table
+from ..io._write import write_summary
 from ..results import ReadResult, TableResult, as_table
-from ..schema import check_columns
+from ..schema._columns import check_columns
 from ._expert import srcc_krcc
 from ._registry import metric_sign
 

@@ -57,7 +57,7 @@ from .._typing import PathLike, RNGLike
 from .._validation import check_positive_int, normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io.images import IMAGE_SUFFIXES, box_downsample, read_image, write_image
-from ..outputs import path_inside
+from ..outputs._folder import path_inside
 from ..results import TableResult
 from ._image import check_image
 
@@ -335,7 +335,7 @@ class DegradeResult(TableResult):
     def save(self, folder: PathLike) -> dict[str, Path]:
         """Write ``manifest`` and ``pairs`` (CSV + Parquet), ``manifest.json`` (the plan and every row) and
         ``summary.md``: with the images :func:`degrade_folder` wrote, what ``cxreval iqa degrade`` writes."""
-        from ..io import write_summary
+        from ..io._write import write_summary
 
         paths = super().save(folder)
         (Path(folder) / "manifest.json").write_text(

@@ -50,10 +50,10 @@ from .._validation import (
 )
 from ..bootstrap import draw_plan, summarize_distribution
 from ..exceptions import SchemaError
-from ..io import write_summary
+from ..io._write import write_summary
 from ..results import ReadResult, TableResult, as_table
-from ..schema import check_columns
-from ..stats import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
+from ..schema._columns import check_columns
+from ..stats._rank_correlation import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 from ._zscores import (
     DDOF_CHOICES,
     UNSCORED_CHOICES,
@@ -437,7 +437,7 @@ class ExpertAgreementResult(TableResult):
 
     def summary(self, title: str = "cxreval iqa agree") -> str:
         """Tables 3 and 4 and what was left out, as Markdown (``summary.md`` of ``cxreval iqa agree``)."""
-        from ..stats import VARIANT_TEXT
+        from ..stats._rank_correlation import VARIANT_TEXT
 
         lines = [
             f"# {title}",

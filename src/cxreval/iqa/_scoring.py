@@ -27,7 +27,7 @@ from .._validation import check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..io.images import LoadedImage, image_size, read_image
 from ..results import ReadResult, TableResult, as_table
-from ..schema import check_columns
+from ..schema._columns import check_columns
 from ._image import check_data_range
 from ._metric_selection import MetricSelection, select_metrics
 from ._registry import get_metric
@@ -443,7 +443,7 @@ class ScoresResult(TableResult):
 
     def save(self, folder: PathLike) -> dict[str, Path]:
         """Write ``scores`` (CSV + Parquet) and ``summary.md`` (what ``cxreval iqa score`` writes)."""
-        from ..io import write_summary
+        from ..io._write import write_summary
 
         paths = super().save(folder)
         write_summary(Path(folder), self.summary())
@@ -480,7 +480,7 @@ class ScoresResult(TableResult):
     ) -> int:
         """Write the blocks of :func:`score_pair_batches` into ``folder`` as they come (the same files as
         :meth:`save` of the whole table); call ``on_block(block)`` after each. Returns the rows written."""
-        from ..io import TableWriter
+        from ..io._write import TableWriter
 
         with TableWriter(Path(folder), Path(cls.FILES["scores"]).stem) as writer:
             for block in blocks:

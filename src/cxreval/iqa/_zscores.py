@@ -24,7 +24,7 @@ import pandas as pd
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..results import TableResult
-from ..schema import check_columns
+from ..schema._columns import check_columns
 
 __all__ = [
     "zscores",

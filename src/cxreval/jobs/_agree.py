@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from .._typing import FindingsLike, PathLike, Studies
 from ..agreement import SourceComparisonResult, compare_sources
 from ..exceptions import InvalidParameterError
-from ..labels import read_label_tables
+from ..labels._files import read_label_tables
 from ._inputs import check_input_paths, split_names
 
 __all__ = ["compare_sources_files"]

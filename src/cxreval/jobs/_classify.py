@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pandas as pd
 
 from .._typing import RNGLike, Studies
-from ..classification import SeparabilityResult, compare_best_models, read_model_groups
+from ..classification import SeparabilityResult, compare_best_models
+from ..classification._files import read_model_groups
 from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike, open_executor
-from ..io import write_summary
-from ..latent import LatentAUCResult, evaluate_latent_auc, evaluate_latent_auc_files
+from ..io._write import write_summary
+from ..latent import LatentAUCResult, evaluate_latent_auc
+from ..latent._evaluate import evaluate_latent_auc_files
 from ..progress import Progress
 from ..results import TableResult, as_table
 from ..stats import AUCResult
@@ -357,9 +359,7 @@ def evaluate_classifiers_files(
             progress=progress,
         )
         return ClassifierEvaluation(lat, missing_scores=missing_scores)
-    from ..classification import (
-        evaluate_auc_files,  # looked up at the call: what the command-line tests watch
-    )
+    from ..classification._files import evaluate_auc_files
 
     with open_executor(executor) as ex:
         auc = evaluate_auc_files(

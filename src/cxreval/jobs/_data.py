@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 from .._typing import PathLike, RNGLike
 from .._validation import check_folder, check_paths, did_you_mean, split_list
-from ..datasets import SPLITTABLE, VIEW_DATASETS, fetch_metadata
+from ..datasets import fetch_metadata
+from ..datasets._dataset_split import SPLITTABLE
+from ..datasets._export import VIEW_DATASETS
 from ..exceptions import InvalidParameterError, SchemaError
 
 if TYPE_CHECKING:
@@ -33,7 +35,7 @@ _NAMED_IN_MESSAGE = ("--split-dir", "--path")
 def _check_out(out: PathLike | None, *, overwrite: bool, inputs: Sequence[PathLike | None]) -> None:
     """A bad ``out`` is refused before any reading (nothing is written here)."""
     if out is not None:
-        from ..outputs import check_output_path
+        from ..outputs._folder import check_output_path
 
         check_output_path(out, overwrite=overwrite, inputs=[p for p in inputs if p])
 
@@ -62,7 +64,8 @@ def fetch_dataset_metadata(
 def list_registered_datasets(pattern: str = "*") -> list[DatasetSpec]:
     """The registered datasets whose names match the glob ``pattern``, sorted by name (``cxreval data
     list``)."""
-    from ..datasets import DATA_LOADERS, list_datasets
+    from ..datasets import list_datasets
+    from ..datasets._registry import DATA_LOADERS
 
     return [DATA_LOADERS[n] for n in list_datasets(pattern)]
 
@@ -155,7 +158,8 @@ def split_dataset_files(
     -------
     res : DatasetSplit
     """
-    from ..datasets import check_split_names, split_dataset
+    from ..datasets import split_dataset
+    from ..datasets._splits import check_split_names
 
     check_paths("split_dataset_files", path=path, cache_dir=cache_dir, out=out)
     if dataset not in SPLITTABLE:
@@ -221,7 +225,8 @@ def export_dataset_files(
     res : DatasetExport
         Its ``options`` and ``sources`` are what ``run.json`` records.
     """
-    from ..datasets import export_dataset, get_spec
+    from ..datasets import export_dataset
+    from ..datasets._registry import get_spec
 
     check_paths("export_dataset_files", path=path, cache_dir=cache_dir, out=out)
     spec = get_spec(dataset)  # an unknown name: a did-you-mean, before any reading

@@ -33,29 +33,26 @@ import pandas as pd
 
 from .._typing import FindingsLike, PathLike, RNGLike, Studies
 from .._validation import check_choice, normalize_rng
-from ..agreement import common_study_labels, compute_agreement
+from ..agreement import compute_agreement
+from ..agreement._compare import common_study_labels
 from ..exceptions import InvalidParameterError
 from ..findings import XQA_SELECTED
-from ..fusion import (
-    FUSION_AGREEMENT_COLUMNS,
-    LABELS_FORMATS,
-    LABELS_FROM,
-    MACE_METHODS,
-    METHOD,
-    FusionResult,
-    fuse_labels,
-    load_neural_fusion,
-)
-from ..labels import read_label_tables, validate_label_table
-from ..latent import reader_accuracy_table
+from ..fusion import FusionResult, fuse_labels
+from ..fusion._mace import MACE_METHODS
+from ..fusion._neural import LABELS_FROM, load_neural_fusion
+from ..fusion._result import FUSION_AGREEMENT_COLUMNS, LABELS_FORMATS, METHOD
+from ..labels import validate_label_table
+from ..labels._files import read_label_tables
+from ..latent._evaluate import reader_accuracy_table
 from ..progress import as_progress
 from ..results import as_table
-from ..schema import FINDING, SOURCE, STATE, STUDY_ID, LabelPolicy
+from ..schema import FINDING, SOURCE, STATE, STUDY_ID
+from ..schema._states import LabelPolicy
 from ._inputs import check_input_paths, split_names
 
 if TYPE_CHECKING:
     from ..executor import ExecutorLike
-    from ..fusion import NeuralFusion
+    from ..fusion._neural import NeuralFusion
     from ..progress import Progress
 
 __all__ = ["DEFAULT_FUSION_METHODS", "fuse_and_compare", "fuse_and_compare_files"]

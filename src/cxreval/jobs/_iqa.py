@@ -11,20 +11,14 @@ import numpy as np
 from .._typing import PathLike, RNGLike
 from .._validation import check_inputs, check_paths
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
-from ..iqa import IQA_KENDALL, IQA_SPEARMAN
+from ..iqa._expert import IQA_KENDALL, IQA_SPEARMAN
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ..executor import ExecutorLike
-    from ..iqa import (
-        DegradationPlan,
-        DegradeResult,
-        ExpertAgreementResult,
-        MetricComparisonResult,
-        MetricSpec,
-        ScoresResult,
-    )
+    from ..iqa import DegradeResult, ExpertAgreementResult, MetricComparisonResult, MetricSpec, ScoresResult
+    from ..iqa._degrade import DegradationPlan
     from ..progress import Progress
 
 __all__ = [
@@ -41,7 +35,7 @@ def _read_csv(path: PathLike, option: str, columns: tuple[str, ...], dtype: obje
     in one of ``columns`` is a one-line :class:`SchemaError` naming ``option`` and the file."""
     import pandas as pd
 
-    from ..io import read_csv_file
+    from ..io._read import read_csv_file
 
     def why(f: Path, exc: BaseException) -> str:
         if isinstance(exc, pd.errors.EmptyDataError):
@@ -68,7 +62,7 @@ def _read_csv(path: PathLike, option: str, columns: tuple[str, ...], dtype: obje
 def _check_out(out: PathLike | None, *, overwrite: bool, inputs: list[PathLike | None]) -> None:
     """A bad ``out`` is refused before any computation (nothing is written here)."""
     if out is not None:
-        from ..outputs import check_output_path
+        from ..outputs._folder import check_output_path
 
         check_output_path(out, overwrite=overwrite, inputs=[p for p in inputs if p is not None])
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .._typing import FindingsLike, PathLike, RNGLike
 from ..exceptions import InvalidParameterError, SchemaError
-from ..labeller import CONVENTIONS, DEFAULT_CONVENTIONS, VOCABULARIES, packaged_rules_text
+from ..labeller._rules import CONVENTIONS, DEFAULT_CONVENTIONS, VOCABULARIES, packaged_rules_text
 from ._inputs import check_input_paths, split_names
 
 if TYPE_CHECKING:
@@ -114,8 +114,8 @@ def label_reports_file(
     from ..datasets.report_files import read_report_file
     from ..executor import open_executor
     from ..labeller import label_reports
-    from ..labels import read_label_tables
-    from ..outputs import check_output_path
+    from ..labels._files import read_label_tables
+    from ..outputs._folder import check_output_path
 
     with open_executor(executor) as ex:  # a bad executor fails here, before any input is read
         inputs = [str(p) for p in (reports, rules, reference_labels) if p is not None]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .._typing import PathLike
 from ..exceptions import InvalidParameterError
-from ..localization import DEFAULT_T, RULES
+from ..localization._protocol import DEFAULT_T, RULES
 from ._inputs import check_input_paths
 
 if TYPE_CHECKING:

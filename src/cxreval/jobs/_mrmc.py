@@ -12,24 +12,13 @@ import numpy as np
 from .._typing import RNGLike, Studies
 from .._validation import check_choice, check_confidence_level, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
-from ..mrmc import (
-    COVARIANCE_METHODS,
-    MODALITY,
-    READER,
-    READER_WEIGHTS,
-    CovarianceMethod,
-    ReaderArrays,
-    ReaderStudyResult,
-    dbm_analysis,
-    labels_to_ratings,
-    model_vs_readers,
-    or_analysis,
-    read_ratings,
-    reader_arrays,
-    reader_operating_points,
-    reference_truths,
-    validate_ratings,
-)
+from ..mrmc import dbm_analysis, labels_to_ratings, model_vs_readers, or_analysis
+from ..mrmc._fom import COVARIANCE_METHODS, CovarianceMethod
+from ..mrmc._operating_points import reader_operating_points
+from ..mrmc._ratings import MODALITY, READER, ReaderArrays, read_ratings, reader_arrays, validate_ratings
+from ..mrmc._reader_weights import READER_WEIGHTS
+from ..mrmc._references import reference_truths
+from ..mrmc._result import ReaderStudyResult
 from ..schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STUDY_ID
 
 if TYPE_CHECKING:
@@ -313,7 +302,7 @@ def evaluate_reader_study_files(
     (``readers``, :func:`~cxreval.mrmc.labels_to_ratings`), not both. ``options`` are those of :func:`evaluate_reader_study`;
     ``scale`` may also be the text ``'MIN:MAX'``.
     """
-    from ..labels import read_label_tables, read_prediction_tables
+    from ..labels._files import read_label_tables, read_prediction_tables
 
     if (ratings is None) == (not readers):
         raise InvalidParameterError(

@@ -80,7 +80,7 @@ def plan_relabelling_files(
     res : RelabelPlanResult
     """
     from ..io import read_table
-    from ..labels import read_label_tables, read_prediction_tables
+    from ..labels._files import read_label_tables, read_prediction_tables
     from ..planning import plan_relabelling  # looked up at the call: what the command-line tests watch
 
     func = "plan_relabelling_files"
@@ -150,8 +150,8 @@ def plan_reader_study_files(
     -------
     res : ReaderStudyPlanResult
     """
-    from ..labels import read_label_tables
-    from ..mrmc import read_ratings
+    from ..labels._files import read_label_tables
+    from ..mrmc._ratings import read_ratings
 
     func = "plan_reader_study_files"
     wanted = list(findings or [])

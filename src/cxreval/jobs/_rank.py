@@ -21,19 +21,15 @@ from .._typing import RNGLike, Studies
 from ..classification import SeparabilityResult
 from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike
-from ..io import write_summary
+from ..io._write import write_summary
 from ..progress import Progress, as_progress
-from ..ranking import (
-    DEFAULT_KENDALL,
-    DEFAULT_SPEARMAN,
-    RankingStabilityResult,
-    check_ranking_options,
-    compare_rankings,
-    rank_auc_table,
-    read_auc_table,
-)
+from ..ranking import RankingStabilityResult, compare_rankings
+from ..ranking._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
+from ..ranking._published import rank_auc_table, read_auc_table
+from ..ranking._stability import check_ranking_options
 from ..results import TableResult
-from ..stats import AUC_SUMMARY_FILE, AUCResult, AUCTableResult
+from ..stats import AUCResult, AUCTableResult
+from ..stats._auc_result import AUC_SUMMARY_FILE
 from ._classify import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
 
 if TYPE_CHECKING:
@@ -170,7 +166,7 @@ def _ranked(
 
 
 def _pairs(pairs: str | Sequence[str | tuple[str, str]] | None) -> list[tuple[str, str]] | None:
-    from ..agreement import parse_pairs  # the pairs A:B,C:D as agree reads them
+    from ..agreement._pairs import parse_pairs  # the pairs A:B,C:D as agree reads them
 
     return None if pairs is None else parse_pairs(pairs)
 

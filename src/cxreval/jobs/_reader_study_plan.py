@@ -17,9 +17,12 @@ import pandas as pd
 from .._typing import PathLike, RNGLike
 from .._validation import check_choice, did_you_mean, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
-from ..io import markdown_table, write_summary
-from ..mrmc import mrmc_sample_size, reference_truths, validate_ratings
-from ..planning import (
+from ..io import markdown_table
+from ..io._write import write_summary
+from ..mrmc import mrmc_sample_size
+from ..mrmc._ratings import validate_ratings
+from ..mrmc._references import reference_truths
+from ..planning._study import (
     IMAGE_COLUMNS,
     check_image_names,
     copy_images,

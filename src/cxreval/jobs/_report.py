@@ -52,8 +52,11 @@ def write_report_page(
     res : ReportResult
         With ``pdf`` the PDF's path.
     """
-    from ..outputs import check_output_path
-    from ..report import find_chromium, load_thresholds, print_pdf, report_inputs, write_report
+    from ..outputs._folder import check_output_path
+    from ..report import write_report
+    from ..report._html import report_inputs
+    from ..report._pdf import find_chromium, print_pdf
+    from ..report._thresholds import load_thresholds
 
     check_paths("write_report_page", ("out",), out=out, thresholds=thresholds)
     out = Path(out)

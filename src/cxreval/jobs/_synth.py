@@ -93,7 +93,7 @@ def simulate_localization_study_files(
     path = real_boxes_file(real_boxes)
     check_input_paths(("real_boxes", path), kind="file")
     if out is not None:
-        from ..outputs import check_output_path
+        from ..outputs._folder import check_output_path
 
         check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, images) if p is not None])
     boxes = None

@@ -16,71 +16,15 @@ Examples
 '           source  state\\n  report_findings     -1\\nreport_impression      2'
 """
 
-from ._engine import Engine, MentionArrays, Tokens, get_engine, split_sentences, tokenize
-from ._io import ReportTable, check_report_table
-from ._labeller import (
-    CONTEXT_SECTIONS,
-    MENTION_COLUMNS,
-    SECTION_CHOICES,
-    SENTENCE_TEXT_MAX,
-    SOURCE_NAMES,
-    ReportLabelsResult,
-    label_reports,
-)
-from ._rules import (
-    CATEGORIES,
-    CONVENTIONS,
-    DEFAULT_CONVENTIONS,
-    VOCABULARIES,
-    MentionRule,
-    RuleSet,
-    TriggerRule,
-    load_rules,
-    packaged_rules_text,
-)
-from ._sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
-from ._validation import (
-    NIH_LABELLER_OPENI,
-    PRF_COLUMNS,
-    LabellerValidationResult,
-    compute_precision_recall,
-    prf_markdown,
-    resolve_reference,
-)
+from ._labeller import ReportLabelsResult, label_reports
+from ._rules import load_rules
+from ._validation import LabellerValidationResult, compute_precision_recall, prf_markdown
 
 __all__ = [
-    "Engine",
-    "MentionArrays",
-    "get_engine",
-    "split_sentences",
-    "Tokens",
-    "tokenize",
-    "ReportTable",
-    "check_report_table",
-    "CONTEXT_SECTIONS",
-    "MENTION_COLUMNS",
-    "SECTION_CHOICES",
-    "SENTENCE_TEXT_MAX",
-    "SOURCE_NAMES",
     "ReportLabelsResult",
     "label_reports",
-    "CATEGORIES",
-    "CONVENTIONS",
-    "DEFAULT_CONVENTIONS",
-    "VOCABULARIES",
-    "MentionRule",
-    "RuleSet",
-    "TriggerRule",
     "load_rules",
-    "packaged_rules_text",
-    "HEADERS",
-    "LABELLED_SECTIONS",
-    "Section",
-    "split_sections",
-    "NIH_LABELLER_OPENI",
-    "PRF_COLUMNS",
     "LabellerValidationResult",
     "compute_precision_recall",
     "prf_markdown",
-    "resolve_reference",
 ]

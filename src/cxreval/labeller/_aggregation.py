@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..schema import ORDINAL_STATES
+from ..schema._states import ORDINAL_STATES
 from ._engine import MentionArrays
 from ._rules import RuleSet
 

@@ -53,10 +53,11 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike, get_executor, open_executor
 from ..io import markdown_table, write_table
-from ..labels import LABEL_COLUMNS
+from ..labels._long import LABEL_COLUMNS
 from ..progress import Progress, as_progress
 from ..results import ReadReport, ReadResult, TableResult, as_table
-from ..schema import STATE, STATE_NAMES, state_names
+from ..schema import STATE
+from ..schema._states import STATE_NAMES, state_names
 from ._aggregation import MENTION_COLUMNS, SENTENCE_TEXT_MAX, SOURCE_NAMES, _aggregate, _mention_table
 from ._engine import MentionArrays, get_engine
 from ._io import check_report_table
@@ -143,7 +144,7 @@ class ReportLabelsResult(TableResult):
         """Write every file ``cxreval label-reports`` writes but ``run.json`` into ``folder``: :data:`FILES`
         (``labels`` also as Parquet), with a validation ``labeller_validation`` (CSV + Parquet), and
         ``summary.md`` (:meth:`summary`); return ``{name: path}``."""
-        from ..io import write_summary
+        from ..io._write import write_summary
 
         d = Path(folder)
         out = {
@@ -213,7 +214,7 @@ class ReportLabelsResult(TableResult):
     def _figure(self) -> Any:
         """Reports per finding and label state (stacked), as the labeller read them."""
         from .._plots import bars
-        from ..schema import state_names
+        from ..schema._states import state_names
 
         named = self.labels.assign(state=state_names(self.labels["state"].astype("Int8")).astype(object))
         named["state"] = named["state"].where(named["state"].notna(), "missing")

@@ -39,7 +39,8 @@ from .._validation import check_choice, check_positive_int
 from ..bootstrap import draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io import markdown_table
-from ..labels import expand_findings, validate_label_table
+from ..labels import validate_label_table
+from ..labels._findings import expand_findings
 from ..results import TableResult
 from ..schema import MACRO, MICRO, SOURCE
 

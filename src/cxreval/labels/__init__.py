@@ -43,64 +43,14 @@ Examples
 
 from __future__ import annotations
 
-from ._files import (
-    ReadTables,
-    check_label_headers,
-    check_prediction_headers,
-    read_label_tables,
-    read_prediction_tables,
-)
-from ._findings import expand_findings
-from ._long import (
-    LABEL_COLUMNS,
-    PREDICTION_COLUMNS,
-    label_matrix,
-    read_labels,
-    read_predictions,
-    validate_label_table,
-    validate_model_groups,
-    validate_predictions,
-    write_labels,
-    write_predictions,
-)
-from ._streaming import (
-    LabelScan,
-    PredictionScan,
-    ScannedLabels,
-    scan_label_frame,
-    scan_labels,
-    scan_prediction_frame,
-    scan_predictions,
-)
-from ._wide import WideLayout, read_wide_labels, read_wide_predictions, to_wide, write_wide_labels
+from ._long import read_labels, read_predictions, validate_label_table, validate_predictions, write_labels
+from ._wide import read_wide_labels
 
 __all__ = [
-    "LABEL_COLUMNS",
-    "PREDICTION_COLUMNS",
     "validate_label_table",
     "validate_predictions",
-    "validate_model_groups",
-    "label_matrix",
     "read_labels",
     "write_labels",
-    "WideLayout",
     "read_wide_labels",
-    "to_wide",
-    "write_wide_labels",
     "read_predictions",
-    "read_wide_predictions",
-    "write_predictions",
-    "PredictionScan",
-    "LabelScan",
-    "scan_predictions",
-    "ScannedLabels",
-    "scan_labels",
-    "scan_prediction_frame",
-    "scan_label_frame",
-    "ReadTables",
-    "read_prediction_tables",
-    "read_label_tables",
-    "check_label_headers",
-    "check_prediction_headers",
-    "expand_findings",
 ]

@@ -13,8 +13,10 @@ from typing import NamedTuple
 import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
-from ..io import TABLE_SUFFIXES, HeaderError, column_names, table_files, table_parts
-from ..schema import BLANK_STATES, PATIENT_ID, STATE_ENCODINGS, check_columns, decode_states
+from ..io._read import TABLE_SUFFIXES, HeaderError, column_names, table_files, table_parts
+from ..schema import PATIENT_ID, STATE_ENCODINGS
+from ..schema._columns import check_columns
+from ..schema._states import BLANK_STATES, decode_states
 from ._common import _read_table
 from ._long import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
 from ._wide import read_wide_predictions

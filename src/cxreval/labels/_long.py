@@ -15,20 +15,9 @@ import pandas as pd
 
 from ..exceptions import SchemaError
 from ..results import ReadReport, ReadResult
-from ..schema import (
-    FINDING,
-    MODEL,
-    PATIENT_ID,
-    SCORE,
-    SOURCE,
-    STATE,
-    STATE_NAMES,
-    STUDY_ID,
-    check_columns,
-    decode_states,
-    parse_states,
-    state_names,
-)
+from ..schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STATE, STUDY_ID
+from ..schema._columns import check_columns
+from ..schema._states import STATE_NAMES, decode_states, parse_states, state_names
 from ._common import _canonical_column, _id_column, _read_table, _where
 
 __all__ = [

@@ -39,7 +39,8 @@ import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
-from ..schema import STATE_ENCODINGS, decode_states, parse_states
+from ..schema import STATE_ENCODINGS
+from ..schema._states import decode_states, parse_states
 from ._codes import _MISSING, _as_text, _canonical, _column, _factorize, _grow, _id_text, _Vocab
 from ._files import (
     TABLE_SUFFIXES,

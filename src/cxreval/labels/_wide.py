@@ -14,7 +14,8 @@ import pandas as pd
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..results import ReadReport, ReadResult
-from ..schema import NUMERIC_CODES, check_columns
+from ..schema._columns import check_columns
+from ..schema._states import NUMERIC_CODES
 from ._common import _WIDE_OF, _read_table, _where
 from ._long import validate_label_table, validate_predictions
 

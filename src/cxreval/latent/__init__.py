@@ -18,63 +18,22 @@ truth is known exactly), the model is not identified and :class:`NotIdentifiedEr
 sentence :data:`NOT_IDENTIFIED`.
 """
 
-from ._auc import latent_auc_rows, latent_auc_score
-from ._diagnostics import (
-    FLAG_CORRELATION,
-    FLAG_Z,
-    READER_AGREEMENT_COLUMNS,
-    SCORE_ASSOCIATION_COLUMNS,
-    reader_agreement_rows,
-    score_association_rows,
-)
-from ._evaluate import (
-    evaluate_latent_auc,
-    evaluate_latent_auc_files,
-    evaluate_latent_auc_prepared,
-    read_reader_accuracy,
-    reader_accuracy_table,
-)
-from ._model import (
-    NOT_IDENTIFIED,
-    SCORE_MODELS,
-    LatentClassFit,
-    NotIdentifiedError,
-    ScoreBins,
-    default_n_bins,
-    fit_from_state,
-    fit_latent_class,
-    score_bins,
-    select_score_model,
-)
+from ._auc import latent_auc_score
+from ._evaluate import evaluate_latent_auc
+from ._fitting import select_score_model
+from ._model import NOT_IDENTIFIED, LatentClassFit, NotIdentifiedError, fit_latent_class
 from ._resampling import LatentClassBootstrap, bootstrap_latent_class
-from ._result import LATENT_REFERENCE, LatentAUCResult
+from ._result import LatentAUCResult
 
 __all__ = [
+    "select_score_model",
     "NOT_IDENTIFIED",
     "NotIdentifiedError",
     "LatentClassFit",
     "fit_latent_class",
     "latent_auc_score",
-    "default_n_bins",
-    "ScoreBins",
-    "score_bins",
-    "select_score_model",
-    "SCORE_MODELS",
     "LatentClassBootstrap",
     "bootstrap_latent_class",
     "evaluate_latent_auc",
-    "evaluate_latent_auc_files",
-    "evaluate_latent_auc_prepared",
-    "read_reader_accuracy",
-    "reader_accuracy_table",
     "LatentAUCResult",
-    "LATENT_REFERENCE",
-    "READER_AGREEMENT_COLUMNS",
-    "SCORE_ASSOCIATION_COLUMNS",
-    "latent_auc_rows",
-    "reader_agreement_rows",
-    "score_association_rows",
-    "FLAG_CORRELATION",
-    "FLAG_Z",
-    "fit_from_state",
 ]

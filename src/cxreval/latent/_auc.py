@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..exceptions import InvalidParameterError
-from ..stats import soft_auc_rows
+from ..stats._auc_kernel import soft_auc_rows
 
 __all__ = ["latent_auc_score", "latent_auc_rows"]
 

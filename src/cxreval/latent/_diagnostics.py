@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..stats import normal_scores
+from ..stats._normal_scores import normal_scores
 from ._model import LatentClassFit
 
 __all__ = [

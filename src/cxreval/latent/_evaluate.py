@@ -26,8 +26,11 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..io import read_table
 from ..progress import Progress, as_progress
-from ..schema import FINDING, MACRO, READER_ACCURACY_COLUMNS, check_columns
-from ..stats import AUC_COLUMNS, DEFAULT_GROUP, PreparedInputs, prepare_from_files, prepare_inputs
+from ..schema import FINDING, MACRO
+from ..schema._columns import check_columns
+from ..schema._result_columns import READER_ACCURACY_COLUMNS
+from ..stats import PreparedInputs, prepare_from_files, prepare_inputs
+from ..stats._auc_result import AUC_COLUMNS, DEFAULT_GROUP
 from ._auc import latent_auc_score
 from ._diagnostics import (
     READER_AGREEMENT_COLUMNS,

@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..exceptions import InvalidParameterError
-from ..stats import normal_scores
+from ..stats._normal_scores import normal_scores
 from . import _em
 
 __all__ = [

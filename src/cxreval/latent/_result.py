@@ -14,7 +14,8 @@ import pandas as pd
 from ..io import markdown_table
 from ..results import TableResult, readonly
 from ..schema import FINDING
-from ..stats import AUC_COLUMNS, AUCResult, markdown_auc_table
+from ..stats import AUCResult
+from ..stats._auc_result import AUC_COLUMNS, markdown_auc_table
 from ._diagnostics import FLAG_CORRELATION, FLAG_Z
 
 __all__ = ["LATENT_REFERENCE", "LatentAUCResult"]

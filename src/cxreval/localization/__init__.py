@@ -17,121 +17,28 @@ weighted by the prediction layer's weights", and Grad-CAM), and :mod:`._heatmap_
 
 from __future__ import annotations
 
-from ._boxes import (
-    area_exact,
-    as_threshold,
-    box_area,
-    check_boxes,
-    contains,
-    exceeds,
-    intersection_area,
-    iobb,
-    iobb_exact,
-    iou,
-    iou_exact,
-)
-from ._evaluate import DETAIL_COLUMNS, LocalizationResult, evaluate_heatmap_files, evaluate_heatmaps
-from ._heatmap_files import HEATMAP_INPUTS, HeatmapFiles, read_maps, scan_heatmaps
-from ._heatmap_keys import heatmap_dict, save_heatmaps
-from ._heatmaps import (
-    HEATMAP_BOX_COLUMNS,
-    HeatmapBoxesResult,
-    heatmap_boxes,
-    heatmap_peaks,
-    heatmap_runs,
-    heatmaps_to_boxes,
-    interpolation_matrix,
-    mask_boxes,
-    normalize_heatmap,
-    runs_to_boxes,
-    threshold_mask,
-    upsample,
-)
-from ._overlays import OVERLAY_COLUMNS, OVERLAY_SIZE, OverlayResult, boxed_images, overlay_boxes
-from ._protocol import DEFAULT_T, RULES, ImageScores, LocalizationProtocol, correct_matrix, score_images
-from ._real_boxes import RealBoxesResult, simulate_localization_on_boxes
+from ._boxes import iobb, iou
+from ._evaluate import LocalizationResult, evaluate_heatmap_files, evaluate_heatmaps
+from ._heatmaps import HeatmapBoxesResult, heatmaps_to_boxes
+from ._protocol import ImageScores, LocalizationProtocol, score_images
 from ._study import LocalizationStudy, simulate_localization_study
-from ._synth_result import SynthCells, SynthResult
-from ._synthetic import (
-    ErrorModel,
-    ErrorModelMaps,
-    coverage,
-    error_model_maps,
-    gaussian_blur,
-    simulate_localization,
-    synthetic_cases,
-)
-from ._table4 import (
-    BBOX_2017_COUNTS,
-    TABLE4_ACC,
-    TABLE4_T,
-    afp_denominators,
-    denominators,
-    table4_denominators,
-)
+from ._synth_result import SynthResult
+from ._synthetic import simulate_localization, synthetic_cases
 
 __all__ = [
-    "area_exact",
-    "as_threshold",
-    "box_area",
-    "check_boxes",
-    "contains",
-    "exceeds",
-    "intersection_area",
     "iobb",
-    "iobb_exact",
     "iou",
-    "iou_exact",
-    "heatmap_boxes",
-    "heatmap_peaks",
-    "heatmap_runs",
     "heatmaps_to_boxes",
     "HeatmapBoxesResult",
-    "HEATMAP_BOX_COLUMNS",
-    "interpolation_matrix",
-    "mask_boxes",
-    "normalize_heatmap",
-    "runs_to_boxes",
-    "threshold_mask",
-    "upsample",
-    "DEFAULT_T",
-    "RULES",
     "ImageScores",
     "LocalizationProtocol",
-    "correct_matrix",
     "score_images",
-    "ErrorModel",
-    "SynthCells",
     "SynthResult",
-    "coverage",
-    "ErrorModelMaps",
-    "error_model_maps",
-    "gaussian_blur",
     "synthetic_cases",
     "simulate_localization",
-    "TABLE4_ACC",
-    "TABLE4_T",
-    "BBOX_2017_COUNTS",
-    "afp_denominators",
-    "denominators",
-    "table4_denominators",
-    "heatmap_dict",
-    "save_heatmaps",
-    "HEATMAP_INPUTS",
-    "HeatmapFiles",
-    "scan_heatmaps",
-    "read_maps",
     "LocalizationResult",
-    "DETAIL_COLUMNS",
     "evaluate_heatmaps",
     "evaluate_heatmap_files",
     "LocalizationStudy",
     "simulate_localization_study",
-    "RealBoxesResult",
-    "simulate_localization_on_boxes",
-    "OVERLAY_COLUMNS",
-    "OVERLAY_SIZE",
-    "OverlayResult",
-    "boxed_images",
-    "overlay_boxes",
 ]

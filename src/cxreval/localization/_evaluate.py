@@ -27,16 +27,15 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import ExecutorLike, get_executor, open_executor
 from ..findings import canonical_finding
-from ..io import write_summary
+from ..io._write import write_summary
 from ..progress import Progress, as_progress
 from ..results import ReadResult, TableResult, as_table
-from ..schema import (
+from ..schema import FINDING, STUDY_ID
+from ..schema._boxes import (
     BOX_COLUMNS,
     BOX_COORDS,
-    FINDING,
     LOCALIZATION_COLUMNS,
     NO_THRESHOLD,
-    STUDY_ID,
     check_box_table,
 )
 from ._boxes import check_boxes

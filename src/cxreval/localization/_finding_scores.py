@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, SupportsFloat
 
 import numpy as np
 
-from ..schema import FINDING, STUDY_ID, threshold_label
+from ..schema import FINDING, STUDY_ID
+from ..schema._boxes import threshold_label
 from ._boxes import iobb, iou
 from ._protocol import LocalizationProtocol, score_images
 

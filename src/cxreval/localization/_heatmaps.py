@@ -53,7 +53,8 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import ExecutorLike, OnItem, get_executor
+from ..executor import ExecutorLike, get_executor
+from ..executor._local import OnItem
 from ..progress import Progress, as_progress
 from ..results import TableResult
 from ._heatmap_runs import (

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._typing import RNGLike
 from ..results import TableResult
-from ..schema import BOX_COORDS
+from ..schema._boxes import BOX_COORDS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -165,7 +165,7 @@ def overlay_boxes(
     import pandas as pd
 
     from ..io.images import box_downsample, read_image
-    from ..schema import check_box_table
+    from ..schema._boxes import check_box_table
     from ._heatmaps import heatmaps_to_boxes
     from ._real_boxes import box_maps
     from ._synthetic import ErrorModel

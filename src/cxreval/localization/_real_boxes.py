@@ -21,7 +21,8 @@ from .._validation import normalize_rng
 from ..exceptions import SchemaError
 from ..io import markdown_table
 from ..results import TableResult
-from ..schema import BOX_COORDS, FINDING, LOCALIZATION_COLUMNS, NO_THRESHOLD, STUDY_ID, check_box_table
+from ..schema import FINDING, STUDY_ID
+from ..schema._boxes import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
 from ._boxes import ThresholdLike, check_boxes
 from ._heatmaps import heatmap_peaks, heatmaps_to_boxes
 from ._protocol import DEFAULT_T, score_images

@@ -20,7 +20,7 @@ from .._typing import RNGLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..progress import Progress, as_progress
 from ..results import ReadResult, TableResult, as_table
-from ..schema import LOCALIZATION_COLUMNS
+from ..schema._boxes import LOCALIZATION_COLUMNS
 from ._overlays import OverlayResult
 from ._real_boxes import RealBoxesResult
 from ._synth_result import SynthResult
@@ -77,7 +77,7 @@ class LocalizationStudy(TableResult):
     def save(self, folder: str | PathLike[str]) -> dict[str, Path]:
         """Write every part's files and ``summary.md`` (``folder`` is made if missing); return ``{name: path}``
         (the real-box parts' names prefixed ``real_boxes.`` / ``overlays.``)."""
-        from ..io import write_summary
+        from ..io._write import write_summary
 
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ..results import TableResult
-from ..schema import FINDING, LOCALIZATION_COLUMNS, STUDY_ID
+from ..schema import FINDING, STUDY_ID
+from ..schema._boxes import LOCALIZATION_COLUMNS
 from ._boxes import box_area, intersection_area
 from ._table4 import afp_denominators
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
-from ..schema import FINDING, PATIENT_ID, SOURCE, STATE, STUDY_ID, binarize, check_columns
+from ..schema import FINDING, PATIENT_ID, SOURCE, STATE, STUDY_ID, binarize
+from ..schema._columns import check_columns
 
 if TYPE_CHECKING:
     import pandas as pd

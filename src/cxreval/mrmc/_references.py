@@ -32,7 +32,7 @@ def _latent_truth(labels: pd.DataFrame, sources: Sequence[str], policy: str) -> 
     positive state exceeds that of the negative one."""
     import pandas as pd
 
-    from ..stats import fit_dawid_skene
+    from ..stats._dawid_skene import fit_dawid_skene
 
     part = labels[labels[SOURCE].isin(list(sources))]
     y = binarize(part[STATE], policy=policy)

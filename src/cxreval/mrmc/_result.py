@@ -9,7 +9,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._typing import PathLike
-from ..io import markdown_table, write_summary
+from ..io import markdown_table
+from ..io._write import write_summary
 from ..results import TableResult
 
 if TYPE_CHECKING:

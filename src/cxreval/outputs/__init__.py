@@ -29,34 +29,8 @@ next run into the same ``out`` removes both. A run killed in the instant between
 aside and renaming the new folder in leaves the previous output hidden; the next run puts it back first.
 """
 
-from ._errors import OutputError
-from ._folder import atomic_file, check_output_path, output_folder, path_inside, write_error
-from ._run_record import (
-    RUN_FILE,
-    check_unchanged,
-    file_checksums,
-    is_cxreval_folder,
-    read_run,
-    run_files,
-    sha256_file,
-    utc_now,
-    write_run_record,
-)
+from ._folder import output_folder
 
 __all__ = [
-    "write_run_record",
-    "utc_now",
-    "file_checksums",
-    "check_unchanged",
-    "OutputError",
-    "RUN_FILE",
-    "check_output_path",
     "output_folder",
-    "atomic_file",
-    "sha256_file",
-    "read_run",
-    "run_files",
-    "is_cxreval_folder",
-    "write_error",
-    "path_inside",
 ]

@@ -8,23 +8,9 @@ priority and the power in :func:`plan_relabelling`; simulated study sets with a 
 in :func:`simulate_study_set`.
 """
 
-from ._estimate import (
-    COMPARISON_COLUMNS,
-    TWO_PHASE_COLUMNS,
-    TwoPhaseAUCResult,
-    evaluate_two_phase_auc,
-)
-from ._plan import POWER_COLUMNS, POWER_METHOD, RELABEL_COLUMNS, RelabelPlanResult, plan_relabelling
+from ._estimate import TwoPhaseAUCResult, evaluate_two_phase_auc
+from ._plan import RelabelPlanResult, plan_relabelling
 from ._simulation import SimulatedStudySet, simulate_study_set
-from ._study import (
-    IMAGE_COLUMNS,
-    check_image_names,
-    copy_images,
-    find_image,
-    find_images,
-    image_table,
-    study_yaml,
-)
 
 __all__ = [
     "plan_relabelling",
@@ -33,16 +19,4 @@ __all__ = [
     "TwoPhaseAUCResult",
     "simulate_study_set",
     "SimulatedStudySet",
-    "RELABEL_COLUMNS",
-    "POWER_COLUMNS",
-    "POWER_METHOD",
-    "TWO_PHASE_COLUMNS",
-    "COMPARISON_COLUMNS",
-    "IMAGE_COLUMNS",
-    "check_image_names",
-    "copy_images",
-    "find_image",
-    "find_images",
-    "image_table",
-    "study_yaml",
 ]

@@ -19,7 +19,8 @@ from .._typing import PathLike, RNGLike
 from .._validation import check_confidence_level, check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import ExecutorLike, get_executor
-from ..io import markdown_table, write_summary
+from ..io import markdown_table
+from ..io._write import write_summary
 from ..progress import Progress, as_progress
 from ..results import ReadResult, TableResult
 from ._estimate import TwoPhaseAUCResult, two_phase_tables

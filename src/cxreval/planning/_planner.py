@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..stats import normal_scores
+from ..stats._normal_scores import normal_scores
 from ._inputs import FindingData
 from ._mixture import fit_joint, log_odds
 from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc

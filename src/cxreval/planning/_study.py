@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..exceptions import SchemaError
 from ..io.images import DISPLAY_SUFFIXES
-from ..outputs import path_inside
+from ..outputs._folder import path_inside
 
 __all__ = [
     "IMAGE_COLUMNS",

@@ -209,8 +209,9 @@ def finetune(
 
     from ..datasets import patient_split
     from ..labels import read_labels
-    from ..outputs import check_output_path, output_folder
-    from ..schema import LabelPolicy
+    from ..outputs import output_folder
+    from ..outputs._folder import check_output_path
+    from ..schema._states import LabelPolicy
     from ._images import list_images
 
     func = "finetune"

@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..exceptions import SchemaError
-from ..io import read_csv_file
+from ..io._read import read_csv_file
 from ..io.images import IMAGE_SUFFIXES
 
 __all__ = ["exc_text", "ImageItem", "ImageList", "list_images"]

@@ -77,7 +77,7 @@ def write_outputs(
     options: dict[str, object] | None = None,
 ) -> PredictResult:
     """Assemble the stored batches into the output files in ``folder`` (see the module docstring)."""
-    from ..localization import heatmap_dict
+    from ..localization._heatmap_keys import heatmap_dict
 
     folder = Path(folder)
     groups = model_groups(models)

@@ -251,15 +251,16 @@ def predict(
     overwrite, restart : bool
         Replace an existing ``out``; discard an unfinished run's stored batches.
     weights_dir, download, prompts, zero_shot_rule : see :func:`~cxreval.predict.load_model`
-        (``zero_shot_rule`` is written to ``run.json`` whether or not a ``clip:`` model is given).
-    Other parameters : see :func:`run_predictions`.
+        (``zero_shot_rule`` is written to ``run.json`` whether or not a ``clip:`` model is given); the other
+        parameters are :func:`run_predictions`'s.
 
     Returns
     -------
     PredictResult
     """
     from ..io.images import DICOM_WINDOWS, is_dicom, pydicom_available
-    from ..outputs import check_output_path, output_folder
+    from ..outputs import output_folder
+    from ..outputs._folder import check_output_path
     from ._images import list_images
     from ._models import load_model, parse_model_spec
 

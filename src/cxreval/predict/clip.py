@@ -77,23 +77,7 @@ from ._preprocess import scale_pixels
 from ._prompts import PromptSet, load_prompts
 from ._zero_shot import ZeroShotCLIP, encode_prompts, max_cosine_module, normalized_prompts
 
-__all__ = [
-    "CLIP_BACKENDS",
-    "ZERO_SHOT_RULES",
-    "ClipSpec",
-    "hub_model_folder",
-    "ProcessorPreprocessing",
-    "ZeroShotCLIP",
-    "parse_clip_spec",
-    "load_clip",
-    "to_rgb8",
-    "encode_prompts",
-    "normalized_prompts",
-    "max_cosine_module",
-    "zero_shot_model",
-    "require_open_clip",
-    "require_transformers",
-]
+__all__: list[str] = []
 
 CLIP_BACKENDS: tuple[str, ...] = ("open_clip", "hf")
 
@@ -175,7 +159,7 @@ def parse_clip_spec(value: str, *, spec: str) -> ClipSpec:
 def hub_model_folder(repo: str) -> Path:
     """Where cxreval looks for the files of the Hub model ``repo`` (``ORG/NAME``) before asking the Hub:
     ``<cache>/models/ORG/NAME`` (the cache of :func:`cxreval.datasets.resolve_cache_dir`)."""
-    from ..datasets import resolve_cache_dir
+    from ..datasets._fetch import resolve_cache_dir
 
     org, name = repo.split("/", 1)
     return resolve_cache_dir() / "models" / org / name

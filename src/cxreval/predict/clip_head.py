@@ -20,7 +20,7 @@ from typing import Any
 
 from ..exceptions import SchemaError
 
-__all__ = ["clip_classifier", "absolute_clip_spec"]
+__all__: list[str] = []
 
 
 def absolute_clip_spec(spec: str) -> str:

@@ -25,18 +25,7 @@ from typing import Any
 
 from ..exceptions import InvalidParameterError, SchemaError
 
-__all__ = [
-    "RECIPE_ARCHS",
-    "POOLINGS",
-    "XRV_DEFAULTS",
-    "random_affine",
-    "chestxray8_net",
-    "torchvision_weights_url",
-    "with_head",
-    "find_classifier",
-    "replace_head",
-    "last_stage",
-]
+__all__: list[str] = []
 
 RECIPE_ARCHS: tuple[str, ...] = (
     "resnet18",

@@ -23,7 +23,7 @@ from ._images import ImageItem
 from ._models import LoadedModel, load_model
 from ._runner import check_heatmap_models, loaded_batches, model_groups, predict_batch
 
-__all__ = ["ShardJob", "predict_shard", "map_shards"]
+__all__: list[str] = []
 
 _LOADED: dict[tuple[object, ...], list[LoadedModel]] = {}
 
@@ -97,7 +97,8 @@ def map_shards(
 ) -> Iterator[Record]:
     """Map :func:`predict_shard` over the shards of ``todo`` (one list of images per group), ``wave`` shards per
     ``executor.map``; yield the batches in image order."""
-    from ..executor import ProcessExecutor, get_executor
+    from ..executor import get_executor
+    from ..executor._local import ProcessExecutor
 
     executor = get_executor(executor)
     if isinstance(executor, ProcessExecutor) and executor.mp_context is None:

@@ -41,15 +41,10 @@ import pandas as pd
 from .._validation import check_choice, check_confidence_level
 from ..bootstrap import summarize_distribution
 from ..exceptions import CxrevalWarning, InvalidParameterError, SchemaError
-from ..schema import check_columns
-from ..stats import (
-    DEFAULT_GROUP,
-    KENDALL_VARIANTS,
-    MEAN_MODEL,
-    SPEARMAN_VARIANTS,
-    AUCResult,
-    correlation_function,
-)
+from ..schema._columns import check_columns
+from ..stats import AUCResult
+from ..stats._auc_result import DEFAULT_GROUP, MEAN_MODEL
+from ..stats._rank_correlation import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 from ._stability_result import (
     ALL_MODELS,

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from ..results import TableResult
-from ..stats import VARIANT_TEXT, markdown_auc_table
+from ..stats._auc_result import markdown_auc_table
+from ..stats._rank_correlation import VARIANT_TEXT
 from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 
 __all__ = [

@@ -28,30 +28,12 @@ command given none (``$CXREVAL_READER_DB``, else :data:`~cxreval.reader.db.DEFAU
 
 from __future__ import annotations
 
-from ._jobs import (
-    READER_DB_ENV,
-    StudyCreated,
-    StudyServer,
-    StudyStatus,
-    add_study_reader,
-    check_study,
-    create_study,
-    database_files,
-    export_study,
-    open_study_server,
-    study_url,
-)
+from ._jobs import StudyCreated, StudyStatus, check_study, create_study, export_study
 
 __all__ = [
-    "READER_DB_ENV",
     "StudyCreated",
     "StudyStatus",
-    "StudyServer",
-    "study_url",
-    "database_files",
     "create_study",
-    "add_study_reader",
     "check_study",
     "export_study",
-    "open_study_server",
 ]

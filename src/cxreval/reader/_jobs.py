@@ -154,7 +154,7 @@ def export_study(db: str, *, out: PathLike | None = None, overwrite: bool = Fals
     (:func:`cxreval.outputs.check_output_path`, never the database file itself), so that a bad folder is
     refused before the database is read."""
     if check_path(out, name="out", func="export_study") is not None:
-        from ..outputs import check_output_path
+        from ..outputs._folder import check_output_path
 
         check_output_path(out, overwrite=overwrite, inputs=database_files(db))  # type: ignore[arg-type]
     store = ReaderStore.open(db)

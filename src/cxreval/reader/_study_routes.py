@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi.responses import JSONResponse, Response
 
-from ..schema import REPORT_STATES
+from ..schema._states import REPORT_STATES
 from .derived import Adjudicated
 from .images import DISPLAY_FIT, RenditionCache, scale_for
 from .mrmc import HeatmapReader

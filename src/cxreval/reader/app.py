@@ -24,7 +24,9 @@ from .images import DISPLAY_FIT
 from .payloads import SubmissionError
 from .store import ReaderStore
 
-__all__ = ["MAX_BODY", "READ_AHEAD", "bad_text", "create_app", "bind", "serve"]
+__all__ = [
+    "create_app",
+]
 
 MAX_BODY = 64 * 1024
 READ_AHEAD = 3

@@ -19,7 +19,7 @@ from typing import Any
 
 from .db import insert_new
 
-__all__ = ["Appended", "GroupCommitter"]
+__all__: list[str] = []
 
 _STOP = object()
 

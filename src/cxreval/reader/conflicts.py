@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from .derived import Adjudicated
 from .payloads import Reader
 
-__all__ = ["AdjudicationView", "ConflictRows", "ConflictReads"]
+__all__: list[str] = []
 
 
 class AdjudicationView(NamedTuple):

@@ -24,17 +24,8 @@ from typing import Any
 from ..exceptions import CxrevalError, InvalidParameterError
 
 __all__ = [
-    "DEFAULT_URL",
-    "SCHEMA_VERSION",
     "DERIVED_TABLES",
-    "metadata",
-    "tables",
     "make_engine",
-    "IntegrityResult",
-    "check_integrity",
-    "require_sqlalchemy",
-    "insert_or_replace",
-    "insert_new",
 ]
 
 DEFAULT_URL = "sqlite:///cxreval-reader.db"

@@ -32,7 +32,7 @@ from .mrmc import washout_refusal
 from .payloads import SubmissionError
 from .study import StudySpec
 
-__all__ = ["Adjudicated", "label_diff", "merge_conflicts", "Deriver", "ReplayCounts", "replay"]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True)

@@ -43,13 +43,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..labels import LABEL_COLUMNS
-from ..outputs import path_inside
-from ..schema import SOURCED_BOX_COLUMNS
+from ..labels._long import LABEL_COLUMNS
+from ..outputs._folder import path_inside
+from ..schema._boxes import SOURCED_BOX_COLUMNS
 from .derived import Adjudicated
 from .store import ReaderStore
 
-__all__ = ["FORMULA_PREFIXES", "RATING_COLUMNS", "StudyExport", "safe_cell", "csv_line", "export_tables"]
+__all__ = [
+    "StudyExport",
+]
 
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a cell as a formula; such cells get a leading ``'``."""

@@ -45,19 +45,7 @@ import numpy as np
 from ..executor import ExecutorLike, get_executor
 from ..progress import Progress, as_progress
 
-__all__ = [
-    "DISPLAY_FIT",
-    "RENDITIONS",
-    "Rendition",
-    "RenditionsMade",
-    "bit_depth",
-    "DecodedImage",
-    "decode",
-    "render",
-    "scale_for",
-    "make_renditions",
-    "RenditionCache",
-]
+__all__: list[str] = []
 
 DISPLAY_FIT = 1280
 """Default longest side (pixels) of the display rendition; the page asks for its pane's size."""

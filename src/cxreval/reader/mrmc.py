@@ -34,23 +34,7 @@ from typing import Any, NamedTuple
 
 from ..exceptions import SchemaError
 
-__all__ = [
-    "RATING_SCALES",
-    "FIVE_POINT_NAMES",
-    "MAX_SESSION_NAME",
-    "RatingScale",
-    "Session",
-    "read_rating",
-    "read_sessions",
-    "read_washout",
-    "session_payloads",
-    "WashoutRefusal",
-    "washout_refusal",
-    "parse_time",
-    "SessionLocks",
-    "HeatmapPixels",
-    "HeatmapReader",
-]
+__all__: list[str] = []
 
 RATING_SCALES: dict[str, tuple[int, int]] = {"five_point": (1, 5), "probability": (0, 100)}
 """The rating scales and their inclusive ranges: ``five_point`` (integers; 1 definitely absent, 2 probably
@@ -297,7 +281,7 @@ def _heatmap_findings(
 ) -> dict[str, list[str]]:
     """``{study_id: [findings with a map]}`` of the session's heat maps (keys ``<study_id>/<finding>``)."""
     from ..findings import canonical_finding
-    from ..localization import scan_heatmaps
+    from ..localization._heatmap_files import scan_heatmaps
     from .study import inside_root
 
     at = f"{where}, 'sessions' {session.name!r}, 'heatmaps'"
@@ -482,7 +466,7 @@ class HeatmapReader:
         hit = self._index.get(session)
         if hit is None:
             from ..findings import canonical_finding
-            from ..localization import scan_heatmaps
+            from ..localization._heatmap_files import scan_heatmaps
             from .study import inside_root
 
             index = scan_heatmaps(
@@ -505,7 +489,7 @@ class HeatmapReader:
 
         import numpy as np
 
-        from ..localization import read_maps
+        from ..localization._heatmap_files import read_maps
 
         if session not in self.paths:
             return None

@@ -15,18 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import CxrevalError
-from ..schema import ORDINAL_STATES, LabelState
-from ..schema import REPORT_STATES as _REPORT_STATES
+from ..schema import LabelState
+from ..schema._states import ORDINAL_STATES
+from ..schema._states import REPORT_STATES as _REPORT_STATES
 
-__all__ = [
-    "IMAGE_STATES",
-    "MAX_BOXES",
-    "MAX_COMMENT",
-    "SubmissionError",
-    "Reader",
-    "PayloadChecks",
-    "check_client_time",
-]
+__all__: list[str] = []
 
 IMAGE_STATES: tuple[str, ...] = ORDINAL_STATES
 """The states a reader gives on an image (:data:`cxreval.schema.ORDINAL_STATES`)."""

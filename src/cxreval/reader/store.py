@@ -39,7 +39,7 @@ import pandas as pd
 
 from ..exceptions import SchemaError
 from ._order import assign_images
-from ._queues import QueueFlags, QueueReads
+from ._queues import QueueReads
 from .commit import GroupCommitter
 from .conflicts import ConflictReads
 from .db import (
@@ -62,15 +62,7 @@ from .payloads import (
 from .study import StudySpec, check_name, study_items
 
 __all__ = [
-    "ROLES",
-    "AUTH_TTL",
-    "SubmitResult",
-    "CreatedStore",
-    "QueueFlags",
     "ReaderStore",
-    "hash_token",
-    "now",
-    "utc_now",
 ]
 
 ROLES: tuple[str, ...] = ("reader", "resolver", "organiser")

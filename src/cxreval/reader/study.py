@@ -45,20 +45,12 @@ import pandas as pd
 
 from .._validation import read_yaml_file
 from ..exceptions import SchemaError
-from ..io import read_csv_file
+from ..io._read import read_csv_file
 from ..io.images import DISPLAY_SUFFIXES
 from .mrmc import RatingScale, Session, session_payloads
 
 __all__ = [
-    "TASKS",
-    "NAME_RE",
-    "StudySpec",
-    "Item",
     "load_study",
-    "study_items",
-    "check_name",
-    "check_text_id",
-    "inside_root",
 ]
 
 TASKS: tuple[str, ...] = ("image", "report", "iqa", "adjudication")

@@ -26,7 +26,8 @@ from plotly.offline import get_plotlyjs
 from .._plots import analyses as plots
 from .._version import __version__
 from ..exceptions import InvalidParameterError
-from ..outputs import RUN_FILE, atomic_file
+from ..outputs._folder import atomic_file
+from ..outputs._run_record import RUN_FILE
 from ._key_findings import SEPARABILITY_NOTE
 from ._sections import KINDS, Section, Unavailable, build_sections, detect_kinds
 from ._templates import REPORT, Markup
@@ -334,7 +335,7 @@ def write_report(
     -------
     res : ReportResult
     """
-    from ..outputs import check_output_path
+    from ..outputs._folder import check_output_path
 
     inputs = report_inputs(result_dirs)  # the page may not replace a file it reads
     check_output_path(out, overwrite=overwrite, kind="file", inputs=inputs)

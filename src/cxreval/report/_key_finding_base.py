@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..schema import SUMMARY_ROWS
+from ..schema._columns import SUMMARY_ROWS
 from .result_files import find_result_file, missing_columns, read_result_table, run_record
 
 __all__ = ["KeyFinding", "confidence_level", "fmt", "ordinal"]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..exceptions import CxrevalError
-from ..outputs import atomic_file
+from ..outputs._folder import atomic_file
 
 __all__ = ["PdfUnavailableError", "PdfError", "find_chromium", "print_pdf", "CHROMIUM_NAMES"]
 

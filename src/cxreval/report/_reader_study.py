@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .._plots import dot_interval
-from ..mrmc import READER_STUDY_COLUMNS, ReaderStudyResult
+from ..mrmc._result import READER_STUDY_COLUMNS, ReaderStudyResult
 from ._blocks import Block, table_block
 from ._key_finding_base import KeyFinding, _load, _num, _str
 from ._thresholds import Thresholds

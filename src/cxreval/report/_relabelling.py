@@ -16,7 +16,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .._plots import dot_interval
-from ..planning import COMPARISON_COLUMNS, RELABEL_COLUMNS, RelabelPlanResult, TwoPhaseAUCResult
+from ..planning import RelabelPlanResult, TwoPhaseAUCResult
+from ..planning._estimate import COMPARISON_COLUMNS
+from ..planning._plan import RELABEL_COLUMNS
 from ._blocks import Block, table_block
 from ._key_finding_base import KeyFinding, _ci, _load, _num, _str, fmt
 from ._thresholds import Thresholds

@@ -48,8 +48,9 @@ from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
 from ..classification import SeparabilityResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
-from ..labeller import PRF_COLUMNS, LabellerValidationResult
-from ..mrmc import ReaderStudyResult
+from ..labeller import LabellerValidationResult
+from ..labeller._validation import PRF_COLUMNS
+from ..mrmc._result import ReaderStudyResult
 from ..planning import RelabelPlanResult
 from ..ranking import RankingStabilityResult
 from ..stats import AUCTableResult

@@ -25,11 +25,12 @@ import plotly.graph_objects as go
 from .._plots import analyses as plots
 from .._plots.style import base_layout, num, ref_color, ref_symbol
 from ..ranking import RankingStabilityResult
-from ..schema import MEAN, SUMMARY_ROWS
+from ..schema import MEAN
+from ..schema._columns import SUMMARY_ROWS
 from ..stats import AUCTableResult
 from ._blocks import Section, load_table
 
-__all__ = ["Headline", "MAX_DOT_REFERENCES", "RULE", "headline", "auc_by_reference"]
+__all__: list[str] = []
 
 MAX_DOT_REFERENCES = 4
 """The most references a dot-and-interval headline shows (one colour each); more give the rank bump chart."""

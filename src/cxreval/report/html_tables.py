@@ -16,7 +16,7 @@ import pandas as pd
 
 from ._templates import REPORT
 
-__all__ = ["csv_data_uri", "html_table", "format_value", "MAX_ROWS", "PAGE_ROWS", "MAX_EMBED_BYTES"]
+__all__: list[str] = []
 
 MAX_ROWS = 1000
 """Rows held on the page per table, paginated and searchable (the CSV download holds all rows)."""

@@ -8,16 +8,20 @@ from pathlib import Path
 import pandas as pd
 
 from .._plots import analyses as plots
-from ..iqa import MetricAgreementResult, MetricComparisonResult, ScoresResult, ZMOSResult
-from ..localization import LocalizationResult, OverlayResult, RealBoxesResult, SynthResult
+from ..iqa import MetricAgreementResult, MetricComparisonResult, ScoresResult
+from ..iqa._expert import ZMOSResult
+from ..localization import LocalizationResult, SynthResult
+from ..localization._overlays import OverlayResult
+from ..localization._real_boxes import RealBoxesResult
 from ..results import TableResult
-from ..schema import BOX_COORDS, FINDING, STUDY_ID
+from ..schema import FINDING, STUDY_ID
+from ..schema._boxes import BOX_COORDS
 from ._blocks import Block, load_table, table_block
 from ._templates import REPORT
 from .html_tables import html_table
 from .result_files import result_path, run_record
 
-__all__ = ["LOCALIZATION_RESULTS", "IQA_RESULTS", "build_localization", "build_iqa"]
+__all__: list[str] = []
 
 
 # The kind is recognised by the files of these results; LocalizationResult and SynthResult write the same

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..outputs import sha256_file
+from ..outputs._run_record import sha256_file
 from ._key_findings import SEPARABILITY_NOTE, confidence_level
 from ._templates import REPORT, Markup
 from ._thresholds import Thresholds
@@ -22,7 +22,7 @@ from .headline import RULE
 from .html_tables import html_table
 from .result_files import listed_files, result_path, run_record
 
-__all__ = ["provenance_html", "PARAMETER_NAMES"]
+__all__: list[str] = []
 
 _STANDARD = ("argv", "cxreval_version", "python", "started", "ended", "status", "inputs", "files")
 PARAMETER_NAMES = {

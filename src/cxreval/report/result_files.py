@@ -15,17 +15,10 @@ from typing import NamedTuple
 import pandas as pd
 
 from ..io import read_table
-from ..outputs import RUN_FILE, OutputError, check_unchanged, read_run
+from ..outputs._errors import OutputError
+from ..outputs._run_record import RUN_FILE, check_unchanged, read_run
 
-__all__ = [
-    "read_result_table",
-    "find_result_file",
-    "listed_files",
-    "RunRecord",
-    "run_record",
-    "missing_columns",
-    "result_path",
-]
+__all__: list[str] = []
 
 
 class RunRecord(NamedTuple):

@@ -12,7 +12,8 @@ import pandas as pd
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import VocabularyMapping, canonical_finding
-from ..labels import LabelScan, PredictionScan, validate_model_groups
+from ..labels._long import validate_model_groups
+from ..labels._streaming import LabelScan, PredictionScan
 from ._auc_result import DEFAULT_GROUP
 
 __all__ = ["check_map_findings", "validate_inputs", "model_order", "study_order"]

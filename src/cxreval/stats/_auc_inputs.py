@@ -20,17 +20,15 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..finding_maps import read_finding_map
 from ..findings import VocabularyMapping
-from ..labels import (
+from ..labels import validate_predictions
+from ..labels._files import check_label_headers, check_prediction_headers, read_prediction_tables
+from ..labels._streaming import (
     LabelScan,
     PredictionScan,
-    check_label_headers,
-    check_prediction_headers,
-    read_prediction_tables,
     scan_label_frame,
     scan_labels,
     scan_prediction_frame,
     scan_predictions,
-    validate_predictions,
 )
 from ..schema import POLICIES, binarize
 from ._auc_choices import check_map_findings, model_order, study_order, validate_inputs

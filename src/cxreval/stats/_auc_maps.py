@@ -12,7 +12,7 @@ import numpy as np
 
 from ..finding_maps import combine_scores, combine_states
 from ..findings import VocabularyMapping
-from ..labels import LabelScan, PredictionScan
+from ..labels._streaming import LabelScan, PredictionScan
 
 __all__ = ["map_prediction_scan", "map_label_scan"]
 

@@ -30,8 +30,10 @@ import pandas as pd
 from .._validation import cell_location
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
-from ..io import read_table, table_parts
-from ..schema import FINDING, P_POSITIVE, SOURCE, STUDY_ID
+from ..io import read_table
+from ..io._read import table_parts
+from ..schema import FINDING, SOURCE, STUDY_ID
+from ..schema._columns import P_POSITIVE
 
 if TYPE_CHECKING:
     from ._auc_inputs import PreparedInputs
