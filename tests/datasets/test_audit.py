@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from cxreval.cli.main import main
-from cxreval.datasets.audit import audit_chestxray14, count_boxes
+from cxreval.datasets._bbox_list import count_boxes
+from cxreval.datasets.audit import audit_chestxray14
 from cxreval.exceptions import SchemaError
 from cxreval.findings import CHESTXRAY14
 
@@ -293,7 +294,8 @@ def test_published_counts_equal_the_paper():
 
 
 def test_published_counts_beside_the_small_audit(small, tmp_path, capsys):
-    from cxreval.datasets.audit import PUBLISHED_COLUMNS, DatasetAudit
+    from cxreval.datasets._published import PUBLISHED_COLUMNS
+    from cxreval.datasets.audit import DatasetAudit
 
     de, bb, _ = small
     res = audit_chestxray14(path=de, bbox_path=bb)

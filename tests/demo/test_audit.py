@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from cxreval.cli.main import main
-from cxreval.datasets.audit import BBOX_FILE, DatasetAudit
+from cxreval.datasets._bbox_list import BBOX_FILE
+from cxreval.datasets.audit import DatasetAudit
 from cxreval.datasets.nih import DATA_ENTRY
 from cxreval.demo.data import DemoContext, metadata, pinned
 

@@ -47,14 +47,15 @@ def _sec_localization_real(ctx: DemoContext) -> str:
     bf = need("cxreval.datasets.boxes", "box file reader", "cxreval data fetch")
     import shlex
 
-    from ..datasets.audit import BBOX_FILE
+    from ..datasets._bbox_list import BBOX_FILE
+    from ..localization._overlays import boxed_images
 
     boxes = bf.read_box_file(metadata(ctx, BBOX_FILE)).table  # what `cxreval synth --real-boxes` reads
     out = ctx.folder("localization_real_boxes")
     folder = None
     try:
         folder = mirror_only(ctx, "images/nih")
-        images = loc.boxed_images(folder, boxes)
+        images = boxed_images(folder, boxes)
     except NotBuilt as exc:
         images = []
         why = exc.reason

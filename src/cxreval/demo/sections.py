@@ -65,8 +65,10 @@ def _sec_audit(ctx: DemoContext) -> str:
                 exc.hint,
             )
         )
+    from ..datasets._bbox_list import BBOX_FILE
+
     res = au.audit_chestxray14(
-        path=entry, bbox_path=metadata(ctx, au.BBOX_FILE), split_dir=split_dir, cache_dir=ctx.cache_dir
+        path=entry, bbox_path=metadata(ctx, BBOX_FILE), split_dir=split_dir, cache_dir=ctx.cache_dir
     )
     ctx.meta.update(
         {"split_lists": "official (train_val_list / test_list)" if split_dir else "not available"}
