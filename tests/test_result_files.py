@@ -139,7 +139,7 @@ def test_typed_metadata_replaces_attrs():
     assert cov.n_not_mentioned_excluded == {f: nm.get(f, 0) for f in ("Atelectasis", "Edema", "Cardiomegaly")}
     assert "- CR:Rep2: 26 common studies; only in A: 4, only in B: 0" in res.summary()
     flows = compute_flows(t, "CR:Rep1", not_mentioned="exclude")
-    assert (flows.pairs, flows.not_mentioned, flows.studies) == (("CR:Rep1",), "exclude", "same")
+    assert (flows.pairs, flows.not_mentioned, flows.studies) == (("CR:Rep1",), "exclude", "common")
     prev = compute_prevalence(t, sources=["Rep1"], findings=["Edema"])
     assert prev.sources == ("Rep1",) and prev.findings == ("Edema",)
 
