@@ -94,3 +94,12 @@ def test_each_main_job_is_at_most_five_lines():
         "metric vs expert",
     }
     assert {k: n for k, n in jobs.items() if n > MAX_JOB_LINES} == {}
+
+
+def test_every_page_is_reachable_from_the_index_and_the_navigation():
+    """A reader who opens ``index.md`` (or the site's navigation) finds every page of the guide."""
+    index = (DOCS / "index.md").read_text()
+    nav = (DOCS.parent / "mkdocs.yml").read_text()
+    pages = {p.name for p in DOCS.glob("*.md")} - {"index.md"}
+    assert not {p for p in pages if f"]({p})" not in index}, "pages not linked from docs/index.md"
+    assert not {p for p in pages if f": {p}" not in nav}, "pages not in mkdocs.yml's nav"
