@@ -9,9 +9,9 @@ Every refusal is the :class:`~cxreval.exceptions.SchemaError` the module docstri
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo, field_validator, model_validator
 
 from .._config import where
 from ..exceptions import SchemaError
@@ -62,6 +62,27 @@ def finding_names(value: object, *, where: str) -> tuple[str, ...]:
     return out
 
 
+def _safe_names(key: str, *, what: str) -> BeforeValidator:
+    """The rule of a key listing safe names: :func:`list_of_str`, each passed by
+    :func:`~cxreval.reader.study.check_name` (as ``what``)."""
+
+    def check(value: Any, info: ValidationInfo) -> tuple[str, ...]:
+        return tuple(check_name(n, what=what) for n in list_of_str(value, where=f"{where(info)}, '{key}'"))
+
+    return BeforeValidator(check)
+
+
+def _part(value: Any, key: str, keys: tuple[str, ...], info: ValidationInfo) -> dict[str, Any]:
+    """The mapping of a nested key (``iqa``, ``adjudication``; missing: empty), refused with keys not in
+    ``keys``."""
+    value = value or {}
+    if not isinstance(value, dict) or set(value) - set(keys):
+        raise SchemaError(
+            f"{where(info)}: {key!r} must be a mapping with keys {', '.join(keys)}; got {value!r}."
+        )
+    return value
+
+
 _CONFIG = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
 
@@ -71,26 +92,13 @@ class IQAPart(BaseModel):
     model_config = _CONFIG
 
     pairs: Any = None
-    criteria: tuple[str, ...] = ("overall",)
+    criteria: Annotated[tuple[str, ...], _safe_names("iqa.criteria", what="IQA criterion")] = ("overall",)
     scale: tuple[int, int] = (1, 4)
 
     @model_validator(mode="before")
     @classmethod
     def _mapping(cls, value: Any, info: ValidationInfo) -> Any:
-        value = value or {}
-        if not isinstance(value, dict) or set(value) - {"pairs", "criteria", "scale"}:
-            raise SchemaError(
-                f"{where(info)}: 'iqa' must be a mapping with keys pairs, criteria, scale; got {value!r}."
-            )
-        return value
-
-    @field_validator("criteria", mode="before")
-    @classmethod
-    def _criteria(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        criteria = list_of_str(value, where=f"{where(info)}, 'iqa.criteria'")
-        for c in criteria:
-            check_name(c, what="IQA criterion")
-        return criteria
+        return _part(value, "iqa", ("pairs", "criteria", "scale"), info)
 
     @field_validator("scale", mode="before")
     @classmethod
@@ -118,12 +126,7 @@ class AdjudicationPart(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _mapping(cls, value: Any, info: ValidationInfo) -> Any:
-        value = value or {}
-        if not isinstance(value, dict) or set(value) - {"task", "readers"}:
-            raise SchemaError(
-                f"{where(info)}: 'adjudication' must be a mapping with keys task, readers; got {value!r}."
-            )
-        return value
+        return _part(value, "adjudication", ("task", "readers"), info)
 
     @field_validator("task", mode="before")
     @classmethod
@@ -146,7 +149,10 @@ class StudyFile(BaseModel):
     seed: int = 0
     readers: tuple[str, ...] = ()
     resolvers: tuple[str, ...] = ()
-    sections: tuple[str, ...] = ("findings", "impression")
+    sections: Annotated[tuple[str, ...], _safe_names("sections", what="section name")] = (
+        "findings",
+        "impression",
+    )
     iqa: IQAPart = IQAPart()
     adjudication: AdjudicationPart = AdjudicationPart()
     tasks: tuple[str, ...] | None = None
@@ -200,14 +206,6 @@ class StudyFile(BaseModel):
                 f"{at}: reader and resolver names must be distinct; {both} are in both 'readers' and 'resolvers'."
             )
         return names
-
-    @field_validator("sections", mode="before")
-    @classmethod
-    def _sections(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        sections = list_of_str(value, where=f"{where(info)}, 'sections'")
-        for s in sections:
-            check_name(s, what="section name")
-        return sections
 
     @field_validator("adjudication", mode="after")
     @classmethod
