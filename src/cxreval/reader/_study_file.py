@@ -1,7 +1,8 @@
 """The typed model of a reader study's YAML file (:func:`cxreval.reader.study.load_study`), pydantic v2.
 
-Each key is a field with its rule in a field validator, in the order the keys are checked; the rules that join
-keys (a task with its data, the adjudication's readers and task, the assignment) are the model validator's.
+Each key is a field with its rule in a field validator or in its annotation (:func:`_rule`), in the order the
+keys are checked; the rules that join keys (a task with its data, the adjudication's readers and task, the
+assignment) are the model validator's.
 Every refusal is the :class:`~cxreval.exceptions.SchemaError` the module docstring of
 :mod:`cxreval.reader.study` describes, naming the file and the key (:func:`cxreval._config.validate_config`).
 """
@@ -9,6 +10,7 @@ Every refusal is the :class:`~cxreval.exceptions.SchemaError` the module docstri
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo, field_validator, model_validator
@@ -62,12 +64,16 @@ def finding_names(value: object, *, where: str) -> tuple[str, ...]:
     return out
 
 
-def _safe_names(key: str, *, what: str) -> BeforeValidator:
-    """The rule of a key listing safe names: :func:`list_of_str`, each passed by
-    :func:`~cxreval.reader.study.check_name` (as ``what``)."""
+def _safe_names(value: object, *, where: str, what: str) -> tuple[str, ...]:
+    """:func:`list_of_str`, each name passed by :func:`~cxreval.reader.study.check_name` (as ``what``)."""
+    return tuple(check_name(n, what=what) for n in list_of_str(value, where=where))
 
-    def check(value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return tuple(check_name(n, what=what) for n in list_of_str(value, where=f"{where(info)}, '{key}'"))
+
+def _rule(read: Callable[..., Any], key: str = "", **options: Any) -> BeforeValidator:
+    """A key's rule, as its field's annotation: ``read(value, where=<the file><key>, **options)``."""
+
+    def check(value: Any, info: ValidationInfo) -> Any:
+        return read(value, where=f"{where(info)}{key}", **options)
 
     return BeforeValidator(check)
 
@@ -92,7 +98,9 @@ class IQAPart(BaseModel):
     model_config = _CONFIG
 
     pairs: Any = None
-    criteria: Annotated[tuple[str, ...], _safe_names("iqa.criteria", what="IQA criterion")] = ("overall",)
+    criteria: Annotated[tuple[str, ...], _rule(_safe_names, ", 'iqa.criteria'", what="IQA criterion")] = (
+        "overall",
+    )
     scale: tuple[int, int] = (1, 4)
 
     @model_validator(mode="before")
@@ -121,7 +129,7 @@ class AdjudicationPart(BaseModel):
     model_config = _CONFIG
 
     task: str = "image"
-    readers: tuple[str, ...] | None = None
+    readers: Annotated[tuple[str, ...] | None, _rule(list_of_str, ", 'adjudication.readers'")] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -133,11 +141,6 @@ class AdjudicationPart(BaseModel):
     def _task(cls, value: Any) -> str:
         return str(value)
 
-    @field_validator("readers", mode="before")
-    @classmethod
-    def _readers(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return list_of_str(value, where=f"{where(info)}, 'adjudication.readers'")
-
 
 class StudyFile(BaseModel):
     """A study file's keys, typed and checked (the YAML format of :mod:`cxreval.reader.study`); ``images``,
@@ -145,19 +148,19 @@ class StudyFile(BaseModel):
 
     model_config = _CONFIG
 
-    findings: tuple[str, ...]
+    findings: Annotated[tuple[str, ...], _rule(finding_names, ", key 'findings'")]
     seed: int = 0
     readers: tuple[str, ...] = ()
     resolvers: tuple[str, ...] = ()
-    sections: Annotated[tuple[str, ...], _safe_names("sections", what="section name")] = (
+    sections: Annotated[tuple[str, ...], _rule(_safe_names, ", 'sections'", what="section name")] = (
         "findings",
         "impression",
     )
     iqa: IQAPart = IQAPart()
     adjudication: AdjudicationPart = AdjudicationPart()
-    tasks: tuple[str, ...] | None = None
-    rating: RatingScale | None = None
-    sessions: tuple[Session, ...] = ()
+    tasks: Annotated[tuple[str, ...] | None, _rule(list_of_str, ", 'tasks'")] = None
+    rating: Annotated[RatingScale | None, _rule(read_rating)] = None
+    sessions: Annotated[tuple[Session, ...], _rule(read_sessions, reserved=TASKS)] = ()
     washout_days: float = 0.0
     assignment: Any = None
     name: Any = None
@@ -179,11 +182,6 @@ class StudyFile(BaseModel):
         if "findings" not in value:
             raise SchemaError(f"{where(info)}: 'findings' is required (a list or a vocabulary name).")
         return {**value, "iqa": value.get("iqa") or {}, "adjudication": value.get("adjudication") or {}}
-
-    @field_validator("findings", mode="before")
-    @classmethod
-    def _findings(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return finding_names(value, where=f"{where(info)}, key 'findings'")
 
     @field_validator("seed", mode="before")
     @classmethod
@@ -217,21 +215,6 @@ class StudyFile(BaseModel):
                 f"{list(sections)}; got {value.task!r}."
             )
         return value
-
-    @field_validator("tasks", mode="before")
-    @classmethod
-    def _tasks(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return list_of_str(value, where=f"{where(info)}, 'tasks'")
-
-    @field_validator("rating", mode="before")
-    @classmethod
-    def _rating(cls, value: Any, info: ValidationInfo) -> RatingScale | None:
-        return read_rating(value, where=where(info))
-
-    @field_validator("sessions", mode="before")
-    @classmethod
-    def _sessions(cls, value: Any, info: ValidationInfo) -> tuple[Session, ...]:
-        return read_sessions(value, where=where(info), reserved=TASKS)
 
     @field_validator("washout_days", mode="before")
     @classmethod
