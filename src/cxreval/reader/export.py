@@ -47,7 +47,7 @@ from ..labels._long import LABEL_COLUMNS
 from ..outputs._folder import path_inside
 from ..schema._boxes import SOURCED_BOX_COLUMNS
 from .derived import Adjudicated
-from .store import _SUBMISSION_COLUMNS, ReaderStore
+from .store import ReaderStore
 
 __all__ = [
     "StudyExport",
@@ -395,7 +395,7 @@ def _audit(conn: Any, store: ReaderStore, table: Any) -> int:
         "audit.csv",
         ("seq", "submission_id", "reader", "role", "task", "item", "payload", "client_time", "server_time"),
     )
-    q = store._log_query("submissions", _SUBMISSION_COLUMNS)
+    q = store._log_query()
     for row in conn.execute(q.execution_options(stream_results=True, yield_per=5000)):
         audit.row(row)
     return int(audit.n)

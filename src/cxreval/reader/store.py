@@ -522,7 +522,7 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks, QueueReads):
     def submissions(self, *, reader_id: int | None = None, task: str | None = None) -> pd.DataFrame:
         """Every stored submission (``seq, id, reader, role, task, item, payload, client_time, server_time``),
         in commit order; optionally of one reader and/or task (the whole log: for audits, not for serving)."""
-        q = self._log_query("submissions", _SUBMISSION_COLUMNS, reader_id=reader_id, task=task)
+        q = self._log_query(reader_id=reader_id, task=task)
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
         return pd.DataFrame(
@@ -540,10 +540,16 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks, QueueReads):
             return {(n, t, i): json.loads(p) for n, t, i, p in conn.execute(q)}
 
     def _log_query(
-        self, table: str, columns: Sequence[str], *, reader_id: int | None = None, task: str | None = None
+        self,
+        table: str = "submissions",
+        columns: Sequence[str] = _SUBMISSION_COLUMNS,
+        *,
+        reader_id: int | None = None,
+        task: str | None = None,
     ) -> Any:
         """A select of ``columns`` of ``table`` (``submissions`` or ``latest``; ``name`` and ``role`` are the
-        reader's), in commit order, optionally of one reader and/or task."""
+        reader's), in commit order, optionally of one reader and/or task; by default the submission log (the
+        columns of :meth:`submissions` and of the export's ``audit.csv``)."""
         t, r = self.t[table], self.t["readers"]
         q = (
             self.sa.select(*(r.c[c] if c in ("name", "role") else t.c[c] for c in columns))

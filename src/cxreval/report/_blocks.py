@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +47,7 @@ class Unavailable:
         return tuple(dict.fromkeys(c for c in (self.command, *self.commands) if c))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "title": self.title,
-            "reason": self.reason,
-            "command": self.command,
-            "hint": self.hint,
-            "commands": list(self.all_commands),
-        }
+        return {**asdict(self), "commands": list(self.all_commands)}
 
 
 @dataclass(frozen=True)
@@ -187,9 +181,9 @@ def difference_figure(
     value: str,
     pair: tuple[str, str],
     *,
-    joiner: str,
     title: str,
     value_title: str,
+    joiner: str = " · ",
     color: str | None = None,
 ) -> go.Figure:
     """A dot per row at the difference ``value`` with its interval (``ci_low``, ``ci_high``) against 0, one row of

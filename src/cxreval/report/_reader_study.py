@@ -24,16 +24,15 @@ _FILES = ReaderStudyResult.FILES
 _VERDICT = READER_STUDY_COLUMNS["verdicts"]
 
 
+_MODEL_TITLE = (
+    "Model minus the readers, per reference (ΔAUC for rating readers, "
+    "ΔSe at the panel's specificity for binary readers)"
+)
+
+
 def _model_figure(d: pd.DataFrame) -> go.Figure | None:
     return difference_figure(
-        d,
-        "difference",
-        ("model", "modality"),
-        joiner=" · ",
-        color="reference",
-        title="Model minus the readers, per reference (ΔAUC for rating readers, "
-        "ΔSe at the panel's specificity for binary readers)",
-        value_title="Δ",
+        d, "difference", ("model", "modality"), color="reference", title=_MODEL_TITLE, value_title="Δ"
     )
 
 

@@ -27,14 +27,12 @@ __all__ = ["build_relabelling", "relabelling_finding"]
 _POWER = ("finding", "best", "runner_up", "budget", "p_separable")
 
 
+_COMPARISON_TITLE = "Best model minus runner-up, two-phase estimate"
+
+
 def _comparison_figure(d: pd.DataFrame) -> go.Figure | None:
     return difference_figure(
-        d,
-        "delta",
-        ("model_a", "model_b"),
-        joiner=" − ",
-        title="Best model minus runner-up, two-phase estimate",
-        value_title="ΔAUC",
+        d, "delta", ("model_a", "model_b"), joiner=" − ", title=_COMPARISON_TITLE, value_title="ΔAUC"
     )
 
 

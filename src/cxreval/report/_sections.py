@@ -53,6 +53,7 @@ from ..labeller._validation import PRF_COLUMNS
 from ..mrmc._result import ReaderStudyResult
 from ..planning import RelabelPlanResult
 from ..ranking import RankingStabilityResult
+from ..results import TableResult
 from ..stats import AUCTableResult
 from ._blocks import Block, Kind, Section, Unavailable, load_table, result_block, result_files, table_block
 from ._key_findings import key_finding
@@ -217,7 +218,7 @@ def _build_ranking(folder: Path) -> list[Block]:
 
 
 _AGREEMENT_RESULTS = (AgreementTableResult, PrevalenceResult, FlowsResult)
-_KAPPA_TABLES = {
+_KAPPA_TABLES: dict[str, tuple[type[TableResult], str, str]] = {
     "agreement": (
         AgreementTableResult,
         "Agreement: weighted κ with Low-High κ",
