@@ -127,35 +127,6 @@ def bars(
     return _nonempty(fig)
 
 
-def lines(
-    df: pd.DataFrame,
-    *,
-    x: str,
-    y: str,
-    color: str | None = None,
-    title: str = "",
-    y_title: str | None = None,
-    markers: bool = True,
-    reversed_y: bool = False,
-) -> go.Figure:
-    """A line of ``y`` against ``x`` per ``color`` (rows in the table's order)."""
-    import plotly.graph_objects as go
-
-    fig = _figure(title, x, y_title or y)
-    for name, g in _groups(df, color):
-        fig.add_trace(
-            go.Scatter(
-                x=g[x],
-                y=pd.to_numeric(g[y], errors="coerce"),
-                name=name or y,
-                mode="lines+markers" if markers else "lines",
-            )
-        )
-    if reversed_y:
-        fig.update_yaxes(autorange="reversed")
-    return _nonempty(fig)
-
-
 def sankey(
     df: pd.DataFrame,
     *,
@@ -186,6 +157,35 @@ def sankey(
         )
     )
     return fig
+
+
+def lines(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    color: str | None = None,
+    markers: bool = True,
+    reversed_y: bool = False,
+    title: str = "",
+    y_title: str | None = None,
+) -> go.Figure:
+    """A line of ``y`` against ``x`` per ``color`` (rows in the table's order)."""
+    import plotly.graph_objects as go
+
+    fig = _figure(title, x, y_title or y)
+    for name, g in _groups(df, color):
+        fig.add_trace(
+            go.Scatter(
+                x=g[x],
+                y=pd.to_numeric(g[y], errors="coerce"),
+                name=name or y,
+                mode="lines+markers" if markers else "lines",
+            )
+        )
+    if reversed_y:
+        fig.update_yaxes(autorange="reversed")
+    return _nonempty(fig)
 
 
 def heatmap(

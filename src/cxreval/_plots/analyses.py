@@ -161,32 +161,14 @@ def interval_plot(
             color = ref_color(key[s])
             custom = np.stack([sub[x].astype(str), lo, hi], axis=1)
             hover = f"{s}<br>%{{customdata[0]}}: {label} %{{y:.3f}} (Low %{{customdata[1]:.3f}}, High %{{customdata[2]:.3f}})<extra></extra>"
+            point = {"x": xs, "y": v, "name": s, "legendgroup": s, "visible": pi == 0, "customdata": custom}
+            point["hovertemplate"] = hover
             if kind == "bar":
-                fig.add_trace(
-                    go.Bar(
-                        x=xs,
-                        y=v,
-                        width=w * 0.9,
-                        name=s,
-                        legendgroup=s,
-                        marker_color=rgba(color, 0.75),
-                        visible=pi == 0,
-                        customdata=custom,
-                        hovertemplate=hover,
-                    )
-                )
+                fig.add_trace(go.Bar(**point, width=w * 0.9, marker_color=rgba(color, 0.75)))
             else:
                 fig.add_trace(
                     go.Scatter(
-                        x=xs,
-                        y=v,
-                        mode="markers",
-                        name=s,
-                        legendgroup=s,
-                        visible=pi == 0,
-                        marker={"color": color, "size": 9, "symbol": "diamond"},
-                        customdata=custom,
-                        hovertemplate=hover,
+                        **point, mode="markers", marker={"color": color, "size": 9, "symbol": "diamond"}
                     )
                 )
             idx.append(len(fig.data) - 1)
@@ -196,19 +178,16 @@ def interval_plot(
                     if np.isfinite(a) and np.isfinite(b):
                         segx += [xi, xi, None]
                         segy += [a, b, None]
+                segment_color = "#333" if kind == "bar" else color
                 fig.add_trace(
                     go.Scatter(
                         x=segx,
                         y=segy,
+                        line={"color": segment_color, "width": 2},
+                        marker={"symbol": "line-ew-open", "size": 10, "color": segment_color},
                         mode="lines+markers",
                         legendgroup=s,
                         showlegend=False,
-                        line={"color": "#333" if kind == "bar" else color, "width": 2},
-                        marker={
-                            "symbol": "line-ew-open",
-                            "size": 10,
-                            "color": "#333" if kind == "bar" else color,
-                        },
                         visible=pi == 0,
                         hoverinfo="skip",
                         name=f"{s} Low-High",

@@ -9,7 +9,19 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import SUMMARY_ROWS, base_layout, dropdown, num, ordered, palette_color, ref_color, ref_symbol
+from .style import (
+    CORRELATION_SCALE,
+    SUMMARY_ROWS,
+    base_layout,
+    dropdown,
+    interval_error,
+    num,
+    ordered,
+    palette_color,
+    ref_color,
+    ref_symbol,
+    text_heatmap,
+)
 
 __all__ = ["auc_forest", "bump_chart", "rank_correlation_heatmap", "rank_correlation_vs_paper"]
 
@@ -60,16 +72,7 @@ def auc_forest(auc: pd.DataFrame, *, title: str = "ROC-AUC per model and referen
             a = num(s, "auc")
             lo, hi = num(s, "ci_low"), num(s, "ci_high")
             y = np.array([pos[lab] for lab in s["label"]], dtype=float) + (ri - (m - 1) / 2) * width
-            err = None
-            if np.isfinite(lo).any():
-                err = {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": np.clip(hi - a, 0, None),
-                    "arrayminus": np.clip(a - lo, 0, None),
-                    "thickness": 1.2,
-                    "width": 3,
-                }
+            err = interval_error(a, lo, hi, thickness=1.2)
             custom = np.stack([s["model"].to_numpy(dtype=object), lo, hi], axis=1)
             fig.add_trace(
                 go.Scatter(
@@ -238,16 +241,12 @@ def rank_correlation_heatmap(
                 t += f"<br>[{float(lo):.2f}, {float(hi):.2f}]"
             text[r, c] = t
         fig.add_trace(
-            go.Heatmap(
-                z=z,
+            text_heatmap(
+                z,
                 x=groups,
                 y=findings,
                 text=text,
-                texttemplate="%{text}",
-                zmin=-1,
-                zmax=1,
-                zmid=0,
-                colorscale="RdBu",
+                **CORRELATION_SCALE,
                 visible=pi == 0,
                 colorbar={"title": {"text": f"{method} (−1 to 1)"}},
                 hovertemplate="%{y} / %{x}<br>" + method + " %{z:.3f}<extra></extra>",

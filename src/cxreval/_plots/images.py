@@ -9,7 +9,16 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import base_layout, ci_columns, dropdown, num, ordered, palette_color
+from .style import (
+    CORRELATION_SCALE,
+    base_layout,
+    ci_columns,
+    dropdown,
+    num,
+    ordered,
+    palette_color,
+    text_heatmap,
+)
 
 __all__ = [
     "metric_axis",
@@ -161,12 +170,11 @@ def degradation_rank_heatmap(
         z[degs.index(d), metrics.index(m)] = r
     text = np.where(np.isfinite(z), np.vectorize(lambda v: f"{v:g}")(np.nan_to_num(z)), "")
     fig = go.Figure(
-        go.Heatmap(
-            z=z,
+        text_heatmap(
+            z,
             x=metrics,
             y=degs,
             text=text,
-            texttemplate="%{text}",
             colorscale="Viridis",
             reversescale=True,
             colorbar={"title": {"text": "rank"}},
@@ -203,10 +211,7 @@ def metric_correlation_matrix(
                     z=z,
                     x=metrics,
                     y=metrics,
-                    zmin=-1,
-                    zmax=1,
-                    zmid=0,
-                    colorscale="RdBu",
+                    **CORRELATION_SCALE,
                     texttemplate="%{z:.2f}",
                     visible=not panels,
                     name=label,

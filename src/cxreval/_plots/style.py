@@ -27,6 +27,7 @@ __all__ = [
     "SYMBOLS",
     "STATE_COLORS",
     "STATE_ORDER",
+    "CORRELATION_SCALE",
     "SUMMARY_ROWS",
     "reference_colors",
     "ref_color",
@@ -38,6 +39,8 @@ __all__ = [
     "dropdown",
     "num",
     "ci_columns",
+    "interval_error",
+    "text_heatmap",
 ]
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#000000", "#F0E442")
@@ -56,13 +59,8 @@ PALETTE = tuple(c for c in OKABE_ITO if c != "#F0E442") + TOL_MUTED + ("#F0E442"
 """Colour-blind-safe categorical colours: Okabe & Ito (2008), then Paul Tol's 'muted' scheme; Okabe & Ito's
 yellow, faint on white, last."""
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "triangle-down", "star", "cross")
-STATE_COLORS = {
-    "positive": "#D55E00",
-    "uncertain": "#F0E442",
-    "negative": "#0072B2",
-    "not_mentioned": "#999999",
-    "missing": "#DDDDDD",
-}
+CORRELATION_SCALE = {"zmin": -1, "zmax": 1, "zmid": 0, "colorscale": "RdBu"}
+"""The colours of a heat map of correlations: red to blue over -1..1, white at 0."""
 
 _REF_COLORS: ContextVar[dict[str, str] | None] = ContextVar("cxreval_ref_colors", default=None)
 
@@ -98,6 +96,8 @@ def ref_symbol(name: str) -> str:
 
 STATE_ORDER = (*reversed(ORDINAL_STATES), *REPORT_STATES[len(ORDINAL_STATES) :], "missing")
 """States in the order figures stack them: positive, uncertain, negative, not_mentioned, missing."""
+STATE_COLORS = dict(zip(STATE_ORDER, ("#D55E00", "#F0E442", "#0072B2", "#999999", "#DDDDDD"), strict=True))
+"""The colour of each state (:data:`STATE_ORDER`)."""
 
 
 def palette_color(i: int) -> str:
@@ -182,3 +182,26 @@ def ci_columns(df: pd.DataFrame, stat: str) -> tuple[str, str] | tuple[None, Non
         if lo in df.columns and hi in df.columns:
             return lo, hi
     return None, None
+
+
+def interval_error(value: np.ndarray, low: np.ndarray, high: np.ndarray, *, thickness: float) -> dict | None:
+    """Plotly error bars (``error_x``) from ``value`` to ``low`` and ``high`` (clipped at 0), or None when no
+    ``low`` is finite."""
+    if not np.isfinite(low).any():
+        return None
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": np.clip(high - value, 0, None),
+        "arrayminus": np.clip(value - low, 0, None),
+        "thickness": thickness,
+        "width": 3,
+    }
+
+
+def text_heatmap(
+    z: np.ndarray, *, x: Sequence[str], y: Sequence[str], text: np.ndarray, **style: object
+) -> go.Heatmap:
+    """A heat map of ``z`` (rows ``y``, columns ``x``) with ``text`` written in its cells; ``style``: the other
+    ``go.Heatmap`` properties."""
+    return go.Heatmap(z=z, x=x, y=y, text=text, texttemplate="%{text}", **style)

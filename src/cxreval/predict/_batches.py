@@ -17,7 +17,8 @@ import numpy as np
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..io.images import read_image
 from ._images import ImageItem, exc_text
-from ._models import LoadedModel, require_torch
+from ._imports import require_torch
+from ._models import LoadedModel
 from ._preprocess import Preprocessing
 
 __all__ = ["model_groups", "check_heatmap_models", "loaded_batches", "BatchPredictions", "predict_batch"]

@@ -58,7 +58,7 @@ from ..results import TableResult
 from ._finetune_data import TrainingTargets, _Images, _with_images, training_targets
 from ._finetune_epochs import _aucs, _forward, _probe_head, _rows, _train_epoch
 from ._finetune_net import _build, _features_key, _set_trainable, _write_model_yaml
-from ._models import require_torch, torch_device
+from ._imports import require_torch, torch_device
 from .losses import LOSSES, loss_function
 from .recipes import XRV_DEFAULTS
 
@@ -228,14 +228,7 @@ def finetune(
         func=func,
     )
     pol = LabelPolicy(policy, not_mentioned)
-    _check_numbers(
-        epochs=epochs,
-        patience=patience,
-        batch_size=batch_size,
-        val_fraction=val_fraction,
-        lr=lr,
-        weight_decay=weight_decay,
-    )
+    _check_numbers(epochs, patience, batch_size, val_fraction, lr, weight_decay)
     progress = as_progress(progress, func=func)
     torch = require_torch()  # (after the checks of the options: a bad option is named without torch)
     dev = torch_device(device)
@@ -466,7 +459,7 @@ def _check_model(model: str | None, recipe: str | None, *, mode: str, func: str)
             "recipe='chestxray8' (recipe='xrv' goes with model='xrv:...')."
         )
     if recipe == "chestxray8":
-        from ._models import require_torchvision
+        from ._imports import require_torchvision
 
         require_torchvision()  # an environment problem is named before any work
     else:
@@ -512,7 +505,7 @@ def _training_options(
 
 
 def _check_numbers(
-    *, epochs: int, patience: int, batch_size: int, val_fraction: float, lr: float | None, weight_decay: float
+    epochs: int, patience: int, batch_size: int, val_fraction: float, lr: float | None, weight_decay: float, /
 ) -> None:
     """Check the counts (ints >= 1), ``val_fraction`` in (0, 1), ``lr`` > 0 and ``weight_decay`` >= 0."""
     for n, v, lo in (("epochs", epochs, 1), ("patience", patience, 1), ("batch_size", batch_size, 1)):

@@ -11,12 +11,13 @@ with ``#`` are ignored) or a CSV with a ``path`` column and an optional ``study_
 
 Examples
 --------
->>> import numpy as np, tempfile, pathlib
->>> from PIL import Image
+>>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
->>> Image.fromarray(np.array([[0, 4095], [65535, 7]], dtype=np.uint16)).save(d / "a.png")
+>>> (d / "p1").mkdir()
+>>> for name in ("p1/a.png", "b.dcm", "notes.txt"):
+...     _ = (d / name).write_bytes(b"")
 >>> [it.study_id for it in list_images(d).items]
-['a.png']
+['b.dcm', 'p1/a.png']
 """
 
 from __future__ import annotations

@@ -55,20 +55,6 @@ class ModelFile(BaseModel):
     classifier: Any = None
     output: Any = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _keys(cls, value: Any, info: ValidationInfo) -> Any:
-        at = where(info)
-        if not isinstance(value, Mapping):
-            raise SchemaError(f"{at}: must be a YAML mapping.")
-        unknown = set(value) - set(KEYS)
-        if unknown:
-            raise SchemaError(f"{at}: unknown key(s) {sorted(unknown)}; expected some of {sorted(KEYS)}.")
-        for k in ("input", "findings"):
-            if k not in value:
-                raise SchemaError(f"{at}: the key {k!r} is required.")
-        return dict(value)
-
     @field_validator("input", mode="before")
     @classmethod
     def _input(cls, value: Any, info: ValidationInfo) -> Preprocessing | str:
@@ -100,6 +86,20 @@ class ModelFile(BaseModel):
         if not ckpt.is_file():
             raise SchemaError(f"{where(info)}: checkpoint file {ckpt} does not exist.")
         return ckpt
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys(cls, value: Any, info: ValidationInfo) -> Any:
+        at = where(info)
+        if not isinstance(value, Mapping):
+            raise SchemaError(f"{at}: must be a YAML mapping.")
+        unknown = set(value) - set(KEYS)
+        if unknown:
+            raise SchemaError(f"{at}: unknown key(s) {sorted(unknown)}; expected some of {sorted(KEYS)}.")
+        for k in ("input", "findings"):
+            if k not in value:
+                raise SchemaError(f"{at}: the key {k!r} is required.")
+        return dict(value)
 
     @model_validator(mode="after")
     def _joined(self, info: ValidationInfo) -> ModelFile:

@@ -52,12 +52,8 @@ from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaErro
 from ..findings import canonical_finding
 from ._images import exc_text
 from ._imports import (
-    XRV_VERSION,
-    broken_import_message,
     import_callable,
-    import_optional,
     require_torch,
-    require_torchvision,
     require_xrv,
     torch_device,
 )
@@ -66,20 +62,12 @@ from ._preprocess import Preprocessing
 __all__ = [
     "MODEL_KINDS",
     "XRV_WEIGHTS",
-    "XRV_VERSION",
     "ModelSpec",
     "LoadedModel",
     "parse_model_spec",
     "load_model",
     "WeightsLocation",
     "xrv_weights_path",
-    "require_torch",
-    "torch_device",
-    "require_xrv",
-    "require_torchvision",
-    "broken_import_message",
-    "import_optional",
-    "import_callable",
 ]
 
 XRV_WEIGHTS: tuple[str, ...] = (

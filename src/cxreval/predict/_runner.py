@@ -36,7 +36,8 @@ from ..executor import ExecutorLike, get_executor
 from ..progress import Progress, as_progress
 from ._batches import BatchPredictions, check_heatmap_models, loaded_batches, model_groups, predict_batch
 from ._images import ImageItem
-from ._models import LoadedModel, require_torch
+from ._imports import require_torch
+from ._models import LoadedModel
 from ._prediction_files import PredictResult, model_file_name, write_outputs
 from ._store import PartialStore
 
@@ -310,7 +311,7 @@ def predict(
         )
     if heatmaps:
         check_heatmap_models(loaded, target_layer=target_layer)
-    options = {
+    options: dict[str, Any] = {
         "heatmaps": heatmaps,
         "cam": cam,
         "target_layer": target_layer,
@@ -351,12 +352,10 @@ def predict(
             listing.items,
             loaded,
             store=store,
-            heatmaps=heatmaps,
-            cam=cam,
-            target_layer=target_layer,
-            batch_size=batch_size,
-            workers=workers,
-            dicom_window=dicom_window,
+            **{
+                k: options[k]
+                for k in ("heatmaps", "cam", "target_layer", "batch_size", "workers", "dicom_window")
+            },
             progress=progress,
             executor=executor,
             job_options={

@@ -21,6 +21,19 @@ def encode_prompts(encode_text: Any, texts: Sequence[str]) -> Any:
         return m / m.norm()
 
 
+def _hold(module: Any, image_encoder: Any, **buffers: Any) -> None:
+    """Give a zero-shot ``module`` its image encoder (a submodule) and its prompt ``buffers`` (moved with it)."""
+    module.image_encoder = image_encoder
+    for name, value in buffers.items():
+        module.register_buffer(name, value)
+
+
+def _unit_features(module: Any, x: Any) -> Any:
+    """The L2-normalised float image features of the batch ``x`` (``module.image_encoder``'s)."""
+    f = module.image_encoder(x).float()
+    return f / f.norm(dim=-1, keepdim=True)
+
+
 def _zero_shot_module(image_encoder: Any, pos: Any, neg: Any, temperature: float) -> Any:
     import torch
 
@@ -29,14 +42,11 @@ def _zero_shot_module(image_encoder: Any, pos: Any, neg: Any, temperature: float
 
         def __init__(self) -> None:
             super().__init__()
-            self.image_encoder = image_encoder
-            self.register_buffer("positive", pos)
-            self.register_buffer("negative", neg)
+            _hold(self, image_encoder, positive=pos, negative=neg)
             self.temperature = float(temperature)
 
         def forward(self, x: Any) -> Any:
-            f = self.image_encoder(x).float()
-            f = f / f.norm(dim=-1, keepdim=True)
+            f = _unit_features(self, x)
             lp, ln = self.temperature * f @ self.positive.T, self.temperature * f @ self.negative.T
             return torch.softmax(torch.stack([lp, ln], dim=-1), dim=-1)[..., 0]
 
@@ -73,13 +83,10 @@ def max_cosine_module(image_encoder: Any, prompts: Sequence[Any]) -> Any:
 
         def __init__(self) -> None:
             super().__init__()
-            self.image_encoder = image_encoder
-            self.register_buffer("prompts", emb)
-            self.register_buffer("mask", mask)
+            _hold(self, image_encoder, prompts=emb, mask=mask)
 
         def forward(self, x: Any) -> Any:
-            f = self.image_encoder(x).float()
-            f = f / f.norm(dim=-1, keepdim=True)
+            f = _unit_features(self, x)
             c = torch.einsum("bd,ktd->bkt", f, self.prompts)
             return c.masked_fill(~self.mask, float("-inf")).amax(dim=-1)
 

@@ -86,7 +86,7 @@ ZERO_SHOT_RULES: tuple[str, ...] = ("softmax", "max-cosine")
 
 
 def require_open_clip() -> Any:
-    from ._models import import_optional, require_torchvision
+    from ._imports import import_optional, require_torchvision
 
     require_torchvision()  # open_clip imports it: its failure is the one to name
     return import_optional(
@@ -97,7 +97,7 @@ def require_open_clip() -> Any:
 
 
 def require_transformers() -> Any:
-    from ._models import import_optional
+    from ._imports import import_optional
 
     return import_optional(
         "transformers",

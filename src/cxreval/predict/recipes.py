@@ -80,7 +80,7 @@ keep their own defaults). Any option given explicitly replaces its default here.
 
 def torchvision_weights_url(arch: str) -> str:
     """The URL of torchvision's ImageNet weights for ``arch`` (what ``--weights`` should hold)."""
-    from ._models import require_torchvision
+    from ._imports import require_torchvision
 
     torchvision = require_torchvision()
 
@@ -91,7 +91,7 @@ def torchvision_weights_url(arch: str) -> str:
 def _trunk(arch: str, weights: str | None) -> tuple[Any, int]:
     import torch
 
-    from ._models import require_torchvision
+    from ._imports import require_torchvision
 
     if arch not in RECIPE_ARCHS:
         raise InvalidParameterError(f"arch={arch!r}: expected one of {list(RECIPE_ARCHS)}.")
@@ -262,7 +262,7 @@ def with_head(
     """Build ``architecture`` (``package.module:callable`` or ``/abs/file.py:callable``), replace its classifier."""
     from pathlib import Path
 
-    from ._models import import_callable
+    from ._imports import import_callable
 
     build = import_callable(architecture, base=Path("/"), where=f"architecture {architecture!r}")
     module = build(**(architecture_kwargs or {}))

@@ -1,7 +1,8 @@
 """The typed model of a reader study's YAML file (:func:`cxreval.reader.study.load_study`), pydantic v2.
 
-Each key is a field with its rule in a field validator, in the order the keys are checked; the rules that join
-keys (a task with its data, the adjudication's readers and task, the assignment) are the model validator's.
+Each key is a field with its rule in a field validator or in its annotation (:func:`_rule`), in the order the
+keys are checked; the rules that join keys (a task with its data, the adjudication's readers and task, the
+assignment) are the model validator's.
 Every refusal is the :class:`~cxreval.exceptions.SchemaError` the module docstring of
 :mod:`cxreval.reader.study` describes, naming the file and the key (:func:`cxreval._config.validate_config`).
 """
@@ -9,9 +10,10 @@ Every refusal is the :class:`~cxreval.exceptions.SchemaError` the module docstri
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo, field_validator, model_validator
 
 from .._config import where
 from ..exceptions import SchemaError
@@ -62,6 +64,31 @@ def finding_names(value: object, *, where: str) -> tuple[str, ...]:
     return out
 
 
+def _safe_names(value: object, *, where: str, what: str) -> tuple[str, ...]:
+    """:func:`list_of_str`, each name passed by :func:`~cxreval.reader.study.check_name` (as ``what``)."""
+    return tuple(check_name(n, what=what) for n in list_of_str(value, where=where))
+
+
+def _rule(read: Callable[..., Any], key: str = "", **options: Any) -> BeforeValidator:
+    """A key's rule, as its field's annotation: ``read(value, where=<the file><key>, **options)``."""
+
+    def check(value: Any, info: ValidationInfo) -> Any:
+        return read(value, where=f"{where(info)}{key}", **options)
+
+    return BeforeValidator(check)
+
+
+def _part(value: Any, key: str, keys: tuple[str, ...], info: ValidationInfo) -> dict[str, Any]:
+    """The mapping of a nested key (``iqa``, ``adjudication``; missing: empty), refused with keys not in
+    ``keys``."""
+    value = value or {}
+    if not isinstance(value, dict) or set(value) - set(keys):
+        raise SchemaError(
+            f"{where(info)}: {key!r} must be a mapping with keys {', '.join(keys)}; got {value!r}."
+        )
+    return value
+
+
 _CONFIG = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
 
@@ -71,26 +98,15 @@ class IQAPart(BaseModel):
     model_config = _CONFIG
 
     pairs: Any = None
-    criteria: tuple[str, ...] = ("overall",)
+    criteria: Annotated[tuple[str, ...], _rule(_safe_names, ", 'iqa.criteria'", what="IQA criterion")] = (
+        "overall",
+    )
     scale: tuple[int, int] = (1, 4)
 
     @model_validator(mode="before")
     @classmethod
     def _mapping(cls, value: Any, info: ValidationInfo) -> Any:
-        value = value or {}
-        if not isinstance(value, dict) or set(value) - {"pairs", "criteria", "scale"}:
-            raise SchemaError(
-                f"{where(info)}: 'iqa' must be a mapping with keys pairs, criteria, scale; got {value!r}."
-            )
-        return value
-
-    @field_validator("criteria", mode="before")
-    @classmethod
-    def _criteria(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        criteria = list_of_str(value, where=f"{where(info)}, 'iqa.criteria'")
-        for c in criteria:
-            check_name(c, what="IQA criterion")
-        return criteria
+        return _part(value, "iqa", ("pairs", "criteria", "scale"), info)
 
     @field_validator("scale", mode="before")
     @classmethod
@@ -113,27 +129,17 @@ class AdjudicationPart(BaseModel):
     model_config = _CONFIG
 
     task: str = "image"
-    readers: tuple[str, ...] | None = None
+    readers: Annotated[tuple[str, ...] | None, _rule(list_of_str, ", 'adjudication.readers'")] = None
 
     @model_validator(mode="before")
     @classmethod
     def _mapping(cls, value: Any, info: ValidationInfo) -> Any:
-        value = value or {}
-        if not isinstance(value, dict) or set(value) - {"task", "readers"}:
-            raise SchemaError(
-                f"{where(info)}: 'adjudication' must be a mapping with keys task, readers; got {value!r}."
-            )
-        return value
+        return _part(value, "adjudication", ("task", "readers"), info)
 
     @field_validator("task", mode="before")
     @classmethod
     def _task(cls, value: Any) -> str:
         return str(value)
-
-    @field_validator("readers", mode="before")
-    @classmethod
-    def _readers(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return list_of_str(value, where=f"{where(info)}, 'adjudication.readers'")
 
 
 class StudyFile(BaseModel):
@@ -142,16 +148,19 @@ class StudyFile(BaseModel):
 
     model_config = _CONFIG
 
-    findings: tuple[str, ...]
+    findings: Annotated[tuple[str, ...], _rule(finding_names, ", key 'findings'")]
     seed: int = 0
     readers: tuple[str, ...] = ()
     resolvers: tuple[str, ...] = ()
-    sections: tuple[str, ...] = ("findings", "impression")
+    sections: Annotated[tuple[str, ...], _rule(_safe_names, ", 'sections'", what="section name")] = (
+        "findings",
+        "impression",
+    )
     iqa: IQAPart = IQAPart()
     adjudication: AdjudicationPart = AdjudicationPart()
-    tasks: tuple[str, ...] | None = None
-    rating: RatingScale | None = None
-    sessions: tuple[Session, ...] = ()
+    tasks: Annotated[tuple[str, ...] | None, _rule(list_of_str, ", 'tasks'")] = None
+    rating: Annotated[RatingScale | None, _rule(read_rating)] = None
+    sessions: Annotated[tuple[Session, ...], _rule(read_sessions, reserved=TASKS)] = ()
     washout_days: float = 0.0
     assignment: Any = None
     name: Any = None
@@ -173,11 +182,6 @@ class StudyFile(BaseModel):
         if "findings" not in value:
             raise SchemaError(f"{where(info)}: 'findings' is required (a list or a vocabulary name).")
         return {**value, "iqa": value.get("iqa") or {}, "adjudication": value.get("adjudication") or {}}
-
-    @field_validator("findings", mode="before")
-    @classmethod
-    def _findings(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return finding_names(value, where=f"{where(info)}, key 'findings'")
 
     @field_validator("seed", mode="before")
     @classmethod
@@ -201,14 +205,6 @@ class StudyFile(BaseModel):
             )
         return names
 
-    @field_validator("sections", mode="before")
-    @classmethod
-    def _sections(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        sections = list_of_str(value, where=f"{where(info)}, 'sections'")
-        for s in sections:
-            check_name(s, what="section name")
-        return sections
-
     @field_validator("adjudication", mode="after")
     @classmethod
     def _adjudication_task(cls, value: AdjudicationPart, info: ValidationInfo) -> AdjudicationPart:
@@ -219,21 +215,6 @@ class StudyFile(BaseModel):
                 f"{list(sections)}; got {value.task!r}."
             )
         return value
-
-    @field_validator("tasks", mode="before")
-    @classmethod
-    def _tasks(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return list_of_str(value, where=f"{where(info)}, 'tasks'")
-
-    @field_validator("rating", mode="before")
-    @classmethod
-    def _rating(cls, value: Any, info: ValidationInfo) -> RatingScale | None:
-        return read_rating(value, where=where(info))
-
-    @field_validator("sessions", mode="before")
-    @classmethod
-    def _sessions(cls, value: Any, info: ValidationInfo) -> tuple[Session, ...]:
-        return read_sessions(value, where=where(info), reserved=TASKS)
 
     @field_validator("washout_days", mode="before")
     @classmethod

@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 
 from ..schema._states import REPORT_STATES
@@ -59,7 +60,7 @@ class StudyRoutes:
             raise SubmissionError(f"No static file {name!r}.", 404)
         return self.static(name)
 
-    def me(self, request: Any) -> Any:
+    def me(self, request: Request) -> Any:
         r = self.auth(request)
         tasks = self.st.progress(r)
         return {
@@ -80,7 +81,7 @@ class StudyRoutes:
             "washout_days": self.spec.washout_days,
         }
 
-    def queue(self, request: Any, task: str) -> Any:
+    def queue(self, request: Request, task: str) -> Any:
         """``{task, keys, done}``: the keys in the reader's order and one '0'/'1' per key (compact: a study of
         thousands of images answers in a few kilobytes of work, the keys encoded once)."""
         keys, flags = self.st.queue_flags(self.auth(request), task)
@@ -113,7 +114,7 @@ class StudyRoutes:
             raise SubmissionError(f"Unknown {task} item {key!r}.", 404)
         return found
 
-    def item(self, request: Any, task: str, key: str) -> Any:
+    def item(self, request: Request, task: str, key: str) -> Any:
         r = self.auth(request)
         if task not in self.st.tasks_of(r):
             raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
@@ -168,7 +169,7 @@ class StudyRoutes:
             raise SubmissionError(f"Reader {r.name!r} ({r.role}) is not an organiser of this study.", 403)
         return r
 
-    def organiser_status(self, request: Any) -> Any:
+    def organiser_status(self, request: Request) -> Any:
         """Progress per reader and task, open and resolved conflicts, the database's integrity check."""
         self.organiser(request)
         rows, n_conflicts, n_resolved = self.st.status(rows=True)
@@ -181,13 +182,13 @@ class StudyRoutes:
             }
         )
 
-    def organiser_integrity(self, request: Any) -> Any:
+    def organiser_integrity(self, request: Request) -> Any:
         """The database's integrity check (:func:`cxreval.reader.db.check_integrity`: reads every row, so
         it is its own request, not part of the status)."""
         self.organiser(request)
         return JSONResponse(self.st.check_integrity().to_dict())
 
-    def organiser_export(self, request: Any) -> Any:
+    def organiser_export(self, request: Request) -> Any:
         """The export (:func:`cxreval.reader.export.export_tables`) as a zip file."""
         import io
         import zipfile
@@ -210,7 +211,7 @@ class StudyRoutes:
 
     def image_pixels(
         self,
-        request: Any,
+        request: Request,
         task: str,
         key: str,
         which: str = "image",
@@ -272,7 +273,7 @@ class StudyRoutes:
                 f"Item {key!r} of session {task!r} is not open to reader {r.name!r}: {lock['why']}.", 403
             )
 
-    def heatmap(self, request: Any, task: str, key: str, finding: str) -> Any:
+    def heatmap(self, request: Request, task: str, key: str, finding: str) -> Any:
         """The model's heat map of one finding of an aided session's item, as gzip-compressed uint8 (its
         minimum 0, its maximum 255), ``X-Width`` x ``X-Height``; the page overlays it on the image."""
         r = self.auth(request)

@@ -8,7 +8,6 @@ unknown item 404, a task the reader does not do 403, a reused submission id 409.
 answered only after its transaction has committed.
 """
 
-# no `from __future__ import annotations`: FastAPI must resolve the local `Request` annotations
 import contextlib
 import datetime
 import json
@@ -20,7 +19,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import CxrevalError, InvalidParameterError
-from .images import DISPLAY_FIT
 from .payloads import SubmissionError
 from .store import ReaderStore
 
@@ -114,7 +112,6 @@ def create_app(
         decision (:attr:`cxreval.reader.store.ReaderStore.clock`); the store's own clock when not given.
     """
     fastapi, concurrency = _require_web()
-    from fastapi import Request
     from fastapi.responses import JSONResponse
 
     st = ReaderStore.open(store) if isinstance(store, str) else store
@@ -138,48 +135,18 @@ def create_app(
     def index() -> Any:
         return routes.static("index.html")
 
-    @app.get("/static/{name}")
-    def static_file(name: str) -> Any:
-        return routes.static_file(name)
-
-    @app.get("/api/me")
-    def me(request: Request) -> Any:
-        return routes.me(request)
-
-    @app.get("/api/queue")
-    def queue(request: Request, task: str) -> Any:
-        return routes.queue(request, task)
-
-    @app.get("/api/item")
-    def item(request: Request, task: str, key: str) -> Any:
-        return routes.item(request, task, key)
-
-    @app.get("/api/organiser/status")
-    def organiser_status(request: Request) -> Any:
-        return routes.organiser_status(request)
-
-    @app.get("/api/organiser/integrity")
-    def organiser_integrity(request: Request) -> Any:
-        return routes.organiser_integrity(request)
-
-    @app.get("/api/organiser/export")
-    def organiser_export(request: Request) -> Any:
-        return routes.organiser_export(request)
-
-    @app.get("/api/pixels")
-    def image_pixels(
-        request: Request,
-        task: str,
-        key: str,
-        which: str = "image",
-        level: str = "full",
-        fit: int = DISPLAY_FIT,
-    ) -> Any:
-        return routes.image_pixels(request, task, key, which, level, fit)
-
-    @app.get("/api/heatmap")
-    def heatmap(request: Request, task: str, key: str, finding: str) -> Any:
-        return routes.heatmap(request, task, key, finding)
+    for path, endpoint in (
+        ("/static/{name}", routes.static_file),
+        ("/api/me", routes.me),
+        ("/api/queue", routes.queue),
+        ("/api/item", routes.item),
+        ("/api/organiser/status", routes.organiser_status),
+        ("/api/organiser/integrity", routes.organiser_integrity),
+        ("/api/organiser/export", routes.organiser_export),
+        ("/api/pixels", routes.image_pixels),
+        ("/api/heatmap", routes.heatmap),
+    ):
+        app.get(path)(endpoint)
 
     def submit(raw: bytes, authorization: str) -> dict[str, object]:
         """POST /api/submissions (served by :class:`_Limits` without the framework: the hot path)."""

@@ -49,32 +49,24 @@ def require_sqlalchemy() -> Any:
 def _build() -> tuple[Any, dict[str, Any]]:
     sa = require_sqlalchemy()
     md = sa.MetaData()
-    t = {
-        "meta": sa.Table(
-            "meta",
-            md,
+    columns = {
+        "meta": (
             sa.Column("key", sa.String(64), primary_key=True),
             sa.Column("value", sa.Text, nullable=False),
         ),
-        "readers": sa.Table(
-            "readers",
-            md,
+        "readers": (
             sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
             sa.Column("name", sa.String(64), nullable=False, unique=True),
             sa.Column("role", sa.String(16), nullable=False),
             sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
             sa.Column("created_at", sa.String(40), nullable=False),
         ),
-        "items": sa.Table(
-            "items",
-            md,
+        "items": (
             sa.Column("task", sa.String(16), primary_key=True),
             sa.Column("key", sa.String(512), primary_key=True),
             sa.Column("payload", sa.Text, nullable=False),
         ),
-        "submissions": sa.Table(
-            "submissions",
-            md,
+        "submissions": (
             sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
             sa.Column("id", sa.String(64), nullable=False, unique=True),
             sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), nullable=False),
@@ -85,9 +77,7 @@ def _build() -> tuple[Any, dict[str, Any]]:
             sa.Column("server_time", sa.String(40), nullable=False),
             sa.Index("ix_submissions_reader_task", "reader_id", "task"),
         ),
-        "latest": sa.Table(
-            "latest",
-            md,
+        "latest": (
             sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), primary_key=True),
             sa.Column("task", sa.String(16), primary_key=True),
             sa.Column("item", sa.String(512), primary_key=True),
@@ -96,18 +86,14 @@ def _build() -> tuple[Any, dict[str, Any]]:
             sa.Column("server_time", sa.String(40), nullable=False),
             sa.Column("n", sa.Integer, nullable=False),
         ),
-        "progress": sa.Table(
-            "progress",
-            md,
+        "progress": (
             sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), primary_key=True),
             sa.Column("task", sa.String(16), primary_key=True),
             sa.Column("n_done", sa.Integer, nullable=False),
             sa.Column("n_submissions", sa.Integer, nullable=False),
             sa.Column("last", sa.String(40), nullable=False),
         ),
-        "conflicts": sa.Table(
-            "conflicts",
-            md,
+        "conflicts": (
             sa.Column("study_id", sa.String(512), primary_key=True),
             sa.Column("finding", sa.String(64), primary_key=True),
             sa.Column("state_a", sa.String(16), nullable=False),
@@ -116,9 +102,7 @@ def _build() -> tuple[Any, dict[str, Any]]:
             sa.Column("resolved_by", sa.Integer, sa.ForeignKey("readers.id")),
             sa.Column("resolved_seq", sa.Integer),
         ),
-        "events": sa.Table(
-            "events",
-            md,
+        "events": (
             sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
             sa.Column("time", sa.String(40), nullable=False),
             sa.Column("kind", sa.String(32), nullable=False),
@@ -126,6 +110,7 @@ def _build() -> tuple[Any, dict[str, Any]]:
             sa.Column("detail", sa.Text, nullable=False),
         ),
     }
+    t = {name: sa.Table(name, md, *cols) for name, cols in columns.items()}
     return md, t
 
 

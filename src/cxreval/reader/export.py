@@ -391,26 +391,11 @@ def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes
 
 
 def _audit(conn: Any, store: ReaderStore, table: Any) -> int:
-    sa, s, r = store.sa, store.t["submissions"], store.t["readers"]
     audit = table(
         "audit.csv",
         ("seq", "submission_id", "reader", "role", "task", "item", "payload", "client_time", "server_time"),
     )
-    q = (
-        sa.select(
-            s.c.seq,
-            s.c.id,
-            r.c.name,
-            r.c.role,
-            s.c.task,
-            s.c.item,
-            s.c.payload,
-            s.c.client_time,
-            s.c.server_time,
-        )
-        .join(r, s.c.reader_id == r.c.id)
-        .order_by(s.c.seq)
-    )
+    q = store._log_query()
     for row in conn.execute(q.execution_options(stream_results=True, yield_per=5000)):
         audit.row(row)
     return int(audit.n)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -131,12 +131,7 @@ class Session:
         return self.model_scores is not None or self.heatmaps is not None
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "model_scores": self.model_scores,
-            "model": self.model,
-            "heatmaps": self.heatmaps,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Session:

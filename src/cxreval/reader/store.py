@@ -30,7 +30,7 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -70,6 +70,9 @@ ROLES: tuple[str, ...] = ("reader", "resolver", "organiser")
 AUTH_TTL = 5.0
 _T = TypeVar("_T")
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_SUBMISSION_COLUMNS = ("seq", "id", "name", "role", "task", "item", "payload", "client_time", "server_time")
+"""The columns of the submission log (``name`` and ``role``: the reader's), as :meth:`ReaderStore.submissions`
+and the export's ``audit.csv`` list them."""
 
 
 def now() -> str:
@@ -519,26 +522,7 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks, QueueReads):
     def submissions(self, *, reader_id: int | None = None, task: str | None = None) -> pd.DataFrame:
         """Every stored submission (``seq, id, reader, role, task, item, payload, client_time, server_time``),
         in commit order; optionally of one reader and/or task (the whole log: for audits, not for serving)."""
-        sa, s, r = self.sa, self.t["submissions"], self.t["readers"]
-        q = (
-            sa.select(
-                s.c.seq,
-                s.c.id,
-                r.c.name,
-                r.c.role,
-                s.c.task,
-                s.c.item,
-                s.c.payload,
-                s.c.client_time,
-                s.c.server_time,
-            )
-            .join(r, s.c.reader_id == r.c.id)
-            .order_by(s.c.seq)
-        )
-        if reader_id is not None:
-            q = q.where(s.c.reader_id == reader_id)
-        if task is not None:
-            q = q.where(s.c.task == task)
+        q = self._log_query(reader_id=reader_id, task=task)
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
         return pd.DataFrame(
@@ -551,18 +535,32 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks, QueueReads):
     ) -> dict[tuple[str, str, str], dict]:
         """``{(reader, task, item): payload}`` of the latest submission per reader, task and item (the
         ``latest`` table), in commit order."""
-        sa, lt, r = self.sa, self.t["latest"], self.t["readers"]
-        q = (
-            sa.select(r.c.name, lt.c.task, lt.c.item, lt.c.payload)
-            .join(r, lt.c.reader_id == r.c.id)
-            .order_by(lt.c.seq)
-        )
-        if reader_id is not None:
-            q = q.where(lt.c.reader_id == reader_id)
-        if task is not None:
-            q = q.where(lt.c.task == task)
+        q = self._log_query("latest", ("name", "task", "item", "payload"), reader_id=reader_id, task=task)
         with self.engine.connect() as conn:
             return {(n, t, i): json.loads(p) for n, t, i, p in conn.execute(q)}
+
+    def _log_query(
+        self,
+        table: str = "submissions",
+        columns: Sequence[str] = _SUBMISSION_COLUMNS,
+        *,
+        reader_id: int | None = None,
+        task: str | None = None,
+    ) -> Any:
+        """A select of ``columns`` of ``table`` (``submissions`` or ``latest``; ``name`` and ``role`` are the
+        reader's), in commit order, optionally of one reader and/or task; by default the submission log (the
+        columns of :meth:`submissions` and of the export's ``audit.csv``)."""
+        t, r = self.t[table], self.t["readers"]
+        q = (
+            self.sa.select(*(r.c[c] if c in ("name", "role") else t.c[c] for c in columns))
+            .join(r, t.c.reader_id == r.c.id)
+            .order_by(t.c.seq)
+        )
+        if reader_id is not None:
+            q = q.where(t.c.reader_id == reader_id)
+        if task is not None:
+            q = q.where(t.c.task == task)
+        return q
 
     def mine(self, reader: Reader, task: str, item: str) -> dict[str, Any] | None:
         """The reader's latest payload for one item, or None (one primary-key read)."""

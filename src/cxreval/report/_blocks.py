@@ -1,22 +1,34 @@
 """The pieces a report section is made of: :class:`Block` (a figure, how to read it, tables), :class:`Section`,
 :class:`Kind` (an analysis kind: its result files, its demo section and command, its builder),
-:class:`Unavailable`, and the two readers every builder uses (:func:`load_table`, :func:`table_block`)."""
+:class:`Unavailable`, the readers every builder uses (:func:`load_table`, :func:`table_block`,
+:func:`result_block`) and the figure of a table of differences (:func:`difference_figure`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from .._plots import dot_interval
 from ..results import TableResult
-from ._key_finding_base import KeyFinding
+from ._key_finding_base import KeyFinding, _str
 from .html_tables import html_table
 from .result_files import find_result_file, missing_columns, read_result_table
 
-__all__ = ["Unavailable", "Block", "Section", "Kind", "result_files", "load_table", "table_block"]
+__all__ = [
+    "Unavailable",
+    "Block",
+    "Section",
+    "Kind",
+    "result_files",
+    "load_table",
+    "table_block",
+    "difference_figure",
+]
 
 
 @dataclass(frozen=True)
@@ -35,13 +47,7 @@ class Unavailable:
         return tuple(dict.fromkeys(c for c in (self.command, *self.commands) if c))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "title": self.title,
-            "reason": self.reason,
-            "command": self.command,
-            "hint": self.hint,
-            "commands": list(self.all_commands),
-        }
+        return {**asdict(self), "commands": list(self.all_commands)}
 
 
 @dataclass(frozen=True)
@@ -154,3 +160,43 @@ def table_block(
         df, name=path.stem, caption=caption, source=path
     )
     return Block(heading, fig, body, how=how)
+
+
+def result_block(
+    heading: str,
+    folder: Path,
+    result: type[TableResult],
+    key: str,
+    required: tuple[str, ...] | None = None,
+    **options: Any,
+) -> Block | None:
+    """:func:`table_block` of the result's file ``key`` (of ``result.FILES``) drawn by ``result.figure``; the
+    required columns are ``result.COLUMNS`` unless given."""
+    columns = result.COLUMNS if required is None else required
+    return table_block(heading, folder, result.FILES[key], columns, figure=result.figure, **options)
+
+
+def difference_figure(
+    d: pd.DataFrame,
+    value: str,
+    pair: tuple[str, str],
+    *,
+    title: str,
+    value_title: str,
+    joiner: str = " · ",
+    color: str | None = None,
+) -> go.Figure:
+    """A dot per row at the difference ``value`` with its interval (``ci_low``, ``ci_high``) against 0, one row of
+    the y axis per finding and ``pair`` (its two columns joined by ``joiner``), one trace per ``color``."""
+    d = d.assign(pair=_str(d, pair[0]) + joiner + _str(d, pair[1]))
+    return dot_interval(
+        d,
+        value=value,
+        category=["finding", "pair"],
+        low="ci_low",
+        high="ci_high",
+        color=color,
+        title=title,
+        value_title=value_title,
+        reference_line=0.0,
+    )

@@ -13,9 +13,8 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from .._plots import dot_interval
 from ..mrmc._result import READER_STUDY_COLUMNS, ReaderStudyResult
-from ._blocks import Block, table_block
+from ._blocks import Block, difference_figure, table_block
 from ._key_finding_base import KeyFinding, _load, _num, _str
 from ._thresholds import Thresholds
 
@@ -25,19 +24,15 @@ _FILES = ReaderStudyResult.FILES
 _VERDICT = READER_STUDY_COLUMNS["verdicts"]
 
 
+_MODEL_TITLE = (
+    "Model minus the readers, per reference (ΔAUC for rating readers, "
+    "ΔSe at the panel's specificity for binary readers)"
+)
+
+
 def _model_figure(d: pd.DataFrame) -> go.Figure | None:
-    d = d.assign(pair=_str(d, "model") + " · " + _str(d, "modality"))
-    return dot_interval(
-        d,
-        value="difference",
-        category=["finding", "pair"],
-        low="ci_low",
-        high="ci_high",
-        color="reference",
-        title="Model minus the readers, per reference (ΔAUC for rating readers, "
-        "ΔSe at the panel's specificity for binary readers)",
-        value_title="Δ",
-        reference_line=0.0,
+    return difference_figure(
+        d, "difference", ("model", "modality"), color="reference", title=_MODEL_TITLE, value_title="Δ"
     )
 
 

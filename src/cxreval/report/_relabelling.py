@@ -15,11 +15,10 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from .._plots import dot_interval
 from ..planning import RelabelPlanResult, TwoPhaseAUCResult
 from ..planning._estimate import COMPARISON_COLUMNS
 from ..planning._plan import RELABEL_COLUMNS
-from ._blocks import Block, table_block
+from ._blocks import Block, difference_figure, table_block
 from ._key_finding_base import KeyFinding, _ci, _load, _num, _str, fmt
 from ._thresholds import Thresholds
 
@@ -28,17 +27,12 @@ __all__ = ["build_relabelling", "relabelling_finding"]
 _POWER = ("finding", "best", "runner_up", "budget", "p_separable")
 
 
+_COMPARISON_TITLE = "Best model minus runner-up, two-phase estimate"
+
+
 def _comparison_figure(d: pd.DataFrame) -> go.Figure | None:
-    d = d.assign(pair=_str(d, "model_a") + " − " + _str(d, "model_b"))
-    return dot_interval(
-        d,
-        value="delta",
-        category=["finding", "pair"],
-        low="ci_low",
-        high="ci_high",
-        title="Best model minus runner-up, two-phase estimate",
-        value_title="ΔAUC",
-        reference_line=0.0,
+    return difference_figure(
+        d, "delta", ("model_a", "model_b"), joiner=" − ", title=_COMPARISON_TITLE, value_title="ΔAUC"
     )
 
 

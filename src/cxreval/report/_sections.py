@@ -53,8 +53,9 @@ from ..labeller._validation import PRF_COLUMNS
 from ..mrmc._result import ReaderStudyResult
 from ..planning import RelabelPlanResult
 from ..ranking import RankingStabilityResult
+from ..results import TableResult
 from ..stats import AUCTableResult
-from ._blocks import Block, Kind, Section, Unavailable, load_table, result_files, table_block
+from ._blocks import Block, Kind, Section, Unavailable, load_table, result_block, result_files, table_block
 from ._key_findings import key_finding
 from ._reader_study import build_reader_study
 from ._relabelling import build_relabelling
@@ -117,23 +118,21 @@ _CLASSIFICATION_RESULTS = (AUCTableResult,)  # auc.csv: the AUC table every AUC 
 
 def _build_classification(folder: Path) -> list[Block]:
     (auc,) = _CLASSIFICATION_RESULTS
-    b = table_block(
+    b = result_block(
         "AUC per model and reference",
         folder,
-        auc.FILES["auc"],
-        auc.COLUMNS,
-        figure=auc.figure,
+        auc,
+        "auc",
         extra=_by_dataset_html(_auc_pivot),
         how="Each marker is one model's ROC-AUC under one reference (one colour per reference), the "
         "bar its bootstrap confidence interval; models are sorted by mean AUC and the menu "
         "switches finding.",
     )
-    sep = table_block(
+    sep = result_block(
         "Is the best model separable?",
         folder,
-        SeparabilityResult.FILES["auc_comparison"],
-        SeparabilityResult.COLUMNS,
-        figure=SeparabilityResult.figure,
+        SeparabilityResult,
+        "auc_comparison",
         how="Each row compares the best model under a reference with the runner-up, or with the best "
         "model under another reference, both scored under that reference: the paired ΔAUC and its "
         "interval, simultaneous over the finding's comparisons. An interval that covers 0 means "
@@ -173,41 +172,38 @@ _RANKING_RESULTS = (RankingStabilityResult,)
 
 
 def _build_ranking(folder: Path) -> list[Block]:
-    out = []
     (rk,) = _RANKING_RESULTS
-    b = table_block(
-        "Model ranks across references",
-        folder,
-        rk.FILES["rankings"],
-        ("finding", "reference", "model", "rank"),
-        figure=rk.figure,
-        extra=_by_dataset_html(_top_per_reference),
-        how="Each line follows one model from reference to reference: crossing lines are rank "
-        "changes, thick lines are models ranked first under some reference.",
+    blocks = (
+        table_block(
+            "Model ranks across references",
+            folder,
+            rk.FILES["rankings"],
+            ("finding", "reference", "model", "rank"),
+            figure=rk.figure,
+            extra=_by_dataset_html(_top_per_reference),
+            how="Each line follows one model from reference to reference: crossing lines are rank "
+            "changes, thick lines are models ranked first under some reference.",
+        ),
+        table_block(
+            "Top-rank changes",
+            folder,
+            rk.FILES["top_changes"],
+            (),
+            how="The best model under each reference, with its AUC and rank under every other reference.",
+        ),
+        table_block(
+            "Rank correlation between references (SRCC / KRCC)",
+            folder,
+            rk.FILES["rank_correlation"],
+            ("finding", "reference_a", "reference_b", "statistic"),
+            figure=_by_dataset(plots.rank_correlation_heatmap),
+            how="Each cell is the rank correlation between two references' model rankings for one finding "
+            "and model group (1 = the same ranking, 0 = unrelated, −1 = reversed), with its bootstrap "
+            "interval when there is one.",
+        ),
     )
-    if b:
-        out.append(b)
-    b = table_block(
-        "Top-rank changes",
-        folder,
-        rk.FILES["top_changes"],
-        (),
-        how="The best model under each reference, with its AUC and rank under every other reference.",
-    )
-    if b:
-        out.append(b)
-    b = table_block(
-        "Rank correlation between references (SRCC / KRCC)",
-        folder,
-        rk.FILES["rank_correlation"],
-        ("finding", "reference_a", "reference_b", "statistic"),
-        figure=_by_dataset(plots.rank_correlation_heatmap),
-        how="Each cell is the rank correlation between two references' model rankings for one finding "
-        "and model group (1 = the same ranking, 0 = unrelated, −1 = reversed), with its bootstrap "
-        "interval when there is one.",
-    )
-    if b:
-        out.append(b)
+    out = [b for b in blocks if b]
+    if blocks[-1]:
         df, path, why = load_table(folder, rk.FILES["rank_correlation"], ("statistic", "paper_mean"))
         if not why and df is not None and pd.to_numeric(df["paper_mean"], errors="coerce").notna().any():
             out.append(
@@ -222,20 +218,33 @@ def _build_ranking(folder: Path) -> list[Block]:
 
 
 _AGREEMENT_RESULTS = (AgreementTableResult, PrevalenceResult, FlowsResult)
+_KAPPA_TABLES: dict[str, tuple[type[TableResult], str, str]] = {
+    "agreement": (
+        AgreementTableResult,
+        "Agreement: weighted κ with Low-High κ",
+        "Each diamond is the weighted κ between two label sources for one finding; its bar runs "
+        "from the pessimistic (Low) to the optimistic (High) κ over the uncertain labels.",
+    ),
+    "fusion_agreement": (
+        FusionResult,
+        "Agreement of each fusion method with the reference",
+        "Each bar is one fusion method's weighted κ with the reference for one finding; the dark "
+        "bar is its Low–High interval.",
+    ),
+}
+"""The tables of weighted κ with its Low-High interval (first columns: pair or method, finding, kappa_w), by
+file key: their result, heading and how to read the figure."""
+
+
+def _kappa_block(folder: Path, key: str) -> Block | None:
+    result, heading, how = _KAPPA_TABLES[key]
+    return result_block(heading, folder, result, key, result.COLUMNS[:3], how=how)
 
 
 def _build_agreement(folder: Path) -> list[Block]:
-    agr, prev, flows = _AGREEMENT_RESULTS
+    _, prev, flows = _AGREEMENT_RESULTS
     blocks = (
-        table_block(
-            "Agreement: weighted κ with Low-High κ",
-            folder,
-            agr.FILES["agreement"],
-            agr.COLUMNS[:3],  # pair, finding, kappa_w
-            figure=agr.figure,
-            how="Each diamond is the weighted κ between two label sources for one finding; its bar runs "
-            "from the pessimistic (Low) to the optimistic (High) κ over the uncertain labels.",
-        ),
+        _kappa_block(folder, "agreement"),
         table_block(
             "Prevalence per source",
             folder,
@@ -245,12 +254,11 @@ def _build_agreement(folder: Path) -> list[Block]:
             how="Each bar splits one source's labels of one finding into states; a 'positive' share that "
             "differs between sources is a prevalence shift.",
         ),
-        table_block(
+        result_block(
             "Label flows between sources (omissions)",
             folder,
-            flows.FILES["flows"],
-            flows.COLUMNS,
-            figure=flows.figure,
+            flows,
+            "flows",
             how="Each band carries the studies one source labels one way (left) and the other source "
             "another way (right): grey bands agree, coloured bands change state.",
         ),
@@ -261,15 +269,7 @@ def _build_agreement(folder: Path) -> list[Block]:
 def _build_fusion(folder: Path) -> list[Block]:
     files, cols = FusionResult.FILES, FusionResult.FILE_COLUMNS
     blocks = (
-        table_block(
-            "Agreement of each fusion method with the reference",
-            folder,
-            files["fusion_agreement"],
-            FusionResult.COLUMNS[:3],  # method, finding, kappa_w
-            figure=FusionResult.figure,
-            how="Each bar is one fusion method's weighted κ with the reference for one finding; the dark "
-            "bar is its Low–High interval.",
-        ),
+        _kappa_block(folder, "fusion_agreement"),
         table_block(
             "Warnings: states fused far more often than any reader uses them",
             folder,

@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .._plots import analyses as plots
-from .._plots.style import base_layout, num, ref_color, ref_symbol
+from .._plots.style import base_layout, interval_error, num, ref_color, ref_symbol
 from ..ranking import RankingStabilityResult
 from ..schema import MEAN
 from ..schema._columns import SUMMARY_ROWS
@@ -72,16 +72,7 @@ def auc_by_reference(auc: pd.DataFrame, *, finding: str, title: str) -> go.Figur
         s = sub[sub["reference"].astype(str) == ref]
         a, lo, hi = num(s, "auc"), num(s, "ci_low"), num(s, "ci_high")
         y = np.array([pos[str(x)] for x in s["model"]], dtype=float) + (ri - (m - 1) / 2) * width
-        err = None
-        if np.isfinite(lo).any():
-            err = {
-                "type": "data",
-                "symmetric": False,
-                "array": np.clip(hi - a, 0, None),
-                "arrayminus": np.clip(a - lo, 0, None),
-                "thickness": 1.5,
-                "width": 3,
-            }
+        err = interval_error(a, lo, hi, thickness=1.5)
         fig.add_trace(
             go.Scatter(
                 x=a,

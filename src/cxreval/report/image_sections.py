@@ -224,41 +224,38 @@ def build_iqa(folder: Path) -> list[Block]:
                 how="The experts' standardised mean opinion score of each image.",
             )
         )
-    b = table_block(
-        "Metric agreement with experts",
-        folder,
-        MetricAgreementResult.FILES["metric_agreement"],
-        ("metric",),
-        figure=lambda d: MetricAgreementResult.figure(d) if {"srcc", "krcc"} & set(d.columns) else None,
-        how="Each bar is one metric's rank correlation with the experts' z-MOS: higher is closer to "
-        "the experts.",
+    blocks = (
+        table_block(
+            "Metric agreement with experts",
+            folder,
+            MetricAgreementResult.FILES["metric_agreement"],
+            ("metric",),
+            figure=lambda d: MetricAgreementResult.figure(d) if {"srcc", "krcc"} & set(d.columns) else None,
+            how="Each bar is one metric's rank correlation with the experts' z-MOS: higher is closer to "
+            "the experts.",
+        ),
+        table_block(
+            "How each metric ranks the degradations (metric vs metric)",
+            folder,
+            MetricComparisonResult.FILES["degradation_ranking"],
+            ("metric", "degradation", "rank"),
+            figure=plots.degradation_rank_heatmap,
+            caption="Rank 1 = the degradation the metric judges least harmful (mean over images, "
+            "oriented so that higher is better).",
+            how="Each column is one metric's ranking of the degradations (1 = judged least harmful): a row "
+            "whose colour changes across columns is where the metrics disagree.",
+        ),
+        table_block(
+            "Agreement between metrics: SRCC / KRCC (metric vs metric, not vs experts)",
+            folder,
+            MetricComparisonResult.FILES["metric_vs_metric"],
+            ("metric_a", "metric_b"),
+            figure=lambda d: MetricComparisonResult.figure(d) if {"srcc", "krcc"} & set(d.columns) else None,
+            caption="Rank correlation between two metrics' oriented scores: over the degradations "
+            "(their rankings) and over the test images. Low values: the metrics disagree.",
+            how="Each cell is the rank correlation between two metrics (1 = the same ranking); the menu "
+            "switches statistic and what is ranked.",
+        ),
     )
-    if b:
-        out.append(b)
-    b = table_block(
-        "How each metric ranks the degradations (metric vs metric)",
-        folder,
-        MetricComparisonResult.FILES["degradation_ranking"],
-        ("metric", "degradation", "rank"),
-        figure=plots.degradation_rank_heatmap,
-        caption="Rank 1 = the degradation the metric judges least harmful (mean over images, "
-        "oriented so that higher is better).",
-        how="Each column is one metric's ranking of the degradations (1 = judged least harmful): a row "
-        "whose colour changes across columns is where the metrics disagree.",
-    )
-    if b:
-        out.append(b)
-    b = table_block(
-        "Agreement between metrics: SRCC / KRCC (metric vs metric, not vs experts)",
-        folder,
-        MetricComparisonResult.FILES["metric_vs_metric"],
-        ("metric_a", "metric_b"),
-        figure=lambda d: MetricComparisonResult.figure(d) if {"srcc", "krcc"} & set(d.columns) else None,
-        caption="Rank correlation between two metrics' oriented scores: over the degradations "
-        "(their rankings) and over the test images. Low values: the metrics disagree.",
-        how="Each cell is the rank correlation between two metrics (1 = the same ranking); the menu "
-        "switches statistic and what is ranked.",
-    )
-    if b:
-        out.append(b)
+    out += [b for b in blocks if b]
     return out
