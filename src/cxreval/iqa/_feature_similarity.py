@@ -33,8 +33,8 @@ import functools
 import numpy as np
 
 from .._validation import check_choice
+from ._catalogue import builtin_metric
 from ._image import SCHARR, gradient_magnitude, rescaled_pair, similarity_map
-from ._registry import register_iqa
 
 __all__ = ["fsim", "phase_congruency"]
 
@@ -162,14 +162,7 @@ def phase_congruency(
     return (energy.sum(axis=0) + eps) / (an.sum(axis=(0, 1)) + eps)
 
 
-@register_iqa(
-    "fsim",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, 1.0),
-    description="Feature similarity index from phase congruency and gradients (Zhang et al. 2011).",
-    identical=1.0,
-)
+@builtin_metric("fsim")
 def fsim(
     image_true: np.ndarray,
     image_test: np.ndarray,

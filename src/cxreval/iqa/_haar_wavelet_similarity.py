@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import InvalidParameterError
+from ._catalogue import builtin_metric
 from ._image import rescaled_pair, similarity_map
-from ._registry import register_iqa
 
 __all__ = ["haarpsi", "haarpsi_med"]
 
@@ -99,16 +99,7 @@ def _haarpsi(
     return float((np.log(score / (1.0 - score)) / alpha) ** 2)
 
 
-@register_iqa(
-    "haarpsi",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, 1.0),
-    description="Haar wavelet-based perceptual similarity index (Reisenhofer et al. 2018), C=30, a=4.2.",
-    identical=1.0,
-    example_scale=255.0,
-    example_size=32,
-)
+@builtin_metric("haarpsi")
 def haarpsi(
     image_true: np.ndarray,
     image_test: np.ndarray,
@@ -135,16 +126,7 @@ def haarpsi(
     return _haarpsi(image_true, image_test, data_range, c=c, alpha=alpha, subsample=subsample, func="haarpsi")
 
 
-@register_iqa(
-    "haarpsi_med",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, 1.0),
-    description="HaarPSI with the medical-image calibration C=5, a=4.9 (Karner et al. 2025).",
-    identical=1.0,
-    example_scale=255.0,
-    example_size=32,
-)
+@builtin_metric("haarpsi_med")
 def haarpsi_med(
     image_true: np.ndarray,
     image_test: np.ndarray,
