@@ -20,10 +20,8 @@ def check_metric_names(value: object, *, name: str, func: str, allow_none: bool 
     names), or None where ``allow_none``."""
     if value is None and allow_none:
         return
-    if (
-        isinstance(value, str)
-        or not isinstance(value, Sequence)
-        or not all(isinstance(m, str) for m in value)
+    if not (
+        isinstance(value, Sequence) and not isinstance(value, str) and all(isinstance(m, str) for m in value)
     ):
         raise InvalidParameterError(
             f"The {name!r} parameter of {func} must be a sequence of metric names"
