@@ -143,14 +143,10 @@ def export_dataset(
 
     Parameters
     ----------
-    name : str
-        A name from :func:`cxreval.datasets.list_datasets`.
-    path : path, optional
-        The user's own copy of the file or folder; default the fetched copy.
-    cache_dir : path, optional
-        Cache directory of ``cxreval data fetch``.
-    **kwargs
-        Passed to the loader (e.g. ``half='held-out'`` for ``openi_mesh``).
+    name, path, cache_dir, **kwargs
+        As :func:`cxreval.datasets.load_dataset`: the dataset's name, the user's own copy (default the fetched
+        copy), the cache directory of ``cxreval data fetch``, and what the loader is passed (e.g.
+        ``half='held-out'`` for ``openi_mesh``).
 
     Returns
     -------

@@ -4,7 +4,7 @@ Re-exported by :mod:`cxreval.datasets.openi`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 __all__ = ["MeshRule", "MESH_RULES", "UNUSABLE_MESH"]
 
@@ -47,12 +47,7 @@ class MeshRule:
         return not any(_norm(x) in qualifiers for x in self.exclude)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "heading": self.heading,
-            "finding": self.finding,
-            "qualifier": self.qualifier,
-            "exclude": list(self.exclude),
-        }
+        return {**asdict(self), "exclude": list(self.exclude)}
 
 
 MESH_RULES: tuple[MeshRule, ...] = (

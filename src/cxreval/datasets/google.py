@@ -33,10 +33,7 @@ from ..results import ReadReport, ReadResult
 from ..schema._columns import check_columns
 from ._fetch import metadata_path
 
-__all__ = [
-    "load_labels",
-    "map_nih_to_google",
-]
+__all__ = ["load_labels", "map_nih_to_google"]
 
 SOURCE = "google_expert"
 GOOGLE_FILE = "google2019_nih-chest-xray-labels.csv.gz"

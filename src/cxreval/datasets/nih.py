@@ -29,10 +29,7 @@ from ..results import ReadReport, ReadResult
 from ..schema._columns import check_columns
 from ._fetch import metadata_path
 
-__all__ = [
-    "load_metadata",
-    "load_labels",
-]
+__all__ = ["load_metadata", "load_labels"]
 
 SOURCE = "nih_textmined"
 DATA_ENTRY = "Data_Entry_2017_v2020.csv.gz"

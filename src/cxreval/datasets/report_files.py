@@ -30,6 +30,16 @@ OPENI_SECTIONS: tuple[str, ...] = ("comparison", "indication", "findings", "impr
 """The section columns of an OpenI report table (the order of the reports' XML)."""
 
 
+def _existing_file(path: object, func: str) -> Path:
+    """``path`` as a Path to something that exists."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidParameterError(f"The 'path' parameter of {func} must be a path. Got {path!r} instead.")
+    p = Path(path)
+    if not p.exists():
+        raise SchemaError(f"File {str(p)!r} does not exist.")
+    return p
+
+
 def openi_report_table(reports: pd.DataFrame) -> pd.DataFrame:
     """``study_id, patient_id`` (the report id) and :data:`OPENI_SECTIONS` (missing text as ``''``) of a
     :func:`~cxreval.datasets.openi.read_openi_reports` table."""
@@ -53,13 +63,7 @@ def read_report_file(path: PathLike) -> ReadResult:
     SchemaError
         A missing or unreadable file.
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise InvalidParameterError(
-            f"The 'path' parameter of read_report_file must be a path. Got {path!r} instead."
-        )
-    p = Path(path)
-    if not p.exists():
-        raise SchemaError(f"File {str(p)!r} does not exist.")
+    p = _existing_file(path, "read_report_file")
     if p.name.lower().endswith(".zip") or (p.is_dir() and is_mimic_report_tree(p)):
         return read_mimic_reports(p)
     if p.is_dir() or p.name.lower().endswith((".tgz", ".tar.gz", ".tar")):
@@ -112,13 +116,7 @@ def read_reports(path: PathLike) -> ReadResult:
     SchemaError
         Missing file, a folder or archive, non-UTF-8 CSV, unreadable table.
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise InvalidParameterError(
-            f"The 'path' parameter of read_reports must be a path. Got {path!r} instead."
-        )
-    p = Path(path)
-    if not p.exists():
-        raise SchemaError(f"File {str(p)!r} does not exist.")
+    p = _existing_file(path, "read_reports")
     name = p.name.lower()
     if p.is_dir() or name.endswith((".tgz", ".tar.gz", ".tar")):
         raise SchemaError(

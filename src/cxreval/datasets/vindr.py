@@ -77,6 +77,7 @@ from ..results import ReadReport, ReadResult
 from ..schema._boxes import BOX_COORDS, SOURCED_BOX_COLUMNS
 from ..schema._columns import check_columns
 from ._fetch import metadata_path
+from ._rows import first_row
 
 __all__ = [
     "read_vindr",
@@ -107,8 +108,7 @@ def _load(path: PathLike | None, cache_dir: PathLike | None) -> tuple[Path, pd.D
     check_columns(df, VINDR_COLUMNS, where=where)
     for col in ("image_id", "class_name", "rad_id"):
         miss = df[col].isna().to_numpy()
-        if miss.any():
-            i = int(np.flatnonzero(miss)[0])
+        if (i := first_row(miss)) is not None:
             raise SchemaError(
                 f"Missing value in {where}, row {i}, column {col!r}; every row needs "
                 f"image_id, class_name and rad_id."

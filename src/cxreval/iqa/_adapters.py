@@ -28,8 +28,8 @@ import numpy as np
 
 from .._validation import check_choice
 from ..exceptions import DataUnavailableError
+from ._catalogue import builtin_metric
 from ._image import check_data_range, check_image, check_pair
-from ._registry import register_iqa
 
 __all__ = ["lpips", "dists", "paq2piq"]
 
@@ -115,32 +115,11 @@ def _fr_adapter(metric: str, title: str) -> Callable[..., float]:
     return adapter
 
 
-lpips = register_iqa(
-    "lpips",
-    reference="full",
-    higher_is_better=False,
-    value_range=(0.0, 1.0),
-    needs_weights=True,
-    description="LPIPS (AlexNet, v0.1) through pyiqa or piq; needs downloaded weights.",
-)(_fr_adapter("lpips", "Learned perceptual image patch similarity (LPIPS)"))
-dists = register_iqa(
-    "dists",
-    reference="full",
-    higher_is_better=False,
-    value_range=(0.0, 1.0),
-    needs_weights=True,
-    description="DISTS (Ding et al. 2022) through pyiqa or piq; needs downloaded weights.",
-)(_fr_adapter("dists", "Deep image structure and texture similarity (DISTS)"))
+lpips = builtin_metric("lpips")(_fr_adapter("lpips", "Learned perceptual image patch similarity (LPIPS)"))
+dists = builtin_metric("dists")(_fr_adapter("dists", "Deep image structure and texture similarity (DISTS)"))
 
 
-@register_iqa(
-    "paq2piq",
-    reference="no",
-    higher_is_better=True,
-    value_range=(0.0, 100.0),
-    needs_weights=True,
-    description="PaQ-2-PiQ (Ying et al. 2020) through pyiqa; needs downloaded weights.",
-)
+@builtin_metric("paq2piq")
 def paq2piq(image: np.ndarray, *, data_range: float) -> float:
     """PaQ-2-PiQ no-reference quality score, an optional adapter through pyiqa.
 

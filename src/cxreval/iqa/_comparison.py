@@ -42,6 +42,7 @@ from ..io._write import write_summary
 from ..results import ReadResult, TableResult, as_table
 from ..schema._columns import check_columns
 from ._expert import srcc_krcc
+from ._metric_selection import check_metric_names
 from ._registry import metric_sign
 
 __all__ = [
@@ -209,12 +210,14 @@ def compare_metrics(
     return MetricComparisonResult(metric_vs_metric(scores), degradation_ranking(scores))
 
 
-def _check_scores(scores: object, func: str) -> None:
+def _check_scores(scores: object, func: str) -> pd.DataFrame:
+    """``scores`` where it is a DataFrame (the :func:`score_pairs` table)."""
     if not isinstance(scores, pd.DataFrame):
         raise InvalidParameterError(
             f"The 'scores' parameter of {func} must be a pandas DataFrame (the score_pairs "
             f"table). Got {type(scores).__name__} instead."
         )
+    return scores
 
 
 def oriented_scores(scores: pd.DataFrame) -> pd.Series:
@@ -272,15 +275,7 @@ def metric_rank_agreement(
         raise InvalidParameterError(
             f"The 'over' parameter of {func} must be a column name (str). Got {over!r} instead."
         )
-    if metrics is not None and (
-        isinstance(metrics, str)
-        or not isinstance(metrics, Sequence)
-        or not all(isinstance(m, str) for m in metrics)
-    ):
-        raise InvalidParameterError(
-            f"The 'metrics' parameter of {func} must be a sequence of metric names or None. "
-            f"Got {metrics!r} instead."
-        )
+    check_metric_names(metrics, name="metrics", func=func, allow_none=True)
     if not isinstance(orient, (bool, np.bool_)):
         raise InvalidParameterError(
             f"The 'orient' parameter of {func} must be a bool. Got {orient!r} instead."

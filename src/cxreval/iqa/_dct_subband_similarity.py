@@ -26,8 +26,8 @@ import numpy as np
 
 from .._validation import check_positive_int
 from ..exceptions import InvalidParameterError
+from ._catalogue import builtin_metric
 from ._image import gaussian_kernel, rescaled_pair
-from ._registry import register_iqa
 
 __all__ = ["dss"]
 
@@ -49,14 +49,7 @@ def _subbands(image: np.ndarray, n: int) -> np.ndarray:
     return np.einsum("mp,ipjq,kq->mkij", d, blocks, d, optimize=True)
 
 
-@register_iqa(
-    "dss",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, 1.0),
-    description="DCT subband similarity index (Balanov et al. 2015).",
-    identical=1.0,
-)
+@builtin_metric("dss")
 def dss(
     image_true: np.ndarray,
     image_test: np.ndarray,

@@ -482,11 +482,8 @@ class ExpertAgreementResult(TableResult):
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
-        """Each metric's rank correlation with the experts' z-MOS (SRCC / KRCC, with intervals) (the report's
-        figure of ``metric_agreement.csv``)."""
-        from .._plots.analyses import iqa_correlation_bars
-
-        return iqa_correlation_bars(table)
+        """The figure of ``metric_agreement.csv``, :meth:`MetricAgreementResult.figure`."""
+        return MetricAgreementResult.figure(table)
 
 
 def compare_with_experts(

@@ -33,10 +33,10 @@ import functools
 import numpy as np
 
 from .._validation import check_choice
+from ._catalogue import builtin_metric
 from ._image import SCHARR, gradient_magnitude, rescaled_pair, similarity_map
-from ._registry import register_iqa
 
-__all__ = ["fsim", "phase_congruency"]
+__all__ = ["fsim", "phase_congruency", "log_gabor_bank"]
 
 
 def _freq_grid(n: int) -> np.ndarray:
@@ -46,7 +46,7 @@ def _freq_grid(n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=8)
-def _filters(
+def log_gabor_bank(
     rows: int,
     cols: int,
     scales: int,
@@ -57,7 +57,10 @@ def _filters(
     delta_theta: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Log-Gabor filter bank (orientations, scales, rows, cols) of ``phasecong2``, the energy of the
-    smallest-scale filter per orientation, and the noise-energy factor ``2 sum A^2 + 4 sum A_i A_j``."""
+    smallest-scale filter per orientation, and the noise-energy factor ``2 sum A^2 + 4 sum A_i A_j``
+    (read-only; cached): what :func:`phase_congruency` filters a ``rows x cols`` image with. ``phasecong2``'s
+    bank, as :func:`fsim` uses it by default, is ``log_gabor_bank(rows, cols, 4, 4, 6, 2, 0.55, 1.2)``: 4 scales,
+    4 orientations, smallest wavelength 6, scale factor 2, bandwidth ratio 0.55, angular ratio 1.2."""
     from scipy import fft as sfft
 
     x = _freq_grid(cols)[None, :]
@@ -98,13 +101,8 @@ def _filters(
 
 def phase_congruency(
     image: np.ndarray,
+    bank: tuple[np.ndarray, np.ndarray, np.ndarray],
     *,
-    scales: int = 4,
-    orientations: int = 4,
-    min_wavelength: float = 6,
-    mult: float = 2,
-    sigma_f: float = 0.55,
-    delta_theta: float = 1.2,
     k: float = 2.0,
     epsilon: float = 1e-4,
     median: str = "matlab",
@@ -114,9 +112,8 @@ def phase_congruency(
     Parameters
     ----------
     image : numpy.ndarray of shape (H, W)
-    scales, orientations : int, default=4
-    min_wavelength, mult, sigma_f, delta_theta : float
-        Log-Gabor bank: smallest wavelength 6, scale factor 2, bandwidth ratio 0.55, angular ratio 1.2.
+    bank : tuple of numpy.ndarray
+        The log-Gabor filter bank of the image's shape, :func:`log_gabor_bank`.
     k : float, default=2.0
         Standard deviations of the noise energy above its mean used as the noise threshold.
     epsilon : float, default=1e-4
@@ -128,17 +125,7 @@ def phase_congruency(
     """
     from scipy import fft as sfft
 
-    rows, cols = image.shape
-    filt, em_n, factor = _filters(
-        rows,
-        cols,
-        int(scales),
-        int(orientations),
-        float(min_wavelength),
-        float(mult),
-        float(sigma_f),
-        float(delta_theta),
-    )
+    filt, em_n, factor = bank
     eo = sfft.ifft2(
         sfft.fft2(image, workers=1)[None, None] * filt, axes=(-2, -1), workers=1, overwrite_x=True
     )
@@ -149,7 +136,7 @@ def phase_congruency(
     m = np.conj(total / (mag + epsilon))
     energy = mag * mag / (mag + epsilon) - np.abs((eo * m[:, None]).imag).sum(axis=1)
     an = np.abs(eo)
-    e2 = (an[:, 0] ** 2).reshape(orientations, -1)
+    e2 = (an[:, 0] ** 2).reshape(filt.shape[0], -1)
     if median == "matlab":
         med = np.median(e2, axis=1)
     else:
@@ -162,14 +149,7 @@ def phase_congruency(
     return (energy.sum(axis=0) + eps) / (an.sum(axis=(0, 1)) + eps)
 
 
-@register_iqa(
-    "fsim",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, 1.0),
-    description="Feature similarity index from phase congruency and gradients (Zhang et al. 2011).",
-    identical=1.0,
-)
+@builtin_metric("fsim")
 def fsim(
     image_true: np.ndarray,
     image_test: np.ndarray,
@@ -202,7 +182,8 @@ def fsim(
     median : {'matlab', 'lower'}, default='matlab'
         Median of the smallest-scale energies in the noise estimate.
     epsilon, scales, orientations, min_wavelength, mult, sigma_f, delta_theta, k
-        Phase-congruency parameters, see :func:`phase_congruency`.
+        Phase-congruency parameters: ``k`` and ``epsilon`` of :func:`phase_congruency`, the others of its
+        filter bank, :func:`log_gabor_bank`.
     """
     func = "fsim"
     downsample = check_choice(downsample, ("matlab", "pool"), name="downsample", func=func)
@@ -210,19 +191,16 @@ def fsim(
     x, y = rescaled_pair(
         image_true, image_test, data_range, func=func, min_size=8, factor="auto", downsample=downsample
     )
-    opts = dict(
-        scales=scales,
-        orientations=orientations,
-        min_wavelength=min_wavelength,
-        mult=mult,
-        sigma_f=sigma_f,
-        delta_theta=delta_theta,
-        k=k,
-        epsilon=epsilon,
-        median=median,
+    bank = log_gabor_bank(
+        *x.shape,
+        int(scales),
+        int(orientations),
+        float(min_wavelength),
+        float(mult),
+        float(sigma_f),
+        float(delta_theta),
     )
-    pc1 = phase_congruency(x, **opts)  # type: ignore[arg-type]
-    pc2 = phase_congruency(y, **opts)  # type: ignore[arg-type]
+    pc1, pc2 = (phase_congruency(image, bank, k=k, epsilon=epsilon, median=median) for image in (x, y))
     s_pc = similarity_map(pc1, pc2, t1)
     s_g = similarity_map(gradient_magnitude(x, SCHARR), gradient_magnitude(y, SCHARR), t2)
     pcm = np.maximum(pc1, pc2)

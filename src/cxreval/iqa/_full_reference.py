@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._catalogue import builtin_metric
 from ._image import check_pair
-from ._registry import register_iqa
 
 __all__ = ["psnr", "rmse", "uqi", "ambe"]
 
@@ -37,13 +37,7 @@ def _mse(x: np.ndarray, y: np.ndarray) -> float:
     return total / xf.size
 
 
-@register_iqa(
-    "psnr",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, float("inf")),
-    description="Peak signal-to-noise ratio 10*log10(data_range^2 / MSE), in dB.",
-)
+@builtin_metric("psnr")
 def psnr(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float) -> float:
     """Peak signal-to-noise ratio, ``10 log10(data_range**2 / MSE)`` in dB.
 
@@ -75,13 +69,7 @@ def psnr(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float) -
         return float(10.0 * np.log10(dr * dr / mse))
 
 
-@register_iqa(
-    "rmse",
-    reference="full",
-    higher_is_better=False,
-    value_range=(0.0, float("inf")),
-    description="Root mean squared error, as a fraction of data_range by default.",
-)
+@builtin_metric("rmse")
 def rmse(
     image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, normalize: bool = True
 ) -> float:
@@ -120,13 +108,7 @@ def _in_range_units(
     return v / dr if normalize else v
 
 
-@register_iqa(
-    "ambe",
-    reference="full",
-    higher_is_better=False,
-    value_range=(0.0, 1.0),
-    description="Absolute mean brightness error |mean(x) - mean(y)|, as a fraction of data_range.",
-)
+@builtin_metric("ambe")
 def ambe(
     image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, normalize: bool = True
 ) -> float:
@@ -151,13 +133,7 @@ def _box_sum_valid(a: np.ndarray, b: int) -> np.ndarray:
     return s[r0 : r0 + a.shape[0] - b + 1, r0 : r0 + a.shape[1] - b + 1]
 
 
-@register_iqa(
-    "uqi",
-    reference="full",
-    higher_is_better=True,
-    value_range=(-1.0, 1.0),
-    description="Universal quality index (Wang & Bovik 2002), 8x8 sliding window, mean of the map.",
-)
+@builtin_metric("uqi")
 def uqi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, block_size: int = 8) -> float:
     """Universal image quality index [1]_, the authors' ``img_qi.m``.
 

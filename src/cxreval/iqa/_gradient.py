@@ -25,22 +25,13 @@ import numpy as np
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError
+from ._catalogue import builtin_metric
 from ._image import PREWITT, gradient_magnitude, rescaled_pair, similarity_map
-from ._registry import register_iqa
 
 __all__ = ["gmsd", "mdsi"]
 
 
-@register_iqa(
-    "gmsd",
-    reference="full",
-    higher_is_better=False,
-    value_range=(0.0, 1.0),
-    description="Gradient magnitude similarity deviation (Xue et al. 2014); 0 for identical images.",
-    identical=0.0,
-    example_scale=255.0,
-    example_size=8,
-)
+@builtin_metric("gmsd")
 def gmsd(
     image_true: np.ndarray,
     image_test: np.ndarray,
@@ -87,13 +78,7 @@ def gmsd(
 _LHM = np.array([[0.2989, 0.587, 0.114], [0.3, 0.04, -0.35], [0.34, -0.6, 0.17]])
 
 
-@register_iqa(
-    "mdsi",
-    reference="full",
-    higher_is_better=False,
-    value_range=(0.0, 1.0),
-    description="Mean deviation similarity index (Nafchi et al. 2016); 0 for identical images.",
-)
+@builtin_metric("mdsi")
 def mdsi(
     image_true: np.ndarray,
     image_test: np.ndarray,

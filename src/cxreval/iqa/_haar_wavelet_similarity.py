@@ -25,11 +25,13 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..exceptions import InvalidParameterError
+from ._catalogue import builtin_metric
 from ._image import rescaled_pair, similarity_map
-from ._registry import register_iqa
 
 __all__ = ["haarpsi", "haarpsi_med"]
 
@@ -99,26 +101,31 @@ def _haarpsi(
     return float((np.log(score / (1.0 - score)) / alpha) ** 2)
 
 
-@register_iqa(
-    "haarpsi",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, 1.0),
-    description="Haar wavelet-based perceptual similarity index (Reisenhofer et al. 2018), C=30, a=4.2.",
-    identical=1.0,
-    example_scale=255.0,
-    example_size=32,
-)
-def haarpsi(
-    image_true: np.ndarray,
-    image_test: np.ndarray,
-    *,
-    data_range: float,
-    c: float = 30.0,
-    alpha: float = 4.2,
-    subsample: bool = True,
-) -> float:
-    """Haar wavelet-based perceptual similarity index (HaarPSI) of single-channel images.
+def _calibrated(name: str, c_default: float, alpha_default: float, doc: str) -> Callable[..., float]:
+    """HaarPSI with the constants ``C`` and ``alpha`` of one calibration as its defaults, named ``name``."""
+
+    def metric(
+        image_true: np.ndarray,
+        image_test: np.ndarray,
+        *,
+        data_range: float,
+        c: float = c_default,
+        alpha: float = alpha_default,
+        subsample: bool = True,
+    ) -> float:
+        return _haarpsi(image_true, image_test, data_range, c=c, alpha=alpha, subsample=subsample, func=name)
+
+    metric.__name__ = metric.__qualname__ = name
+    metric.__doc__ = doc
+    return metric
+
+
+haarpsi = builtin_metric("haarpsi")(
+    _calibrated(
+        "haarpsi",
+        30.0,
+        4.2,
+        """Haar wavelet-based perceptual similarity index (HaarPSI) of single-channel images.
 
     Parameters
     ----------
@@ -131,31 +138,15 @@ def haarpsi(
         Slope of the logistic function.
     subsample : bool, default=True
         2x2 average and subsample first, as the original.
-    """
-    return _haarpsi(image_true, image_test, data_range, c=c, alpha=alpha, subsample=subsample, func="haarpsi")
-
-
-@register_iqa(
-    "haarpsi_med",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, 1.0),
-    description="HaarPSI with the medical-image calibration C=5, a=4.9 (Karner et al. 2025).",
-    identical=1.0,
-    example_scale=255.0,
-    example_size=32,
-)
-def haarpsi_med(
-    image_true: np.ndarray,
-    image_test: np.ndarray,
-    *,
-    data_range: float,
-    c: float = 5.0,
-    alpha: float = 4.9,
-    subsample: bool = True,
-) -> float:
-    """HaarPSImed: :func:`haarpsi` with ``C = 5`` and ``alpha = 4.9`` (Karner et al. 2025), the calibration
-    for medical images; the parameters are those of :func:`haarpsi`, with these defaults."""
-    return _haarpsi(
-        image_true, image_test, data_range, c=c, alpha=alpha, subsample=subsample, func="haarpsi_med"
+    """,
     )
+)
+haarpsi_med = builtin_metric("haarpsi_med")(
+    _calibrated(
+        "haarpsi_med",
+        5.0,
+        4.9,
+        """HaarPSImed: :func:`haarpsi` with ``C = 5`` and ``alpha = 4.9`` (Karner et al. 2025), the calibration
+    for medical images; the parameters are those of :func:`haarpsi`, with these defaults.""",
+    )
+)

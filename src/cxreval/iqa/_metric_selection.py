@@ -9,10 +9,24 @@ from dataclasses import dataclass
 from ..exceptions import InvalidParameterError
 from ._registry import get_metric, list_metrics
 
-__all__ = ["select_metrics", "MetricSelection"]
+__all__ = ["select_metrics", "MetricSelection", "check_metric_names"]
 
 
 _SELECTORS = ("all", "full", "no")
+
+
+def check_metric_names(value: object, *, name: str, func: str, allow_none: bool = False) -> None:
+    """Refuse ``value`` unless it is a sequence of metric names (each a str; one str is not a sequence of
+    names), or None where ``allow_none``."""
+    if value is None and allow_none:
+        return
+    if not (
+        isinstance(value, Sequence) and not isinstance(value, str) and all(isinstance(m, str) for m in value)
+    ):
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {func} must be a sequence of metric names"
+            f"{' or None' if allow_none else ''}. Got {value!r} instead."
+        )
 
 
 @dataclass(frozen=True)
@@ -72,15 +86,7 @@ def select_metrics(
     >>> select_metrics("no", supplied=["niqe"])
     MetricSelection(names=('niqe', 'piqe', 'snr'), skipped=('paq2piq',))
     """
-    if (
-        isinstance(supplied, str)
-        or not isinstance(supplied, Sequence)
-        or not all(isinstance(m, str) for m in supplied)
-    ):
-        raise InvalidParameterError(
-            f"The 'supplied' parameter of {func} must be a sequence of metric names. "
-            f"Got {supplied!r} instead."
-        )
+    check_metric_names(supplied, name="supplied", func=func)
     try:
         given_models = {get_metric(m).name for m in supplied}
     except KeyError as exc:

@@ -23,8 +23,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import CxrevalError, DataUnavailableError, InvalidParameterError
+from ._catalogue import builtin_metric
 from ._image import check_data_range, check_image, gaussian_kernel
-from ._registry import register_iqa
 
 __all__ = ["piqe", "snr", "niqe", "load_niqe_model", "NIQEModel"]
 
@@ -62,13 +62,7 @@ def _to_255(
     return np.rint(x) if round_8bit else x
 
 
-@register_iqa(
-    "piqe",
-    reference="no",
-    higher_is_better=False,
-    value_range=(0.0, 100.0),
-    description="Perception-based image quality evaluator (Venkatanath et al. 2015); 0 best, 100 worst.",
-)
+@builtin_metric("piqe")
 def piqe(
     image: np.ndarray,
     *,
@@ -138,13 +132,7 @@ def piqe(
     return float((scores.sum() + 1.0) / (active.sum() + 1.0) * 100.0)
 
 
-@register_iqa(
-    "snr",
-    reference="no",
-    higher_is_better=True,
-    value_range=(-float("inf"), float("inf")),
-    description="Signal-to-noise ratio 20*log10(mean / std) of the image, in dB.",
-)
+@builtin_metric("snr")
 def snr(image: np.ndarray, *, data_range: float, mask: np.ndarray | None = None, ddof: int = 0) -> float:
     """Signal-to-noise ratio of one image, ``SNR = 20 log10(mean(x) / std(x))`` in dB.
 
@@ -328,14 +316,7 @@ def _niqe_features(mscn: np.ndarray, bh: int, bw: int) -> np.ndarray:
     return np.stack(feats, axis=1)
 
 
-@register_iqa(
-    "niqe",
-    reference="no",
-    higher_is_better=False,
-    value_range=(0.0, float("inf")),
-    description="Natural image quality evaluator (Mittal et al. 2013); needs a pristine model file.",
-    needs_weights=True,
-)
+@builtin_metric("niqe")
 def niqe(
     image: np.ndarray,
     *,

@@ -1,4 +1,5 @@
-"""The IQA metric registry: metrics register beside their code with typed, frozen metadata.
+"""The IQA metric registry: metrics register beside their code with typed, frozen metadata (the built-in
+ones through :func:`._catalogue.builtin_metric`, their metadata one table).
 
 A full-reference metric is ``f(image_true, image_test, *, data_range, **options) -> float``; a
 no-reference metric is ``f(image, *, data_range, **options) -> float``. Images are single-channel float

@@ -28,9 +28,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..exceptions import InvalidParameterError
+from ._catalogue import builtin_metric
 from ._image import auto_downsample, check_pair, filter2_valid, gaussian_kernel, imfilter
 from ._pyramids import build_scf_pyramid, laplacian_pyramid
-from ._registry import register_iqa
 
 __all__ = ["ssim", "ms_ssim", "iw_ssim", "cw_ssim", "SSIMMaps", "ssim_maps"]
 
@@ -73,13 +73,7 @@ def ssim_maps(
     return SSIMMaps(lum * cs, cs)
 
 
-@register_iqa(
-    "ssim",
-    reference="full",
-    higher_is_better=True,
-    value_range=(-1.0, 1.0),
-    description="Structural similarity (Wang et al. 2004), 11x11 Gaussian window, no downsampling.",
-)
+@builtin_metric("ssim")
 def ssim(
     image_true: np.ndarray,
     image_test: np.ndarray,
@@ -130,13 +124,7 @@ def _ms_downsample(a: np.ndarray) -> np.ndarray:
     return imfilter(a, np.full((2, 2), 0.25), mode="symmetric")[::2, ::2]
 
 
-@register_iqa(
-    "ms_ssim",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, 1.0),
-    description="Multi-scale SSIM (Wang et al. 2003), 5 scales, product form (msssim.m).",
-)
+@builtin_metric("ms_ssim")
 def ms_ssim(
     image_true: np.ndarray,
     image_test: np.ndarray,
@@ -266,13 +254,7 @@ def _info_content_weight(
     return infow
 
 
-@register_iqa(
-    "iw_ssim",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, 1.0),
-    description="Information-content-weighted SSIM (Wang & Li 2011), 5-scale Laplacian pyramid.",
-)
+@builtin_metric("iw_ssim")
 def iw_ssim(
     image_true: np.ndarray,
     image_test: np.ndarray,
@@ -358,14 +340,7 @@ def iw_ssim(
     return float(np.prod(np.abs(np.asarray(wmcs)) ** w))
 
 
-@register_iqa(
-    "cw_ssim",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, 1.0),
-    description="Complex-wavelet SSIM (Sampat et al. 2009), complex steerable pyramid, 4 levels, "
-    "8 orientations.",
-)
+@builtin_metric("cw_ssim")
 def cw_ssim(
     image_true: np.ndarray,
     image_test: np.ndarray,

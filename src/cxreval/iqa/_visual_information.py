@@ -30,9 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import InvalidParameterError
+from ._catalogue import builtin_metric
 from ._image import filter2_valid, gaussian_kernel, rescaled_pair
 from ._pyramids import build_sf_pyramid, build_sp5_pyramid
-from ._registry import register_iqa
 
 __all__ = ["vif", "vifp"]
 
@@ -61,13 +61,7 @@ def _safeguard_gain(
     sv[(sv <= eps) if inclusive_floor else (sv < eps)] = eps
 
 
-@register_iqa(
-    "vifp",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, float("inf")),
-    description="Pixel-domain VIF (Sheikh & Bovik 2006, vifp_mscale.m), 4 scales.",
-)
+@builtin_metric("vifp")
 def vifp(
     image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, sigma_nsq: float = 2.0
 ) -> float:
@@ -142,14 +136,7 @@ def _subbands(image: np.ndarray, decomposition: str) -> list[np.ndarray]:
     return [band for b0, b3 in levels[::-1] for band in (b3, b0)]
 
 
-@register_iqa(
-    "vif",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, float("inf")),
-    description="Wavelet-domain VIF (Sheikh & Bovik 2006, vifvec.m): GSM model on the 4-scale, "
-    "6-orientation sp5 steerable pyramid.",
-)
+@builtin_metric("vif")
 def vif(
     image_true: np.ndarray,
     image_test: np.ndarray,

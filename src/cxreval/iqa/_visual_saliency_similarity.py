@@ -38,6 +38,7 @@ import numpy as np
 
 from .._validation import check_choice
 from ..io.images import box_downsample
+from ._catalogue import builtin_metric
 from ._image import (
     SCHARR,
     downsample_factor,
@@ -45,7 +46,6 @@ from ._image import (
     rescaled_pair,
     similarity_map,
 )
-from ._registry import register_iqa
 
 __all__ = ["vsi", "sdsp"]
 
@@ -153,14 +153,7 @@ def sdsp(
     return (vs - vs.min()) / (vs.max() - vs.min() + eps)
 
 
-@register_iqa(
-    "vsi",
-    reference="full",
-    higher_is_better=True,
-    value_range=(0.0, 1.0),
-    description="Visual saliency-induced index (Zhang et al. 2014).",
-    identical=1.0,
-)
+@builtin_metric("vsi")
 def vsi(
     image_true: np.ndarray,
     image_test: np.ndarray,
