@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -169,20 +170,19 @@ def evaluate_auc(
         missing_scores=missing_scores,
         finding_map=finding_map,
     )
-    return evaluate_prepared(
-        prep,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        macro=macro,
-        micro=micro,
-        mean_over_models=mean_over_models,
-        rng=rng,
-        plan=plan,
-        shard_size=shard_size,
-        executor=executor,
-        spill_dir=spill_dir,
-        progress=as_progress(progress, func="evaluate_auc"),
-    )
+    computation: dict[str, Any] = {  # checked above; evaluate_auc_prepared checks them again, unchanged
+        "n_resamples": n_resamples,
+        "confidence_level": confidence_level,
+        "macro": macro,
+        "micro": micro,
+        "mean_over_models": mean_over_models,
+        "rng": rng,
+        "plan": plan,
+        "shard_size": shard_size,
+        "executor": executor,
+        "spill_dir": spill_dir,
+    }
+    return evaluate_auc_prepared(prep, **computation, progress=as_progress(progress, func="evaluate_auc"))
 
 
 def _check_options(

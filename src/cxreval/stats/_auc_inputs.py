@@ -153,17 +153,8 @@ def prepare_inputs(
         As :func:`~cxreval.classification.evaluate_auc`, before any computation.
     """
     predictions, labels = loaded_table(predictions, "predictions"), loaded_table(labels, "labels")
-    sel = _Selection.checked(
-        references,
-        findings,
-        policy,
-        not_mentioned,
-        model_groups,
-        unlabeled,
-        studies,
-        missing_scores,
-        finding_map,
-    )
+    options = (references, findings, policy, not_mentioned, model_groups, unlabeled, studies, missing_scores)
+    sel = _Selection.checked(*options, finding_map=finding_map)
     ps = scan_prediction_frame(predictions)  # validated on its columns, no second table made
     ls = scan_label_frame(labels, require_patient=False)
     soft = soft_labels_from_frame(labels, where="label table") if isinstance(labels, pd.DataFrame) else None
@@ -212,24 +203,16 @@ def prepare_from_files(
 
     Returns
     -------
-    PreparedInputs
+    res : PreparedInputs
+        What :func:`prepare_inputs` gives for the tables the files hold.
 
     Raises
     ------
     SchemaError
         Anything the readers and :func:`~cxreval.classification.evaluate_auc` refuse, with the same messages (file, row, value).
     """
-    sel = _Selection.checked(
-        references,
-        findings,
-        policy,
-        not_mentioned,
-        model_groups,
-        unlabeled,
-        studies,
-        missing_scores,
-        finding_map,
-    )
+    options = (references, findings, policy, not_mentioned, model_groups, unlabeled, studies, missing_scores)
+    sel = _Selection.checked(*options, finding_map=finding_map)
     ppaths, lpaths = _paths(predictions, "predictions"), _paths(labels, "labels")
     check_label_headers(lpaths, require_patient=True)  # both headers before any block of either is read
     check_prediction_headers(ppaths)
@@ -297,6 +280,7 @@ class _Selection(NamedTuple):
         unlabeled: str,
         studies: Studies,
         missing_scores: str,
+        *,
         finding_map: str | VocabularyMapping | None,
     ) -> _Selection:
         check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
