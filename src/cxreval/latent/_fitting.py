@@ -376,31 +376,12 @@ def select_score_model(
     if score is None:
         return "spline"
     fits = {}
+    data = (reader_labels, score, anchor, reader_accuracy, sample_weight)
     for model in ("spline", "dependent"):
-        inputs = check_inputs(
-            reader_labels,
-            score,
-            anchor,
-            reader_accuracy,
-            sample_weight,
-            n_bins,
-            0.5,
-            score_model=model,
-            func=func,
-        )
+        inputs = check_inputs(*data, n_bins, 0.5, score_model=model, func=func)
         if n_bins is None:
             n_bins = default_n_bins(inputs.labels.shape[0], score_model="dependent")
-            inputs = check_inputs(
-                reader_labels,
-                score,
-                anchor,
-                reader_accuracy,
-                sample_weight,
-                n_bins,
-                0.5,
-                score_model=model,
-                func=func,
-            )
+            inputs = check_inputs(*data, n_bins, 0.5, score_model=model, func=func)
         _, st = fit_rows(inputs, inputs.weight[None, :], score_prior=0.5, max_iter=max_iter, tol=tol)
         fits[model] = (float(st.objective[0]), inputs)
     inputs = fits["spline"][1]
