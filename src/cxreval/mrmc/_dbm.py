@@ -27,9 +27,8 @@ from ._results import (
     error_df,
     f_test,
     frame,
-    pairs,
+    reader_differences,
     readonly,
-    t_interval,
 )
 
 if TYPE_CHECKING:
@@ -370,13 +369,10 @@ def dbm_analysis(
         if n_t > 1
         else ()
     )
-    reader_diffs = []
-    for r, rd in enumerate(rdrs):
-        se = float(np.sqrt(2 * anova.ms_treatment_case_by_reader[r] / n_c)) if n_t > 1 else float("nan")
-        for a, b in pairs(n_t):
-            est = float(aucs[a, r] - aucs[b, r])
-            stat, low, high, p = t_interval(est, se, ddf_r, level)
-            reader_diffs.append(ReaderDifference(rd, mods[a], mods[b], est, se, ddf_r, stat, low, high, p))
+    ses = [
+        float(np.sqrt(2 * anova.ms_treatment_case_by_reader[r] / n_c)) if n_t > 1 else float("nan")
+        for r in range(n_r)
+    ]
     d = loo - loo.mean(axis=-1, keepdims=True)
     var_jk = (n_c - 1) / n_c * (d**2).sum(axis=-1)
     cov_diag = np.zeros((n_t, n_r, n_t, n_r))
@@ -395,5 +391,5 @@ def dbm_analysis(
         rrfc=rrfc,
         reader_tests=reader_tests,
         readers=reader_estimates(aucs, cov_diag, mods, rdrs, level),
-        reader_differences=tuple(reader_diffs),
+        reader_differences=reader_differences(aucs, mods, rdrs, ses, ddf_r, level),
     )

@@ -27,7 +27,7 @@ from ._results import (
     error_df,
     f_test,
     frame,
-    pairs,
+    reader_differences,
     readonly,
     t_interval,
 )
@@ -198,16 +198,11 @@ def or_reader_differences(
     aucs: np.ndarray, c: ORComponents, modalities: tuple[str, ...], readers: tuple[str, ...], level: float
 ) -> tuple[ReaderDifference, ...]:
     """Each reader's modality differences, SE sqrt(2 (Var_r - Cov1_r)) from that reader's data (normal)."""
-    out = []
-    for r, rd in enumerate(readers):
-        se = float(np.sqrt(max(2 * (c.var_error_by_reader[r] - c.cov1_by_reader[r]), 0.0)))
-        for a, b in pairs(len(modalities)):
-            est = float(aucs[a, r] - aucs[b, r])
-            stat, low, high, p = t_interval(est, se, float("inf"), level)
-            out.append(
-                ReaderDifference(rd, modalities[a], modalities[b], est, se, float("inf"), stat, low, high, p)
-            )
-    return tuple(out)
+    ses = [
+        float(np.sqrt(max(2 * (c.var_error_by_reader[r] - c.cov1_by_reader[r]), 0.0)))
+        for r in range(len(readers))
+    ]
+    return reader_differences(aucs, modalities, readers, ses, float("inf"), level)
 
 
 @dataclass(frozen=True)

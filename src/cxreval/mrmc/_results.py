@@ -32,6 +32,7 @@ __all__ = [
     "f_test",
     "chi2_test",
     "analysis_of",
+    "reader_differences",
 ]
 
 
@@ -213,6 +214,26 @@ def differences(
         out.append(
             ModalityDifference(analysis, names[a], names[b], est, float(se), float(df), stat, low, high, p)
         )
+    return tuple(out)
+
+
+def reader_differences(
+    aucs: np.ndarray,
+    modalities: tuple[str, ...],
+    readers: tuple[str, ...],
+    ses: Sequence[float],
+    df: float,
+    level: float,
+) -> tuple[ReaderDifference, ...]:
+    """Each reader's modality differences ``aucs[a, r] - aucs[b, r]`` with that reader's SE ``ses[r]`` on ``df``."""
+    out = []
+    for r, rd in enumerate(readers):
+        for a, b in pairs(len(modalities)):
+            est = float(aucs[a, r] - aucs[b, r])
+            stat, low, high, p = t_interval(est, ses[r], df, level)
+            out.append(
+                ReaderDifference(rd, modalities[a], modalities[b], est, ses[r], df, stat, low, high, p)
+            )
     return tuple(out)
 
 
