@@ -17,20 +17,20 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "STUDY_ID",
-    "PATIENT_ID",
-    "SOURCE",
-    "FINDING",
-    "STATE",
-    "MODEL",
-    "SCORE",
-    "P_POSITIVE",
-    "MACRO",
-    "MICRO",
-    "MEAN",
-    "SUMMARY_ROWS",
     "ANNOTATION_COLUMNS",
+    "FINDING",
+    "MACRO",
+    "MEAN",
+    "MICRO",
+    "MODEL",
+    "PATIENT_ID",
+    "P_POSITIVE",
     "RENAMED_COLUMNS",
+    "SCORE",
+    "SOURCE",
+    "STATE",
+    "STUDY_ID",
+    "SUMMARY_ROWS",
     "check_columns",
 ]
 
