@@ -32,7 +32,7 @@ import pandas as pd
 from .._validation import did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..schema import FINDING, SOURCE, STATE, STUDY_ID, LabelState
-from ..schema._columns import ANNOTATION_COLUMNS, check_columns
+from ..schema._columns import ANNOTATION_COLUMNS, check_columns, first_true
 from ..schema._states import parse_states
 
 __all__ = [
@@ -203,9 +203,7 @@ def parse_fused_states(values: pd.Series, *, where: str) -> np.ndarray:
         or maps the others by the label policy).
     """
     codes = parse_states(values, where=where, column=STATE).to_numpy(dtype=np.int64, na_value=-2)
-    bad = np.flatnonzero(codes < 0)  # missing (-2) or not mentioned (-1)
-    if len(bad):
-        i = int(bad[0])
+    if (i := first_true(codes < 0)) is not None:  # missing (-2) or not mentioned (-1)
         raise SchemaError(
             f"State {values.iloc[i]!r} outside the fused states in {where}, row {i}, column "
             f"{STATE!r}; expected 0 (negative), 1 (uncertain) or 2 (positive). Drop missing or "
