@@ -265,9 +265,9 @@ def decode_states(
     if blank == "refuse":
         blanks = [k for k, (kind, _) in enumerate(kinds) if kind == "blank"]
         blank_cells = (codes < 0) | np.isin(codes, blanks)
-        if (i := first_true(blank_cells)) is not None:
+        if (row := first_true(blank_cells)) is not None:
             raise SchemaError(
-                f"Blank state in {_where(where, i, column)} ({int(blank_cells.sum())} blank state cell(s)); a "
+                f"Blank state in {_where(where, row, column)} ({int(blank_cells.sum())} blank state cell(s)); a "
                 f"blank is read only under a numeric state_encoding=, or as a "
                 f"missing label with blank_state='missing'."
             )

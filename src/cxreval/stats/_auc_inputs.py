@@ -303,14 +303,16 @@ class _Selection(NamedTuple):
 def _prepare_scans(
     ps: PredictionScan,
     ls: LabelScan,
-    sel: _Selection,
+    selection: _Selection,
     *,
     frame: Callable[[], pd.DataFrame],
     notes: tuple[str, ...] = (),
 ) -> PreparedInputs:
-    """Lay validated codes out as arrays (``sel.fmap``: the finding map, read and checked by the caller); the score
+    """Lay validated codes out as arrays (``selection.fmap``: the finding map, read and checked by the caller); the score
     arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
-    references, findings, policy, not_mentioned, model_groups, unlabeled, design, missing_scores, fmap = sel
+    references, findings, policy, not_mentioned, model_groups, unlabeled, design, missing_scores, fmap = (
+        selection
+    )
     if fmap is not None:
         check_map_findings(fmap, ps, ls)
         map_prediction_scan(ps, fmap)
