@@ -9,6 +9,7 @@ runs the block driver (:func:`~cxreval.classification.blocks.evaluate_prepared`)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -153,9 +154,7 @@ def evaluate_auc(
     predictions, labels = loaded_table(predictions, "predictions"), loaded_table(labels, "labels")
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
-    n_resamples, confidence_level, executor = _check_options(
-        n_resamples, confidence_level, plan, executor, func="evaluate_auc"
-    )
+    checked = _check_options(n_resamples, confidence_level, plan, executor, func="evaluate_auc")
     prep = prepare_inputs(
         predictions,
         labels,
@@ -169,20 +168,27 @@ def evaluate_auc(
         missing_scores=missing_scores,
         finding_map=finding_map,
     )
-    return evaluate_prepared(
-        prep,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        macro=macro,
-        micro=micro,
-        mean_over_models=mean_over_models,
-        rng=rng,
-        plan=plan,
-        shard_size=shard_size,
-        executor=executor,
-        spill_dir=spill_dir,
-        progress=as_progress(progress, func="evaluate_auc"),
-    )
+    computation = _Computation(*checked, plan, macro, micro, mean_over_models, rng, shard_size, spill_dir)
+    return computation.run(prep, as_progress(progress, func="evaluate_auc"))
+
+
+@dataclass(frozen=True)
+class _Computation:
+    """The checked options of the computation: what the block driver takes besides the inputs."""
+
+    n_resamples: int
+    confidence_level: float
+    executor: Executor
+    plan: ResamplingPlan | None
+    macro: bool
+    micro: bool
+    mean_over_models: bool
+    rng: RNGLike
+    shard_size: int | None
+    spill_dir: str | Path | None
+
+    def run(self, prep: PreparedInputs, progress: Progress) -> AUCResult:
+        return evaluate_prepared(prep, progress=progress, **vars(self))
 
 
 def _check_options(
@@ -243,20 +249,6 @@ def evaluate_auc_prepared(
             f"(prepare_inputs, prepare_from_files); got {type(inputs).__name__}. Tables go "
             f"to evaluate_auc(predictions, labels, ...)."
         )
-    n_resamples, confidence_level, executor = _check_options(
-        n_resamples, confidence_level, plan, executor, func="evaluate_auc_prepared"
-    )
-    return evaluate_prepared(
-        inputs,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        macro=macro,
-        micro=micro,
-        mean_over_models=mean_over_models,
-        rng=rng,
-        plan=plan,
-        shard_size=shard_size,
-        executor=executor,
-        spill_dir=spill_dir,
-        progress=as_progress(progress, func="evaluate_auc_prepared"),
-    )
+    checked = _check_options(n_resamples, confidence_level, plan, executor, func="evaluate_auc_prepared")
+    computation = _Computation(*checked, plan, macro, micro, mean_over_models, rng, shard_size, spill_dir)
+    return computation.run(inputs, as_progress(progress, func="evaluate_auc_prepared"))

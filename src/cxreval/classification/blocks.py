@@ -276,50 +276,18 @@ def _auc_table(
             return (m, fnames[j]) in chance
         return any((m, fnames[q]) in chance for q in range(nf) if averaged[q, k])
 
+    cells = [(j, f, k, r) for j, f in enumerate(fnames) for k, r in enumerate(refs) if shown(j, k)]
     for i, m in enumerate(models):
-        for j, f in enumerate(fnames):
-            for k, r in enumerate(refs):
-                if not shown(j, k):
-                    continue
-                p, q, d = cn(f, r)
-                rows.append(
-                    (
-                        m,
-                        groups[m],
-                        f,
-                        r,
-                        point[i, j, k],
-                        summ["ci_low"][i, j, k],
-                        summ["ci_high"][i, j, k],
-                        p,
-                        q,
-                        d,
-                        marked(m, j, k),
-                    )
-                )
+        for j, f, k, r in cells:
+            ci = summ["ci_low"][i, j, k], summ["ci_high"][i, j, k]
+            rows.append((m, groups[m], f, r, point[i, j, k], *ci, *cn(f, r), marked(m, j, k)))
     if mean_over_models and len(models) > 1:
         mp = point.mean(axis=0)
         ms = summarize_distribution(dist.mean(axis=0), confidence_level=confidence_level)
-        for j, f in enumerate(fnames):
-            for k, r in enumerate(refs):
-                if not shown(j, k):
-                    continue
-                p, q, d = cn(f, r)
-                rows.append(
-                    (
-                        MEAN_MODEL,
-                        "summary",
-                        f,
-                        r,
-                        mp[j, k],
-                        ms["ci_low"][j, k],
-                        ms["ci_high"][j, k],
-                        p,
-                        q,
-                        d,
-                        any(marked(m, j, k) for m in models),
-                    )
-                )
+        for j, f, k, r in cells:
+            ci = ms["ci_low"][j, k], ms["ci_high"][j, k]
+            chance_any = any(marked(m, j, k) for m in models)
+            rows.append((MEAN_MODEL, "summary", f, r, mp[j, k], *ci, *cn(f, r), chance_any))
     t = pd.DataFrame(rows, columns=list(AUC_COLUMNS))
     for c in ("n_pos", "n_neg", "n_dropped"):
         t[c] = t[c].astype(np.int64)

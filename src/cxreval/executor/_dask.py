@@ -145,8 +145,7 @@ class DaskExecutor:
     def map(
         self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None
     ) -> list[Any]:
-        items = list(items)
-        if not items:
+        if not (items := list(items)):
             return []
         client = self.client
         chunks = chunk_items(items, self._n_threads() * self.chunks_per_worker)

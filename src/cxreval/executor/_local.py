@@ -194,8 +194,7 @@ class ProcessExecutor:
     def map(
         self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None
     ) -> list[Any]:
-        items = list(items)
-        if not items:
+        if not (items := list(items)):
             return []
         workers = min(self.max_workers or _default_workers(), len(items))
         chunks = chunk_items(items, workers * self.chunks_per_worker)

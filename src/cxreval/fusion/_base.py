@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -31,7 +32,7 @@ import pandas as pd
 from .._validation import did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..schema import FINDING, SOURCE, STATE, STUDY_ID, LabelState
-from ..schema._columns import ANNOTATION_COLUMNS, check_columns
+from ..schema._columns import ANNOTATION_COLUMNS, check_columns, first_true
 from ..schema._states import parse_states
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "STATES",
     "N_STATES",
     "Annotations",
+    "GroupArrays",
     "BaseFusion",
     "GroupedFusion",
     "FIT_INFO_COLUMNS",
@@ -55,6 +57,17 @@ __all__ = [
 STATES: tuple[int, ...] = (int(LabelState.NEG), int(LabelState.UNC), int(LabelState.POS))
 """The label states fused: ``NEG=0``, ``UNC=1``, ``POS=2`` (:class:`cxreval.schema.LabelState`)."""
 N_STATES = 3
+
+
+class GroupArrays(NamedTuple):
+    """One pooling group's annotations as ``_fit_group`` takes them: item, reader and label codes of each
+    annotation (sorted by item, then reader), the group's items and the whole table's readers."""
+
+    item: np.ndarray
+    reader: np.ndarray
+    label: np.ndarray
+    n_items: int
+    n_readers: int
 
 
 @dataclass(frozen=True)
@@ -190,9 +203,7 @@ def parse_fused_states(values: pd.Series, *, where: str) -> np.ndarray:
         or maps the others by the label policy).
     """
     codes = parse_states(values, where=where, column=STATE).to_numpy(dtype=np.int64, na_value=-2)
-    bad = np.flatnonzero(codes < 0)  # missing (-2) or not mentioned (-1)
-    if len(bad):
-        i = int(bad[0])
+    if (i := first_true(codes < 0)) is not None:  # missing (-2) or not mentioned (-1)
         raise SchemaError(
             f"State {values.iloc[i]!r} outside the fused states in {where}, row {i}, column "
             f"{STATE!r}; expected 0 (negative), 1 (uncertain) or 2 (positive). Drop missing or "
@@ -310,13 +321,7 @@ class GroupedFusion(BaseFusion):
         return [None] * len(groups)
 
     def _fit_group(
-        self,
-        item: np.ndarray,
-        reader: np.ndarray,
-        label: np.ndarray,
-        n_items: int,
-        n_readers: int,
-        extra: object = None,
+        self, g: GroupArrays, extra: object = None
     ) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -354,7 +359,7 @@ class GroupedFusion(BaseFusion):
         extras = self._draws(groups, subs)
         if group_map is None:
             parts = [
-                self._fit_group(s.item, s.reader, s.label, s.n_items, s.n_readers, x)
+                self._fit_group(GroupArrays(s.item, s.reader, s.label, s.n_items, s.n_readers), x)
                 for s, x in zip(subs, extras)
             ]
         else:

@@ -85,7 +85,7 @@ import pandas as pd
 from .._validation import check_choice, check_positive_int
 from ..schema import FINDING, SOURCE
 from ..stats._dawid_skene import fit_dawid_skene
-from ._base import STATES, Annotations, GroupedFusion, check_float, register_fusion
+from ._base import STATES, Annotations, GroupArrays, GroupedFusion, check_float, register_fusion
 
 __all__ = ["DawidSkene", "ERRORS_COLUMNS"]
 
@@ -147,15 +147,8 @@ class DawidSkene(GroupedFusion):
         check_choice(self.pooling, ("finding", "joint"), name="pooling", func="DawidSkene")
         check_float(self.init_smoothing, name="init_smoothing", func="DawidSkene")
 
-    def _fit_group(
-        self,
-        item: np.ndarray,
-        reader: np.ndarray,
-        label: np.ndarray,
-        n_items: int,
-        n_readers: int,
-        extra: object = None,
-    ) -> dict[str, np.ndarray]:
+    def _fit_group(self, g: GroupArrays, extra: object = None) -> dict[str, np.ndarray]:
+        item, reader, label, n_items, n_readers = g
         fit = fit_dawid_skene(
             item,
             reader,

@@ -84,7 +84,7 @@ from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..schema import FINDING, SOURCE, STATE
 from ..stats._answer_patterns import group_patterns
-from ._base import Annotations, GroupedFusion, check_float, register_fusion
+from ._base import Annotations, GroupArrays, GroupedFusion, check_float, register_fusion
 
 __all__ = [
     "MACE",
@@ -381,15 +381,8 @@ class MACE(GroupedFusion):
     def _draws(self, groups: list[tuple[str, np.ndarray]], subs: list[Annotations]) -> list[object]:
         return [mace_starts(self._gen, self.n_restarts, s.n_readers, len(np.unique(s.label))) for s in subs]
 
-    def _fit_group(
-        self,
-        item: np.ndarray,
-        reader: np.ndarray,
-        label: np.ndarray,
-        n_items: int,
-        n_readers: int,
-        extra: object = None,
-    ) -> dict[str, np.ndarray]:
+    def _fit_group(self, g: GroupArrays, extra: object = None) -> dict[str, np.ndarray]:
+        item, reader, label, n_items, n_readers = g
         classes, pat = group_patterns(item, reader, label, n_items, n_readers)
         K = len(classes)
         smoothing = 0.01 / K if self.smoothing is None else float(self.smoothing)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..spill import load_spilled, spill_arrays
-from ._base import Annotations, GroupedFusion, GroupMap, get_fusion
+from ._base import Annotations, GroupArrays, GroupedFusion, GroupMap, get_fusion
 
 __all__ = ["executor_group_map", "fit_group_task"]
 
@@ -55,7 +55,7 @@ def fit_group_task(
         np.asarray(load_spilled(f"{base}_{c}.npy"), dtype=np.int64) for c in ("item", "reader", "label")
     )
     est = get_fusion(method)(**params)
-    return est._fit_group(item, reader, label, n_items, n_readers, extra)  # type: ignore[attr-defined]
+    return est._fit_group(GroupArrays(item, reader, label, n_items, n_readers), extra)  # type: ignore[attr-defined]
 
 
 def executor_group_map(executor: Any, folder: str | Path) -> GroupMap:

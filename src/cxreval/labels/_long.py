@@ -16,7 +16,7 @@ import pandas as pd
 from ..exceptions import SchemaError
 from ..results import ReadReport, ReadResult
 from ..schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STATE, STUDY_ID
-from ..schema._columns import check_columns
+from ..schema._columns import check_columns, first_true
 from ..schema._states import STATE_NAMES, decode_states, parse_states, state_names
 from ._common import _canonical_column, _id_column, _read_table, _where
 
@@ -83,10 +83,9 @@ def validate_label_table(
     if str(st.dtype) == "Int8":
         vals = st.to_numpy(dtype=float, na_value=np.nan)
         bad = ~np.isnan(vals) & ~np.isin(vals, (-1.0, 0.0, 1.0, 2.0))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+        if (row := first_true(bad)) is not None:
             raise SchemaError(
-                f"State {int(vals[i])!r} outside the domain in {_where(where, i, 'state')}; "
+                f"State {int(vals[row])!r} outside the domain in {_where(where, row, 'state')}; "
                 f"expected one of {list(STATE_NAMES)} (or the codes -1, 0, 1, 2)."
             )
         out["state"] = st
@@ -158,11 +157,10 @@ def validate_predictions(df: pd.DataFrame, *, where: str = "prediction table") -
     )
     score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(score)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (row := first_true(bad)) is not None:
         raise SchemaError(
-            f"Non-finite or non-numeric score {(v.item() if isinstance(v := df['score'].iloc[i], np.generic) else v)!r} in {_where(where, i, 'score')} "
-            f"(study {out['study_id'].iloc[i]!r}, model {out['model'].iloc[i]!r}); scores must be finite."
+            f"Non-finite or non-numeric score {(v.item() if isinstance(v := df['score'].iloc[row], np.generic) else v)!r} in {_where(where, row, 'score')} "
+            f"(study {out['study_id'].iloc[row]!r}, model {out['model'].iloc[row]!r}); scores must be finite."
         )
     out["score"] = score
     dup = out.duplicated(["study_id", "model", "finding"], keep=False)

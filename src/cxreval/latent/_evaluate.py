@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -375,28 +376,10 @@ def evaluate_latent_auc(
         As :func:`cxreval.stats.prepare_inputs`; an unknown reader or anchor.
     """
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
-    prep = prepare_inputs(
-        predictions,
-        labels,
-        references=[*rs, *([anchor] if anchor else [])],
-        findings=findings,
-        policy=policy,
-        not_mentioned=not_mentioned,
-        model_groups=model_groups,
-        unlabeled=unlabeled,
-        studies="each",
-    )
-    return evaluate_latent_auc_prepared(
-        prep,
-        readers=rs,
-        anchor=anchor,
-        reader_accuracy=reader_accuracy,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        rng=rng,
-        score_model=score_model,
-        progress=progress,
-    )
+    options = _prepare_options(rs, anchor, findings, policy, not_mentioned, model_groups, unlabeled)
+    prep = prepare_inputs(predictions, labels, **options)
+    fit = (reader_accuracy, n_resamples, confidence_level, rng, score_model, progress)
+    return _evaluate(prep, rs, anchor, *fit)
 
 
 def evaluate_latent_auc_files(
@@ -426,23 +409,51 @@ def evaluate_latent_auc_files(
         reader_accuracy = read_reader_accuracy(reader_accuracy)  # a bad file is refused before the reading
     progress = as_progress(progress, func="evaluate_latent_auc_files")
     reading = progress.add("reading predictions and labels")
+    options = _prepare_options(rs, anchor, findings or None, policy, not_mentioned, model_groups, unlabeled)
     prep = prepare_from_files(
-        predictions,
-        labels,
-        state_encoding=state_encoding,
-        references=[*rs, *([anchor] if anchor else [])],
-        findings=findings or None,
-        policy=policy,
-        not_mentioned=not_mentioned,
-        model_groups=model_groups,
-        unlabeled=unlabeled,
-        blank_state=blank_state,
-        studies="each",
+        predictions, labels, state_encoding=state_encoding, blank_state=blank_state, **options
     )
     progress.done(reading)
+    fit = (reader_accuracy, n_resamples, confidence_level, rng, score_model, progress)
+    return _evaluate(prep, rs, anchor, *fit)
+
+
+def _prepare_options(
+    readers: list[str],
+    anchor: str | None,
+    findings: Sequence[str] | None,
+    policy: str,
+    not_mentioned: str,
+    model_groups: pd.DataFrame | dict[str, str] | None,
+    unlabeled: str,
+) -> dict[str, Any]:
+    """The options of :func:`~cxreval.stats.prepare_inputs` (and ``prepare_from_files``) for a latent evaluation:
+    the readers and the anchor as references, each finding on the studies it has."""
+    return {
+        "references": [*readers, *([anchor] if anchor else [])],
+        "findings": findings,
+        "policy": policy,
+        "not_mentioned": not_mentioned,
+        "model_groups": model_groups,
+        "unlabeled": unlabeled,
+        "studies": "each",
+    }
+
+
+def _evaluate(
+    prep: PreparedInputs,
+    readers: list[str],
+    anchor: str | None,
+    reader_accuracy: str | PathLike[str] | pd.DataFrame | None,
+    n_resamples: int,
+    confidence_level: float,
+    rng: RNGLike,
+    score_model: str,
+    progress: Progress | None,
+) -> LatentAUCResult:
     return evaluate_latent_auc_prepared(
         prep,
-        readers=rs,
+        readers=readers,
         anchor=anchor,
         reader_accuracy=reader_accuracy,
         n_resamples=n_resamples,

@@ -15,6 +15,7 @@ from . import _em
 __all__ = [
     "NOT_IDENTIFIED",
     "NotIdentifiedError",
+    "ReaderData",
     "SCORE_MODELS",
     "default_n_bins",
     "ScoreBins",
@@ -158,12 +159,18 @@ def _spline_design(s: np.ndarray, bins: np.ndarray, k: int, n_knots: int) -> tup
     return study, binb
 
 
+class ReaderData(NamedTuple):
+    """The data arguments of :func:`~cxreval.latent.fit_latent_class`, as given (checked by :func:`check_inputs`)."""
+
+    reader_labels: object
+    score: object
+    anchor: object
+    reader_accuracy: object
+    sample_weight: object
+
+
 def check_inputs(
-    reader_labels: object,
-    score: object,
-    anchor: object,
-    reader_accuracy: object,
-    sample_weight: object,
+    data: ReaderData,
     n_bins: int | None,
     score_prior: float,
     *,
@@ -172,6 +179,7 @@ def check_inputs(
     func: str = "fit_latent_class",
 ) -> Inputs:
     """Check and lay out the inputs of :func:`~cxreval.latent.fit_latent_class` (the errors name ``func``)."""
+    reader_labels, score, anchor, reader_accuracy, sample_weight = data
     y = _binary(reader_labels, "reader_labels", None, 2)
     n, r = y.shape
     if n == 0 or r == 0:
@@ -376,31 +384,12 @@ def select_score_model(
     if score is None:
         return "spline"
     fits = {}
+    data = ReaderData(reader_labels, score, anchor, reader_accuracy, sample_weight)
     for model in ("spline", "dependent"):
-        inputs = check_inputs(
-            reader_labels,
-            score,
-            anchor,
-            reader_accuracy,
-            sample_weight,
-            n_bins,
-            0.5,
-            score_model=model,
-            func=func,
-        )
+        inputs = check_inputs(data, n_bins, 0.5, score_model=model, func=func)
         if n_bins is None:
             n_bins = default_n_bins(inputs.labels.shape[0], score_model="dependent")
-            inputs = check_inputs(
-                reader_labels,
-                score,
-                anchor,
-                reader_accuracy,
-                sample_weight,
-                n_bins,
-                0.5,
-                score_model=model,
-                func=func,
-            )
+            inputs = check_inputs(data, n_bins, 0.5, score_model=model, func=func)
         _, st = fit_rows(inputs, inputs.weight[None, :], score_prior=0.5, max_iter=max_iter, tol=tol)
         fits[model] = (float(st.objective[0]), inputs)
     inputs = fits["spline"][1]

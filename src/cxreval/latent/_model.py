@@ -70,6 +70,7 @@ from ._fitting import (
     SCORE_MODELS,
     Inputs,
     NotIdentifiedError,
+    ReaderData,
     ScoreBins,
     check_inputs,
     default_n_bins,
@@ -238,20 +239,10 @@ def fit_latent_class(
     ...     print(str(exc) == NOT_IDENTIFIED)
     True
     """
+    data = ReaderData(reader_labels, score, anchor, reader_accuracy, sample_weight)
     if score_model == "auto":
-        score_model = select_score_model(
-            reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins, max_iter=max_iter, tol=tol
-        )
-    inputs = check_inputs(
-        reader_labels,
-        score,
-        anchor,
-        reader_accuracy,
-        sample_weight,
-        n_bins,
-        score_prior,
-        score_model=score_model,
-    )
+        score_model = select_score_model(*data, n_bins, max_iter=max_iter, tol=tol)
+    inputs = check_inputs(data, n_bins, score_prior, score_model=score_model)
     cells, st = fit_rows(inputs, inputs.weight[None, :], score_prior=score_prior, max_iter=max_iter, tol=tol)
     return fit_from_state(inputs, cells, st, 0)
 

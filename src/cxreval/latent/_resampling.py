@@ -20,7 +20,14 @@ from ..exceptions import InvalidParameterError
 from ..results import readonly
 from . import _em
 from ._auc import latent_auc_rows
-from ._fitting import check_inputs, fit_rows, select_score_model, state_parameters, study_posterior
+from ._fitting import (
+    ReaderData,
+    check_inputs,
+    fit_rows,
+    select_score_model,
+    state_parameters,
+    study_posterior,
+)
 from ._model import LatentClassFit, fit_from_state
 
 __all__ = ["LatentClassBootstrap", "bootstrap_latent_class"]
@@ -120,29 +127,10 @@ def bootstrap_latent_class(
     >>> bool(ci.low < res.auc < ci.high), res.sensitivity.shape
     (True, (200, 3))
     """
+    data, func = ReaderData(reader_labels, score, anchor, reader_accuracy, None), "bootstrap_latent_class"
     if score_model == "auto":  # chosen once on the data; every replicate refits the chosen model
-        score_model = select_score_model(
-            reader_labels,
-            score,
-            anchor,
-            reader_accuracy,
-            None,
-            n_bins,
-            max_iter=max_iter,
-            tol=tol,
-            func="bootstrap_latent_class",
-        )
-    inputs = check_inputs(
-        reader_labels,
-        score,
-        anchor,
-        reader_accuracy,
-        None,
-        n_bins,
-        score_prior,
-        score_model=score_model,
-        func="bootstrap_latent_class",
-    )
+        score_model = select_score_model(*data, n_bins, max_iter=max_iter, tol=tol, func=func)
+    inputs = check_inputs(data, n_bins, score_prior, score_model=score_model, func=func)
     if not isinstance(plan, ResamplingPlan):
         raise InvalidParameterError(
             f"bootstrap_latent_class: 'plan' must be a ResamplingPlan (cxreval.bootstrap."

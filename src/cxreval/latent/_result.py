@@ -14,6 +14,7 @@ import pandas as pd
 from ..io import markdown_table
 from ..results import TableResult, readonly
 from ..schema import FINDING
+from ..schema._result_columns import READER_ACCURACY_COLUMNS
 from ..stats import AUCResult
 from ..stats._auc_result import AUC_COLUMNS, markdown_auc_table
 from ._diagnostics import FLAG_CORRELATION, FLAG_Z
@@ -154,20 +155,7 @@ class LatentAUCResult(TableResult):
                 "## Readers' sensitivity and specificity (readers-only model)",
                 "",
                 markdown_table(
-                    ra[
-                        [
-                            FINDING,
-                            "source",
-                            "sensitivity",
-                            "sensitivity_low",
-                            "sensitivity_high",
-                            "specificity",
-                            "specificity_low",
-                            "specificity_high",
-                            "fixed",
-                        ]
-                    ],
-                    floatfmt="{:.3f}",
+                    ra[[c for c in READER_ACCURACY_COLUMNS if c != "n_labelled"]], floatfmt="{:.3f}"
                 ),
                 "",
             ]

@@ -44,6 +44,7 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
+from ..schema._columns import first_true
 
 __all__ = [
     "MEASURES",
@@ -139,10 +140,9 @@ def check_boxes(
     if image_shape is not None:
         h, w = image_shape
         bad = (flat[:, 0] < 0) | (flat[:, 1] < 0) | (flat[:, 2] > w) | (flat[:, 3] > h)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+        if (row := first_true(bad)) is not None:
             raise SchemaError(
-                f"'{name}'{loc}: box {i} {flat[i].tolist()} lies outside the {h} x {w} image "
+                f"'{name}'{loc}: box {row} {flat[row].tolist()} lies outside the {h} x {w} image "
                 f"(expected 0 <= x_min < x_max <= {w} and 0 <= y_min < y_max <= {h}; "
                 f"{int(bad.sum())} such box(es))."
             )

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -29,7 +29,7 @@ from ..executor import ExecutorLike, get_executor, open_executor
 from ..findings import canonical_finding
 from ..io._write import write_summary
 from ..progress import Progress, as_progress
-from ..results import ReadResult, TableResult, as_table
+from ..results import ReadResult, as_table
 from ..schema import FINDING, STUDY_ID
 from ..schema._boxes import (
     BOX_COLUMNS,
@@ -44,6 +44,7 @@ from ._heatmap_files import HeatmapFiles, scan_heatmaps
 from ._heatmaps import check_heatmaps
 from ._map_boxes import FILE_CHUNK, _predicted_boxes, file_chunk_boxes
 from ._protocol import LocalizationProtocol
+from ._table_result import LocalizationTableResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,7 +77,7 @@ def split_key(key: str) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class LocalizationResult(TableResult):
+class LocalizationResult(LocalizationTableResult):
     """Acc. and AFP per finding, threshold, rule and T (``localization.csv``), with the per-box detail
     (``boxes.csv``).
 
@@ -166,14 +167,6 @@ class LocalizationResult(TableResult):
             "boxes": self.boxes,
             "summary": self.table.to_dict(orient="records"),
         }
-
-    @classmethod
-    def figure(cls, table: pd.DataFrame) -> Any:
-        """Acc. (left) and AFP (right) against the overlap threshold T, one line per finding, a menu switching
-        localizer and variant (the report's figure of ``localization.csv``)."""
-        from .._plots.analyses import localization_curves
-
-        return localization_curves(table)
 
 
 def table4_view(table: pd.DataFrame, *, rule: str) -> pd.DataFrame:

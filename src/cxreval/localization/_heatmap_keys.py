@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
+from ._upsampling import check_finite
 
 __all__ = ["heatmap_dict", "save_heatmaps"]
 
@@ -49,13 +50,7 @@ def heatmap_dict(
         raise SchemaError(
             f"'maps' must have shape (n_images, n_findings, h, w) with no empty axis; got shape {m.shape}."
         )
-    bad = ~np.isfinite(m)
-    if bad.any():
-        idx = tuple(int(v) for v in np.argwhere(bad)[0])
-        raise SchemaError(
-            f"'maps' must be finite; found {float(m[idx])!r} at index {idx} "
-            f"({int(bad.sum())} non-finite value(s))."
-        )
+    check_finite(m, "maps")
     for name, v in (("image_ids", image_ids), ("findings", findings)):
         if isinstance(v, str) or not isinstance(v, (Sequence, np.ndarray)):
             raise SchemaError(

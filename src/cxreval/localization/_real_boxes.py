@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -20,13 +20,13 @@ from .._typing import RNGLike
 from .._validation import normalize_rng
 from ..exceptions import SchemaError
 from ..io import markdown_table
-from ..results import TableResult
 from ..schema import FINDING, STUDY_ID
 from ..schema._boxes import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
 from ._boxes import ThresholdLike, check_boxes
 from ._heatmaps import heatmap_peaks, heatmaps_to_boxes
 from ._protocol import DEFAULT_T, score_images
 from ._synthetic import ErrorModel, coverage, error_model_maps
+from ._table_result import LocalizationTableResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,7 +38,7 @@ _BY_FINDING_T = (0.1, 0.5, 0.9)
 
 
 @dataclass(frozen=True)
-class RealBoxesResult(TableResult):
+class RealBoxesResult(LocalizationTableResult):
     """The error model on real boxes: ``localization.csv`` and its compact per-finding view.
 
     Attributes
@@ -91,14 +91,6 @@ class RealBoxesResult(TableResult):
             "seed": self.seed,
             "by_finding": self.by_finding.to_dict(orient="records"),
         }
-
-    @classmethod
-    def figure(cls, table: pd.DataFrame) -> Any:
-        """Acc. (left) and AFP (right) against the overlap threshold T, one line per finding, a menu switching
-        localizer and variant (the report's figure of ``localization.csv``)."""
-        from .._plots.analyses import localization_curves
-
-        return localization_curves(table)
 
 
 def by_finding_view(table: pd.DataFrame, *, T_values: Sequence[float] = _BY_FINDING_T) -> pd.DataFrame:

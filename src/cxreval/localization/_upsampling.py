@@ -34,6 +34,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = [
     "UPSAMPLING",
+    "check_finite",
     "CONNECTIVITY",
     "GridAxis",
     "grid_axis",
@@ -124,6 +125,12 @@ def check_heatmaps(heatmaps: ArrayLike, *, name: str = "heatmap", batch: bool = 
         )
     if a.size == 0:
         raise SchemaError(f"'{name}' is empty; got shape {a.shape}.")
+    check_finite(a, name)
+    return a
+
+
+def check_finite(a: np.ndarray, name: str) -> None:
+    """Refuse an array holding NaN or inf, naming the first such value's index and how many there are."""
     bad = ~np.isfinite(a)
     if bad.any():
         idx = tuple(int(v) for v in np.argwhere(bad)[0])
@@ -131,7 +138,6 @@ def check_heatmaps(heatmaps: ArrayLike, *, name: str = "heatmap", batch: bool = 
             f"'{name}' must be finite; found {float(a[idx])!r} at index {idx} "
             f"({int(bad.sum())} non-finite value(s))."
         )
-    return a
 
 
 def check_image_shape(image_shape: Sequence[int]) -> tuple[int, int]:

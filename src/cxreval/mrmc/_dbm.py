@@ -18,20 +18,17 @@ from ._results import (
     READER_DIFFERENCE_COLUMNS,
     TEST_COLUMNS,
     VARIANCE_COMPONENT_COLUMNS,
-    ModalityDifference,
     MRMCAnalysis,
     MRMCTest,
     ReaderDifference,
     ReaderEstimate,
+    analysis_of,
     analysis_tables,
-    differences,
     error_df,
+    f_test,
     frame,
-    modality_estimate,
-    pairs,
-    ratio,
+    reader_differences,
     readonly,
-    t_interval,
 )
 
 if TYPE_CHECKING:
@@ -147,11 +144,17 @@ def dbm_anova(ps: np.ndarray) -> DBMANOVA:
     )
 
 
-def _f(analysis: str, ms_t: float, den: float, df: float, ddf: float) -> MRMCTest:
-    from scipy import stats
-
-    f = ratio(ms_t, den)
-    return MRMCTest(analysis, "F", float(f), float(df), float(ddf), float(stats.f.sf(f, df, ddf)), float(den))
+def _error_term(
+    analysis: str, ms_tr: float, ms_tc: float, ms_trc: float, df_tr: float, df_tc: float
+) -> tuple[float, float]:
+    """(error term, its df) of an analysis from the treatment-by-reader, -by-case and residual mean squares (or
+    one modality's reader, case and reader-by-case mean squares) and the first two's df."""
+    if analysis == "RRRC":
+        den = ms_tr + max(ms_tc - ms_trc, 0.0)
+        return den, error_df(den, ms_tr, df_tr)
+    if analysis == "FRRC":
+        return ms_tc, float(df_tc)
+    return ms_tr, float(df_tr)
 
 
 def dbm_analyses(
@@ -163,34 +166,23 @@ def dbm_analyses(
     ms, means, rc = a.ms, aucs.mean(axis=1), n_r * n_c
     out = []
     for analysis in ("RRRC", "FRRC", "RRFC"):
-        test: MRMCTest | None = None
-        diffs: tuple[ModalityDifference, ...] = ()
+        between = None
         if n_t > 1:
-            if analysis == "RRRC":
-                den = ms["TR"] + max(ms["TC"] - ms["TRC"], 0.0)
-                ddf = error_df(den, ms["TR"], a.df["TR"])
-            elif analysis == "FRRC":
-                den, ddf = ms["TC"], a.df["TC"]
-            else:
-                den, ddf = ms["TR"], a.df["TR"]
-            test = _f(analysis, ms["T"], den, n_t - 1, ddf)
-            diffs = differences(analysis, names, means, float(np.sqrt(2 * den / rc)), ddf, level)
+            den, ddf = _error_term(analysis, ms["TR"], ms["TC"], ms["TRC"], a.df["TR"], a.df["TC"])
+            test = f_test(analysis, ms["T"], den, n_t - 1, ddf, chi2_limit=False)
+            between = (test, float(np.sqrt(2 * den / rc)), ddf)
         singles = []
         for t in range(n_t):
-            ms_r, ms_c, ms_rc = (
+            den_t, df_t = _error_term(
+                analysis,
                 float(a.ms_reader_by_modality[t]),
                 float(a.ms_case_by_modality[t]),
                 float(a.ms_reader_case_by_modality[t]),
+                n_r - 1,
+                n_c - 1,
             )
-            if analysis == "RRRC":
-                den_t = ms_r + max(ms_c - ms_rc, 0.0)
-                df_t = error_df(den_t, ms_r, n_r - 1)
-            elif analysis == "FRRC":
-                den_t, df_t = ms_c, float(n_c - 1)
-            else:
-                den_t, df_t = ms_r, float(n_r - 1)
-            singles.append(modality_estimate(analysis, names[t], means[t], np.sqrt(den_t / rc), df_t, level))
-        out.append(MRMCAnalysis(test, diffs, tuple(singles)))
+            singles.append((np.sqrt(den_t / rc), df_t))
+        out.append(analysis_of(analysis, names, means, level, between, singles))
     return out[0], out[1], out[2]
 
 
@@ -365,7 +357,7 @@ def dbm_analysis(
     ddf_r = float((n_t - 1) * (n_c - 1))
     reader_tests = (
         tuple(
-            _f(
+            f_test(
                 "FRRC",
                 float(anova.ms_treatment_by_reader[r]),
                 float(anova.ms_treatment_case_by_reader[r]),
@@ -377,13 +369,10 @@ def dbm_analysis(
         if n_t > 1
         else ()
     )
-    reader_diffs = []
-    for r, rd in enumerate(rdrs):
-        se = float(np.sqrt(2 * anova.ms_treatment_case_by_reader[r] / n_c)) if n_t > 1 else float("nan")
-        for a, b in pairs(n_t):
-            est = float(aucs[a, r] - aucs[b, r])
-            stat, low, high, p = t_interval(est, se, ddf_r, level)
-            reader_diffs.append(ReaderDifference(rd, mods[a], mods[b], est, se, ddf_r, stat, low, high, p))
+    ses = [
+        float(np.sqrt(2 * anova.ms_treatment_case_by_reader[r] / n_c)) if n_t > 1 else float("nan")
+        for r in range(n_r)
+    ]
     d = loo - loo.mean(axis=-1, keepdims=True)
     var_jk = (n_c - 1) / n_c * (d**2).sum(axis=-1)
     cov_diag = np.zeros((n_t, n_r, n_t, n_r))
@@ -402,5 +391,5 @@ def dbm_analysis(
         rrfc=rrfc,
         reader_tests=reader_tests,
         readers=reader_estimates(aucs, cov_diag, mods, rdrs, level),
-        reader_differences=tuple(reader_diffs),
+        reader_differences=reader_differences(aucs, mods, rdrs, ses, ddf_r, level),
     )

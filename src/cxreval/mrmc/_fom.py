@@ -304,10 +304,8 @@ def auc_covariance(
 
     Parameters
     ----------
-    ratings : array-like of shape (n_modalities, n_readers, n_cases)
-        Ratings, NaN = not read.
-    truth : array-like of shape (n_cases,)
-        1 diseased, 0 not.
+    ratings, truth
+        As :func:`jackknife_auc`: ratings (n_modalities, n_readers, n_cases), NaN = not read; 1 diseased, 0 not.
     method : {'jackknife', 'delong', 'unbiased'}, default='jackknife'
         The estimator.
     clusters : array-like of shape (n_cases,), optional

@@ -380,6 +380,10 @@ def _result(
     who = [*names, PANEL]
     kind = ["reader"] * n_readers + [PANEL]
     o = {k: v[0] for k, v in obs.items()}
+
+    def whose(i: int, metric: str) -> dict[str, object]:
+        return {"reader": who[i], "kind": kind[i], "metric": metric}
+
     n_undef = (np.isnan(boot["se"]) | np.isnan(boot["sp"])).sum(axis=0)
     if n_undef[:n_readers].any():
         warnings.warn(
@@ -394,9 +398,7 @@ def _result(
         for i in range(n_readers + 1):
             rows.append(
                 {
-                    "reader": who[i],
-                    "kind": kind[i],
-                    "metric": metric,
+                    **whose(i, metric),
                     "estimate": o[key][i],
                     "ci_low": s["ci_low"][i],
                     "ci_high": s["ci_high"][i],
@@ -432,9 +434,7 @@ def _result(
         for i in range(n_readers + 1):
             comp.append(
                 {
-                    "reader": who[i],
-                    "kind": kind[i],
-                    "metric": metric,
+                    **whose(i, metric),
                     "model_estimate": o[model_key][i],
                     "reader_estimate": o[reader_key][i],
                     "difference": o[key][i],

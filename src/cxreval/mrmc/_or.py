@@ -17,19 +17,17 @@ from ._results import (
     READER_COLUMNS,
     READER_DIFFERENCE_COLUMNS,
     VARIANCE_COMPONENT_COLUMNS,
-    ModalityDifference,
     MRMCAnalysis,
-    MRMCTest,
     ReaderDifference,
     ReaderEstimate,
+    analysis_of,
     analysis_tables,
+    chi2_test,
     clip_unit,
-    differences,
     error_df,
+    f_test,
     frame,
-    modality_estimate,
-    pairs,
-    ratio,
+    reader_differences,
     readonly,
     t_interval,
 )
@@ -134,93 +132,54 @@ def or_components(aucs: np.ndarray, cov: np.ndarray) -> ORComponents:
     )
 
 
-def _f_test(analysis: str, ms_t: float, den: float, df: float, ddf: float) -> MRMCTest:
-    from scipy import stats
-
-    f = ratio(ms_t, den)
-    p = float(stats.f.sf(f, df, ddf)) if np.isfinite(ddf) else float(stats.chi2.sf(f * df, df))
-    return MRMCTest(analysis, "F", float(f), float(df), float(ddf), p, float(den))
-
-
 def rrrc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float) -> MRMCAnalysis:
     """Random readers and cases: Hillis's F = MS(T) / [MS(T*R) + R max(Cov2 - Cov3, 0)], ddf_H."""
     n_mod, n_rdr = aucs.shape
-    means = aucs.mean(axis=1)
-    test: MRMCTest | None = None
-    diffs: tuple[ModalityDifference, ...] = ()
+    between = None
     if n_mod > 1:
         den = c.ms_treatment_reader + n_rdr * max(c.cov2 - c.cov3, 0.0)
         ddf = error_df(den, c.ms_treatment_reader, (n_mod - 1) * (n_rdr - 1))
-        test = _f_test("RRRC", c.ms_treatment, den, n_mod - 1, ddf)
-        diffs = differences("RRRC", names, means, float(np.sqrt(2 * den / n_rdr)), ddf, level)
+        between = (f_test("RRRC", c.ms_treatment, den, n_mod - 1, ddf), float(np.sqrt(2 * den / n_rdr)), ddf)
     singles = []
     for t in range(n_mod):
         ms_r = float(c.ms_reader_by_modality[t])
         den_t = ms_r + n_rdr * max(float(c.cov2_by_modality[t]), 0.0)
-        df_t = error_df(den_t, ms_r, n_rdr - 1)
-        singles.append(modality_estimate("RRRC", names[t], means[t], np.sqrt(den_t / n_rdr), df_t, level))
-    return MRMCAnalysis(test, diffs, tuple(singles))
+        singles.append((np.sqrt(den_t / n_rdr), error_df(den_t, ms_r, n_rdr - 1)))
+    return analysis_of("RRRC", names, aucs.mean(axis=1), level, between, singles)
 
 
 def frrc(
     aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float, clamp: bool
 ) -> MRMCAnalysis:
     """Fixed readers: chi-square (T-1) MS(T) / [Var - Cov1 + (R-1) max(Cov2 - Cov3, 0)] with T - 1 df."""
-    from scipy import stats
-
     n_mod, n_rdr = aucs.shape
-    means = aucs.mean(axis=1)
-    test: MRMCTest | None = None
-    diffs: tuple[ModalityDifference, ...] = ()
+    between = None
     if n_mod > 1:
-        between = max(c.cov2 - c.cov3, 0.0) if clamp else c.cov2 - c.cov3
-        den = c.var_error - c.cov1 + (n_rdr - 1) * between
-        x2 = ratio((n_mod - 1) * c.ms_treatment, den)
-        test = MRMCTest(
-            "FRRC",
-            "chi2",
-            float(x2),
-            float(n_mod - 1),
-            float("nan"),
-            float(stats.chi2.sf(x2, n_mod - 1)),
-            float(den),
-        )
-        diffs = differences("FRRC", names, means, float(np.sqrt(2 * den / n_rdr)), float("inf"), level)
-    singles = tuple(
-        modality_estimate(
-            "FRRC",
-            names[t],
-            means[t],
+        cov23 = max(c.cov2 - c.cov3, 0.0) if clamp else c.cov2 - c.cov3
+        den = c.var_error - c.cov1 + (n_rdr - 1) * cov23
+        between = (chi2_test("FRRC", c.ms_treatment, den, n_mod - 1), float(np.sqrt(2 * den / n_rdr)), np.inf)
+    singles = [
+        (
             np.sqrt(
                 (c.var_error_by_modality[t] + (n_rdr - 1) * max(float(c.cov2_by_modality[t]), 0.0)) / n_rdr
             ),
-            float("inf"),
-            level,
+            np.inf,
         )
         for t in range(n_mod)
-    )
-    return MRMCAnalysis(test, diffs, singles)
+    ]
+    return analysis_of("FRRC", names, aucs.mean(axis=1), level, between, singles)
 
 
 def rrfc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float) -> MRMCAnalysis:
     """Fixed cases: F = MS(T) / MS(T*R) with (T-1, (T-1)(R-1)) df, the readers' repeated-measures ANOVA."""
     n_mod, n_rdr = aucs.shape
-    means = aucs.mean(axis=1)
-    test: MRMCTest | None = None
-    diffs: tuple[ModalityDifference, ...] = ()
+    between = None
     if n_mod > 1:
         ddf = float((n_mod - 1) * (n_rdr - 1))
-        test = _f_test("RRFC", c.ms_treatment, c.ms_treatment_reader, n_mod - 1, ddf)
-        diffs = differences(
-            "RRFC", names, means, float(np.sqrt(2 * c.ms_treatment_reader / n_rdr)), ddf, level
-        )
-    singles = tuple(
-        modality_estimate(
-            "RRFC", names[t], means[t], np.sqrt(c.ms_reader_by_modality[t] / n_rdr), float(n_rdr - 1), level
-        )
-        for t in range(n_mod)
-    )
-    return MRMCAnalysis(test, diffs, singles)
+        test = f_test("RRFC", c.ms_treatment, c.ms_treatment_reader, n_mod - 1, ddf)
+        between = (test, float(np.sqrt(2 * c.ms_treatment_reader / n_rdr)), ddf)
+    singles = [(np.sqrt(c.ms_reader_by_modality[t] / n_rdr), float(n_rdr - 1)) for t in range(n_mod)]
+    return analysis_of("RRFC", names, aucs.mean(axis=1), level, between, singles)
 
 
 def reader_estimates(
@@ -239,16 +198,11 @@ def or_reader_differences(
     aucs: np.ndarray, c: ORComponents, modalities: tuple[str, ...], readers: tuple[str, ...], level: float
 ) -> tuple[ReaderDifference, ...]:
     """Each reader's modality differences, SE sqrt(2 (Var_r - Cov1_r)) from that reader's data (normal)."""
-    out = []
-    for r, rd in enumerate(readers):
-        se = float(np.sqrt(max(2 * (c.var_error_by_reader[r] - c.cov1_by_reader[r]), 0.0)))
-        for a, b in pairs(len(modalities)):
-            est = float(aucs[a, r] - aucs[b, r])
-            stat, low, high, p = t_interval(est, se, float("inf"), level)
-            out.append(
-                ReaderDifference(rd, modalities[a], modalities[b], est, se, float("inf"), stat, low, high, p)
-            )
-    return tuple(out)
+    ses = [
+        float(np.sqrt(max(2 * (c.var_error_by_reader[r] - c.cov1_by_reader[r]), 0.0)))
+        for r in range(len(readers))
+    ]
+    return reader_differences(aucs, modalities, readers, ses, float("inf"), level)
 
 
 @dataclass(frozen=True)

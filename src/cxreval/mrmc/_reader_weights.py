@@ -30,14 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._results import (
-    MRMCAnalysis,
-    MRMCTest,
-    differences,
-    error_df,
-    modality_estimate,
-    ratio,
-)
+from ._results import MRMCAnalysis, MRMCTest, analysis_of, chi2_test, error_df, f_test
 
 if TYPE_CHECKING:
     from ._or import ORComponents
@@ -82,6 +75,9 @@ class WeightedMoments:
         )
 
 
+_ANALYSES = ("RRRC", "FRRC", "RRFC")
+
+
 def _ms_treatment(means: np.ndarray, s2: float) -> float:
     return float(((means - means.mean()) ** 2).sum()) / ((len(means) - 1) * s2)
 
@@ -96,81 +92,35 @@ def weighted_analyses(
     clamp: bool,
 ) -> tuple[MRMCAnalysis, MRMCAnalysis, MRMCAnalysis]:
     """RRRC, FRRC and RRFC of AUCs (T, R) with reader weights ``w``; ``c`` the unweighted ORComponents."""
-    from scipy import stats
-
     n_mod, n_rdr = aucs.shape
     mw = WeightedMoments(cov, w)
     s2 = mw.s2
     means = aucs @ w
     c23, c23_w = c.cov2 - c.cov3, mw.cov2 - mw.cov3
     within_shift = (mw.var - mw.cov1) - (c.var_error - c.cov1)
-    tests: dict[str, MRMCTest | None] = {"RRRC": None, "FRRC": None, "RRFC": None}
-    diffs: dict[str, tuple] = {"RRRC": (), "FRRC": (), "RRFC": ()}
+    between: dict[str, tuple[MRMCTest, float, float] | None] = dict.fromkeys(_ANALYSES)
     if n_mod > 1:
         ms_t, ms_tr = _ms_treatment(means, s2), c.ms_treatment_reader
         den = max(ms_tr + within_shift + (c23 - c23_w) + max(c23_w, 0.0) / s2, ms_tr)
         ddf = error_df(den, ms_tr, (n_mod - 1) * (n_rdr - 1))
-        f = ratio(ms_t, den)
-        tests["RRRC"] = MRMCTest(
-            "RRRC",
-            "F",
-            float(f),
-            float(n_mod - 1),
-            float(ddf),
-            float(stats.f.sf(f, n_mod - 1, ddf))
-            if np.isfinite(ddf)
-            else float(stats.chi2.sf(f * (n_mod - 1), n_mod - 1)),
-            float(den),
-        )
-        diffs["RRRC"] = differences("RRRC", names, means, float(np.sqrt(2 * s2 * den)), ddf, level)
-        between = max(c23_w, 0.0) if clamp else c23_w
-        den_f = (mw.var - mw.cov1) + (1 / s2 - 1) * between
-        x2 = ratio((n_mod - 1) * ms_t, den_f)
-        tests["FRRC"] = MRMCTest(
-            "FRRC",
-            "chi2",
-            float(x2),
-            float(n_mod - 1),
-            float("nan"),
-            float(stats.chi2.sf(x2, n_mod - 1)),
-            float(den_f),
-        )
-        diffs["FRRC"] = differences("FRRC", names, means, float(np.sqrt(2 * s2 * den_f)), float("inf"), level)
+        between["RRRC"] = (f_test("RRRC", ms_t, den, n_mod - 1, ddf), float(np.sqrt(2 * s2 * den)), ddf)
+        cov23_w = max(c23_w, 0.0) if clamp else c23_w
+        den_f = (mw.var - mw.cov1) + (1 / s2 - 1) * cov23_w
+        between["FRRC"] = (chi2_test("FRRC", ms_t, den_f, n_mod - 1), float(np.sqrt(2 * s2 * den_f)), np.inf)
         ddf_c = float((n_mod - 1) * (n_rdr - 1))
-        f_c = ratio(ms_t, ms_tr)
-        tests["RRFC"] = MRMCTest(
-            "RRFC",
-            "F",
-            float(f_c),
-            float(n_mod - 1),
+        between["RRFC"] = (
+            f_test("RRFC", ms_t, ms_tr, n_mod - 1, ddf_c),
+            float(np.sqrt(2 * s2 * ms_tr)),
             ddf_c,
-            float(stats.f.sf(f_c, n_mod - 1, ddf_c)),
-            float(ms_tr),
         )
-        diffs["RRFC"] = differences("RRFC", names, means, float(np.sqrt(2 * s2 * ms_tr)), ddf_c, level)
-    singles: dict[str, list] = {"RRRC": [], "FRRC": [], "RRFC": []}
+    singles: dict[str, list[tuple[float, float]]] = {a: [] for a in _ANALYSES}
     for t in range(n_mod):
         ms_r = float(c.ms_reader_by_modality[t])
         var_t, cov2_t = float(c.var_error_by_modality[t]), float(c.cov2_by_modality[t])
         var_w, cov2_w = float(mw.var_by_modality[t]), float(mw.cov2_by_modality[t])
         den_t = max(ms_r + (var_w - var_t) + (cov2_t - cov2_w) + max(cov2_w, 0.0) / s2, ms_r)
-        singles["RRRC"].append(
-            modality_estimate(
-                "RRRC", names[t], means[t], np.sqrt(s2 * den_t), error_df(den_t, ms_r, n_rdr - 1), level
-            )
-        )
-        singles["FRRC"].append(
-            modality_estimate(
-                "FRRC",
-                names[t],
-                means[t],
-                np.sqrt(s2 * (var_w + (1 / s2 - 1) * max(cov2_w, 0.0))),
-                float("inf"),
-                level,
-            )
-        )
-        singles["RRFC"].append(
-            modality_estimate("RRFC", names[t], means[t], np.sqrt(s2 * ms_r), float(n_rdr - 1), level)
-        )
-    rrrc, frrc, rrfc = (MRMCAnalysis(tests[a], diffs[a], tuple(singles[a])) for a in ("RRRC", "FRRC", "RRFC"))
+        singles["RRRC"].append((np.sqrt(s2 * den_t), error_df(den_t, ms_r, n_rdr - 1)))
+        singles["FRRC"].append((np.sqrt(s2 * (var_w + (1 / s2 - 1) * max(cov2_w, 0.0))), np.inf))
+        singles["RRFC"].append((np.sqrt(s2 * ms_r), float(n_rdr - 1)))
+    rrrc, frrc, rrfc = (analysis_of(a, names, means, level, between[a], singles[a]) for a in _ANALYSES)
     return rrrc, frrc, rrfc

@@ -12,6 +12,7 @@ from .._typing import PathLike
 from ..io import markdown_table
 from ..io._write import write_summary
 from ..results import TableResult
+from ._results import TEST_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,17 +26,7 @@ READER_STUDY_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "counts": (*_KEYS, "cases", "positives", "negatives", "readers", "modalities"),
         "reader_auc": (*_KEYS, "modality", "reader", "auc", "standard_error", "ci_low", "ci_high"),
-        "tests": (
-            *_KEYS,
-            "method",
-            "analysis",
-            "covariance",
-            "statistic_name",
-            "statistic",
-            "df",
-            "ddf",
-            "pvalue",
-        ),
+        "tests": (*_KEYS, "method", *TEST_COLUMNS[: TEST_COLUMNS.index("p_value")], "pvalue"),
         "differences": (
             *_KEYS,
             "method",
@@ -118,6 +109,12 @@ READER_STUDY_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     }
 )
 """The columns of every table of :class:`ReaderStudyResult`, by its name in ``FILES``."""
+
+_FIELDS: Mapping[str, str] = MappingProxyType(
+    {name: name for name in READER_STUDY_COLUMNS}
+    | {"reader_auc": "table", "modalities": "modalities_table", "verdicts": "verdict_table"}
+)
+"""The field of :class:`ReaderStudyResult` holding each table, by its name in ``FILES`` (in their order)."""
 
 
 _MEASURES = {
@@ -206,39 +203,11 @@ class ReaderStudyResult(TableResult):
             name: (tables[name].loc[:, list(cols)].reset_index(drop=True) if name in tables else _empty(name))
             for name, cols in READER_STUDY_COLUMNS.items()
         }
-        return cls(
-            table=t["reader_auc"],
-            counts=t["counts"],
-            tests=t["tests"],
-            differences=t["differences"],
-            modalities_table=t["modalities"],
-            variance_components=t["variance_components"],
-            model_vs_readers=t["model_vs_readers"],
-            operating_points=t["operating_points"],
-            readers_vs_curve=t["readers_vs_curve"],
-            comparisons=t["comparisons"],
-            below_count=t["below_count"],
-            roc_curve=t["roc_curve"],
-            verdict_table=t["verdicts"],
-            **fields,
-        )
+        tabs: dict[str, Any] = {field: t[name] for name, field in _FIELDS.items()}
+        return cls(**tabs, **fields)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {
-            "counts": self.counts,
-            "reader_auc": self.table,
-            "tests": self.tests,
-            "differences": self.differences,
-            "modalities": self.modalities_table,
-            "variance_components": self.variance_components,
-            "model_vs_readers": self.model_vs_readers,
-            "operating_points": self.operating_points,
-            "readers_vs_curve": self.readers_vs_curve,
-            "comparisons": self.comparisons,
-            "below_count": self.below_count,
-            "roc_curve": self.roc_curve,
-            "verdicts": self.verdict_table,
-        }
+        return {name: getattr(self, field) for name, field in _FIELDS.items()}
 
     def save(self, folder: PathLike) -> dict[str, Path]:
         """Write every table (CSV + Parquet) and ``summary.md``; return ``{name: csv path}`` and the summary's."""

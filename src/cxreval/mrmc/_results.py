@@ -3,7 +3,7 @@ tidy tables they become."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, fields
 from itertools import combinations
 from typing import TYPE_CHECKING
@@ -29,6 +29,10 @@ __all__ = [
     "VarianceComponent",
     "ratio",
     "error_df",
+    "f_test",
+    "chi2_test",
+    "analysis_of",
+    "reader_differences",
 ]
 
 
@@ -213,6 +217,26 @@ def differences(
     return tuple(out)
 
 
+def reader_differences(
+    aucs: np.ndarray,
+    modalities: tuple[str, ...],
+    readers: tuple[str, ...],
+    ses: Sequence[float],
+    df: float,
+    level: float,
+) -> tuple[ReaderDifference, ...]:
+    """Each reader's modality differences ``aucs[a, r] - aucs[b, r]`` with that reader's SE ``ses[r]`` on ``df``."""
+    out = []
+    for r, rd in enumerate(readers):
+        for a, b in pairs(len(modalities)):
+            est = float(aucs[a, r] - aucs[b, r])
+            stat, low, high, p = t_interval(est, ses[r], df, level)
+            out.append(
+                ReaderDifference(rd, modalities[a], modalities[b], est, ses[r], df, stat, low, high, p)
+            )
+    return tuple(out)
+
+
 def ratio(num: float, den: float) -> float:
     """``num / den`` with IEEE semantics (x/0 = +-inf, 0/0 = NaN), never ZeroDivisionError."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -224,6 +248,53 @@ def error_df(den: float, ms: float, df: float) -> float:
     ``den^2 / (ms^2 / df)`` (Hillis's ddf_H), infinite when ``ms`` is 0."""
     out = ratio(den**2, ms**2 / df)
     return out if not np.isnan(out) else float("inf")
+
+
+def f_test(
+    analysis: str, ms_t: float, den: float, df: float, ddf: float, *, chi2_limit: bool = True
+) -> MRMCTest:
+    """``F = ms_t / den`` on (df, ddf); with ``ddf`` infinite its limit, chi-square ``df F`` on df
+    (``chi2_limit=False``: the F distribution's p-value, NaN there)."""
+    from scipy import stats
+
+    f = ratio(ms_t, den)
+    if np.isfinite(ddf) or not chi2_limit:
+        p = float(stats.f.sf(f, df, ddf))
+    else:
+        p = float(stats.chi2.sf(f * df, df))
+    return MRMCTest(analysis, "F", float(f), float(df), float(ddf), p, float(den))
+
+
+def chi2_test(analysis: str, ms_t: float, den: float, df: int) -> MRMCTest:
+    """``X2 = df ms_t / den``, chi-square on df (the fixed-readers test)."""
+    from scipy import stats
+
+    x2 = ratio(df * ms_t, den)
+    return MRMCTest(
+        analysis, "chi2", float(x2), float(df), float("nan"), float(stats.chi2.sf(x2, df)), float(den)
+    )
+
+
+def analysis_of(
+    analysis: str,
+    names: tuple[str, ...],
+    means: np.ndarray,
+    level: float,
+    between: tuple[MRMCTest, float, float] | None,
+    singles: Iterable[tuple[float, float]],
+) -> MRMCAnalysis:
+    """An :class:`MRMCAnalysis` from its global test with the differences' (SE, df) (``between``, None with one
+    modality) and each modality's (SE, df) (``singles``)."""
+    diffs: tuple[ModalityDifference, ...] = ()
+    test = None
+    if between is not None:
+        test, se, df = between
+        diffs = differences(analysis, names, means, se, df, level)
+    estimates = (
+        modality_estimate(analysis, names[t], means[t], se_t, df_t, level)
+        for t, (se_t, df_t) in enumerate(singles)
+    )
+    return MRMCAnalysis(test, diffs, tuple(estimates))
 
 
 def readonly(arr: np.ndarray) -> np.ndarray:

@@ -319,7 +319,6 @@ def _draw(
 
 def _simulate(
     n_studies: int,
-    *,
     n_readers: object,
     n_cases_negative: object,
     n_cases_positive: object,
@@ -327,6 +326,7 @@ def _simulate(
     delta: object,
     parameters: object,
     mu: object,
+    *,
     rng: RNGLike,
     func: str,
 ) -> tuple[np.ndarray, np.ndarray, RoeMetzParameters, tuple[float, ...]]:
@@ -396,18 +396,8 @@ def simulate_roe_metz(
     >>> round(float(study.true_auc()[0]), 4)  # Phi(1.5 / sqrt(2 * 1.011))
     0.8543
     """
-    ratings, truth, p, shifts = _simulate(
-        1,
-        n_readers=n_readers,
-        n_cases_negative=n_cases_negative,
-        n_cases_positive=n_cases_positive,
-        n_modalities=n_modalities,
-        delta=delta,
-        parameters=parameters,
-        mu=mu,
-        rng=rng,
-        func=_FUNC,
-    )
+    design = (n_readers, n_cases_negative, n_cases_positive, n_modalities, delta, parameters, mu)
+    ratings, truth, p, shifts = _simulate(1, *design, rng=rng, func=_FUNC)
     return RoeMetzStudy(ratings[0], truth, p, shifts)
 
 
@@ -441,16 +431,6 @@ def simulate_roe_metz_studies(
     (3, (3, 2, 4, 30), (2, 4, 30))
     """
     n = check_positive_int(n_studies, name="n_studies", func="simulate_roe_metz_studies")
-    ratings, truth, p, shifts = _simulate(
-        n,
-        n_readers=n_readers,
-        n_cases_negative=n_cases_negative,
-        n_cases_positive=n_cases_positive,
-        n_modalities=n_modalities,
-        delta=delta,
-        parameters=parameters,
-        mu=mu,
-        rng=rng,
-        func="simulate_roe_metz_studies",
-    )
+    design = (n_readers, n_cases_negative, n_cases_positive, n_modalities, delta, parameters, mu)
+    ratings, truth, p, shifts = _simulate(n, *design, rng=rng, func="simulate_roe_metz_studies")
     return RoeMetzStudies(ratings, truth, p, shifts)

@@ -11,28 +11,38 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..exceptions import SchemaError
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "STUDY_ID",
-    "PATIENT_ID",
-    "SOURCE",
-    "FINDING",
-    "STATE",
-    "MODEL",
-    "SCORE",
-    "P_POSITIVE",
-    "MACRO",
-    "MICRO",
-    "MEAN",
-    "SUMMARY_ROWS",
     "ANNOTATION_COLUMNS",
+    "FINDING",
+    "MACRO",
+    "MEAN",
+    "MICRO",
+    "MODEL",
+    "PATIENT_ID",
+    "P_POSITIVE",
     "RENAMED_COLUMNS",
+    "SCORE",
+    "SOURCE",
+    "STATE",
+    "STUDY_ID",
+    "SUMMARY_ROWS",
     "check_columns",
+    "first_true",
 ]
+
+
+def first_true(mask: np.ndarray) -> int | None:
+    """The position of the first True of a 1-D row mask (the first bad row), None when every row is fine."""
+    rows = np.flatnonzero(mask)
+    return int(rows[0]) if len(rows) else None
+
 
 STUDY_ID = "study_id"
 """The unit a label or score belongs to (an image or a study)."""

@@ -18,6 +18,7 @@ import numpy as np
 from .._validation import cell_location as _where
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
+from ._columns import first_true
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -263,11 +264,10 @@ def decode_states(
     blank = blank_state or ("refuse" if encoding is None else "encoding")
     if blank == "refuse":
         blanks = [k for k, (kind, _) in enumerate(kinds) if kind == "blank"]
-        rows = np.flatnonzero((codes < 0) | np.isin(codes, blanks))
-        if len(rows):
-            i = int(rows[0])
+        blank_cells = (codes < 0) | np.isin(codes, blanks)
+        if (row := first_true(blank_cells)) is not None:
             raise SchemaError(
-                f"Blank state in {_where(where, i, column)} ({len(rows)} blank state cell(s)); a "
+                f"Blank state in {_where(where, row, column)} ({int(blank_cells.sum())} blank state cell(s)); a "
                 f"blank is read only under a numeric state_encoding=, or as a "
                 f"missing label with blank_state='missing'."
             )

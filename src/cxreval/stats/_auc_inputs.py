@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -153,29 +153,13 @@ def prepare_inputs(
         As :func:`~cxreval.classification.evaluate_auc`, before any computation.
     """
     predictions, labels = loaded_table(predictions, "predictions"), loaded_table(labels, "labels")
-    check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
-    check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
-    check_design(studies, missing_scores)
-    fmap = None if finding_map is None else read_finding_map(finding_map)
+    options = (references, findings, policy, not_mentioned, model_groups, unlabeled, studies, missing_scores)
+    sel = _Selection.checked(*options, finding_map=finding_map)
     ps = scan_prediction_frame(predictions)  # validated on its columns, no second table made
     ls = scan_label_frame(labels, require_patient=False)
     soft = soft_labels_from_frame(labels, where="label table") if isinstance(labels, pd.DataFrame) else None
     return apply_soft_labels(
-        _prepare_scans(
-            ps,
-            ls,
-            references=references,
-            findings=findings,
-            policy=policy,
-            not_mentioned=not_mentioned,
-            model_groups=model_groups,
-            unlabeled=unlabeled,
-            frame=lambda: validate_predictions(predictions),
-            studies=studies,
-            missing_scores=missing_scores,
-            fmap=fmap,
-        ),
-        soft,
+        _prepare_scans(ps, ls, sel, frame=lambda: validate_predictions(predictions)), soft
     )
 
 
@@ -219,17 +203,16 @@ def prepare_from_files(
 
     Returns
     -------
-    PreparedInputs
+    res : PreparedInputs
+        What :func:`prepare_inputs` gives for the tables the files hold.
 
     Raises
     ------
     SchemaError
         Anything the readers and :func:`~cxreval.classification.evaluate_auc` refuse, with the same messages (file, row, value).
     """
-    check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
-    check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
-    check_design(studies, missing_scores)
-    fmap = None if finding_map is None else read_finding_map(finding_map)
+    options = (references, findings, policy, not_mentioned, model_groups, unlabeled, studies, missing_scores)
+    sel = _Selection.checked(*options, finding_map=finding_map)
     ppaths, lpaths = _paths(predictions, "predictions"), _paths(labels, "labels")
     check_label_headers(lpaths, require_patient=True)  # both headers before any block of either is read
     check_prediction_headers(ppaths)
@@ -238,24 +221,10 @@ def prepare_from_files(
         lpaths, state_encoding=state_encoding, blank_state=blank_state, require_patient=True
     )
     soft = read_soft_labels(lpaths)
-    return apply_soft_labels(
-        _prepare_scans(
-            ps,
-            ls,
-            references=references,
-            findings=findings,
-            policy=policy,
-            not_mentioned=not_mentioned,
-            model_groups=model_groups,
-            unlabeled=unlabeled,
-            frame=lambda: read_prediction_tables(ppaths)[0],
-            notes=(*ps.notes, *lnotes),
-            studies=studies,
-            missing_scores=missing_scores,
-            fmap=fmap,
-        ),
-        soft,
+    scans = _prepare_scans(
+        ps, ls, sel, frame=lambda: read_prediction_tables(ppaths)[0], notes=(*ps.notes, *lnotes)
     )
+    return apply_soft_labels(scans, soft)
 
 
 def loaded_table(value: Any, name: str, func: str = "evaluate_auc") -> Any:
@@ -286,25 +255,64 @@ def _paths(value: object, name: str) -> list[Path]:
     return out
 
 
+class _Selection(NamedTuple):
+    """The selection options of :func:`prepare_inputs` and :func:`prepare_from_files`, checked (``fmap``: the
+    finding map read)."""
+
+    references: Sequence[str] | None
+    findings: Sequence[str] | None
+    policy: str
+    not_mentioned: str
+    model_groups: pd.DataFrame | dict[str, str] | None
+    unlabeled: str
+    studies: Studies
+    missing_scores: str
+    fmap: VocabularyMapping | None
+
+    @classmethod
+    def checked(
+        cls,
+        references: Sequence[str] | None,
+        findings: Sequence[str] | None,
+        policy: str,
+        not_mentioned: str,
+        model_groups: pd.DataFrame | dict[str, str] | None,
+        unlabeled: str,
+        studies: Studies,
+        missing_scores: str,
+        *,
+        finding_map: str | VocabularyMapping | None,
+    ) -> _Selection:
+        check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
+        check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
+        check_design(studies, missing_scores)
+        fmap = None if finding_map is None else read_finding_map(finding_map)
+        options = (
+            references,
+            findings,
+            policy,
+            not_mentioned,
+            model_groups,
+            unlabeled,
+            studies,
+            missing_scores,
+        )
+        return cls(*options, fmap)
+
+
 def _prepare_scans(
     ps: PredictionScan,
     ls: LabelScan,
+    selection: _Selection,
     *,
-    references: Sequence[str] | None,
-    findings: Sequence[str] | None,
-    policy: str,
-    not_mentioned: str,
-    model_groups: pd.DataFrame | dict[str, str] | None,
-    unlabeled: str,
     frame: Callable[[], pd.DataFrame],
     notes: tuple[str, ...] = (),
-    studies: Studies = "common",
-    missing_scores: str = "refuse",
-    fmap: VocabularyMapping | None = None,
 ) -> PreparedInputs:
-    """Lay validated codes out as arrays (``fmap``: the finding map, read and checked by the caller); the score
+    """Lay validated codes out as arrays (``selection.fmap``: the finding map, read and checked by the caller); the score
     arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
-    design = studies
+    references, findings, policy, not_mentioned, model_groups, unlabeled, design, missing_scores, fmap = (
+        selection
+    )
     if fmap is not None:
         check_map_findings(fmap, ps, ls)
         map_prediction_scan(ps, fmap)

@@ -33,7 +33,7 @@ from ..findings import canonical_finding
 from ..io import read_table
 from ..io._read import table_parts
 from ..schema import FINDING, SOURCE, STUDY_ID
-from ..schema._columns import P_POSITIVE
+from ..schema._columns import P_POSITIVE, first_true
 
 if TYPE_CHECKING:
     from ._auc_inputs import PreparedInputs
@@ -172,8 +172,7 @@ def apply_soft_labels(prep: PreparedInputs, soft: SoftLabels | None) -> Prepared
     blank = np.isnan(p)
     if blank.any() and prep.states is not None:
         labelled = prep.states[f_of[blank], r_of[blank], s_of[blank]] != -128
-        if labelled.any():
-            i = int(np.flatnonzero(labelled)[0])
+        if (i := first_true(labelled)) is not None:
             raise SchemaError(
                 f"{where[blank][i]}: blank, but the state labels the finding; every labelled row of "
                 f"the soft reference {prep.references[r_of[blank][i]]!r} needs a probability in "
