@@ -156,6 +156,7 @@ def _ranked(
         ev.auc,
         pairs=pairs,
         groups=groups,
+        confidence_level=ev.auc.confidence_level,
         min_models=min_models,
         dataset=dataset,
         kendall=kendall,
