@@ -69,6 +69,10 @@ _LAZY_ATTRS: dict[str, str] = {
     "PathLike": "_typing",
     "FindingsLike": "_typing",
     "Studies": "_typing",
+    # the option groups of the jobs
+    "Design": "options",
+    "Resampling": "options",
+    "Compute": "options",
 }
 
 _SUBMODULES: tuple[str, ...] = (
@@ -83,6 +87,7 @@ _SUBMODULES: tuple[str, ...] = (
     "iqa",
     "jobs",
     "labels",
+    "options",
     "localization",
     "ranking",
     "report",
@@ -136,6 +141,9 @@ __all__ = [
     "PathLike",
     "FindingsLike",
     "Studies",
+    "Design",
+    "Resampling",
+    "Compute",
 ]
 
 if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
@@ -176,6 +184,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         split_dataset_files,
         write_report_page,
     )
+    from .options import Compute, Design, Resampling
 
 
 def __getattr__(name: str) -> Any:
