@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "outputs",
                 "labels",
                 "progress",
+                "options",
             }
         ),
     ),

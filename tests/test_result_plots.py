@@ -165,14 +165,20 @@ def _build(name: str, tmp: Path):
         return compare_rankings(_auc())
     if name == "ReferenceComparison":
         from cxreval.jobs import compare_references
+        from cxreval.options import Resampling
 
         t = _labels()
-        return compare_references(_predictions(t), t, references=["CR", "Rep1"], n_resamples=20, rng=0)
+        return compare_references(
+            _predictions(t), t, references=["CR", "Rep1"], resampling=Resampling(n_resamples=20, rng=0)
+        )
     if name == "ClassifierEvaluation":
         from cxreval.jobs import evaluate_classifiers
+        from cxreval.options import Resampling
 
         t = _labels()
-        return evaluate_classifiers(_predictions(t), t, references=["CR", "Rep1"], n_resamples=20, rng=0)
+        return evaluate_classifiers(
+            _predictions(t), t, references=["CR", "Rep1"], resampling=Resampling(n_resamples=20, rng=0)
+        )
     if name in {
         "AgreementTableResult",
         "PrevalenceResult",

@@ -68,28 +68,25 @@ DISTINCT: dict[str, str] = {
     "weights": "kappa weights, MS-SSIM scale weights or a network's",
     "image_shape": "the image size boxes are checked against, when known, or the NIH images' size",
     "id_column": "the study column read, or the one written",
+    **dict.fromkeys(
+        ("kendall", "spearman"),
+        "the variant of each comparison's reference: with ties of metric scores (IQA), or as AUC rankings are "
+        "published",
+    ),
+    "labels_format": "the format a fusion job writes, or save's override of the result's own (None: keep it)",
+    "loss": "a linear probe's loss, or fine-tuning's (None: the loss of its mode)",
+    "weight_decay": "a linear probe's penalty, or fine-tuning's (None: the penalty of its mode)",
+    "score_model": "chosen per finding by evaluate_latent_auc ('auto'), or the one model a fit uses",
 }
 """Parameter names whose default is the function's own: what they mean differs from function to function."""
 
 RESOLVERS: dict[str, str] = {
     "cxreval.schema._states.LabelPolicy.of": "None is 'not given', told apart from a contradicting policy",
+    "cxreval.schema._states.binarize": "None is the policy's own not_mentioned, told apart from a contradicting one",
 }
 """The functions that resolve what the others' options mean (their ``None``: not given); left out of the check."""
 
-PENDING_DEFAULTS: frozenset[str] = frozenset(
-    {
-        "confidence_level",
-        "findings",
-        "kendall",
-        "labels_format",
-        "loss",
-        "not_mentioned",
-        "rng",
-        "score_model",
-        "spearman",
-        "weight_decay",
-    }
-)
+PENDING_DEFAULTS: frozenset[str] = frozenset()
 """Parameter names with several defaults across the library; may only shrink."""
 
 PENDING_COMMAND_DEFAULTS: frozenset[tuple[str, str]] = frozenset()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import jobs as _jobs
 from ._version import __version__ as __version__
 from .exceptions import (
     CxrevalError,
@@ -25,41 +26,14 @@ from .exceptions import (
     UndefinedMetricWarning,
 )
 
+# the jobs re-exported here: every public name of cxreval.jobs but its constants and its helpers of a command's
+# text (cxreval.jobs is a lazy package: importing it loads no analysis)
+_JOBS: tuple[str, ...] = tuple(n for n in _jobs.__all__ if not n.isupper() and n != "label_rules_text")
+
 # public name -> the submodule (relative to cxreval) that defines it; imported on first access
 _LAZY_ATTRS: dict[str, str] = {
-    # the jobs of the commands and their results
-    "compare_sources_files": "jobs",
-    "ClassifierEvaluation": "jobs",
-    "evaluate_classifiers": "jobs",
-    "evaluate_classifiers_files": "jobs",
-    "audit_dataset_files": "jobs",
-    "export_dataset_files": "jobs",
-    "fetch_dataset_metadata": "jobs",
-    "list_registered_datasets": "jobs",
-    "split_dataset_files": "jobs",
-    "fuse_and_compare": "jobs",
-    "fuse_and_compare_files": "jobs",
-    "compare_metrics_file": "jobs",
-    "compare_with_experts_files": "jobs",
-    "degrade_image_folder": "jobs",
-    "list_iqa_metrics": "jobs",
-    "score_pairs_file": "jobs",
-    "label_reports_file": "jobs",
-    "evaluate_localization_files": "jobs",
-    "evaluate_reader_study": "jobs",
-    "evaluate_reader_study_files": "jobs",
-    "plan_reader_study_files": "jobs",
-    "plan_relabelling_files": "jobs",
-    "ReferenceComparison": "jobs",
-    "compare_auc_table": "jobs",
-    "compare_auc_table_file": "jobs",
-    "compare_references": "jobs",
-    "compare_references_files": "jobs",
-    "ReaderStudyPlanResult": "jobs",
-    "plan_reader_study": "jobs",
-    "write_report_page": "jobs",
-    "real_boxes_file": "jobs",
-    "simulate_localization_study_files": "jobs",
+    # the jobs of the commands and their results (:data:`_JOBS`)
+    **dict.fromkeys(_JOBS, "jobs"),
     # data, execution and the type aliases of the public signatures
     "load_dataset": "datasets",
     "list_datasets": "datasets",
@@ -69,6 +43,10 @@ _LAZY_ATTRS: dict[str, str] = {
     "PathLike": "_typing",
     "FindingsLike": "_typing",
     "Studies": "_typing",
+    # the option groups of the jobs
+    "Design": "options",
+    "Resampling": "options",
+    "Compute": "options",
 }
 
 _SUBMODULES: tuple[str, ...] = (
@@ -83,6 +61,7 @@ _SUBMODULES: tuple[str, ...] = (
     "iqa",
     "jobs",
     "labels",
+    "options",
     "localization",
     "ranking",
     "report",
@@ -96,38 +75,7 @@ __all__ = [
     "InvalidParameterError",
     "SchemaError",
     "UndefinedMetricWarning",
-    "compare_sources_files",
-    "ClassifierEvaluation",
-    "evaluate_classifiers",
-    "evaluate_classifiers_files",
-    "audit_dataset_files",
-    "export_dataset_files",
-    "fetch_dataset_metadata",
-    "list_registered_datasets",
-    "split_dataset_files",
-    "fuse_and_compare",
-    "fuse_and_compare_files",
-    "compare_metrics_file",
-    "compare_with_experts_files",
-    "degrade_image_folder",
-    "list_iqa_metrics",
-    "score_pairs_file",
-    "label_reports_file",
-    "evaluate_localization_files",
-    "evaluate_reader_study",
-    "evaluate_reader_study_files",
-    "plan_reader_study_files",
-    "plan_relabelling_files",
-    "ReferenceComparison",
-    "compare_auc_table",
-    "compare_auc_table_file",
-    "compare_references",
-    "compare_references_files",
-    "ReaderStudyPlanResult",
-    "plan_reader_study",
-    "write_report_page",
-    "real_boxes_file",
-    "simulate_localization_study_files",
+    *_JOBS,
     "load_dataset",
     "list_datasets",
     "get_executor",
@@ -136,46 +84,17 @@ __all__ = [
     "PathLike",
     "FindingsLike",
     "Studies",
+    "Design",
+    "Resampling",
+    "Compute",
 ]
 
 if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from ._typing import FindingsLike, PathLike, RNGLike, Studies
     from .datasets import list_datasets, load_dataset
     from .executor import ExecutorLike, get_executor
-    from .jobs import (
-        ClassifierEvaluation,
-        ReaderStudyPlanResult,
-        ReferenceComparison,
-        audit_dataset_files,
-        compare_auc_table,
-        compare_auc_table_file,
-        compare_metrics_file,
-        compare_references,
-        compare_references_files,
-        compare_sources_files,
-        compare_with_experts_files,
-        degrade_image_folder,
-        evaluate_classifiers,
-        evaluate_classifiers_files,
-        evaluate_localization_files,
-        evaluate_reader_study,
-        evaluate_reader_study_files,
-        export_dataset_files,
-        fetch_dataset_metadata,
-        fuse_and_compare,
-        fuse_and_compare_files,
-        label_reports_file,
-        list_iqa_metrics,
-        list_registered_datasets,
-        plan_reader_study,
-        plan_reader_study_files,
-        plan_relabelling_files,
-        real_boxes_file,
-        score_pairs_file,
-        simulate_localization_study_files,
-        split_dataset_files,
-        write_report_page,
-    )
+    from .jobs import *  # noqa: F403  (the names of _JOBS)
+    from .options import Compute, Design, Resampling
 
 
 def __getattr__(name: str) -> Any:

@@ -17,6 +17,7 @@ from cxreval.cli.main import main
 from cxreval.jobs import evaluate_classifiers, evaluate_classifiers_files
 from cxreval.labels import write_labels
 from cxreval.labels._long import write_predictions
+from cxreval.options import Design, Resampling
 from cxreval.results import ReadReport, ReadResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "latent"))
@@ -65,7 +66,7 @@ def test_command_folder_is_the_job_save(tmp_path):
         == 0
     )
     res = evaluate_classifiers_files(
-        pp, lp, model_groups=gp, references=["CR", "Rep1"], n_resamples=30, rng=4
+        pp, lp, model_groups=gp, references=["CR", "Rep1"], resampling=Resampling(n_resamples=30, rng=4)
     )
     assert_same_files(cli, _saved(res, tmp_path / "job"))
     assert {"auc.csv", "auc_comparison.csv", "summary.md"} <= {p.name for p in cli.iterdir()}
@@ -92,7 +93,9 @@ def test_command_folder_is_the_job_save_each_design(tmp_path):
         )
         == 0
     )
-    res = evaluate_classifiers_files(pp, lp, studies="each", n_resamples=0, rng=0)  # --seed 0
+    res = evaluate_classifiers_files(
+        pp, lp, design=Design(studies="each"), resampling=Resampling(n_resamples=0, rng=0)
+    )  # --seed 0
     assert_same_files(cli, _saved(res, tmp_path / "job"))
 
 
@@ -124,7 +127,7 @@ def test_latent_truth_folder_is_the_job_save(tmp_path):
         == 0
     )
     res = evaluate_classifiers_files(
-        pp, lp, readers=["r1", "r2", "r3"], latent_truth=True, n_resamples=5, rng=1
+        pp, lp, readers=["r1", "r2", "r3"], latent_truth=True, resampling=Resampling(n_resamples=5, rng=1)
     )
     assert res.latent and res.comparison is None
     assert_same_files(cli, _saved(res, tmp_path / "job"))
@@ -133,7 +136,11 @@ def test_latent_truth_folder_is_the_job_save(tmp_path):
         cli,
         _saved(
             evaluate_classifiers(
-                preds, labs, readers=["r1", "r2", "r3"], latent_truth=True, n_resamples=5, rng=1
+                preds,
+                labs,
+                readers=["r1", "r2", "r3"],
+                latent_truth=True,
+                resampling=Resampling(n_resamples=5, rng=1),
             ),
             tmp_path / "tables",
         ),
@@ -142,8 +149,8 @@ def test_latent_truth_folder_is_the_job_save(tmp_path):
 
 def test_table_job_equals_the_files_job(tmp_path):
     preds, labels, pp, lp, _ = _inputs(tmp_path / "in")
-    files = evaluate_classifiers_files(pp, lp, n_resamples=20, rng=2)
-    tables = evaluate_classifiers(preds, labels, n_resamples=20, rng=2)
+    files = evaluate_classifiers_files(pp, lp, resampling=Resampling(n_resamples=20, rng=2))
+    tables = evaluate_classifiers(preds, labels, resampling=Resampling(n_resamples=20, rng=2))
     assert_same_files(_saved(files, tmp_path / "files"), _saved(tables, tmp_path / "tables"))
 
 
@@ -151,8 +158,8 @@ def test_jobs_take_a_read_result_and_a_list_of_tables(tmp_path):
     preds, labels = prediction_table(30, seed=3), label_table(30, seed=2)
     read = ReadResult(preds, ReadReport("preds.csv", len(preds), len(preds)))
     parts = [labels[labels["source"] == s] for s in ("CR", "Rep1", "Rep2")]
-    plain = evaluate_classifiers(preds, labels, n_resamples=10, rng=0)
-    loaded = evaluate_classifiers(read, parts, n_resamples=10, rng=0)
+    plain = evaluate_classifiers(preds, labels, resampling=Resampling(n_resamples=10, rng=0))
+    loaded = evaluate_classifiers(read, parts, resampling=Resampling(n_resamples=10, rng=0))
     assert_same_files(_saved(plain, tmp_path / "a"), _saved(loaded, tmp_path / "b"))
     auc = evaluate_auc(read, parts, n_resamples=10, rng=0)
     pd.testing.assert_frame_equal(auc.table, plain.auc.table)
@@ -178,13 +185,17 @@ def test_latent_readers_refuse_references():
             "--latent-truth needs --readers: the label sources treated as readers (e.g. --readers bc4,bc6,bc8).",
         ),
         (
-            {"latent_truth": True, "readers": ["CR", "Rep1", "Rep2"], "finding_map": "nih_to_google"},
+            {
+                "latent_truth": True,
+                "readers": ["CR", "Rep1", "Rep2"],
+                "design": Design(finding_map="nih_to_google"),
+            },
             "--references and --finding-map do not apply with --latent-truth (the reference is the latent "
             "truth of --readers).",
         ),
-        ({"map_score": "max"}, "--map-score needs --finding-map."),
+        ({"design": Design(map_score="max")}, "--map-score needs --finding-map."),
         (
-            {"finding_map": "nih_to_google", "map_score": "median"},
+            {"design": Design(finding_map="nih_to_google", map_score="median")},
             "--map-score must be one of max, mean. Got 'median'.",
         ),
     ],

@@ -21,6 +21,7 @@ from cxreval.jobs import (
 )
 from cxreval.labels import write_labels
 from cxreval.labels._long import write_predictions
+from cxreval.options import Resampling
 from cxreval.ranking._published import XQA_AUC_TABLES, read_auc_table
 from cxreval.results import ReadReport, ReadResult
 
@@ -72,7 +73,12 @@ def test_command_folder_is_the_job_save(tmp_path):
         == 0
     )
     res = compare_references_files(
-        pp, lp, pairs=[("CR", "Rep1"), ("CR", "Rep2")], kendall="tau-b", n_resamples=25, rng=5, dataset="toy"
+        pp,
+        lp,
+        pairs=[("CR", "Rep1"), ("CR", "Rep2")],
+        kendall="tau-b",
+        resampling=Resampling(n_resamples=25, rng=5),
+        dataset="toy",
     )
     assert_same_files(cli, _saved(res, tmp_path / "job"))
     assert {"auc_summary.md", "auc_comparison.csv", "rank_correlation.csv", "summary.md"} <= {
@@ -93,10 +99,10 @@ def test_auc_table_folder_is_the_job_save(tmp_path):
 
 def test_table_job_equals_the_files_job_and_takes_what_loaders_return(tmp_path):
     preds, labels, pp, lp = _inputs(tmp_path / "in")
-    files = compare_references_files(pp, lp, n_resamples=15, rng=1)
+    files = compare_references_files(pp, lp, resampling=Resampling(n_resamples=15, rng=1))
     read = ReadResult(preds, ReadReport("preds.parquet", len(preds), len(preds)))
     parts = [ReadResult(labels[labels["source"] == s], ReadReport(s, 0, 0)) for s in ("CR", "Rep1", "Rep2")]
-    tables = compare_references(read, parts, n_resamples=15, rng=1)
+    tables = compare_references(read, parts, resampling=Resampling(n_resamples=15, rng=1))
     assert_same_files(_saved(files, tmp_path / "files"), _saved(tables, tmp_path / "tables"))
 
 

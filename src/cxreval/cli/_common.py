@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from .._typing import Studies
+from ..options import Compute, Design, Resampling
 from ..progress import NoProgress, Progress
 
 if TYPE_CHECKING:
@@ -235,7 +236,7 @@ def echo_json(obj: object) -> None:
     typer.echo(json.dumps(obj, indent=2, sort_keys=True, default=str))
 
 
-def studies_option(default: str = "common") -> Any:
+def studies_option(default: str = Design().studies) -> Any:
     """``--studies common|each``: the study design when several references are compared."""
     return typer.Option(
         default,
@@ -272,7 +273,7 @@ def map_score_option() -> Any:
 def missing_scores_option() -> Any:
     """``--missing-scores refuse|chance``."""
     return typer.Option(
-        "refuse",
+        Design().missing_scores,
         "--missing-scores",
         help="A model with no score at all for a finding: refuse "
         "(default) or chance (AUC 0.5, the XQA paper's convention: kept in rankings and macro/micro "
@@ -349,25 +350,29 @@ def model_groups_option() -> Any:
 
 
 def policy_option() -> Any:
-    return typer.Option("exclude", "--policy", help="Uncertain labels: exclude, zeros or ones.")
+    return typer.Option(Design().policy, "--policy", help="Uncertain labels: exclude, zeros or ones.")
 
 
 def not_mentioned_option() -> Any:
-    return typer.Option("negative", "--not-mentioned", help="not_mentioned labels: negative or exclude.")
+    return typer.Option(
+        Design().not_mentioned, "--not-mentioned", help="not_mentioned labels: negative or exclude."
+    )
 
 
 def unlabeled_option() -> Any:
     return typer.Option(
-        "error", "--unlabeled", help="Prediction studies absent from the labels: error or drop."
+        Design().unlabeled, "--unlabeled", help="Prediction studies absent from the labels: error or drop."
     )
 
 
 def n_resamples_option(help: str = "Bootstrap replicates (0: point estimates only).") -> Any:
-    return typer.Option(1000, "--n-resamples", help=help)
+    return typer.Option(Resampling().n_resamples, "--n-resamples", help=help)
 
 
 def confidence_level_option() -> Any:
-    return typer.Option(0.95, "--confidence-level", help="Confidence level of the percentile CIs.")
+    return typer.Option(
+        Resampling().confidence_level, "--confidence-level", help="Confidence level of the percentile CIs."
+    )
 
 
 def kendall_option() -> Any:
@@ -486,3 +491,32 @@ def show_progress_option() -> Any:
     return typer.Option(
         None, "--progress/--no-progress", help="Progress bar on stderr (default: when stderr is a terminal)."
     )
+
+
+def evaluation_arguments(params: Mapping[str, Any], *, progress: Progress, spill_dir: Path) -> dict[str, Any]:
+    """The keywords ``classify`` and ``rank -p ... -l ...`` give their job, from the command's parsed options
+    (``ctx.params``): the lists of names split, and the :class:`~cxreval.options.Design`,
+    :class:`~cxreval.options.Resampling` and :class:`~cxreval.options.Compute` built once."""
+    return {
+        "references": split_list(params["references"], option="--references"),
+        "findings": split_list(params["findings"], option="--findings"),
+        "model_groups": params["model_groups"],
+        "state_encoding": params["state_encoding"],
+        "blank_state": params["blank_state"],
+        "design": Design(
+            studies=studies_value(params["studies"]),
+            policy=params["policy"],
+            not_mentioned=params["not_mentioned"],
+            unlabeled=params["unlabeled"],
+            finding_map=params["finding_map"],
+            map_score=params["map_score"],
+            missing_scores=params["missing_scores"],
+        ),
+        "resampling": Resampling(
+            n_resamples=params["n_resamples"], confidence_level=params["confidence_level"], rng=params["seed"]
+        ),
+        "compute": Compute(executor=params["executor"], progress=progress, spill_dir=spill_dir),
+    }
+
+
+__all__ += ["evaluation_arguments"]

@@ -11,6 +11,7 @@ from ._common import (
     blank_state_option,
     confidence_level_option,
     echo_json,
+    evaluation_arguments,
     executor_option,
     finding_map_option,
     findings_option,
@@ -30,7 +31,6 @@ from ._common import (
     split_list,
     state_encoding_option,
     studies_option,
-    studies_value,
     unlabeled_option,
 )
 
@@ -38,6 +38,7 @@ __all__: list[str] = []
 
 
 def classify(
+    ctx: typer.Context,
     predictions: list[Path] = typer.Option(
         ...,
         "--predictions",
@@ -136,28 +137,11 @@ def classify(
             res = jobs.evaluate_classifiers_files(
                 predictions,
                 labels,
-                references=split_list(references, option="--references"),
-                findings=split_list(findings, option="--findings"),
-                model_groups=model_groups,
-                state_encoding=state_encoding,
-                blank_state=blank_state,
-                policy=policy,
-                not_mentioned=not_mentioned,
-                unlabeled=unlabeled,
-                studies=studies_value(studies),
-                finding_map=finding_map,
-                map_score=map_score,
-                missing_scores=missing_scores,
-                n_resamples=n_resamples,
-                confidence_level=confidence_level,
+                **evaluation_arguments(ctx.params, progress=prog, spill_dir=d),
                 latent_truth=latent_truth,
                 readers=split_list(readers, option="--readers"),
                 anchor=anchor,
                 reader_accuracy=reader_accuracy,
-                rng=seed,
-                executor=executor,
-                spill_dir=d,
-                progress=prog,
             )
         if not res.latent:
             meta["design"] = res.design_record()

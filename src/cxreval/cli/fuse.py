@@ -13,6 +13,7 @@ from ..exceptions import CxrevalWarning
 from ..fusion import list_fusion
 from ..fusion._mace import MACE_METHODS
 from ..jobs import DEFAULT_FUSION_METHODS, fuse_and_compare_files
+from ..options import Compute
 from ._common import (
     blank_state_option,
     cli_executor,
@@ -169,8 +170,7 @@ def fuse(
                 rng=seed,
                 model=load_model,
                 include_inputs=write_inputs,
-                executor=ex,
-                spill_dir=d,
+                compute=Compute(executor=ex, progress=prog, spill_dir=d),
                 studies=studies_value(studies),
                 nn_hidden=nn_hidden,
                 nn_epochs=nn_epochs,
@@ -182,7 +182,6 @@ def fuse(
                 state_encoding=state_encoding,
                 blank_state=blank_state,
                 title=f"cxreval fuse: {', '.join(str(p) for p in labels)}",
-                progress=prog,
             )
             meta["method_params"] = res.params
             task = prog.add("writing")

@@ -12,6 +12,7 @@ from ._common import (
     blank_state_option,
     confidence_level_option,
     echo_json,
+    evaluation_arguments,
     executor_option,
     finding_map_option,
     findings_option,
@@ -31,10 +32,8 @@ from ._common import (
     refuse_options,
     seed_option,
     spearman_option,
-    split_list,
     state_encoding_option,
     studies_option,
-    studies_value,
     unlabeled_option,
 )
 
@@ -42,6 +41,7 @@ __all__: list[str] = []
 
 
 def rank(
+    ctx: typer.Context,
     out: Path = out_option(),
     auc_table: str = typer.Option(
         None,
@@ -147,30 +147,13 @@ def rank(
                 res = jobs.compare_references_files(
                     predictions,
                     labels,
-                    references=split_list(references, option="--references"),
-                    findings=split_list(findings, option="--findings"),
-                    model_groups=model_groups,
-                    state_encoding=state_encoding,
-                    blank_state=blank_state,
-                    policy=policy,
-                    not_mentioned=not_mentioned,
-                    unlabeled=unlabeled,
-                    studies=studies_value(studies),
-                    finding_map=finding_map,
-                    map_score=map_score,
-                    missing_scores=missing_scores,
-                    n_resamples=n_resamples,
-                    confidence_level=confidence_level,
                     pairs=pairs,
                     groups=groups,
                     min_models=min_models,
                     dataset=dataset,
                     kendall=kendall,
                     spearman=spearman,
-                    rng=seed,
-                    executor=executor,
-                    spill_dir=d,
-                    progress=prog,
+                    **evaluation_arguments(ctx.params, progress=prog, spill_dir=d),
                 )
         meta["design"] = res.design_record()
         res.save(d)

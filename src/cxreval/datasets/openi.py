@@ -356,7 +356,7 @@ def openi_mesh_labels(
     *,
     reports: pd.DataFrame | None = None,
     cache_dir: PathLike | None = None,
-    findings: Sequence[str] = CHESTXRAY14,
+    findings: Sequence[str] | None = None,
     rules: Sequence[MeshRule] | None = None,
     uncertain_qualifiers: Sequence[str] = ("borderline",),
     unit: str = "report",
@@ -382,8 +382,8 @@ def openi_mesh_labels(
         A table from :func:`read_openi_reports` (columns ``report_id``, ``image_ids``, ``mesh_major``).
     cache_dir : path, optional
         Cache directory override.
-    findings : sequence of str, default=CHESTXRAY14
-        Findings to label; each needs at least one rule.
+    findings : sequence of str, optional
+        Findings to label (default :data:`CHESTXRAY14`); each needs at least one rule.
     rules : sequence of MeshRule, optional
         Mapping rules; default :data:`MESH_RULES`.
     uncertain_qualifiers : sequence of str, default=('borderline',)
@@ -432,6 +432,7 @@ def openi_mesh_labels(
     {"only unusable MeSH major codes ['No Indexing']": 95}
     """
     func = "openi_mesh_labels"
+    findings = CHESTXRAY14 if findings is None else findings
     fs, rules_t, unc = _validate_mesh_labels(findings, rules, uncertain_qualifiers, unit, source)
     if half is not None and half not in OPENI_HALVES:
         raise InvalidParameterError(

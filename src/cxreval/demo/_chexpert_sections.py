@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io._write import write_summary
+from ..options import Design
 from ._section_parts import _agreement_section, _auc_meta
 from .data import (
     CHEXPERT_BENCH_READERS,
@@ -77,10 +78,9 @@ def _sec_chexpert(ctx: DemoContext) -> str:
             labels,
             references=refs,
             findings=list(CHEXPERT_COMPETITION),
-            studies="each",
+            design=Design(studies="each"),
+            resampling=ctx.resampling,
             pairs=pairs,
-            n_resamples=ctx.n_resamples,
-            rng=ctx.rng,
         )
     ctx.meta.update(_auc_meta(res.auc, vocabulary="CheXpert competition findings"))
     ctx.meta["commands"] = [

@@ -195,7 +195,7 @@ def run_demo(
     data_mirror: str | Path | None = None,
     cache_dir: str | Path | None = None,
     n_resamples: int = 1000,
-    rng: RNGLike = 0,
+    rng: RNGLike = None,
     download: bool = True,
     sections: Sequence[str] | None = None,
     progress: Progress | None = None,
@@ -218,9 +218,10 @@ def run_demo(
         Cache directory for metadata and downloads.
     n_resamples : int, default=1000
         Patient-bootstrap replicates.
-    rng : int, default=0
+    rng : int, optional
         The seed of every section (an int: each section records it in its ``run.json``, and the same seed gives
-        the same tables); a generator is refused.
+        the same tables); a generator is refused. Default: a seed drawn from fresh entropy, recorded likewise
+        (``cxreval demo --seed`` defaults to 0).
     download : bool, default=True
         Allow network downloads (PyPI for metadata is handled by ``cxreval data fetch``; GitHub for
         pinned files).
@@ -266,6 +267,8 @@ def run_demo(
                 f"The 'iqa_metrics' parameter of run_demo must be a non-empty list of "
                 f"full-reference metrics {known}. Got {iqa_metrics!r} instead."
             )
+    if rng is None:
+        rng = int(np.random.SeedSequence().generate_state(1)[0])
     if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)):
         raise InvalidParameterError(
             f"The 'rng' parameter of run_demo must be an int seed (recorded in each section's "

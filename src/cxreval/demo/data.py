@@ -13,6 +13,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from ..exceptions import CxrevalError
+from ..options import Resampling
 
 __all__: list[str] = []
 
@@ -88,6 +89,11 @@ class DemoContext:
     """Folders the running section created."""
     meta: dict[str, object] = field(default_factory=dict)
     """Parameters of the running section (recorded in its run.json)."""
+
+    @property
+    def resampling(self) -> Resampling:
+        """The bootstrap of every section: ``n_resamples`` replicates drawn with the seed ``rng``."""
+        return Resampling(n_resamples=self.n_resamples, rng=self.rng)
 
     def folder(self, key: str) -> Path:
         d = self.out / key

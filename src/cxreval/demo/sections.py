@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io._write import write_summary
+from ..options import Design
 from ._chexpert_sections import (
     _sec_chexpert,
     _sec_chexpert_agreement,
@@ -172,10 +173,8 @@ def _sec_nih_models(ctx: DemoContext) -> str:
             folder,
             labels,
             references=refs.split(","),
-            finding_map="nih_to_google",
-            studies="common",
-            n_resamples=ctx.n_resamples,
-            rng=ctx.rng,
+            design=Design(finding_map="nih_to_google", studies="common"),
+            resampling=ctx.resampling,
         )
     auc = res.auc
     ctx.meta.update(

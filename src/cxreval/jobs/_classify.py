@@ -17,15 +17,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pandas as pd
 
-from .._typing import RNGLike, Studies
 from ..classification import SeparabilityResult, compare_best_models
 from ..classification._files import read_model_groups
 from ..exceptions import InvalidParameterError
-from ..executor import ExecutorLike, open_executor
+from ..executor import open_executor
 from ..io._write import write_summary
 from ..latent import LatentAUCResult, evaluate_latent_auc
 from ..latent._evaluate import evaluate_latent_auc_files
-from ..progress import Progress
+from ..options import Compute, Design, Resampling
 from ..results import TableResult, as_table
 from ..stats import AUCResult
 
@@ -176,6 +175,79 @@ def _model_groups(
     return read_model_groups(model_groups) if isinstance(model_groups, (str, PathLike)) else model_groups
 
 
+def _evaluate(
+    predictions: Any,
+    labels: Any,
+    *,
+    read: dict[str, str | None] | None,
+    references: Sequence[str] | None,
+    findings: Sequence[str] | None,
+    model_groups: Any,
+    design: Design,
+    resampling: Resampling,
+    compute: Compute,
+    latent_truth: bool,
+    readers: Sequence[str] | None,
+    anchor: str | None,
+    reader_accuracy: str | PathLike[str] | pd.DataFrame | None,
+    func: str,
+) -> ClassifierEvaluation:
+    """The evaluation of :func:`evaluate_classifiers` (``read`` None: tables) or of
+    :func:`evaluate_classifiers_files` (``read``: the options reading the label files)."""
+    latent = _latent_options(
+        readers,
+        references,
+        design.finding_map,
+        func,
+        latent_truth=latent_truth,
+        reader_accuracy=reader_accuracy,
+        anchor=anchor,
+    )
+    fmap = None if latent else _finding_map(design.finding_map, design.map_score, func=func)
+    labelling: dict[str, Any] = {
+        "policy": design.policy,
+        "not_mentioned": design.not_mentioned,
+        "unlabeled": design.unlabeled,
+        "n_resamples": resampling.n_resamples,
+        "confidence_level": resampling.confidence_level,
+        "rng": resampling.rng,
+        "progress": compute.progress,
+        **(read or {}),
+    }
+    if latent:
+        assert readers is not None  # checked by _latent_options
+        latent_auc = evaluate_latent_auc if read is None else evaluate_latent_auc_files
+        lat = latent_auc(
+            predictions,
+            labels,
+            readers=readers,
+            anchor=anchor,
+            reader_accuracy=reader_accuracy,
+            findings=findings or None,
+            model_groups=model_groups if read is None else _model_groups(model_groups),
+            **labelling,
+        )
+        return ClassifierEvaluation(lat, missing_scores=design.missing_scores)
+    from ..classification import evaluate_auc
+    from ..classification._files import evaluate_auc_files
+
+    with open_executor(compute.executor) as ex:
+        auc = (evaluate_auc if read is None else evaluate_auc_files)(
+            predictions,
+            labels,
+            references=references,
+            findings=findings,
+            model_groups=model_groups,
+            studies=design.studies,
+            missing_scores=design.missing_scores,
+            finding_map=fmap,
+            executor=ex,
+            spill_dir=compute.spill_dir,
+            **labelling,
+        )
+    return ClassifierEvaluation(auc, compare_best_models(auc), missing_scores=design.missing_scores)
+
+
 def evaluate_classifiers(
     predictions: pd.DataFrame,
     labels: pd.DataFrame,
@@ -183,22 +255,13 @@ def evaluate_classifiers(
     references: Sequence[str] | None = None,
     findings: Sequence[str] | None = None,
     model_groups: pd.DataFrame | dict[str, str] | None = None,
-    policy: str = "exclude",
-    not_mentioned: str = "negative",
-    unlabeled: str = "error",
-    studies: Studies = "common",
-    finding_map: str | VocabularyMapping | None = None,
-    map_score: str | None = None,
-    missing_scores: str = "refuse",
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
+    design: Design = Design(),
+    resampling: Resampling = Resampling(),
+    compute: Compute = Compute(),
     latent_truth: bool = False,
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
-    rng: RNGLike = None,
-    executor: ExecutorLike = None,
-    progress: Progress | None = None,
 ) -> ClassifierEvaluation:
     """Every model's ROC-AUC against every reference with patient-bootstrap CIs, and whether the best model under
     each reference is separable from the next: what ``cxreval classify`` computes, on tables.
@@ -208,21 +271,23 @@ def evaluate_classifiers(
     predictions, labels : DataFrame, ReadResult or list of them
         Long prediction and label tables (:func:`~cxreval.classification.evaluate_auc`); what the loaders return is taken as is, and a
         list of tables is read as one table.
-    references, findings, model_groups, policy, not_mentioned, unlabeled, finding_map, missing_scores,
-    n_resamples, confidence_level, rng, executor, progress
+    references, findings, model_groups
         As for :func:`~cxreval.classification.evaluate_auc`.
-    studies : {'common', 'each'}, default='common'
-        ``common``: each finding's AUCs on the studies every reference labelling it labels (one design);
-        ``each``: every reference on the studies it labels.
-    map_score : {'max', 'mean'}, optional
-        The score of a merged finding of ``finding_map`` from its sources' scores (default: the map's).
+    design : Design, default=Design()
+        The studies (``common``: each finding's AUCs on the studies every reference labelling it labels, one
+        design; ``each``: every reference on the studies it labels), the label policy, the finding map and the
+        models without scores (:class:`cxreval.options.Design`).
+    resampling : Resampling, default=Resampling()
+        The patient bootstrap (:class:`cxreval.options.Resampling`).
+    compute : Compute, default=Compute()
+        The executor, the progress and where arrays spill (:class:`cxreval.options.Compute`).
     latent_truth : bool, default=False
         Whether the AUCs are against the latent truth of ``readers``: ``readers`` are required with it, and
         ``readers``, ``anchor`` and ``reader_accuracy`` refused without it.
     readers, anchor, reader_accuracy : optional
         With ``readers``: the AUC against the latent truth of these label sources instead of against each
-        reference (:func:`cxreval.latent.evaluate_latent_auc`; ``references``, ``finding_map``, ``studies`` and
-        ``executor`` do not apply; no paired comparison).
+        reference (:func:`cxreval.latent.evaluate_latent_auc`; ``references``, the finding map, the studies and
+        the executor do not apply; no paired comparison).
 
     Returns
     -------
@@ -230,59 +295,22 @@ def evaluate_classifiers(
         ``res.save(folder)`` writes what ``cxreval classify`` writes (``run.json`` aside).
     """
     func = "evaluate_classifiers"
-    preds = as_table(predictions, name="predictions", func=func)
-    labs = as_table(labels, name="labels", func=func)
-    latent = _latent_options(
-        readers,
-        references,
-        finding_map,
-        func,
+    return _evaluate(
+        as_table(predictions, name="predictions", func=func),
+        as_table(labels, name="labels", func=func),
+        read=None,
+        references=references,
+        findings=findings,
+        model_groups=model_groups,
+        design=design,
+        resampling=resampling,
+        compute=compute,
         latent_truth=latent_truth,
-        reader_accuracy=reader_accuracy,
+        readers=readers,
         anchor=anchor,
+        reader_accuracy=reader_accuracy,
+        func=func,
     )
-    fmap = None if latent else _finding_map(finding_map, map_score, func=func)
-    if latent:
-        assert readers is not None  # checked by _latent_options
-        lat = evaluate_latent_auc(
-            preds,
-            labs,
-            readers=readers,
-            anchor=anchor,
-            reader_accuracy=reader_accuracy,
-            findings=findings or None,
-            policy=policy,
-            not_mentioned=not_mentioned,
-            model_groups=model_groups,
-            unlabeled=unlabeled,
-            n_resamples=n_resamples,
-            confidence_level=confidence_level,
-            rng=rng,
-            progress=progress,
-        )
-        return ClassifierEvaluation(lat, missing_scores=missing_scores)
-    from ..classification import evaluate_auc
-
-    with open_executor(executor) as ex:
-        auc = evaluate_auc(
-            preds,
-            labs,
-            references=references,
-            findings=findings,
-            policy=policy,
-            not_mentioned=not_mentioned,
-            model_groups=model_groups,
-            n_resamples=n_resamples,
-            confidence_level=confidence_level,
-            unlabeled=unlabeled,
-            rng=rng,
-            executor=ex,
-            studies=studies,
-            missing_scores=missing_scores,
-            finding_map=fmap,
-            progress=progress,
-        )
-    return ClassifierEvaluation(auc, compare_best_models(auc), missing_scores=missing_scores)
 
 
 def evaluate_classifiers_files(
@@ -294,93 +322,42 @@ def evaluate_classifiers_files(
     model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None = None,
     state_encoding: str | None = None,
     blank_state: str | None = None,
-    policy: str = "exclude",
-    not_mentioned: str = "negative",
-    unlabeled: str = "error",
-    studies: Studies = "common",
-    finding_map: str | VocabularyMapping | None = None,
-    map_score: str | None = None,
-    missing_scores: str = "refuse",
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
+    design: Design = Design(),
+    resampling: Resampling = Resampling(),
+    compute: Compute = Compute(),
     latent_truth: bool = False,
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
-    rng: RNGLike = None,
-    executor: ExecutorLike = None,
-    spill_dir: str | Path | None = None,
-    progress: Progress | None = None,
 ) -> ClassifierEvaluation:
     """:func:`evaluate_classifiers` of prediction and label files, read block by block (:func:`~cxreval.classification.evaluate_auc_files`;
     with ``readers``, :func:`cxreval.latent.evaluate_latent_auc_files`): what ``cxreval classify`` runs.
 
     Parameters
     ----------
-    predictions, labels, model_groups, state_encoding, blank_state, spill_dir
+    predictions, labels, model_groups, state_encoding, blank_state
         As for :func:`~cxreval.classification.evaluate_auc_files`.
-    references, findings, policy, not_mentioned, unlabeled, studies, finding_map, map_score, missing_scores,
-    n_resamples, confidence_level, latent_truth, readers, anchor, reader_accuracy, rng, executor, progress
-        As for :func:`evaluate_classifiers`.
+    references, findings, design, resampling, compute, latent_truth, readers, anchor, reader_accuracy
+        As for :func:`evaluate_classifiers` (``compute.spill_dir``: where off-process executors memory-map the
+        arrays, e.g. the output's temporary folder).
 
     Returns
     -------
     res : ClassifierEvaluation
     """
-    func = "evaluate_classifiers_files"
-    latent = _latent_options(
-        readers,
-        references,
-        finding_map,
-        func,
+    return _evaluate(
+        predictions,
+        labels,
+        read={"state_encoding": state_encoding, "blank_state": blank_state},
+        references=references,
+        findings=findings,
+        model_groups=model_groups,
+        design=design,
+        resampling=resampling,
+        compute=compute,
         latent_truth=latent_truth,
-        reader_accuracy=reader_accuracy,
+        readers=readers,
         anchor=anchor,
+        reader_accuracy=reader_accuracy,
+        func="evaluate_classifiers_files",
     )
-    fmap = None if latent else _finding_map(finding_map, map_score, func=func)
-    if latent:
-        assert readers is not None  # checked by _latent_options
-        lat = evaluate_latent_auc_files(
-            predictions,
-            labels,
-            readers=readers,
-            anchor=anchor,
-            reader_accuracy=reader_accuracy,
-            findings=findings or None,
-            policy=policy,
-            not_mentioned=not_mentioned,
-            model_groups=_model_groups(model_groups),
-            unlabeled=unlabeled,
-            state_encoding=state_encoding,
-            blank_state=blank_state,
-            n_resamples=n_resamples,
-            confidence_level=confidence_level,
-            rng=rng,
-            progress=progress,
-        )
-        return ClassifierEvaluation(lat, missing_scores=missing_scores)
-    from ..classification._files import evaluate_auc_files
-
-    with open_executor(executor) as ex:
-        auc = evaluate_auc_files(
-            predictions,
-            labels,
-            references=references,
-            findings=findings,
-            model_groups=model_groups,
-            state_encoding=state_encoding,
-            blank_state=blank_state,
-            policy=policy,
-            not_mentioned=not_mentioned,
-            unlabeled=unlabeled,
-            n_resamples=n_resamples,
-            confidence_level=confidence_level,
-            rng=rng,
-            executor=ex,
-            spill_dir=spill_dir,
-            progress=progress,
-            studies=studies,
-            missing_scores=missing_scores,
-            finding_map=fmap,
-        )
-    return ClassifierEvaluation(auc, compare_best_models(auc), missing_scores=missing_scores)

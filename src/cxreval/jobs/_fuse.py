@@ -44,6 +44,7 @@ from ..fusion._result import FUSION_AGREEMENT_COLUMNS, LABELS_FORMATS, METHOD
 from ..labels import validate_label_table
 from ..labels._files import read_label_tables
 from ..latent._evaluate import reader_accuracy_table
+from ..options import Compute
 from ..progress import as_progress
 from ..results import as_table
 from ..schema import FINDING, SOURCE, STATE, STUDY_ID
@@ -51,9 +52,7 @@ from ..schema._states import LabelPolicy
 from ._inputs import check_input_paths, split_names
 
 if TYPE_CHECKING:
-    from ..executor import ExecutorLike
     from ..fusion._neural import NeuralFusion
-    from ..progress import Progress
 
 __all__ = ["DEFAULT_FUSION_METHODS", "fuse_and_compare", "fuse_and_compare_files"]
 
@@ -143,8 +142,7 @@ def fuse_and_compare(
     params: dict[str, dict[str, object]] | None = None,
     model: NeuralFusion | str | os.PathLike[str] | None = None,
     include_inputs: bool = False,
-    executor: ExecutorLike = None,
-    spill_dir: PathLike | None = None,
+    compute: Compute = Compute(),
     studies: Studies = "common",
     nn_hidden: int | None = None,
     nn_epochs: int | None = None,
@@ -154,7 +152,6 @@ def fuse_and_compare(
     labels_format: str = "both",
     save_model: bool = False,
     title: str = "Label fusion",
-    progress: Progress | None = None,
 ) -> FusionResult:
     """Fuse ``readers`` with each of ``methods`` (:func:`fuse_labels`) and score the fused sources: each
     against ``adjudicated`` (``fusion_agreement``) and against each other (``method_agreement``).
@@ -166,12 +163,14 @@ def fuse_and_compare(
     ----------
     labels : DataFrame, ReadResult or list of them
         Long label table(s) (several are concatenated: :func:`cxreval.results.as_table`).
-    readers, methods, adjudicated, findings, not_mentioned, rng, params, executor
+    readers, methods, adjudicated, findings, not_mentioned, rng, params
         As :func:`fuse_labels`; ``adjudicated`` (a reference source) is also the source every method is
         scored against.
-    spill_dir : path, optional
-        A folder in which the executor's workers read their arrays, in a subfolder removed at the end
-        (default: a temporary folder); on a multi-machine cluster it must be on storage every worker sees.
+    compute : Compute, default=Compute()
+        The executor (as :func:`fuse_labels`'s), a task for the fusion (``progress``: the CLI's progress bars),
+        and ``spill_dir``: a folder in which the executor's workers read their arrays, in a subfolder removed at
+        the end (default: a temporary folder); on a multi-machine cluster it must be on storage every worker
+        sees (:class:`cxreval.options.Compute`).
     model : NeuralFusion, path or None
         A fitted ``nn`` / ``nn_ps`` model, or the ``.npz`` file of one (:meth:`NeuralFusion.save`), applied
         instead of trained (its method is dropped from ``methods``). ``readers`` are mapped onto the model's
@@ -194,15 +193,14 @@ def fuse_and_compare(
         :meth:`FusionResult.save` also writes each trained ``nn`` / ``nn_ps`` model as ``<method>_model.npz``.
     title : str, default='Label fusion'
         The heading of ``summary.md``.
-    progress : Progress, optional
-        A task for the fusion (:class:`cxreval.progress.Progress`; the CLI's progress bars).
 
     Returns
     -------
     res : FusionResult
         With ``agreement`` when ``adjudicated`` is given and ``method_agreement`` with two or more methods.
     """
-    progress = as_progress(progress, func=_FUNC)
+    progress = as_progress(compute.progress, func=_FUNC)
+    spill_dir = compute.spill_dir
     labels = validate_label_table(as_table(labels, name="labels", func=_FUNC), require_patient=False)
     readers, methods = [str(r) for r in readers], list(methods)
     check_choice(studies, ("each", "common"), name="studies", func=_FUNC)
@@ -243,7 +241,7 @@ def fuse_and_compare(
             rng=gen,
             params=params,
             fitted=fitted,
-            executor=executor,
+            executor=compute.executor,
             spill_dir=spill_dir,
         )
     accuracy = None
@@ -331,8 +329,7 @@ def fuse_and_compare_files(
     rng: RNGLike = None,
     model: PathLike | None = None,
     include_inputs: bool = False,
-    executor: ExecutorLike = None,
-    spill_dir: PathLike | None = None,
+    compute: Compute = Compute(),
     studies: Studies = "common",
     nn_hidden: int | None = None,
     nn_epochs: int | None = None,
@@ -344,7 +341,6 @@ def fuse_and_compare_files(
     state_encoding: str | None = None,
     blank_state: str | None = None,
     title: str = "Label fusion",
-    progress: Progress | None = None,
 ) -> FusionResult:
     """:func:`fuse_and_compare` of label files: the job of ``cxreval fuse`` (``res.save(folder)`` writes every file
     the command writes but ``run.json``).
@@ -363,9 +359,9 @@ def fuse_and_compare_files(
         The ``.npz`` file of a fitted ``nn`` / ``nn_ps`` model, applied instead of trained.
     findings : str or sequence of str, optional
         As :func:`fuse_and_compare`; comma-separated text, or a list of it, accepted.
-    adjudicated, not_mentioned, rng, include_inputs, executor, spill_dir, studies
+    adjudicated, not_mentioned, rng, include_inputs, compute, studies
         As :func:`fuse_and_compare`.
-    nn_hidden, nn_epochs, nn_folds, nn_scoring, mace_method, labels_format, save_model, title, progress
+    nn_hidden, nn_epochs, nn_folds, nn_scoring, mace_method, labels_format, save_model, title
         As :func:`fuse_and_compare`.
 
     Returns
@@ -388,8 +384,7 @@ def fuse_and_compare_files(
         rng=rng,
         model=model,
         include_inputs=include_inputs,
-        executor=executor,
-        spill_dir=spill_dir,
+        compute=compute,
         studies=studies,
         nn_hidden=nn_hidden,
         nn_epochs=nn_epochs,
@@ -399,5 +394,4 @@ def fuse_and_compare_files(
         labels_format=labels_format,
         save_model=save_model,
         title=title,
-        progress=progress,
     )

@@ -8,20 +8,20 @@ the prediction and label files (``cxreval rank -p ... -l ...``); :func:`compare_
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import pandas as pd
 
-from .._typing import RNGLike, Studies
 from ..classification import SeparabilityResult
 from ..exceptions import InvalidParameterError
-from ..executor import ExecutorLike
 from ..io._write import write_summary
+from ..options import Compute, Design, Resampling
 from ..progress import Progress, as_progress
 from ..ranking import RankingStabilityResult, compare_rankings
 from ..ranking._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
@@ -31,9 +31,6 @@ from ..results import TableResult
 from ..stats import AUCResult, AUCTableResult
 from ..stats._auc_result import AUC_SUMMARY_FILE
 from ._classify import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
-
-if TYPE_CHECKING:
-    from ..findings import VocabularyMapping
 
 __all__ = [
     "ReferenceComparison",
@@ -156,6 +153,7 @@ def _ranked(
         ev.auc,
         pairs=pairs,
         groups=groups,
+        confidence_level=ev.auc.confidence_level,
         min_models=min_models,
         dataset=dataset,
         kendall=kendall,
@@ -171,6 +169,39 @@ def _pairs(pairs: str | Sequence[str | tuple[str, str]] | None) -> list[tuple[st
     return None if pairs is None else parse_pairs(pairs)
 
 
+def _compare(
+    evaluate: Callable[..., ClassifierEvaluation],
+    predictions: Any,
+    labels: Any,
+    *,
+    compute: Compute,
+    pairs: str | Sequence[str | tuple[str, str]] | None,
+    groups: str,
+    min_models: int,
+    dataset: str,
+    kendall: str,
+    spearman: str,
+    func: str,
+    **evaluation: Any,
+) -> ReferenceComparison:
+    """The ranking options checked before any AUC, the evaluation of ``classify`` (``evaluate``: of tables or of
+    files), then the ranking."""
+    check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
+    pair_list = _pairs(pairs)
+    prog = as_progress(compute.progress, func=func)
+    ev = evaluate(predictions, labels, compute=dataclasses.replace(compute, progress=prog), **evaluation)
+    return _ranked(
+        ev,
+        pairs=pair_list,
+        groups=groups,
+        min_models=min_models,
+        dataset=dataset,
+        kendall=kendall,
+        spearman=spearman,
+        progress=prog,
+    )
+
+
 def compare_references(
     predictions: pd.DataFrame,
     labels: pd.DataFrame,
@@ -178,24 +209,15 @@ def compare_references(
     references: Sequence[str] | None = None,
     findings: Sequence[str] | None = None,
     model_groups: pd.DataFrame | dict[str, str] | None = None,
-    policy: str = "exclude",
-    not_mentioned: str = "negative",
-    unlabeled: str = "error",
-    studies: Studies = "common",
-    finding_map: str | VocabularyMapping | None = None,
-    map_score: str | None = None,
-    missing_scores: str = "refuse",
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
+    design: Design = Design(),
+    resampling: Resampling = Resampling(),
+    compute: Compute = Compute(),
     pairs: str | Sequence[str | tuple[str, str]] | None = None,
     groups: str = "all",
     min_models: int = 3,
     dataset: str = "",
     kendall: str = DEFAULT_KENDALL,
     spearman: str = DEFAULT_SPEARMAN,
-    rng: RNGLike = None,
-    executor: ExecutorLike = None,
-    progress: Progress | None = None,
 ) -> ReferenceComparison:
     """The AUCs of every model under every reference (patient bootstrap), the paired comparison of the best
     models, and the stability of the model ranking across the references: what ``cxreval rank -p ... -l ...``
@@ -207,20 +229,15 @@ def compare_references(
         Long prediction and label tables (:func:`~cxreval.classification.evaluate_auc`); what the loaders return
         (``load_dataset(...)``, :func:`~cxreval.labels.read_label_tables`) is taken as is, and a list of tables is
         read as one table.
-    references, findings, model_groups, policy, not_mentioned, unlabeled, finding_map, missing_scores, n_resamples,
-    confidence_level, rng, executor
+    references, findings, model_groups
         As for :func:`~cxreval.classification.evaluate_auc`.
-    map_score : {'max', 'mean'}, optional
-        The score of a merged finding of ``finding_map`` from its sources' scores (default: the map's).
-    studies : {'common', 'each'}, default='common'
-        ``common``: each finding's AUCs on the studies every reference labelling it labels, so the references are
-        compared on one design; ``each``: every reference on the studies it labels.
+    design, resampling, compute
+        As for :func:`evaluate_classifiers` (the studies, the label policy and the finding map; the bootstrap;
+        the executor and the progress: a task per AUC block and one for the rank correlations).
     pairs : 'A:B,C:D' or sequence of pairs, optional
         Reference pairs to correlate (default: every pair).
     groups, min_models, dataset, kendall, spearman
         As for :func:`~cxreval.ranking.compare_rankings`.
-    progress : Progress, optional
-        A task per AUC block and one for the rank correlations.
 
     Returns
     -------
@@ -232,37 +249,23 @@ def compare_references(
     InvalidParameterError, SchemaError
         A bad option (before any AUC), or what :func:`~cxreval.classification.evaluate_auc` refuses.
     """
-    check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
-    pair_list = _pairs(pairs)
-    prog = as_progress(progress, func="compare_references")
-    ev = evaluate_classifiers(
+    return _compare(
+        evaluate_classifiers,
         predictions,
         labels,
         references=references,
         findings=findings,
         model_groups=model_groups,
-        policy=policy,
-        not_mentioned=not_mentioned,
-        unlabeled=unlabeled,
-        studies=studies,
-        finding_map=finding_map,
-        map_score=map_score,
-        missing_scores=missing_scores,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        rng=rng,
-        executor=executor,
-        progress=prog,
-    )
-    return _ranked(
-        ev,
-        pairs=pair_list,
+        design=design,
+        resampling=resampling,
+        compute=compute,
+        pairs=pairs,
         groups=groups,
         min_models=min_models,
         dataset=dataset,
         kendall=kendall,
         spearman=spearman,
-        progress=prog,
+        func="compare_references",
     )
 
 
@@ -275,46 +278,33 @@ def compare_references_files(
     model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None = None,
     state_encoding: str | None = None,
     blank_state: str | None = None,
-    policy: str = "exclude",
-    not_mentioned: str = "negative",
-    unlabeled: str = "error",
-    studies: Studies = "common",
-    finding_map: str | VocabularyMapping | None = None,
-    map_score: str | None = None,
-    missing_scores: str = "refuse",
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
+    design: Design = Design(),
+    resampling: Resampling = Resampling(),
+    compute: Compute = Compute(),
     pairs: str | Sequence[str | tuple[str, str]] | None = None,
     groups: str = "all",
     min_models: int = 3,
     dataset: str = "",
     kendall: str = DEFAULT_KENDALL,
     spearman: str = DEFAULT_SPEARMAN,
-    rng: RNGLike = None,
-    executor: ExecutorLike = None,
-    spill_dir: str | Path | None = None,
-    progress: Progress | None = None,
 ) -> ReferenceComparison:
     """:func:`compare_references` of prediction and label files, read block by block
     (:func:`~cxreval.classification.evaluate_auc_files`): what ``cxreval rank -p ... -l ...`` runs.
 
     Parameters
     ----------
-    predictions, labels, model_groups, state_encoding, blank_state, spill_dir
-        As for :func:`~cxreval.classification.evaluate_auc_files` (``spill_dir``: where off-process executors
-        memory-map the arrays, e.g. the output's temporary folder).
-    references, findings, policy, not_mentioned, unlabeled, studies, finding_map, map_score, missing_scores,
-    n_resamples, confidence_level, pairs, groups, min_models, dataset, kendall, spearman, rng, executor, progress
-        As for :func:`compare_references`.
+    predictions, labels, model_groups, state_encoding, blank_state
+        As for :func:`~cxreval.classification.evaluate_auc_files`.
+    references, findings, design, resampling, compute, pairs, groups, min_models, dataset, kendall, spearman
+        As for :func:`compare_references` (``compute.spill_dir``: where off-process executors memory-map the
+        arrays, e.g. the output's temporary folder).
 
     Returns
     -------
     res : ReferenceComparison
     """
-    check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
-    pair_list = _pairs(pairs)
-    prog = as_progress(progress, func="compare_references_files")
-    ev = evaluate_classifiers_files(
+    return _compare(
+        evaluate_classifiers_files,
         predictions,
         labels,
         references=references,
@@ -322,29 +312,16 @@ def compare_references_files(
         model_groups=model_groups,
         state_encoding=state_encoding,
         blank_state=blank_state,
-        policy=policy,
-        not_mentioned=not_mentioned,
-        unlabeled=unlabeled,
-        studies=studies,
-        finding_map=finding_map,
-        map_score=map_score,
-        missing_scores=missing_scores,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        rng=rng,
-        executor=executor,
-        spill_dir=spill_dir,
-        progress=prog,
-    )
-    return _ranked(
-        ev,
-        pairs=pair_list,
+        design=design,
+        resampling=resampling,
+        compute=compute,
+        pairs=pairs,
         groups=groups,
         min_models=min_models,
         dataset=dataset,
         kendall=kendall,
         spearman=spearman,
-        progress=prog,
+        func="compare_references_files",
     )
 
 

@@ -172,7 +172,7 @@ def compare_rankings(
     methods: Sequence[str] = METHODS,
     pairs: Sequence[tuple[str, str]] | None = None,
     groups: str = "all",
-    confidence_level: float | None = None,
+    confidence_level: float = 0.95,
     dataset: str = "",
     min_models: int = 3,
     kendall: str = DEFAULT_KENDALL,
@@ -189,7 +189,7 @@ def compare_rankings(
     dataset : str, default=''
         The ``dataset`` written in the tables' ``dataset`` column.
     methods, pairs, groups, confidence_level, min_models, kendall, spearman
-        As :func:`compare_table_rankings`; ``confidence_level`` defaults to the AUC result's.
+        As :func:`compare_table_rankings`.
 
     Returns
     -------
