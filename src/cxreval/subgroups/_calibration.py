@@ -88,7 +88,7 @@ def _scores(s: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def logistic_calibration(y: np.ndarray, p: np.ndarray) -> tuple[float, float]:
     """``(intercept, slope)``: ``a`` of ``logit P(y) = a + logit(p)`` and ``b`` of ``logit P(y) = a' + b logit(p)``,
-    by Newton's method; NaN without both classes."""
+    by Newton's method; NaN without both classes, and a NaN slope where the fit has no finite maximum."""
     if y.size == 0 or y.all() or not y.any():
         return float("nan"), float("nan")
     x = np.log(np.clip(p, _EPS, 1 - _EPS)) - np.log1p(-np.clip(p, _EPS, 1 - _EPS))
@@ -102,19 +102,20 @@ def logistic_calibration(y: np.ndarray, p: np.ndarray) -> tuple[float, float]:
             break
     beta = np.zeros(2)
     design = np.column_stack([np.ones_like(x), x])
-    for _ in range(100):
-        mu = 1.0 / (1.0 + np.exp(-(design @ beta)))
-        hess = design.T @ (design * (mu * (1 - mu))[:, None])
-        try:
-            step = np.linalg.solve(hess, design.T @ (yf - mu))
-        except np.linalg.LinAlgError:
-            return float(a), float("nan")
-        beta += step
-        if not np.all(np.isfinite(beta)):
-            return float(a), float("nan")
-        if np.abs(step).max() < 1e-12:
-            break
-    return float(a), float(beta[1])
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(100):
+            mu = 1.0 / (1.0 + np.exp(-(design @ beta)))
+            hess = design.T @ (design * (mu * (1 - mu))[:, None])
+            try:
+                step = np.linalg.solve(hess, design.T @ (yf - mu))
+            except np.linalg.LinAlgError:
+                break
+            beta += step
+            if not np.all(np.isfinite(beta)):
+                break
+            if np.abs(step).max() < 1e-12:
+                return float(a), float(beta[1])
+    return float(a), float("nan")  # no finite maximum (the scores separate the classes) or no convergence
 
 
 def calibration_rows(

@@ -103,6 +103,8 @@ def metadata_values(metadata: pd.DataFrame, studies: np.ndarray, *, where: str) 
             "metadata is keyed by the study id of the prediction and label tables."
             + did_you_mean(STUDY_ID, map(str, metadata.columns))
         )
+    if metadata.empty:
+        raise SchemaError(f"{where} has no rows: the metadata needs one row per study.")
     ids = metadata[STUDY_ID].astype(str)
     dup = ids.duplicated(keep=False)
     if dup.any():
