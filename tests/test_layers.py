@@ -53,6 +53,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "latent",
                 "planning",
                 "mrmc",
+                "subgroups",
             }
         ),
     ),

@@ -49,8 +49,8 @@ def evaluate_subgroups_files(
     predictions, labels, state_encoding, blank_state
         As for :func:`cxreval.stats.prepare_from_files` (the files of ``cxreval classify``).
     metadata : path
-        A CSV or Parquet table with ``study_id`` and the columns of ``by`` (e.g. ``cxreval data export --kind
-        metadata``'s, or a user's own), keyed by the study ids of the prediction and label tables.
+        A CSV or Parquet table with ``study_id`` and the columns of ``by`` (e.g. the ``metadata.csv`` of ``cxreval
+        data export``, or a user's own), keyed by the study ids of the prediction and label tables.
     by, operating_point, reference_group, references, findings, policy, not_mentioned, unlabeled, studies,
     calibration, n_bins, n_resamples, confidence_level, rng
         As for :func:`cxreval.subgroups.evaluate_subgroups`.

@@ -289,8 +289,8 @@ def evaluate_subgroups(
         Long prediction (``study_id, model, finding, score``) and label (``study_id, patient_id, finding,
         source, state``) tables, as for :func:`cxreval.classification.evaluate_auc`.
     metadata : DataFrame
-        One row per study: ``study_id`` and the columns named in ``by`` (e.g. what ``cxreval data export --kind
-        metadata`` writes: sex, age band, view). Studies without a row, or with a blank value, form the group
+        One row per study: ``study_id`` and the columns named in ``by`` (e.g. the ``metadata.csv`` that ``cxreval
+        data export`` writes for a metadata dataset: sex, age band, view). Studies without a row, or with a blank value, form the group
         ``(no value)``: reported as not estimable, never dropped.
     by : sequence of str
         The attributes: metadata columns, or ``"a*b"``, the intersection of two. Each must take at least two and

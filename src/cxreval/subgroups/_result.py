@@ -93,10 +93,11 @@ _KEY = ["model", "finding", "attribute", "group", "metric"]
 
 
 def _verdict(sig: list[bool], gaps: list[float]) -> str:
+    """'sign changes': significant gaps of opposite signs; 'significance changes': significant under some
+    references only; else the same under all (a sign flip of gaps none of which is significant is noise)."""
     if len(sig) < 2:
         return "one reference"
-    signs = {np.sign(g) for g in gaps if g != 0}
-    if any(sig) and len(signs) > 1:
+    if len({np.sign(g) for g, s in zip(gaps, sig) if s}) > 1:
         return "sign changes"
     if any(sig) and not all(sig):
         return "significance changes"
@@ -105,8 +106,9 @@ def _verdict(sig: list[bool], gaps: list[float]) -> str:
 
 def verdict_table(table: pd.DataFrame, references: tuple[str, ...]) -> pd.DataFrame:
     """Per model × finding × attribute × group × metric, each reference's gap (with its interval and Holm
-    p-value) side by side, and whether the gap changes sign or significance between the references where it is
-    estimable (``not_estimable_under``: the others)."""
+    p-value) side by side, and the verdict over the references where it is estimable (``not_estimable_under``:
+    the others): 'sign changes' (significant gaps of opposite signs), 'significance changes' (significant under
+    some references only), 'gap under every reference', 'no gap under any reference' or 'one reference'."""
     cols = [*_KEY, "verdict", "not_estimable_under"] + [
         f"{c}_{r}" for r in references for c in ("gap", "gap_ci_low", "gap_ci_high", "pvalue_holm")
     ]
