@@ -83,7 +83,9 @@ def subgroups(
         "--calibration/--no-calibration",
         help="Calibration per subgroup (needs scores that are probabilities in [0, 1]).",
     ),
-    n_bins: int = typer.Option(10, "--n-bins", help="Equal-width bins of the reliability diagram and ECE."),
+    calibration_bins: int = typer.Option(
+        10, "--calibration-bins", help="Equal-width bins of the reliability diagram and ECE."
+    ),
     n_resamples: int = n_resamples_option(),
     seed: int = seed_option("Seed of the patient bootstrap."),
     confidence_level: float = confidence_level_option(),
@@ -123,7 +125,7 @@ def subgroups(
             unlabeled=unlabeled,
             studies=studies_value(studies),
             calibration=calibration,
-            n_bins=n_bins,
+            calibration_bins=calibration_bins,
             n_resamples=n_resamples,
             confidence_level=confidence_level,
             rng=seed,

@@ -36,7 +36,7 @@ def evaluate_subgroups_files(
     unlabeled: str = "error",
     studies: Studies = "common",
     calibration: bool = True,
-    n_bins: int = N_BINS,
+    calibration_bins: int = N_BINS,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: RNGLike = None,
@@ -52,7 +52,7 @@ def evaluate_subgroups_files(
         A CSV or Parquet table with ``study_id`` and the columns of ``by`` (e.g. the ``metadata.csv`` of ``cxreval
         data export``, or a user's own), keyed by the study ids of the prediction and label tables.
     by, operating_point, reference_group, references, findings, policy, not_mentioned, unlabeled, studies,
-    calibration, n_bins, n_resamples, confidence_level, rng
+    calibration, calibration_bins, n_resamples, confidence_level, rng
         As for :func:`cxreval.subgroups.evaluate_subgroups`.
 
     Returns
@@ -89,7 +89,7 @@ def evaluate_subgroups_files(
         operating_point=operating_point,
         reference_group=reference_group,
         calibration=calibration,
-        n_bins=n_bins,
+        calibration_bins=calibration_bins,
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         rng=rng,

@@ -138,18 +138,22 @@ def _calibration_frames(
     attrs: list[tuple[str, tuple[str, ...], np.ndarray]],
     head: dict[str, object],
     *,
-    n_bins: int,
+    calibration_bins: int,
     confidence_level: float,
 ) -> tuple[list[pd.DataFrame], list[pd.DataFrame]]:
     cal, rel = [], []
     for name, groups, code in attrs:
         rows = calibration_rows(
-            y, s, pat, code, ct, groups=groups, n_bins=n_bins, confidence_level=confidence_level
+            y, s, pat, code, ct, groups=groups, n_bins=calibration_bins, confidence_level=confidence_level
         )
         cal.append(pd.DataFrame({**head, "attribute": name, **rows}))
         rel.append(
             pd.DataFrame(
-                {**head, "attribute": name, **reliability_rows(y, s, code, groups=groups, n_bins=n_bins)}
+                {
+                    **head,
+                    "attribute": name,
+                    **reliability_rows(y, s, code, groups=groups, n_bins=calibration_bins),
+                }
             )
         )
     return cal, rel
@@ -170,7 +174,7 @@ def evaluate_subgroups_prepared(
     operating_point: str | float = "specificity=0.9",
     reference_group: Mapping[str, str] | Sequence[str] | None = None,
     calibration: bool = True,
-    n_bins: int = N_BINS,
+    calibration_bins: int = N_BINS,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: RNGLike = None,
@@ -185,7 +189,7 @@ def evaluate_subgroups_prepared(
         )
     point: OperatingPoint = parse_operating_point(operating_point, func=_FUNC)
     n_resamples = check_positive_int(n_resamples, name="n_resamples", func=_FUNC, minimum=0)
-    n_bins = check_positive_int(n_bins, name="n_bins", func=_FUNC, minimum=2)
+    calibration_bins = check_positive_int(calibration_bins, name="calibration_bins", func=_FUNC, minimum=2)
     confidence_level = check_confidence_level(confidence_level, func=_FUNC)
     if prep.soft_references:
         raise SchemaError(
@@ -238,7 +242,14 @@ def evaluate_subgroups_prepared(
                     parts = [("all", ("all",), np.zeros(y.size, np.intp))]
                     parts += [(a.name, a.groups, a.codes[valid]) for a in attrs]
                     c, rl = _calibration_frames(
-                        y, s, p, ct, parts, head, n_bins=n_bins, confidence_level=confidence_level
+                        y,
+                        s,
+                        p,
+                        ct,
+                        parts,
+                        head,
+                        calibration_bins=calibration_bins,
+                        confidence_level=confidence_level,
                     )
                     cal += c
                     rel += rl
@@ -274,7 +285,7 @@ def evaluate_subgroups(
     unlabeled: str = "error",
     studies: Studies = "common",
     calibration: bool = True,
-    n_bins: int = N_BINS,
+    calibration_bins: int = N_BINS,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: RNGLike = None,
@@ -306,7 +317,7 @@ def evaluate_subgroups(
         As for :func:`cxreval.classification.evaluate_auc`.
     calibration : bool, default=True
         Whether to compute calibration (the scores must then be probabilities in [0, 1]).
-    n_bins : int, default=10
+    calibration_bins : int, default=10
         Equal-width bins of the reliability diagram and the ECE.
     n_resamples, confidence_level, rng
         The patient bootstrap (one plan for every statistic: the gaps of all references are paired);
@@ -355,7 +366,7 @@ def evaluate_subgroups(
         operating_point=operating_point,
         reference_group=reference_group,
         calibration=calibration,
-        n_bins=n_bins,
+        calibration_bins=calibration_bins,
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         rng=rng,
