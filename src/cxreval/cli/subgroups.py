@@ -92,7 +92,9 @@ def subgroups(
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the verdicts as JSON."),
 ) -> None:
-    """Per model x finding x reference x subgroup: AUC, sensitivity, specificity, FNR and selection rate at an
+    """Per-subgroup AUC, sensitivity, specificity and FNR, gaps with patient-bootstrap CIs and Holm, under every reference; calibration.
+
+    Per model x finding x reference x subgroup: AUC, sensitivity, specificity, FNR and selection rate at an
     operating point, the gap to the rest (or --reference-group) with patient-bootstrap CIs and Holm-adjusted
     p-values across the groups; the verdict where the gap changes sign or significance with the reference;
     calibration (reliability bins, ECE and its debiased form, Brier and its decomposition, intercept, slope).

@@ -126,7 +126,7 @@ def _check_probabilities(prep: PreparedInputs, where: str) -> None:
                 raise SchemaError(
                     f"{where}: model {model!r} scores {finding!r} outside [0, 1] (e.g. {s[bad][0]:g} on "
                     f"{int(bad.sum())} studies); calibration needs probabilities: pass probabilities, or "
-                    "calibration=False (--no-calibration)."
+                    "calibration=False."
                 )
 
 
