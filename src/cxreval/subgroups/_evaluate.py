@@ -239,7 +239,9 @@ def evaluate_subgroups_prepared(
                     )
                     gaps.append(_no_value_rows(attr, code, y, head))
                 if calibration and valid.any():
-                    parts = [("all", ("all",), np.zeros(y.size, np.intp))]
+                    parts: list[tuple[str, tuple[str, ...], np.ndarray]] = [
+                        ("all", ("all",), np.zeros(y.size, np.intp))
+                    ]
                     parts += [(a.name, a.groups, a.codes[valid]) for a in attrs]
                     c, rl = _calibration_frames(
                         y,
