@@ -87,3 +87,12 @@ def test_logits_are_refused_for_calibration_and_taken_without_it(tmp_path: Path,
     assert main([*base, "-o", str(tmp_path / "a")]) == 2
     assert f"predictions {pp}" in capsys.readouterr().err
     assert main([*base, "--no-calibration", "-o", str(tmp_path / "b")]) == 0
+
+
+def test_parquet_metadata_reads_as_the_csv(tmp_path: Path) -> None:
+    pp, lp, mp = _inputs(tmp_path / "in")
+    pq = tmp_path / "in" / "meta.parquet"
+    pd.read_csv(mp).to_parquet(pq)
+    a = evaluate_subgroups_files(pp, lp, mp, by=["view"], n_resamples=10, rng=1)
+    b = evaluate_subgroups_files(pp, lp, pq, by=["view"], n_resamples=10, rng=1)
+    pd.testing.assert_frame_equal(a.table, b.table)

@@ -200,3 +200,16 @@ def test_verdicts() -> None:
     assert _verdict([True, True], [-0.03, -0.02]) == "gap under every reference"
     assert _verdict([False, False], [-0.03, 0.02]) == "no gap under any reference"
     assert _verdict([True], [0.1]) == "one reference"
+
+
+def test_a_continuous_column_and_a_triple_intersection_are_refused() -> None:
+    preds, labels, meta = _small()
+    meta["age"] = np.arange(len(meta))
+    with pytest.raises(CxrevalError, match="column 'age' has 80 values.*band it first"):
+        evaluate_subgroups(preds, labels, meta, by=["age"], n_resamples=5)
+    meta["age_band"] = np.where(meta["age"] < 40, "<40", ">=40")
+    with pytest.raises(CxrevalError, match="intersection of two"):
+        evaluate_subgroups(preds, labels, meta, by=["group*age_band*age"], n_resamples=5)
+    res = evaluate_subgroups(preds, labels, meta, by=["age_band", "group*age_band"], n_resamples=5, rng=0)
+    assert set(res.table["attribute"]) == {"age_band", "group*age_band"}
+    assert set(res.calibration["attribute"]) == {"all", "age_band", "group*age_band"}
