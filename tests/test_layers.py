@@ -54,6 +54,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "latent",
                 "planning",
                 "mrmc",
+                "subgroups",
             }
         ),
     ),

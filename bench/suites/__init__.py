@@ -17,6 +17,7 @@ SUITES = (
     "planning",
     "soft",
     "mrmc",
+    "subgroups",
 )
 
 __all__ = ["SUITES"]

@@ -32,6 +32,7 @@ WRITING_COMMANDS = (
     "finetune",
     "plan",
     "mrmc",
+    "subgroups",
 )
 """Every command that writes an output folder (ids: the command words joined by '-')."""
 
@@ -56,6 +57,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "finetune": "cxreval.predict._models.load_model",
     "plan": "cxreval.planning.plan_relabelling",
     "mrmc": "cxreval.jobs.evaluate_reader_study_files",
+    "subgroups": "cxreval.jobs._subgroups.prepare_from_files",
 }
 
 
@@ -151,6 +153,15 @@ def command_args(name: str, d: Path) -> list[str]:
         return [name, "-p", str(_preds(d)), "-l", str(_labels(d)), "--n-resamples", "20", "--seed", "1"] + (
             ["--min-models", "2"] if name == "rank" else []
         )
+    if name == "subgroups":
+        meta = d / "meta.csv"
+        pd.DataFrame({"study_id": [f"s{i}" for i in range(24)], "sex": ["F", "M"] * 12}).to_csv(
+            meta, index=False
+        )
+        return ["subgroups", "-p", str(_preds(d)), "-l", str(_labels(d)), "-m", str(meta), "--by", "sex"] + [
+            "--n-resamples",
+            "20",
+        ]
     if name == "agree":
         return ["agree", "-l", str(_labels(d)), "--pairs", "CR:Rep1,CR:Rep2"]
     if name == "fuse":

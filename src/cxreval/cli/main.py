@@ -79,6 +79,10 @@ _SUMMARIES: dict[str, str] = {
         "Write one self-contained HTML page (key findings first, Plotly inlined, CSV downloads)"
         " from result folders."
     ),
+    "subgroups": (
+        "Per-subgroup AUC, sensitivity, specificity and FNR, gaps with patient-bootstrap CIs and Holm, under"
+        " every reference; calibration."
+    ),
     "synth": (
         "Run the synthetic localization study: Part A (exact boxes), checks, Part B (Acc/AFP), "
         "Part C (the published ChestX-ray8 accuracies), then a short legend of its terms (on "

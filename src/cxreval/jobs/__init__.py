@@ -12,6 +12,7 @@ command            job                                         result
 ``fuse``           :func:`fuse_and_compare_files`              :class:`~cxreval.fusion.FusionResult`
 ``label-reports``  :func:`label_reports_file`                  :class:`~cxreval.labeller.ReportLabelsResult`
 ``localize``       :func:`evaluate_localization_files`         :class:`~cxreval.localization.LocalizationResult`
+``subgroups``      :func:`evaluate_subgroups_files`            :class:`~cxreval.subgroups.SubgroupResult`
 ``synth``          :func:`simulate_localization_study_files`   :class:`~cxreval.localization.LocalizationStudy`
 =================  ==========================================  ============================================
 
@@ -59,6 +60,7 @@ _LAZY_ATTRS: dict[str, str] = {
     "ReaderStudyPlanResult": "_reader_study_plan",
     "plan_reader_study": "_reader_study_plan",
     "write_report_page": "_report",
+    "evaluate_subgroups_files": "_subgroups",
     "REAL_BOXES_FETCHED": "_synth",
     "real_boxes_file": "_synth",
     "simulate_localization_study_files": "_synth",
@@ -98,6 +100,7 @@ __all__ = [
     "ReaderStudyPlanResult",
     "plan_reader_study",
     "write_report_page",
+    "evaluate_subgroups_files",
     "REAL_BOXES_FETCHED",
     "real_boxes_file",
     "simulate_localization_study_files",
@@ -134,6 +137,7 @@ if TYPE_CHECKING:
     )
     from ._reader_study_plan import CASE_GRID, ReaderStudyPlanResult, plan_reader_study
     from ._report import write_report_page
+    from ._subgroups import evaluate_subgroups_files
     from ._synth import REAL_BOXES_FETCHED, real_boxes_file, simulate_localization_study_files
 
 

@@ -1,0 +1,98 @@
+"""The job of ``cxreval subgroups``: per model × finding × reference × subgroup of a metadata column, metrics,
+gaps, verdicts across references and calibration (:mod:`cxreval.subgroups`), from files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from .._typing import RNGLike, Studies
+from .._validation import check_inputs
+from ..io import read_table
+from ..stats import prepare_from_files
+from ..subgroups import SubgroupResult
+from ..subgroups._calibration import N_BINS
+from ..subgroups._evaluate import evaluate_subgroups_prepared
+from ..subgroups._groups import parse_operating_point
+
+__all__ = ["evaluate_subgroups_files"]
+
+
+def evaluate_subgroups_files(
+    predictions: str | Path | Sequence[str | Path],
+    labels: str | Path | Sequence[str | Path],
+    metadata: str | Path,
+    *,
+    by: Sequence[str],
+    operating_point: str | float = "specificity=0.9",
+    reference_group: Mapping[str, str] | Sequence[str] | None = None,
+    references: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+    state_encoding: str | None = None,
+    blank_state: str | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    unlabeled: str = "error",
+    studies: Studies = "common",
+    calibration: bool = True,
+    calibration_bins: int = N_BINS,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    rng: RNGLike = None,
+) -> SubgroupResult:
+    """:func:`cxreval.subgroups.evaluate_subgroups` of prediction, label and metadata files: what ``cxreval
+    subgroups`` runs.
+
+    Parameters
+    ----------
+    predictions, labels, state_encoding, blank_state
+        As for :func:`cxreval.stats.prepare_from_files` (the files of ``cxreval classify``).
+    metadata : path
+        A CSV or Parquet table with ``study_id`` and the columns of ``by`` (e.g. the ``metadata.csv`` of ``cxreval
+        data export``, or a user's own), keyed by the study ids of the prediction and label tables.
+    by, operating_point, reference_group, references, findings, policy, not_mentioned, unlabeled, studies,
+    calibration, calibration_bins, n_resamples, confidence_level, rng
+        As for :func:`cxreval.subgroups.evaluate_subgroups`.
+
+    Returns
+    -------
+    res : SubgroupResult
+        ``res.save(folder)`` writes what ``cxreval subgroups`` writes (``run.json`` aside).
+
+    Raises
+    ------
+    SchemaError, InvalidParameterError
+        A missing file, a metadata column missing or with one value, scores outside [0, 1] with
+        ``calibration``: every message names the file or column, before any computation.
+    """
+    parse_operating_point(operating_point, func="evaluate_subgroups_files")  # before any file is read
+    check_inputs(("metadata", metadata))
+    meta = read_table(metadata, text=True)
+    prep = prepare_from_files(
+        predictions,
+        labels,
+        state_encoding=state_encoding,
+        blank_state=blank_state,
+        references=references,
+        findings=findings,
+        policy=policy,
+        not_mentioned=not_mentioned,
+        unlabeled=unlabeled,
+        studies=studies,
+    )
+    files = [predictions] if isinstance(predictions, (str, Path)) else list(predictions)
+    return evaluate_subgroups_prepared(
+        prep,
+        meta,
+        by=by,
+        operating_point=operating_point,
+        reference_group=reference_group,
+        calibration=calibration,
+        calibration_bins=calibration_bins,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        rng=rng,
+        where=f"metadata {Path(metadata)}",
+        predictions_where=f"predictions {', '.join(map(str, files))}",
+    )

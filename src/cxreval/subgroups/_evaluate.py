@@ -1,0 +1,375 @@
+""":func:`evaluate_subgroups`: per model × finding × reference × subgroup, metrics, gaps and calibration."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._typing import RNGLike, Studies
+from .._validation import check_confidence_level, check_positive_int
+from ..bootstrap import draw_plan
+from ..exceptions import InvalidParameterError, SchemaError
+from ..results import as_table
+from ..stats import PreparedInputs, prepare_inputs
+from ._calibration import N_BINS, calibration_rows, reliability_rows
+from ._groups import (
+    NO_VALUE,
+    Attribute,
+    OperatingPoint,
+    group_codes,
+    metadata_values,
+    operating_threshold,
+    parse_operating_point,
+    reference_groups,
+)
+from ._metrics import METRICS, GroupMetrics, gap_summary, group_metrics, holm
+from ._result import CALIBRATION_COLUMNS, RELIABILITY_COLUMNS, SUBGROUP_COLUMNS, SubgroupResult, verdict_table
+
+__all__ = ["evaluate_subgroups", "evaluate_subgroups_prepared"]
+
+_FUNC = "evaluate_subgroups"
+
+
+def _reasons(gm: GroupMetrics, metric: str, reference: str, comparator: str) -> list[str]:
+    """Why each group's gap of ``metric`` is not estimable ('' where it is)."""
+    out = []
+    for g in range(gm.n_pos.size):
+        why = []
+        for who, pos, neg in (
+            ("group", gm.n_pos[g], gm.n_neg[g]),
+            (comparator, gm.n_pos_comparator[g], gm.n_neg_comparator[g]),
+        ):
+            if pos + neg == 0:
+                why.append(f"{who}: no studies labelled by {reference}")
+            elif metric in ("auc", "sensitivity", "fnr") and pos == 0:
+                why.append(f"{who}: no positives")
+            elif metric in ("auc", "specificity") and neg == 0:
+                why.append(f"{who}: no negatives")
+        out.append("; ".join(why))
+    return out
+
+
+def _gap_rows(
+    gm: GroupMetrics,
+    attr: Attribute,
+    *,
+    head: dict[str, object],
+    threshold: float,
+    confidence_level: float,
+) -> list[pd.DataFrame]:
+    comparator = "rest" if attr.reference_group is None else attr.groups[attr.reference_group]
+    frames = []
+    for metric in METRICS:
+        summ = gap_summary(gm.value[metric], gm.comparator[metric], confidence_level=confidence_level)
+        reasons = _reasons(gm, metric, str(head["reference"]), comparator)
+        ok = np.array([r == "" for r in reasons])
+        if attr.reference_group is not None:
+            ok[attr.reference_group] = False
+            reasons[attr.reference_group] = "the reference group"
+        for k in ("gap", "gap_ci_low", "gap_ci_high", "pvalue"):
+            summ[k] = np.where(ok, summ[k], np.nan)
+        p_holm = holm(summ["pvalue"])
+        frames.append(
+            pd.DataFrame(
+                {
+                    **head,
+                    "attribute": attr.name,
+                    "group": list(attr.groups),
+                    "comparator": comparator,
+                    "metric": metric,
+                    "threshold": threshold,
+                    "n_studies": gm.n_pos + gm.n_neg,
+                    "n_pos": gm.n_pos,
+                    "n_neg": gm.n_neg,
+                    **summ,
+                    "pvalue_holm": p_holm,
+                    "significant": np.nan_to_num(p_holm, nan=1.0) < 1 - confidence_level,
+                    "estimable": ok,
+                    "reason": reasons,
+                }
+            )
+        )
+    return frames
+
+
+def _no_value_rows(attr: Attribute, code: np.ndarray, y: np.ndarray, head: dict[str, object]) -> pd.DataFrame:
+    """The studies without a value of the attribute: one row per metric, not estimable, never dropped."""
+    miss = code < 0
+    if not miss.any():
+        return pd.DataFrame(columns=SUBGROUP_COLUMNS)
+    n_pos = int(y[miss].sum())
+    return pd.DataFrame(
+        {
+            **head,
+            "attribute": attr.name,
+            "group": NO_VALUE,
+            "comparator": "",
+            "metric": list(METRICS),
+            "n_studies": int(miss.sum()),
+            "n_pos": n_pos,
+            "n_neg": int(miss.sum()) - n_pos,
+            "significant": False,
+            "estimable": False,
+            "reason": f"no value of {attr.name!r} in the metadata",
+        }
+    )
+
+
+def _check_probabilities(prep: PreparedInputs, where: str) -> None:
+    for m, model in enumerate(prep.models):
+        for f, finding in enumerate(prep.findings):
+            s = prep.S[m, f]
+            bad = np.isfinite(s) & ((s < 0) | (s > 1))
+            if bad.any():
+                raise SchemaError(
+                    f"{where}: model {model!r} scores {finding!r} outside [0, 1] (e.g. {s[bad][0]:g} on "
+                    f"{int(bad.sum())} studies); calibration needs probabilities: pass probabilities, or "
+                    "calibration=False."
+                )
+
+
+def _calibration_frames(
+    y: np.ndarray,
+    s: np.ndarray,
+    pat: np.ndarray,
+    ct: np.ndarray,
+    attrs: list[tuple[str, tuple[str, ...], np.ndarray]],
+    head: dict[str, object],
+    *,
+    calibration_bins: int,
+    confidence_level: float,
+) -> tuple[list[pd.DataFrame], list[pd.DataFrame]]:
+    cal, rel = [], []
+    for name, groups, code in attrs:
+        rows = calibration_rows(
+            y, s, pat, code, ct, groups=groups, n_bins=calibration_bins, confidence_level=confidence_level
+        )
+        cal.append(pd.DataFrame({**head, "attribute": name, **rows}))
+        rel.append(
+            pd.DataFrame(
+                {
+                    **head,
+                    "attribute": name,
+                    **reliability_rows(y, s, code, groups=groups, n_bins=calibration_bins),
+                }
+            )
+        )
+    return cal, rel
+
+
+def _frame(parts: list[pd.DataFrame], columns: tuple[str, ...]) -> pd.DataFrame:
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    return pd.concat(parts, ignore_index=True).reindex(columns=list(columns))
+
+
+def evaluate_subgroups_prepared(
+    prep: PreparedInputs,
+    metadata: pd.DataFrame,
+    *,
+    by: Sequence[str],
+    operating_point: str | float = "specificity=0.9",
+    reference_group: Mapping[str, str] | Sequence[str] | None = None,
+    calibration: bool = True,
+    calibration_bins: int = N_BINS,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    rng: RNGLike = None,
+    where: str = "metadata",
+    predictions_where: str = "predictions",
+) -> SubgroupResult:
+    """:func:`evaluate_subgroups` on inputs already laid out as arrays (:func:`cxreval.stats.prepare_inputs`)."""
+    by = [str(b) for b in ([by] if isinstance(by, str) else by or [])]
+    if not by:
+        raise InvalidParameterError(
+            f"{_FUNC} needs by=: the metadata columns of the subgroups (e.g. by=['sex'])."
+        )
+    point: OperatingPoint = parse_operating_point(operating_point, func=_FUNC)
+    n_resamples = check_positive_int(n_resamples, name="n_resamples", func=_FUNC, minimum=0)
+    calibration_bins = check_positive_int(calibration_bins, name="calibration_bins", func=_FUNC, minimum=2)
+    confidence_level = check_confidence_level(confidence_level, func=_FUNC)
+    if prep.soft_references:
+        raise SchemaError(
+            f"{_FUNC}: references {', '.join(prep.soft_references)} carry p_positive (soft labels); subgroup "
+            "gaps need 0/1 labels."
+        )
+    values = metadata_values(metadata, prep.studies, where=where)
+    evaluated = np.isfinite(prep.Y).any(axis=(0, 1))
+    refs = reference_groups(reference_group, by)
+    attrs = [
+        group_codes(values, b, reference_group=refs.get(b), where=where, evaluated=evaluated) for b in by
+    ]
+    if calibration:
+        _check_probabilities(prep, predictions_where)
+    # one plan for every statistic (the gaps under every reference are paired); n_resamples=0 draws one replicate
+    # only to lay out the patients, and keeps none of it
+    plan = draw_plan(
+        prep.patient_of.to_numpy(), n_resamples=max(n_resamples, 1), rng=rng, study_ids=list(prep.studies)
+    )
+    replicates = plan.counts.T[:, :n_resamples]
+    ct = np.ascontiguousarray(np.hstack([np.ones((plan.n_patients, 1), np.int32), replicates]))
+    pat = plan.study_patient
+    gaps: list[pd.DataFrame] = []
+    cal: list[pd.DataFrame] = []
+    rel: list[pd.DataFrame] = []
+    for m, model in enumerate(prep.models):
+        for f, finding in enumerate(prep.findings):
+            for r, reference in enumerate(prep.references):
+                valid = np.isfinite(prep.Y[f, r]) & np.isfinite(prep.S[m, f])
+                y, s, p = prep.Y[f, r, valid] == 1.0, prep.S[m, f, valid], pat[valid]
+                head: dict[str, object] = {"model": model, "finding": finding, "reference": reference}
+                threshold = operating_threshold(point, y, s)
+                for attr in attrs:
+                    code = attr.codes[valid]
+                    gm = group_metrics(
+                        y,
+                        s,
+                        p,
+                        code,
+                        ct,
+                        n_groups=len(attr.groups),
+                        threshold=threshold,
+                        reference_group=attr.reference_group,
+                    )
+                    gaps += _gap_rows(
+                        gm, attr, head=head, threshold=threshold, confidence_level=confidence_level
+                    )
+                    gaps.append(_no_value_rows(attr, code, y, head))
+                if calibration and valid.any():
+                    parts: list[tuple[str, tuple[str, ...], np.ndarray]] = [
+                        ("all", ("all",), np.zeros(y.size, np.intp))
+                    ]
+                    parts += [(a.name, a.groups, a.codes[valid]) for a in attrs]
+                    c, rl = _calibration_frames(
+                        y,
+                        s,
+                        p,
+                        ct,
+                        parts,
+                        head,
+                        calibration_bins=calibration_bins,
+                        confidence_level=confidence_level,
+                    )
+                    cal += c
+                    rel += rl
+    table = _frame(gaps, SUBGROUP_COLUMNS)
+    table["significant"] = table["significant"].astype(bool)
+    table["estimable"] = table["estimable"].astype(bool)
+    references = tuple(prep.references)
+    return SubgroupResult(
+        table=table,
+        verdicts=verdict_table(table, references),
+        calibration=_frame(cal, CALIBRATION_COLUMNS),
+        reliability=_frame(rel, RELIABILITY_COLUMNS),
+        references=references,
+        attributes=tuple(by),
+        operating_point=point.label(),
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+    )
+
+
+def evaluate_subgroups(
+    predictions: pd.DataFrame,
+    labels: pd.DataFrame,
+    metadata: pd.DataFrame,
+    *,
+    by: Sequence[str],
+    operating_point: str | float = "specificity=0.9",
+    reference_group: Mapping[str, str] | Sequence[str] | None = None,
+    references: Sequence[str] | None = None,
+    findings: Sequence[str] | None = None,
+    policy: str = "exclude",
+    not_mentioned: str = "negative",
+    unlabeled: str = "error",
+    studies: Studies = "common",
+    calibration: bool = True,
+    calibration_bins: int = N_BINS,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    rng: RNGLike = None,
+) -> SubgroupResult:
+    """Per model × finding × reference × subgroup: AUC, sensitivity, specificity, FNR and selection rate at an
+    operating point, the gap to the rest (or to a reference group) with patient-bootstrap intervals and Holm's
+    adjustment across the groups, the verdict across references, and calibration.
+
+    Parameters
+    ----------
+    predictions, labels : DataFrame
+        Long prediction (``study_id, model, finding, score``) and label (``study_id, patient_id, finding,
+        source, state``) tables, as for :func:`cxreval.classification.evaluate_auc`.
+    metadata : DataFrame
+        One row per study: ``study_id`` and the columns named in ``by`` (e.g. the ``metadata.csv`` that ``cxreval
+        data export`` writes for a metadata dataset: sex, age band, view). Studies without a row, or with a blank value, form the group
+        ``(no value)``: reported as not estimable, never dropped.
+    by : sequence of str
+        The attributes: metadata columns, or ``"a*b"``, the intersection of two. Each must take at least two and
+        at most 50 values on the evaluated studies.
+    operating_point : str or float, default='specificity=0.9'
+        ``'threshold=T'`` (or a number): positive where ``score >= T``; ``'specificity=S'``: per model, finding and
+        reference, the smallest threshold whose specificity on every study that reference labels is at least
+        ``S`` (fixed once on all studies, then applied to every group and replicate).
+    reference_group : mapping or sequence of 'attribute=value', optional
+        The group each attribute's gaps are measured against (default: each group against the rest of the
+        studies with a value).
+    references, findings, policy, not_mentioned, unlabeled, studies
+        As for :func:`cxreval.classification.evaluate_auc`.
+    calibration : bool, default=True
+        Whether to compute calibration (the scores must then be probabilities in [0, 1]).
+    calibration_bins : int, default=10
+        Equal-width bins of the reliability diagram and the ECE.
+    n_resamples, confidence_level, rng
+        The patient bootstrap (one plan for every statistic: the gaps of all references are paired);
+        ``n_resamples=0``: point estimates only (no interval, no p-value).
+
+    Returns
+    -------
+    res : SubgroupResult
+
+    Raises
+    ------
+    SchemaError
+        A metadata column that is missing, has one value or more than 50; scores outside [0, 1] with
+        ``calibration``; soft labels; what :func:`cxreval.stats.prepare_inputs` refuses. All before computing.
+
+    Notes
+    -----
+    Assumptions. Patients are the independent units: the bootstrap draws patients with replacement and keeps
+    all their studies (a patient's images share their errors). The gap's p-value is two-sided Wald, ``gap /
+    SE`` with the bootstrap standard error, and is Holm-adjusted over the groups of one attribute, per model,
+    finding, reference and metric (a family: does this model's metric differ across these groups?); a group
+    against the rest shares no study with it, but the groups of one attribute are not independent, which
+    Holm does not need. "Not estimable": a metric undefined in the group or its comparator under a reference
+    (no positives for AUC, sensitivity, FNR; no negatives for AUC, specificity; no labelled study) — the row is
+    kept with its ``reason``. A gap measured against a reference includes that reference's own errors: if a
+    labeller misses findings more often in one group, the model's apparent FNR there rises with it; the
+    ``verdicts`` table shows where the gap changes sign or significance between references.
+    """
+    preds = as_table(predictions, name="predictions", func=_FUNC)
+    labs = as_table(labels, name="labels", func=_FUNC)
+    meta = as_table(metadata, name="metadata", func=_FUNC)
+    prep = prepare_inputs(
+        preds,
+        labs,
+        references=references,
+        findings=findings,
+        policy=policy,
+        not_mentioned=not_mentioned,
+        unlabeled=unlabeled,
+        studies=studies,
+    )
+    return evaluate_subgroups_prepared(
+        prep,
+        meta,
+        by=by,
+        operating_point=operating_point,
+        reference_group=reference_group,
+        calibration=calibration,
+        calibration_bins=calibration_bins,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        rng=rng,
+    )
