@@ -36,7 +36,10 @@ def _result_classes() -> list[type]:
             importlib.import_module(mod.name)
         except ImportError:  # an optional dependency (torch, fastapi) is missing
             continue
-    return sorted(_all_subclasses(TableResult), key=lambda c: c.__name__)
+    # a private base class (a shared figure of two results) is not a result of its own
+    return sorted(
+        (c for c in _all_subclasses(TableResult) if not c.__name__.startswith("_")), key=lambda c: c.__name__
+    )
 
 
 def _labels(seed: int = 0) -> pd.DataFrame:

@@ -44,7 +44,7 @@ from ._heatmap_files import HeatmapFiles, scan_heatmaps
 from ._heatmaps import check_heatmaps
 from ._map_boxes import FILE_CHUNK, _predicted_boxes, file_chunk_boxes
 from ._protocol import LocalizationProtocol
-from ._table_result import LocalizationTableResult
+from ._table_result import _LocalizationTableResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +77,7 @@ def split_key(key: str) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class LocalizationResult(LocalizationTableResult):
+class LocalizationResult(_LocalizationTableResult):
     """Acc. and AFP per finding, threshold, rule and T (``localization.csv``), with the per-box detail
     (``boxes.csv``).
 

@@ -26,7 +26,7 @@ from ._boxes import ThresholdLike, check_boxes
 from ._heatmaps import heatmap_peaks, heatmaps_to_boxes
 from ._protocol import DEFAULT_T, score_images
 from ._synthetic import ErrorModel, coverage, error_model_maps
-from ._table_result import LocalizationTableResult
+from ._table_result import _LocalizationTableResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,7 +38,7 @@ _BY_FINDING_T = (0.1, 0.5, 0.9)
 
 
 @dataclass(frozen=True)
-class RealBoxesResult(LocalizationTableResult):
+class RealBoxesResult(_LocalizationTableResult):
     """The error model on real boxes: ``localization.csv`` and its compact per-finding view.
 
     Attributes

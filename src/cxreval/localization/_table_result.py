@@ -9,10 +9,10 @@ from ..results import TableResult
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LocalizationTableResult"]
+__all__: list[str] = []
 
 
-class LocalizationTableResult(TableResult):
+class _LocalizationTableResult(TableResult):
     """A :class:`~cxreval.results.TableResult` whose ``table`` is ``localization.csv``."""
 
     @classmethod
