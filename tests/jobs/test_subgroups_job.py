@@ -46,7 +46,7 @@ def test_command_folder_is_the_job_save(tmp_path: Path) -> None:
     job.mkdir()
     res.save(job)
     assert_same_files(cli, job)
-    assert (cli / "summary.md").read_text().startswith("# cxreval subgroups")
+    assert (cli / "summary.md").read_text().startswith("# Subgroup gaps")
     tables = evaluate_subgroups(
         pd.read_csv(pp),
         pd.read_csv(lp),

@@ -207,7 +207,7 @@ class SubgroupResult(TableResult):
         flagged = t[t["significant"].astype(bool)]
         changes = self.verdicts[self.verdicts["verdict"].isin(["sign changes", "significance changes"])]
         lines = [
-            "# cxreval subgroups",
+            "# Subgroup gaps",
             "",
             self.design(),
             "",
