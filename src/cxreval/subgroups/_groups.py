@@ -1,9 +1,8 @@
 """Subgroups from a metadata table, and the operating point: checked before any computation.
 
 :func:`group_codes` turns one attribute (a metadata column, or an intersection ``"sex*view"`` of two) into a
-group code per evaluated study (``-1``: no value in the metadata) and the group names; :func:`parse_operating_point`
-reads ``"threshold=0.5"`` / ``"specificity=0.9"``; :func:`operating_threshold` fixes the threshold of a fixed
-specificity on all the studies a reference labels.
+group code per evaluated study (``-1``: no value in the metadata) and the group names. The operating point (``"threshold=0.5"`` / ``"specificity=0.9"``: :func:`parse_operating_point`,
+:func:`operating_threshold`) is the kernel :mod:`cxreval.stats._operating_points` shares with ``classify``.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ import pandas as pd
 from .._validation import did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError
 from ..schema import STUDY_ID
+from ..stats._operating_points import OperatingPoint, operating_threshold, parse_operating_point
 
 __all__ = [
     "MAX_GROUPS",
@@ -44,54 +44,6 @@ class Attribute:
     groups: tuple[str, ...]
     codes: np.ndarray
     reference_group: int | None = None
-
-
-@dataclass(frozen=True)
-class OperatingPoint:
-    """``kind`` 'threshold' (predict positive where ``score >= value``) or 'specificity' (the smallest threshold
-    whose specificity on every labelled study is at least ``value``)."""
-
-    kind: str
-    value: float
-
-    def label(self) -> str:
-        return f"{self.kind}={self.value:g}"
-
-
-def parse_operating_point(value: str | float, *, func: str) -> OperatingPoint:
-    """``0.5`` or ``"threshold=0.5"`` (a score threshold), ``"specificity=0.9"`` or ``"spec=0.9"``."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return OperatingPoint("threshold", float(value))
-    text = str(value).strip()
-    kind, sep, num = text.partition("=")
-    kinds = {"threshold": "threshold", "specificity": "specificity", "spec": "specificity"}
-    try:
-        number = float(num) if sep else float("nan")
-    except ValueError:
-        number = float("nan")
-    if kinds.get(kind.strip()) is None or not np.isfinite(number):
-        raise InvalidParameterError(
-            f"The 'operating_point' parameter of {func} must be 'threshold=T' or 'specificity=S' (e.g. "
-            f"'specificity=0.9'). Got {value!r} instead."
-        )
-    point = OperatingPoint(kinds[kind.strip()], number)
-    if point.kind == "specificity" and not 0.0 < number < 1.0:
-        raise InvalidParameterError(
-            f"The 'operating_point' parameter of {func}: a specificity must be in (0, 1). Got {number:g}."
-        )
-    return point
-
-
-def operating_threshold(point: OperatingPoint, y: np.ndarray, s: np.ndarray) -> float:
-    """The threshold of ``point`` for labels ``y`` (bool) and scores ``s``: the given one, or the smallest with
-    ``mean(s[~y] < t) >= specificity`` (just above the ``ceil(specificity x n_neg)``-th lowest negative score)."""
-    if point.kind == "threshold":
-        return point.value
-    neg = np.sort(s[~y])
-    if neg.size == 0:
-        return float("nan")
-    k = int(np.ceil(point.value * neg.size - 1e-12))
-    return float(np.nextafter(neg[k - 1], np.inf)) if k > 0 else float(neg[0])
 
 
 def metadata_values(metadata: pd.DataFrame, studies: np.ndarray, *, where: str) -> pd.DataFrame:

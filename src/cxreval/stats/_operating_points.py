@@ -1,0 +1,215 @@
+"""Operating points of a score: a rule (a threshold, a fixed specificity or sensitivity, Youden's index) turned into
+a threshold and its confusion counts, for the estimate and every bootstrap replicate at once.
+
+What :mod:`cxreval.classification` (``classify --operating-point``) and :mod:`cxreval.subgroups` share. A study is
+called positive where ``score >= threshold``. On labels ``y`` and scores ``s`` weighted by ``w`` (1 for the
+estimate; a patient's bootstrap count in a replicate):
+
+- ``threshold=T``: ``T``, held fixed;
+- ``specificity=S``: the smallest threshold whose specificity is at least ``S``: just above (``numpy.nextafter``)
+  the lowest negative score ``u`` with ``w(negatives <= u) >= S · w(negatives)``;
+- ``sensitivity=S``: the largest threshold whose sensitivity is at least ``S``: the highest score ``u`` with
+  ``w(positives >= u) >= S · w(positives)``;
+- ``youden``: the score maximising ``sensitivity + specificity - 1`` (``tpr - fpr`` of
+  ``sklearn.metrics.roc_curve``), the highest among ties; just above the highest score when no threshold beats
+  calling every study negative.
+
+The scores' distinct values are the levels: one sparse product of the patient counts with the patients' counts
+per level (positives and negatives apart) gives every replicate's weight at every level, whose cumulative sums are
+the confusion counts at every threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError
+
+__all__ = [
+    "KINDS",
+    "OperatingPoint",
+    "ConfusionCounts",
+    "confusion_counts",
+    "operating_threshold",
+    "parse_operating_point",
+]
+
+KINDS: dict[str, str] = {
+    "threshold": "threshold",
+    "specificity": "specificity",
+    "spec": "specificity",
+    "sensitivity": "sensitivity",
+    "sens": "sensitivity",
+    "youden": "youden",
+}
+"""The spellings of an operating-point rule and the rule each names."""
+
+_FORMS = {
+    "threshold": "'threshold=T'",
+    "specificity": "'specificity=S'",
+    "sensitivity": "'sensitivity=S'",
+    "youden": "'youden'",
+    "from": "'from=FILE'",
+}
+_TOL = 1e-12  # S · n is met by a count within rounding of it (0.9 x 10 negatives reached by 9)
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """``kind`` 'threshold' (predict positive where ``score >= value``), 'specificity' or 'sensitivity' (the
+    threshold reaching at least ``value`` of it), 'youden' (``value`` NaN) or 'from' (thresholds read from the
+    file ``source``; ``value`` NaN)."""
+
+    kind: str
+    value: float
+    source: str = ""
+
+    def label(self) -> str:
+        if self.kind == "youden":
+            return "youden"
+        if self.kind == "from":
+            return f"from={self.source}"
+        return f"{self.kind}={self.value:g}"
+
+
+def parse_operating_point(
+    value: str | float, *, func: str, kinds: tuple[str, ...] = ("threshold", "specificity")
+) -> OperatingPoint:
+    """``0.5`` or ``"threshold=0.5"`` (a score threshold), ``"specificity=0.9"`` / ``"spec=0.9"``, and where
+    ``kinds`` allows them ``"sensitivity=0.9"`` / ``"sens=0.9"``, ``"youden"`` and ``"from=FILE"``; a rate outside
+    (0, 1), a threshold that is not finite or another form is an :class:`InvalidParameterError` naming ``value``."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = f"threshold={value}"
+    text = str(value).strip()
+    name, sep, arg = (part.strip() for part in text.partition("="))
+    kind = "from" if name == "from" else KINDS.get(name.lower())
+    forms = [_FORMS[k] for k in kinds]
+    usage = ", ".join(forms[:-1]) + f" or {forms[-1]}" if len(forms) > 1 else forms[0]
+    wrong = InvalidParameterError(
+        f"The 'operating_point' parameter of {func} must be {usage} (e.g. 'specificity=0.9'). Got {value!r} instead."
+    )
+    if kind not in kinds:
+        raise wrong
+    if kind == "youden":
+        if sep:
+            raise wrong
+        return OperatingPoint("youden", math.nan)
+    if kind == "from":
+        if not arg:
+            raise wrong
+        return OperatingPoint("from", math.nan, arg)
+    try:
+        number = float(arg) if sep else math.nan
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise wrong
+    if kind != "threshold" and not 0.0 < number < 1.0:
+        raise InvalidParameterError(
+            f"The 'operating_point' parameter of {func}: a {kind} must be in (0, 1). Got {value!r} ({number:g})."
+        )
+    return OperatingPoint(kind, number)
+
+
+@dataclass(frozen=True)
+class ConfusionCounts:
+    """Per column of the counts (0: the estimate; then the replicates): the threshold and the weighted true/false
+    positives and negatives at it (NaN where the rule is undefined: no positives or no negatives to choose on)."""
+
+    threshold: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    tn: np.ndarray
+    fn: np.ndarray
+
+
+def _level_weights(
+    y: np.ndarray, inv: np.ndarray, n_levels: int, pat: np.ndarray, ct: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(R, n_levels)`` weights of the positives and of the negatives at each level, for every row of ``ct``."""
+    from scipy import sparse
+
+    n_pat = ct.shape[1]
+    out = []
+    for part in (y, ~y):
+        m = sparse.csr_matrix(
+            (np.ones(int(part.sum())), (pat[part], inv[part])), shape=(n_pat, n_levels), dtype=np.float64
+        )
+        out.append(np.asarray((m.T @ ct.T.astype(np.float64)).T))
+    return out[0], out[1]
+
+
+def confusion_counts(
+    point: OperatingPoint,
+    y: np.ndarray,
+    s: np.ndarray,
+    pat: np.ndarray | None = None,
+    ct: np.ndarray | None = None,
+) -> ConfusionCounts:
+    """The threshold of ``point`` and the confusion counts at it, for every row of the patient counts ``ct``.
+
+    Parameters
+    ----------
+    point : OperatingPoint
+        A rule ('threshold', 'specificity', 'sensitivity', 'youden'); a fixed threshold for 'from'.
+    y, s : ndarray of shape (n,)
+        Labels (bool) and finite scores.
+    pat : ndarray of int, shape (n,), optional
+        Each study's patient (a column of ``ct``); default every study its own patient.
+    ct : ndarray of int, shape (R, n_patients), optional
+        Patient counts per row (e.g. ones, then the plan's replicates); default one row of ones.
+    """
+    y = np.asarray(y, dtype=bool)
+    s = np.asarray(s, dtype=np.float64)
+    if pat is None:
+        pat = np.arange(y.size)
+    if ct is None:
+        ct = np.ones((1, y.size))
+    levels, inv = np.unique(s, return_inverse=True)
+    n_lev = levels.size
+    wp, wn = _level_weights(y, inv.ravel(), n_lev, pat, ct)
+    rows = np.arange(ct.shape[0])
+    # tp_at[:, l], fp_at[:, l]: weight of the positives, negatives scoring >= levels[l] (l = n_lev: none)
+    zeros = np.zeros((rows.size, 1))
+    tp_at = np.hstack([np.cumsum(wp[:, ::-1], axis=1)[:, ::-1], zeros])
+    fp_at = np.hstack([np.cumsum(wn[:, ::-1], axis=1)[:, ::-1], zeros])
+    n_pos, n_neg = tp_at[:, 0], fp_at[:, 0]
+    above = np.append(levels, np.nextafter(levels[-1], np.inf) if n_lev else math.nan)
+    if point.kind in ("threshold", "from"):
+        t = float(point.value)
+        pick = np.full(rows.size, int(np.searchsorted(levels, t, side="left")))
+        threshold = np.full(rows.size, t)
+        undefined = np.zeros(rows.size, dtype=bool)
+    elif point.kind == "specificity":
+        reached = (n_neg[:, None] - fp_at) >= point.value * n_neg[:, None] - _TOL
+        pick = np.argmax(reached, axis=1)  # the first level with enough negatives below it
+        threshold = np.nextafter(levels[np.maximum(pick - 1, 0)], np.inf) if n_lev else np.full(rows.size, np.nan)
+        undefined = n_neg == 0
+    elif point.kind == "sensitivity":
+        reached = tp_at[:, :n_lev] >= point.value * n_pos[:, None] - _TOL
+        pick = np.maximum(reached.sum(axis=1) - 1, 0)  # the last level with enough positives at or above it
+        threshold = levels[pick] if n_lev else np.full(rows.size, np.nan)
+        undefined = n_pos == 0
+    elif point.kind == "youden":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            j = tp_at / n_pos[:, None] - fp_at / n_neg[:, None]
+        pick = j.shape[1] - 1 - np.argmax(j[:, ::-1], axis=1)  # the highest threshold among the maxima
+        threshold = above[pick]
+        undefined = (n_pos == 0) | (n_neg == 0)
+    else:
+        raise InvalidParameterError(f"Unknown operating point {point.label()!r}.")
+    tp, fp = tp_at[rows, pick], fp_at[rows, pick]
+    threshold = np.where(undefined, np.nan, threshold)
+    nan = np.where(undefined, np.nan, 0.0)
+    return ConfusionCounts(threshold, tp + nan, fp + nan, n_neg - fp + nan, n_pos - tp + nan)
+
+
+def operating_threshold(point: OperatingPoint, y: np.ndarray, s: np.ndarray) -> float:
+    """The threshold of ``point`` for labels ``y`` (bool) and scores ``s`` (every study weighing one): the given
+    one, or the one its rule chooses (:func:`confusion_counts`); NaN where the rule is undefined."""
+    if point.kind in ("threshold", "from"):
+        return float(point.value)
+    return float(confusion_counts(point, y, s).threshold[0])
