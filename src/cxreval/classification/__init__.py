@@ -56,6 +56,7 @@ from ._comparison import (
     delong_test,
 )
 from ._evaluate import evaluate_auc, evaluate_auc_prepared
+from ._operating_points import OperatingPointResult, evaluate_operating_points
 
 __all__ = [
     "evaluate_auc_prepared",
@@ -67,4 +68,6 @@ __all__ = [
     "delong_test",
     "SeparabilityResult",
     "compare_best_models",
+    "OperatingPointResult",
+    "evaluate_operating_points",
 ]

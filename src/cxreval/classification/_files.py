@@ -23,14 +23,14 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..io._read import read_csv_file
 from ..labels._long import validate_model_groups
 from ..progress import Progress, as_progress
-from ..stats import AUCResult, prepare_from_files
+from ..stats import AUCResult, PreparedInputs, prepare_from_files
 from ._evaluate import evaluate_auc_prepared
 
 if TYPE_CHECKING:
     from ..executor import ExecutorLike
     from ..findings import VocabularyMapping
 
-__all__ = ["read_model_groups", "evaluate_auc_files"]
+__all__ = ["read_model_groups", "prepare_auc_files", "evaluate_auc_files"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,54 @@ def read_model_groups(path: str | PathLike[str]) -> pd.DataFrame:
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")
     return validate_model_groups(read_csv_file(p, dtype=str), where=f"file {str(p)!r}")
+
+
+def prepare_auc_files(
+    predictions: str | Path | Sequence[str | Path],
+    labels: str | Path | Sequence[str | Path],
+    *,
+    model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None,
+    state_encoding: str | None,
+    references: Sequence[str] | None,
+    findings: Sequence[str] | None,
+    policy: str,
+    not_mentioned: str,
+    unlabeled: str,
+    blank_state: str | None,
+    studies: Studies,
+    missing_scores: str,
+    finding_map: str | VocabularyMapping | None,
+    progress: Progress,
+) -> PreparedInputs:
+    """The reading of :func:`evaluate_auc_files`: the model groups, then the prediction and label files laid out as
+    arrays (:func:`~cxreval.stats.prepare_from_files`), under a progress task of its own."""
+    if isinstance(model_groups, (str, PathLike)):
+        groups = read_model_groups(model_groups)
+    elif model_groups is None or isinstance(model_groups, (pd.DataFrame, dict)):
+        groups = model_groups
+    else:
+        raise InvalidParameterError(
+            f"The 'model_groups' parameter of evaluate_auc_files must be a path, a DataFrame "
+            f"(model, group), a dict or None. Got {model_groups!r} instead."
+        )
+    reading = progress.add("reading predictions and labels")
+    prep = prepare_from_files(
+        predictions,
+        labels,
+        state_encoding=state_encoding,
+        references=references or None,
+        findings=findings or None,
+        policy=policy,
+        not_mentioned=not_mentioned,
+        model_groups=groups,
+        unlabeled=unlabeled,
+        blank_state=blank_state,
+        studies=studies,
+        missing_scores=missing_scores,
+        finding_map=finding_map,
+    )
+    progress.done(reading)
+    return prep
 
 
 def evaluate_auc_files(
@@ -101,33 +149,23 @@ def evaluate_auc_files(
         As :func:`~cxreval.stats.prepare_from_files` and :func:`~cxreval.classification.evaluate_auc`,
         before the computation.
     """
-    if isinstance(model_groups, (str, PathLike)):
-        groups = read_model_groups(model_groups)
-    elif model_groups is None or isinstance(model_groups, (pd.DataFrame, dict)):
-        groups = model_groups
-    else:
-        raise InvalidParameterError(
-            f"The 'model_groups' parameter of evaluate_auc_files must be a path, a DataFrame "
-            f"(model, group), a dict or None. Got {model_groups!r} instead."
-        )
     progress = as_progress(progress, func="evaluate_auc_files")
-    reading = progress.add("reading predictions and labels")
-    prep = prepare_from_files(
+    prep = prepare_auc_files(
         predictions,
         labels,
+        model_groups=model_groups,
         state_encoding=state_encoding,
-        references=references or None,
-        findings=findings or None,
+        references=references,
+        findings=findings,
         policy=policy,
         not_mentioned=not_mentioned,
-        model_groups=groups,
         unlabeled=unlabeled,
         blank_state=blank_state,
         studies=studies,
         missing_scores=missing_scores,
         finding_map=finding_map,
+        progress=progress,
     )
-    progress.done(reading)
     t0 = time.perf_counter()
     res = evaluate_auc_prepared(
         prep,

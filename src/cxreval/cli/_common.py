@@ -330,6 +330,17 @@ def model_inputs(
     return [p for _, p in named]
 
 
+def operating_point_inputs(values: Sequence[str] | None) -> list[tuple[str, Path | None]]:
+    """``classify --operating-point from=FILE``: ``("--operating-point", FILE)`` for each such file, the inputs
+    run.json records (:func:`cxreval.classification._operating_points.operating_point_files`)."""
+    from ..classification._operating_points import operating_point_files
+
+    return [("--operating-point", p) for p in operating_point_files(values)]
+
+
+__all__ += ["operating_point_inputs"]
+
+
 def auc_table_input(spec: str | None) -> Path | None:
     """``rank --auc-table FILE|xqa``: the file, checked to exist before any work (None for the packaged tables
     or without the option): :func:`cxreval.ranking.auc_table_file`."""

@@ -22,6 +22,7 @@ from ._common import (
     n_resamples_option,
     not_mentioned_option,
     open_output,
+    operating_point_inputs,
     out_option,
     overwrite_option,
     policy_option,
@@ -110,12 +111,30 @@ def classify(
         help="With --latent-truth: a label source treated as exact for "
         "the studies it labels (e.g. an expert's relabelled subset).",
     ),
+    operating_points: list[str] = typer.Option(
+        None,
+        "--operating-point",
+        help="Operating points, comma-separated or repeated (default: none): spec=S (the smallest threshold "
+        "with specificity >= S), sens=S (the largest with sensitivity >= S), youden (max sensitivity + "
+        "specificity - 1), threshold=T (positive where score >= T) or from=FILE (the thresholds of an "
+        "operating_points.csv from another run, held fixed). Writes operating_points.csv: threshold, "
+        "sensitivity, specificity, PPV, NPV with patient-bootstrap CIs on the AUCs' replicates; the "
+        "threshold of spec/sens/youden is chosen again in every replicate.",
+    ),
+    decision_curve: str = typer.Option(
+        None,
+        "--decision-curve",
+        help="START:STOP:STEP (e.g. 0.01:0.99:0.01; default: none): net benefit TP/n - FP/n * pt/(1-pt) per "
+        "model, finding and reference at each threshold probability pt, with the treat-all and treat-none "
+        "rows (decision_curve.csv); the scores must be probabilities.",
+    ),
 ) -> None:
     """Per-finding ROC-AUC of every model against every reference, with patient-level bootstrap CIs.
 
     Writes auc.csv/.parquet (model, group, finding, reference, auc, ci_low, ci_high, n_pos, n_neg, n_dropped;
     finding 'macro' = macro average, 'micro' = one AUC of all (study, finding) pairs pooled, model 'Mean' = mean over
-    models), counts.csv, dropped.csv, summary.md and run.json.
+    models), counts.csv, dropped.csv, summary.md and run.json; with --operating-point, operating_points.csv; with
+    --decision-curve, decision_curve.csv.
 
     Example:
 
@@ -123,13 +142,20 @@ def classify(
         cxreval classify -p preds.csv -l labels.csv -f Effusion,Edema --seed 0 -o auc-out
         cxreval classify -p preds.parquet -l labels.parquet --executor dask:local:2 -o auc-out
         cxreval classify -p preds.csv -l labels.csv --latent-truth --readers bc4,bc6,bc8,chexpert_labeler -o latent-out
+        cxreval classify -p preds.csv -l labels.csv --operating-point spec=0.9,youden --decision-curve 0.01:0.5:0.01 -o op-out
+        cxreval classify -p test-preds.csv -l test-labels.csv --operating-point from=op-out/operating_points.csv -o op-test
 
     The work is split into blocks (model x finding, model x micro average), each with every reference and
     every replicate; off-process executors memory-map the arrays from the output's temporary folder (for a
     Dask cluster on several machines, put -o on storage every worker sees).
     """
+    points = split_list(operating_points, option="--operating-point")
     inputs = model_inputs(
-        predictions, labels, ("--model-groups", model_groups), ("--reader-accuracy", reader_accuracy)
+        predictions,
+        labels,
+        ("--model-groups", model_groups),
+        ("--reader-accuracy", reader_accuracy),
+        *operating_point_inputs(points),
     )
     meta: dict[str, object] = {"seed": seed}
     with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
@@ -142,6 +168,8 @@ def classify(
                 readers=split_list(readers, option="--readers"),
                 anchor=anchor,
                 reader_accuracy=reader_accuracy,
+                operating_points=points,
+                decision_curve=decision_curve,
             )
         if not res.latent:
             meta["design"] = res.design_record()

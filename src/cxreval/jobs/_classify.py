@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pandas as pd
 
-from ..classification import SeparabilityResult, compare_best_models
+from ..classification import OperatingPointResult, SeparabilityResult, compare_best_models
 from ..classification._files import read_model_groups
+from ..classification._operating_points import decision_thresholds, parse_operating_points
 from ..exceptions import InvalidParameterError
 from ..executor import open_executor
-from ..io._write import write_summary
+from ..io._write import write_summary, write_table
 from ..latent import LatentAUCResult, evaluate_latent_auc
 from ..latent._evaluate import evaluate_latent_auc_files
 from ..options import Compute, Design, Resampling
@@ -46,19 +47,25 @@ class ClassifierEvaluation(TableResult):
     comparison : SeparabilityResult or None
         Per finding and reference, the best model against the runner-up (:func:`~cxreval.classification.compare_best_models`); None
         against the latent truth.
+    operating_points : OperatingPointResult or None
+        The operating points and the decision curve (:func:`~cxreval.classification.evaluate_operating_points`),
+        when asked for; on the AUCs' studies and bootstrap replicates.
     missing_scores : str
         The ``missing_scores`` option (recorded in run.json).
 
-    ``table`` is the AUC table. ``FILES``: the AUCs' files and ``auc_comparison``; :meth:`save` writes those
-    present and ``summary.md``.
+    ``table`` is the AUC table. ``FILES``: the AUCs' files, ``auc_comparison``, ``operating_points`` and
+    ``decision_curve``; :meth:`save` writes those present (the last two only when asked for) and ``summary.md``.
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({**AUCResult.FILES, **SeparabilityResult.FILES})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {**AUCResult.FILES, **SeparabilityResult.FILES, **OperatingPointResult.FILES}
+    )
     COLUMNS: ClassVar[tuple[str, ...]] = AUCResult.COLUMNS
 
     auc: AUCResult | LatentAUCResult
     comparison: SeparabilityResult | None = None
     missing_scores: str = "refuse"
+    operating_points: OperatingPointResult | None = None
 
     @property
     def table(self) -> pd.DataFrame:
@@ -70,7 +77,19 @@ class ClassifierEvaluation(TableResult):
         return not isinstance(self.auc, AUCResult)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {**self.auc.tables(), **({} if self.comparison is None else self.comparison.tables())}
+        return {
+            **self.auc.tables(),
+            **({} if self.comparison is None else self.comparison.tables()),
+            **self._operating_tables(),
+        }
+
+    def _operating_tables(self) -> dict[str, pd.DataFrame]:
+        """``operating_points`` when operating points were asked for, ``decision_curve`` when a decision curve was."""
+        op = self.operating_points
+        if op is None:
+            return {}
+        asked = {"operating_points": bool(op.operating_points), "decision_curve": len(op.decision_curve) > 0}
+        return {k: v for k, v in op.tables().items() if asked[k]}
 
     def save(self, folder: str | PathLike[str]) -> dict[str, Path]:
         """Write every table (CSV + Parquet) and ``summary.md`` into ``folder``, as ``cxreval classify`` writes
@@ -79,6 +98,8 @@ class ClassifierEvaluation(TableResult):
         paths = dict(self.auc.save(out))
         if self.comparison is not None:
             paths.update(self.comparison.save(out))
+        for name, table in self._operating_tables().items():
+            paths[name] = write_table(table, out, Path(self.FILES[name]).stem)
         write_summary(out, self.summary())
         return paths
 
@@ -86,7 +107,10 @@ class ClassifierEvaluation(TableResult):
         """The AUCs' summary, then the verdicts of the paired comparison (Markdown)."""
         if self.comparison is None:
             return self.auc.summary("cxreval classify --latent-truth")
-        return self.auc.summary("cxreval classify") + "\n\n" + self.comparison.verdicts()
+        text = self.auc.summary("cxreval classify") + "\n\n" + self.comparison.verdicts()
+        if self.operating_points is not None:
+            text += "\n\n" + self.operating_points.summary().replace("# ", "## ", 1)
+        return text
 
     def design(self) -> str:
         """The design in words (what the command prints)."""
@@ -190,10 +214,18 @@ def _evaluate(
     readers: Sequence[str] | None,
     anchor: str | None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None,
+    operating_points: str | Sequence[str] | None,
+    decision_curve: str | Sequence[float] | None,
     func: str,
 ) -> ClassifierEvaluation:
     """The evaluation of :func:`evaluate_classifiers` (``read`` None: tables) or of
     :func:`evaluate_classifiers_files` (``read``: the options reading the label files)."""
+    points = parse_operating_points(operating_points, func=func)  # a from= file read here, before the inputs
+    thresholds = decision_thresholds(decision_curve, func=func)
+    if latent_truth and (points or thresholds.size):
+        raise InvalidParameterError(
+            "operating_points= and decision_curve= do not apply with latent_truth=True (they need a reference)."
+        )
     latent = _latent_options(
         readers,
         references,
@@ -228,6 +260,26 @@ def _evaluate(
             **labelling,
         )
         return ClassifierEvaluation(lat, missing_scores=design.missing_scores)
+    if points or thresholds.size:
+        return _with_operating_points(
+            predictions,
+            labels,
+            read=read,
+            selection={
+                "references": references,
+                "findings": findings,
+                "model_groups": model_groups,
+                "studies": design.studies,
+                "missing_scores": design.missing_scores,
+                "finding_map": fmap,
+            },
+            labelling=labelling,
+            compute=compute,
+            points=points,
+            decision_curve=thresholds,
+            missing_scores=design.missing_scores,
+            func=func,
+        )
     from ..classification import evaluate_auc
     from ..classification._files import evaluate_auc_files
 
@@ -248,6 +300,51 @@ def _evaluate(
     return ClassifierEvaluation(auc, compare_best_models(auc), missing_scores=design.missing_scores)
 
 
+def _with_operating_points(
+    predictions: Any,
+    labels: Any,
+    *,
+    read: dict[str, str | None] | None,
+    selection: dict[str, Any],
+    labelling: dict[str, Any],
+    compute: Compute,
+    points: list[Any],
+    decision_curve: Any,
+    missing_scores: str,
+    func: str,
+) -> ClassifierEvaluation:
+    """The AUCs, their comparison and the operating points: the inputs laid out once and checked against the
+    operating points (a ``from=`` file's models and findings, probabilities for a decision curve) before any
+    computation; the operating points on the AUCs' studies and bootstrap plan."""
+    from ..classification import evaluate_auc_prepared
+    from ..classification._files import prepare_auc_files
+    from ..classification._operating_points import check_operating_points, evaluate_operating_points_prepared
+    from ..progress import as_progress
+    from ..stats import prepare_inputs
+
+    labelling = dict(labelling)
+    opts = {k: labelling.pop(k) for k in ("n_resamples", "confidence_level", "rng")}
+    progress = as_progress(labelling.pop("progress"), func=func)
+    if read is None:
+        prep = prepare_inputs(predictions, labels, **selection, **labelling)
+    else:
+        prep = prepare_auc_files(predictions, labels, **selection, **labelling, progress=progress)
+    check_operating_points(points, prep, decision_curve, func=func)
+    with open_executor(compute.executor) as ex:
+        auc = evaluate_auc_prepared(prep, executor=ex, spill_dir=compute.spill_dir, progress=progress, **opts)
+    ops = evaluate_operating_points_prepared(
+        prep,
+        operating_points=points,
+        decision_curve=decision_curve,
+        plan=auc.plan,
+        **opts,
+        func=func,
+    )
+    return ClassifierEvaluation(
+        auc, compare_best_models(auc), missing_scores=missing_scores, operating_points=ops
+    )
+
+
 def evaluate_classifiers(
     predictions: pd.DataFrame,
     labels: pd.DataFrame,
@@ -262,6 +359,8 @@ def evaluate_classifiers(
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    operating_points: str | Sequence[str] | None = None,
+    decision_curve: str | Sequence[float] | None = None,
 ) -> ClassifierEvaluation:
     """Every model's ROC-AUC against every reference with patient-bootstrap CIs, and whether the best model under
     each reference is separable from the next: what ``cxreval classify`` computes, on tables.
@@ -288,6 +387,12 @@ def evaluate_classifiers(
         With ``readers``: the AUC against the latent truth of these label sources instead of against each
         reference (:func:`cxreval.latent.evaluate_latent_auc`; ``references``, the finding map, the studies and
         the executor do not apply; no paired comparison).
+    operating_points, decision_curve : optional
+        Operating points (``'specificity=0.9'``, ``'sensitivity=0.9'``, ``'youden'``, ``'threshold=0.5'``,
+        ``'from=FILE'``) and the threshold probabilities of a decision curve (``'0.01:0.99:0.01'``), as for
+        :func:`~cxreval.classification.evaluate_operating_points`, on the AUCs' studies and bootstrap replicates
+        (``res.operating_points``; files ``operating_points`` and ``decision_curve``). Checked before any
+        computation; not with ``latent_truth``.
 
     Returns
     -------
@@ -309,6 +414,8 @@ def evaluate_classifiers(
         readers=readers,
         anchor=anchor,
         reader_accuracy=reader_accuracy,
+        operating_points=operating_points,
+        decision_curve=decision_curve,
         func=func,
     )
 
@@ -329,6 +436,8 @@ def evaluate_classifiers_files(
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    operating_points: str | Sequence[str] | None = None,
+    decision_curve: str | Sequence[float] | None = None,
 ) -> ClassifierEvaluation:
     """:func:`evaluate_classifiers` of prediction and label files, read block by block (:func:`~cxreval.classification.evaluate_auc_files`;
     with ``readers``, :func:`cxreval.latent.evaluate_latent_auc_files`): what ``cxreval classify`` runs.
@@ -337,7 +446,8 @@ def evaluate_classifiers_files(
     ----------
     predictions, labels, model_groups, state_encoding, blank_state
         As for :func:`~cxreval.classification.evaluate_auc_files`.
-    references, findings, design, resampling, compute, latent_truth, readers, anchor, reader_accuracy
+    references, findings, design, resampling, compute, latent_truth, readers, anchor, reader_accuracy,
+    operating_points, decision_curve
         As for :func:`evaluate_classifiers` (``compute.spill_dir``: where off-process executors memory-map the
         arrays, e.g. the output's temporary folder).
 
@@ -359,5 +469,7 @@ def evaluate_classifiers_files(
         readers=readers,
         anchor=anchor,
         reader_accuracy=reader_accuracy,
+        operating_points=operating_points,
+        decision_curve=decision_curve,
         func="evaluate_classifiers_files",
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -109,7 +110,7 @@ def parse_operating_point(
         raise wrong
     if kind != "threshold" and not 0.0 < number < 1.0:
         raise InvalidParameterError(
-            f"The 'operating_point' parameter of {func}: a {kind} must be in (0, 1). Got {value!r} ({number:g})."
+            f"The 'operating_point' parameter of {func} must be in (0, 1) for a {kind}. Got {value!r}."
         )
     return OperatingPoint(kind, number)
 
@@ -124,22 +125,6 @@ class ConfusionCounts:
     fp: np.ndarray
     tn: np.ndarray
     fn: np.ndarray
-
-
-def _level_weights(
-    y: np.ndarray, inv: np.ndarray, n_levels: int, pat: np.ndarray, ct: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(R, n_levels)`` weights of the positives and of the negatives at each level, for every row of ``ct``."""
-    from scipy import sparse
-
-    n_pat = ct.shape[1]
-    out = []
-    for part in (y, ~y):
-        m = sparse.csr_matrix(
-            (np.ones(int(part.sum())), (pat[part], inv[part])), shape=(n_pat, n_levels), dtype=np.float64
-        )
-        out.append(np.asarray((m.T @ ct.T.astype(np.float64)).T))
-    return out[0], out[1]
 
 
 def confusion_counts(
@@ -169,42 +154,75 @@ def confusion_counts(
     if ct is None:
         ct = np.ones((1, y.size))
     levels, inv = np.unique(s, return_inverse=True)
-    n_lev = levels.size
-    wp, wn = _level_weights(y, inv.ravel(), n_lev, pat, ct)
-    rows = np.arange(ct.shape[0])
-    # tp_at[:, l], fp_at[:, l]: weight of the positives, negatives scoring >= levels[l] (l = n_lev: none)
-    zeros = np.zeros((rows.size, 1))
-    tp_at = np.hstack([np.cumsum(wp[:, ::-1], axis=1)[:, ::-1], zeros])
-    fp_at = np.hstack([np.cumsum(wn[:, ::-1], axis=1)[:, ::-1], zeros])
-    n_pos, n_neg = tp_at[:, 0], fp_at[:, 0]
-    above = np.append(levels, np.nextafter(levels[-1], np.inf) if n_lev else math.nan)
-    if point.kind in ("threshold", "from"):
-        t = float(point.value)
-        pick = np.full(rows.size, int(np.searchsorted(levels, t, side="left")))
-        threshold = np.full(rows.size, t)
-        undefined = np.zeros(rows.size, dtype=bool)
-    elif point.kind == "specificity":
-        reached = (n_neg[:, None] - fp_at) >= point.value * n_neg[:, None] - _TOL
-        pick = np.argmax(reached, axis=1)  # the first level with enough negatives below it
-        threshold = np.nextafter(levels[np.maximum(pick - 1, 0)], np.inf) if n_lev else np.full(rows.size, np.nan)
-        undefined = n_neg == 0
-    elif point.kind == "sensitivity":
-        reached = tp_at[:, :n_lev] >= point.value * n_pos[:, None] - _TOL
-        pick = np.maximum(reached.sum(axis=1) - 1, 0)  # the last level with enough positives at or above it
-        threshold = levels[pick] if n_lev else np.full(rows.size, np.nan)
-        undefined = n_pos == 0
-    elif point.kind == "youden":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            j = tp_at / n_pos[:, None] - fp_at / n_neg[:, None]
-        pick = j.shape[1] - 1 - np.argmax(j[:, ::-1], axis=1)  # the highest threshold among the maxima
-        threshold = above[pick]
-        undefined = (n_pos == 0) | (n_neg == 0)
-    else:
-        raise InvalidParameterError(f"Unknown operating point {point.label()!r}.")
-    tp, fp = tp_at[rows, pick], fp_at[rows, pick]
-    threshold = np.where(undefined, np.nan, threshold)
-    nan = np.where(undefined, np.nan, 0.0)
-    return ConfusionCounts(threshold, tp + nan, fp + nan, n_neg - fp + nan, n_pos - tp + nan)
+    per_level = _LevelCounts(levels, _patient_levels(y, inv.ravel(), levels.size, pat, ct.shape[1]))
+    step = max(1, _CELLS // max(levels.size, 1))
+    parts = [per_level.at(point, ct[i : i + step]) for i in range(0, ct.shape[0], step)]
+    return ConfusionCounts(*(np.concatenate([getattr(c, k) for c in parts]) for k in _FIELDS))
+
+
+_CELLS = 1 << 21  # replicates x levels per chunk (16 MiB of float64 per array)
+_FIELDS = ("threshold", "tp", "fp", "tn", "fn")
+
+
+def _patient_levels(y: np.ndarray, inv: np.ndarray, n_levels: int, pat: np.ndarray, n_pat: int) -> list[Any]:
+    """The sparse ``(n_patients, n_levels)`` counts of each patient's positives, and of its negatives, per level."""
+    from scipy import sparse
+
+    return [
+        sparse.csr_matrix(
+            (np.ones(int(part.sum())), (pat[part], inv[part])), shape=(n_pat, n_levels), dtype=np.float64
+        ).T.tocsr()
+        for part in (y, ~y)
+    ]
+
+
+@dataclass(frozen=True)
+class _LevelCounts:
+    levels: np.ndarray
+    by_patient: list[Any]
+
+    def at(self, point: OperatingPoint, ct: np.ndarray) -> ConfusionCounts:
+        """The threshold and confusion counts of ``point`` for each row of ``ct``."""
+        levels, n_lev = self.levels, self.levels.size
+        cts = ct.T.astype(np.float64)
+        wp, wn = (np.asarray(m @ cts).T for m in self.by_patient)
+        rows = np.arange(ct.shape[0])
+        # tp_at[:, l], fp_at[:, l]: weight of the positives, negatives scoring >= levels[l] (l = n_lev: none)
+        zeros = np.zeros((rows.size, 1))
+        tp_at = np.hstack([np.cumsum(wp[:, ::-1], axis=1)[:, ::-1], zeros])
+        fp_at = np.hstack([np.cumsum(wn[:, ::-1], axis=1)[:, ::-1], zeros])
+        n_pos, n_neg = tp_at[:, 0], fp_at[:, 0]
+        nan = np.full(rows.size, np.nan)
+        if point.kind in ("threshold", "from"):
+            pick = np.full(rows.size, int(np.searchsorted(levels, point.value, side="left")))
+            threshold = np.full(rows.size, float(point.value))
+            undefined = np.zeros(rows.size, dtype=bool)
+        elif point.kind == "specificity":
+            reached = (n_neg[:, None] - fp_at) >= point.value * n_neg[:, None] - _TOL
+            pick = np.argmax(reached, axis=1)  # the first level with enough negatives below it
+            threshold = np.nextafter(levels[np.maximum(pick - 1, 0)], np.inf) if n_lev else nan
+            undefined = n_neg == 0
+        elif point.kind == "sensitivity":
+            reached = tp_at[:, :n_lev] >= point.value * n_pos[:, None] - _TOL
+            pick = np.maximum(
+                reached.sum(axis=1) - 1, 0
+            )  # the last level with enough positives at or above it
+            threshold = levels[pick] if n_lev else nan
+            undefined = n_pos == 0
+        elif point.kind == "youden":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                j = tp_at / n_pos[:, None] - fp_at / n_neg[:, None]
+            pick = j.shape[1] - 1 - np.argmax(j[:, ::-1], axis=1)  # the highest threshold among the maxima
+            above = np.append(levels, np.nextafter(levels[-1], np.inf)) if n_lev else np.array([np.nan])
+            threshold = above[pick]
+            undefined = (n_pos == 0) | (n_neg == 0)
+        else:
+            raise InvalidParameterError(f"Unknown operating point {point.label()!r}.")
+        tp, fp = tp_at[rows, pick], fp_at[rows, pick]
+        blank = np.where(undefined, np.nan, 0.0)
+        return ConfusionCounts(
+            threshold + blank, tp + blank, fp + blank, n_neg - fp + blank, n_pos - tp + blank
+        )
 
 
 def operating_threshold(point: OperatingPoint, y: np.ndarray, s: np.ndarray) -> float:
