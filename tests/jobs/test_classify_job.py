@@ -210,3 +210,119 @@ def test_the_commands_checks_are_the_jobs(tmp_path, options, message):
     with pytest.raises(InvalidParameterError) as exc:
         evaluate_classifiers_files(missing, missing, **options)
     assert user_message(str(exc.value), ["classify"]) == message
+
+
+def test_operating_points_folder_is_the_job_save_on_the_aucs_replicates(tmp_path):
+    """--operating-point and --decision-curve add operating_points.csv and decision_curve.csv; the job saves the
+    same folder, and its operating points are the library's with the AUCs' seed (the same patient plan)."""
+    from cxreval.classification import evaluate_operating_points
+
+    preds, labels, pp, lp, _ = _inputs(tmp_path / "in")
+    cli = tmp_path / "cli"
+    args = ["classify", "-p", str(pp), "-l", str(lp), "--n-resamples", "25", "--seed", "3", "-o", str(cli)]
+    extra = ["--operating-point", "spec=0.8,youden", "--operating-point", "threshold=0.5"]
+    assert main([*args, *extra, "--decision-curve", "0.1:0.6:0.1"]) == 0
+    points = ["spec=0.8", "youden", "threshold=0.5"]
+    res = evaluate_classifiers_files(
+        pp,
+        lp,
+        resampling=Resampling(n_resamples=25, rng=3),
+        operating_points=points,
+        decision_curve="0.1:0.6:0.1",
+    )
+    assert_same_files(cli, _saved(res, tmp_path / "job"))
+    assert {"operating_points.csv", "decision_curve.csv"} <= {p.name for p in cli.iterdir()}
+    assert "## Operating points and decision curves" in (cli / "summary.md").read_text()
+    lib = evaluate_operating_points(
+        preds, labels, operating_points=points, decision_curve="0.1:0.6:0.1", n_resamples=25, rng=3
+    )
+    assert res.operating_points is not None
+    pd.testing.assert_frame_equal(res.operating_points.table, lib.table)
+    pd.testing.assert_frame_equal(res.operating_points.decision_curve, lib.decision_curve)
+    plain = evaluate_classifiers_files(pp, lp, resampling=Resampling(n_resamples=25, rng=3))
+    pd.testing.assert_frame_equal(plain.table, res.table)  # the AUCs do not change
+    assert not {"operating_points", "decision_curve"} & set(plain.tables())
+
+
+def test_operating_points_alone_or_the_decision_curve_alone(tmp_path):
+    preds, labels, *_ = _inputs(tmp_path / "in")
+    only_points = evaluate_classifiers(preds, labels, operating_points=["youden"], resampling=Resampling(0))
+    only_curve = evaluate_classifiers(preds, labels, decision_curve="0.2:0.4:0.1", resampling=Resampling(0))
+    assert "operating_points" in only_points.tables() and "decision_curve" not in only_points.tables()
+    assert "decision_curve" in only_curve.tables() and "operating_points" not in only_curve.tables()
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("spec=1.5", "--operating-point must be in (0, 1) for a specificity. Got 'spec=1.5'."),
+        ("sens=0", "--operating-point must be in (0, 1) for a sensitivity. Got 'sens=0'."),
+        (
+            "accuracy=0.9",
+            "--operating-point must be 'threshold=T', 'specificity=S', 'sensitivity=S', 'youden' or "
+            "'from=FILE' (e.g. 'specificity=0.9'). Got 'accuracy=0.9' instead.",
+        ),
+    ],
+)
+def test_a_bad_operating_point_exits_2_before_reading(tmp_path, capsys, option, message):
+    missing = tmp_path / "absent.csv"
+    missing.write_text("never read\n")
+    out = tmp_path / "out"
+    rc = main(
+        ["classify", "-p", str(missing), "-l", str(missing), "--operating-point", option, "-o", str(out)]
+    )
+    assert rc == 2 and not out.exists()
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"cxreval: error: {message}"
+
+
+def test_a_from_file_without_a_model_exits_2_before_computing(tmp_path, capsys, monkeypatch):
+    import cxreval.classification as classification
+
+    _, _, pp, lp, _ = _inputs(tmp_path / "in")
+    first = tmp_path / "first"
+    assert (
+        main(
+            [
+                "classify",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--n-resamples",
+                "0",
+                "--operating-point",
+                "youden",
+                "-o",
+                str(first),
+            ]
+        )
+        == 0
+    )
+    ops = pd.read_csv(first / "operating_points.csv")
+    ops[ops.model != "m3"].to_csv(tmp_path / "ops.csv", index=False)
+    ops.drop(columns=["threshold"]).to_csv(tmp_path / "no_threshold.csv", index=False)
+
+    def not_called(*args, **kwargs):
+        raise AssertionError("computed before checking the operating points")
+
+    monkeypatch.setattr(classification, "evaluate_auc_prepared", not_called)
+    for name, expected in (
+        ("ops.csv", "has no threshold for model 'm3'"),
+        ("no_threshold.csv", "lacks the columns ['threshold']"),
+    ):
+        out = tmp_path / f"out-{name}"
+        rc = main(
+            [
+                "classify",
+                "-p",
+                str(pp),
+                "-l",
+                str(lp),
+                "--operating-point",
+                f"from={tmp_path / name}",
+                "-o",
+                str(out),
+            ]
+        )
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2 and not out.exists() and len(err) == 1 and expected in err[0]
