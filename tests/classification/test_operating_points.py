@@ -28,9 +28,9 @@ POINTS = ["spec=0.9", "sens=0.9", "youden", "threshold=0.5"]
 def _probabilities(
     n_models: int = 3, n_studies: int = 150, seed: int = 0
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    p, l = auc_inputs(n_models=n_models, n_studies=n_studies, rng=seed)
-    p["score"] = np.round(1 / (1 + np.exp(-p["score"])), 2)  # probabilities, with ties
-    return p, l
+    preds, labs = auc_inputs(n_models=n_models, n_studies=n_studies, rng=seed)
+    preds["score"] = np.round(1 / (1 + np.exp(-preds["score"])), 2)  # probabilities, with ties
+    return preds, labs
 
 
 def _sklearn_row(label: str, y: np.ndarray, s: np.ndarray) -> dict[str, float]:
@@ -60,8 +60,8 @@ def _sklearn_row(label: str, y: np.ndarray, s: np.ndarray) -> dict[str, float]:
     }
 
 
-def _arrays(p: pd.DataFrame, l: pd.DataFrame, **selection):
-    prep = prepare_inputs(p, l, **selection)
+def _arrays(preds: pd.DataFrame, labs: pd.DataFrame, **selection):
+    prep = prepare_inputs(preds, labs, **selection)
     out = {}
     for f, finding in enumerate(prep.findings):
         for r, ref in enumerate(prep.references):
@@ -87,9 +87,9 @@ def _assert_equals_sklearn(res: OperatingPointResult, arrays: dict) -> int:
 
 
 def test_operating_points_equal_sklearn_on_synthetic_tables():
-    p, l = _probabilities()
-    res = evaluate_operating_points(p, l, operating_points=POINTS, n_resamples=0)
-    _, arrays = _arrays(p, l)
+    preds, labs = _probabilities()
+    res = evaluate_operating_points(preds, labs, operating_points=POINTS, n_resamples=0)
+    _, arrays = _arrays(preds, labs)
     assert _assert_equals_sklearn(res, arrays) == len(arrays) * len(POINTS)
     assert list(res.table.columns) == list(OperatingPointResult.COLUMNS)
     assert (
@@ -103,9 +103,9 @@ def test_operating_points_equal_sklearn_on_the_chexpert_test_set(shared_data):
     from cxreval.datasets.chexpert import load_labels, load_predictions
 
     root = shared_data / "chexpert_test"
-    p, l = load_predictions(root).table, load_labels(root, sources=["consensus"]).table
-    res = evaluate_operating_points(p, l, operating_points=POINTS, n_resamples=0)
-    _, arrays = _arrays(p, l)
+    preds, labs = load_predictions(root).table, load_labels(root, sources=["consensus"]).table
+    res = evaluate_operating_points(preds, labs, operating_points=POINTS, n_resamples=0)
+    _, arrays = _arrays(preds, labs)
     assert len(arrays) == 50  # 10 models x 5 findings
     assert _assert_equals_sklearn(res, arrays) == 200
 
@@ -113,11 +113,11 @@ def test_operating_points_equal_sklearn_on_the_chexpert_test_set(shared_data):
 def test_intervals_are_percentiles_of_the_rule_chosen_again_in_each_replicate():
     """With the seed of the AUCs, the plan is theirs; a replicate's rates are scikit-learn's on the explicit
     resample with the threshold chosen on it (threshold= held fixed), and the interval their percentiles."""
-    p, l = _probabilities(n_models=2, n_studies=90, seed=3)
+    preds, labs = _probabilities(n_models=2, n_studies=90, seed=3)
     res = evaluate_operating_points(
-        p, l, operating_points=POINTS, findings=["Effusion"], n_resamples=40, rng=5
+        preds, labs, operating_points=POINTS, findings=["Effusion"], n_resamples=40, rng=5
     )
-    prep, arrays = _arrays(p, l, findings=["Effusion"])
+    prep, arrays = _arrays(preds, labs, findings=["Effusion"])
     plan = draw_plan(prep.patient_of.to_numpy(), n_resamples=40, rng=5, study_ids=list(prep.studies))
     for row in res.table.itertuples(index=False):
         y, s, ok = arrays[(row.model, row.finding, row.reference)]
@@ -139,11 +139,11 @@ def test_intervals_are_percentiles_of_the_rule_chosen_again_in_each_replicate():
 def test_a_threshold_fixed_on_one_set_is_applied_to_another(tmp_path):
     """from=FILE: on the set it was chosen on, the file's thresholds give the same counts; on another set, the
     counts of that fixed threshold (scikit-learn's confusion matrix)."""
-    p, l = _probabilities(seed=1)
-    first = evaluate_operating_points(p, l, operating_points=["spec=0.9", "youden"], n_resamples=0)
+    preds, labs = _probabilities(seed=1)
+    first = evaluate_operating_points(preds, labs, operating_points=["spec=0.9", "youden"], n_resamples=0)
     first.save(tmp_path)
     ops = tmp_path / "operating_points.csv"
-    again = evaluate_operating_points(p, l, operating_points=[f"from={ops}"], n_resamples=0)
+    again = evaluate_operating_points(preds, labs, operating_points=[f"from={ops}"], n_resamples=0)
     assert len(again.table) == len(first.table) * 2  # each threshold of R0 and of R1, under R0 and under R1
     key = ["model", "finding", "reference"]
     for (op, ref), g in first.table.groupby(["operating_point", "reference"]):
@@ -153,9 +153,9 @@ def test_a_threshold_fixed_on_one_set_is_applied_to_another(tmp_path):
             carried[key + ["tp", "fp", "tn", "fn"]].reset_index(drop=True),
             g[key + ["tp", "fp", "tn", "fn"]].reset_index(drop=True),
         )
-    p2, l2 = _probabilities(seed=2)  # another set: the same models and findings
-    other = evaluate_operating_points(p2, l2, operating_points=[f"from={ops}"], n_resamples=0)
-    _, arrays = _arrays(p2, l2)
+    preds2, labs2 = _probabilities(seed=2)  # another set: the same models and findings
+    other = evaluate_operating_points(preds2, labs2, operating_points=[f"from={ops}"], n_resamples=0)
+    _, arrays = _arrays(preds2, labs2)
     fixed = first.table.set_index(key + ["operating_point"])["threshold"]
     for row in other.table.itertuples(index=False):
         op, src = row.operating_point.split(": ", 1)[1].split(" under ")
@@ -177,12 +177,12 @@ def test_net_benefit_by_hand():
 
 
 def test_decision_curve_has_the_strategies_and_equals_the_formula():
-    p, l = _probabilities(n_models=2)
-    res = evaluate_operating_points(p, l, decision_curve="0.05:0.95:0.05", n_resamples=0)
+    preds, labs = _probabilities(n_models=2)
+    res = evaluate_operating_points(preds, labs, decision_curve="0.05:0.95:0.05", n_resamples=0)
     dc = res.decision_curve
     assert res.table.empty and dc["threshold"].nunique() == 19
     assert set(dc["model"]) == {"M0", "M1", "treat all", "treat none"}
-    for (finding, ref), g in dc.groupby(["finding", "reference"]):
+    for _, g in dc.groupby(["finding", "reference"]):
         prev = g["prevalence"].iloc[0]
         t = g.loc[g.model == "treat all", "threshold"].to_numpy()
         np.testing.assert_allclose(
@@ -211,12 +211,12 @@ def test_net_benefit_equals_dcurves():
     python = os.environ.get("CXREVAL_DCURVES_PYTHON")
     if not python:
         pytest.skip("CXREVAL_DCURVES_PYTHON not set: the interpreter of a venv with dcurves (see .ci/run)")
-    p, l = _probabilities(n_models=3, n_studies=200, seed=4)
+    preds, labs = _probabilities(n_models=3, n_studies=200, seed=4)
     thresholds = decision_thresholds("0.01:0.99:0.01")
     res = evaluate_operating_points(
-        p, l, decision_curve="0.01:0.99:0.01", findings=["Effusion"], references=["R0"], n_resamples=0
+        preds, labs, decision_curve="0.01:0.99:0.01", findings=["Effusion"], references=["R0"], n_resamples=0
     )
-    _, arrays = _arrays(p, l, findings=["Effusion"], references=["R0"])
+    _, arrays = _arrays(preds, labs, findings=["Effusion"], references=["R0"])
     models = sorted({k[0] for k in arrays})
     y = arrays[(models[0], "Effusion", "R0")][0]
     data = {"y": y.astype(int).tolist(), **{m: arrays[(m, "Effusion", "R0")][1].tolist() for m in models}}
@@ -230,8 +230,8 @@ def test_net_benefit_equals_dcurves():
 
 
 def _bad_file(tmp_path, drop: str | None = None, keep=None) -> str:
-    p, l = _probabilities()
-    res = evaluate_operating_points(p, l, operating_points=["youden"], n_resamples=0)
+    preds, labs = _probabilities()
+    res = evaluate_operating_points(preds, labs, operating_points=["youden"], n_resamples=0)
     t = res.table if keep is None else res.table[keep(res.table)]
     path = tmp_path / "ops.csv"
     (t.drop(columns=[drop]) if drop else t).to_csv(path, index=False)
@@ -257,22 +257,22 @@ def test_bad_options_are_refused_before_reading(options, match):
 
 
 def test_a_from_file_lacking_columns_models_or_findings_is_refused(tmp_path):
-    p, l = _probabilities()
+    preds, labs = _probabilities()
     with pytest.raises(CxrevalError, match=r"lacks the columns \['threshold'\]"):
-        evaluate_operating_points(p, l, operating_points=[_bad_file(tmp_path, drop="threshold")])
+        evaluate_operating_points(preds, labs, operating_points=[_bad_file(tmp_path, drop="threshold")])
     with pytest.raises(CxrevalError, match="has no threshold for model 'M2', finding"):
         evaluate_operating_points(
-            p, l, operating_points=[_bad_file(tmp_path, keep=lambda t: t.model != "M2")]
+            preds, labs, operating_points=[_bad_file(tmp_path, keep=lambda t: t.model != "M2")]
         )
     with pytest.raises(CxrevalError, match="finding 'Effusion'"):
         evaluate_operating_points(
-            p, l, operating_points=[_bad_file(tmp_path, keep=lambda t: t.finding != "Effusion")]
+            preds, labs, operating_points=[_bad_file(tmp_path, keep=lambda t: t.finding != "Effusion")]
         )
 
 
 def test_a_decision_curve_needs_probabilities():
-    p, l = _probabilities()
-    p.loc[3, "score"] = 1.7
+    preds, labs = _probabilities()
+    preds.loc[3, "score"] = 1.7
     with pytest.raises(CxrevalError, match="outside \\[0, 1\\].*decision curve"):
-        evaluate_operating_points(p, l, decision_curve="0.1:0.5:0.1")
-    assert len(evaluate_operating_points(p, l, operating_points="youden", n_resamples=0).table)
+        evaluate_operating_points(preds, labs, decision_curve="0.1:0.5:0.1")
+    assert len(evaluate_operating_points(preds, labs, operating_points="youden", n_resamples=0).table)

@@ -540,7 +540,9 @@ def evaluate_operating_points(
     """
     points = parse_operating_points(operating_points, func=_FUNC)  # before any table is read
     if not points and not decision_thresholds(decision_curve, func=_FUNC).size:
-        raise InvalidParameterError(f"{_FUNC} needs operating_points= or decision_curve= (e.g. 'specificity=0.9').")
+        raise InvalidParameterError(
+            f"{_FUNC} needs operating_points= or decision_curve= (e.g. 'specificity=0.9')."
+        )
     prep = prepare_inputs(
         as_table(predictions, name="predictions", func=_FUNC),
         as_table(labels, name="labels", func=_FUNC),

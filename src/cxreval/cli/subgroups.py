@@ -62,7 +62,7 @@ def subgroups(
         "specificity=0.9",
         "--operating-point",
         help="threshold=T (positive where score >= T) or specificity=S (per model, finding and reference, "
-        "the threshold of specificity S on all labelled studies).",
+        "the threshold of specificity S on all labelled studies). Default: specificity=0.9.",
     ),
     reference_group: list[str] = typer.Option(
         None,
