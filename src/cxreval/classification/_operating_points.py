@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
@@ -336,9 +336,9 @@ def check_operating_points(
         s = prep.S
         bad = np.isfinite(s) & ((s < 0) | (s > 1))
         if bad.any():
-            m, f, _ = (int(i[0]) for i in np.nonzero(bad))
+            mi, fi, _ = (int(i[0]) for i in np.nonzero(bad))
             raise SchemaError(
-                f"{func}: model {prep.models[m]!r} scores {prep.findings[f]!r} outside [0, 1] (e.g. "
+                f"{func}: model {prep.models[mi]!r} scores {prep.findings[fi]!r} outside [0, 1] (e.g. "
                 f"{s[bad][0]:g}); a decision curve's threshold is a probability: pass probabilities."
             )
 
@@ -418,11 +418,11 @@ def evaluate_operating_points_prepared(
     """:func:`evaluate_operating_points` on inputs laid out beforehand (:func:`~cxreval.stats.prepare_inputs`);
     ``plan``: a plan drawn over exactly ``inputs.studies`` (e.g. :attr:`AUCResult.plan`, to share the AUCs'
     replicates). ``operating_points`` may be what :func:`parse_operating_points` returned."""
-    points = (
-        operating_points
-        if isinstance(operating_points, list) and all(isinstance(p, _Point) for p in operating_points)
-        else parse_operating_points(operating_points, func=func)
-    )
+    points: list[_Point]
+    if isinstance(operating_points, list) and all(isinstance(p, _Point) for p in operating_points):
+        points = cast("list[_Point]", operating_points)
+    else:
+        points = parse_operating_points(cast("str | Sequence[str] | None", operating_points), func=func)
     thresholds = decision_thresholds(decision_curve, func=func)
     if not points and not thresholds.size:
         raise InvalidParameterError(
