@@ -279,26 +279,9 @@ def test_a_from_file_without_a_model_exits_2_before_computing(tmp_path, capsys, 
     import cxreval.classification as classification
 
     _, _, pp, lp, _ = _inputs(tmp_path / "in")
-    first = tmp_path / "first"
-    assert (
-        main(
-            [
-                "classify",
-                "-p",
-                str(pp),
-                "-l",
-                str(lp),
-                "--n-resamples",
-                "0",
-                "--operating-point",
-                "youden",
-                "-o",
-                str(first),
-            ]
-        )
-        == 0
-    )
-    ops = pd.read_csv(first / "operating_points.csv")
+    classify = f"classify -p {pp} -l {lp} --n-resamples 0 --operating-point".split()
+    assert main([*classify, "youden", "-o", str(tmp_path / "first")]) == 0
+    ops = pd.read_csv(tmp_path / "first" / "operating_points.csv")
     ops[ops.model != "m3"].to_csv(tmp_path / "ops.csv", index=False)
     ops.drop(columns=["threshold"]).to_csv(tmp_path / "no_threshold.csv", index=False)
 
@@ -311,18 +294,6 @@ def test_a_from_file_without_a_model_exits_2_before_computing(tmp_path, capsys, 
         ("no_threshold.csv", "lacks the columns ['threshold']"),
     ):
         out = tmp_path / f"out-{name}"
-        rc = main(
-            [
-                "classify",
-                "-p",
-                str(pp),
-                "-l",
-                str(lp),
-                "--operating-point",
-                f"from={tmp_path / name}",
-                "-o",
-                str(out),
-            ]
-        )
+        rc = main([*classify, f"from={tmp_path / name}", "-o", str(out)])
         err = capsys.readouterr().err.strip().splitlines()
         assert rc == 2 and not out.exists() and len(err) == 1 and expected in err[0]
