@@ -14,9 +14,10 @@ estimate; a patient's bootstrap count in a replicate):
   ``sklearn.metrics.roc_curve``), the highest among ties; just above the highest score when no threshold beats
   calling every study negative.
 
-The scores' distinct values are the levels: one sparse product of the patient counts with the patients' counts
-per level (positives and negatives apart) gives every replicate's weight at every level, whose cumulative sums are
-the confusion counts at every threshold.
+The scores' distinct values are the levels: one sparse product of the patients' counts per level (positives and
+negatives apart) with the patient counts gives every replicate's weight at every level, whose cumulative sums from
+the highest level are the confusion counts at every threshold. A fixed threshold needs one product of each
+patient's counts above it.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ _FORMS = {
     "youden": "'youden'",
     "from": "'from=FILE'",
 }
-_TOL = 1e-12  # S · n is met by a count within rounding of it (0.9 x 10 negatives reached by 9)
+_TOL = 1e-9  # S · n is met by a count within rounding of it, relative to n (0.9 x 10 negatives reached by 9)
 
 
 @dataclass(frozen=True)
@@ -153,8 +154,18 @@ def confusion_counts(
         pat = np.arange(y.size)
     if ct is None:
         ct = np.ones((1, y.size))
+    if point.kind in ("threshold", "from"):  # one threshold: each patient's counts above it, one product
+        above = s >= point.value
+        parts = [y & above, y, ~y & above, ~y]
+        n_pat = ct.shape[1]
+        per = np.stack([np.bincount(pat[k], minlength=n_pat) for k in parts], axis=1).astype(np.float64)
+        tp, n_pos, fp, n_neg = (ct @ per).T
+        return ConfusionCounts(np.full(tp.size, float(point.value)), tp, fp, n_neg - fp, n_pos - tp)
     levels, inv = np.unique(s, return_inverse=True)
-    per_level = _LevelCounts(levels, _patient_levels(y, inv.ravel(), levels.size, pat, ct.shape[1]))
+    desc = levels[::-1].copy()  # levels from the highest: row k of the cumulative weights is the top k levels
+    per_level = _LevelCounts(
+        desc, _patient_levels(y, levels.size - 1 - inv.ravel(), levels.size, pat, ct.shape[1])
+    )
     step = max(1, _CELLS // max(levels.size, 1))
     parts = [per_level.at(point, ct[i : i + step]) for i in range(0, ct.shape[0], step)]
     return ConfusionCounts(*(np.concatenate([getattr(c, k) for c in parts]) for k in _FIELDS))
@@ -165,60 +176,62 @@ _FIELDS = ("threshold", "tp", "fp", "tn", "fn")
 
 
 def _patient_levels(y: np.ndarray, inv: np.ndarray, n_levels: int, pat: np.ndarray, n_pat: int) -> list[Any]:
-    """The sparse ``(n_patients, n_levels)`` counts of each patient's positives, and of its negatives, per level."""
+    """The sparse ``(n_levels, n_patients)`` counts of each patient's positives, and of its negatives, per level."""
     from scipy import sparse
 
     return [
         sparse.csr_matrix(
-            (np.ones(int(part.sum())), (pat[part], inv[part])), shape=(n_pat, n_levels), dtype=np.float64
-        ).T.tocsr()
+            (np.ones(int(part.sum())), (inv[part], pat[part])),
+            shape=(n_levels, n_pat),
+            dtype=np.float64,
+        )
         for part in (y, ~y)
     ]
 
 
 @dataclass(frozen=True)
 class _LevelCounts:
-    levels: np.ndarray
+    """The distinct scores from the highest (``desc``) and the patients' positives and negatives at each."""
+
+    desc: np.ndarray
     by_patient: list[Any]
 
     def at(self, point: OperatingPoint, ct: np.ndarray) -> ConfusionCounts:
-        """The threshold and confusion counts of ``point`` for each row of ``ct``."""
-        levels, n_lev = self.levels, self.levels.size
-        cts = ct.T.astype(np.float64)
-        wp, wn = (np.asarray(m @ cts).T for m in self.by_patient)
-        rows = np.arange(ct.shape[0])
-        # tp_at[:, l], fp_at[:, l]: weight of the positives, negatives scoring >= levels[l] (l = n_lev: none)
-        zeros = np.zeros((rows.size, 1))
-        tp_at = np.hstack([np.cumsum(wp[:, ::-1], axis=1)[:, ::-1], zeros])
-        fp_at = np.hstack([np.cumsum(wn[:, ::-1], axis=1)[:, ::-1], zeros])
-        n_pos, n_neg = tp_at[:, 0], fp_at[:, 0]
-        nan = np.full(rows.size, np.nan)
-        if point.kind in ("threshold", "from"):
-            pick = np.full(rows.size, int(np.searchsorted(levels, point.value, side="left")))
-            threshold = np.full(rows.size, float(point.value))
-            undefined = np.zeros(rows.size, dtype=bool)
-        elif point.kind == "specificity":
-            reached = (n_neg[:, None] - fp_at) >= point.value * n_neg[:, None] - _TOL
-            pick = np.argmax(reached, axis=1)  # the first level with enough negatives below it
-            threshold = np.nextafter(levels[np.maximum(pick - 1, 0)], np.inf) if n_lev else nan
+        """The threshold and confusion counts of the rule ``point`` for each row of ``ct``."""
+        desc, n_lev = self.desc, self.desc.size
+        cts = np.ascontiguousarray(ct.T, dtype=np.float64)
+        n_rows = ct.shape[0]
+        # pos[k, b], neg[k, b]: weight of the positives, negatives scoring >= desc[k - 1] (the top k levels)
+        pos, neg = np.zeros((n_lev + 1, n_rows)), np.zeros((n_lev + 1, n_rows))
+        for out, m in zip((pos, neg), self.by_patient):
+            np.cumsum(np.asarray(m @ cts), axis=0, out=out[1:])
+        n_pos, n_neg = pos[-1], neg[-1]
+        nan = np.full(n_rows, np.nan)
+        if point.kind == "specificity":
+            # the most levels whose negatives leave specificity >= S: just above the lowest of them
+            k = np.minimum(
+                (neg <= n_neg * (1 - point.value) + _TOL * np.maximum(n_neg, 1)).sum(axis=0) - 1, n_lev - 1
+            )
+            threshold = np.nextafter(desc[np.maximum(k, 0)], np.inf) if n_lev else nan
             undefined = n_neg == 0
         elif point.kind == "sensitivity":
-            reached = tp_at[:, :n_lev] >= point.value * n_pos[:, None] - _TOL
-            pick = np.maximum(
-                reached.sum(axis=1) - 1, 0
-            )  # the last level with enough positives at or above it
-            threshold = levels[pick] if n_lev else nan
+            # the fewest levels (at least one) whose positives reach sensitivity S: the lowest of them
+            k = np.minimum(
+                (pos[1:] < point.value * n_pos - _TOL * np.maximum(n_pos, 1)).sum(axis=0) + 1, n_lev
+            )
+            threshold = desc[np.maximum(k - 1, 0)] if n_lev else nan
             undefined = n_pos == 0
         elif point.kind == "youden":
             with np.errstate(invalid="ignore", divide="ignore"):
-                j = tp_at / n_pos[:, None] - fp_at / n_neg[:, None]
-            pick = j.shape[1] - 1 - np.argmax(j[:, ::-1], axis=1)  # the highest threshold among the maxima
-            above = np.append(levels, np.nextafter(levels[-1], np.inf)) if n_lev else np.array([np.nan])
-            threshold = above[pick]
+                j = pos / n_pos - neg / n_neg  # as scikit-learn's tpr - fpr
+            k = np.argmax(j, axis=0)  # the fewest levels among the maxima: the highest threshold
+            above = np.append(np.nextafter(desc[0], np.inf), desc) if n_lev else np.array([np.nan])
+            threshold = above[k]
             undefined = (n_pos == 0) | (n_neg == 0)
         else:
             raise InvalidParameterError(f"Unknown operating point {point.label()!r}.")
-        tp, fp = tp_at[rows, pick], fp_at[rows, pick]
+        cols = np.arange(n_rows)
+        tp, fp = pos[k, cols], neg[k, cols]
         blank = np.where(undefined, np.nan, 0.0)
         return ConfusionCounts(
             threshold + blank, tp + blank, fp + blank, n_neg - fp + blank, n_pos - tp + blank
