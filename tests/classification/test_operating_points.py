@@ -18,7 +18,11 @@ from sklearn.metrics import confusion_matrix, roc_curve
 from _factories import auc_inputs
 from cxreval.bootstrap import draw_plan
 from cxreval.classification import OperatingPointResult, evaluate_operating_points
-from cxreval.classification._operating_points import _net_benefit, decision_thresholds
+from cxreval.classification._operating_points import (
+    DECISION_CURVE_COLUMNS,
+    _net_benefit,
+    decision_thresholds,
+)
 from cxreval.exceptions import CxrevalError
 from cxreval.stats import prepare_inputs
 
@@ -276,3 +280,16 @@ def test_a_decision_curve_needs_probabilities():
     with pytest.raises(CxrevalError, match="outside \\[0, 1\\].*decision curve"):
         evaluate_operating_points(preds, labs, decision_curve="0.1:0.5:0.1")
     assert len(evaluate_operating_points(preds, labs, operating_points="youden", n_resamples=0).table)
+
+
+def test_the_result_writes_exactly_its_files_with_their_columns(tmp_path):
+    preds, labs = _probabilities(n_models=2)
+    res = evaluate_operating_points(
+        preds, labs, operating_points=["youden"], decision_curve=[0.1, 0.2], n_resamples=5, rng=0
+    )
+    written = res.save(tmp_path)
+    assert {p.name for p in written.values()} == set(OperatingPointResult.FILES.values())
+    assert list(pd.read_csv(written["operating_points"]).columns) == list(OperatingPointResult.COLUMNS)
+    assert list(pd.read_csv(written["decision_curve"]).columns) == list(DECISION_CURVE_COLUMNS)
+    assert "| youden |" in res.summary() and "## Decision curve" in res.summary()
+    assert len(OperatingPointResult.figure(res.table).data) >= 1

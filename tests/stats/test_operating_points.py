@@ -136,3 +136,15 @@ def test_a_bad_operating_point_is_refused_naming_it(text, match):
 def test_subgroups_keep_their_two_forms():
     with pytest.raises(CxrevalError, match="must be 'threshold=T' or 'specificity=S'"):
         parse_operating_point("youden", func="evaluate_subgroups")
+
+
+def test_a_rate_met_exactly_by_a_large_count_is_reached():
+    """0.9 of 20,000 negatives is 18,000: reached by the threshold just above the 18,000th, whatever the rounding of
+    0.9 x 20,000 (the tolerance is relative to the count)."""
+    y = np.zeros(20_001, dtype=bool)
+    y[-1] = True
+    s = np.arange(20_001, dtype=float)
+    c = confusion_counts(OperatingPoint("specificity", 0.9), y, s)
+    assert (c.tn[0], c.fp[0]) == (18_000, 2_000) and c.threshold[0] == np.nextafter(17_999.0, np.inf)
+    c = confusion_counts(OperatingPoint("sensitivity", 0.9), ~y, s)
+    assert (c.tp[0], c.fn[0]) == (18_000, 2_000) and c.threshold[0] == 2_000.0
