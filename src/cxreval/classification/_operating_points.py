@@ -298,7 +298,8 @@ def _from_file(point: OperatingPoint, func: str) -> list[_Point]:
 
 def operating_point_files(values: Sequence[str] | None) -> list[Path]:
     """The files of the ``from=FILE`` operating points among ``values`` (the inputs a run records)."""
-    return [Path(v.strip()[5:].strip()) for v in values or [] if v.strip().startswith("from=")]
+    pairs = [str(v).partition("=") for v in values or []]
+    return [Path(arg.strip()) for name, _, arg in pairs if name.strip() == "from" and arg.strip()]
 
 
 def parse_operating_points(values: str | Sequence[str] | None, *, func: str = _FUNC) -> list[_Point]:
