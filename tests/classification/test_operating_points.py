@@ -293,3 +293,43 @@ def test_the_result_writes_exactly_its_files_with_their_columns(tmp_path):
     assert list(pd.read_csv(written["decision_curve"]).columns) == list(DECISION_CURVE_COLUMNS)
     assert "| youden |" in res.summary() and "## Decision curve" in res.summary()
     assert len(OperatingPointResult.figure(res.table).data) >= 1
+
+
+@pytest.mark.slow
+def test_intervals_cover_the_known_sensitivity_by_simulation():
+    """Scores N(0, 1) for negatives and N(1.5, 1) for positives, two studies per patient: the sensitivity at
+    threshold 0.5 is 1 - Φ(-1), and at specificity 0.9 it is 1 - Φ(z₀.₉ - 1.5). Over 150 simulated sets the 95%
+    intervals (the rule chosen again in each replicate) cover each truth close to 95% of the time."""
+    from scipy.stats import norm
+
+    truth = {
+        "threshold=0.5": 1 - norm.cdf(0.5 - 1.5),
+        "specificity=0.9": 1 - norm.cdf(norm.ppf(0.9) - 1.5),
+    }
+    rng = np.random.default_rng(11)
+    hits = dict.fromkeys(truth, 0)
+    n_sets, n = 150, 400
+    for _ in range(n_sets):
+        y = rng.random(n) < 0.3
+        studies = [f"s{i}" for i in range(n)]
+        labs = pd.DataFrame(
+            {
+                "study_id": studies,
+                "patient_id": [f"p{i // 2}" for i in range(n)],
+                "finding": "Effusion",
+                "source": "truth",
+                "state": np.where(y, "positive", "negative"),
+            }
+        )
+        preds = pd.DataFrame(
+            {"study_id": studies, "model": "m", "finding": "Effusion", "score": rng.normal(size=n) + 1.5 * y}
+        )
+        res = evaluate_operating_points(
+            preds, labs, operating_points=list(truth), n_resamples=200, rng=int(rng.integers(1 << 31))
+        )
+        for row in res.table.itertuples(index=False):
+            hits[row.operating_point] += (
+                row.sensitivity_ci_low <= truth[row.operating_point] <= row.sensitivity_ci_high
+            )
+    for point, k in hits.items():
+        assert 0.88 <= k / n_sets <= 0.99, (point, k / n_sets)
