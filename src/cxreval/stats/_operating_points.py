@@ -156,9 +156,9 @@ def confusion_counts(
         ct = np.ones((1, y.size))
     if point.kind in ("threshold", "from"):  # one threshold: each patient's counts above it, one product
         above = s >= point.value
-        parts = [y & above, y, ~y & above, ~y]
+        masks = [y & above, y, ~y & above, ~y]
         n_pat = ct.shape[1]
-        per = np.stack([np.bincount(pat[k], minlength=n_pat) for k in parts], axis=1).astype(np.float64)
+        per = np.stack([np.bincount(pat[k], minlength=n_pat) for k in masks], axis=1).astype(np.float64)
         tp, n_pos, fp, n_neg = (ct @ per).T
         return ConfusionCounts(np.full(tp.size, float(point.value)), tp, fp, n_neg - fp, n_pos - tp)
     levels, inv = np.unique(s, return_inverse=True)
@@ -167,8 +167,8 @@ def confusion_counts(
         desc, _patient_levels(y, levels.size - 1 - inv.ravel(), levels.size, pat, ct.shape[1])
     )
     step = max(1, _CELLS // max(levels.size, 1))
-    parts = [per_level.at(point, ct[i : i + step]) for i in range(0, ct.shape[0], step)]
-    return ConfusionCounts(*(np.concatenate([getattr(c, k) for c in parts]) for k in _FIELDS))
+    chunks = [per_level.at(point, ct[i : i + step]) for i in range(0, ct.shape[0], step)]
+    return ConfusionCounts(*(np.concatenate([getattr(c, k) for c in chunks]) for k in _FIELDS))
 
 
 _CELLS = 1 << 21  # replicates x levels per chunk (16 MiB of float64 per array)
