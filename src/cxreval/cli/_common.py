@@ -53,10 +53,9 @@ def out_option(
     return typer.Option(default, "--out", "-o", help=help)
 
 
-def overwrite_option() -> Any:
-    return typer.Option(
-        False, "--overwrite", help="Replace an existing --out folder whole (never mixing runs)."
-    )
+def overwrite_option(help: str = "Replace an existing --out folder whole (never mixing runs).") -> Any:
+    """The ``--overwrite`` flag of every command that writes ``--out``."""
+    return typer.Option(False, "--overwrite", help=help)
 
 
 def seed_option(help: str = "Random seed.") -> Any:

@@ -11,6 +11,7 @@ from ._common import (
     device_option,
     echo_json,
     findings_option,
+    json_option,
     no_download_option,
     out_option,
     overwrite_option,
@@ -133,7 +134,7 @@ def finetune(
     no_download: bool = no_download_option(),
     overwrite: bool = overwrite_option(),
     show_progress: bool = show_progress_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option("Print the result as JSON."),
 ) -> None:
     """Writes model.pt + model.yaml (load with cxreval predict --model torch:OUT/model.yaml), training.csv (epoch,
     finding, train_loss, val_loss, val_auc), split.csv, val_predictions.csv, finetune.json and summary.md.

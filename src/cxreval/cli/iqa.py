@@ -11,6 +11,7 @@ from ..iqa._expert import IQA_KENDALL, IQA_SPEARMAN
 from ._common import (
     echo_json,
     executor_option,
+    json_option,
     open_output,
     out_option,
     overwrite_option,
@@ -46,7 +47,7 @@ def _echo(res: Any, json_out: bool, line: str) -> None:
 @iqa_app.command("list")
 def list_cmd(
     reference: str = typer.Option(None, "--reference", help="'full' or 'no'."),
-    json_out: bool = typer.Option(False, "--json", help="Print as JSON."),
+    json_out: bool = json_option("Print as JSON."),
 ) -> None:
     """List the registered IQA metrics: name, reference (full or no), which way is better, what it measures.
 
@@ -91,7 +92,7 @@ def degrade_cmd(
     ),
     out: Path = out_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    json_out: bool = json_option("Print a JSON summary."),
 ) -> None:
     """Apply a degradation plan to every image; write references/, images/, manifest, pairs, run.json.
 
@@ -136,7 +137,7 @@ def score_cmd(
     out: Path = out_option(),
     executor: str = executor_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    json_out: bool = json_option("Print a JSON summary."),
 ) -> None:
     """Score (reference, test) pairs with the chosen metrics -> scores.csv (reference, test, metric, value).
 
@@ -195,7 +196,7 @@ def compare_cmd(
     ),
     out: Path = out_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON."),
+    json_out: bool = json_option("Print the tables as JSON."),
 ) -> None:
     """Metric vs metric, without expert ratings: each metric's ranking of the degradations and SRCC/KRCC
     between metrics -> degradation_ranking.csv, metric_vs_metric.csv.
@@ -226,7 +227,7 @@ def agree_cmd(
     ),
     seed: int = seed_option("Bootstrap seed."),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON."),
+    json_out: bool = json_option("Print the tables as JSON."),
     unscored: str = typer.Option(
         "keep",
         "--unscored",

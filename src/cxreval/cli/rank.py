@@ -16,6 +16,7 @@ from ._common import (
     executor_option,
     finding_map_option,
     findings_option,
+    json_option,
     kendall_option,
     map_score_option,
     missing_scores_option,
@@ -94,7 +95,7 @@ def rank(
     missing_scores: str = missing_scores_option(),
     executor: str = executor_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the rank correlations as JSON."),
+    json_out: bool = json_option("Print the rank correlations as JSON."),
 ) -> None:
     """SRCC/KRCC between the model rankings each reference induces, per finding, macro average and model group.
 
