@@ -9,9 +9,11 @@ import typer
 
 from ..iqa._expert import IQA_KENDALL, IQA_SPEARMAN
 from ._common import (
+    confidence_level_option,
     echo_json,
     executor_option,
     json_option,
+    n_resamples_option,
     open_output,
     out_option,
     overwrite_option,
@@ -221,10 +223,8 @@ def agree_cmd(
     out: Path = out_option(),
     scale_min: float = typer.Option(1, "--scale-min", help="Lowest rating on the scale."),
     scale_max: float = typer.Option(4, "--scale-max", help="Highest rating on the scale."),
-    n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap resamples of reference images."),
-    confidence_level: float = typer.Option(
-        0.95, "--confidence-level", help="Confidence level of the percentile CIs."
-    ),
+    n_resamples: int = n_resamples_option("Bootstrap resamples of reference images."),
+    confidence_level: float = confidence_level_option("Confidence level of the percentile CIs."),
     seed: int = seed_option("Bootstrap seed."),
     overwrite: bool = overwrite_option(),
     json_out: bool = json_option("Print the tables as JSON."),
