@@ -302,6 +302,14 @@ def cache_dir_option(help: str = "Cache directory of `cxreval data fetch`.") -> 
     return typer.Option(None, "--cache-dir", help=help)
 
 
+def wrote(files: Iterable[str | Path], out: Path) -> str:
+    """``wrote a.csv, b.csv and summary.md to OUT``: what a command prints once its folder is saved (each file
+    by its name, then the summary)."""
+    from ..io._write import SUMMARY_FILE
+
+    return f"wrote {', '.join(Path(p).name for p in files)} and {SUMMARY_FILE} to {out}"
+
+
 def echo_result(result: Any, *, json_out: bool, nl: bool = False) -> None:
     """Print a job's result: ``result.to_dict()`` as JSON with ``--json``, else its ``summary()`` Markdown
     (``nl``: add a newline after it)."""
@@ -424,6 +432,9 @@ __all__ += [
     "studies_value",
     "library_default",
     "command_line",
+    "labels_option",
+    "predictions_option",
+    "wrote",
 ]
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import typer
 
 from .._typing import Studies
-from ..io._write import SUMMARY_FILE
 from ..jobs import compare_sources_files
 from ._common import (
     blank_state_option,
@@ -23,6 +22,7 @@ from ._common import (
     state_encoding_option,
     studies_option,
     studies_value,
+    wrote,
 )
 
 __all__: list[str] = []
@@ -126,10 +126,7 @@ def agree(
             }
         )
     else:
-        typer.echo(
-            f"wrote {', '.join(Path(p).name for k, p in paths.items() if k != 'summary')} and {SUMMARY_FILE} "
-            f"to {out}"
-        )
+        typer.echo(wrote((p for k, p in paths.items() if k != "summary"), out))
 
 
 def register(app: typer.Typer) -> None:

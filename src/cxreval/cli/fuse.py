@@ -31,6 +31,7 @@ from ._common import (
     state_encoding_option,
     studies_option,
     studies_value,
+    wrote,
 )
 
 __all__: list[str] = []
@@ -196,10 +197,7 @@ def fuse(
             payload["agreement"] = res.agreement.to_dict(orient="records")
         echo_json(payload)
     else:
-        typer.echo(
-            f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out} "
-            f"(methods available: {', '.join(list_fusion())})"
-        )
+        typer.echo(f"{wrote(written.values(), out)} (methods available: {', '.join(list_fusion())})")
 
 
 def register(app: typer.Typer) -> None:

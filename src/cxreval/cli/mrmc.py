@@ -23,6 +23,7 @@ from ._common import (
     split_list,
     state_encoding_option,
     studies_option,
+    wrote,
 )
 
 __all__: list[str] = []
@@ -137,10 +138,7 @@ def mrmc(
             blank_state=blank_state,
         )
         paths = res.save(d)
-    typer.echo(
-        f"wrote {', '.join(sorted(p.name for p in paths.values() if p.name != SUMMARY_FILE))} and "
-        f"{SUMMARY_FILE} to {out}"
-    )
+    typer.echo(wrote(sorted(p.name for p in paths.values() if p.name != SUMMARY_FILE), out))
 
 
 def register(app: typer.Typer) -> None:
