@@ -185,10 +185,14 @@ def read_finding_map(spec: str | PathLike[str] | VocabularyMapping) -> Vocabular
 
 
 def resolve_finding_map(
-    finding_map: str | PathLike[str] | VocabularyMapping | None, map_score: str | None = None
+    finding_map: str | PathLike[str] | VocabularyMapping | None,
+    map_score: str | None = None,
+    *,
+    func: str = "resolve_finding_map",
 ) -> VocabularyMapping | None:
     """The finding map ``finding_map`` (:func:`read_finding_map`) with its score rule replaced by ``map_score``
     when given (one of :data:`SCORE_RULES`), read and checked before any table is read; None without a map.
+    ``func``: the function an error message names (a job that takes these options).
 
     Raises
     ------
@@ -197,13 +201,6 @@ def resolve_finding_map(
     SchemaError, UnknownNameError
         An unknown map name or an invalid map file.
     """
-    return _resolve_finding_map(finding_map, map_score, func="resolve_finding_map")
-
-
-def _resolve_finding_map(
-    finding_map: str | PathLike[str] | VocabularyMapping | None, map_score: str | None, *, func: str
-) -> VocabularyMapping | None:
-    """:func:`resolve_finding_map`, its errors naming the public function ``func`` that was called."""
     import dataclasses
 
     from .exceptions import InvalidParameterError

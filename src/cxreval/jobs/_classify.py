@@ -21,7 +21,7 @@ from ..classification import SeparabilityResult, compare_best_models
 from ..classification._files import read_model_groups
 from ..exceptions import InvalidParameterError
 from ..executor import open_executor
-from ..finding_maps import _resolve_finding_map
+from ..finding_maps import resolve_finding_map
 from ..io._write import write_summary
 from ..latent import LatentAUCResult, evaluate_latent_auc
 from ..latent._evaluate import evaluate_latent_auc_files
@@ -177,7 +177,7 @@ def _evaluate(
         reader_accuracy=reader_accuracy,
         anchor=anchor,
     )
-    fmap = None if latent else _resolve_finding_map(design.finding_map, design.map_score, func=func)
+    fmap = None if latent else resolve_finding_map(design.finding_map, design.map_score, func=func)
     labelling: dict[str, Any] = {
         "policy": design.policy,
         "not_mentioned": design.not_mentioned,
