@@ -20,14 +20,11 @@ from ._common import (
     progress,
     seed_option,
 )
+from .main import command_group
 
 __all__: list[str] = []
 
-iqa_app = typer.Typer(
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    help="Image quality: degradations, metrics, metric-vs-expert analysis.",
-)
+iqa_app = command_group("Image quality: degradations, metrics, metric-vs-expert analysis.")
 
 _PLAN_HELP = (
     "Degradation plan, YAML: 'seed: 0', 'output_dtype: same|uint8|uint16|float32' and a "

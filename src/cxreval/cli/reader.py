@@ -11,11 +11,11 @@ import typer
 from ..reader._jobs import READER_DB_ENV
 from ..reader.db import DEFAULT_URL
 from ._common import executor_option, json_option, out_option, overwrite_option
-from .main import command_help
+from .main import command_group, command_help
 
 __all__: list[str] = []
 
-reader_app = typer.Typer(no_args_is_help=True, help=command_help("reader"))
+reader_app = command_group(command_help("reader"))
 
 _DB_HELP = (
     f"SQLAlchemy URL of the study database, e.g. sqlite:///study.db or postgresql://user@host/db "
