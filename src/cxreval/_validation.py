@@ -162,29 +162,30 @@ def check_paths(func: str, required: Sequence[str] = (), **named: object) -> Non
         check_path(value, name=name, func=func, allow_none=name not in required)
 
 
-def split_list(values: str | Sequence[str] | None, *, option: str) -> list[str] | None:
-    """``--findings A,B --findings C`` -> ``['A', 'B', 'C']``, first occurrences kept in order (None when not
-    given); a value with no item is refused, naming ``option``."""
+def split_list(values: str | Sequence[str] | None, *, option: str, unique: bool = True) -> list[str] | None:
+    """``--findings A,B --findings C`` -> ``['A', 'B', 'C']`` (None when not given), first occurrences kept in
+    order (every item when not ``unique``); a value with no item is refused, naming ``option``."""
     if values is None or (not isinstance(values, str) and len(values) == 0):
         return None
-    raw = [values] if isinstance(values, str) else list(values)
-    items = [x.strip() for v in raw for x in str(v).split(",") if x.strip()]
+    raw = [values] if isinstance(values, str) else [str(v) for v in values]
+    items = [x.strip() for v in raw for x in v.split(",") if x.strip()]
     if not items:
         raise InvalidParameterError(f"{option} needs a comma-separated list. Got {','.join(raw)!r}.")
-    return list(dict.fromkeys(items))
+    return list(dict.fromkeys(items)) if unique else items
 
 
-def check_inputs(*named: tuple[str, PathLike | None], kind: str = "any") -> None:
+def check_inputs(*named: tuple[str, PathLike | None], kind: str = "any", sep: str = " ") -> None:
     """Check that every given input path exists (a file when ``kind='file'``), before any computation:
-    ``check_inputs(("--labels", path), ...)``; None paths are skipped."""
+    ``check_inputs(("--labels", path), ...)``; None paths are skipped. The message names the option and the path
+    joined by ``sep`` (``--labels /x``; a job's ``labels=/x`` with ``sep='='``)."""
     for option, path in named:
         if path is None:
             continue
         p = Path(path)
         if not p.exists():
-            raise SchemaError(f"{option} {p} does not exist.")
+            raise SchemaError(f"{option}{sep}{p} does not exist.")
         if kind == "file" and not p.is_file():
-            raise SchemaError(f"{option} {p} is a folder; a file is expected.")
+            raise SchemaError(f"{option}{sep}{p} is a folder; a file is expected.")
 
 
 def check_folder(option: str, path: PathLike | None, *, write: bool = False) -> None:

@@ -185,10 +185,14 @@ def read_finding_map(spec: str | PathLike[str] | VocabularyMapping) -> Vocabular
 
 
 def resolve_finding_map(
-    finding_map: str | PathLike[str] | VocabularyMapping | None, map_score: str | None = None
+    finding_map: str | PathLike[str] | VocabularyMapping | None,
+    map_score: str | None = None,
+    *,
+    func: str = "resolve_finding_map",
 ) -> VocabularyMapping | None:
     """The finding map ``finding_map`` (:func:`read_finding_map`) with its score rule replaced by ``map_score``
     when given (one of :data:`SCORE_RULES`), read and checked before any table is read; None without a map.
+    ``func``: the function an error message names (a job that takes these options).
 
     Raises
     ------
@@ -209,8 +213,7 @@ def resolve_finding_map(
     if map_score is not None:
         if map_score not in SCORE_RULES:
             raise InvalidParameterError(
-                f"The 'map_score' parameter of resolve_finding_map must be one of {', '.join(SCORE_RULES)}. "
-                f"Got {map_score!r}."
+                f"The 'map_score' parameter of {func} must be one of {', '.join(SCORE_RULES)}. Got {map_score!r}."
             )
         fmap = check_finding_map(dataclasses.replace(fmap, score=map_score))
     return fmap

@@ -53,10 +53,9 @@ def out_option(
     return typer.Option(default, "--out", "-o", help=help)
 
 
-def overwrite_option() -> Any:
-    return typer.Option(
-        False, "--overwrite", help="Replace an existing --out folder whole (never mixing runs)."
-    )
+def overwrite_option(help: str = "Replace an existing --out folder whole (never mixing runs).") -> Any:
+    """The ``--overwrite`` flag of every command that writes ``--out``."""
+    return typer.Option(False, "--overwrite", help=help)
 
 
 def seed_option(help: str = "Random seed.") -> Any:
@@ -236,29 +235,25 @@ def echo_json(obj: object) -> None:
     typer.echo(json.dumps(obj, indent=2, sort_keys=True, default=str))
 
 
-def studies_option(default: str = Design().studies) -> Any:
-    """``--studies common|each``: the study design when several references are compared."""
-    return typer.Option(
-        default,
-        "--studies",
-        help="Study design with several references: common (default: per "
-        "finding, only the studies every reference labelling it labels, so each finding's AUCs are "
-        "computed on the same studies, and macro/micro averages over the findings every reference "
-        "labels) or each (every reference on the studies and findings it labels). Stated in "
-        "summary.md and run.json; the counts per reference and finding are in counts.csv.",
-    )
+def studies_option(
+    help: str = "Study design with several references: common (default: per "
+    "finding, only the studies every reference labelling it labels, so each finding's AUCs are "
+    "computed on the same studies, and macro/micro averages over the findings every reference "
+    "labels) or each (every reference on the studies and findings it labels). Stated in "
+    "summary.md and run.json; the counts per reference and finding are in counts.csv.",
+) -> Any:
+    """``--studies common|each``: the study design when several references (sources, readers) are compared."""
+    return typer.Option(Design().studies, "--studies", help=help)
 
 
-def finding_map_option() -> Any:
+def finding_map_option(
+    help: str = "Finding map applied to labels and scores before scoring: a "
+    "built-in map (nih_to_google, nih_to_chexpert, nih_to_vindr, nih_to_padchest) or a YAML "
+    "file ('findings: {Nodule or Mass: any(Nodule, Mass)}', optional 'score: max|mean'). "
+    "Written to finding_map.csv and run.json.",
+) -> Any:
     """``--finding-map NAME|FILE.yaml``: re-express labels and scores in another vocabulary."""
-    return typer.Option(
-        None,
-        "--finding-map",
-        help="Finding map applied to labels and scores before scoring: a "
-        "built-in map (nih_to_google, nih_to_chexpert, nih_to_vindr, nih_to_padchest) or a YAML "
-        "file ('findings: {Nodule or Mass: any(Nodule, Mass)}', optional 'score: max|mean'). "
-        "Written to finding_map.csv and run.json.",
-    )
+    return typer.Option(None, "--finding-map", help=help)
 
 
 def map_score_option() -> Any:
@@ -305,6 +300,14 @@ def json_option(help: str = "Print the result as JSON.") -> Any:
 def cache_dir_option(help: str = "Cache directory of `cxreval data fetch`.") -> Any:
     """``--cache-dir``: where ``cxreval data fetch`` keeps the public metadata (default ``$CXREVAL_CACHE``)."""
     return typer.Option(None, "--cache-dir", help=help)
+
+
+def wrote(files: Iterable[str | Path], out: Path) -> str:
+    """``wrote a.csv, b.csv and summary.md to OUT``: what a command prints once its folder is saved (each file
+    by its name, then the summary)."""
+    from ..io._write import SUMMARY_FILE
+
+    return f"wrote {', '.join(Path(p).name for p in files)} and {SUMMARY_FILE} to {out}"
 
 
 def echo_result(result: Any, *, json_out: bool, nl: bool = False) -> None:
@@ -364,10 +367,8 @@ def policy_option() -> Any:
     return typer.Option(Design().policy, "--policy", help="Uncertain labels: exclude, zeros or ones.")
 
 
-def not_mentioned_option() -> Any:
-    return typer.Option(
-        Design().not_mentioned, "--not-mentioned", help="not_mentioned labels: negative or exclude."
-    )
+def not_mentioned_option(help: str = "not_mentioned labels: negative or exclude.") -> Any:
+    return typer.Option(Design().not_mentioned, "--not-mentioned", help=help)
 
 
 def unlabeled_option() -> Any:
@@ -376,14 +377,14 @@ def unlabeled_option() -> Any:
     )
 
 
-def n_resamples_option(help: str = "Bootstrap replicates (0: point estimates only).") -> Any:
-    return typer.Option(Resampling().n_resamples, "--n-resamples", help=help)
+def n_resamples_option(
+    help: str = "Bootstrap replicates (0: point estimates only).", min: int | None = None
+) -> Any:
+    return typer.Option(Resampling().n_resamples, "--n-resamples", min=min, help=help)
 
 
-def confidence_level_option() -> Any:
-    return typer.Option(
-        Resampling().confidence_level, "--confidence-level", help="Confidence level of the percentile CIs."
-    )
+def confidence_level_option(help: str = "Confidence level of the percentile CIs.") -> Any:
+    return typer.Option(Resampling().confidence_level, "--confidence-level", help=help)
 
 
 def kendall_option() -> Any:
@@ -442,18 +443,23 @@ __all__ += [
     "studies_value",
     "library_default",
     "command_line",
+    "labels_option",
+    "predictions_option",
+    "wrote",
 ]
 
 
-def label_tables_option() -> Any:
-    """``--labels/-l``, repeatable: the long label tables of ``agree`` and ``fuse`` (read as one table)."""
-    return typer.Option(
-        ...,
-        "--labels",
-        "-l",
-        help="Long label table (CSV or Parquet): study_id, [patient_id,] "
-        "finding, source, state (repeatable).",
-    )
+def labels_option(
+    help: str = "Long label table (CSV or Parquet): study_id, [patient_id,] finding, source, state (repeatable).",
+    default: Any = ...,
+) -> Any:
+    """``--labels/-l``: the long label tables (repeatable, read as one table; required unless ``default``)."""
+    return typer.Option(default, "--labels", "-l", help=help)
+
+
+def predictions_option(help: str, default: Any = ...) -> Any:
+    """``--predictions/-p``: the long prediction tables (repeatable; required unless ``default``)."""
+    return typer.Option(default, "--predictions", "-p", help=help)
 
 
 @contextlib.contextmanager

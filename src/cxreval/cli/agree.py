@@ -7,26 +7,29 @@ from pathlib import Path
 import typer
 
 from .._typing import Studies
-from ..io._write import SUMMARY_FILE
 from ..jobs import compare_sources_files
 from ._common import (
     blank_state_option,
     echo_json,
+    finding_map_option,
     findings_option,
     json_option,
-    label_tables_option,
+    labels_option,
+    not_mentioned_option,
     open_output,
     out_option,
     overwrite_option,
     state_encoding_option,
+    studies_option,
     studies_value,
+    wrote,
 )
 
 __all__: list[str] = []
 
 
 def agree(
-    labels: list[Path] = label_tables_option(),
+    labels: list[Path] = labels_option(),
     pairs: str = typer.Option(..., "--pairs", help="Source pairs A:B[,C:D...]; A is the F1 reference."),
     flow_pairs: str = typer.Option(
         None,
@@ -45,9 +48,7 @@ def agree(
         "--finding-set",
         help="NAME=F1,F2,... to macro/micro-average over (repeatable); default one set 'all'.",
     ),
-    not_mentioned: str = typer.Option(
-        "negative", "--not-mentioned", help="not_mentioned labels: 'negative' or 'exclude'."
-    ),
+    not_mentioned: str = not_mentioned_option("not_mentioned labels: 'negative' or 'exclude'."),
     weights: str = typer.Option(
         "quadratic", "--weights", help="kappa_w weighting: quadratic (default), linear or none."
     ),
@@ -69,21 +70,17 @@ def agree(
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
-    studies: str = typer.Option(
-        "common",
-        "--studies",
-        help="Study design: common (default, as classify and rank: per finding, only the studies every "
+    studies: str = studies_option(
+        "Study design: common (default, as classify and rank: per finding, only the studies every "
         "source of the pairs labelling it labels, for agreement, flows and prevalence alike) or each (a "
         "pair of sources compares their own labels, each pair on the same studies; --intersect: on the "
-        "studies both label).",
+        "studies both label)."
     ),
-    finding_map: str = typer.Option(
-        None,
-        "--finding-map",
-        help="Finding map applied to the labels first: a built-in "
+    finding_map: str = finding_map_option(
+        "Finding map applied to the labels first: a built-in "
         "map (nih_to_google, nih_to_chexpert, nih_to_vindr, nih_to_padchest) or a YAML "
         "file ('findings: {Nodule or Mass: any(Nodule, Mass)}'); written to "
-        "finding_map.csv.",
+        "finding_map.csv."
     ),
     json_out: bool = json_option("Print the agreement and omission tables as JSON."),
 ) -> None:
@@ -129,10 +126,7 @@ def agree(
             }
         )
     else:
-        typer.echo(
-            f"wrote {', '.join(Path(p).name for k, p in paths.items() if k != 'summary')} and {SUMMARY_FILE} "
-            f"to {out}"
-        )
+        typer.echo(wrote((p for k, p in paths.items() if k != "summary"), out))
 
 
 def register(app: typer.Typer) -> None:

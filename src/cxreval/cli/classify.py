@@ -15,6 +15,7 @@ from ._common import (
     executor_option,
     finding_map_option,
     findings_option,
+    labels_option,
     map_score_option,
     missing_scores_option,
     model_groups_option,
@@ -26,6 +27,7 @@ from ._common import (
     out_option,
     overwrite_option,
     policy_option,
+    predictions_option,
     progress,
     references_option,
     seed_option,
@@ -40,24 +42,18 @@ __all__: list[str] = []
 
 def classify(
     ctx: typer.Context,
-    predictions: list[Path] = typer.Option(
-        ...,
-        "--predictions",
-        "-p",
-        help="Long prediction table (CSV/Parquet: "
+    predictions: list[Path] = predictions_option(
+        "Long prediction table (CSV/Parquet: "
         "study_id, model, finding, score), a folder of such files read as one "
         "table (e.g. Parquet parts), or a folder of wide <model>.csv/.parquet "
-        "files (repeatable).",
+        "files (repeatable)."
     ),
-    labels: list[Path] = typer.Option(
-        ...,
-        "--labels",
-        "-l",
-        help="Long label table: study_id, patient_id, finding, "
+    labels: list[Path] = labels_option(
+        "Long label table: study_id, patient_id, finding, "
         "source, state (CSV/Parquet, or a folder of such files read as one table; "
         "repeatable). A p_positive column (e.g. fuse's fused_labels.csv) makes each "
         "source with values in it a soft reference: the expected AUC over label "
-        "draws, not an estimate of the AUC against the truth.",
+        "draws, not an estimate of the AUC against the truth."
     ),
     out: Path = out_option(),
     references: list[str] = references_option(),

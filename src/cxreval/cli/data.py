@@ -20,12 +20,11 @@ from ._common import (
     progress,
     seed_option,
 )
+from .main import command_group
 
 __all__: list[str] = []
 
-data_app = typer.Typer(
-    no_args_is_help=True, rich_markup_mode=None, help="Obtain public metadata and audit datasets and splits."
-)
+data_app = command_group("Obtain public metadata and audit datasets and splits.")
 
 
 @data_app.command("fetch")

@@ -12,6 +12,7 @@ from ._common import (
     cache_dir_option,
     echo_json,
     json_option,
+    n_resamples_option,
     out_option,
     overwrite_option,
     seed_option,
@@ -36,7 +37,7 @@ def demo(
         f"present). Layout: {MIRROR_LAYOUT}.",
     ),
     cache_dir: Path = cache_dir_option("Cache directory (default $CXREVAL_CACHE)."),
-    n_resamples: int = typer.Option(1000, "--n-resamples", min=1, help="Patient-bootstrap replicates."),
+    n_resamples: int = n_resamples_option("Patient-bootstrap replicates.", min=1),
     seed: int = seed_option(),
     offline: bool = typer.Option(False, "--offline", help="Never download pinned files."),
     section: list[str] = typer.Option(

@@ -11,7 +11,10 @@ from ._common import (
     device_option,
     echo_json,
     findings_option,
+    json_option,
+    labels_option,
     no_download_option,
+    not_mentioned_option,
     out_option,
     overwrite_option,
     seed_option,
@@ -32,11 +35,8 @@ def finetune(
         "-i",
         help="Folder of images (ids: paths relative to it) or a list file, as for cxreval predict.",
     ),
-    labels: Path = typer.Option(
-        ...,
-        "--labels",
-        "-l",
-        help="Long label table (study_id = image id, patient_id, finding, source, state).",
+    labels: Path = labels_option(
+        "Long label table (study_id = image id, patient_id, finding, source, state)."
     ),
     out: Path = out_option(),
     model: str = typer.Option(
@@ -93,9 +93,7 @@ def finetune(
         None, "--source", help="The label source to train on (needed when --labels has several)."
     ),
     policy: str = typer.Option("exclude", "--policy", help="Uncertain labels: exclude, zeros or ones."),
-    not_mentioned: str = typer.Option(
-        "negative", "--not-mentioned", help="not_mentioned labels: negative or exclude."
-    ),
+    not_mentioned: str = not_mentioned_option("not_mentioned labels: negative or exclude."),
     state_encoding: str = state_encoding_option(),
     val_fraction: float = typer.Option(
         0.2, "--val-fraction", help="Fraction of patients in the validation part."
@@ -133,7 +131,7 @@ def finetune(
     no_download: bool = no_download_option(),
     overwrite: bool = overwrite_option(),
     show_progress: bool = show_progress_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option("Print the result as JSON."),
 ) -> None:
     """Writes model.pt + model.yaml (load with cxreval predict --model torch:OUT/model.yaml), training.csv (epoch,
     finding, train_loss, val_loss, val_auc), split.csv, val_predictions.csv, finetune.json and summary.md.

@@ -21,21 +21,24 @@ from ._common import (
     executor_option,
     findings_option,
     json_option,
-    label_tables_option,
+    labels_option,
+    not_mentioned_option,
     open_output,
     out_option,
     overwrite_option,
     progress,
     seed_option,
     state_encoding_option,
+    studies_option,
     studies_value,
+    wrote,
 )
 
 __all__: list[str] = []
 
 
 def fuse(
-    labels: list[Path] = label_tables_option(),
+    labels: list[Path] = labels_option(),
     readers: str = typer.Option(..., "--readers", help="Comma-separated sources to fuse (at least two)."),
     out: Path = out_option(),
     methods: str = typer.Option(
@@ -53,18 +56,14 @@ def fuse(
         "Findings to fuse, comma-separated or repeated; aliases and vocabulary names (xqa, "
         "xqa_selected, ...) accepted (default all)."
     ),
-    not_mentioned: str = typer.Option(
-        "negative", "--not-mentioned", help="A reader's not_mentioned label: 'negative' or 'exclude'."
-    ),
+    not_mentioned: str = not_mentioned_option("A reader's not_mentioned label: 'negative' or 'exclude'."),
     seed: int = seed_option("Seed of the randomised methods (MACE restarts, nn)."),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
-    studies: str = typer.Option(
-        "common",
-        "--studies",
-        help="common (default, as classify and rank: per finding, only the studies every reader and the "
-        "adjudicated reference, if any, label) or each (every study any reader labels).",
+    studies: str = studies_option(
+        "common (default, as classify and rank: per finding, only the studies every reader and the "
+        "adjudicated reference, if any, label) or each (every study any reader labels)."
     ),
     json_out: bool = json_option("Print the run summary (and agreement) as JSON."),
     save_model: bool = typer.Option(
@@ -198,10 +197,7 @@ def fuse(
             payload["agreement"] = res.agreement.to_dict(orient="records")
         echo_json(payload)
     else:
-        typer.echo(
-            f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out} "
-            f"(methods available: {', '.join(list_fusion())})"
-        )
+        typer.echo(f"{wrote(written.values(), out)} (methods available: {', '.join(list_fusion())})")
 
 
 def register(app: typer.Typer) -> None:

@@ -9,22 +9,22 @@ import typer
 
 from ..iqa._expert import IQA_KENDALL, IQA_SPEARMAN
 from ._common import (
+    confidence_level_option,
     echo_json,
     executor_option,
+    json_option,
+    n_resamples_option,
     open_output,
     out_option,
     overwrite_option,
     progress,
     seed_option,
 )
+from .main import command_group
 
 __all__: list[str] = []
 
-iqa_app = typer.Typer(
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    help="Image quality: degradations, metrics, metric-vs-expert analysis.",
-)
+iqa_app = command_group("Image quality: degradations, metrics, metric-vs-expert analysis.")
 
 _PLAN_HELP = (
     "Degradation plan, YAML: 'seed: 0', 'output_dtype: same|uint8|uint16|float32' and a "
@@ -46,7 +46,7 @@ def _echo(res: Any, json_out: bool, line: str) -> None:
 @iqa_app.command("list")
 def list_cmd(
     reference: str = typer.Option(None, "--reference", help="'full' or 'no'."),
-    json_out: bool = typer.Option(False, "--json", help="Print as JSON."),
+    json_out: bool = json_option("Print as JSON."),
 ) -> None:
     """List the registered IQA metrics: name, reference (full or no), which way is better, what it measures.
 
@@ -91,7 +91,7 @@ def degrade_cmd(
     ),
     out: Path = out_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    json_out: bool = json_option("Print a JSON summary."),
 ) -> None:
     """Apply a degradation plan to every image; write references/, images/, manifest, pairs, run.json.
 
@@ -136,7 +136,7 @@ def score_cmd(
     out: Path = out_option(),
     executor: str = executor_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    json_out: bool = json_option("Print a JSON summary."),
 ) -> None:
     """Score (reference, test) pairs with the chosen metrics -> scores.csv (reference, test, metric, value).
 
@@ -195,7 +195,7 @@ def compare_cmd(
     ),
     out: Path = out_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON."),
+    json_out: bool = json_option("Print the tables as JSON."),
 ) -> None:
     """Metric vs metric, without expert ratings: each metric's ranking of the degradations and SRCC/KRCC
     between metrics -> degradation_ranking.csv, metric_vs_metric.csv.
@@ -220,13 +220,11 @@ def agree_cmd(
     out: Path = out_option(),
     scale_min: float = typer.Option(1, "--scale-min", help="Lowest rating on the scale."),
     scale_max: float = typer.Option(4, "--scale-max", help="Highest rating on the scale."),
-    n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap resamples of reference images."),
-    confidence_level: float = typer.Option(
-        0.95, "--confidence-level", help="Confidence level of the percentile CIs."
-    ),
+    n_resamples: int = n_resamples_option("Bootstrap resamples of reference images."),
+    confidence_level: float = confidence_level_option("Confidence level of the percentile CIs."),
     seed: int = seed_option("Bootstrap seed."),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON."),
+    json_out: bool = json_option("Print the tables as JSON."),
     unscored: str = typer.Option(
         "keep",
         "--unscored",

@@ -15,6 +15,7 @@ from ._common import (
     executor_option,
     findings_option,
     json_option,
+    n_resamples_option,
     open_output,
     out_option,
     overwrite_option,
@@ -83,8 +84,8 @@ def label_reports_command(
         help="With --validate-against: an uncertain label "
         "counts as 'negative' (default) or 'positive', on both sides.",
     ),
-    n_resamples: int = typer.Option(
-        1000, "--n-resamples", min=1, help="With --validate-against: patient-bootstrap replicates of the CIs."
+    n_resamples: int = n_resamples_option(
+        "With --validate-against: patient-bootstrap replicates of the CIs.", min=1
     ),
     seed: int = seed_option(),
     state_encoding: str = state_encoding_option(),

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from ..localization._heatmap_files import HEATMAP_INPUTS
-from ._common import echo_json, executor_option, executor_output, out_option, overwrite_option
+from ._common import echo_json, executor_option, executor_output, json_option, out_option, overwrite_option
 
 __all__: list[str] = []
 
@@ -65,7 +65,7 @@ def localize(
     ),
     executor: str = executor_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    json_out: bool = json_option("Print the summary as JSON."),
 ) -> None:
     """Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T.
 

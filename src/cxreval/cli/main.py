@@ -102,6 +102,12 @@ def command_help(name: str, details: str | None = None) -> str:
     return _SUMMARIES[name] + (f"\n\n{inspect.cleandoc(details)}" if details else "")
 
 
+def command_group(help: str, **settings: Any) -> typer.Typer:
+    """A group of commands (``cxreval`` itself, ``cxreval data``, ``iqa``, ``reader``): its help when called
+    without a command, help text as written (no markup); ``settings``: typer's other settings of the group."""
+    return typer.Typer(no_args_is_help=True, rich_markup_mode=None, help=help, **settings)
+
+
 def _command_modules() -> list[str]:
     from .. import cli as pkg
 
@@ -180,14 +186,12 @@ class LazyGroup(TyperGroup):
         return _LOADED.get(cmd_name)
 
 
-app = typer.Typer(
+app = command_group(
+    "Clinically grounded evaluation of chest X-ray machine learning.",
     name="cxreval",
     cls=LazyGroup,
-    no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    help="Clinically grounded evaluation of chest X-ray machine learning.",
 )
 
 

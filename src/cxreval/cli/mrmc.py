@@ -13,20 +13,25 @@ from ._common import (
     blank_state_option,
     check_inputs,
     findings_option,
+    labels_option,
+    n_resamples_option,
     open_output,
     out_option,
     overwrite_option,
+    predictions_option,
     seed_option,
     split_list,
     state_encoding_option,
+    studies_option,
+    wrote,
 )
 
 __all__: list[str] = []
 
 
 def mrmc(
-    labels: list[Path] = typer.Option(
-        ..., "--labels", "-l", help="Long label table (CSV or Parquet) holding the references (repeatable)."
+    labels: list[Path] = labels_option(
+        "Long label table (CSV or Parquet) holding the references (repeatable)."
     ),
     references: str = typer.Option(
         ...,
@@ -48,21 +53,17 @@ def mrmc(
         help="Label sources read as binary readers (1 positive, 0 "
         "negative), comma-separated: a study whose readers gave labels, not ratings.",
     ),
-    predictions: list[Path] = typer.Option(
-        None,
-        "--predictions",
-        "-p",
-        help="Long prediction table (study_id, model, finding, score): the models compared with the readers.",
+    predictions: list[Path] = predictions_option(
+        "Long prediction table (study_id, model, finding, score): the models compared with the readers.",
+        default=None,
     ),
     findings: list[str] = findings_option(
         "Findings, comma-separated or repeated (default: every finding rated)."
     ),
-    studies: str = typer.Option(
-        "common",
-        "--studies",
-        help="common (the default here, as classify and rank: every "
+    studies: str = studies_option(
+        "common (the default here, as classify and rank: every "
         "reference on the studies all of them label) or each (every reference on its own "
-        "studies).",
+        "studies)."
     ),
     covariance: str = typer.Option(
         "jackknife",
@@ -91,10 +92,8 @@ def mrmc(
         metavar="MIN:MAX",
         help="The rating scale (1:5, 0:100): a rating outside it is refused.",
     ),
-    n_resamples: int = typer.Option(
-        1000,
-        "--n-resamples",
-        help="Patient-bootstrap replicates of the operating points' intervals (default 1000).",
+    n_resamples: int = n_resamples_option(
+        "Patient-bootstrap replicates of the operating points' intervals (default 1000)."
     ),
     seed: int = seed_option(),
     state_encoding: str = state_encoding_option(),
@@ -139,10 +138,7 @@ def mrmc(
             blank_state=blank_state,
         )
         paths = res.save(d)
-    typer.echo(
-        f"wrote {', '.join(sorted(p.name for p in paths.values() if p.name != SUMMARY_FILE))} and "
-        f"{SUMMARY_FILE} to {out}"
-    )
+    typer.echo(wrote(sorted(p.name for p in paths.values() if p.name != SUMMARY_FILE), out))
 
 
 def register(app: typer.Typer) -> None:

@@ -13,11 +13,14 @@ from ._common import (
     blank_state_option,
     check_folder_option,
     check_inputs,
+    confidence_level_option,
     echo_json,
     findings_option,
+    labels_option,
     open_output,
     out_option,
     overwrite_option,
+    predictions_option,
     progress,
     refuse_options,
     seed_option,
@@ -29,19 +32,14 @@ __all__: list[str] = []
 
 
 def plan(
-    predictions: list[Path] = typer.Option(
-        None,
-        "--predictions",
-        "-p",
-        help="Long prediction table(s): study_id, "
+    predictions: list[Path] = predictions_option(
+        "Long prediction table(s): study_id, "
         "model, finding, score (at least two models; repeatable). Required for "
         "a relabelling plan.",
+        default=None,
     ),
-    labels: list[Path] = typer.Option(
-        ...,
-        "--labels",
-        "-l",
-        help="Long label table(s): study_id, [patient_id,] finding, source, state (repeatable).",
+    labels: list[Path] = labels_option(
+        "Long label table(s): study_id, [patient_id,] finding, source, state (repeatable)."
     ),
     reference: str = typer.Option(
         ..., "--reference", help="The cheap source that labels every study (e.g. a report labeller)."
@@ -91,10 +89,8 @@ def plan(
         help="Monte Carlo draws of every study's truth and the model's "
         "parameters (power.csv; the same draws for every budget).",
     ),
-    confidence_level: float = typer.Option(
-        0.95,
-        "--confidence-level",
-        help="Level of the interval that decides whether the best model is separable from the runner-up.",
+    confidence_level: float = confidence_level_option(
+        "Level of the interval that decides whether the best model is separable from the runner-up."
     ),
     seed: int = seed_option("Seed of the Monte Carlo draws."),
     state_encoding: str = state_encoding_option(),

@@ -11,7 +11,10 @@ from ._common import (
     device_option,
     echo_json,
     executor_option,
+    json_option,
     no_download_option,
+    out_option,
+    overwrite_option,
     show_progress_option,
     weights_dir_option,
 )
@@ -52,7 +55,7 @@ def predict(
         "softmax (CheXzero: positive vs negative prompts) or max-cosine (XQA: the "
         "largest cosine over the positive prompts); written to run.json.",
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="Output folder (written atomically)."),
+    out: Path = out_option("Output folder (written atomically)."),
     heatmaps: bool = typer.Option(
         False,
         "--heatmaps",
@@ -82,9 +85,9 @@ def predict(
         "--restart",
         help="Discard the stored batches of an unfinished run into --out instead of resuming it.",
     ),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out folder whole."),
+    overwrite: bool = overwrite_option("Replace an existing --out folder whole."),
     show_progress: bool = show_progress_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    json_out: bool = json_option("Print the summary as JSON."),
 ) -> None:
     """An interrupted run resumes where it stopped when run again with the same options; unreadable images
     are listed in read_report.csv.

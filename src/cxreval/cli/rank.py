@@ -16,7 +16,9 @@ from ._common import (
     executor_option,
     finding_map_option,
     findings_option,
+    json_option,
     kendall_option,
+    labels_option,
     map_score_option,
     missing_scores_option,
     model_groups_option,
@@ -27,6 +29,7 @@ from ._common import (
     out_option,
     overwrite_option,
     policy_option,
+    predictions_option,
     progress,
     references_option,
     refuse_options,
@@ -49,19 +52,14 @@ def rank(
         help="AUC table (model, group, finding, reference, auc[, dataset]) "
         "as CSV/Parquet, or 'xqa' for the packaged XQA Tables 16-25. Point estimates only.",
     ),
-    predictions: list[Path] = typer.Option(
-        None,
-        "--predictions",
-        "-p",
-        help="As for `cxreval classify`: a long "
+    predictions: list[Path] = predictions_option(
+        "As for `cxreval classify`: a long "
         "table, a folder of its parts, or a folder of wide <model> files "
         "(repeatable).",
+        default=None,
     ),
-    labels: list[Path] = typer.Option(
-        None,
-        "--labels",
-        "-l",
-        help="As for `cxreval classify`: a long label table or a folder of its parts (repeatable).",
+    labels: list[Path] = labels_option(
+        "As for `cxreval classify`: a long label table or a folder of its parts (repeatable).", default=None
     ),
     references: list[str] = references_option(
         "Label sources to rank under, comma-separated or repeated (default all)."
@@ -94,7 +92,7 @@ def rank(
     missing_scores: str = missing_scores_option(),
     executor: str = executor_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the rank correlations as JSON."),
+    json_out: bool = json_option("Print the rank correlations as JSON."),
 ) -> None:
     """SRCC/KRCC between the model rankings each reference induces, per finding, macro average and model group.
 

@@ -4,22 +4,28 @@ in the browser and export it into cxreval's tables. Needs the optional ``reader`
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from ..reader._jobs import READER_DB_ENV
 from ..reader.db import DEFAULT_URL
-from ._common import executor_option
-from .main import command_help
+from ._common import executor_option, json_option, out_option, overwrite_option
+from .main import command_group, command_help
 
 __all__: list[str] = []
 
-reader_app = typer.Typer(no_args_is_help=True, help=command_help("reader"))
+reader_app = command_group(command_help("reader"))
 
 _DB_HELP = (
     f"SQLAlchemy URL of the study database, e.g. sqlite:///study.db or postgresql://user@host/db "
     f"(default ${READER_DB_ENV}, else {DEFAULT_URL})."
 )
+
+
+def _db_option() -> Any:
+    """``--db URL`` of every reader sub-command."""
+    return typer.Option(None, "--db", help=_DB_HELP)
 
 
 def _link(base: str, token: str) -> str:
@@ -31,7 +37,7 @@ def init_cmd(
     study: Path = typer.Option(
         ..., "--study", help="Study YAML file (images, reports, IQA pairs, findings, tasks, readers)."
     ),
-    db: str = typer.Option(None, "--db", help=_DB_HELP),
+    db: str = _db_option(),
     url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the readers' links."),
     executor: str = executor_option(),
 ) -> None:
@@ -67,7 +73,7 @@ def init_cmd(
 @reader_app.command("add-reader")
 def add_reader_cmd(
     name: str = typer.Argument(..., help="Reader name (letters, digits, _ . -)."),
-    db: str = typer.Option(None, "--db", help=_DB_HELP),
+    db: str = _db_option(),
     role: str = typer.Option(
         "reader",
         "--role",
@@ -87,7 +93,7 @@ def add_reader_cmd(
 
 @reader_app.command("serve")
 def serve_cmd(
-    db: str = typer.Option(None, "--db", help=_DB_HELP),
+    db: str = _db_option(),
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Interface to bind (0.0.0.0 exposes the study to the network)."
     ),
@@ -106,8 +112,8 @@ def serve_cmd(
 
 @reader_app.command("status")
 def status_cmd(
-    db: str = typer.Option(None, "--db", help=_DB_HELP),
-    json_out: bool = typer.Option(False, "--json", help="Print as JSON."),
+    db: str = _db_option(),
+    json_out: bool = json_option("Print as JSON."),
 ) -> None:
     """Progress per reader and task, and the database's integrity check.
 
@@ -138,9 +144,9 @@ def status_cmd(
 
 @reader_app.command("export")
 def export_cmd(
-    out: Path = typer.Option(..., "--out", "-o", help="Output folder (written atomically)."),
-    db: str = typer.Option(None, "--db", help=_DB_HELP),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output folder."),
+    out: Path = out_option("Output folder (written atomically)."),
+    db: str = _db_option(),
+    overwrite: bool = overwrite_option("Replace an existing output folder."),
 ) -> None:
     """Export labels (long table), boxes (localize format), IQA ratings (iqa agree format), notes and the audit
     log; a study with a confidence rating also ratings.csv (reader, modality, study_id, patient_id, finding,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import echo_json, json_option
+from ._common import echo_json, json_option, out_option, overwrite_option
 
 __all__: list[str] = []
 
@@ -16,8 +16,8 @@ def report(
         ...,
         help="Folders written by cxreval commands (or their parent folder, e.g. a `cxreval demo` output).",
     ),
-    out: Path = typer.Option(
-        Path("report.html"), "--out", "-o", help="HTML file to write (atomically). Default: report.html."
+    out: Path = out_option(
+        "HTML file to write (atomically). Default: report.html.", default=Path("report.html")
     ),
     title: str = typer.Option("cxreval report", "--title", help="Page title."),
     thresholds: Path = typer.Option(
@@ -32,7 +32,7 @@ def report(
         help="Also print the report to PDF (OUT with .pdf) with headless "
         "Chromium; the first page is the key findings.",
     ),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUT (and its PDF)."),
+    overwrite: bool = overwrite_option("Replace an existing OUT (and its PDF)."),
     json_out: bool = json_option("Print what was written as JSON."),
 ) -> None:
     """Write one self-contained HTML page (key findings first, Plotly inlined, CSV downloads) from result folders.

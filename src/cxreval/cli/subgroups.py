@@ -12,6 +12,7 @@ from ._common import (
     confidence_level_option,
     echo_json,
     findings_option,
+    labels_option,
     model_inputs,
     n_resamples_option,
     not_mentioned_option,
@@ -19,6 +20,7 @@ from ._common import (
     out_option,
     overwrite_option,
     policy_option,
+    predictions_option,
     references_option,
     seed_option,
     split_list,
@@ -32,18 +34,12 @@ __all__: list[str] = []
 
 
 def subgroups(
-    predictions: list[Path] = typer.Option(
-        ...,
-        "--predictions",
-        "-p",
-        help="Long prediction table (study_id, model, finding, score; CSV/Parquet or a folder of parts), "
-        "repeatable.",
+    predictions: list[Path] = predictions_option(
+        "Long prediction table (study_id, model, finding, score; CSV/Parquet or a folder of parts), "
+        "repeatable."
     ),
-    labels: list[Path] = typer.Option(
-        ...,
-        "--labels",
-        "-l",
-        help="Long label table (study_id, patient_id, finding, source, state), repeatable.",
+    labels: list[Path] = labels_option(
+        "Long label table (study_id, patient_id, finding, source, state), repeatable."
     ),
     metadata: Path = typer.Option(
         ...,

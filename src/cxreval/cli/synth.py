@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import echo_json, open_output, out_option, overwrite_option, progress, seed_option
+from ._common import echo_json, json_option, open_output, out_option, overwrite_option, progress, seed_option
 
 __all__: list[str] = []
 
@@ -41,7 +41,7 @@ def synth(
         "at the top of OUT.",
     ),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON instead of the text."),
+    json_out: bool = json_option("Print the checks as JSON instead of the text."),
 ) -> None:
     """Run the synthetic localization study: Part A (exact boxes), checks, Part B (Acc/AFP), Part C (the
     published ChestX-ray8 accuracies), then a short legend of its terms (on stderr).

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -22,15 +22,13 @@ from ..classification._files import read_model_groups
 from ..classification._operating_points import decision_thresholds, parse_operating_points
 from ..exceptions import InvalidParameterError
 from ..executor import open_executor
+from ..finding_maps import resolve_finding_map
 from ..io._write import write_summary, write_table
 from ..latent import LatentAUCResult, evaluate_latent_auc
 from ..latent._evaluate import evaluate_latent_auc_files
 from ..options import Compute, Design, Resampling
 from ..results import TableResult, as_table
 from ..stats import AUCResult
-
-if TYPE_CHECKING:
-    from ..findings import VocabularyMapping
 
 __all__ = ["ClassifierEvaluation", "evaluate_classifiers", "evaluate_classifiers_files"]
 
@@ -169,30 +167,6 @@ def _latent_options(
     return latent_truth
 
 
-def _finding_map(
-    finding_map: str | PathLike[str] | VocabularyMapping | None, map_score: str | None, *, func: str
-) -> VocabularyMapping | None:
-    """The finding map of ``finding_map`` (a built-in name, a YAML file or a mapping) with the score rule
-    ``map_score`` (``'max'``, ``'mean'``; default the map's), read and checked before any table; None without
-    a map."""
-    import dataclasses
-
-    from ..finding_maps import SCORE_RULES, check_finding_map, read_finding_map
-
-    if finding_map is None:
-        if map_score is not None:
-            raise InvalidParameterError("map_score= needs finding_map=.")
-        return None
-    fmap = read_finding_map(finding_map)
-    if map_score is not None:
-        if map_score not in SCORE_RULES:
-            raise InvalidParameterError(
-                f"The 'map_score' parameter of {func} must be one of {', '.join(SCORE_RULES)}. Got {map_score!r}."
-            )
-        fmap = check_finding_map(dataclasses.replace(fmap, score=map_score))
-    return fmap
-
-
 def _model_groups(
     model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None,
 ) -> pd.DataFrame | dict[str, str] | None:
@@ -235,7 +209,7 @@ def _evaluate(
         reader_accuracy=reader_accuracy,
         anchor=anchor,
     )
-    fmap = None if latent else _finding_map(design.finding_map, design.map_score, func=func)
+    fmap = None if latent else resolve_finding_map(design.finding_map, design.map_score, func=func)
     labelling: dict[str, Any] = {
         "policy": design.policy,
         "not_mentioned": design.not_mentioned,

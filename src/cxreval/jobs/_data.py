@@ -13,6 +13,7 @@ from ..datasets import fetch_metadata
 from ..datasets._dataset_split import SPLITTABLE
 from ..datasets._export import VIEW_DATASETS
 from ..exceptions import InvalidParameterError, SchemaError
+from ._inputs import check_out
 
 if TYPE_CHECKING:
     from ..datasets import DatasetExport, DatasetSpec, DatasetSplit, FetchResult
@@ -30,14 +31,6 @@ __all__ = [
 
 _NAMED_IN_MESSAGE = ("--split-dir", "--path")
 """The audit's folder options a missing-file message names (a ChestX-ray14 file is named by its path)."""
-
-
-def _check_out(out: PathLike | None, *, overwrite: bool, inputs: Sequence[PathLike | None]) -> None:
-    """A bad ``out`` is refused before any reading (nothing is written here)."""
-    if out is not None:
-        from ..outputs._folder import check_output_path
-
-        check_output_path(out, overwrite=overwrite, inputs=[p for p in inputs if p])
 
 
 def fetch_dataset_metadata(
@@ -125,7 +118,7 @@ def audit_dataset_files(
         if p is not None and not Path(p).exists():
             named = opt in _NAMED_IN_MESSAGE
             raise SchemaError(f"{opt} {p} does not exist." if named else f"File {str(p)!r} does not exist.")
-    _check_out(out, overwrite=overwrite, inputs=(data_entry, bbox_list, split_dir, path))
+    check_out(out, overwrite=overwrite, inputs=(data_entry, bbox_list, split_dir, path))
     return audit_dataset(
         dataset,
         path if dataset == "mimic_cxr" else data_entry,
@@ -185,7 +178,7 @@ def split_dataset_files(
     check_folder("--cache-dir", cache_dir)
     if path is not None and not Path(path).exists():
         raise SchemaError(f"File {str(path)!r} does not exist.")
-    _check_out(out, overwrite=overwrite, inputs=(path, cache_dir))
+    check_out(out, overwrite=overwrite, inputs=(path, cache_dir))
     if stratify and by != "patient":
         raise InvalidParameterError("cxreval data split: stratify= needs by='patient'.")
     strata = [f.strip() for f in stratify.split(",")] if isinstance(stratify, str) else stratify
@@ -259,5 +252,5 @@ def export_dataset_files(
     check_folder("--cache-dir", cache_dir)
     if path is not None and not Path(path).exists():
         raise SchemaError(f"path= {str(path)!r} does not exist.")
-    _check_out(out, overwrite=overwrite, inputs=(path, cache_dir))
+    check_out(out, overwrite=overwrite, inputs=(path, cache_dir))
     return export_dataset(spec.name, path, cache_dir=cache_dir, **kwargs)

@@ -12,6 +12,7 @@ from .._typing import PathLike, RNGLike
 from .._validation import check_inputs, check_paths
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..iqa._expert import IQA_KENDALL, IQA_SPEARMAN
+from ._inputs import check_out
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,14 +58,6 @@ def _read_csv(path: PathLike, option: str, columns: tuple[str, ...], dtype: obje
                 f"such rows); every row needs a {c}."
             )
     return df
-
-
-def _check_out(out: PathLike | None, *, overwrite: bool, inputs: list[PathLike | None]) -> None:
-    """A bad ``out`` is refused before any computation (nothing is written here)."""
-    if out is not None:
-        from ..outputs._folder import check_output_path
-
-        check_output_path(out, overwrite=overwrite, inputs=[p for p in inputs if p is not None])
 
 
 def list_iqa_metrics(reference: str | None = None) -> list[MetricSpec]:
@@ -135,7 +128,7 @@ def score_pairs_file(
     check_paths("score_pairs_file", ("pairs",), pairs=pairs, niqe_model=niqe_model, out=out)
     check_inputs(("--pairs", pairs), ("--niqe-model", niqe_model), kind="file")
     table = _read_csv(pairs, "--pairs", ("reference", "test"), dtype=str)
-    _check_out(out, overwrite=overwrite, inputs=[pairs, niqe_model])
+    check_out(out, overwrite=overwrite, inputs=[pairs, niqe_model])
     try:  # every image header is checked before the first pair is scored
         return score_pairs(
             table,
@@ -169,7 +162,7 @@ def compare_metrics_file(
         ("test", "metric", "value", "degradation"),
         dtype={"reference": str, "test": str, "metric": str, "degradation": str, "image": str},
     )
-    _check_out(out, overwrite=overwrite, inputs=[scores])  # a bad out is refused before computing
+    check_out(out, overwrite=overwrite, inputs=[scores])  # a bad out is refused before computing
     return compare_metrics(scores_df)
 
 
@@ -208,7 +201,7 @@ def compare_with_experts_files(
         )
     ratings_df = _read_csv(ratings, "--ratings", ("image", "rater", "rating"))
     scores_df = _read_csv(scores, "--scores", ("reference", "test", "metric", "value"))
-    _check_out(out, overwrite=overwrite, inputs=[scores, ratings])  # a bad out: refused before computing
+    check_out(out, overwrite=overwrite, inputs=[scores, ratings])  # a bad out: refused before computing
     return compare_with_experts(
         ratings_df,
         scores_df,

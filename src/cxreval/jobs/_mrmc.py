@@ -4,6 +4,7 @@ of :mod:`cxreval.mrmc`."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,22 @@ def _prefix(frame: pd.DataFrame, **cols: object) -> pd.DataFrame:
     for i, (k, v) in enumerate(cols.items()):
         out.insert(i, k, v)
     return out
+
+
+@dataclass(frozen=True)
+class _Panel:
+    """The readings of one finding under one reference, the analyses' options, and where their rows go."""
+
+    arr: ReaderArrays
+    ref: str
+    finding: str
+    sink: Callable[..., None]
+    covariance: CovarianceMethod
+    level: float
+
+    def add(self, name: str, frame: pd.DataFrame, **cols: object) -> None:
+        """Rows of table ``name``, keyed by the reference, the finding and ``cols``."""
+        self.sink(name, frame, reference=self.ref, finding=self.finding, **cols)
 
 
 def _cases(
@@ -220,7 +237,8 @@ def evaluate_reader_study(
                     "assume independent cases."
                 )
             n_pos = int(arr.truth.sum())
-            add(
+            panel = _Panel(arr, ref, finding, add, covariance, level)
+            panel.add(
                 "counts",
                 pd.DataFrame(
                     {
@@ -231,19 +249,9 @@ def evaluate_reader_study(
                         "modalities": [len(arr.modalities)],
                     }
                 ),
-                reference=ref,
-                finding=finding,
             )
             try:
-                if not _reader_analyses(
-                    arr,
-                    add,
-                    covariance=covariance,
-                    level=level,
-                    ref=ref,
-                    finding=finding,
-                    reader_weights=reader_weights,
-                ):
+                if not _reader_analyses(panel, reader_weights=reader_weights):
                     notes.append(
                         f"{finding} under {ref}: not every case was read by every reader in every modality "
                         "(a split-plot design or missing readings): the OR analysis takes them, the DBM "
@@ -255,19 +263,7 @@ def evaluate_reader_study(
                         SCORE
                     ]
                     score = pm.loc[list(arr.study_ids)].to_numpy(dtype=float)
-                    _model_analyses(
-                        arr,
-                        score,
-                        add,
-                        covariance=covariance,
-                        level=level,
-                        margin=float(margin),
-                        n_resamples=n_res,
-                        rng=gen,
-                        ref=ref,
-                        finding=finding,
-                        model=m,
-                    )
+                    _model_analyses(panel, score, m, margin=float(margin), n_resamples=n_res, rng=gen)
             except CxrevalError as exc:
                 raise type(exc)(f"{finding} under reference {ref!r}: {exc}") from exc
     tables = {name: pd.concat(frames, ignore_index=True) for name, frames in parts.items()}
@@ -354,36 +350,27 @@ def _clusters(arr: ReaderArrays) -> np.ndarray | None:
     return arr.patient_ids if len(set(arr.patient_ids)) < len(arr.patient_ids) else None
 
 
-def _reader_analyses(
-    arr: ReaderArrays,
-    add: Callable[..., None],
-    *,
-    covariance: CovarianceMethod,
-    level: float,
-    ref: str,
-    finding: str,
-    reader_weights: str = "equal",
-) -> bool:
+def _reader_analyses(panel: _Panel, *, reader_weights: str = "equal") -> bool:
     """Per-reader AUCs, and the OR and DBM analyses when two or more modalities were read; False where DBM was
     left out (not every case read by every reader in every modality)."""
-
+    arr = panel.arr
     clusters = _clusters(arr)
     res = or_analysis(
         arr.ratings,
         arr.truth,
-        covariance=covariance,
+        covariance=panel.covariance,
         clusters=clusters,
-        confidence_level=level,
+        confidence_level=panel.level,
         modality_names=arr.modalities,
         reader_names=arr.readers,
         reader_weights=reader_weights,
     )
     tabs = {k: v.rename(columns=_CI) for k, v in res.tables().items()}
-    add("reader_auc", tabs["readers"], reference=ref, finding=finding)
+    panel.add("reader_auc", tabs["readers"])
     if len(arr.modalities) < 2:
         return True
     for name in ("tests", "differences", "modalities", "variance_components"):
-        add(name, tabs[name], reference=ref, finding=finding, method="OR")
+        panel.add(name, tabs[name], method="OR")
     if np.isnan(
         arr.ratings
     ).any():  # split-plot or missing readings: DBM's pseudovalue ANOVA needs a full design
@@ -392,34 +379,24 @@ def _reader_analyses(
         arr.ratings,
         arr.truth,
         clusters=clusters,
-        confidence_level=level,
+        confidence_level=panel.level,
         modality_names=arr.modalities,
         reader_names=arr.readers,
     )
     tabs = {k: v.rename(columns=_CI) for k, v in dbm.tables().items()}
     for name in ("tests", "differences", "modalities", "variance_components"):
-        add(name, tabs[name], reference=ref, finding=finding, method="DBM")
+        panel.add(name, tabs[name], method="DBM")
     return True
 
 
 def _model_analyses(
-    arr: ReaderArrays,
-    score: np.ndarray,
-    add: Callable[..., None],
-    *,
-    covariance: CovarianceMethod,
-    level: float,
-    margin: float,
-    n_resamples: int,
-    rng: np.random.Generator,
-    ref: str,
-    finding: str,
-    model: str,
+    panel: _Panel, score: np.ndarray, model: str, *, margin: float, n_resamples: int, rng: np.random.Generator
 ) -> None:
     """One model against the panel of readers of each modality: the AUC difference with the readers random
     (RRRC), and the operating points of binary readers."""
     import pandas as pd
 
+    arr, level = panel.arr, panel.level
     clusters = _clusters(arr)
     for t, modality in enumerate(arr.modalities):
         ratings = arr.ratings[t]
@@ -427,7 +404,7 @@ def _model_analyses(
             ratings,
             score,
             arr.truth,
-            covariance=covariance,
+            covariance=panel.covariance,
             clusters=clusters,
             confidence_level=level,
             reader_names=arr.readers,
@@ -438,8 +415,7 @@ def _model_analyses(
         model_auc = float(res["readers"].loc[res["readers"]["reader"] == model, "auc"].iloc[0])
         sign = 1.0 if d["modality_a"] == model else -1.0  # the model minus the readers
         lo, hi = sorted((sign * float(d["low"]), sign * float(d["high"])))
-        keys = {"reference": ref, "finding": finding, "model": model, "modality": modality}
-        add(
+        panel.add(
             "model_vs_readers",
             pd.DataFrame(
                 {
@@ -455,8 +431,6 @@ def _model_analyses(
                     "non_inferior": [lo > -margin],
                 }
             ),
-            reference=ref,
-            finding=finding,
             model=model,
             modality=modality,
         )
@@ -474,7 +448,7 @@ def _model_analyses(
             )
             tabs = op.tables()
             for name, frame in tabs.items():
-                add(name, frame, **keys)
+                panel.add(name, frame, model=model, modality=modality)
             c = tabs["comparisons"]
             p = c[(c["kind"] == "panel") & (c["metric"] == "sensitivity_at_reader_specificity")].iloc[0]
             verdict = (
@@ -486,7 +460,7 @@ def _model_analyses(
             )
         else:
             verdict = ("auc", sign * float(d["estimate"]), lo, hi, lo > -margin)
-        add(
+        panel.add(
             "verdicts",
             pd.DataFrame(
                 {
@@ -498,5 +472,6 @@ def _model_analyses(
                     "non_inferior": [verdict[4]],
                 }
             ),
-            **keys,
+            model=model,
+            modality=modality,
         )

@@ -22,7 +22,7 @@ from ..classification import SeparabilityResult
 from ..exceptions import InvalidParameterError
 from ..io._write import write_summary
 from ..options import Compute, Design, Resampling
-from ..progress import Progress, as_progress
+from ..progress import as_progress
 from ..ranking import RankingStabilityResult, compare_rankings
 from ..ranking._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 from ..ranking._published import rank_auc_table, read_auc_table
@@ -135,71 +135,63 @@ class ReferenceComparison(TableResult):
         return self.ranking._figure()
 
 
-def _ranked(
-    ev: ClassifierEvaluation,
-    *,
-    pairs: Sequence[tuple[str, str]] | None,
-    groups: str,
-    min_models: int,
-    dataset: str,
-    kendall: str,
-    spearman: str,
-    progress: Progress,
-) -> ReferenceComparison:
-    """The evaluation of ``classify`` (the AUCs and the comparison) and the ranking of the models by those AUCs."""
-    assert isinstance(ev.auc, AUCResult)  # against references, not a latent truth
-    task = progress.add("rank correlations over the replicates")
-    ranking = compare_rankings(
-        ev.auc,
-        pairs=pairs,
-        groups=groups,
-        confidence_level=ev.auc.confidence_level,
-        min_models=min_models,
-        dataset=dataset,
-        kendall=kendall,
-        spearman=spearman,
-    )
-    progress.done(task)
-    return ReferenceComparison(ev.auc, ranking, ev.comparison, missing_scores=ev.missing_scores)
+@dataclass(frozen=True)
+class _Ranking:
+    """The ranking options of the rank jobs, checked (and ``pairs`` parsed) once, before any AUC or file is read;
+    the fields are the keywords :func:`~cxreval.ranking.compare_rankings` and
+    :func:`~cxreval.ranking.rank_auc_table` take."""
 
+    pairs: list[tuple[str, str]] | None
+    groups: str
+    min_models: int
+    kendall: str
+    spearman: str
 
-def _pairs(pairs: str | Sequence[str | tuple[str, str]] | None) -> list[tuple[str, str]] | None:
-    from ..agreement._pairs import parse_pairs  # the pairs A:B,C:D as agree reads them
+    @classmethod
+    def checked(
+        cls,
+        pairs: str | Sequence[str | tuple[str, str]] | None,
+        groups: str,
+        min_models: int,
+        kendall: str,
+        spearman: str,
+    ) -> _Ranking:
+        check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
+        from ..agreement._pairs import parse_pairs  # the pairs A:B,C:D as agree reads them
 
-    return None if pairs is None else parse_pairs(pairs)
+        return cls(None if pairs is None else parse_pairs(pairs), groups, min_models, kendall, spearman)
 
+    def keywords(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
-def _compare(
-    evaluate: Callable[..., ClassifierEvaluation],
-    predictions: Any,
-    labels: Any,
-    *,
-    compute: Compute,
-    pairs: str | Sequence[str | tuple[str, str]] | None,
-    groups: str,
-    min_models: int,
-    dataset: str,
-    kendall: str,
-    spearman: str,
-    func: str,
-    **evaluation: Any,
-) -> ReferenceComparison:
-    """The ranking options checked before any AUC, the evaluation of ``classify`` (``evaluate``: of tables or of
-    files), then the ranking."""
-    check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
-    pair_list = _pairs(pairs)
-    prog = as_progress(compute.progress, func=func)
-    ev = evaluate(predictions, labels, compute=dataclasses.replace(compute, progress=prog), **evaluation)
-    return _ranked(
-        ev,
-        pairs=pair_list,
-        groups=groups,
-        min_models=min_models,
-        dataset=dataset,
-        kendall=kendall,
-        spearman=spearman,
-        progress=prog,
-    )
+    def of_table(self, auc: AUCTableResult) -> ReferenceComparison:
+        """The ranking of a table of point AUCs (no comparison)."""
+        return ReferenceComparison(auc, rank_auc_table(auc, **self.keywords()))
+
+    def of_evaluation(
+        self,
+        evaluate: Callable[..., ClassifierEvaluation],
+        predictions: Any,
+        labels: Any,
+        *,
+        dataset: str,
+        compute: Compute,
+        func: str,
+        **evaluation: Any,
+    ) -> ReferenceComparison:
+        """The evaluation of ``classify`` (``evaluate``: of tables or of files; the AUCs and the comparison),
+        then the ranking of the models by those AUCs."""
+        progress = as_progress(compute.progress, func=func)
+        ev = evaluate(
+            predictions, labels, compute=dataclasses.replace(compute, progress=progress), **evaluation
+        )
+        assert isinstance(ev.auc, AUCResult)  # against references, not a latent truth
+        task = progress.add("rank correlations over the replicates")
+        ranking = compare_rankings(
+            ev.auc, confidence_level=ev.auc.confidence_level, dataset=dataset, **self.keywords()
+        )
+        progress.done(task)
+        return ReferenceComparison(ev.auc, ranking, ev.comparison, missing_scores=ev.missing_scores)
 
 
 def compare_references(
@@ -249,23 +241,18 @@ def compare_references(
     InvalidParameterError, SchemaError
         A bad option (before any AUC), or what :func:`~cxreval.classification.evaluate_auc` refuses.
     """
-    return _compare(
+    return _Ranking.checked(pairs, groups, min_models, kendall, spearman).of_evaluation(
         evaluate_classifiers,
         predictions,
         labels,
+        dataset=dataset,
+        compute=compute,
+        func="compare_references",
         references=references,
         findings=findings,
         model_groups=model_groups,
         design=design,
         resampling=resampling,
-        compute=compute,
-        pairs=pairs,
-        groups=groups,
-        min_models=min_models,
-        dataset=dataset,
-        kendall=kendall,
-        spearman=spearman,
-        func="compare_references",
     )
 
 
@@ -303,10 +290,13 @@ def compare_references_files(
     -------
     res : ReferenceComparison
     """
-    return _compare(
+    return _Ranking.checked(pairs, groups, min_models, kendall, spearman).of_evaluation(
         evaluate_classifiers_files,
         predictions,
         labels,
+        dataset=dataset,
+        compute=compute,
+        func="compare_references_files",
         references=references,
         findings=findings,
         model_groups=model_groups,
@@ -314,14 +304,6 @@ def compare_references_files(
         blank_state=blank_state,
         design=design,
         resampling=resampling,
-        compute=compute,
-        pairs=pairs,
-        groups=groups,
-        min_models=min_models,
-        dataset=dataset,
-        kendall=kendall,
-        spearman=spearman,
-        func="compare_references_files",
     )
 
 
@@ -355,11 +337,7 @@ def compare_auc_table(
             f"The 'auc' parameter of compare_auc_table must be an AUCTableResult (from "
             f"read_auc_table). Got {type(auc).__name__} instead."
         )
-    check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
-    ranking = rank_auc_table(
-        auc, pairs=_pairs(pairs), groups=groups, min_models=min_models, kendall=kendall, spearman=spearman
-    )
-    return ReferenceComparison(auc, ranking)
+    return _Ranking.checked(pairs, groups, min_models, kendall, spearman).of_table(auc)
 
 
 def compare_auc_table_file(
@@ -374,13 +352,5 @@ def compare_auc_table_file(
     """:func:`compare_auc_table` of an AUC table file (CSV/Parquet: ``model, group, finding, reference, auc[,
     dataset]``), or ``'xqa'`` for the XQA paper's packaged Tables 16-25 (:func:`~cxreval.ranking.read_auc_table`):
     what ``cxreval rank --auc-table`` runs. The options are checked before the file is read."""
-    check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
-    pair_list = _pairs(pairs)
-    return compare_auc_table(
-        read_auc_table(path),
-        pairs=pair_list,
-        groups=groups,
-        min_models=min_models,
-        kendall=kendall,
-        spearman=spearman,
-    )
+    ranking = _Ranking.checked(pairs, groups, min_models, kendall, spearman)
+    return ranking.of_table(read_auc_table(path))

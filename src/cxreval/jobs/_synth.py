@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from .._typing import PathLike, RNGLike
 from ..exceptions import InvalidParameterError, SchemaError
-from ._inputs import check_input_paths
+from ._inputs import check_input_paths, check_out
 
 if TYPE_CHECKING:
     from ..localization import LocalizationStudy
@@ -92,10 +92,7 @@ def simulate_localization_study_files(
         raise SchemaError(f"images= {str(images)!r} is not a folder of radiographs.")
     path = real_boxes_file(real_boxes)
     check_input_paths(("real_boxes", path), kind="file")
-    if out is not None:
-        from ..outputs._folder import check_output_path
-
-        check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, images) if p is not None])
+    check_out(out, overwrite=overwrite, inputs=(path, images))
     boxes = None
     if path is not None:  # the box readers are imported only when boxes are read
         from ..datasets.boxes import read_box_file
