@@ -34,14 +34,15 @@ def plan(
         "--predictions",
         "-p",
         help="Long prediction table(s): study_id, "
-        "model, finding, score (at least two models; repeatable). Required for "
-        "a relabelling plan.",
+        "model, finding, score, or wide files as for `cxreval classify` (at least two "
+        "models; repeatable). Required for a relabelling plan.",
     ),
     labels: list[Path] = typer.Option(
         ...,
         "--labels",
         "-l",
-        help="Long label table(s): study_id, [patient_id,] finding, source, state (repeatable).",
+        help="Long label table(s): study_id, [patient_id,] finding, source, state, or wide files as "
+        "for `cxreval classify` (the source is the file name; repeatable).",
     ),
     reference: str = typer.Option(
         ..., "--reference", help="The cheap source that labels every study (e.g. a report labeller)."

@@ -54,14 +54,15 @@ def rank(
         "--predictions",
         "-p",
         help="As for `cxreval classify`: a long "
-        "table, a folder of its parts, or a folder of wide <model> files "
-        "(repeatable).",
+        "table, a folder of its parts, a wide file (the model is the file name) or a "
+        "folder of wide <model> files (repeatable).",
     ),
     labels: list[Path] = typer.Option(
         None,
         "--labels",
         "-l",
-        help="As for `cxreval classify`: a long label table or a folder of its parts (repeatable).",
+        help="As for `cxreval classify`: a long label table, a folder of its parts, or a wide file "
+        "(one column per finding; the source is the file name; repeatable).",
     ),
     references: list[str] = references_option(
         "Label sources to rank under, comma-separated or repeated (default all)."
