@@ -86,7 +86,10 @@ def test_classify_reads_wide_files_as_the_long_ones(
     assert main(["classify", *long_args, *common, "-o", str(tmp_path / "l")]) == 0
     a, b = pd.read_csv(tmp_path / "w" / "auc.csv"), pd.read_csv(tmp_path / "l" / "auc.csv")
     pd.testing.assert_frame_equal(a, b)
-    assert set(a["model"]) == {"model_a", "model_b", "Mean"} and set(a["reference"]) == {"consensus", "labeler"}
+    assert set(a["model"]) == {"model_a", "model_b", "Mean"} and set(a["reference"]) == {
+        "consensus",
+        "labeler",
+    }
     summary = (tmp_path / "w" / "summary.md").read_text()
     assert (
         "labeler.csv: a wide table (one column per finding, study id 'Study') read as source 'labeler'"

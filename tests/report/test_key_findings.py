@@ -180,7 +180,10 @@ def test_panel_is_first_and_links_to_sections(synthetic_results: Path) -> None:
     body = page.split("<main>", 1)[1]
     assert body.lstrip().startswith('<section id="key-findings"')
     assert page.split("<header>", 1)[1].split("</header>")[0].strip().startswith("<h1>")
-    lines = re.findall(r'<li class="kf" data-kind="(\w+)"><span class="kf-number">\d+\.</span> <a class="kf-link" href="#([^"]+)">', page)
+    lines = re.findall(
+        r'<li class="kf" data-kind="(\w+)"><span class="kf-number">\d+\.</span> <a class="kf-link" href="#([^"]+)">',
+        page,
+    )
     # the headline comparison's lines first, then page order
     from cxreval.report.headline import headline
 

@@ -68,20 +68,24 @@ def test_download_into_cache_then_cached(tmp_path: Path, fake_github: str) -> No
     assert q == p
 
 
-def test_offline_is_data_unavailable(tmp_path: Path) -> None:
-    with pytest.raises(
-        DataUnavailableError,
-        match=r"Could not download 'preds/model.csv' from file:///nowhere/.*FileNotFoundError.*"
-        r"To work offline, set CXREVAL_DATA_MIRROR to a folder .*\(holding preds/model.csv\)\.$",
-    ) as err:
+def _download_error(tmp_path: Path, base_url: str) -> pytest.ExceptionInfo[DataUnavailableError]:
+    """The error of fetching ENTRY from ``base_url`` with an empty mirror and cache: one CxrevalError raised from
+    cxreval's own frames, without a chained exception."""
+    with pytest.raises(DataUnavailableError) as err:
         fetch_file(
-            ENTRY.local_path,
-            mirror=tmp_path,
-            cache_dir=tmp_path / "c",
-            base_url="file:///nowhere",
-            files=[ENTRY],
+            ENTRY.local_path, mirror=tmp_path, cache_dir=tmp_path / "c", base_url=base_url, files=[ENTRY]
         )
     assert err.value.__cause__ is None and err.value.__suppress_context__  # no chained traceback
+    assert len(err.traceback) <= 4, err.traceback  # not raised from inside pooch
+    return err
+
+
+def test_offline_is_data_unavailable(tmp_path: Path) -> None:
+    err = _download_error(tmp_path, "file:///nowhere")
+    err.match(
+        r"Could not download 'preds/model.csv' from file:///nowhere/.*FileNotFoundError.*"
+        r"To work offline, set CXREVAL_DATA_MIRROR to a folder .*\(holding preds/model.csv\)\.$"
+    )
     assert not list((tmp_path / "c").rglob("*.csv"))  # no partial file left behind
     with pytest.raises(DataUnavailableError, match="downloading is off"):
         fetch_file(ENTRY.local_path, mirror=tmp_path, cache_dir=tmp_path / "c", files=[ENTRY], download=False)
@@ -167,19 +171,9 @@ def test_fetch_folder_holds_exactly_the_pinned_files(tmp_path: Path, fake_github
 def test_no_network_is_one_short_error(tmp_path: Path) -> None:
     """Offline (here: a port nobody listens on), the error is one CxrevalError whose message says why in a few
     words and what to do, with no chained exception (a notebook would print ~60 lines of requests' traceback)."""
-    with pytest.raises(DataUnavailableError) as err:
-        fetch_file(
-            ENTRY.local_path,
-            mirror=tmp_path,
-            cache_dir=tmp_path / "c",
-            base_url="http://127.0.0.1:9",
-            files=[ENTRY],
-        )
-    msg = str(err.value)
+    msg = str(_download_error(tmp_path, "http://127.0.0.1:9").value)
     assert "(no connection to 127.0.0.1:9; offline, or behind a proxy that blocks it?)" in msg, msg
     assert "CXREVAL_DATA_MIRROR" in msg and "HTTPConnectionPool" not in msg and len(msg) < 400, msg
-    assert err.value.__cause__ is None and err.value.__suppress_context__
-    assert len(err.traceback) <= 4, err.traceback  # raised from cxreval's frames, not from inside pooch
 
 
 def test_cli_offline_names_its_option(

@@ -127,8 +127,7 @@ def _audit_with_its_tables(d: Path) -> None:
 def page_facts(synthetic_results: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     import importlib.util
 
-    from _factories import auc_inputs
-    from cxreval.cli.main import main
+    from _factories import classify_and_rank_folders
 
     spec = importlib.util.spec_from_file_location(
         "_cxreval_browser", Path(__file__).with_name("test_report_browser.py")
@@ -137,22 +136,9 @@ def page_facts(synthetic_results: Path, tmp_path_factory: pytest.TempPathFactory
     browser = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(browser)
 
-    root = tmp_path_factory.mktemp("legibility")
-    preds, labels = auc_inputs(n_models=10, n_studies=150, n_refs=11, rng=0)
-    preds.to_csv(root / "preds.csv", index=False)
-    labels.to_csv(root / "labels.csv", index=False)
-    args = [
-        "-p",
-        str(root / "preds.csv"),
-        "-l",
-        str(root / "labels.csv"),
-        "--n-resamples",
-        "50",
-        "--seed",
-        "0",
-    ]
-    assert main(["classify", *args, "-o", str(root / "auc")]) == 0
-    assert main(["rank", *args, "--min-models", "2", "-o", str(root / "rank")]) == 0
+    root = classify_and_rank_folders(
+        tmp_path_factory.mktemp("legibility"), n_models=10, n_refs=11, n_resamples=50, n_studies=150
+    )
     for name, fill in (("fuse_named", _fusion_with_method_names), ("audit", _audit_with_its_tables)):
         (root / name).mkdir()
         fill(root / name)
