@@ -1,5 +1,7 @@
 """Inputs given as paths: a long table is a CSV or Parquet file or a folder of such files with the same columns
-(one table, files in name order); predictions may also be a folder of wide ``<model>.csv``/``.parquet`` files.
+(one table, files in name order); predictions may also be a folder of wide ``<model>.csv``/``.parquet`` files, and
+either input one wide file (a study id column of :data:`WIDE_ID_COLUMNS`, then one column per finding, none of the
+long table's columns: labels as one source, scores as one model, each named after the file).
 The pandas reading of such inputs (:func:`read_prediction_tables`, :func:`read_label_tables`) is the reference
 the block-wise reader (:mod:`cxreval.labels`) falls back on to raise an error with its file, row and
 value."""
@@ -19,7 +21,7 @@ from ..schema._columns import check_columns
 from ..schema._states import BLANK_STATES, decode_states
 from ._common import _read_table
 from ._long import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
-from ._wide import read_wide_labels, read_wide_predictions
+from ._wide import _PATIENT_RE, read_wide_labels, read_wide_predictions
 
 __all__ = [
     "TABLE_SUFFIXES",
@@ -76,7 +78,7 @@ def _read_wide_label_file(
     patient = next((c for c in _PATIENT_COLUMNS if c in names), None)
     if patient is None and require_patient:
         ids = _read_table(p, "read_labels")[id_column].astype(str)
-        bad = ids[~ids.str.contains(r"patient\d+", regex=True)]
+        bad = ids[ids.str.extract(_PATIENT_RE, expand=False).isna()]  # as read_wide_labels finds it
         if len(bad):
             raise SchemaError(
                 f"file {str(p)!r} is a wide table (one column per finding) whose study id {bad.iloc[0]!r} "
