@@ -222,4 +222,4 @@ def test_separability_figure_has_a_panel_per_finding() -> None:
     for b in menu:
         labels = list(b.args[1]["yaxis.ticktext"])
         assert len(labels) == len(set(labels)) == 22 and labels[0] == "R0: M0 − M1", labels[:3]
-    assert fig.layout.height >= 170 + 24 * 22
+    assert fig.layout.height >= 190 + 24 * 22

@@ -189,14 +189,14 @@ def separability_forest(
         layout["yaxis.range"] = [len(rows) - 0.5, -0.5]
         panels.append((finding, idx, layout))
     first = panels[0][2] if panels else {}
-    base_layout(fig, title=first.get("title.text", title), height=170 + 24 * n_rows_max)
+    base_layout(fig, title=first.get("title.text", title), height=max(360, 190 + 24 * n_rows_max))
     fig.add_vline(x=0.0, line_dash="dot", line_color="grey")
     fig.update_xaxes(title_text="ΔAUC, model_a − model_b (0: not separable)", zeroline=False)
     fig.update_yaxes(
         tickvals=first.get("yaxis.tickvals"),
         ticktext=first.get("yaxis.ticktext"),
         range=first.get("yaxis.range"),
-        title_text="reference: best model − the model compared",
+        title_text="comparison",
         showgrid=True,
     )
     dropdown(fig, panels, n_traces=len(fig.data), prefix="finding: ")
