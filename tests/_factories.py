@@ -140,6 +140,22 @@ def auc_inputs(
     return pd.concat(pr, ignore_index=True), pd.concat(lab, ignore_index=True)
 
 
+def classify_and_rank_folders(
+    root: Path, *, n_models: int, n_refs: int, n_resamples: int, n_studies: int = 120
+) -> Path:
+    """``root/auc`` and ``root/rank``: what `cxreval classify` and `cxreval rank` write for :func:`auc_inputs` (seed
+    0), the result folders a report is built from; returns ``root``."""
+    from cxreval.cli.main import main
+
+    preds, labels = auc_inputs(n_models=n_models, n_studies=n_studies, n_refs=n_refs, rng=0)
+    preds.to_csv(root / "preds.csv", index=False)
+    labels.to_csv(root / "labels.csv", index=False)
+    args = ["-p", str(root / "preds.csv"), "-l", str(root / "labels.csv"), "--n-resamples", str(n_resamples)]
+    assert main(["classify", *args, "--seed", "0", "-o", str(root / "auc")]) == 0
+    assert main(["rank", *args, "--seed", "0", "--min-models", "2", "-o", str(root / "rank")]) == 0
+    return root
+
+
 MIMIC_OBSERVATIONS: tuple[str, ...] = (
     "Atelectasis",
     "Cardiomegaly",

@@ -14,14 +14,14 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("CXREVAL_SHARED_DATA", ROOT.parent / "shared" / "data"))
+SHARED_DATA = Path(os.environ.get("CXREVAL_DATA_MIRROR", ROOT.parent / "shared" / "data"))
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """Path of ../shared/data (reference data); skips when absent."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"reference data not found at {SHARED_DATA} (set CXREVAL_SHARED_DATA)")
+        pytest.skip(f"reference data not found at {SHARED_DATA} (set CXREVAL_DATA_MIRROR)")
     return SHARED_DATA
 
 

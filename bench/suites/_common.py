@@ -35,7 +35,7 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
-SHARED = Path(os.environ.get("CXREVAL_SHARED_DATA", ROOT.parent / "shared" / "data"))
+SHARED = Path(os.environ.get("CXREVAL_DATA_MIRROR", ROOT.parent / "shared" / "data"))
 
 
 @dataclass(frozen=True)

@@ -518,10 +518,10 @@ def test_suggested_commands_run_as_written(
 
 
 def _key_lines(page: str) -> list[tuple[str, str]]:
-    """(kind, plain text) of each key-findings line of a report page."""
+    """(kind, plain text) of each key-findings line of a report page (without its number)."""
     panel = page.split('<section id="key-findings"', 1)[1].split("</section>", 1)[0]
     return [
-        (k, html.unescape(re.sub(r"<[^>]+>", "", t)))
+        (k, html.unescape(re.sub(r"<[^>]+>", "", re.sub(r'<span class="kf-number">[^<]*</span>\s*', "", t))))
         for k, t in re.findall(r'<li class="kf" data-kind="(\w+)">(.*?)</li>', panel, re.S)
     ]
 

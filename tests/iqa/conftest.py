@@ -65,7 +65,7 @@ def nih_pairs(shared_data: Path, iqa2_generator: ModuleType) -> dict[str, tuple[
     """The generator's degraded NIH radiograph pairs, read from the ``shared_data`` fixture's folder.
 
     ``nih_pairs()`` of the generator reads its module-level ``NIH`` path (beside the repository); the
-    fixture's private copy of the module is pointed at ``shared_data`` instead, so CXREVAL_SHARED_DATA works.
+    fixture's private copy of the module is pointed at ``shared_data`` instead, so CXREVAL_DATA_MIRROR works.
     """
     path = shared_data / NIH_IMAGE
     if not path.is_file():

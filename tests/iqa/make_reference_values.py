@@ -35,7 +35,7 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
-SHARED = Path(os.environ.get("CXREVAL_SHARED_DATA", ROOT.parent / "shared" / "data"))
+SHARED = Path(os.environ.get("CXREVAL_DATA_MIRROR", ROOT.parent / "shared" / "data"))
 OUT = ROOT / "tests" / "iqa" / "data" / "reference_values.csv"
 N_NIH = int(os.environ.get("IQA_REF_N_NIH", "1"))
 

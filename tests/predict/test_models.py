@@ -44,6 +44,7 @@ def test_missing_weights_say_where_to_put_the_file(tmp_path, xrv, monkeypatch):
     ) as ei:
         load_model("xrv:densenet121-res224-nih", weights_dir=tmp_path)
     assert str(want) in str(ei.value)
+    assert ei.value.__cause__ is None and ei.value.__suppress_context__  # one error, no chained traceback
     with pytest.raises(
         DataUnavailableError, match=r"\.torchxrayvision/models_data/baseline_models_jfhealthcare"
     ):

@@ -180,7 +180,10 @@ def test_panel_is_first_and_links_to_sections(synthetic_results: Path) -> None:
     body = page.split("<main>", 1)[1]
     assert body.lstrip().startswith('<section id="key-findings"')
     assert page.split("<header>", 1)[1].split("</header>")[0].strip().startswith("<h1>")
-    lines = re.findall(r'<li class="kf" data-kind="(\w+)"><a class="kf-link" href="#([^"]+)">', page)
+    lines = re.findall(
+        r'<li class="kf" data-kind="(\w+)"><span class="kf-number">\d+\.</span> <a class="kf-link" href="#([^"]+)">',
+        page,
+    )
     # the headline comparison's lines first, then page order
     from cxreval.report.headline import headline
 
@@ -302,7 +305,7 @@ def test_circular_fusion_reference_is_flagged(synthetic_results: Path, tmp_path:
     kf = key_finding("fusion", d)
     assert kf.verdict == "circular reference"
     assert kf.text.startswith(
-        "Circular reference: MV reproduces the reference exactly on every finding (κ 1.00)"
+        "Circular reference: “MV” reproduces the reference exactly on every finding (κ 1.00)"
     )
     assert "closeness to that rule, not accuracy" in kf.text
     # one finding short of exact agreement: not flagged

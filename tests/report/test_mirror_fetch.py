@@ -68,19 +68,24 @@ def test_download_into_cache_then_cached(tmp_path: Path, fake_github: str) -> No
     assert q == p
 
 
-def test_offline_is_data_unavailable(tmp_path: Path) -> None:
-    with pytest.raises(
-        DataUnavailableError,
-        match=r"Could not download 'preds/model.csv' from file:///nowhere/.*"
-        r"offline\?.*mirror=DIR",
-    ):
+def _download_error(tmp_path: Path, base_url: str) -> pytest.ExceptionInfo[DataUnavailableError]:
+    """The error of fetching ENTRY from ``base_url`` with an empty mirror and cache: one CxrevalError raised from
+    cxreval's own frames, without a chained exception."""
+    with pytest.raises(DataUnavailableError) as err:
         fetch_file(
-            ENTRY.local_path,
-            mirror=tmp_path,
-            cache_dir=tmp_path / "c",
-            base_url="file:///nowhere",
-            files=[ENTRY],
+            ENTRY.local_path, mirror=tmp_path, cache_dir=tmp_path / "c", base_url=base_url, files=[ENTRY]
         )
+    assert err.value.__cause__ is None and err.value.__suppress_context__  # no chained traceback
+    assert len(err.traceback) <= 4, err.traceback  # not raised from inside pooch
+    return err
+
+
+def test_offline_is_data_unavailable(tmp_path: Path) -> None:
+    err = _download_error(tmp_path, "file:///nowhere")
+    err.match(
+        r"Could not download 'preds/model.csv' from file:///nowhere/.*FileNotFoundError.*"
+        r"To work offline, set CXREVAL_DATA_MIRROR to a folder .*\(holding preds/model.csv\)\.$"
+    )
     assert not list((tmp_path / "c").rglob("*.csv"))  # no partial file left behind
     with pytest.raises(DataUnavailableError, match="downloading is off"):
         fetch_file(ENTRY.local_path, mirror=tmp_path, cache_dir=tmp_path / "c", files=[ENTRY], download=False)
@@ -161,3 +166,60 @@ def test_fetch_folder_holds_exactly_the_pinned_files(tmp_path: Path, fake_github
     (mirror / "preds" / "other.csv").write_bytes(OTHER + b"x")
     with pytest.raises(DataUnavailableError, match="does not match the pinned SHA-256"):
         fetch_folder("preds/", mirror=mirror, cache_dir=cache, download=False, files=FOLDER)
+
+
+def test_no_network_is_one_short_error(tmp_path: Path) -> None:
+    """Offline (here: a port nobody listens on), the error is one CxrevalError whose message says why in a few
+    words and what to do, with no chained exception (a notebook would print ~60 lines of requests' traceback)."""
+    msg = str(_download_error(tmp_path, "http://127.0.0.1:9").value)
+    assert "(no connection to 127.0.0.1:9; offline, or behind a proxy that blocks it?)" in msg, msg
+    assert "CXREVAL_DATA_MIRROR" in msg and "HTTPConnectionPool" not in msg and len(msg) < 400, msg
+
+
+def test_cli_offline_names_its_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cxreval data export` of a pinned dataset without the network: one line naming --path and the environment
+    variable, never a Python keyword (mirror=, path=)."""
+    from cxreval.cli.main import main
+
+    monkeypatch.chdir(tmp_path)  # no ../shared/data beside it
+    monkeypatch.delenv("CXREVAL_DATA_MIRROR", raising=False)
+    for var in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(var, "http://127.0.0.1:9")  # a proxy nobody listens on: offline, at once
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    args = [
+        "data",
+        "export",
+        "nih_predictions",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "-o",
+        str(tmp_path / "o"),
+    ]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("cxreval: error: Could not download"), err
+    assert "set CXREVAL_DATA_MIRROR to a folder" in err and "Or pass --path (a folder holding" in err, err
+    assert "mirror=" not in err and "path=" not in err, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_one_environment_variable_names_the_local_data() -> None:
+    """The local copy of the reference data has one name across the code, tests, benchmarks, docs and CI."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    names: set[str] = set()
+    files = [root / "README.md", root / "Makefile", *root.glob(".ci/*")]
+    for sub in ("src", "tests", "bench", "docs"):
+        files += [
+            p for p in (root / sub).rglob("*") if p.suffix in {".py", ".md", ".yml", ".yaml", ".toml", ".sh"}
+        ]
+    for p in files:
+        if p.is_file():
+            names |= set(
+                re.findall(r"CXREVAL_[A-Z_]*(?:DATA|MIRROR|SHARED)[A-Z_]*", p.read_text(errors="replace"))
+            )
+    assert names == {"CXREVAL_DATA_MIRROR"}, names

@@ -251,24 +251,9 @@ def test_report_reads_for_a_clinician_at_1400_by_900(tmp_path: Path) -> None:
     """The report of a plain `classify` and `rank` run (models without a group, summary.md headed by the command):
     at 1400 x 900 no heading, caption or figure label carries (default), '— cxreval' or 'Figure rule', models are
     named as given, and the classification key finding is two sentences (verdict, numbers)."""
-    from _factories import auc_inputs
-    from cxreval.cli.main import main
+    from _factories import classify_and_rank_folders
 
-    preds, labels = auc_inputs(n_models=4, n_studies=120, n_refs=2, rng=0)
-    preds.to_csv(tmp_path / "preds.csv", index=False)
-    labels.to_csv(tmp_path / "labels.csv", index=False)
-    args = [
-        "-p",
-        str(tmp_path / "preds.csv"),
-        "-l",
-        str(tmp_path / "labels.csv"),
-        "--n-resamples",
-        "100",
-        "--seed",
-        "0",
-    ]
-    assert main(["classify", *args, "-o", str(tmp_path / "auc")]) == 0
-    assert main(["rank", *args, "--min-models", "2", "-o", str(tmp_path / "rank")]) == 0
+    classify_and_rank_folders(tmp_path, n_models=4, n_refs=2, n_resamples=100)
     res = write_report(
         [tmp_path / "auc", tmp_path / "rank"], tmp_path / "report.html", title="Two references"
     )

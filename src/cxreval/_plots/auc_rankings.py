@@ -23,7 +23,13 @@ from .style import (
     text_heatmap,
 )
 
-__all__ = ["auc_forest", "bump_chart", "rank_correlation_heatmap", "rank_correlation_vs_paper"]
+__all__ = [
+    "auc_forest",
+    "bump_chart",
+    "separability_forest",
+    "rank_correlation_heatmap",
+    "rank_correlation_vs_paper",
+]
 
 
 def auc_forest(auc: pd.DataFrame, *, title: str = "ROC-AUC per model and reference") -> go.Figure:
@@ -119,6 +125,84 @@ def auc_forest(auc: pd.DataFrame, *, title: str = "ROC-AUC per model and referen
     return fig
 
 
+def separability_forest(
+    comparison: pd.DataFrame, *, title: str = "Paired AUC differences of the best model"
+) -> go.Figure:
+    """Paired ΔAUC (``model_a − model_b``) with its interval, one panel per finding (menu) and one row per
+    comparison (``reference: model_a − model_b``), so no two intervals share a row whatever the number of
+    references; separable comparisons (interval excluding 0) coloured, the others grey.
+
+    Uses columns ``finding, reference, model_a, model_b, difference, ci_low, ci_high`` and, when present,
+    ``separable``, ``comparison``.
+    """
+    df = comparison.copy()
+    lo, hi = num(df, "ci_low"), num(df, "ci_high")
+    sep = (lo > 0) | (hi < 0)
+    if "separable" in df.columns:
+        sep = df["separable"].astype(str).str.lower().isin(("true", "1")).to_numpy()
+    df["_sep"] = sep
+    df["_row"] = (
+        df["reference"].astype(str) + ": " + df["model_a"].astype(str) + " − " + df["model_b"].astype(str)
+    )
+    why = df["comparison"].astype(str) if "comparison" in df.columns else pd.Series("", index=df.index)
+    fig = go.Figure()
+    panels: list[tuple[str, list[int], dict[str, Any]]] = []
+    findings = ordered(df["finding"])
+    n_rows_max = 1
+    for fi, finding in enumerate(findings):
+        sub = df[df["finding"].astype(str) == finding]
+        refs = {r: i for i, r in enumerate(ordered(sub["reference"], summary_first=False))}
+        sub = sub.iloc[np.argsort(sub["reference"].astype(str).map(refs).to_numpy(), kind="stable")]
+        rows = list(dict.fromkeys(sub["_row"]))  # grouped by reference, in the table's order within one
+        pos = {r: i for i, r in enumerate(rows)}
+        n_rows_max = max(n_rows_max, len(rows))
+        idx = []
+        for flag, name, color in (
+            (True, "separable", "#0072B2"),
+            (False, "not separable (interval covers 0)", "#8a8a8a"),
+        ):
+            s = sub[sub["_sep"] == flag]
+            if s.empty:
+                continue
+            d, a, b = num(s, "difference"), num(s, "ci_low"), num(s, "ci_high")
+            fig.add_trace(
+                go.Scatter(
+                    x=d,
+                    y=[pos[r] for r in s["_row"]],
+                    mode="markers",
+                    name=name,
+                    legendgroup=name,
+                    marker={"color": color, "size": 8},
+                    error_x=interval_error(d, a, b, thickness=1.5),
+                    visible=fi == 0,
+                    customdata=np.stack([s["_row"], a, b, why[s.index]], axis=1),
+                    hovertemplate="%{customdata[0]}<br>ΔAUC %{x:.3f} [%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
+                    "<br>%{customdata[3]}<extra></extra>",
+                )
+            )
+            idx.append(len(fig.data) - 1)
+        layout = {
+            "yaxis.tickvals": list(range(len(rows))),
+            "yaxis.ticktext": rows,
+            "title.text": f"{title}: {finding}",
+        }
+        layout["yaxis.range"] = [len(rows) - 0.5, -0.5]
+        panels.append((finding, idx, layout))
+    first = panels[0][2] if panels else {}
+    base_layout(fig, title=first.get("title.text", title), height=max(360, 190 + 24 * n_rows_max))
+    fig.add_vline(x=0.0, line_dash="dot", line_color="grey")
+    fig.update_xaxes(title_text="ΔAUC, model_a − model_b (0: not separable)", zeroline=False)
+    fig.update_yaxes(
+        tickvals=first.get("yaxis.tickvals"),
+        ticktext=first.get("yaxis.ticktext"),
+        range=first.get("yaxis.range"),
+        title_text="comparison",
+        showgrid=True,
+    )
+    dropdown(fig, panels, n_traces=len(fig.data), prefix="finding: ")
+    return fig
+
+
 def bump_chart(rankings: pd.DataFrame, *, title: str = "Model ranks across references") -> go.Figure:
     """Bump chart (the XQA paper's Figures 10-14): rank of each model under each reference.
 
@@ -192,7 +276,8 @@ def bump_chart(rankings: pd.DataFrame, *, title: str = "Model ranks across refer
             )
         )
     first = panels[0][2]["title.text"] if panels else title
-    base_layout(fig, title=first, height=max(360, 140 + 28 * max_rank))
+    n_legend = max((len(p[1]) for p in panels), default=1)  # one legend line per model of the fullest panel
+    base_layout(fig, title=first, height=max(360, 140 + 28 * max_rank, 170 + 30 * n_legend))
     if panels:
         fig.update_xaxes(
             tickvals=panels[0][2]["xaxis.tickvals"],

@@ -123,7 +123,18 @@ def ordered(values: Sequence[object] | pd.Series, *, summary_first: bool = True)
 def base_layout(fig: go.Figure, *, title: str, height: int) -> go.Figure:
     """Title, height, template, margins and legend shared by every figure."""
     fig.update_layout(
-        title={"text": title, "x": 0.0, "xanchor": "left", "font": {"size": 15}},
+        # the title under the mode bar (its buttons take the top 28 px and would cover a title there; a second
+        # title line moves the first up by ~10 px)
+        title={
+            "text": title,
+            "x": 0.0,
+            "xanchor": "left",
+            "yref": "container",
+            "y": 1.0,
+            "yanchor": "top",
+            "pad": {"t": 48},
+            "font": {"size": 15},
+        },
         height=int(height),
         template="plotly_white",
         margin={"l": 60, "r": 20, "t": 70, "b": 50},

@@ -318,19 +318,9 @@ class SeparabilityResult(TableResult):
     def figure(cls, table: pd.DataFrame) -> Any:
         """Each paired difference ``auc_a - auc_b`` of ``auc_comparison.csv`` with its simultaneous interval (0 =
         not separable): the report's figure of the file."""
-        from .._plots import dot_interval
+        from .._plots.auc_rankings import separability_forest
 
-        return dot_interval(
-            table,
-            value="difference",
-            low="ci_low",
-            high="ci_high",
-            category=[FINDING, "model_a", "model_b"],
-            color="reference",
-            title="Paired AUC differences of the best model",
-            value_title="ΔAUC",
-            reference_line=0.0,
-        )
+        return separability_forest(table)
 
 
 def _holm(p: np.ndarray) -> np.ndarray:

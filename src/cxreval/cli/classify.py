@@ -45,13 +45,16 @@ def classify(
     predictions: list[Path] = predictions_option(
         "Long prediction table (CSV/Parquet: "
         "study_id, model, finding, score), a folder of such files read as one "
-        "table (e.g. Parquet parts), or a folder of wide <model>.csv/.parquet "
-        "files (repeatable)."
+        "table (e.g. Parquet parts), a wide file (Study or study_id, then one score "
+        "column per finding, as CheXpert ships them: the model is the file name), or a "
+        "folder of wide <model>.csv/.parquet files (repeatable)."
     ),
     labels: list[Path] = labels_option(
         "Long label table: study_id, patient_id, finding, "
         "source, state (CSV/Parquet, or a folder of such files read as one table; "
-        "repeatable). A p_positive column (e.g. fuse's fused_labels.csv) makes each "
+        "repeatable), or a wide file as CheXpert ships labels (Study or study_id, then one "
+        "column per finding coded 1 / 0 / -1 / blank: the source is the file name; the "
+        "patient from a patient_id column or the study id). A p_positive column (e.g. fuse's fused_labels.csv) makes each "
         "source with values in it a soft reference: the expected AUC over label "
         "draws, not an estimate of the AUC against the truth."
     ),

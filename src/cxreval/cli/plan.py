@@ -34,12 +34,13 @@ __all__: list[str] = []
 def plan(
     predictions: list[Path] = predictions_option(
         "Long prediction table(s): study_id, "
-        "model, finding, score (at least two models; repeatable). Required for "
-        "a relabelling plan.",
+        "model, finding, score, or wide files as for `cxreval classify` (at least two "
+        "models; repeatable). Required for a relabelling plan.",
         default=None,
     ),
     labels: list[Path] = labels_option(
-        "Long label table(s): study_id, [patient_id,] finding, source, state (repeatable)."
+        "Long label table(s): study_id, [patient_id,] finding, source, state, or wide files as "
+        "for `cxreval classify` (the source is the file name; repeatable)."
     ),
     reference: str = typer.Option(
         ..., "--reference", help="The cheap source that labels every study (e.g. a report labeller)."

@@ -54,12 +54,14 @@ def rank(
     ),
     predictions: list[Path] = predictions_option(
         "As for `cxreval classify`: a long "
-        "table, a folder of its parts, or a folder of wide <model> files "
-        "(repeatable).",
+        "table, a folder of its parts, a wide file (the model is the file name) or a "
+        "folder of wide <model> files (repeatable).",
         default=None,
     ),
     labels: list[Path] = labels_option(
-        "As for `cxreval classify`: a long label table or a folder of its parts (repeatable).", default=None
+        "As for `cxreval classify`: a long label table, a folder of its parts, or a wide file "
+        "(one column per finding; the source is the file name; repeatable).",
+        default=None,
     ),
     references: list[str] = references_option(
         "Label sources to rank under, comma-separated or repeated (default all)."

@@ -187,6 +187,8 @@ def _retrieve_wheel(folder: Path, expected: str) -> Path:
                     progressbar=False,
                 )
             )
+    except DataUnavailableError as exc:  # raised by the downloader: one line, without pooch's frames
+        raise DataUnavailableError(str(exc)) from None
     except ValueError as exc:  # pooch: the downloaded file's hash differs from the pinned one
         found = re.search(r"but got ([0-9a-fA-F]+)", str(exc))
         raise _mismatch(

@@ -350,7 +350,12 @@ def load_dataset(
     if pinned:
         from .mirror import fetch_folder
 
-        path = fetch_folder(spec.pinned, cache_dir=cache_dir)  # type: ignore[arg-type]
+        try:
+            path = fetch_folder(spec.pinned, cache_dir=cache_dir)  # type: ignore[arg-type]
+        except DataUnavailableError as exc:  # one line, the caller's own way in named: path=
+            raise DataUnavailableError(
+                f"{exc} Or pass path= (a folder holding the files of {spec.pinned})."
+            ) from None
     elif path is None:
         path = metadata_path(spec.default, cache_dir=cache_dir)  # type: ignore[arg-type]
     res = fn(path, **kwargs)

@@ -14,8 +14,9 @@ as unavailable), never a crash.
 Files that are not on GitHub at a pinned commit (the XQA tables parsed from the paper, the sample
 radiographs) are only read from a mirror: :func:`mirror_path`.
 
-Mirror folder: the ``mirror=`` argument, else ``$CXREVAL_DATA_MIRROR``, else ``../shared/data``
-relative to the working directory when it exists (:func:`default_mirror`).
+Mirror folder: the ``mirror=`` argument, else ``$CXREVAL_DATA_MIRROR`` (the one environment variable for a local
+copy of these files, :data:`MIRROR_ENV`), else ``../shared/data`` relative to the working directory when it
+exists (:func:`default_mirror`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ __all__ = [
     "PINNED",
     "default_mirror",
 ]
+
+MIRROR_ENV = "CXREVAL_DATA_MIRROR"
+"""The environment variable naming a local folder laid out like the data mirror (``../shared/data``): the one
+name for the local copy of the reference files, read by the library, the CLI, the demo, the tests and the
+benchmarks."""
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +97,7 @@ def default_mirror(mirror: PathLike | None = None) -> Path | None:
     """The mirror folder: the argument, else ``$CXREVAL_DATA_MIRROR``, else ``../shared/data`` if it exists."""
     if mirror is not None:
         return Path(mirror).expanduser()
-    env = os.environ.get("CXREVAL_DATA_MIRROR")
+    env = os.environ.get(MIRROR_ENV)
     if env:
         return Path(env).expanduser()
     guess = Path.cwd().parent / "shared" / "data"
@@ -163,11 +169,33 @@ def _downloader(url: str, entry: MirrorFile, timeout: float) -> Callable[[str, s
             inner(url, output_file, pooch_)
         except (requests.RequestException, OSError, ValueError) as exc:
             raise DataUnavailableError(
-                f"Could not download {entry.local_path!r} from {url} (offline?): {exc}. Pass a local copy "
-                f"as mirror=DIR or in CXREVAL_DATA_MIRROR (a folder holding {entry.local_path})."
-            ) from exc
+                f"Could not download {entry.local_path!r} from {url} ({_why_not(exc, url, timeout)}). "
+                f"{offline_advice(entry.local_path)}"
+            ) from None
 
     return download
+
+
+def offline_advice(local_path: str) -> str:
+    """What to do without the network: the one environment variable that names a local copy of the data."""
+    return (
+        f"To work offline, set {MIRROR_ENV} to a folder laid out like the data mirror (holding {local_path})."
+    )
+
+
+def _why_not(exc: BaseException, url: str, timeout: float) -> str:
+    """A download failure in a few words (the library's own exception chain runs to dozens of lines)."""
+    import requests
+
+    host = urllib.parse.urlparse(url).netloc or url
+    if isinstance(exc, requests.Timeout):
+        return f"{host} did not answer within {timeout:g} s"
+    if isinstance(exc, requests.ConnectionError):
+        return f"no connection to {host}; offline, or behind a proxy that blocks it?"
+    if isinstance(exc, requests.HTTPError) and exc.response is not None:
+        return f"HTTP {exc.response.status_code} from {host}"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first[:200]}" if first else type(exc).__name__
 
 
 def _download(entry: MirrorFile, dest: Path, *, base_url: str, timeout: float) -> Path:
@@ -187,6 +215,8 @@ def _download(entry: MirrorFile, dest: Path, *, base_url: str, timeout: float) -
                 downloader=_downloader(url, entry, timeout),
                 progressbar=False,
             )
+    except DataUnavailableError as exc:  # raised by the downloader: one line, without pooch's frames
+        raise DataUnavailableError(str(exc)) from None
     except ValueError as exc:  # pooch: the downloaded file's hash differs from the known one
         found = re.search(r"but got ([0-9a-fA-F]+)", str(exc))
         raise DataUnavailableError(
@@ -314,7 +344,8 @@ def mirror_path(relative: str, *, mirror: PathLike | None = None) -> Path:
     mirror_dir = default_mirror(mirror)
     if mirror_dir is None:
         raise DataUnavailableError(
-            f"{relative!r} is only available from a data mirror; pass mirror=DIR or set CXREVAL_DATA_MIRROR."
+            f"{relative!r} is only available from a data mirror; set {MIRROR_ENV} to a folder laid out like "
+            f"the data mirror (holding {relative}), or pass it as mirror=."
         )
     p = mirror_dir / relative
     if not p.exists():

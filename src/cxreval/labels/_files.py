@@ -1,5 +1,7 @@
 """Inputs given as paths: a long table is a CSV or Parquet file or a folder of such files with the same columns
-(one table, files in name order); predictions may also be a folder of wide ``<model>.csv``/``.parquet`` files.
+(one table, files in name order); predictions may also be a folder of wide ``<model>.csv``/``.parquet`` files, and
+either input one wide file (a study id column of :data:`WIDE_ID_COLUMNS`, then one column per finding, none of the
+long table's columns: labels as one source, scores as one model, each named after the file).
 The pandas reading of such inputs (:func:`read_prediction_tables`, :func:`read_label_tables`) is the reference
 the block-wise reader (:mod:`cxreval.labels`) falls back on to raise an error with its file, row and
 value."""
@@ -19,7 +21,7 @@ from ..schema._columns import check_columns
 from ..schema._states import BLANK_STATES, decode_states
 from ._common import _read_table
 from ._long import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
-from ._wide import read_wide_predictions
+from ._wide import _PATIENT_RE, read_wide_labels, read_wide_predictions
 
 __all__ = [
     "TABLE_SUFFIXES",
@@ -30,6 +32,67 @@ __all__ = [
     "check_label_headers",
     "check_prediction_headers",
 ]
+
+
+WIDE_ID_COLUMNS = ("Study", "Path", "study_id", "Image Index")
+"""The study id columns a wide table (one column per finding, as CheXpert and most users ship labels and scores)
+is recognised by, first found used."""
+_PATIENT_COLUMNS = ("patient_id", "Patient ID")
+
+
+def wide_id_column(names: Sequence[str], long_columns: Sequence[str]) -> str | None:
+    """The id column when a table with columns ``names`` is wide (none of the long table's ``long_columns`` other
+    than ``study_id``/``patient_id``, a study id column, at least one column named after a finding), else None."""
+    from ..findings import canonical_finding
+
+    if any(c in names for c in long_columns if c not in ("study_id", PATIENT_ID)):
+        return None
+    ids = [c for c in WIDE_ID_COLUMNS if c in names]
+    if not ids:
+        return None
+    for c in names:
+        try:
+            canonical_finding(c.removeprefix("prob_"))
+        except SchemaError:
+            continue
+        return ids[0]
+    return None
+
+
+def _wide_file(p: Path, long_columns: Sequence[str]) -> str | None:
+    """The id column of ``p`` when it is one wide table file (not a folder), else None."""
+    if p.is_dir() or not p.is_file():
+        return None
+    try:
+        return wide_id_column(column_names(p), long_columns)
+    except HeaderError:
+        return None
+
+
+def _read_wide_label_file(
+    p: Path, id_column: str, *, require_patient: bool
+) -> tuple[pd.DataFrame, list[str]]:
+    """A wide label file (CheXpert's codes: 1 / 0 / -1 / blank) as the long table of source ``p.stem``, and its note;
+    the patient from a ``patient_id`` column, else from the study id (``patient123``)."""
+    names = column_names(p)
+    patient = next((c for c in _PATIENT_COLUMNS if c in names), None)
+    if patient is None and require_patient:
+        ids = _read_table(p, "read_labels")[id_column].astype(str)
+        bad = ids[ids.str.extract(_PATIENT_RE, expand=False).isna()]  # as read_wide_labels finds it
+        if len(bad):
+            raise SchemaError(
+                f"file {str(p)!r} is a wide table (one column per finding) whose study id {bad.iloc[0]!r} "
+                f"(column {id_column!r}) names no patient; add a column 'patient_id' (the unit the bootstrap "
+                "resamples)."
+            )
+    res = read_wide_labels(
+        p, source=p.stem, id_column=id_column, patient_column=patient, require_patient=require_patient
+    )
+    note = (
+        f"{p.name}: a wide table (one column per finding, study id {id_column!r}) read as source {p.stem!r}, "
+        "states 1 / 0 / -1 / blank = positive / negative / uncertain / not mentioned"
+    )
+    return res.table, [note, *(f"{p.name}: {n}" for n in res.report.notes)]
 
 
 class _Unusual(Exception):
@@ -43,7 +106,7 @@ def _column_names(f: Path) -> list[str]:
         raise _Unusual(str(exc)) from exc
 
 
-def _check_headers(p: Path, required: Sequence[str], *, what: str) -> bool:
+def _check_headers(p: Path, required: Sequence[str], *, what: str, long_columns: Sequence[str]) -> bool:
     """The header of the table ``p`` (a file, or a folder of parts with the same columns) has ``required``;
     read before any data block. Returns False when ``p`` cannot be read as a table here (the reader then
     raises its own error)."""
@@ -58,6 +121,8 @@ def _check_headers(p: Path, required: Sequence[str], *, what: str) -> bool:
             names = _column_names(f)
         except _Unusual:
             return False
+        if not p.is_dir() and wide_id_column(names, long_columns) is not None:
+            return False  # a wide file: its reader turns it into the long table
         check_columns(names, required, where=f"file {str(f)!r}")
         if first is not None and set(names) != set(first):
             raise SchemaError(
@@ -74,7 +139,7 @@ def check_label_headers(paths: Sequence[str | Path], *, require_patient: bool = 
     required = [c for c in LABEL_COLUMNS if c != PATIENT_ID or require_patient]
     for p in paths:
         if Path(p).exists():
-            _check_headers(Path(p), required, what="Label")
+            _check_headers(Path(p), required, what="Label", long_columns=LABEL_COLUMNS)
 
 
 def check_prediction_headers(paths: Sequence[str | Path]) -> None:
@@ -86,7 +151,7 @@ def check_prediction_headers(paths: Sequence[str | Path]) -> None:
             continue
         if pp.is_dir() and table_parts(pp, PREDICTION_COLUMNS) is None:
             continue  # wide per-model files (or parts that are neither: their reader says which)
-        _check_headers(pp, PREDICTION_COLUMNS, what="Prediction")
+        _check_headers(pp, PREDICTION_COLUMNS, what="Prediction", long_columns=PREDICTION_COLUMNS)
 
 
 class ReadTables(NamedTuple):
@@ -118,6 +183,12 @@ def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
     from ._long import read_predictions
 
     if not p.is_dir():
+        id_column = _wide_file(p, PREDICTION_COLUMNS)
+        if id_column is not None:  # one model's wide file: the model is named after the file
+            prefix = "prob_" if any(c.startswith("prob_") for c in column_names(p)) else ""
+            res = read_wide_predictions(p, model=p.stem, id_column=id_column, prefix=prefix)
+            note = f"{p.name}: a wide table (one score column per finding, study id {id_column!r}) read as model {p.stem!r}"
+            return res.table, [note, *(f"{p.name}: {n}" for n in res.report.notes)]
         res = read_predictions(p)
         return res.table, list(res.report.notes)
     parts = table_parts(p, PREDICTION_COLUMNS)
@@ -184,6 +255,12 @@ def read_label_tables(
     check_label_headers(paths, require_patient=require_patient)
     tables, notes = [], []
     for p in paths:
+        id_column = _wide_file(Path(p), LABEL_COLUMNS)
+        if id_column is not None:
+            t, n = _read_wide_label_file(Path(p), id_column, require_patient=require_patient)
+            tables.append(t)
+            notes += n
+            continue
         parts = table_parts(p, LABEL_COLUMNS[:1]) if Path(p).is_dir() else None
         if parts is not None:
             where = f"folder {str(p)!r}"

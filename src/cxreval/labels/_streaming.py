@@ -589,5 +589,6 @@ def scan_labels(
             paths,
             state_encoding=state_encoding,  # raises the exact error
             blank_state=blank_state,
+            require_patient=require_patient,
         )
         return ScannedLabels(LabelScan.from_frame(df), notes)

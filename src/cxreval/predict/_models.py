@@ -288,9 +288,9 @@ def _load_xrv(name: str, *, weights_dir: PathLike | None, download: bool) -> tup
                 )
     except Exception as exc:  # download errors come as requests/OS/HTTP errors
         if not path.is_file():
-            raise DataUnavailableError(
+            raise DataUnavailableError(  # the failure summarised: without requests' chained traceback
                 _no_weights_message(name, url, path, f"the download failed ({exc_text(exc)})")
-            ) from exc
+            ) from None
         raise DataUnavailableError(
             f"TorchXRayVision weights {name!r}: the file {path} could not be loaded "
             f"({exc_text(exc)}); it may be truncated or not the file from {url}. "

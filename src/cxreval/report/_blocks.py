@@ -59,6 +59,7 @@ class Block:
     html: str = ""
     missing: str = ""  # non-empty: the part is not available, and why
     how: str = ""  # one sentence: how to read the figure (or what the tables hold)
+    shown: bool = False  # its tables open (the list a reader acts on), not collapsed
 
 
 @dataclass(frozen=True)
@@ -147,8 +148,10 @@ def table_block(
     caption: str = "",
     extra: Callable[[pd.DataFrame], str] | None = None,
     how: str = "",
+    shown: bool = False,
 ) -> Block | None:
-    """A block showing ``name`` as a table, with a figure when the required columns are present."""
+    """A block showing ``name`` as a table, with a figure when the required columns are present (``shown``: the
+    table open on the page, not collapsed)."""
     df, path, why = load_table(folder, name, required)
     if path is None:
         return None
@@ -159,7 +162,7 @@ def table_block(
     body = (extra(df) if extra is not None else "") + html_table(
         df, name=path.stem, caption=caption, source=path
     )
-    return Block(heading, fig, body, how=how)
+    return Block(heading, fig, body, how=how, shown=shown)
 
 
 def result_block(

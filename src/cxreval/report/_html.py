@@ -166,13 +166,16 @@ def _key_findings_html(
     sections: Sequence[Section], ids: Sequence[str], missing: Sequence[Unavailable], thresholds: Thresholds
 ) -> str:
     head = headline(sections)
-    order = list(zip(sections, ids))
-    if (
-        head is not None
-    ):  # the headline comparison's lines first, then the other model comparisons, then page order
-        order.sort(
-            key=lambda p: (p[0].folder != head.section.folder, p[0].kind not in ("classification", "ranking"))
-        )
+
+    def place(pair: tuple[Section, str]) -> tuple[bool, bool, bool]:
+        """The headline comparison's lines first, then what to relabel (the next step, when a plan is present),
+        then the other model comparisons, then page order."""
+        sec = pair[0]
+        in_head = head is not None and sec.folder == head.section.folder
+        compares = head is not None and sec.kind in ("classification", "ranking")
+        return (not in_head, sec.kind != "relabelling", not compares)
+
+    order = sorted(zip(sections, ids), key=place)
     return REPORT.render(
         "key_findings.html.j2",
         order=order,

@@ -13,7 +13,7 @@ import pandas as pd
 from ..schema._columns import SUMMARY_ROWS
 from .result_files import find_result_file, missing_columns, read_result_table, run_record
 
-__all__ = ["KeyFinding", "confidence_level", "fmt", "ordinal"]
+__all__ = ["KeyFinding", "confidence_level", "fmt", "named", "ordinal"]
 
 _SUMMARY = SUMMARY_ROWS
 _ALL_GROUPS = ("all models", "all")
@@ -49,6 +49,12 @@ def fmt(x: float, digits: int = 2) -> str:
     if s.startswith("-"):
         s = "−" + s[1:] if float(s) != 0 else s[1:]
     return s
+
+
+def named(name: object) -> str:
+    """A method's name in prose, quoted as a name (a fusion method called ``and`` or ``or`` reads as a word
+    otherwise: "the worst is “and”")."""
+    return f"“{name}”"
 
 
 def ordinal(n: int) -> str:

@@ -38,6 +38,7 @@ from ._key_finding_base import (
     _where,
     confidence_level,
     fmt,
+    named,
     ordinal,
 )
 from ._reader_study import reader_study_finding
@@ -272,8 +273,9 @@ def circular_reference(folder: Path) -> str:
         return ""
     who = f" ({', '.join(readers)})" if readers else ""
     return (
-        f"{' and '.join(hits)} reproduces the reference exactly on every finding (κ 1.00), so the reference is "
-        f"that rule applied to the same readers{who}"
+        f"{' and '.join(map(named, hits))} reproduce{'s' if len(hits) == 1 else ''} the reference exactly on every "
+        f"finding (κ 1.00), so the reference is {'that rule' if len(hits) == 1 else 'their rule'} applied to the "
+        f"same readers{who}"
     )
 
 
@@ -285,13 +287,11 @@ def fusion_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     circular = circular_reference(folder)
     iv = _low_high(best, ", ")
     text = (
-        f"Against the reference, the best of {len(rows)} fusion method(s) is {best['method']} (κ {how} "
+        f"Against the reference, the best of {len(rows)} fusion method(s) is {named(best['method'])} (κ {how} "
         f"{fmt(best['kappa_w'])}{iv}: {th.kappa_band(best['kappa_w'])} agreement)"
     )
     if len(rows) > 1:
-        text += (
-            f"; the worst is {worst['method']} (κ {fmt(worst['kappa_w'])}: {th.kappa_band(worst['kappa_w'])})"
-        )
+        text += f"; the worst is {named(worst['method'])} (κ {fmt(worst['kappa_w'])}: {th.kappa_band(worst['kappa_w'])})"
     if circular:
         text = (
             f"Circular reference: {circular}. Agreement with it measures closeness to that rule, not accuracy. "

@@ -58,6 +58,7 @@ def build_relabelling(folder: Path) -> list[Block]:
         "the most (expected absolute change, summed over findings), with the reason in words. "
         "study.yaml and images.csv beside it are the reader study that collects those labels "
         "(cxreval reader init --study study.yaml --db sqlite:///relabel.db).",
+        shown=True,
     )
     auc = table_block(
         "Two-phase AUC estimate",
@@ -79,7 +80,7 @@ def build_relabelling(folder: Path) -> list[Block]:
         "with its interval; an interval that covers 0 means the current labels do not settle "
         "which of the two is better.",
     )
-    return [b for b in (power, comp, auc, relabel) if b]
+    return [b for b in (relabel, power, comp, auc) if b]  # the list to act on first, open
 
 
 def relabelling_finding(folder: Path, th: Thresholds) -> KeyFinding | None:

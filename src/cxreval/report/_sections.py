@@ -313,6 +313,21 @@ def _json_html(obj: object, name: str, depth: int = 0) -> str:
     return REPORT.macro("paragraph")(obj)
 
 
+_AUDIT_TABLES = {
+    "boxes": "One row per finding with radiologist boxes: the boxes, the images that carry them, and how many of "
+    "those images the text-mined labels also call positive for it (n_images_labelled).",
+    "findings": "One row per finding: the images and patients labelled with it, and its share of all images.",
+    "published_counts": "The counts the dataset's paper published beside the counts of the files audited here; a "
+    "difference is a release that changed since the paper.",
+    "shared_patients": "The patients found in more than one part of the split (patient leakage); no row means none.",
+    "split_pairs": "Each pair of parts of the split: the patients they share and those patients' studies in each.",
+    "split_sizes": "Each part of the split: its studies and patients, and the listed studies absent from the "
+    "metadata (n_unknown).",
+    "views": "One row per view position: its images and patients.",
+}
+"""How to read each table :class:`~cxreval.datasets.audit.DatasetAudit` writes beside ``audit.json``, by its key."""
+
+
 def _build_audit(folder: Path) -> list[Block]:
     name = DatasetAudit.FILES["audit"]
     p = result_path(folder, name)
@@ -347,7 +362,7 @@ def _build_audit(folder: Path) -> list[Block]:
             folder,
             csv,
             (),
-            how=f"A table of the audit, as written beside {name}.",
+            how=_AUDIT_TABLES.get(key, f"The audit's {key.replace('_', ' ')} table ({csv})."),
         )
         if b:
             out.append(b)

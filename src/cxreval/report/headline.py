@@ -98,7 +98,7 @@ def auc_by_reference(auc: pd.DataFrame, *, finding: str, title: str) -> go.Figur
     # the legend at the figure's foot, under the axis title (container coordinates: clear of it at any height)
     fig.update_layout(
         legend={"orientation": "h", "x": 0.0, "y": 0.0, "yanchor": "bottom", "yref": "container"},
-        margin={"l": 10, "r": 10, "t": 60, "b": 100},
+        margin={"l": 10, "r": 10, "t": 72, "b": 100},
         height=210 + 26 * len(models),
     )
     return fig

@@ -1,0 +1,225 @@
+"""The report at 1400 x 900 in headless Chromium, one check per way it has been hard to read: key findings 10 and
+above numbered in full, no figure title under the Plotly toolbar, the best model's paired differences one interval
+per row with legible labels, no legend cut, fusion method names quoted as names ("the worst is “and”"), each audit
+table described in its own words, and the relabelling plan among the first five key findings with its study list
+open near the top of its section. The report is built from small result folders written here (10 models, 11
+references, a fusion whose methods are called ``and``/``or``, an audit with its seven tables, a plan)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cxreval.report import write_report
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+_FACTS = """
+function box(e) { const r = e.getBoundingClientRect(); return {l: r.left, t: r.top, r: r.right, b: r.bottom, h: r.height}; }
+function meets(a, b) { return a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b; }
+const ol = document.querySelector('#key-findings ol.kf-list');
+const olBox = box(ol);
+const numbers = Array.from(ol.querySelectorAll('li.kf')).map((li, i) => {
+  const n = li.querySelector('.kf-number');
+  const b = n ? box(n) : null;
+  return {i: i + 1, text: n ? n.textContent : null, inside: !!b && b.l >= olBox.l - 0.5 && b.r <= olBox.r + 0.5,
+          kind: li.dataset.kind};
+});
+const figures = Array.from(document.querySelectorAll('.plotly-graph-div')).map(d => {
+  const title = d.querySelector('.g-gtitle text');
+  const bar = d.querySelector('.modebar');
+  const svg = box(d.querySelector('svg.main-svg'));
+  const legend = d.querySelector('g.legend');
+  const rows = {};
+  d.querySelectorAll('g.trace.scatter path.point').forEach(p => {
+    const b = box(p); if (b.h > 0) { const y = Math.round(b.t + b.h / 2); rows[y] = (rows[y] || 0) + 1; }
+  });
+  const ticks = Array.from(d.querySelectorAll('g.ytick text')).map(box).filter(b => b.h > 0).sort((a, b) => a.t - b.t);
+  let overlaps = 0;
+  for (let k = 1; k < ticks.length; k++) if (ticks[k].t < ticks[k - 1].b - 1) overlaps++;
+  return {id: d.id, title: title ? title.textContent : '',
+          under_toolbar: !!(title && bar && meets(box(title), box(bar))),
+          legend_scrolls: Array.from(d.querySelectorAll('g.legend rect.scrollbar'))
+              .some(r => parseFloat(r.getAttribute('height') || '0') > 0),
+          legend_outside: !!legend && (box(legend).r > svg.r + 1 || box(legend).b > svg.b + 1),
+          max_points_per_row: Math.max(0, ...Object.values(rows)), tick_overlaps: overlaps, n_ticks: ticks.length};
+});
+const plan = document.querySelector('section.report-section[data-kind="relabelling"]');
+const first = plan ? plan.querySelector('div.block') : null;
+const details = first ? first.querySelector('details.tables') : null;
+const shownRows = details ? Array.from(details.querySelectorAll('table.data tbody tr'))
+    .filter(r => r.getBoundingClientRect().height > 0).length : 0;
+const audits = Array.from(document.querySelectorAll('section.report-section[data-kind="audit"]'));
+return {numbers: numbers, figures: figures,
+        fusion_texts: Array.from(document.querySelectorAll('li.kf[data-kind="fusion"] .kf-text')).map(e => e.textContent),
+        audit_how: audits.map(a => Array.from(a.querySelectorAll('p.how')).map(p => p.textContent)),
+        plan_first_heading: first ? first.querySelector('h3').textContent : '',
+        plan_list_open: !!details && details.open, plan_rows_shown: shownRows,
+        plan_list_offset: details ? box(details.querySelector('table.data')).t - box(plan).t : -1};
+"""
+
+
+def _fusion_with_method_names(d: Path) -> None:
+    """A fusion folder whose methods are called as the demo calls them, ``and`` the worst."""
+    rows = []
+    for m, k in (("mv", 0.9), ("or", 0.5), ("and", 0.26), ("ds", 0.8)):
+        for f in ("Atelectasis", "Edema", "macro"):
+            rows.append((m, f, k, k - 0.1, k + 0.05, k, k - 0.1, k + 0.1, 500))
+    pd.DataFrame(
+        rows,
+        columns=["method", "finding", "kappa_w", "kappa_low", "kappa_high", "f1_w", "f1_low", "f1_high", "n"],
+    ).to_csv(d / "fusion_agreement.csv", index=False)
+
+
+def _audit_with_its_tables(d: Path) -> None:
+    """audit.json and the seven tables DatasetAudit writes beside it (small, in their columns)."""
+    from cxreval.datasets.audit import DatasetAudit
+
+    (d / "audit.json").write_text(json.dumps({"dataset": "chestxray14", "n_images": 120, "n_patients": 40}))
+    tables = {
+        "findings": pd.DataFrame(
+            {"finding": ["Effusion"], "n_images": [10], "n_patients": [5], "image_fraction": [0.1]}
+        ),
+        "views": pd.DataFrame({"view": ["PA", "AP"], "n_images": [70, 50], "n_patients": [30, 20]}),
+        "boxes": pd.DataFrame(
+            {"finding": ["Effusion"], "n_boxes": [3], "n_images": [3], "n_images_labelled": [3]}
+        ),
+        "split_sizes": pd.DataFrame(
+            {
+                "split": ["test", "train_val"],
+                "n_studies": [20, 100],
+                "n_patients": [8, 32],
+                "n_unknown": [0, 0],
+            }
+        ),
+        "split_pairs": pd.DataFrame(
+            {
+                "split_a": ["test"],
+                "split_b": ["train_val"],
+                "n_shared_patients": [0],
+                "n_studies_a": [0],
+                "n_studies_b": [0],
+            }
+        ),
+        "shared_patients": pd.DataFrame(
+            {"patient_id": ["p1"], "n_splits": [2], "splits": ["test,train_val"], "n_studies": [2]}
+        ),
+        "published_counts": pd.DataFrame(
+            {
+                "quantity": ["images"],
+                "finding": [""],
+                "published": [108948],
+                "audited": [120],
+                "published_in": ["Wang et al. 2017"],
+            }
+        ),
+    }
+    assert set(tables) == set(DatasetAudit.FILES) - {"audit"}
+    for key, df in tables.items():
+        df.to_csv(d / DatasetAudit.FILES[key], index=False)
+
+
+@pytest.fixture(scope="module")
+def page_facts(synthetic_results: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    import importlib.util
+
+    from _factories import classify_and_rank_folders
+
+    spec = importlib.util.spec_from_file_location(
+        "_cxreval_browser", Path(__file__).with_name("test_report_browser.py")
+    )
+    assert spec is not None and spec.loader is not None
+    browser = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(browser)
+
+    root = classify_and_rank_folders(
+        tmp_path_factory.mktemp("legibility"), n_models=10, n_refs=11, n_resamples=50, n_studies=150
+    )
+    for name, fill in (("fuse_named", _fusion_with_method_names), ("audit", _audit_with_its_tables)):
+        (root / name).mkdir()
+        fill(root / name)
+    folders = [root / "auc", root / "rank", synthetic_results, root / "fuse_named", root / "audit"]
+    res = write_report(folders, root / "report.html", title="legibility")
+    out = browser.open_in_chromium(res.path, None, size=(1400, 900), script=_FACTS)
+    assert [m for m in out["logs"] if m.get("level") == "SEVERE"] == []
+    return out["script"]
+
+
+def test_key_findings_ten_and_above_are_numbered_in_full(page_facts: dict) -> None:
+    numbers = page_facts["numbers"]
+    assert len(numbers) >= 12
+    for n in numbers:
+        assert n["text"] == f"{n['i']}." and n["inside"], n  # "10." whole, inside the scrolled list
+
+
+def test_no_figure_title_under_the_toolbar(page_facts: dict) -> None:
+    figs = page_facts["figures"]
+    assert figs[0]["id"] == "fig-headline"
+    assert [f["id"] for f in figs if f["under_toolbar"]] == []
+
+
+def test_best_model_differences_one_interval_per_row(page_facts: dict) -> None:
+    """11 references x 3 findings of comparisons: one panel per finding (menu), each comparison its own row, the
+    row labels clear of each other."""
+    sep = [
+        f for f in page_facts["figures"] if f["title"].startswith("Paired AUC differences of the best model")
+    ]
+    assert sep  # classify's folder and rank's each hold auc_comparison.csv
+    for f in sep:
+        assert f["max_points_per_row"] == 1 and f["tick_overlaps"] == 0 and f["n_ticks"] >= 11, f
+
+
+def test_no_legend_is_cut(page_facts: dict) -> None:
+    """The bump chart of 10 models lists all ten without a scroll bar; no legend runs off its figure."""
+    bump = [f for f in page_facts["figures"] if f["title"].startswith("Model ranks across references")]
+    assert bump
+    assert [f["id"] for f in page_facts["figures"] if f["legend_scrolls"] or f["legend_outside"]] == []
+
+
+def test_fusion_method_names_are_quoted(page_facts: dict) -> None:
+    text = next(t for t in page_facts["fusion_texts"] if "“and”" in t)
+    assert "is “mv” (κ" in text and "the worst is “and” (κ 0.26: fair)" in text, text
+
+
+def test_each_audit_table_is_described_in_its_own_words(page_facts: dict) -> None:
+    how = max(page_facts["audit_how"], key=len)  # the folder with all seven tables
+    assert len(how) == 8 and len(set(how)) == len(how), how  # audit.json's counts and its seven tables
+    assert not any("as written beside" in h for h in how)
+
+
+def test_what_to_relabel_comes_early_and_open(page_facts: dict) -> None:
+    kinds = [n["kind"] for n in page_facts["numbers"]]
+    assert "relabelling" in kinds[:5], kinds
+    assert page_facts["plan_first_heading"] == "Studies to relabel, in priority order"
+    assert page_facts["plan_list_open"] and page_facts["plan_rows_shown"] >= 10
+    assert 0 < page_facts["plan_list_offset"] < 900, page_facts[
+        "plan_list_offset"
+    ]  # on the section's first screen
+
+
+def test_separability_figure_has_a_panel_per_finding() -> None:
+    """Without a browser: the figure of ``auc_comparison.csv`` has one menu entry per finding, every row label
+    once per panel, each comparison's reference in its row label."""
+    from cxreval.classification import SeparabilityResult
+
+    rng = np.random.default_rng(0)
+    rows = [
+        (f, f"R{r}", "M0", f"M{k}", d, d - 0.03, d + 0.03)
+        for f in ("macro", "Edema", "Effusion")
+        for r in range(11)
+        for k, d in ((1, float(rng.normal(0.02, 0.01))), (2, 0.05))
+    ]
+    table = pd.DataFrame(
+        rows, columns=["finding", "reference", "model_a", "model_b", "difference", "ci_low", "ci_high"]
+    )
+    fig = SeparabilityResult.figure(table)
+    menu = fig.layout.updatemenus[0].buttons
+    assert [b.label for b in menu] == ["finding: macro", "finding: Edema", "finding: Effusion"]
+    for b in menu:
+        labels = list(b.args[1]["yaxis.ticktext"])
+        assert len(labels) == len(set(labels)) == 22 and labels[0] == "R0: M0 − M1", labels[:3]
+    assert fig.layout.height >= 190 + 24 * 22
