@@ -271,7 +271,7 @@ def _from_file(point: OperatingPoint, func: str) -> list[_Point]:
     if missing:
         raise SchemaError(
             f"Operating-point file {str(path)!r} ({point.label()}) lacks the columns {missing} (it needs "
-            f"{', '.join(FROM_COLUMNS)}: an operating_points.csv written by cxreval classify --operating-point)."
+            f"{', '.join(FROM_COLUMNS)}: the operating_points.csv of an earlier run with operating points)."
         )
     if table.empty:
         raise SchemaError(f"Operating-point file {str(path)!r} ({point.label()}) has no rows.")
