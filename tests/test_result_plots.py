@@ -184,6 +184,21 @@ def _build(name: str, tmp: Path):
         return evaluate_subgroups(
             preds, t, meta, by=["sex"], references=["CR", "Rep1"], calibration=False, n_resamples=20, rng=0
         )
+    if name == "OperatingPointResult":
+        from cxreval.classification import evaluate_operating_points
+
+        t = _labels()
+        preds = _predictions(t)
+        preds["score"] = 1.0 / (1.0 + np.exp(-preds["score"]))  # probabilities, as a decision curve needs
+        return evaluate_operating_points(
+            preds,
+            t,
+            operating_points=["specificity=0.8", "youden"],
+            decision_curve="0.1:0.5:0.1",
+            references=["CR", "Rep1"],
+            n_resamples=20,
+            rng=0,
+        )
     if name == "ClassifierEvaluation":
         from cxreval.jobs import evaluate_classifiers
         from cxreval.options import Resampling
