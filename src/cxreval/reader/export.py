@@ -208,10 +208,15 @@ class StudyExport:
 
 
 def _snapshot(store: ReaderStore) -> Any:
+    """A connection in one read transaction: PostgreSQL's ``REPEATABLE READ``; on SQLite an explicit
+    ``BEGIN`` (Python's sqlite3 begins a transaction only before a write, so each read would otherwise see
+    the database as it is then: the labels and the audit log of one export could disagree)."""
     conn = store.engine.connect()
     if store.engine.dialect.name == "postgresql":
         conn = conn.execution_options(isolation_level="REPEATABLE READ")
     conn.begin()
+    if store.engine.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN")
     return conn
 
 
