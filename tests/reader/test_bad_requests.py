@@ -316,7 +316,21 @@ def test_a_fuzz_of_malformed_requests_gets_no_server_error(served) -> None:
     )
 
 
-BIG = [2**31, 2**31 - 1, 2**53 + 1, 2**63, 2**63 - 1, 2**64, -(2**63) - 1, 10**30, 10**400, -1, 0, 1e308, -1e308]
+BIG = [
+    2**31,
+    2**31 - 1,
+    2**53 + 1,
+    2**63,
+    2**63 - 1,
+    2**64,
+    -(2**63) - 1,
+    10**30,
+    10**400,
+    -1,
+    0,
+    1e308,
+    -1e308,
+]
 
 
 def _hostile_requests(rng: np.random.Generator, store: ReaderStore, tokens: dict[str, str]) -> list[tuple]:
@@ -331,7 +345,12 @@ def _hostile_requests(rng: np.random.Generator, store: ReaderStore, tokens: dict
             "boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 1, "x_max": 5, "y_max": 5}],
             "seconds": 3,
         },
-        "bob": {"task": "iqa", "item": sorted(store.items["iqa"])[0], "ratings": {"overall": 2}, "seconds": 1},
+        "bob": {
+            "task": "iqa",
+            "item": sorted(store.items["iqa"])[0],
+            "ratings": {"overall": 2},
+            "seconds": 1,
+        },
         "carol": {
             "task": "adjudication",
             "item": "b1",

@@ -284,7 +284,9 @@ def test_no_cell_starts_a_formula_under_any_separator(study_factory, tmp_path: P
     for name in ("alice", "bob"):
         for j, sid in enumerate(store.items["image"]):
             k += 1
-            labels = {f: "negative" for f in FINDINGS} | {"Effusion": "positive" if name == "alice" else "negative"}
+            labels = {f: "negative" for f in FINDINGS} | {
+                "Effusion": "positive" if name == "alice" else "negative"
+            }
             body = {"labels": labels, "boxes": [], "comment": HOSTILE_TEXTS[(j + k) % len(HOSTILE_TEXTS)]}
             store.submit(who[name], f"sub-{k:06d}", "image", sid, body)
         for j, key in enumerate(store.items["iqa"]):
@@ -305,8 +307,10 @@ def test_no_cell_starts_a_formula_under_any_separator(study_factory, tmp_path: P
             assert _formula_cells(text) == [], name
     assert "conflict_resolved" in res.sources and res.n_notes >= 2 * len(store.items["image"])
     notes = pd.read_csv(io.StringIO(res.texts["notes.csv"]), dtype=str, keep_default_na=False)
-    assert "ok;'=HYPERLINK(CHAR(104)&\"x\";CHAR(120));" in set(notes["comment"])
+    assert 'ok;\'=HYPERLINK(CHAR(104)&"x";CHAR(120));' in set(notes["comment"])
     audit = pd.read_csv(io.StringIO(res.texts["audit.csv"]), dtype=str, keep_default_na=False)
-    assert [json.loads(p) for p in audit["payload"]] == [json.loads(p) for p in store.submissions()["payload"]]
+    assert [json.loads(p) for p in audit["payload"]] == [
+        json.loads(p) for p in store.submissions()["payload"]
+    ]
     assert "formula" in res.texts["README.md"] and "ok;'=HYPERLINK(...)" in res.texts["README.md"]
     store.close()

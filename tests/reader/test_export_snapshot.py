@@ -33,9 +33,7 @@ def _disagreements(texts: dict[str, str]) -> list[tuple[str, str, str, str, str]
             latest[(f"img_{row['reader']}", row["item"], f)] = s
     labels = pd.read_csv(io.StringIO(texts["labels.csv"]), dtype=str, keep_default_na=False)
     got = {
-        (r.source, r.study_id, r.finding): r.state
-        for r in labels.itertuples()
-        if r.source.startswith("img_")
+        (r.source, r.study_id, r.finding): r.state for r in labels.itertuples() if r.source.startswith("img_")
     }
     out = [(*k, v, latest.get(k, "")) for k, v in got.items() if latest.get(k) != v]
     return out + [(*k, "", v) for k, v in latest.items() if k not in got]

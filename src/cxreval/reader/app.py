@@ -83,7 +83,12 @@ def database_refusal(exc: BaseException) -> SubmissionError | None:
     reason = " ".join(str(getattr(exc, "orig", None) or exc).split())[:200]
     if isinstance(exc, (sa.exc.DataError, OverflowError)):
         return SubmissionError(f"A value of the request is out of the database's range ({reason}).", 422)
-    transient = (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.TimeoutError, sa.exc.DisconnectionError)
+    transient = (
+        sa.exc.OperationalError,
+        sa.exc.InterfaceError,
+        sa.exc.TimeoutError,
+        sa.exc.DisconnectionError,
+    )
     if isinstance(exc, transient) or (isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated):
         return SubmissionError(
             f"The study database cannot answer now ({reason}); try again in a few seconds "
