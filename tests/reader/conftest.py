@@ -129,8 +129,31 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return request.getfixturevalue("postgres_url")
 
 
+def _ephemeral_ports() -> tuple[int, int]:
+    """The kernel's range of ports for outgoing connections (Linux's default when it cannot be read)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
-    with socket.socket() as s:
+    """A port nothing listens on, outside the kernel's range for outgoing connections (so that no client
+    connection of a busy machine takes it before the server binds it), drawn at random."""
+    import random
+
+    low, _high = _ephemeral_ports()
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(10000, max(low, 10001))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # every draw taken: any port the kernel gives
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
@@ -178,18 +201,39 @@ class Server:
 
     def __init__(self, url: str, port: int | None = None, log: Path | None = None) -> None:
         self.url, self.port = url, port or free_port()
+        self.chosen = port is None
         self.base = f"http://127.0.0.1:{self.port}"
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Server:
-        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cxreval", "reader", "serve", "--db", self.url, "--port", str(self.port)],
-            stdout=out,
-            stderr=out,
-        )
-        wait_until_serving(self.proc, self.base)
+        """Start the server and wait until it serves; on a port of our choosing that another process took
+        in the meantime (the server exits 2, naming the busy port), start it again on another."""
+        for attempt in range(3):
+            out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "cxreval",
+                    "reader",
+                    "serve",
+                    "--db",
+                    self.url,
+                    "--port",
+                    str(self.port),
+                ],
+                stdout=out,
+                stderr=out,
+            )
+            try:
+                wait_until_serving(self.proc, self.base)
+                return self
+            except RuntimeError:
+                if not self.chosen or self.proc.poll() != 2 or attempt == 2:
+                    raise
+            self.port = free_port()
+            self.base = f"http://127.0.0.1:{self.port}"
         return self
 
     def kill(self) -> None:

@@ -314,3 +314,117 @@ def test_a_fuzz_of_malformed_requests_gets_no_server_error(served) -> None:
         set(stored["id"][n0:]) <= {"sub-fuzz-0001", "sub-fuzz-0002", "sub-fuzz-0003"}
         and store.check_integrity().ok
     )
+
+
+BIG = [
+    2**31,
+    2**31 - 1,
+    2**53 + 1,
+    2**63,
+    2**63 - 1,
+    2**64,
+    -(2**63) - 1,
+    10**30,
+    10**400,
+    -1,
+    0,
+    1e308,
+    -1e308,
+]
+
+
+def _hostile_requests(rng: np.random.Generator, store: ReaderStore, tokens: dict[str, str]) -> list[tuple]:
+    """(method, path, headers, body) of 200 requests a hostile reader sends: integers beyond the database's
+    in every integer field of every task's body, oversized and odd headers, odd paths and query values."""
+    conflicts, _ = store.read(lambda conn: store.conflict_rows(conn, "b1"))
+    bodies = {
+        "alice": {
+            "task": "image",
+            "item": "b1",
+            "labels": {f: "positive" for f in FINDINGS},
+            "boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 1, "x_max": 5, "y_max": 5}],
+            "seconds": 3,
+        },
+        "bob": {
+            "task": "iqa",
+            "item": sorted(store.items["iqa"])[0],
+            "ratings": {"overall": 2},
+            "seconds": 1,
+        },
+        "carol": {
+            "task": "adjudication",
+            "item": "b1",
+            "labels": {"Effusion": "positive"},
+            "conflicts": conflicts,
+            "seen": {"Effusion": 1},
+        },
+    }
+    ints = {
+        "alice": [("seconds",), ("boxes", 0, "x_min"), ("boxes", 0, "y_max")],
+        "bob": [("seconds",), ("ratings", "overall")],
+        "carol": [("seen", "Effusion"), ("seconds",)],
+    }
+    out: list[tuple] = []
+    for k in range(90):  # a valid body of the right reader with one integer field out of range
+        who = str(rng.choice(sorted(bodies)))
+        body = json.loads(json.dumps(bodies[who])) | {"id": f"sub-big-{k:04d}"}
+        field = ints[who][int(rng.integers(len(ints[who])))]
+        at = body
+        for step in field[:-1]:
+            at = at[step]
+        at[field[-1]] = BIG[int(rng.integers(len(BIG)))]
+        headers = {"Authorization": f"Bearer {tokens[who]}", "Content-Type": "application/json"}
+        out.append(("POST", "/api/submissions", headers, json.dumps(body).encode()))
+    paths = [
+        "/api/me",
+        "/api/queue?task=image",
+        "/api/item?task=image&key=b1",
+        "/api/pixels?task=image&key=b1&level=display&fit={n}",
+        "/api/pixels?task=image&key=b1&level=display&fit=-{n}",
+        "/api/organiser/status",
+        "/api/submissions",
+        "/api/heatmap?task=image&key=b1&finding=Effusion",
+        "//api//me",
+        "/api/item/../../study.yaml",
+        "/static/..%2f..%2fstudy.yaml",
+        "/api/queue?task=image&task=iqa&task={n}",
+    ]
+    for _ in range(110):  # odd headers and paths
+        path = str(rng.choice(paths)).replace("{n}", str(BIG[int(rng.integers(len(BIG)))]))
+        who = str(rng.choice(sorted(tokens)))
+        headers = {"Authorization": f"Bearer {tokens[who]}"}
+        kind = int(rng.integers(6))
+        if kind == 0:
+            headers["Authorization"] = "Bearer " + "a" * int(rng.integers(17_000, 120_000))
+        elif kind == 1:
+            headers.update({f"X-Pad-{i}": "v" * 200 for i in range(int(rng.integers(90, 400)))})
+        elif kind == 2:
+            headers["If-None-Match"] = '"' + "e" * int(rng.integers(1, 15_000)) + '"'
+        elif kind == 3:
+            headers["Authorization"] = b"Bearer " + bytes(int(c) for c in rng.integers(33, 256, 40))  # type: ignore[assignment]
+        elif kind == 4:
+            headers["Content-Length"] = str(BIG[int(rng.integers(len(BIG)))])
+        else:
+            headers["Range"] = f"bytes={BIG[int(rng.integers(len(BIG)))]}-"
+        method = "POST" if path == "/api/submissions" else str(rng.choice(["GET", "GET", "POST", "DELETE"]))
+        out.append((method, path, headers, b"{}" if method == "POST" and kind != 4 else None))
+    return out
+
+
+def test_200_hostile_requests_get_no_server_error(served) -> None:
+    """Integers beyond 2^31 and 2^63 in every integer field (an adjudication's ``seen``, seconds, ratings, box
+    coordinates, a rendition's size), headers over the limit, odd paths: each answered 4xx with a message."""
+    store, tokens, c = served
+    n0 = len(store.submissions())
+    got = []
+    for method, path, headers, body in _hostile_requests(np.random.default_rng(51), store, tokens):
+        r = c.request(method, path, headers=headers, content=body)
+        got.append((r.status_code, method, path[:60], body or b""))
+        if r.status_code >= 400:
+            assert r.headers["content-type"].startswith("application/json") and r.json()["detail"], got[-1]
+    assert len(got) == 200
+    assert [g for g in got if g[0] >= 500] == []
+    statuses = {g[0] for g in got}
+    assert {422, 431} <= statuses and len(statuses) >= 5
+    assert any(g[0] == 422 and b'"seen"' in g[3] for g in got)
+    assert store.check_integrity().ok and len(store.submissions()) - n0 <= 90

@@ -5,6 +5,7 @@ seconds) per reader and item."""
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import pandas as pd
@@ -189,7 +190,7 @@ def test_no_exported_cell_starts_a_formula_even_split_at_line_breaks(tmp_path: P
     out = tmp_path / "out"
     out.mkdir()
     res = export_tables(store)
-    for f in res.save(out):
+    for f in (f for f in res.save(out) if f.suffix == ".csv"):
         with open(f, newline="", encoding="utf-8") as fh:
             text = fh.read()
         starts = [c for c in _fragments(text) if c[:1] in FORMULA_PREFIXES]
@@ -221,3 +222,95 @@ def test_image_names_with_control_characters_are_refused_at_init(tmp_path: Path,
         ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(root / "study.yaml"))
     assert shown in str(e.value) and f"U+{ord(char):04X}" in str(e.value)
     assert not (tmp_path / "r.db").exists()
+
+
+HOSTILE = 'ok;=HYPERLINK(CHAR(104)&"x";CHAR(120));'
+HOSTILE_TEXTS = [
+    HOSTILE,
+    "fine\t=1+1",
+    'a," @SUM(1)',
+    "b; -2",
+    "c\r\n +3",
+    'say "hi";"=1"',
+    "plain, no formula",
+]
+
+
+def _cells(text: str, sep: str) -> list[str]:
+    """Every cell of ``text`` split at ``sep``: by the csv module, and by a plain split at ``sep`` after
+    breaking rows at every CR or LF (what a spreadsheet that guesses does)."""
+    import re
+
+    cells = [c for row in csv.reader(io.StringIO(text, newline=""), delimiter=sep) for c in row]
+    for line in re.split("[\r\n]", text):
+        cells += line.split(sep)
+    return cells
+
+
+def _formula_cells(text: str) -> list[tuple[str, str]]:
+    """``(separator, cell)`` of every cell that starts a formula under a comma, semicolon or tab separator:
+    after leading spaces and double quotes, ``=``, ``+``, ``-`` or ``@``; after leading double quotes and
+    spaces other than tab and CR, a tab or a CR."""
+    bad = []
+    for sep in (",", ";", "\t"):
+        for c in _cells(text, sep):
+            trimmed = c.lstrip("".join(ch for ch in c if ch.isspace()) + '"')
+            raw = c.lstrip(' "')
+            if trimmed.startswith(("=", "+", "-", "@")) or raw.startswith(("\t", "\r")):
+                bad.append((sep, c))
+    return bad
+
+
+def test_no_cell_starts_a_formula_under_any_separator(study_factory, tmp_path: Path) -> None:
+    """Hostile comments, file names, patient ids and IQA columns: no cell of any exported CSV starts a
+    formula when the file is split at commas, semicolons or tabs, and the README states the rule."""
+    import json
+
+    root = tmp_path / "s"
+    study = study_factory(root, extra="adjudication:\n  readers: [alice, bob]\n")
+    ids = ["-12", "a;=1", "@x", "b1 ;+2"]
+    for k, sid in enumerate(ids):
+        write_png(root / "images" / f"{sid}.png", seed=40 + k)
+    with open(root / "patients.csv", "a", newline="") as fh:
+        w = csv.writer(fh)
+        for sid, pid in zip(ids, [HOSTILE, "b; -2", 'a," @SUM(1)', "=1+1"]):  # no control characters
+            w.writerow([sid, pid])
+    with open(root / "pairs.csv", "a", newline="") as fh:
+        write_png(root / "iqa" / "=t9.png", seed=300)
+        csv.writer(fh).writerow(["iqa/ref0.png", "iqa/=t9.png", "x;=HYPERLINK(1);"])
+    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
+    who = {n: store.authenticate(t) for n, t in tokens.items()}
+    k = 0
+    for name in ("alice", "bob"):
+        for j, sid in enumerate(store.items["image"]):
+            k += 1
+            labels = {f: "negative" for f in FINDINGS} | {
+                "Effusion": "positive" if name == "alice" else "negative"
+            }
+            body = {"labels": labels, "boxes": [], "comment": HOSTILE_TEXTS[(j + k) % len(HOSTILE_TEXTS)]}
+            store.submit(who[name], f"sub-{k:06d}", "image", sid, body)
+        for j, key in enumerate(store.items["iqa"]):
+            k += 1
+            body = {"ratings": {"overall": 2}, "comment": HOSTILE_TEXTS[j % len(HOSTILE_TEXTS)]}
+            store.submit(who[name], f"sub-{k:06d}", "iqa", key, body)
+    conflicts, _ = store.read(lambda conn: store.conflict_rows(conn, "a;=1"))
+    store.submit(
+        who["carol"],
+        "sub-carol-01",
+        "adjudication",
+        "a;=1",
+        {"labels": {"Effusion": "positive"}, "conflicts": conflicts, "comment": HOSTILE},
+    )
+    res = export_tables(store)
+    for name, text in res.texts.items():
+        if name.endswith(".csv"):
+            assert _formula_cells(text) == [], name
+    assert "conflict_resolved" in res.sources and res.n_notes >= 2 * len(store.items["image"])
+    notes = pd.read_csv(io.StringIO(res.texts["notes.csv"]), dtype=str, keep_default_na=False)
+    assert 'ok;\'=HYPERLINK(CHAR(104)&"x";CHAR(120));' in set(notes["comment"])
+    audit = pd.read_csv(io.StringIO(res.texts["audit.csv"]), dtype=str, keep_default_na=False)
+    assert [json.loads(p) for p in audit["payload"]] == [
+        json.loads(p) for p in store.submissions()["payload"]
+    ]
+    assert "formula" in res.texts["README.md"] and "ok;'=HYPERLINK(...)" in res.texts["README.md"]
+    store.close()

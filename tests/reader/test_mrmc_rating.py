@@ -156,6 +156,7 @@ def test_a_study_without_a_rating_refuses_one_and_exports_no_ratings_file(
         "iqa_ratings.csv",
         "audit.csv",
         "events.csv",
+        "README.md",
     }
 
 

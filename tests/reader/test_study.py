@@ -157,7 +157,7 @@ def test_assignment_per_image_is_balanced_seeded_and_enforced(study_factory, tmp
     assert sorted(Counter(k for ks in mine.values() for k in ks).values()) == [2, 2, 2, 2]
     assert sorted(len(v) for v in mine.values()) == [2, 3, 3]  # 8 reads over 3 readers
     other = next(k for k in store.items["image"] if k not in mine["dave"])
-    with pytest.raises(SubmissionError, match="not assigned") as e:
+    with pytest.raises(SubmissionError, match="Unknown image item") as e:
         store.submit(
             who["dave"],
             "dave-00000001",
@@ -165,7 +165,7 @@ def test_assignment_per_image_is_balanced_seeded_and_enforced(study_factory, tmp
             other,
             {"labels": {f: "negative" for f in store.spec.findings}},
         )
-    assert e.value.status == 403
+    assert e.value.status == 404  # as for an unknown image: no reader learns which images others read
     assert ReaderStore.open(str(store.engine.url)).spec.per_image == 2  # stored with the study
     with pytest.raises(SchemaError, match="per_image"):
         load_study(study_factory(tmp_path / "t", extra="assignment: {per_image: 5}\n"))

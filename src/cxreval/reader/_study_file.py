@@ -40,6 +40,7 @@ KEYS = (
     "rating",
     "sessions",
     "washout_days",
+    "cache_images",
 )
 """The keys of a study file."""
 
@@ -162,6 +163,7 @@ class StudyFile(BaseModel):
     rating: Annotated[RatingScale | None, _rule(read_rating)] = None
     sessions: Annotated[tuple[Session, ...], _rule(read_sessions, reserved=TASKS)] = ()
     washout_days: float = 0.0
+    cache_images: bool = True
     assignment: Any = None
     name: Any = None
     images: Any = None
@@ -220,6 +222,16 @@ class StudyFile(BaseModel):
     @classmethod
     def _washout(cls, value: Any, info: ValidationInfo) -> float:
         return read_washout(value, where=where(info), sessions=info.data.get("sessions", ()))
+
+    @field_validator("cache_images", mode="before")
+    @classmethod
+    def _cache_images(cls, value: Any, info: ValidationInfo) -> bool:
+        if not isinstance(value, bool):
+            raise SchemaError(
+                f"{where(info)}: 'cache_images' must be true (browsers keep the images they were sent, "
+                f"for an hour) or false (shared computers: nothing kept); got {value!r}."
+            )
+        return value
 
     @model_validator(mode="after")
     def _joined(self, info: ValidationInfo) -> StudyFile:

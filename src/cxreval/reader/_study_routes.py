@@ -42,6 +42,8 @@ class StudyRoutes:
         # renditions made ahead (`reader init`) are read from the study folder
         self.cache = RenditionCache(root=self.root)
         self.encoded: dict[int, tuple[list[str], bytes]] = {}
+        self.image_cache = "private, max-age=3600" if spec.cache_images else "private, no-store"
+        """The ``Cache-Control`` of images and heat maps (the study's ``cache_images``)."""
 
     def auth(self, request: Any) -> Reader:
         header = request.headers.get("authorization", "")
@@ -143,9 +145,7 @@ class StudyRoutes:
                 sec = self.spec.adjudication_task[7:]
                 out.update(text=self._item("report", f"{sec}:{key}")["text"], section=sec, image=False)
             return out
-        meta = self._item(task, key)
-        if key not in self.st.keys_of(r, task):
-            raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
+        meta = self.st.item_of(r, task, key)
         mine = self.st.mine(r, task, key)
         if self.spec.kind(task) == "image":
             lock = self.st.locks(r, task, [key]).get(key)
@@ -233,10 +233,8 @@ class StudyRoutes:
         if task == "iqa":
             if which not in ("reference", "test"):
                 raise SubmissionError("'which' must be 'reference' or 'test'.", 422)
-            meta = self._item("iqa", key)
+            meta = self.st.item_of(r, "iqa", key)
             rel = meta[which]
-            if key not in self.st.keys_of(r, task):
-                raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
         elif self.spec.kind(task) == "image" or task == "adjudication":
             if task == "adjudication" and key not in self.st.conflicts(key):
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
@@ -256,7 +254,7 @@ class StudyRoutes:
             and self.read_ahead
         ):
             self._read_ahead(r, task, key, scale)
-        headers = {**got.headers(), "Cache-Control": "private, max-age=3600"}
+        headers = {**got.headers(), "Cache-Control": self.image_cache}
         if request.headers.get("if-none-match") == got.etag:
             return Response(
                 status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Encoding"}
@@ -264,9 +262,9 @@ class StudyRoutes:
         return Response(got.body, media_type="application/octet-stream", headers=headers)
 
     def _readable(self, r: Reader, task: str, key: str) -> None:
-        """Refuse an image item not assigned to the reader, or not open to them now (a session's washout)."""
-        if key not in self.st.keys_of(r, task):
-            raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
+        """Refuse an image item not assigned to the reader (404, as an unknown one), or not open to them now
+        (a session's washout: 403)."""
+        self.st.item_of(r, task, key)
         lock = self.st.locks(r, task, [key]).get(key)
         if lock is not None:
             raise SubmissionError(
@@ -300,7 +298,7 @@ class StudyRoutes:
                 "X-Width": str(w),
                 "X-Height": str(h),
                 "Content-Encoding": "gzip",
-                "Cache-Control": "private, max-age=3600",
+                "Cache-Control": self.image_cache,
             },
         )
 

@@ -3,9 +3,12 @@
 Every ``/api`` request needs ``Authorization: Bearer <token>`` (the reader's link carries the token in
 the URL fragment, which the browser never sends to a server). Items are addressed by their stored key
 only; files are looked up from the database and must resolve inside the study folder, so no request can
-name a path. Bodies over :data:`MAX_BODY` bytes get 413, malformed JSON 400, invalid content 422, an
-unknown item 404, a task the reader does not do 403, a reused submission id 409. A submission is
-answered only after its transaction has committed.
+name a path. Bodies over :data:`MAX_BODY` bytes get 413, headers over :data:`MAX_HEADERS` bytes 431,
+malformed JSON 400, invalid content 422, an unknown item (or one not assigned to the reader: the same
+answer, so that no reader learns which studies exist) 404, a task the reader does not do 403, a reused
+submission id 409; a database that cannot answer now (restarting, unreachable, locked) 503 with
+``Retry-After`` (:func:`database_refusal`). A submission is answered only after its transaction has
+committed.
 """
 
 import contextlib
@@ -27,6 +30,10 @@ __all__ = [
 ]
 
 MAX_BODY = 64 * 1024
+MAX_HEADERS = 16 * 1024
+"""The most bytes of request headers (names and values) served; more is answered 431."""
+RETRY_AFTER_S = 2
+"""Seconds a client is told to wait (``Retry-After``) when the database cannot answer now (503)."""
 READ_AHEAD = 3
 """Studies of a reader's queue after the one they open whose display renditions the server makes ahead."""
 _SECURITY = {
@@ -61,6 +68,38 @@ def bad_text(value: object, where: str = "body") -> str | None:
         elif isinstance(v, list):
             stack.extend((f"{at}[{i}]", x) for i, x in enumerate(v))
     return None
+
+
+def database_refusal(exc: BaseException) -> SubmissionError | None:
+    """The answer to an error raised while serving a request: ``exc`` itself when it is a refusal, 503 when
+    the database cannot answer now (a connection refused or cut, a server restarting, a locked SQLite file,
+    a pool with no free connection), 422 when a value is out of the database's range; None for any other
+    error (a fault of the server: 500)."""
+    if isinstance(exc, SubmissionError):
+        return exc
+    from .db import require_sqlalchemy
+
+    sa = require_sqlalchemy()
+    reason = " ".join(str(getattr(exc, "orig", None) or exc).split())[:200]
+    if isinstance(exc, (sa.exc.DataError, OverflowError)):
+        return SubmissionError(f"A value of the request is out of the database's range ({reason}).", 422)
+    transient = (
+        sa.exc.OperationalError,
+        sa.exc.InterfaceError,
+        sa.exc.TimeoutError,
+        sa.exc.DisconnectionError,
+    )
+    if isinstance(exc, transient) or (isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated):
+        return SubmissionError(
+            f"The study database cannot answer now ({reason}); try again in a few seconds "
+            "(the page retries by itself).",
+            503,
+        )
+    return None
+
+
+def _retry_after(status: int) -> dict[str, str]:
+    return {"Retry-After": str(RETRY_AFTER_S)} if status == 503 else {}
 
 
 def _bad_query(scope: Any) -> str | None:
@@ -129,7 +168,16 @@ def create_app(
 
     @app.exception_handler(SubmissionError)
     async def _refused(_request: Any, exc: SubmissionError) -> Any:
-        return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+        return JSONResponse({"detail": str(exc)}, status_code=exc.status, headers=_retry_after(exc.status))
+
+    async def _database(_request: Any, exc: Exception) -> Any:
+        refusal = database_refusal(exc)
+        if refusal is None:
+            raise exc
+        return await _refused(_request, refusal)
+
+    app.exception_handler(st.sa.exc.SQLAlchemyError)(_database)
+    app.exception_handler(OverflowError)(_database)
 
     @app.get("/")
     def index() -> Any:
@@ -183,7 +231,8 @@ def create_app(
 
 
 class _Limits:
-    """Pure ASGI middleware: refuse a declared body over :data:`MAX_BODY` before reading it; add the
+    """Pure ASGI middleware: refuse headers over :data:`MAX_HEADERS` bytes, and a declared body over
+    :data:`MAX_BODY` before reading it; add the
     security headers to every answer and ``Cache-Control: no-store`` to the API's; serve
     ``POST /api/submissions`` directly (read the body up to the limit, then validate, append and wait for
     the commit in a worker thread)."""
@@ -231,16 +280,22 @@ class _Limits:
         try:
             res = await anyio.to_thread.run_sync(self.submit, bytes(raw), authorization)
             status: int = 200
-        except SubmissionError as exc:
-            res, status = {"detail": str(exc)}, exc.status
+        except Exception as exc:
+            refusal = database_refusal(exc)
+            if refusal is None:
+                raise
+            res, status = {"detail": str(refusal)}, refusal.status
         timing = f"app;dur={(time.perf_counter() - t0) * 1000:.2f}".encode()  # body read -> committed
-        await self._json(
-            send, status, res, extra=((b"cache-control", b"no-store"), (b"server-timing", timing))
-        )
+        extra = [(b"cache-control", b"no-store"), (b"server-timing", timing)]
+        extra += [(k.lower().encode(), v.encode()) for k, v in _retry_after(status).items()]
+        await self._json(send, status, res, extra=tuple(extra))
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if sum(len(k) + len(v) for k, v in scope["headers"]) > MAX_HEADERS:
+            await self._json(send, 431, {"detail": f"Request headers over {MAX_HEADERS} bytes."})
             return
         for k, v in scope["headers"]:
             if k == b"content-length" and (not v.isdigit() or int(v) > MAX_BODY):

@@ -24,13 +24,15 @@
   ``events.csv`` (study created, readers added, tokens replaced).
 
 Every cell is written as RFC 4180 says: a cell holding a comma, a double quote, a carriage return or a line
-feed is quoted (quotes doubled), so a bare CR inside a comment cannot end a row. A text cell starting with
-``=``, ``+``, ``-``, ``@``, a tab or a carriage return is prefixed with a single quote (OWASP's "CSV
-injection" advice), so that a spreadsheet shows it as text instead of running it as a formula: a study id
-``-12`` is exported as ``'-12``. A text cell holding a CR or LF gets the same prefix wherever such a
-character follows a line break, a comma, a semicolon, a tab or a double quote (``a\r=1+1`` is exported as
-``a\r'=1+1``), so that no cell starts a formula even for a program that breaks rows at every CR or LF.
-Numbers are written as numbers.
+feed is quoted (quotes doubled), so a bare CR inside a comment cannot end a row. No text cell can start a
+formula in a spreadsheet, whichever separator it splits the rows with (comma, semicolon or tab) and whether
+or not it trims spaces and quotes (:data:`CELL_RULE`, also written into the export's ``README.md``): a
+``'`` is put before every ``=``, ``+``, ``-``, ``@``, tab or CR that starts a text cell or follows a comma,
+a semicolon, a tab, a CR or an LF (spaces and double quotes in between), as OWASP's "CSV injection" advice
+says, so a study id ``-12`` is exported as ``'-12`` and a comment ``ok;=HYPERLINK(..)`` as
+``ok;'=HYPERLINK(..)``. The JSON columns (``audit.csv``'s ``payload``, ``events.csv``'s ``detail``) write
+those characters inside their strings as JSON escapes (``\\u003d`` for ``=``) instead, so that they still
+decode to exactly what was stored. Numbers are written as numbers.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ __all__ = [
 ]
 
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
-"""First characters that make a spreadsheet read a cell as a formula; such cells get a leading ``'``."""
+"""First characters that make a spreadsheet read a cell as a formula (:data:`CELL_RULE`)."""
 _NIH_HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
 RATING_COLUMNS: tuple[str, ...] = (
     "reader",
@@ -69,19 +71,49 @@ RATING_COLUMNS: tuple[str, ...] = (
 """The columns of ``ratings.csv``: the reader-by-modality-by-case long table an MRMC analysis reads."""
 
 
-_AFTER_BREAK = re.compile('(?:^|(?<=[\r\n,;"\t]))(?=[=+\\-@\t\r])')
+CELL_RULE = """\
+No cell of these CSV files starts a formula in a spreadsheet, whatever separator it splits the rows with
+(comma, semicolon or tab, in any locale) and whether or not it trims spaces and quotes:
+
+* in every text cell, a single quote (') is put before every =, +, -, @, tab or carriage return that starts
+  the cell or follows a comma, a semicolon, a tab, a carriage return or a line feed, with only spaces and
+  double quotes in between (so the study id -12 is written '-12, and the comment ok;=HYPERLINK(...) is
+  written ok;'=HYPERLINK(...)); remove that quote to get the text as the reader typed it;
+* in the JSON columns (payload of audit.csv, detail of events.csv) those four characters are written, inside
+  JSON strings, as the JSON escapes \\u003d, \\u002b, \\u002d and \\u0040 instead, so that every payload
+  still decodes to exactly what the server stored;
+* numbers are written as numbers (none of them negative);
+* a cell holding a comma, a double quote, a carriage return or a line feed is quoted ("), its quotes doubled
+  (RFC 4180).
+"""
+"""The rule that keeps spreadsheets from running exported text as formulas (the export's ``README.md``)."""
+
+_TRIGGERS = "=+\\-@\t\r"
+_CELL_STARTS = re.compile(f'((?:^|[,;\\t\\r\\n])(?:[^\\S\\t\\r]|")*)(?=[{_TRIGGERS}])')
+"""Where a cell may start under any of the separators (after a comma, a semicolon, a tab, a CR or an LF, or
+at the start, less spaces and double quotes a spreadsheet may trim) with a formula character."""
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in "=+-@"}
 _QUOTED = frozenset(',"\r\n')
 
 
 def safe_cell(value: object) -> object:
-    """``value``, with ``'`` prepended when it is text starting with one of :data:`FORMULA_PREFIXES`, and,
-    in text holding a CR or LF, before every such character that follows a CR, LF, comma, semicolon, tab or
-    double quote; None is ``''``, numbers are kept."""
+    """``value`` with ``'`` put before every ``=``, ``+``, ``-``, ``@``, tab or CR that starts the text or
+    follows a comma, semicolon, tab, CR or LF (spaces and double quotes in between): no cell starts a formula
+    whichever separator splits it (:data:`CELL_RULE`); None is ``''``, numbers are kept."""
     if not isinstance(value, str):
         return "" if value is None else value
-    if "\r" in value or "\n" in value:
-        return _AFTER_BREAK.sub("'", value)
-    return "'" + value if value.startswith(FORMULA_PREFIXES) else value
+    return _CELL_STARTS.sub("\\1'", value)
+
+
+def safe_json(text: str | None) -> str:
+    """The JSON text ``text`` with ``=``, ``+``, ``-`` and ``@`` inside its strings written as JSON escapes
+    where a spreadsheet could read them as a formula's start: it decodes to the same value."""
+    if not text:
+        return ""
+    if _CELL_STARTS.search(text) is None:
+        return text
+    return _JSON_STRING.sub(lambda m: m.group(0).translate(_JSON_ESCAPES), text)
 
 
 def csv_line(values: Iterable[object]) -> str:
@@ -124,7 +156,7 @@ class StudyExport:
     ----------
     texts : dict of str to str
         ``{file name inside the export folder: CSV text}`` (``boxes/img_<reader>.csv`` in a subfolder), in
-        the order they are written.
+        the order they are written, and last ``README.md`` (the files and :data:`CELL_RULE`).
     sources : tuple of str
         The label sources in ``labels.csv``.
     n_labels, n_boxes, n_ratings, n_notes, n_submissions : int
@@ -176,10 +208,15 @@ class StudyExport:
 
 
 def _snapshot(store: ReaderStore) -> Any:
+    """A connection in one read transaction: PostgreSQL's ``REPEATABLE READ``; on SQLite an explicit
+    ``BEGIN`` (Python's sqlite3 begins a transaction only before a write, so each read would otherwise see
+    the database as it is then: the labels and the audit log of one export could disagree)."""
     conn = store.engine.connect()
     if store.engine.dialect.name == "postgresql":
         conn = conn.execution_options(isolation_level="REPEATABLE READ")
     conn.begin()
+    if store.engine.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN")
     return conn
 
 
@@ -260,6 +297,7 @@ def export_tables(store: ReaderStore) -> StudyExport:
     spec, items = store.spec, store.items
     sa, t = store.sa, store.t
     order = {f: k for k, f in enumerate(spec.findings)}
+    text = {f: safe_cell(f) for f in spec.findings}
     adj = Adjudicated.of(spec)
     tables: list[_Table] = []
 
@@ -289,12 +327,15 @@ def export_tables(store: ReaderStore) -> StudyExport:
                 continue
             per_reader = None
             before = labels.n
+            src_e = safe_cell(src)
             for item, payload in _payloads(conn, store, rid, task, section):
                 meta = items[task][item]
                 sid = meta["study_id"]
                 sid_e, pid_e = safe_cell(sid), safe_cell(meta["patient_id"])
                 lab = payload["labels"]
-                labels.escaped([(sid_e, pid_e, f, src, lab[f]) for f in sorted(lab, key=order.__getitem__)])
+                labels.escaped(
+                    [(sid_e, pid_e, text[f], src_e, lab[f]) for f in sorted(lab, key=order.__getitem__)]
+                )
                 for b in payload.get("boxes", []):
                     if per_reader is None:
                         per_reader = table(f"boxes/{src}.csv", None, raw_header=_NIH_HEADER)
@@ -335,12 +376,12 @@ def export_tables(store: ReaderStore) -> StudyExport:
         for row in conn.execute(
             sa.select(ev.c.seq, ev.c.time, ev.c.kind, ev.c.reader, ev.c.detail).order_by(ev.c.seq)
         ):
-            events.row(row)
+            events.row((*row[:4], safe_json(row[4])))
     finally:
         conn.rollback()
         conn.close()
     return StudyExport(
-        {tb.name: tb.fh.getvalue() for tb in tables},
+        {**{tb.name: tb.fh.getvalue() for tb in tables}, "README.md": _readme(spec.name, tables)},
         tuple(sources),
         labels.n,
         boxes.n,
@@ -350,6 +391,16 @@ def export_tables(store: ReaderStore) -> StudyExport:
         n_unresolved,
         spec.name,
         n_finding_ratings,
+    )
+
+
+def _readme(study: str, tables: list[_Table]) -> str:
+    """The export's ``README.md``: its files and :data:`CELL_RULE`."""
+    files = "".join(f"* `{tb.name}`: {tb.n} rows\n" for tb in tables)
+    return (
+        f"# The export of reader study {study!r}\n\nMade by `cxreval reader export` (UTF-8, one row a line, "
+        "described in `cxreval.reader.export`):\n\n"
+        f"{files}\n## Opening these files in a spreadsheet\n\n{CELL_RULE}"
     )
 
 
@@ -397,5 +448,5 @@ def _audit(conn: Any, store: ReaderStore, table: Any) -> int:
     )
     q = store._log_query()
     for row in conn.execute(q.execution_options(stream_results=True, yield_per=5000)):
-        audit.row(row)
+        audit.row((*row[:6], safe_json(row[6]), *row[7:]))
     return int(audit.n)

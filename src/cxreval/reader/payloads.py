@@ -27,6 +27,8 @@ REPORT_STATES: tuple[str, ...] = _REPORT_STATES
 """The states a reader gives on a report (adds ``not_mentioned``; :data:`cxreval.schema.REPORT_STATES`)."""
 MAX_BOXES = 64
 MAX_COMMENT = 2000
+MAX_SEQ = 2**31 - 1
+"""The largest submission seq (an ``INTEGER`` column: PostgreSQL's is 32-bit); a ``seen`` beyond it is 422."""
 _ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?$")
 
 
@@ -126,13 +128,22 @@ class PayloadChecks:
             )
         return out
 
+    def item_of(self, reader: Reader, task: str, key: str) -> dict[str, Any]:
+        """The stored item ``key`` of ``task``, when ``reader`` reads it; otherwise 404, the answer to an
+        unknown item (so that no reader learns which items the others read)."""
+        stored = self.items.get(task, {}).get(key)
+        if stored is None or key not in self.keys_of(reader, task):
+            raise SubmissionError(f"Unknown {task} item {key!r}.", 404)
+        return dict(stored)
+
     def validate(self, reader: Reader, task: str, item: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """Check a submission of ``reader`` and return the payload to store.
 
         Raises
         ------
         SubmissionError
-            403 for a task the reader does not do, 404 for an unknown item, 422 for a bad payload.
+            403 for a task the reader does not do, 404 for an unknown item (or one the reader does not read),
+            422 for a bad payload.
         """
         if task not in self.tasks_of(reader):
             raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
@@ -140,11 +151,7 @@ class PayloadChecks:
             payload: dict[str, Any] = self._adjudication(reader, item, body)
             extra = set(body) - {"labels", "conflicts", "seen"}
         else:
-            stored = self.items.get(task, {}).get(item)
-            if stored is None:
-                raise SubmissionError(f"Unknown {task} item {item!r}.", 404)
-            if item not in self.keys_of(reader, task):
-                raise SubmissionError(f"Item {item!r} is not assigned to reader {reader.name!r}.", 403)
+            stored = self.item_of(reader, task, item)
             if self.spec.kind(task) == "image":
                 payload, extra = self._image(body, stored)
             elif task == "report":
@@ -255,10 +262,12 @@ class PayloadChecks:
                 422,
             )
         if not isinstance(saw, dict) or any(
-            v is not None and (not isinstance(v, int) or isinstance(v, bool)) for v in saw.values()
+            v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_SEQ)
+            for v in saw.values()
         ):
             raise SubmissionError(
-                "'seen' must map findings to the seq of the decision the page showed, or null."
+                "'seen' must map findings to the seq of the decision the page showed (an integer "
+                f"1..{MAX_SEQ}), or null."
             )
         if any(seen[f] != current[f] for f in labels):
             raise SubmissionError(

@@ -23,6 +23,8 @@ stay inside it. Example::
     rating: {scale: five_point, with_label: true}   # optional: a confidence rating per finding (mrmc)
     sessions: [{name: unaided}, {name: aided, model_scores: predictions.csv}]   # optional (mrmc)
     washout_days: 28                        # optional, with sessions (mrmc)
+    cache_images: false                     # optional: images sent with Cache-Control: private, no-store
+                                            # (shared computers); default true: kept by the browser an hour
 
 Tasks (``image``, ``report``, ``iqa``, ``adjudication``) are those the file gives data for, or the list
 ``tasks:``. An image's ``study_id`` is its path below ``images`` without the suffix. With ``sessions`` the
@@ -90,6 +92,9 @@ class StudySpec:
         The sessions reading the images, in order (empty: one image task, ``'image'``); each is a task.
     washout_days : float
         Days between a reader's readings of one case in two sessions.
+    cache_images : bool
+        Whether browsers may keep the images (and heat maps) they were sent (``Cache-Control: private,
+        max-age=3600``); False (shared computers): ``private, no-store``, nothing kept on disk.
     """
 
     name: str
@@ -108,6 +113,7 @@ class StudySpec:
     rating: RatingScale | None = None
     sessions: tuple[Session, ...] = ()
     washout_days: float = 0.0
+    cache_images: bool = True
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, object]:
@@ -130,6 +136,7 @@ class StudySpec:
             else {"scale": self.rating.scale, "with_label": self.rating.with_label},
             "sessions": [s.to_dict() for s in self.sessions],
             "washout_days": self.washout_days,
+            "cache_images": self.cache_images,
         }
 
     @property
@@ -164,6 +171,7 @@ class StudySpec:
             rating=RatingScale(**d["rating"]) if d.get("rating") else None,
             sessions=tuple(Session.from_dict(s) for s in d.get("sessions", ())),
             washout_days=float(d.get("washout_days", 0.0)),
+            cache_images=bool(d.get("cache_images", True)),
         )
 
 
@@ -265,6 +273,7 @@ def load_study(path: str | Path) -> StudySpec:
         rating=f.rating,
         sessions=f.sessions,
         washout_days=f.washout_days,
+        cache_images=f.cache_images,
         raw=raw,
     )
 
