@@ -197,6 +197,13 @@ def resolve_finding_map(
     SchemaError, UnknownNameError
         An unknown map name or an invalid map file.
     """
+    return _resolve_finding_map(finding_map, map_score, func="resolve_finding_map")
+
+
+def _resolve_finding_map(
+    finding_map: str | PathLike[str] | VocabularyMapping | None, map_score: str | None, *, func: str
+) -> VocabularyMapping | None:
+    """:func:`resolve_finding_map` with errors naming the function ``func`` that was called (a job's)."""
     import dataclasses
 
     from .exceptions import InvalidParameterError
@@ -209,8 +216,7 @@ def resolve_finding_map(
     if map_score is not None:
         if map_score not in SCORE_RULES:
             raise InvalidParameterError(
-                f"The 'map_score' parameter of resolve_finding_map must be one of {', '.join(SCORE_RULES)}. "
-                f"Got {map_score!r}."
+                f"The 'map_score' parameter of {func} must be one of {', '.join(SCORE_RULES)}. Got {map_score!r}."
             )
         fmap = check_finding_map(dataclasses.replace(fmap, score=map_score))
     return fmap
