@@ -7,12 +7,15 @@ import difflib
 import os
 from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from ._typing import PathLike, RNGLike
 from .exceptions import InvalidParameterError, SchemaError
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 _T = TypeVar("_T")
 
@@ -84,12 +87,12 @@ def check_choice(value: _T, choices: Iterable[object], *, name: str, func: str) 
     return value
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeIs[int | float | np.integer | np.floating]:
     """Whether ``value`` is a real number (Python or NumPy int or float), never a bool."""
     return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
 
 
-def is_str_sequence(value: object) -> bool:
+def is_str_sequence(value: object) -> TypeIs[Sequence[str] | np.ndarray]:
     """Whether ``value`` is a sequence (or array) of str, not a str itself."""
     return (
         not isinstance(value, str)
