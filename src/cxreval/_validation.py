@@ -7,12 +7,15 @@ import difflib
 import os
 from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from ._typing import PathLike, RNGLike
 from .exceptions import InvalidParameterError, SchemaError
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 _T = TypeVar("_T")
 
@@ -21,6 +24,9 @@ __all__ = [
     "check_confidence_level",
     "check_positive_int",
     "check_choice",
+    "is_number",
+    "is_str_sequence",
+    "float_array",
     "normalize_rng",
     "check_path",
     "did_you_mean",
@@ -56,11 +62,7 @@ def check_consistent_length(*arrays: Sized, names: Sequence[str] | None = None) 
 
 
 def check_confidence_level(value: object, *, func: str) -> float:
-    if (
-        not isinstance(value, (int, float, np.floating))
-        or isinstance(value, bool)
-        or not 0 < float(value) < 1
-    ):
+    if not is_number(value) or not 0 < float(value) < 1:
         raise InvalidParameterError(
             f"The 'confidence_level' parameter of {func} must be a float in (0, 1). Got {value!r} instead."
         )
@@ -83,6 +85,28 @@ def check_choice(value: _T, choices: Iterable[object], *, name: str, func: str) 
             f"The '{name}' parameter of {func} must be one of {list(choices)}. Got {value!r} instead."
         )
     return value
+
+
+def is_number(value: object) -> TypeIs[int | float | np.integer | np.floating]:
+    """Whether ``value`` is a real number (Python or NumPy int or float), never a bool."""
+    return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+
+
+def is_str_sequence(value: object) -> TypeIs[Sequence[str] | np.ndarray]:
+    """Whether ``value`` is a sequence (or array) of str, not a str itself."""
+    return (
+        not isinstance(value, str)
+        and isinstance(value, (Sequence, np.ndarray))
+        and all(isinstance(v, str) for v in value)
+    )
+
+
+def float_array(value: object, error: Exception) -> np.ndarray:
+    """``value`` as a float64 array; ``error`` (naming the parameter) when it cannot be one."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise error from exc
 
 
 def check_path(value: object, *, name: str, func: str, allow_none: bool = True) -> Path | None:

@@ -180,9 +180,6 @@ class OmissionsResult(TableResult):
 
     table: pd.DataFrame
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"omissions": self.table}
-
     def summary(self) -> str:
         """The omission table as Markdown."""
         return "\n".join(["## Omissions", "", markdown_table(self.table)])
@@ -229,9 +226,6 @@ class FlowsResult(TableResult):
     not_mentioned: str
     studies: Studies
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"flows": self.table}
-
     def omissions(self) -> OmissionsResult:
         """:func:`compute_omissions` of these flows."""
         return compute_omissions(self.table)
@@ -262,9 +256,6 @@ class FlowsResult(TableResult):
         from .._plots.analyses import sankey_flows
 
         return sankey_flows(table)
-
-    def _figure(self) -> Any:
-        return self.figure(self.table)
 
 
 def compute_flows(

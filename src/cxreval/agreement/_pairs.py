@@ -371,9 +371,6 @@ class AgreementTableResult(TableResult):
     studies: Studies
     both_uncertain: str
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"agreement": self.table}
-
     def summary(self) -> str:
         """The choices, one line per pair (what was compared and dropped) and the table, as Markdown."""
         lines = [
@@ -407,9 +404,6 @@ class AgreementTableResult(TableResult):
         return interval_plot(
             table, series="pair", metrics=KAPPA_METRICS, title="Agreement per finding and pair"
         )
-
-    def _figure(self) -> Any:
-        return self.figure(self.table)
 
 
 def _rows_for_pair(

@@ -77,9 +77,6 @@ class PrevalenceResult(TableResult):
     sources: tuple[str, ...]
     findings: tuple[str, ...] | None = None
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"prevalence": self.table}
-
     def positive(self, *, decimals: int = 1) -> pd.DataFrame:
         """:func:`positive_prevalence` of the table (Tables 5-6)."""
         return positive_prevalence(self.table, decimals=decimals)
@@ -105,9 +102,6 @@ class PrevalenceResult(TableResult):
         from .._plots.analyses import prevalence_bars
 
         return prevalence_bars(table)
-
-    def _figure(self) -> Any:
-        return self.figure(self.table)
 
 
 def compute_prevalence(

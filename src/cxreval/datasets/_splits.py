@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import RNGLike
-from .._validation import normalize_rng
+from .._validation import is_str_sequence, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..io import markdown_table
@@ -190,11 +190,7 @@ def _validate_fractions(
         )
     if names is None:
         nm = DEFAULT_NAMES if len(fr) == 3 else tuple(f"split{i}" for i in range(len(fr)))
-    elif (
-        isinstance(names, str)
-        or not isinstance(names, (Sequence, np.ndarray))
-        or not all(isinstance(n, str) for n in names)
-    ):
+    elif not is_str_sequence(names):
         raise InvalidParameterError(
             f"The 'names' parameter of {func} must be a sequence of str. Got {names!r} instead."
         )

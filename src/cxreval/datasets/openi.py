@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import PathLike, RNGLike
+from .._validation import is_str_sequence
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import CHESTXRAY14, canonical_findings
 from ..results import ReadReport, ReadResult
@@ -331,11 +332,7 @@ def _validate_mesh_labels(
             f"The 'findings' parameter of {func} names {missing}, which no MeSH rule maps "
             f"to; the rules cover {sorted(ruled)}. Pass rules= with a MeshRule for them."
         )
-    if (
-        isinstance(uncertain_qualifiers, str)
-        or not isinstance(uncertain_qualifiers, Sequence)
-        or not all(isinstance(q, str) for q in uncertain_qualifiers)
-    ):
+    if not is_str_sequence(uncertain_qualifiers):
         raise InvalidParameterError(
             f"The 'uncertain_qualifiers' parameter of {func} must be a sequence of str "
             f"(e.g. ('borderline',) or ()). Got {uncertain_qualifiers!r} instead."

@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import PathLike, RNGLike
-from .._validation import check_positive_int, normalize_rng, read_yaml_file
+from .._validation import check_positive_int, is_number, normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io.images import IMAGE_SUFFIXES, box_downsample, read_image, write_image
 from ..outputs._folder import path_inside
@@ -135,12 +135,7 @@ def _gamma(x: np.ndarray, r: float, rng: np.random.Generator, *, gamma: float) -
 
 def _positive(transform: str, name: str, value: object) -> float:
     """A parameter that must be a finite number > 0 (a sigma of 0 or less is no degradation at all)."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not np.isfinite(value)
-        or value <= 0
-    ):
+    if not is_number(value) or not np.isfinite(value) or value <= 0:
         raise InvalidParameterError(f"{transform}: {name!r} must be a number > 0. Got {value!r}.")
     return float(value)
 

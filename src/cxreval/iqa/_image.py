@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice
+from .._validation import check_choice, float_array, is_number
 from ..exceptions import InvalidParameterError
 from ..io.images import box_downsample
 
@@ -40,12 +40,7 @@ __all__ = [
 
 def check_data_range(data_range: object, *, func: str) -> float:
     """Validate ``data_range`` (a positive finite number) and return it as float."""
-    if (
-        isinstance(data_range, bool)
-        or not isinstance(data_range, (int, float, np.integer, np.floating))
-        or not np.isfinite(float(data_range))
-        or float(data_range) <= 0
-    ):
+    if not is_number(data_range) or not np.isfinite(float(data_range)) or float(data_range) <= 0:
         raise InvalidParameterError(
             f"The 'data_range' parameter of {func} must be a positive finite number (255 for 8-bit, 65535 for "
             f"16-bit, 1.0 for float images). Got {data_range!r} instead."
@@ -60,12 +55,10 @@ def check_image(
 
     ``finite=False`` skips the finiteness check, for a caller whose result is finite only if every input
     is (it must then call again with ``finite=True`` when its result is not finite)."""
-    try:
-        a = np.asarray(image, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(
-            f"{func}: '{name}' must be a numeric 2-D array. Got {type(image).__name__}."
-        ) from exc
+    a = float_array(
+        image,
+        InvalidParameterError(f"{func}: '{name}' must be a numeric 2-D array. Got {type(image).__name__}."),
+    )
     if a.ndim != 2:
         raise InvalidParameterError(
             f"{func}: '{name}' must be a 2-D single-channel image. Got shape {a.shape}."

@@ -39,6 +39,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._validation import is_str_sequence
 from ..exceptions import InvalidParameterError
 from ..schema import LabelState
 from ._rules import CATEGORIES, RuleSet
@@ -284,11 +285,7 @@ class Engine:
         ``leads``: per segment, the characters on its first line before it (a section header on the same
         line), so that line's length is judged whole; default 0.
         """
-        if (
-            isinstance(texts, str)
-            or not isinstance(texts, Sequence)
-            or not all(isinstance(t, str) for t in texts)
-        ):
+        if not is_str_sequence(texts):
             raise InvalidParameterError(
                 f"The 'texts' parameter of Engine.run must be a sequence of str. Got {texts!r} instead."
             )

@@ -12,9 +12,17 @@ through :func:`cxreval._config.validate_config`.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
@@ -105,14 +113,20 @@ def _phrases(node: object, key: str) -> tuple[str, ...]:
     return tuple(t for t, r in _entries(node, key) if not r)
 
 
+_Words = Annotated[int, BeforeValidator(lambda v, info: _words(v, str(info.field_name)))]
+"""A field holding a scope width or a length, checked by :func:`_words` under its own name."""
+_Phrases = Annotated[tuple[str, ...], BeforeValidator(lambda v, info: _phrases(v, str(info.field_name)))]
+"""A field holding a word list, read by :func:`_phrases` under its own name."""
+
+
 class Scope(BaseModel):
     """``scope``: how many words before and after a mention a trigger reaches; how far a hedge looks ahead."""
 
     model_config = _CONFIG
 
-    before_words: int = 8
-    after_words: int = 5
-    hedge_object_words: int = 0
+    before_words: _Words = 8
+    after_words: _Words = 5
+    hedge_object_words: _Words = 0
 
     @model_validator(mode="before")
     @classmethod
@@ -124,11 +138,6 @@ class Scope(BaseModel):
             )
         return value
 
-    @field_validator("before_words", "after_words", "hedge_object_words", mode="before")
-    @classmethod
-    def _width(cls, value: Any, info: ValidationInfo) -> int:
-        return _words(value, str(info.field_name))
-
 
 def _settings(value: Any) -> Any:
     value = value or {}
@@ -139,46 +148,26 @@ def _settings(value: Any) -> Any:
     return value
 
 
-class Segmentation(BaseModel):
+class _Settings(BaseModel):
+    """A settings mapping of the rules (``segmentation``, ``spelling``): absent is empty."""
+
+    model_config = _CONFIG
+
+    _mapping = model_validator(mode="before")(_settings)
+
+
+class Segmentation(_Settings):
     """``segmentation``: when a line break ends a sentence (``short_line_chars``, ``joining_words``)."""
 
-    model_config = _CONFIG
-
-    short_line_chars: int = 0
-    joining_words: tuple[str, ...] = ()
-
-    _mapping = model_validator(mode="before")(_settings)
-
-    @field_validator("short_line_chars", mode="before")
-    @classmethod
-    def _short_line(cls, value: Any) -> int:
-        return _words(value, "short_line_chars")
-
-    @field_validator("joining_words", mode="before")
-    @classmethod
-    def _joining_words(cls, value: Any) -> tuple[str, ...]:
-        return _phrases(value, "joining_words")
+    short_line_chars: _Words = 0
+    joining_words: _Phrases = ()
 
 
-class Spelling(BaseModel):
+class Spelling(_Settings):
     """``spelling``: the shortest word corrected (``min_length``) and the words never corrected (``exclude``)."""
 
-    model_config = _CONFIG
-
-    min_length: int = 0
-    exclude: tuple[str, ...] = ()
-
-    _mapping = model_validator(mode="before")(_settings)
-
-    @field_validator("min_length", mode="before")
-    @classmethod
-    def _min_length(cls, value: Any) -> int:
-        return _words(value, "min_length")
-
-    @field_validator("exclude", mode="before")
-    @classmethod
-    def _exclude(cls, value: Any) -> tuple[str, ...]:
-        return _phrases(value, "exclude")
+    min_length: _Words = 0
+    exclude: _Phrases = ()
 
 
 class FindingRules(BaseModel):
@@ -247,8 +236,8 @@ class RulesFile(BaseModel):
     findings: FindingRules = Field(default=None, validate_default=True)
     ignore: tuple[MentionRule, ...] = ()
     no_finding: Any = None
-    copulas: tuple[str, ...] = ()
-    symmetric_hedges: tuple[str, ...] = ()
+    copulas: _Phrases = ()
+    symmetric_hedges: _Phrases = ()
     vocabulary: Any = "custom"
 
     @model_validator(mode="before")
@@ -356,11 +345,6 @@ class RulesFile(BaseModel):
                 )
             return {"except": [canonical_finding(x, where="rules no_finding.except") for x in exc]}
         return None
-
-    @field_validator("copulas", "symmetric_hedges", mode="before")
-    @classmethod
-    def _word_list(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return _phrases(value, str(info.field_name))
 
     def rule_set(self, sources: tuple[str, ...], conventions: str) -> RuleSet:
         """The :class:`RuleSet` of these rules (``No Finding`` first when ``no_finding`` is given)."""

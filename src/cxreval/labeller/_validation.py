@@ -128,9 +128,6 @@ class LabellerValidationResult(TableResult):
     n_resamples: int
     confidence_level: float
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"labeller_validation": self.table}
-
     def summary(self, *, decimals: int = 3) -> str:
         """The table as Markdown (:func:`prf_markdown`): estimates with CIs beside the published figures."""
         return prf_markdown(self.table, decimals=decimals)
@@ -159,9 +156,6 @@ class LabellerValidationResult(TableResult):
             kind="bar",
             title="Report labeller vs human codes",
         )
-
-    def _figure(self) -> Any:
-        return self.figure(self.table)
 
 
 def resolve_reference(

@@ -42,7 +42,7 @@ from typing import TypeAlias, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_choice
+from .._validation import check_choice, float_array
 from ..exceptions import InvalidParameterError, SchemaError
 from ..schema._columns import first_true
 
@@ -117,10 +117,7 @@ def check_boxes(
         outside the image.
     """
     loc = f" in {where}" if where else ""
-    try:
-        b = np.asarray(boxes, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise SchemaError(f"'{name}'{loc} must be numeric boxes (x_min, y_min, x_max, y_max).") from exc
+    b = float_array(boxes, SchemaError(f"'{name}'{loc} must be numeric boxes (x_min, y_min, x_max, y_max)."))
     if b.ndim == 0 or b.shape[-1] != 4:
         raise SchemaError(
             f"'{name}'{loc} must have shape (..., 4) as (x_min, y_min, x_max, y_max); got shape {b.shape}."

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._typing import PathLike
+from .._validation import float_array
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
 from ._upsampling import check_finite
@@ -42,10 +43,9 @@ def heatmap_dict(
         For maps that are not 4-D or not finite, lengths that do not match, an empty or duplicate image
         id, an unknown finding, or two columns with the same canonical finding.
     """
-    try:
-        m = np.asarray(maps, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise SchemaError("'maps' must be a numeric array of shape (n_images, n_findings, h, w).") from exc
+    m = float_array(
+        maps, SchemaError("'maps' must be a numeric array of shape (n_images, n_findings, h, w).")
+    )
     if m.ndim != 4 or 0 in m.shape:
         raise SchemaError(
             f"'maps' must have shape (n_images, n_findings, h, w) with no empty axis; got shape {m.shape}."

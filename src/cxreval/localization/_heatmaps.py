@@ -159,9 +159,6 @@ class HeatmapBoxesResult(TableResult):
             }
         )
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"heatmap_boxes": self.table}
-
     def counts(self) -> pd.DataFrame:
         """Boxes per map at each threshold: ``map, threshold, n_boxes`` (zeros included)."""
         import pandas as pd

@@ -74,9 +74,6 @@ class OverlayResult(TableResult):
     origin: str = ""
     """Where the radiographs came from, for :meth:`summary` (``"from the data mirror"``)."""
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"overlays": self.table}
-
     def save(self, folder: str | PathLike[str]) -> dict[str, Path]:
         """Write ``overlays.csv`` (+ Parquet), ``overlay_heatmaps.npz`` and ``overlays/*.png``."""
         out = Path(folder)

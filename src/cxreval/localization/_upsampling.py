@@ -29,7 +29,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_choice
+from .._validation import check_choice, float_array, is_number
 from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = [
@@ -113,10 +113,7 @@ def check_heatmaps(heatmaps: ArrayLike, *, name: str = "heatmap", batch: bool = 
     SchemaError
         If the array does not have 2 (or, with ``batch``, 3) dimensions, is empty, or holds NaN or inf.
     """
-    try:
-        a = np.asarray(heatmaps, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise SchemaError(f"'{name}' must be a numeric array.") from exc
+    a = float_array(heatmaps, SchemaError(f"'{name}' must be a numeric array."))
     want = 3 if batch else 2
     if a.ndim != want:
         raise SchemaError(
@@ -157,11 +154,7 @@ def check_image_shape(image_shape: Sequence[int]) -> tuple[int, int]:
 
 def check_threshold(thr: float) -> float:
     """A threshold on the normalised ``[0, 255]`` scale as float, or :class:`InvalidParameterError`."""
-    if (
-        isinstance(thr, bool)
-        or not isinstance(thr, (int, float, np.integer, np.floating))
-        or not (0 <= float(thr) <= 255)
-    ):
+    if not is_number(thr) or not (0 <= float(thr) <= 255):
         raise InvalidParameterError(
             f"A heatmap threshold must be a number in [0, 255] (the normalised "
             f"intensity scale). Got {thr!r} instead."

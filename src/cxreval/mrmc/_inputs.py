@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import float_array
 from ..exceptions import InvalidParameterError
 
 __all__ = ["MRMCInputs", "check_mrmc_inputs", "check_names"]
@@ -25,13 +26,13 @@ class MRMCInputs:
 
 
 def _as_float_array(value: object, *, name: str, func: str, ndim: int) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(
+    arr = float_array(
+        value,
+        InvalidParameterError(
             f"The '{name}' parameter of {func} must be a numeric array-like. Got {type(value).__name__} "
             "instead."
-        ) from exc
+        ),
+    )
     if arr.ndim != ndim:
         raise InvalidParameterError(
             f"The '{name}' parameter of {func} must have {ndim} dimension(s). Got shape {arr.shape} instead."

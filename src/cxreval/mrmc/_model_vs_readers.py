@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validation import check_confidence_level
+from .._validation import check_confidence_level, float_array
 from ..exceptions import InvalidParameterError
 from ._fom import CovarianceMethod, check_covariance_method, covariance_matrix, placements
 from ._inputs import check_mrmc_inputs, check_names
@@ -193,13 +193,10 @@ def model_vs_readers(
         raise InvalidParameterError(
             f"The 'model_name' parameter of {func} must be a str other than {READERS_LABEL!r}. Got {model_name!r}."
         )
-    try:
-        readers = np.asarray(reader_ratings, dtype=np.float64)
-        model = np.asarray(model_score, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(
-            f"The 'reader_ratings' and 'model_score' parameters of {func} must be numeric array-likes."
-        ) from exc
+    error = InvalidParameterError(
+        f"The 'reader_ratings' and 'model_score' parameters of {func} must be numeric array-likes."
+    )
+    readers, model = float_array(reader_ratings, error), float_array(model_score, error)
     if readers.ndim != 2:
         raise InvalidParameterError(
             f"The 'reader_ratings' parameter of {func} must have shape (n_readers, n_cases). Got {readers.shape}."

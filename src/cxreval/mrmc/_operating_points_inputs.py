@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_choice
+from .._validation import check_choice, float_array, is_number, is_str_sequence
 from ..exceptions import InvalidParameterError, SchemaError
 from ._roc_matching import MATCHINGS, SortedScores, sort_scores
 
@@ -83,11 +82,7 @@ def _validate(
                 f"{func}: reader {names[r]!r} read {n_pos} positive and {n_neg} negative cases; its sensitivity and "
                 "specificity need at least one of each."
             )
-    if (
-        isinstance(margin, bool)
-        or not isinstance(margin, (int, float, np.floating))
-        or not 0 < float(margin) < 1
-    ):
+    if not is_number(margin) or not 0 < float(margin) < 1:
         raise InvalidParameterError(
             f"The 'margin' parameter of {func} must be a float in (0, 1). Got {margin!r} instead."
         )
@@ -101,23 +96,19 @@ def _validate(
 
 
 def _float_array(value: object, name: str, func: str) -> np.ndarray:
-    try:
-        return np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise SchemaError(
+    return float_array(
+        value,
+        SchemaError(
             f"The '{name}' parameter of {func} must be numeric (array-like of numbers). "
             f"Got {type(value).__name__} with non-numeric values instead."
-        ) from None
+        ),
+    )
 
 
 def _reader_names(reader_names: object, n_readers: int, func: str) -> tuple[str, ...]:
     if reader_names is None:
         return tuple(f"reader_{i + 1}" for i in range(n_readers))
-    if (
-        isinstance(reader_names, str)
-        or not isinstance(reader_names, (Sequence, np.ndarray))
-        or not all(isinstance(n, str) for n in reader_names)
-    ):
+    if not is_str_sequence(reader_names):
         raise InvalidParameterError(
             f"The 'reader_names' parameter of {func} must be a sequence of str or None. "
             f"Got {reader_names!r} instead."

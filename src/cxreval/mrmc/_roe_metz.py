@@ -44,7 +44,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .._typing import RNGLike
-from .._validation import check_positive_int, did_you_mean, normalize_rng
+from .._validation import check_positive_int, did_you_mean, float_array, is_number, normalize_rng
 from ..exceptions import InvalidParameterError, UnknownNameError
 
 __all__ = [
@@ -83,11 +83,7 @@ class RoeMetzParameters:
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, (int, float, np.integer, np.floating))
-                or not math.isfinite(v)
-            ):
+            if not is_number(v) or not math.isfinite(v):
                 raise InvalidParameterError(
                     f"The '{f.name}' parameter of RoeMetzParameters must be a finite number. Got {v!r} instead."
                 )
@@ -239,11 +235,7 @@ def _check_parameters(parameters: object, mu: object) -> RoeMetzParameters:
             f"Got {parameters!r} instead."
         )
     if mu is not None:
-        if (
-            isinstance(mu, bool)
-            or not isinstance(mu, (int, float, np.integer, np.floating))
-            or not math.isfinite(mu)
-        ):
+        if not is_number(mu) or not math.isfinite(mu):
             raise InvalidParameterError(
                 f"The 'mu' parameter of {_FUNC} must be a finite number or None. Got {mu!r} instead."
             )
@@ -261,13 +253,13 @@ def _check_shifts(delta: object, n_modalities: int) -> tuple[float, ...]:
     if isinstance(delta, (int, float, np.integer, np.floating)):
         shifts = np.array([0.0] + [float(delta)] * (n_modalities - 1))
     else:
-        try:
-            shifts = np.asarray(delta, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InvalidParameterError(
+        shifts = float_array(
+            delta,
+            InvalidParameterError(
                 f"The 'delta' parameter of {_FUNC} must be a number or one number per modality. Got {delta!r} "
                 "instead."
-            ) from exc
+            ),
+        )
         if shifts.shape != (n_modalities,):
             raise InvalidParameterError(
                 f"The 'delta' parameter of {_FUNC} must be a number or hold one shift per modality "

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validation import check_choice, check_positive_int
+from .._validation import check_choice, check_positive_int, is_number
 from ..exceptions import InvalidParameterError
 from ._or import ORResult
 
@@ -84,11 +84,7 @@ class PilotVarianceComponents:
             v = getattr(self, f.name)
             if f.name == "effect" and v is None:
                 continue
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, (int, float, np.integer, np.floating))
-                or not math.isfinite(v)
-            ):
+            if not is_number(v) or not math.isfinite(v):
                 raise InvalidParameterError(
                     f"The '{f.name}' parameter of PilotVarianceComponents must be a finite number. Got {v!r} "
                     "instead."
@@ -196,11 +192,7 @@ def _counts(value: object, *, name: str, minimum: int) -> np.ndarray:
 
 
 def _unit(value: object, *, name: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.floating))
-        or not 0 < float(value) < 1
-    ):
+    if not is_number(value) or not 0 < float(value) < 1:
         raise InvalidParameterError(
             f"The '{name}' parameter of {_FUNC} must be a float in (0, 1). Got {value!r} instead."
         )
@@ -423,11 +415,7 @@ def mrmc_sample_size(
                 f"The 'effect' parameter of {_FUNC} is needed: the pilot holds no observed effect. Pass the "
                 "difference of mean AUCs the study should detect, e.g. effect=0.05."
             )
-    if (
-        isinstance(effect, bool)
-        or not isinstance(effect, (int, float, np.floating))
-        or not math.isfinite(effect)
-    ):
+    if not is_number(effect) or not math.isfinite(effect):
         raise InvalidParameterError(
             f"The 'effect' parameter of {_FUNC} must be a finite number (a difference of "
             f"AUCs). Got {effect!r} instead."
