@@ -201,7 +201,7 @@ def resolve_finding_map(
     SchemaError, UnknownNameError
         An unknown map name or an invalid map file.
     """
-    return _resolve_finding_map(finding_map, map_score, func="resolve_finding_map")
+    return _resolve_finding_map(finding_map, map_score, func=func)
 
 
 def _resolve_finding_map(
