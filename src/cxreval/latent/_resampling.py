@@ -32,7 +32,7 @@ from ._model import LatentClassFit, fit_from_state
 
 __all__ = ["LatentClassBootstrap", "bootstrap_latent_class"]
 
-_ROWS_PER_CHUNK = 64
+_ROWS_PER_CHUNK = 1024
 
 
 @dataclass(frozen=True)
