@@ -121,6 +121,13 @@ def _accuracy_matrix(acc: pd.DataFrame | None, finding: str, readers: Sequence[s
     return out if np.isfinite(out).any() else None
 
 
+def _advance(progress: Progress, task: int, reps: int | None, n_resamples: int) -> None:
+    """One (model or readers-only, finding) fit done, with its ``n_resamples`` replicates."""
+    progress.advance(task)
+    if reps is not None:
+        progress.advance(reps, n_resamples)
+
+
 def evaluate_latent_auc_prepared(
     inputs: PreparedInputs,
     *,
@@ -173,7 +180,9 @@ def evaluate_latent_auc_prepared(
             inputs.patient_of.to_numpy(), n_resamples=n_resamples, rng=rng, study_ids=list(inputs.studies)
         )
     progress = as_progress(progress, func=func)
-    task = progress.add("latent-class fits", total=len(inputs.findings) * (len(inputs.models) + 1))
+    n_fits = len(inputs.findings) * (len(inputs.models) + 1)
+    task = progress.add("latent-class fits (model x finding)", total=n_fits)
+    reps = progress.add("bootstrap replicates refitted", total=n_fits * n_resamples) if n_resamples else None
     n_f = len(inputs.findings)
     dist = np.full((len(inputs.models), n_f + 1, max(n_resamples, 1)), np.nan)
     point = np.full((len(inputs.models), n_f + 1), np.nan)
@@ -203,7 +212,7 @@ def evaluate_latent_auc_prepared(
                 k: np.full(len(rs), np.nan)
                 for k in ("sensitivity_low", "sensitivity_high", "specificity_low", "specificity_high")
             }
-        progress.advance(task)
+        _advance(progress, task, reps, n_resamples)
         for r, src in enumerate(rs):
             n_lab = int((~np.isnan(y_f[:, r])).sum())
             if n_lab == 0:
@@ -223,16 +232,20 @@ def evaluate_latent_auc_prepared(
                 }
             )
         agree_rows += reader_agreement_rows(finding, rs, y_f, ro_fit)
+        same: dict[tuple[bytes, bytes], tuple[Any, float, np.ndarray]] = {}
         for m, model in enumerate(inputs.models):
             s_all = inputs.S[m, f, :]
             scored = idx[np.isfinite(s_all[idx])]
             n_dropped = int(np.isfinite(s_all).sum() - scored.size)
             if scored.size < 2:
-                progress.advance(task)
+                _advance(progress, task, reps, n_resamples)
                 continue
             yy, aa = y[scored], a[scored]
             aa_arg = None if np.isnan(aa).all() else aa
-            if plan is not None:
+            key = (scored.tobytes(), s_all[scored].tobytes())  # models with identical scores: one fit
+            if key in same:
+                fit, auc, dist[m, f] = same[key]
+            elif plan is not None:
                 res = bootstrap_latent_class(
                     yy,
                     s_all[scored],
@@ -250,12 +263,15 @@ def evaluate_latent_auc_prepared(
                     yy, s_all[scored], anchor=aa_arg, reader_accuracy=accf, score_model=score_model
                 )
                 auc = latent_auc_score(s_all[scored], fit.posterior)
+            same[key] = (fit, auc, dist[m, f])
             point[m, f] = auc
             n_pos = int(round(float(fit.posterior.sum())))
             counts[(m, f)] = (n_pos, int(scored.size) - n_pos, n_dropped)
             assoc_rows += score_association_rows(model, finding, rs, yy, s_all[scored], fit)
-            progress.advance(task)
+            _advance(progress, task, reps, n_resamples)
     progress.done(task)
+    if reps is not None:
+        progress.done(reps)
     # macro: the mean over the findings, per replicate
     with np.errstate(invalid="ignore"):
         point[:, n_f] = point[:, :n_f].mean(axis=1)
