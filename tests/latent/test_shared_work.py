@@ -35,9 +35,13 @@ def tables(n, seed):
         for k, r in enumerate(("r1", "r2", "r3")):
             y = np.where(t, rng.random(n) < 0.9 - 0.05 * k, rng.random(n) > 0.85 + 0.03 * k)
             state = np.where(y, "positive", "negative")
-            labs.append(pd.DataFrame({"study_id": sid, "patient_id": pid, "finding": f, "source": r, "state": state}))
+            labs.append(
+                pd.DataFrame({"study_id": sid, "patient_id": pid, "finding": f, "source": r, "state": state})
+            )
         for m, d in (("m1", 1.0), ("m2", 2.0)):
-            preds.append(pd.DataFrame({"study_id": sid, "model": m, "finding": f, "score": rng.normal(size=n) + d * t}))
+            preds.append(
+                pd.DataFrame({"study_id": sid, "model": m, "finding": f, "score": rng.normal(size=n) + d * t})
+            )
     return pd.concat(preds, ignore_index=True), pd.concat(labs, ignore_index=True)
 
 
