@@ -130,11 +130,12 @@ def measure(folder: Path, n_resamples: int = 0) -> dict[str, object]:
 
 def timing(folder: Path, n_resamples: int = 1000, seed: int = 0) -> dict[str, object]:
     """Wall and CPU seconds of the help's example of ``classify --latent-truth`` (on the exported tables, read
-    by ``evaluate_latent_auc_files`` as the command reads them), with the 1-minute load average before and after."""
+    by ``evaluate_classifiers_files``, the command's job), with the 1-minute load average before and after."""
     import os
     import tempfile
 
-    from cxreval.latent._evaluate import evaluate_latent_auc_files
+    from cxreval.jobs import evaluate_classifiers_files
+    from cxreval.options import Resampling
 
     preds, labels = _read(Path(folder))
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,7 +144,9 @@ def timing(folder: Path, n_resamples: int = 1000, seed: int = 0) -> dict[str, ob
         labels.to_parquet(lp)
         load_before = os.getloadavg()[0]
         t0, c0 = time.perf_counter(), time.process_time()
-        res = evaluate_latent_auc_files(pp, lp, readers=list(READERS), n_resamples=n_resamples, rng=seed)
+        res = evaluate_classifiers_files(
+            pp, lp, latent_truth=True, readers=list(READERS), resampling=Resampling(n_resamples, rng=seed)
+        ).auc
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {
         "result": res,
