@@ -112,3 +112,15 @@ def test_progress_counts_each_model_finding_and_replicate(n_resamples):
         assert total == n_fits * n_resamples and p.counts[k] == [n_resamples] * n_fits and k in p.finished
     else:
         assert "bootstrap replicates refitted" not in by_name
+
+
+def test_process_executor_gives_the_serial_result():
+    preds, labs = tables(n=200, seed=7)
+    kw = {"readers": ["r1", "r2", "r3"], "n_resamples": 10, "rng": 0}
+    serial = evaluate_latent_auc(preds, labs, **kw)
+    p = _Recorded()
+    proc = evaluate_latent_auc(preds, labs, executor="process:2", progress=p, **kw)
+    pd.testing.assert_frame_equal(serial.table, proc.table, check_exact=True)
+    np.testing.assert_array_equal(serial.distribution, proc.distribution)
+    k = next(k for k, (d, _) in p.names.items() if d == "bootstrap replicates refitted")
+    assert sum(p.counts[k]) == p.names[k][1]
