@@ -7,7 +7,11 @@ labels (``studies='common'``), without resampling: each reference's AUC, the har
 the four readers (``cxreval fuse --methods mv,ds``), the readers-only soft AUC, and the latent-truth AUC
 (``evaluate_latent_auc``: its default ``score_model='auto'``, and the spline, dependent and bins models); mean |ΔAUC| and mean ΔAUC to the consensus.
 
-Usage: python bench/latent_chexpert.py CHEXPERT_TEST_FOLDER
+:func:`timing` runs what ``cxreval classify --latent-truth --readers bc4,bc6,bc8,chexpert_labeler`` runs (the
+help's example: every study, every finding the models predict, 1,000 replicates by default) and reports its wall
+and CPU seconds beside the machine's load average.
+
+Usage: python bench/latent_chexpert.py CHEXPERT_TEST_FOLDER [timing N_RESAMPLES]
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from cxreval.fusion import fuse_labels
 from cxreval.latent import evaluate_latent_auc, fit_latent_class, latent_auc_score, select_score_model
 from cxreval.stats import prepare_inputs
 
-__all__ = ["READERS", "FINDINGS", "measure"]
+__all__ = ["READERS", "FINDINGS", "measure", "timing"]
 
 READERS = ("bc4", "bc6", "bc8", "chexpert_labeler")
 FINDINGS = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Effusion")
@@ -124,6 +128,42 @@ def measure(folder: Path, n_resamples: int = 0) -> dict[str, object]:
     }
 
 
+def timing(folder: Path, n_resamples: int = 1000, seed: int = 0) -> dict[str, object]:
+    """Wall and CPU seconds of the help's example of ``classify --latent-truth`` (on the exported tables, read
+    by ``evaluate_classifiers_files``, the command's job), with the 1-minute load average before and after."""
+    import os
+    import tempfile
+
+    from cxreval.jobs import evaluate_classifiers_files
+    from cxreval.options import Resampling
+
+    preds, labels = _read(Path(folder))
+    with tempfile.TemporaryDirectory() as tmp:
+        pp, lp = Path(tmp) / "predictions.parquet", Path(tmp) / "labels.parquet"
+        preds.to_parquet(pp)
+        labels.to_parquet(lp)
+        load_before = os.getloadavg()[0]
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = evaluate_classifiers_files(
+            pp, lp, latent_truth=True, readers=list(READERS), resampling=Resampling(n_resamples, rng=seed)
+        ).auc
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {
+        "result": res,
+        "wall_seconds": wall,
+        "cpu_seconds": cpu,
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+        "n_models": len(res.models),
+        "n_findings": len(res.findings),
+        "n_studies": int(labels["study_id"].nunique()),
+    }
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[2] == "timing":
+        t = timing(Path(sys.argv[1]), int(sys.argv[3]) if len(sys.argv) > 3 else 1000)
+        print({k: v for k, v in t.items() if k != "result"})
+        sys.exit(0)
     m = measure(Path(sys.argv[1]))
     print(m["summary"].round(4).to_string(index=False))

@@ -123,3 +123,20 @@ def test_latent_options_without_latent_truth_are_refused(tmp_path, capsys):
     _, _, pp, lp = _files(tmp_path)
     rc = main(["classify", "-p", str(pp), "-l", str(lp), "--readers", "r1,r2,r3", "-o", str(tmp_path / "o")])
     assert rc == 2 and "apply only with --latent-truth" in one_error_line(capsys)
+
+
+def test_verbose_without_a_terminal_logs_the_progress(caplog, monkeypatch):
+    import logging
+
+    from cxreval.cli._common import progress
+
+    monkeypatch.setattr("cxreval.cli._common._may_be_terminal", lambda: False)
+    with caplog.at_level(logging.INFO, logger="cxreval"), progress() as p:
+        t = p.add("bootstrap replicates refitted", total=4000)
+        p.advance(t, 1000)
+        p.done(t)
+    assert "bootstrap replicates refitted: 4,000/4,000 (100%)" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="cxreval"), progress() as p:  # without -v: nothing
+        p.done(p.add("bootstrap replicates refitted", total=4000))
+    assert caplog.text == ""

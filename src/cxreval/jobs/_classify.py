@@ -231,6 +231,7 @@ def _evaluate(
             reader_accuracy=reader_accuracy,
             findings=findings or None,
             model_groups=model_groups if read is None else _model_groups(model_groups),
+            executor=compute.executor,
             **labelling,
         )
         return ClassifierEvaluation(lat, missing_scores=design.missing_scores)
@@ -359,8 +360,8 @@ def evaluate_classifiers(
         ``readers``, ``anchor`` and ``reader_accuracy`` refused without it.
     readers, anchor, reader_accuracy : optional
         With ``readers``: the AUC against the latent truth of these label sources instead of against each
-        reference (:func:`cxreval.latent.evaluate_latent_auc`; ``references``, the finding map, the studies and
-        the executor do not apply; no paired comparison).
+        reference (:func:`cxreval.latent.evaluate_latent_auc`, each (model, finding) an item of the executor;
+        ``references``, the finding map and the studies do not apply; no paired comparison).
     operating_points, decision_curve : optional
         Operating points (``'specificity=0.9'``, ``'sensitivity=0.9'``, ``'youden'``, ``'threshold=0.5'``,
         ``'from=FILE'``) and the threshold probabilities of a decision curve (``'0.01:0.99:0.01'``), as for

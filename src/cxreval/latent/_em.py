@@ -26,7 +26,7 @@ Everything here trusts its inputs (checked in :mod:`cxreval.latent._fitting`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,7 +39,7 @@ __all__ = [
     "reader_log_ratio",
     "accuracy_at",
     "marginal_accuracy",
-    "cell_z",
+    "bin_z",
     "EPS",
 ]
 
@@ -50,21 +50,24 @@ EPS = 1e-9
 
 @dataclass(frozen=True)
 class Cells:
-    """The distinct (reader labels, score bin, anchor) combinations of the studies.
+    """The distinct (reader labels, score bin, anchor) combinations of the studies, sorted by bin.
 
     Attributes
     ----------
     positive, negative : ndarray of float, shape (n_cells, n_readers)
         1.0 where the cell's reader label is positive (negative), else 0.0.
     bin : ndarray of int, shape (n_cells,)
-        The score bin of the cell (0 when there is no score).
+        The score bin of the cell (0 when there is no score); non-decreasing.
     anchor : ndarray of int, shape (n_cells,)
         -1 (truth unknown), 0 or 1 (truth known exactly).
     inverse : ndarray of int, shape (n_studies,)
         The cell of each study.
     n_bins : int
-    basis : ndarray of shape (n_cells, d) or None
-        The spline basis at the cell's bin (``spline`` model only).
+    per_bin : ndarray of int, shape (n_bins,)
+        The number of cells in each bin.
+    bin_basis : ndarray of shape (n_bins, d) or None
+        The spline basis at each bin (``spline`` model only); everything that depends on the score depends on
+        it through the bin, so the M-step sums the cells of a bin first and works on ``n_bins`` rows.
     """
 
     positive: np.ndarray
@@ -73,7 +76,11 @@ class Cells:
     anchor: np.ndarray
     inverse: np.ndarray
     n_bins: int
-    basis: np.ndarray | None = None
+    bin_basis: np.ndarray | None = None
+    per_bin: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "per_bin", np.bincount(self.bin, minlength=self.n_bins))
 
     @property
     def n_cells(self) -> int:
@@ -111,22 +118,21 @@ class EMState:
 def make_cells(
     labels: np.ndarray, bins: np.ndarray, anchor: np.ndarray, n_bins: int, bin_basis: np.ndarray | None = None
 ) -> Cells:
-    """Group studies by (reader labels, bin, anchor). ``labels`` (n, R) 1/0/NaN, ``bins`` (n,) int,
-    ``anchor`` (n,) 1/0/NaN; ``bin_basis`` (n_bins, d), the spline basis of each bin."""
+    """Group studies by (score bin, reader labels, anchor), the cells in that order. ``labels`` (n, R) 1/0/NaN,
+    ``bins`` (n,) int, ``anchor`` (n,) 1/0/NaN; ``bin_basis`` (n_bins, d), the spline basis of each bin."""
     code = np.where(np.isnan(labels), 0, np.where(labels > 0.5, 2, 1)).astype(np.int8)
     acode = np.where(np.isnan(anchor), 0, np.where(anchor > 0.5, 2, 1)).astype(np.int64)
-    key = np.column_stack([code.astype(np.int64), bins.astype(np.int64), acode])
+    key = np.column_stack([bins.astype(np.int64), code.astype(np.int64), acode])
     uniq, inverse = np.unique(key, axis=0, return_inverse=True)
     r = labels.shape[1]
-    cbin = uniq[:, r].astype(np.intp)
     return Cells(
-        positive=(uniq[:, :r] == 2).astype(float),
-        negative=(uniq[:, :r] == 1).astype(float),
-        bin=cbin,
+        positive=(uniq[:, 1 : r + 1] == 2).astype(float),
+        negative=(uniq[:, 1 : r + 1] == 1).astype(float),
+        bin=uniq[:, 0].astype(np.intp),
         anchor=uniq[:, r + 1].astype(np.intp) - 1,
         inverse=inverse.reshape(-1).astype(np.intp),
         n_bins=int(n_bins),
-        basis=None if bin_basis is None else bin_basis[cbin],
+        bin_basis=bin_basis,
     )
 
 
@@ -139,29 +145,40 @@ def cell_weights(cells: Cells, weights: np.ndarray) -> np.ndarray:
 
 
 def _bin_sums(cells: Cells, x: np.ndarray) -> np.ndarray:
-    k = cells.n_bins
-    b = x.shape[0]
-    idx = (cells.bin[None, :] + k * np.arange(b)[:, None]).ravel()
-    return np.bincount(idx, weights=x.ravel(), minlength=b * k).reshape(b, k)
+    """``x`` (B, n_cells, ...) summed over the cells of each bin: (B, n_bins, ...)."""
+    counts = cells.per_bin
+    full = counts > 0
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[full]
+    sums = np.add.reduceat(x, starts, axis=1)
+    if full.all():
+        return sums
+    out = np.zeros((x.shape[0], cells.n_bins, *x.shape[2:]))
+    out[:, full] = sums
+    return out
 
 
-def cell_z(cells: Cells) -> np.ndarray:
-    """The standardised normal score of each cell's bin (the spline basis' linear column)."""
-    assert cells.basis is not None
-    return cells.basis[:, 1]
+def _to_cells(cells: Cells, x: np.ndarray) -> np.ndarray:
+    """A value per bin (B, n_bins, ...) at each cell (B, n_cells, ...)."""
+    return np.repeat(x, cells.per_bin, axis=1)
+
+
+def bin_z(cells: Cells) -> np.ndarray:
+    """The standardised normal score of each bin (the spline basis' linear column)."""
+    assert cells.bin_basis is not None
+    return cells.bin_basis[:, 1]
 
 
 def accuracy_at(
     cells: Cells, se: np.ndarray, sp: np.ndarray, se_slope: np.ndarray, sp_slope: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each reader's sensitivity and specificity at each cell's score, (B, n_cells, n_readers)."""
+    """Each reader's sensitivity and specificity at each bin's score, (B, n_bins, n_readers)."""
     from scipy.special import expit, logit
 
-    z = cell_z(cells)[None, :, None]
+    z = bin_z(cells)[None, :, None]
     lo, hi = EPS, 1 - EPS
-    se_c = np.clip(expit(logit(se)[:, None, :] + se_slope[:, None, :] * z), lo, hi)
-    sp_c = np.clip(expit(logit(sp)[:, None, :] + sp_slope[:, None, :] * z), lo, hi)
-    return se_c, sp_c
+    se_k = np.clip(expit(logit(se)[:, None, :] + se_slope[:, None, :] * z), lo, hi)
+    sp_k = np.clip(expit(logit(sp)[:, None, :] + sp_slope[:, None, :] * z), lo, hi)
+    return se_k, sp_k
 
 
 def reader_log_ratio(
@@ -171,16 +188,17 @@ def reader_log_ratio(
     se_slope: np.ndarray | None = None,
     sp_slope: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``log P(reader labels | T=1)`` and ``| T=0``, each (B, n_cells); score-dependent with the slopes."""
+    """``log P(reader labels | T=1)`` and ``| T=0``, each (B, n_cells); score-dependent with the slopes (the
+    logarithms are taken per bin, then read at each cell)."""
     if se_slope is None or sp_slope is None:
         r1 = np.log(se) @ cells.positive.T + np.log1p(-se) @ cells.negative.T
         r0 = np.log1p(-sp) @ cells.positive.T + np.log(sp) @ cells.negative.T
         return r1, r0
-    se_c, sp_c = accuracy_at(cells, se, sp, se_slope, sp_slope)
-    pos, neg = cells.positive[None], cells.negative[None]
-    r1 = (np.log(se_c) * pos + np.log1p(-se_c) * neg).sum(axis=2)
-    r0 = (np.log1p(-sp_c) * pos + np.log(sp_c) * neg).sum(axis=2)
-    return r1, r0
+    se_k, sp_k = accuracy_at(cells, se, sp, se_slope, sp_slope)
+    pn = np.concatenate([cells.positive, cells.negative], axis=1)
+    l1 = _to_cells(cells, np.concatenate([np.log(se_k), np.log1p(-se_k)], axis=2))
+    l0 = _to_cells(cells, np.concatenate([np.log1p(-sp_k), np.log(sp_k)], axis=2))
+    return np.einsum("bcj,cj->bc", l1, pn), np.einsum("bcj,cj->bc", l0, pn)
 
 
 def marginal_accuracy(cells: Cells, w: np.ndarray, state: EMState) -> tuple[np.ndarray, np.ndarray]:
@@ -188,13 +206,13 @@ def marginal_accuracy(cells: Cells, w: np.ndarray, state: EMState) -> tuple[np.n
     (B, n_cells) times the posteriors): equal to ``state.sensitivity`` / ``specificity`` without slopes."""
     if state.se_slope is None or state.sp_slope is None:
         return state.sensitivity, state.specificity
-    se_c, sp_c = accuracy_at(cells, state.sensitivity, state.specificity, state.se_slope, state.sp_slope)
-    lab = (cells.positive + cells.negative)[None]
-    q = (w * state.posterior)[:, :, None] * lab
-    r = (w * (1 - state.posterior))[:, :, None] * lab
+    se_k, sp_k = accuracy_at(cells, state.sensitivity, state.specificity, state.se_slope, state.sp_slope)
+    lab = cells.positive + cells.negative
+    q = _bin_sums(cells, np.einsum("bc,cr->bcr", w * state.posterior, lab))
+    r = _bin_sums(cells, np.einsum("bc,cr->bcr", w * (1 - state.posterior), lab))
     with np.errstate(invalid="ignore", divide="ignore"):
-        se = (q * se_c).sum(axis=1) / q.sum(axis=1)
-        sp = (r * sp_c).sum(axis=1) / r.sum(axis=1)
+        se = (q * se_k).sum(axis=1) / q.sum(axis=1)
+        sp = (r * sp_k).sum(axis=1) / r.sum(axis=1)
     return np.where(np.isfinite(se), se, state.sensitivity), np.where(np.isfinite(sp), sp, state.specificity)
 
 
@@ -272,9 +290,9 @@ def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
     from scipy.special import log_expit
 
     if p.beta is not None:
-        assert cells.basis is not None
-        eta = p.beta @ cells.basis.T
-        return log_expit(eta), log_expit(-eta)
+        assert cells.bin_basis is not None
+        eta = p.beta @ cells.bin_basis.T
+        return _to_cells(cells, log_expit(eta)), _to_cells(cells, log_expit(-eta))
     assert p.pi is not None and p.f1 is not None and p.f0 is not None
     return (
         np.log(p.pi)[:, None] + np.log(p.f1)[:, cells.bin],
@@ -319,24 +337,15 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
     sp = np.clip(np.where(r_lab > 0, sp, previous.sp), EPS, 1 - EPS)
     se_slope = sp_slope = None
     if previous.se_slope is not None and previous.sp_slope is not None:
-        z = cell_z(cells)
-        lab3 = lab[None]
-        se, se_slope = _logistic_step(
-            q[:, :, None] * cells.positive[None],
-            q[:, :, None] * lab3,
-            z,
-            previous.se,
-            previous.se_slope,
-            st.slope_ridge,
-        )
-        sp, sp_slope = _logistic_step(
-            r[:, :, None] * cells.negative[None],
-            r[:, :, None] * lab3,
-            z,
-            previous.sp,
-            previous.sp_slope,
-            st.slope_ridge,
-        )
+        # the readers' logistic regressions on the score: their terms summed per bin (one z each)
+        z, n_r = bin_z(cells), lab.shape[1]
+        pn = np.concatenate([cells.positive, cells.negative], axis=1)
+        q_k = _bin_sums(cells, np.einsum("bc,cj->bcj", q, pn))
+        r_k = _bin_sums(cells, np.einsum("bc,cj->bcj", r, pn))
+        q_pos, r_neg = q_k[:, :, :n_r], r_k[:, :, n_r:]
+        q_all, r_all = q_pos + q_k[:, :, n_r:], r_k[:, :, :n_r] + r_neg
+        se, se_slope = _logistic_step(q_pos, q_all, z, previous.se, previous.se_slope, st.slope_ridge)
+        sp, sp_slope = _logistic_step(r_neg, r_all, z, previous.sp, previous.sp_slope, st.slope_ridge)
         no1 = q_lab <= 0
         no0 = r_lab <= 0
         se, se_slope = np.where(no1, previous.se, se), np.where(no1, previous.se_slope, se_slope)
@@ -348,15 +357,16 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
     if previous.beta is not None:
         from scipy.special import expit
 
-        assert cells.basis is not None
-        h = cells.basis
+        assert cells.bin_basis is not None
+        h = cells.bin_basis  # the logistic regression of the posteriors on the score, summed per bin
+        q_bin, w_bin = _bin_sums(cells, q), _bin_sums(cells, w)
         beta = previous.beta
         m = expit(beta @ h.T)
-        grad = (q - w * m) @ h
+        grad = (q_bin - w_bin * m) @ h
         grad[:, 1:] -= st.ridge * beta[:, 1:]
         d = h.shape[1]
         outer = (h[:, :, None] * h[:, None, :]).reshape(h.shape[0], d * d)
-        hess = ((w * m * (1 - m)) @ outer).reshape(-1, d, d)
+        hess = ((w_bin * m * (1 - m)) @ outer).reshape(-1, d, d)
         pen = np.full(d, st.ridge)
         pen[0] = 1e-12
         hess[:, np.arange(d), np.arange(d)] += pen
@@ -377,8 +387,8 @@ def _initial(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, splin
     start = _Params(np.full((b, r), 0.5), np.full((b, r), 0.5))
     if not spline:
         return _m_step(cells, w, post, st, start)
-    assert cells.basis is not None
-    start.beta = np.zeros((b, cells.basis.shape[1]))
+    assert cells.bin_basis is not None
+    start.beta = np.zeros((b, cells.bin_basis.shape[1]))
     p = _m_step(cells, w, post, st, start)
     for _ in range(5):  # the logistic part to near convergence on the initial posteriors
         p.beta = _m_step(cells, w, post, st, p).beta

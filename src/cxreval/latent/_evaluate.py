@@ -24,6 +24,7 @@ from .._typing import RNGLike
 from .._validation import check_confidence_level, check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan, percentile_ci
 from ..exceptions import InvalidParameterError, SchemaError
+from ..executor import ExecutorLike
 from ..findings import canonical_finding
 from ..io import read_table
 from ..progress import Progress, as_progress
@@ -32,7 +33,6 @@ from ..schema._columns import check_columns
 from ..schema._result_columns import READER_ACCURACY_COLUMNS
 from ..stats import PreparedInputs, prepare_from_files, prepare_inputs
 from ..stats._auc_result import AUC_COLUMNS, DEFAULT_GROUP
-from ._auc import latent_auc_score
 from ._diagnostics import (
     READER_AGREEMENT_COLUMNS,
     SCORE_ASSOCIATION_COLUMNS,
@@ -41,6 +41,7 @@ from ._diagnostics import (
 )
 from ._fitting import NOT_IDENTIFIED, SCORE_MODELS, NotIdentifiedError
 from ._model import fit_latent_class
+from ._per_model import fit_models
 from ._resampling import bootstrap_latent_class
 from ._result import LATENT_REFERENCE, LatentAUCResult
 
@@ -121,6 +122,13 @@ def _accuracy_matrix(acc: pd.DataFrame | None, finding: str, readers: Sequence[s
     return out if np.isfinite(out).any() else None
 
 
+def _advance(progress: Progress, task: int, reps: int | None, n_resamples: int) -> None:
+    """One (model or readers-only, finding) fit done, with its ``n_resamples`` replicates."""
+    progress.advance(task)
+    if reps is not None:
+        progress.advance(reps, n_resamples)
+
+
 def evaluate_latent_auc_prepared(
     inputs: PreparedInputs,
     *,
@@ -132,6 +140,7 @@ def evaluate_latent_auc_prepared(
     rng: RNGLike = None,
     score_model: str = "auto",
     progress: Progress | None = None,
+    executor: ExecutorLike = None,
 ) -> LatentAUCResult:
     """:func:`evaluate_latent_auc` on prepared arrays (``inputs.references`` must hold the readers and anchor)."""
     func = "evaluate_latent_auc"
@@ -173,7 +182,12 @@ def evaluate_latent_auc_prepared(
             inputs.patient_of.to_numpy(), n_resamples=n_resamples, rng=rng, study_ids=list(inputs.studies)
         )
     progress = as_progress(progress, func=func)
-    task = progress.add("latent-class fits", total=len(inputs.findings) * (len(inputs.models) + 1))
+    n_fits = len(inputs.findings) * (len(inputs.models) + 1)
+    task = progress.add("latent-class fits (model x finding)", total=n_fits)
+    reps = progress.add("bootstrap replicates refitted", total=n_fits * n_resamples) if n_resamples else None
+    model_fits = fit_models(
+        inputs, per_finding, plan, confidence_level, score_model, executor, progress, task, reps
+    )
     n_f = len(inputs.findings)
     dist = np.full((len(inputs.models), n_f + 1, max(n_resamples, 1)), np.nan)
     point = np.full((len(inputs.models), n_f + 1), np.nan)
@@ -203,7 +217,7 @@ def evaluate_latent_auc_prepared(
                 k: np.full(len(rs), np.nan)
                 for k in ("sensitivity_low", "sensitivity_high", "specificity_low", "specificity_high")
             }
-        progress.advance(task)
+        _advance(progress, task, reps, n_resamples)
         for r, src in enumerate(rs):
             n_lab = int((~np.isnan(y_f[:, r])).sum())
             if n_lab == 0:
@@ -223,39 +237,22 @@ def evaluate_latent_auc_prepared(
                 }
             )
         agree_rows += reader_agreement_rows(finding, rs, y_f, ro_fit)
+        fitted = model_fits[f]
         for m, model in enumerate(inputs.models):
             s_all = inputs.S[m, f, :]
             scored = idx[np.isfinite(s_all[idx])]
             n_dropped = int(np.isfinite(s_all).sum() - scored.size)
             if scored.size < 2:
-                progress.advance(task)
                 continue
-            yy, aa = y[scored], a[scored]
-            aa_arg = None if np.isnan(aa).all() else aa
-            if plan is not None:
-                res = bootstrap_latent_class(
-                    yy,
-                    s_all[scored],
-                    plan.subset(scored),
-                    anchor=aa_arg,
-                    reader_accuracy=accf,
-                    confidence_level=confidence_level,
-                    score_model=score_model,
-                )
-                fit, auc = res.fit, res.auc
-                assert res.auc_bootstrap is not None
-                dist[m, f] = res.auc_bootstrap.bootstrap_distribution
-            else:
-                fit = fit_latent_class(
-                    yy, s_all[scored], anchor=aa_arg, reader_accuracy=accf, score_model=score_model
-                )
-                auc = latent_auc_score(s_all[scored], fit.posterior)
+            yy = y[scored]
+            fit, auc, dist[m, f] = fitted[(scored.tobytes(), s_all[scored].tobytes())]
             point[m, f] = auc
             n_pos = int(round(float(fit.posterior.sum())))
             counts[(m, f)] = (n_pos, int(scored.size) - n_pos, n_dropped)
             assoc_rows += score_association_rows(model, finding, rs, yy, s_all[scored], fit)
-            progress.advance(task)
     progress.done(task)
+    if reps is not None:
+        progress.done(reps)
     # macro: the mean over the findings, per replicate
     with np.errstate(invalid="ignore"):
         point[:, n_f] = point[:, :n_f].mean(axis=1)
@@ -329,6 +326,7 @@ def evaluate_latent_auc(
     rng: RNGLike = None,
     score_model: str = "auto",
     progress: Progress | None = None,
+    executor: ExecutorLike = None,
 ) -> LatentAUCResult:
     """Each model's ROC-AUC against the latent truth of several readers, per finding, with patient-bootstrap
     intervals that refit the latent-class model in every replicate.
@@ -362,6 +360,10 @@ def evaluate_latent_auc(
         function of the score (``'dependent'``) where the Bayesian information criterion prefers it to readers
         independent of the score given the truth (``'spline'``); chosen on the data, refitted in every replicate.
     progress : Progress, optional
+        Told of each (model, finding) fit and of its replicates.
+    executor : None, str or Executor, optional
+        Where the (model, finding) fits run, one item each (:func:`cxreval.executor.get_executor`: ``None`` in
+        this process, ``'process:2'``, ...); the plan is drawn before, so the result is the same on every one.
 
     Returns
     -------
@@ -378,7 +380,7 @@ def evaluate_latent_auc(
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
     options = _prepare_options(rs, anchor, findings, policy, not_mentioned, model_groups, unlabeled)
     prep = prepare_inputs(predictions, labels, **options)
-    fit = (reader_accuracy, n_resamples, confidence_level, rng, score_model, progress)
+    fit = (reader_accuracy, n_resamples, confidence_level, rng, score_model, progress, executor)
     return _evaluate(prep, rs, anchor, *fit)
 
 
@@ -401,6 +403,7 @@ def evaluate_latent_auc_files(
     rng: RNGLike = None,
     score_model: str = "auto",
     progress: Progress | None = None,
+    executor: ExecutorLike = None,
 ) -> LatentAUCResult:
     """:func:`evaluate_latent_auc` on prediction and label files (what ``cxreval classify --latent-truth`` runs;
     the files are read as :func:`cxreval.stats.prepare_from_files` reads them)."""
@@ -414,7 +417,7 @@ def evaluate_latent_auc_files(
         predictions, labels, state_encoding=state_encoding, blank_state=blank_state, **options
     )
     progress.done(reading)
-    fit = (reader_accuracy, n_resamples, confidence_level, rng, score_model, progress)
+    fit = (reader_accuracy, n_resamples, confidence_level, rng, score_model, progress, executor)
     return _evaluate(prep, rs, anchor, *fit)
 
 
@@ -450,6 +453,7 @@ def _evaluate(
     rng: RNGLike,
     score_model: str,
     progress: Progress | None,
+    executor: ExecutorLike,
 ) -> LatentAUCResult:
     return evaluate_latent_auc_prepared(
         prep,
@@ -461,6 +465,7 @@ def _evaluate(
         rng=rng,
         score_model=score_model,
         progress=progress,
+        executor=executor,
     )
 
 

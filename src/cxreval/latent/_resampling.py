@@ -32,7 +32,9 @@ from ._model import LatentClassFit, fit_from_state
 
 __all__ = ["LatentClassBootstrap", "bootstrap_latent_class"]
 
-_ROWS_PER_CHUNK = 64
+#: Replicates fitted together: as many as keep one (replicates, cells, 2 x readers) array near 16 MiB (EM's
+#: per-iteration overhead is paid once per chunk; a row stops when it converges), at most 1,024.
+_CHUNK_ELEMENTS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,7 @@ def bootstrap_latent_class(
     aucs = np.full(b_total, np.nan)
     not_conv = 0
     has = (~np.isnan(inputs.labels)).any(axis=0)
-    for sl in iter_shards(b_total, _ROWS_PER_CHUNK):
+    for sl in iter_shards(b_total, int(np.clip(_CHUNK_ELEMENTS // (cells.n_cells * 2 * r), 64, 1024))):
         w = plan.study_weights(replicates=sl).astype(float)
         cells_b, st_b = fit_rows(
             inputs, w, score_prior=score_prior, max_iter=max_iter, tol=replicate_tol, init=init
