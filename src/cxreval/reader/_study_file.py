@@ -21,7 +21,7 @@ from ..findings import VOCABULARIES, canonical_finding
 from .mrmc import RatingScale, Session, read_rating, read_sessions, read_washout
 from .study import TASKS, check_name
 
-__all__ = ["StudyFile", "IQAPart", "AdjudicationPart", "KEYS", "list_of_str", "finding_names"]
+__all__ = ["StudyFile", "IQAPart", "AdjudicationPart", "KEYS", "ORDERS", "list_of_str", "finding_names"]
 
 KEYS = (
     "name",
@@ -40,8 +40,13 @@ KEYS = (
     "rating",
     "sessions",
     "washout_days",
+    "order",
 )
 """The keys of a study file."""
+
+ORDERS = ("random", "priority")
+"""The item orders of the image task: each reader's own seeded permutation, or the ``priority`` column of the
+``patients`` file (lowest first; a relabelling plan's ``images.csv``)."""
 
 
 def list_of_str(value: object, *, where: str) -> tuple[str, ...]:
@@ -162,6 +167,7 @@ class StudyFile(BaseModel):
     rating: Annotated[RatingScale | None, _rule(read_rating)] = None
     sessions: Annotated[tuple[Session, ...], _rule(read_sessions, reserved=TASKS)] = ()
     washout_days: float = 0.0
+    order: str = "random"
     assignment: Any = None
     name: Any = None
     images: Any = None
@@ -216,6 +222,13 @@ class StudyFile(BaseModel):
             )
         return value
 
+    @field_validator("order", mode="before")
+    @classmethod
+    def _order(cls, value: Any, info: ValidationInfo) -> str:
+        if value not in ORDERS:
+            raise SchemaError(f"{where(info)}: 'order' must be one of {list(ORDERS)}; got {value!r}.")
+        return str(value)
+
     @field_validator("washout_days", mode="before")
     @classmethod
     def _washout(cls, value: Any, info: ValidationInfo) -> float:
@@ -234,6 +247,11 @@ class StudyFile(BaseModel):
                 raise SchemaError(f"{at}: task {t!r} is listed but the file gives no data for it.")
         if not tasks:
             raise SchemaError(f"{at}: no task: give 'images', 'reports' and/or 'iqa'.")
+        if self.order == "priority" and not (self.patients and "image" in tasks):
+            raise SchemaError(
+                f"{at}: 'order: priority' orders the images by the 'priority' column of the 'patients' file; "
+                "give both 'images' and 'patients'."
+            )
         if (self.rating is not None or self.sessions) and "image" not in tasks:
             raise SchemaError(
                 f"{at}: 'rating' and 'sessions' apply to the image task, which the study does not have "

@@ -23,6 +23,8 @@ stay inside it. Example::
     rating: {scale: five_point, with_label: true}   # optional: a confidence rating per finding (mrmc)
     sessions: [{name: unaided}, {name: aided, model_scores: predictions.csv}]   # optional (mrmc)
     washout_days: 28                        # optional, with sessions (mrmc)
+    order: priority                         # optional: images in the 'priority' column's order of 'patients'
+                                            # (lowest first) for every reader; default random, seeded per reader
 
 Tasks (``image``, ``report``, ``iqa``, ``adjudication``) are those the file gives data for, or the list
 ``tasks:``. An image's ``study_id`` is its path below ``images`` without the suffix. With ``sessions`` the
@@ -90,6 +92,9 @@ class StudySpec:
         The sessions reading the images, in order (empty: one image task, ``'image'``); each is a task.
     washout_days : float
         Days between a reader's readings of one case in two sessions.
+    order : {'random', 'priority'}
+        The image task's item order: each reader's own seeded permutation, or the ``priority`` column of the
+        ``patients`` file, lowest first (the same for every reader).
     """
 
     name: str
@@ -108,6 +113,7 @@ class StudySpec:
     rating: RatingScale | None = None
     sessions: tuple[Session, ...] = ()
     washout_days: float = 0.0
+    order: str = "random"
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, object]:
@@ -130,6 +136,7 @@ class StudySpec:
             else {"scale": self.rating.scale, "with_label": self.rating.with_label},
             "sessions": [s.to_dict() for s in self.sessions],
             "washout_days": self.washout_days,
+            "order": self.order,
         }
 
     @property
@@ -164,6 +171,7 @@ class StudySpec:
             rating=RatingScale(**d["rating"]) if d.get("rating") else None,
             sessions=tuple(Session.from_dict(s) for s in d.get("sessions", ())),
             washout_days=float(d.get("washout_days", 0.0)),
+            order=str(d.get("order", "random")),
         )
 
 
@@ -265,6 +273,7 @@ def load_study(path: str | Path) -> StudySpec:
         rating=f.rating,
         sessions=f.sessions,
         washout_days=f.washout_days,
+        order=f.order,
         raw=raw,
     )
 
@@ -274,7 +283,11 @@ def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Pa
     if isinstance(value, str):
         folder = inside_root(root, value, where=where)
         if not folder.is_dir():
-            raise SchemaError(f"{where}: image folder {folder} does not exist.")
+            raise SchemaError(
+                f"{where}: image folder {folder} does not exist. Put the images there, or pass images= the "
+                "folder that holds them (<study_id>.png, .jpg, ... or <study_id>/) to copy the studies of "
+                "'patients' in."
+            )
         files = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in DISPLAY_SUFFIXES)
         pairs = [(f.relative_to(folder).with_suffix("").as_posix(), f) for f in files]
         if not pairs:
@@ -323,6 +336,29 @@ def _opaque() -> str:
     return "q" + secrets.token_hex(8)
 
 
+def patient_study_ids(spec: StudySpec) -> list[str]:
+    """The study ids of the study file's ``patients`` file, in its order (none without one)."""
+    rel = spec.raw.get("patients")
+    if not rel:
+        return []
+    where = f"study {spec.name!r}, 'patients'"
+    return [str(s) for s in _read_csv(Path(spec.root), rel, where=where, required=("study_id",))["study_id"]]
+
+
+def _priorities(df: pd.DataFrame, *, where: str) -> dict[str, int]:
+    """``{study_id: priority}`` of a patients table's ``priority`` column (whole numbers), for ``order:
+    priority``."""
+    if "priority" not in df.columns:
+        raise SchemaError(
+            f"{where}: 'order: priority' needs a 'priority' column (whole numbers, lowest first); the file has "
+            f"{list(df.columns)}."
+        )
+    bad = [v for v in df["priority"] if not (v.strip().isascii() and v.strip().isdigit())]
+    if bad:
+        raise SchemaError(f"{where}: column 'priority' must hold whole numbers; got {bad[0]!r}.")
+    return {str(s): int(v) for s, v in zip(df["study_id"], df["priority"])}
+
+
 def study_items(spec: StudySpec) -> list[Item]:
     """Every item of the study's image, report and IQA tasks (adjudication items follow the labels). IQA
     items get random keys (a new draw on every call; the database keeps the ones drawn at ``init``).
@@ -336,6 +372,7 @@ def study_items(spec: StudySpec) -> list[Item]:
     raw = spec.raw
     where = f"study {spec.name!r}"
     patients: dict[str, str] = {}
+    priority: dict[str, int] = {}
     if raw.get("patients"):
         df = _read_csv(
             root, raw["patients"], where=f"{where}, 'patients'", required=("study_id", "patient_id")
@@ -347,6 +384,8 @@ def study_items(spec: StudySpec) -> list[Item]:
             for v in df[col]:
                 check_text_id(v, where=f"{where}, 'patients' column {col!r}")
         patients = dict(zip(df["study_id"], df["patient_id"]))
+        if spec.order == "priority":
+            priority = _priorities(df, where=f"{where}, 'patients'")
     items: list[Item] = []
     if spec.image_tasks:
         images = []
@@ -361,6 +400,7 @@ def study_items(spec: StudySpec) -> list[Item]:
                         "path": f.resolve().relative_to(root).as_posix(),
                         "width": w,
                         "height": h,
+                        **({"priority": priority[sid]} if sid in priority else {}),
                     },
                 )
             )
