@@ -218,10 +218,13 @@ class PowerCurve:
     """What :func:`power_curve` returns: ``points`` ``(p, mc_se)`` per budget of the grid; ``effective_draws``;
     ``needed`` the smallest budget found whose power reaches the target (None: no budget up to ``n_all`` does),
     with its ``(p, mc_se)`` in ``at_needed``; ``at_all`` ``(p, mc_se)`` with every candidate study relabelled
-    (budget ``n_all``) and ``half_all`` the median half-width of the interval of AUC(best) - AUC(runner-up) there."""
+    (budget ``n_all``) and ``half_all`` the median half-width of the interval of AUC(best) - AUC(runner-up) there;
+    ``separable_now`` whether the labels as they are separate the pair (budget 0, not searched: the search asks
+    what relabelling brings)."""
 
     points: list[tuple[float, float]]
     effective_draws: float
+    separable_now: bool
     needed: int | None
     at_needed: tuple[float, float]
     n_all: int
@@ -268,14 +271,16 @@ def power_curve(
     are: the answer is the current one (0 or 1, no Monte Carlo error). ``ranks`` gives each of this finding's
     studies its 0-based global priority (``>= len`` = not a candidate).
 
-    The search: the grid, then :func:`search_budgets` (doubling up to ``n_all``), in order, until a budget reaches
-    the target; then bisection between it and the budget before it (the same draws throughout, at most 6 steps,
+    The search: the grid's budgets from 1, then :func:`search_budgets` (doubling up to ``n_all``), in order, until a
+    budget reaches the target; then bisection between it and the budget before it (0 before the first) (the same draws throughout, at most 6 steps,
     to within 1/64 of the gap). The curve need not rise with the budget (one draw's verdict can change as more of
     its truths are revealed), so this is the first crossing found, not a proof that no smaller budget reaches it.
     """
     known = ~np.isnan(ff.data.anchor)
     if ff.runner_up is None:
-        return PowerCurve([_NAN2] * len(budgets), float("nan"), None, _NAN2, n_all, _NAN2, float("nan"))
+        return PowerCurve(
+            [_NAN2] * len(budgets), float("nan"), False, None, _NAN2, n_all, _NAN2, float("nan")
+        )
     truth = posterior_truths(ff, n_draws, rng)
     weight = auc_prior_weights(ff, truth)
     ess = effective_draws(weight)
@@ -305,13 +310,13 @@ def power_curve(
 
     points = [at(k)[:2] for k in budgets]
     needed = None
-    before = -1
-    for k in sorted({*budgets, *search_budgets(budgets, n_all)}):
+    before = 0
+    for k in sorted({*budgets, *search_budgets(budgets, n_all)} - {0}):
         if at(k)[0] >= target_power:
             needed = k
             break
         before = k
-    if needed is not None and before >= 0:
+    if needed is not None:
         lo, hi = before, needed
         tol = max(1, -(-(hi - lo) // 64))
         while hi - lo > tol:
@@ -322,6 +327,7 @@ def power_curve(
     return PowerCurve(
         points,
         ess,
+        bool(at(0)[0] == 1.0),
         needed,
         at(needed)[:2] if needed is not None else _NAN2,
         n_all,
