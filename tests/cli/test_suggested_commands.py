@@ -264,6 +264,7 @@ def run_plan_without_images(
     image folder, and copies the planned studies' images into the study."""
     pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
     import shlex
+    import shutil
 
     from PIL import Image
 
