@@ -7,6 +7,12 @@ random studies (20 seeds; 5 quick); the two-phase estimate (``evaluate_two_phase
 labels) of the 10 leaderboard models' AUCs on the 5 competition findings is compared with their AUC against the
 consensus (sklearn's ``roc_auc_score``): mean |ΔAUC| over the 50 model × finding cells.
 
+``chexpert_uses``: what else the plan's order helps, on the same data: the consensus revealed on the planned or K
+random studies, then (a) the ordinary AUC against the labels with the revealed studies' cheap labels replaced (what
+``cxreval rank`` computes with the expert's labels merged in) and (b) the ordinary AUC on the revealed studies alone;
+for the plan from ``chexpert_labeler`` alone and for the plan with readers bc4, bc6 and bc8 beside it (10 random
+seeds; 3 quick).
+
 ``power_calibration``: simulated study sets of 500 studies (one cheap reference with sensitivity and specificity
 drawn from [0.65, 0.95], prevalence from [0.1, 0.4], three models with close true-label AUCs): the planner's
 predicted probability that the best model is separable from the runner-up after relabelling the top k studies,
@@ -151,6 +157,84 @@ def chexpert(ctx: Context) -> Figures:
         plan.power.drop(columns=["method", "n_draws"]),
         decimals=3,
     )
+    return fig
+
+
+def _plain_error(wide: pd.DataFrame, preds: pd.DataFrame, truth_auc: pd.Series, labels: pd.Series) -> float:
+    """Mean |ΔAUC| to the consensus of the ordinary AUC against ``labels`` (a 0/1/NaN Series by study_id and
+    finding), over the model x finding cells it defines (both classes present)."""
+    from sklearn.metrics import roc_auc_score
+
+    errs = []
+    for (finding, model), g in preds.groupby(["finding", "model"]):
+        y = labels.xs(finding, level="finding").reindex(g["study_id"]).to_numpy(dtype=float)
+        ok = ~np.isnan(y)
+        if len(np.unique(y[ok])) == 2:
+            errs.append(abs(roc_auc_score(y[ok], g["score"].to_numpy()[ok]) - truth_auc[(finding, model)]))
+    return float(np.mean(errs)) if errs else float("nan")
+
+
+def chexpert_uses(ctx: Context) -> Figures:
+    gone = missing(SHARED / "chexpert_test" / "groundtruth.csv")
+    if gone:
+        return Figures(unavailable=gone)
+    from cxreval.planning import plan_relabelling
+    from cxreval.schema import binarize
+
+    labels, preds, findings = _chexpert_tables()
+    truth_auc = _consensus_auc(labels, preds)
+    y = labels.assign(y=binarize(labels["state"], policy="exclude", not_mentioned="negative"))
+    wide = y.pivot_table(index=["study_id", "finding"], columns="source", values="y", aggfunc="first")
+    cheap, cons = wide["chexpert_labeler"], wide["consensus"]
+    study = wide.index.get_level_values("study_id")
+    ids = np.array(sorted(preds["study_id"].unique()), dtype=object)
+    n_seeds = ctx.size(3, 10)
+    fig = Figures()
+    for name, readers in (
+        ("chexpert_labeler alone", None),
+        ("chexpert_labeler with bc4, bc6, bc8", ["bc4", "bc6", "bc8"]),
+    ):
+        plan = plan_relabelling(
+            preds,
+            labels,
+            reference="chexpert_labeler",
+            readers=readers,
+            budget=max(BUDGETS),
+            findings=findings,
+            n_draws=10,
+            rng=ctx.seed,
+        )
+        order = list(plan.table["study_id"])
+        t = fig.table(
+            f"CheXpert test set, plan from {name}: mean |ΔAUC| to the consensus AUC of the ordinary AUC, the "
+            "consensus revealed on K studies",
+            ["K", "merged: planned", "merged: random", "revealed alone: planned", "revealed alone: random"],
+        )
+
+        def merged(studies: object) -> pd.Series:
+            return cheap.where(~study.isin(set(studies)), cons)
+
+        def alone(studies: object) -> pd.Series:
+            return cons.where(study.isin(set(studies)))
+
+        for k in BUDGETS:
+            rnd = [
+                np.random.default_rng([ctx.seed, k, s]).choice(ids, k, replace=False) for s in range(n_seeds)
+            ]
+            row = [
+                _plain_error(wide, preds, truth_auc, merged(order[:k])),
+                float(np.nanmean([_plain_error(wide, preds, truth_auc, merged(r)) for r in rnd])),
+                _plain_error(wide, preds, truth_auc, alone(order[:k])),
+                float(np.nanmean([_plain_error(wide, preds, truth_auc, alone(r)) for r in rnd])),
+            ]
+            t.add(k, *(fmt(v) for v in row))
+            fig.checked[f"{name} | K={k} | merged planned"] = fmt(row[0])
+            fig.checked[f"{name} | K={k} | merged random"] = fmt(row[1])
+        t.notes += [
+            "merged: the cheap labels with the revealed studies' replaced by the consensus (cxreval rank with the "
+            "expert's labels merged in); revealed alone: the ordinary AUC on the revealed studies only (cells with "
+            f"one class left out); random: mean of {n_seeds} seeds",
+        ]
     return fig
 
 
@@ -407,6 +491,13 @@ PARTS = (
         "CheXpert test set: mean |ΔAUC| to the consensus of the two-phase estimate after revealing the "
         "consensus on relabel.csv's top K studies vs K random ones (K = 25, 50, 100, 200; 20 random seeds, 5 quick).",
         chexpert,
+    ),
+    Part(
+        "chexpert_uses",
+        "CheXpert test set: the ordinary AUC with the consensus revealed on relabel.csv's top K studies vs K random "
+        "ones, merged into the cheap labels or on those studies alone, for plans with and without readers "
+        "(10 random seeds, 3 quick).",
+        chexpert_uses,
     ),
     Part(
         "power_calibration",

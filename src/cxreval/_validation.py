@@ -22,6 +22,7 @@ _T = TypeVar("_T")
 __all__ = [
     "check_consistent_length",
     "check_confidence_level",
+    "check_unit_interval",
     "check_positive_int",
     "check_choice",
     "is_number",
@@ -61,12 +62,18 @@ def check_consistent_length(*arrays: Sized, names: Sequence[str] | None = None) 
         raise InvalidParameterError(f"Found input variables with inconsistent numbers of samples: {named}.")
 
 
-def check_confidence_level(value: object, *, func: str) -> float:
+def check_unit_interval(value: object, *, name: str, func: str) -> float:
+    """A float strictly between 0 and 1 (a level, a probability), else :class:`InvalidParameterError` naming
+    ``name``."""
     if not is_number(value) or not 0 < float(value) < 1:
         raise InvalidParameterError(
-            f"The 'confidence_level' parameter of {func} must be a float in (0, 1). Got {value!r} instead."
+            f"The '{name}' parameter of {func} must be a float in (0, 1). Got {value!r} instead."
         )
     return float(value)
+
+
+def check_confidence_level(value: object, *, func: str) -> float:
+    return check_unit_interval(value, name="confidence_level", func=func)
 
 
 def check_positive_int(value: object, *, name: str, func: str, minimum: int = 1) -> int:

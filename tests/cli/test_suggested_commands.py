@@ -256,6 +256,58 @@ def run_plan_reader_study(
     assert "http" in capsys.readouterr().out
 
 
+def run_plan_without_images(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
+    """`cxreval plan` without --images says `reader init --study OUT/study.yaml --images IMAGES` and its summary.md
+    `reader init --study study.yaml --images IMAGES --db sqlite:///relabel.db`: each runs as printed, IMAGES the
+    image folder, and copies the planned studies' images into the study."""
+    pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
+    import shlex
+    import shutil
+
+    from PIL import Image
+
+    from cxreval.planning import simulate_study_set
+
+    sim = simulate_study_set(
+        30, auc=[0.85, 0.75], sensitivity=[0.8], specificity=[0.85], prevalence=0.3, rng=0
+    )
+    sim.predictions.to_csv(tmp / "p.csv", index=False)
+    sim.labels.to_csv(tmp / "l.csv", index=False)
+    (tmp / "imgs").mkdir()
+    for sid in sim.truth.index:
+        Image.new("L", (8, 8), 9).save(tmp / "imgs" / f"{sid}.png")
+    out = tmp / "OUT"
+    args = [
+        "plan",
+        "-p",
+        str(tmp / "p.csv"),
+        "-l",
+        str(tmp / "l.csv"),
+        "--reference",
+        "ref0",
+        "--budget",
+        "4",
+    ]
+    assert main([*args, "--n-draws", "5", "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    line = said[said.index("cxreval reader init") :].split(" (")[0].strip()
+    assert line == f"cxreval reader init --study {out / 'study.yaml'} --images IMAGES", said
+    words = [w if w != "IMAGES" else str(tmp / "imgs") for w in shlex.split(line)[1:]]
+    assert main([*words, "--db", f"sqlite:///{tmp / 'a.db'}"]) == 0
+    assert sorted(p.name for p in (out / "images").iterdir()) == sorted(
+        f"{s}.png" for s in pd.read_csv(out / "relabel.csv")["study_id"]
+    )
+    shutil.rmtree(out / "images")  # the summary's command, in the folder, copies them again
+    summary = (out / "summary.md").read_text()
+    suggested = "cxreval reader init --study study.yaml --images IMAGES --db sqlite:///relabel.db"
+    assert f"`{suggested}`" in summary
+    mp.chdir(out)
+    words = [w if w != "IMAGES" else str(tmp / "imgs") for w in suggested.split()[1:]]
+    assert main(words) == 0 and len(list((out / "images").iterdir())) == 4
+
+
 def run_plan_pilot(
     tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
 ) -> None:
@@ -446,6 +498,7 @@ RUNS: dict[str, Callable[..., None]] = {
         )
     },
     "cxreval reader add-reader": run_plan_pilot,
+    "cxreval reader init --study study.yaml --images IMAGES --db sqlite": run_plan_without_images,
     "cxreval label-reports": run_label_reports,
     "cxreval data list": run_data_list,
     "cxreval data export openi_mesh -o DIR": run_export_openi_mesh,

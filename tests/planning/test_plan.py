@@ -76,7 +76,9 @@ def test_plan_tables_columns_and_reasons():
     assert all(r.startswith("Effusion: ref0 ") and "posterior" in r for r in res.table["reason"])
     assert set(res.estimate.table["model"]) == {"m0", "m1", "m2"}
     text = res.summary()
-    assert "missing at random" in text and "cxreval reader init" not in text  # no image folder: no init line
+    assert "missing at random" in text
+    # no image folder: the init line names the folder to copy the images from
+    assert "`cxreval reader init --study study.yaml --images IMAGES --db sqlite:///relabel.db`" in text
     assert res.plot().data
 
 
@@ -249,3 +251,68 @@ def test_anchor_studies_count_the_anchor_on_those_studies_only():
         plan_relabelling(
             ss.predictions, labels, reference="ref0", anchor="expert", anchor_studies=["nope"], budget=5
         )
+
+
+def test_models_with_identical_scores_are_one_model_and_the_summary_says_so():
+    ss = _set(60, seed=11)
+    copy = ss.predictions[ss.predictions["model"] == "m1"].assign(model="m1copy")
+    preds = pd.concat([ss.predictions, copy], ignore_index=True)
+    res = plan_relabelling(preds, _cheap(ss), reference="ref0", budget=10, n_draws=20, rng=0)
+    assert set(res.estimate.table["model"]) == {"m0", "m1", "m2"}  # the copy is merged into m1
+    assert set(res.estimate.table["rank"]) == {1, 2, 3}
+    assert list(res.needed["same_scores"]) == ["m1 = m1copy"]
+    assert "m1 = m1copy on Effusion" in res.summary() and "2 of the 4 models" in res.summary()
+    alone = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=10, n_draws=20, rng=0)
+    pd.testing.assert_frame_equal(res.table, alone.table)  # the copy changes nothing else
+    pd.testing.assert_frame_equal(res.power, alone.power)
+
+
+def test_budget_reaching_the_target_power_is_the_first_crossing_of_the_curve():
+    from cxreval.planning._planner import power_curve
+
+    ss = _set(200, seed=3, auc=[0.95, 0.8, 0.7], sensitivity=[0.6], specificity=[0.6])
+    full = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=200, n_draws=40, rng=3)
+    res = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=10, n_draws=40, rng=3)
+    row = res.needed.iloc[0]
+    need = int(row["budget_needed"])
+    assert (
+        1 <= need <= 200 and row["p_separable"] >= 0.8 and f"top {need} studies separates" in row["verdict"]
+    )
+    assert res.headline() == f"budget for power 0.8: Effusion {need}"
+    # the same draws (the finding's child seed): below the target one study before, at it on the budget found
+    inputs = prepare_inputs(
+        ss.predictions, _cheap(ss), reference="ref0", readers=None, anchor=None, findings=None
+    )
+    ff = fit_finding(inputs.findings[0])
+    ranks = np.empty(200, dtype=int)
+    ranks[np.searchsorted(inputs.study_ids, full.table["study_id"])] = np.arange(200)
+    child = np.random.default_rng(3).spawn(1)[0]
+    pc = power_curve(ff, ranks, [need - 1, need], n_draws=40, confidence_level=0.95, rng=child, n_all=200)
+    assert pc.points[1][0] >= 0.8 and (need == 1 or pc.points[0][0] < 0.8)
+
+
+def test_when_no_budget_reaches_the_power_the_verdict_says_why():
+    ss = _set(100, seed=2, auc=[0.92, 0.8, 0.7], sensitivity=[0.7], specificity=[0.7])
+    res = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=10, n_draws=40, rng=3)
+    row = res.needed.iloc[0]
+    assert pd.isna(row["budget_needed"]) and row["p_all"] < 0.8 and row["n_studies"] == 100
+    assert row["resolvable_delta"] > row["half_width_all"] > 0
+    assert (
+        "relabelling cannot separate" in row["verdict"]
+        and "with all 100 studies relabelled" in row["verdict"]
+    )
+    assert (
+        row["verdict"] in res.summary() and "cannot separate the leading models of Effusion" in res.headline()
+    )
+    with pytest.raises(
+        InvalidParameterError, match="'target_power' parameter of plan_relabelling must be a float"
+    ):
+        plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=5, target_power=1.0)
+
+
+def test_the_power_figure_draws_two_monte_carlo_errors():
+    ss = _set(60, seed=1)
+    res = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=20, n_draws=30, rng=0)
+    fig = res.plot()
+    assert "Monte Carlo" in fig.layout.title.text
+    np.testing.assert_allclose(fig.data[0].error_y.array, 2 * res.power["mc_se"].to_numpy())

@@ -109,7 +109,9 @@ def plan(
         "--effect",
         help="With --pilot: the AUC difference to detect (default: the pilot's observed one).",
     ),
-    power: float = typer.Option(0.8, "--power", help="With --pilot: the target power."),
+    power: float = typer.Option(
+        0.8, "--power", help="The target power: budget.csv's smallest budget (with --pilot: of the design)."
+    ),
     n_readers: str = typer.Option(
         "4,6,8,10,12", "--n-readers", help="With --pilot: reader counts to size, comma-separated."
     ),
@@ -140,7 +142,8 @@ def plan(
 
     Writes relabel.csv (study_id, patient_id, priority 1 = first, expected_change, reason), power.csv (per
     finding and budget: the probability that the best model is separable from the runner-up after relabelling
-    that many studies, and the method), auc.csv and comparison.csv (the current two-phase estimate), a reader
+    that many studies, and the method), budget.csv (per finding: the smallest budget reaching --power, searched up
+    to every study, or why relabelling cannot separate the two leading models), auc.csv and comparison.csv (the current two-phase estimate), a reader
     study (study.yaml, images.csv and, with --images, images/), summary.md and run.json: the files of
     cxreval.planning.RelabelPlanResult.
 
@@ -216,6 +219,7 @@ def plan(
                 budgets=budgets,
                 n_draws=n_draws,
                 confidence_level=confidence_level,
+                target_power=power,
                 images=images,
                 state_encoding=state_encoding,
                 blank_state=blank_state,
@@ -232,8 +236,13 @@ def plan(
         )
     else:
         typer.echo(
-            f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; "
+            f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; {res.headline()}; "
             f"reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}"
+            + (
+                ""
+                if res.image_sources
+                else " --images IMAGES (the folder of the images: <study_id>.png, ...)"
+            )
         )
 
 

@@ -39,6 +39,13 @@ def init_cmd(
     ),
     db: str = _db_option(),
     url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the readers' links."),
+    images: Path = typer.Option(
+        None,
+        "--images",
+        help="Folder to copy the images from first (<study_id>.png/.jpg/.dcm... or <study_id>/<image>): each "
+        "study of the study file's patients file without an image in its images folder, e.g. a `cxreval plan` "
+        "made without --images.",
+    ),
     executor: str = executor_option(),
 ) -> None:
     """Create a study database, write every image's display rendition into the study folder (the server then
@@ -49,11 +56,12 @@ def init_cmd(
     """
     from ..reader import create_study
     from ..reader._jobs import study_url
-    from ._common import cli_executor, progress
+    from ._common import check_folder_option, cli_executor, progress
 
+    check_folder_option("--images", images)
     url_db = study_url(db)
     with cli_executor(executor) as ex, progress() as p:
-        made = create_study(study, url_db, executor=ex, progress=p)
+        made = create_study(study, url_db, images=images, executor=ex, progress=p)
     spec, tokens = made.spec, made.tokens
     typer.echo(
         f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; items {dict(made.n_items)}; findings "

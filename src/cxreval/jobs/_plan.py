@@ -51,6 +51,7 @@ def plan_relabelling_files(
     budgets: str | Sequence[int] | None = None,
     n_draws: int = 200,
     confidence_level: float = 0.95,
+    target_power: float = 0.8,
     images: PathLike | None = None,
     state_encoding: str | None = None,
     blank_state: str | None = None,
@@ -72,7 +73,7 @@ def plan_relabelling_files(
         A table with a ``study_id`` column (e.g. an earlier plan's ``relabel.csv``), read as text.
     budgets : str or sequence of int, optional
         The budgets of ``power.csv``, comma-separated (``'0,10,20'``) or as numbers.
-    reference, readers, anchor, findings, n_draws, confidence_level, images, rng, executor, progress
+    reference, readers, anchor, findings, n_draws, confidence_level, target_power, images, rng, executor, progress
         As for :func:`cxreval.planning.plan_relabelling`.
 
     Returns
@@ -104,6 +105,7 @@ def plan_relabelling_files(
         budgets=grid,
         n_draws=n_draws,
         confidence_level=confidence_level,
+        target_power=target_power,
         images=images,
         rng=rng,
         executor=executor,

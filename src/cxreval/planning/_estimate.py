@@ -150,7 +150,7 @@ def two_phase_tables(
     rows, comp = [], []
     for ff in fits:
         ranked = sorted(ff.auc, key=lambda m: (-np.nan_to_num(ff.auc[m], nan=-1.0), m))
-        for m in inputs.models:
+        for m in ff.data.scores:  # every model, or one of each set of identical ones (a plan's)
             rows.append(
                 {
                     "finding": ff.data.finding,

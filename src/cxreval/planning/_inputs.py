@@ -9,7 +9,7 @@ study, and an anchor counted on a chosen subset (``anchor_studies``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,9 @@ class FindingData:
     anchor: np.ndarray  # (n,) 1.0 / 0.0 where the anchor source labels it, NaN elsewhere
     scores: dict[str, np.ndarray]
     n_unscored: int  # labelled studies left out: not scored by every model
+    copies: dict[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # kept model -> models of its very scores
 
 
 @dataclass(frozen=True)
@@ -71,12 +74,14 @@ def prepare_inputs(
     findings: Sequence[str] | None,
     anchor_studies: Sequence[str] | None = None,
     func: str = _FUNC,
+    merge_identical: bool = False,
 ) -> PlanInputs:
     """Check the tables and options (every error names its parameter) and arrange them per finding.
 
     Labels are binarised with uncertain labels left out (NaN: a reference that did not decide) and not-mentioned
     read as negative (CheXpert practice for report labelers). With ``anchor_studies``, the anchor's labels count on
-    those studies only (a relabelling simulated from a source that labels every study).
+    those studies only (a relabelling simulated from a source that labels every study). With ``merge_identical``,
+    models whose scores of a finding are identical are one model of that finding (:func:`merge_identical_scores`).
     """
     preds_in = as_table(predictions, name="predictions", func=func)
     labels_in = as_table(labels, name="labels", func=func)
@@ -167,7 +172,10 @@ def prepare_inputs(
         if only is not None:
             an = np.where(ids.isin(only), an, np.nan)
         scores = {m: pf.loc[ids, m].to_numpy(dtype=float) for m in models}
-        per_finding.append((f, ids, refs, an, scores, n_unscored))
+        copies: dict[str, tuple[str, ...]] = {}
+        if merge_identical:
+            scores, copies = merge_identical_scores(scores)
+        per_finding.append((f, ids, refs, an, scores, n_unscored, copies))
     study_ids = np.array(sorted(all_ids), dtype=object)
     if only is not None and not only <= all_ids:
         extra = sorted(only - all_ids)
@@ -177,8 +185,8 @@ def prepare_inputs(
         )
     pos = {s: i for i, s in enumerate(study_ids)}
     data = tuple(
-        FindingData(f, np.array([pos[s] for s in ids]), refs, an, scores, nu)
-        for f, ids, refs, an, scores, nu in per_finding
+        FindingData(f, np.array([pos[s] for s in ids]), refs, an, scores, nu, copies)
+        for f, ids, refs, an, scores, nu, copies in per_finding
     )
     patients = np.array([str(pid_col.get(s, s)) for s in study_ids], dtype=object)
     return PlanInputs(
@@ -189,6 +197,23 @@ def prepare_inputs(
         findings=data,
         anchor_source=anc,
     )
+
+
+def merge_identical_scores(
+    scores: dict[str, np.ndarray],
+) -> tuple[dict[str, np.ndarray], dict[str, tuple[str, ...]]]:
+    """One model per distinct score vector: ``(scores of the first model of each set of identical ones, {that
+    model: the others})`` (in the order of ``scores``; sets of one are not in the second). Models with the very
+    same scores have the same AUC against any truth: no relabelling can separate them."""
+    kept: dict[str, np.ndarray] = {}
+    copies: dict[str, list[str]] = {}
+    for m, s in scores.items():
+        twin = next((k for k, v in kept.items() if np.array_equal(v, s)), None)
+        if twin is None:
+            kept[m] = s
+        else:
+            copies.setdefault(twin, []).append(m)
+    return kept, {k: tuple(v) for k, v in copies.items()}
 
 
 def check_budget(budget: object, inputs: PlanInputs, *, name: str = "budget") -> int:
@@ -210,4 +235,4 @@ def check_budget(budget: object, inputs: PlanInputs, *, name: str = "budget") ->
     return b
 
 
-__all__ += ["check_budget"]
+__all__ += ["check_budget", "merge_identical_scores"]

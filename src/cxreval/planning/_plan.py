@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import PathLike, RNGLike
-from .._validation import check_confidence_level, check_positive_int, normalize_rng
+from .._validation import check_confidence_level, check_positive_int, check_unit_interval, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import ExecutorLike, get_executor
 from ..io import markdown_table
@@ -25,10 +25,18 @@ from ..progress import Progress, as_progress
 from ..results import ReadResult, TableResult
 from ._estimate import TwoPhaseAUCResult, two_phase_tables
 from ._inputs import PlanInputs, check_budget, prepare_inputs
-from ._planner import FindingFit, fit_finding, power_curve
+from ._planner import FindingFit, PowerCurve, fit_finding, power_curve
 from ._study import check_image_names, copy_images, find_images, image_table, study_yaml
+from ._verdict import PRIORITY_USE, budget_row, curve_shape, headline, merged_models
 
-__all__ = ["RELABEL_COLUMNS", "POWER_COLUMNS", "POWER_METHOD", "RelabelPlanResult", "plan_relabelling"]
+__all__ = [
+    "RELABEL_COLUMNS",
+    "POWER_COLUMNS",
+    "BUDGET_COLUMNS",
+    "POWER_METHOD",
+    "RelabelPlanResult",
+    "plan_relabelling",
+]
 
 RELABEL_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "priority", "expected_change", "reason")
 POWER_COLUMNS: tuple[str, ...] = (
@@ -41,6 +49,22 @@ POWER_COLUMNS: tuple[str, ...] = (
     "n_draws",
     "effective_draws",
     "method",
+)
+BUDGET_COLUMNS: tuple[str, ...] = (
+    "finding",
+    "best",
+    "runner_up",
+    "same_scores",
+    "delta",
+    "target_power",
+    "budget_needed",
+    "p_separable",
+    "mc_se",
+    "n_studies",
+    "p_all",
+    "half_width_all",
+    "resolvable_delta",
+    "verdict",
 )
 POWER_METHOD = (
     "Monte Carlo over the posterior predictive of the latent model, its parameters' uncertainty included: "
@@ -55,9 +79,9 @@ _FUNC = "plan_relabelling"
 
 @dataclass(frozen=True)
 class RelabelPlanResult(TableResult):
-    """A relabelling plan: the studies to send (``relabel.csv``), the power per budget (``power.csv``), the current
-    two-phase estimate (``auc.csv``, ``comparison.csv``) and a reader study (``study.yaml``, ``images.csv`` and,
-    when the image folder was given, ``images/``).
+    """A relabelling plan: the studies to send (``relabel.csv``), the power per budget (``power.csv``), the budget
+    each finding needs (``budget.csv``), the current two-phase estimate (``auc.csv``, ``comparison.csv``) and a
+    reader study (``study.yaml``, ``images.csv`` and, when the image folder was given, ``images/``).
 
     Attributes
     ----------
@@ -71,9 +95,17 @@ class RelabelPlanResult(TableResult):
         ``effective_draws`` the number of the ``n_draws`` draws in effect once weighted by the prior on the
         models' AUCs (Kish's ``(sum w)^2 / sum w^2``).
     estimate : TwoPhaseAUCResult
+        Every distinct model's two-phase AUC (``auc.csv``: models with identical scores of a finding are one
+        model, named by the first in sorted order; ``budget.csv``'s ``same_scores`` lists the others).
     images : DataFrame
         ``images.csv``: study_id, patient_id, priority, image (its path in the study folder).
-    reference, readers, anchor, budget, budgets, n_draws, confidence_level, findings, notes
+    needed : DataFrame
+        :data:`BUDGET_COLUMNS`, one row per finding: the smallest budget whose power reaches ``target_power``
+        (``budget_needed``, empty when no budget up to every study does), the power there (or, with none, with
+        every study relabelled: ``p_all``), the median half-width of the interval with every study relabelled
+        (``half_width_all``) and the difference that would be needed to reach the target there
+        (``resolvable_delta``), and the ``verdict`` in words.
+    reference, readers, anchor, budget, budgets, n_draws, confidence_level, target_power, findings, notes
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
@@ -83,6 +115,7 @@ class RelabelPlanResult(TableResult):
             "auc": "auc.csv",
             "comparison": "comparison.csv",
             "images": "images.csv",
+            "budget": "budget.csv",
         }
     )
     COLUMNS: ClassVar[tuple[str, ...]] = RELABEL_COLUMNS
@@ -101,6 +134,8 @@ class RelabelPlanResult(TableResult):
     confidence_level: float
     findings: tuple[str, ...]
     study: str
+    needed: pd.DataFrame
+    target_power: float
     notes: tuple[str, ...] = ()
     image_sources: tuple[str, ...] = field(default=(), repr=False)
 
@@ -111,6 +146,7 @@ class RelabelPlanResult(TableResult):
             "auc": self.estimate.table,
             "comparison": self.estimate.comparison,
             "images": self.images,
+            "budget": self.needed,
         }
 
     def save(self, folder: PathLike) -> dict[str, Path]:
@@ -131,6 +167,7 @@ class RelabelPlanResult(TableResult):
         known = (
             int(self.estimate.table["n_anchored"].max()) if self.anchor and len(self.estimate.table) else 0
         )
+        merged = [n for n in self.notes if "identical scores" in n]
         lines = [
             f"# Relabelling plan: {self.budget} studies for an expert"
             + (f", with {self.anchor!r} known on {known} studies" if self.anchor else ""),
@@ -140,10 +177,24 @@ class RelabelPlanResult(TableResult):
             + (f", anchor {self.anchor!r} (already relabelled, treated as exact)" if self.anchor else "")
             + f"; findings {', '.join(self.findings)}.",
             "",
+            f"## What relabelling can do (power {self.target_power:g})",
+            "",
+            *[f"- {v}" for v in self.needed["verdict"]],
+            *[f"- {n}" for n in merged],
+            "",
+            "`budget.csv`: per finding the smallest budget whose predicted probability of separating the best "
+            f"model from the runner-up reaches {self.target_power:g} (searched up to every study: the budgets of "
+            "the power table, then doubling, then bisection), or with none the probability with every study "
+            "relabelled, the interval's half-width there and the AUC difference that would be needed.",
+            "",
+            "## Studies to relabel",
+            "",
             "Priority: the expected absolute change of AUC(best) - AUC(runner-up), summed over findings, when "
             "a study's truth is revealed (posterior-weighted Mann-Whitney sums, closed form).",
             "",
             markdown_table(top, decimals=4),
+            "",
+            PRIORITY_USE,
             "",
             "## Power",
             "",
@@ -152,6 +203,8 @@ class RelabelPlanResult(TableResult):
             "sets (one cheap reference, three models of close AUCs) the mean predicted power was within 0.03 "
             "of the observed fraction at every budget, but single predictions are too sure at both ends: read "
             "them as a guide to the budget, not as a certainty for one finding.",
+            "",
+            curve_shape(self.power),
             "",
             markdown_table(self.power.drop(columns=["method"]), decimals=3),
             "",
@@ -166,31 +219,46 @@ class RelabelPlanResult(TableResult):
             "",
             "## Reader study",
             "",
-            f"`{self.STUDY_FILE}` and `images.csv` ({len(self.images)} images, in priority order). "
+            f"`{self.STUDY_FILE}` and `images.csv` ({len(self.images)} images, in priority order; the reader app "
+            "shows them in that order). "
             + (
                 "The images are in `images/`: `cxreval reader init --study study.yaml --db sqlite:///relabel.db`, "
                 "then `cxreval reader add-reader NAME --db sqlite:///relabel.db`."
                 if self.image_sources
-                else "No image folder was given: place each study's image at the path `images.csv` gives (adding "
-                "its suffix), or plan again with the image folder."
+                else "No image folder was given: `cxreval reader init --study study.yaml --images IMAGES --db "
+                "sqlite:///relabel.db` copies each study's image from the folder IMAGES (`<study_id>.png`, "
+                "`.jpg`, ... or a folder `<study_id>/`) into `images/` first."
             ),
         ]
-        lines += [f"- {n}" for n in self.notes]
+        lines += [f"- {n}" for n in self.notes if n not in merged]
         return "\n".join(lines)
+
+    def headline(self) -> str:
+        """One line: the budget per finding for the target power, or the findings relabelling cannot settle."""
+        return headline(self.needed)
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
-        """Power curves (``power.csv``): P(separable) against the budget, one line per finding."""
+        """Power curves (``power.csv``): P(separable) against the budget, one line per finding, with bars of ±2
+        Monte Carlo standard errors (``mc_se``, when the table has it)."""
         from .._plots import lines
 
-        return lines(
+        fig = lines(
             table,
             x="budget",
             y="p_separable",
             color="finding",
-            title="Probability that the best model is separable from the runner-up",
+            title="Probability that the best model is separable from the runner-up (bars: ±2 Monte Carlo SE)",
             y_title="P(separable)",
         )
+        if "mc_se" in table.columns and "finding" in table.columns:
+            for trace in fig.data:
+                se = pd.to_numeric(
+                    table.loc[table["finding"].astype(str) == trace.name, "mc_se"], errors="coerce"
+                )
+                if len(se) == len(trace.x):
+                    trace.error_y = {"type": "data", "array": (2 * se).tolist(), "visible": True}
+        return fig
 
     def _figure(self) -> Any:
         return self.figure(self.power)
@@ -270,10 +338,12 @@ def _check_draws_fit(n_draws: int, n_studies: int) -> None:
 
 
 def _power(
-    item: tuple[FindingFit, np.ndarray, list[int], int, float, np.random.Generator],
-) -> tuple[list[tuple[float, float]], float]:
-    ff, ranks, grid, nd, cl, gen = item
-    return power_curve(ff, ranks, grid, n_draws=nd, confidence_level=cl, rng=gen)
+    item: tuple[FindingFit, np.ndarray, list[int], int, float, np.random.Generator, int, float],
+) -> PowerCurve:
+    ff, ranks, grid, nd, cl, gen, n_all, target = item
+    return power_curve(
+        ff, ranks, grid, n_draws=nd, confidence_level=cl, rng=gen, n_all=n_all, target_power=target
+    )
 
 
 def _study_ids(value: Sequence[str] | pd.DataFrame | None) -> list[str] | None:
@@ -302,6 +372,7 @@ def plan_relabelling(
     budgets: Sequence[int] | None = None,
     n_draws: int = 200,
     confidence_level: float = 0.95,
+    target_power: float = 0.8,
     images: PathLike | None = None,
     rng: RNGLike = None,
     executor: ExecutorLike = None,
@@ -336,6 +407,9 @@ def plan_relabelling(
     n_draws : int, default=200
         Monte Carlo draws of every study's truth and the model's parameters (the same draws for every budget).
     confidence_level : float, default=0.95
+    target_power : float, default=0.8
+        The power whose smallest budget ``budget.csv`` gives per finding, searched up to every study; where no
+        budget reaches it, the finding's verdict says that relabelling cannot separate the leading pair, and why.
     images : path, optional
         The folder of the images: ``<study_id>.<suffix>`` or ``<study_id>/<image>`` (first in sorted order); the
         selected studies' images are copied into the saved study folder.
@@ -361,6 +435,9 @@ def plan_relabelling(
     n) per model). A study's priority is the sum over findings (an expert reads a study for every finding at once): 1 =
     the largest expected change. Reference disagreement and posterior uncertainty enter through the posteriors; the
     scores of ``a`` and ``b`` through the Mann–Whitney sums.
+
+    Models whose scores of a finding are identical are one model of that finding (named by the first, in sorted
+    order): no truth can separate them. ``budget.csv``'s ``same_scores`` and the summary say which.
 
     Power. For each budget ``k``, the probability that the ``confidence_level`` interval of AUC(best) - AUC(runner-up)
     excludes 0 once the top ``k`` studies are relabelled (:data:`POWER_METHOD`): Monte Carlo over the posterior
@@ -395,8 +472,10 @@ def plan_relabelling(
         anchor=anchor,
         findings=findings,
         anchor_studies=_study_ids(anchor_studies),
+        merge_identical=True,
     )
     b, grid, nd, cl = _validate(inputs, budget, budgets, n_draws, confidence_level)
+    target = check_unit_interval(target_power, name="target_power", func=_FUNC)
     folder = Path(images) if images is not None else None
     if folder is not None and not folder.is_dir():
         raise InvalidParameterError(
@@ -441,13 +520,15 @@ def plan_relabelling(
     rank_of[ranked] = np.arange(len(ranked))
     task = prog.add(f"power of {len(fits)} findings, {nd} draws per budget", total=len(fits))
     items = [
-        (ff, rank_of[ff.data.index], grid, nd, cl, child) for ff, child in zip(fits, gen.spawn(len(fits)))
+        (ff, rank_of[ff.data.index], grid, nd, cl, child, len(ranked), target)
+        for ff, child in zip(fits, gen.spawn(len(fits)))
     ]
     curves = ex.map(_power, items, on_item=lambda _: prog.advance(task))
     prog.done(task)
     rows = []
-    for ff, (curve, ess) in zip(fits, curves):
-        for k, (p, se) in zip(grid, curve):
+    for ff, pc in zip(fits, curves):
+        ess = pc.effective_draws
+        for k, (p, se) in zip(grid, pc.points):
             rows.append(
                 {
                     "finding": ff.data.finding,
@@ -465,11 +546,12 @@ def plan_relabelling(
     estimate = TwoPhaseAUCResult(
         auc, comp, reference=inputs.sources[0], readers=inputs.sources[1:], anchor=inputs.anchor_source
     )
-    notes = [
-        f"{ff.data.finding}: every other model has {ff.best}'s scores; no pair to separate"
-        for ff in fits
-        if ff.runner_up is None
-    ]
+    needed = pd.DataFrame(
+        [budget_row(ff, pc, target_power=target, confidence_level=cl) for ff, pc in zip(fits, curves)],
+        columns=list(BUDGET_COLUMNS),
+    ).astype({"budget_needed": "Int64"})
+    merged = merged_models({ff.data.finding: ff.data.copies for ff in fits}, len(inputs.models))
+    notes = [merged] if merged else []
     notes += [
         f"{fd.finding}: {fd.n_unscored} labelled studies left out (not scored by every model)"
         for fd in inputs.findings
@@ -490,8 +572,13 @@ def plan_relabelling(
         confidence_level=cl,
         findings=tuple(f.finding for f in inputs.findings),
         study=study_yaml(
-            name=f"relabel-{inputs.sources[0]}", findings=[f.finding for f in inputs.findings], order_seed=0
+            name=f"relabel-{inputs.sources[0]}",
+            findings=[f.finding for f in inputs.findings],
+            order_seed=0,
+            extra={"order": "priority"},
         ),
+        needed=needed,
+        target_power=target,
         notes=tuple(notes),
         image_sources=tuple(str(s) for s in sources or ()),
     )

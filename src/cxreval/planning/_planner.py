@@ -8,19 +8,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..stats._normal_scores import normal_scores
-from ._inputs import FindingData
+from ._inputs import FindingData, merge_identical_scores
 from ._mixture import fit_joint, log_odds
 from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc
 
 __all__ = [
     "FindingFit",
     "fit_finding",
-    "separable",
     "separable_leading",
     "posterior_truths",
     "auc_prior_weights",
     "effective_draws",
     "power_curve",
+    "PowerCurve",
+    "search_budgets",
 ]
 
 
@@ -58,11 +59,7 @@ def _leading(auc: dict[str, float], scores: dict[str, np.ndarray]) -> tuple[str,
 
 def distinct_models(scores: dict[str, np.ndarray]) -> list[str]:
     """The models of ``scores`` with a score vector of their own: the first of each set of identical ones."""
-    kept: list[str] = []
-    for m, s in scores.items():
-        if not any(np.array_equal(s, scores[k]) for k in kept):
-            kept.append(m)
-    return kept
+    return list(merge_identical_scores(scores)[0])
 
 
 def distinct_scores(scores: dict[str, np.ndarray]) -> np.ndarray:
@@ -105,14 +102,6 @@ def interval(
     return delta, float(ndtri(0.5 + confidence_level / 2)) * np.sqrt(np.maximum(var, 0.0))
 
 
-def separable(ff: FindingFit, w: np.ndarray, revealed: np.ndarray, *, confidence_level: float) -> np.ndarray:
-    """Whether the interval of AUC(best) - AUC(runner-up) excludes 0 (one answer per row of ``w``)."""
-    if ff.runner_up is None:
-        raise ValueError("no runner-up to separate from")
-    delta, half = interval(ff, ff.best, ff.runner_up, w, revealed, confidence_level=confidence_level)
-    return np.asarray(np.abs(delta) > half)
-
-
 def _leading_rows(ff: FindingFit, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row of ``w`` (D, n): the indices (into ``ff.data.scores``) of the leading model and of the runner-up by
     the posterior-weighted AUC (the runner-up skips models with the leader's very scores; -1 when there is none)."""
@@ -133,19 +122,22 @@ def _leading_rows(ff: FindingFit, w: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def separable_leading(
     ff: FindingFit, w: np.ndarray, revealed: np.ndarray, *, confidence_level: float
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """Per row of ``w`` (D, n): whether the interval of AUC(best) - AUC(runner-up) excludes 0, the pair being the
-    leading two models under that row's posteriors (what ``comparison.csv`` would compare)."""
+    leading two models under that row's posteriors (what ``comparison.csv`` would compare), and the interval's
+    half-width (NaN where the row has no pair)."""
     models = list(ff.data.scores)
     best, runner = _leading_rows(ff, w)
     out = np.zeros(len(w), dtype=bool)
+    half = np.full(len(w), np.nan)
     for a, b in sorted(set(zip(best.tolist(), runner.tolist()))):
         if b < 0:
             continue
         rows = (best == a) & (runner == b)
-        delta, half = interval(ff, models[a], models[b], w[rows], revealed, confidence_level=confidence_level)
-        out[rows] = np.abs(delta) > half
-    return out
+        delta, h = interval(ff, models[a], models[b], w[rows], revealed, confidence_level=confidence_level)
+        out[rows] = np.abs(delta) > h
+        half[rows] = h
+    return out, half
 
 
 def posterior_truths(
@@ -221,6 +213,38 @@ def effective_draws(weight: np.ndarray) -> float:
     return total * total / float((weight * weight).sum()) if total > 0 else 0.0
 
 
+@dataclass(frozen=True)
+class PowerCurve:
+    """What :func:`power_curve` returns: ``points`` ``(p, mc_se)`` per budget of the grid; ``effective_draws``;
+    ``needed`` the smallest budget found whose power reaches the target (None: no budget up to ``n_all`` does),
+    with its ``(p, mc_se)`` in ``at_needed``; ``at_all`` ``(p, mc_se)`` with every candidate study relabelled
+    (budget ``n_all``) and ``half_all`` the median half-width of the interval of AUC(best) - AUC(runner-up) there;
+    ``separable_now`` whether the labels as they are separate the pair (budget 0, not searched: the search asks
+    what relabelling brings)."""
+
+    points: list[tuple[float, float]]
+    effective_draws: float
+    separable_now: bool
+    needed: int | None
+    at_needed: tuple[float, float]
+    n_all: int
+    at_all: tuple[float, float]
+    half_all: float
+
+
+_NAN2 = (float("nan"), float("nan"))
+
+
+def search_budgets(grid: list[int], n_all: int) -> list[int]:
+    """The budgets searched for the target power beyond the grid: doubling from its largest (at least 1) up to,
+    and ending at, ``n_all`` (every candidate study)."""
+    out, k = [], max(max(grid, default=0), 1)
+    while k * 2 < n_all:
+        k *= 2
+        out.append(k)
+    return [*out, n_all] if n_all > max(grid, default=0) else out
+
+
 def power_curve(
     ff: FindingFit,
     ranks: np.ndarray,
@@ -229,9 +253,12 @@ def power_curve(
     n_draws: int,
     confidence_level: float,
     rng: np.random.Generator,
-) -> tuple[list[tuple[float, float]], float]:
+    n_all: int,
+    target_power: float = 0.8,
+) -> PowerCurve:
     """P(separable) after revealing the studies of global priority < k, for each k of ``budgets``, with its Monte
-    Carlo standard error; and the effective number of draws behind them.
+    Carlo standard error; the effective number of draws behind them; and the smallest budget whose power reaches
+    ``target_power``, searched up to ``n_all`` (the number of candidate studies: every one relabelled).
 
     Monte Carlo over the posterior predictive of the two-phase estimate, the uncertainty of the latent model's
     parameters included: ``n_draws`` truths of every study from :func:`posterior_truths` (the same draws for every
@@ -243,19 +270,31 @@ def power_curve(
     budget's probability ``p`` is ``sqrt(p (1 - p) / E)``. A budget that reveals nothing leaves the data as they
     are: the answer is the current one (0 or 1, no Monte Carlo error). ``ranks`` gives each of this finding's
     studies its 0-based global priority (``>= len`` = not a candidate).
+
+    The search: the grid's budgets from 1, then :func:`search_budgets` (doubling up to ``n_all``), in order, until a
+    budget reaches the target; then bisection between it and the budget before it (0 before the first) (the same draws throughout, at most 6 steps,
+    to within 1/64 of the gap). The curve need not rise with the budget (one draw's verdict can change as more of
+    its truths are revealed), so this is the first crossing found, not a proof that no smaller budget reaches it.
     """
-    if ff.runner_up is None:
-        return [(float("nan"), float("nan"))] * len(budgets), float("nan")
     known = ~np.isnan(ff.data.anchor)
+    if ff.runner_up is None:
+        return PowerCurve(
+            [_NAN2] * len(budgets), float("nan"), False, None, _NAN2, n_all, _NAN2, float("nan")
+        )
     truth = posterior_truths(ff, n_draws, rng)
     weight = auc_prior_weights(ff, truth)
     ess = effective_draws(weight)
-    out = []
-    for k in budgets:
+    seen: dict[int, tuple[float, float, float]] = {}
+
+    def at(k: int) -> tuple[float, float, float]:
+        """``(p, mc_se, median half-width)`` at budget ``k``."""
+        if k in seen:
+            return seen[k]
         reveal = (ranks < k) & ~known
         if not reveal.any():
-            out.append((float(separable(ff, ff.posterior, known, confidence_level=confidence_level)), 0.0))
-            continue
+            hit, half = separable_leading(ff, ff.posterior[None, :], known, confidence_level=confidence_level)
+            seen[k] = (float(hit[0]), 0.0, float(half[0]))
+            return seen[k]
         shown = known | reveal
         w_k, _ = fit_joint(
             ff.data.references,
@@ -264,7 +303,34 @@ def power_curve(
             start=ff.posterior,
             accelerate=True,
         )
-        hit = separable_leading(ff, w_k, shown, confidence_level=confidence_level)
+        hit, half = separable_leading(ff, w_k, shown, confidence_level=confidence_level)
         p = float((weight * hit).sum() / weight.sum())
-        out.append((p, float(np.sqrt(p * (1 - p) / ess))))
-    return out, ess
+        seen[k] = (p, float(np.sqrt(p * (1 - p) / ess)), float(np.nanmedian(half)))
+        return seen[k]
+
+    points = [at(k)[:2] for k in budgets]
+    needed = None
+    before = 0
+    for k in sorted({*budgets, *search_budgets(budgets, n_all)} - {0}):
+        if at(k)[0] >= target_power:
+            needed = k
+            break
+        before = k
+    if needed is not None:
+        lo, hi = before, needed
+        tol = max(1, -(-(hi - lo) // 64))
+        while hi - lo > tol:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if at(mid)[0] >= target_power else (mid, hi)
+        needed = hi
+    p_all, se_all, half_all = at(n_all)
+    return PowerCurve(
+        points,
+        ess,
+        bool(at(0)[0] == 1.0),
+        needed,
+        at(needed)[:2] if needed is not None else _NAN2,
+        n_all,
+        (p_all, se_all),
+        half_all,
+    )

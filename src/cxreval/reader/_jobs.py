@@ -33,6 +33,7 @@ __all__ = [
     "study_url",
     "database_files",
     "create_study",
+    "fill_study_images",
     "add_study_reader",
     "check_study",
     "export_study",
@@ -94,10 +95,52 @@ def _image_files(spec: StudySpec) -> list[str]:
     return out
 
 
+def fill_study_images(spec: StudySpec, images: PathLike) -> int:
+    """Copy into the study's image folder, from the folder ``images``, the image of each study of its ``patients``
+    file that has none there yet (``<study_id>.<suffix>``, else the first image below ``<study_id>/``, as a
+    relabelling plan finds them); returns how many were copied. Every study is checked before anything is copied;
+    an image already in the study folder is never replaced.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``images`` is not a folder.
+    SchemaError
+        The study file's ``images`` is not a folder or it has no ``patients`` file (nothing says which studies
+        to copy), or a study has no image in ``images``.
+    """
+    import shutil
+
+    from ..exceptions import InvalidParameterError, SchemaError
+    from ..planning._study import find_image, find_images
+    from .study import inside_root, patient_study_ids
+
+    src = Path(images)
+    if not src.is_dir():
+        raise InvalidParameterError(
+            f"The 'images' parameter of create_study must be a folder of images. Got {str(src)!r} instead."
+        )
+    raw, root, where = spec.raw, Path(spec.root), f"study {spec.name!r}"
+    if not isinstance(raw.get("images"), str) or not raw.get("patients"):
+        raise SchemaError(
+            f"{where}: images= copies the studies of the study file's 'patients' file into its 'images' folder; "
+            "the study file needs both ('images' a folder)."
+        )
+    dest = inside_root(root, raw["images"], where=f"{where}, 'images'")
+    todo = [s for s in patient_study_ids(spec) if not (dest.is_dir() and find_image(dest, s))]
+    found = find_images(src, todo, func="create_study")
+    for sid, f in zip(todo, found):
+        target = inside_root(root, f"{raw['images']}/{sid}{f.suffix.lower()}", where=f"{where}, 'images'")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, target)
+    return len(todo)
+
+
 def create_study(
     study: str | Path,
     db: str,
     *,
+    images: PathLike | None = None,
     fit: int = DISPLAY_FIT,
     executor: ExecutorLike = None,
     progress: Progress | None = None,
@@ -113,6 +156,10 @@ def create_study(
         The study YAML file.
     db : str
         SQLAlchemy URL of a database that holds no study yet (``sqlite:///study.db``, ``postgresql://...``).
+    images : path, optional
+        A folder to copy the studies' images from first (:func:`fill_study_images`: the studies of the study
+        file's ``patients`` file without an image in its ``images`` folder, e.g. a relabelling plan made without
+        its image folder).
     fit : int, default=DISPLAY_FIT
         The longest side of the display renditions made ahead.
     executor : ExecutorLike, default=None
@@ -126,6 +173,8 @@ def create_study(
         An invalid study file or image, or a database that already holds a study.
     """
     spec = load_study(study)
+    if images is not None:
+        fill_study_images(spec, images)
     made = make_renditions(spec.root, _image_files(spec), fit=fit, executor=executor, progress=progress)
     store, tokens = ReaderStore.create(db, spec)
     try:

@@ -7,7 +7,7 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["reader_order", "assign_images"]
+__all__ = ["reader_order", "priority_order", "assign_images"]
 
 
 def _stable_int(text: str) -> int:
@@ -20,6 +20,13 @@ def reader_order(keys: list[str], *, seed: int, reader: str, task: str) -> list[
     rng = np.random.default_rng([seed, _stable_int(reader), _stable_int(task)])
     ordered = sorted(keys)
     return [ordered[i] for i in rng.permutation(len(ordered))]
+
+
+def priority_order(keys: list[str], priority: dict[str, int]) -> list[str]:
+    """The keys by their ``priority`` (lowest first; ties and keys without one, after, by key): the same for every
+    reader (a relabelling plan's order, ``order: priority``)."""
+    last = max(priority.values(), default=0) + 1
+    return sorted(keys, key=lambda k: (priority.get(k, last), k))
 
 
 def assign_images(

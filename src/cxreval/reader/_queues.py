@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from ._order import reader_order
+from ._order import priority_order, reader_order
 from .payloads import Reader, SubmissionError
 
 
@@ -24,12 +24,13 @@ __all__: list[str] = []
 
 class QueueReads:
     """The queue and progress reads of :class:`~cxreval.reader.store.ReaderStore` (which gives ``sa``, ``t``,
-    ``spec``, ``read``, ``keys_of``, ``tasks_of``, ``_open_conflicts`` and the caches ``_orders``, ``_done``,
+    ``spec``, ``items``, ``read``, ``keys_of``, ``tasks_of``, ``_open_conflicts`` and the caches ``_orders``, ``_done``,
     ``_flags``)."""
 
     sa: Any
     t: Any
     spec: Any
+    items: Any
     read: Any
     keys_of: Any
     tasks_of: Any
@@ -43,9 +44,13 @@ class QueueReads:
             return reader_order(keys, seed=self.spec.seed, reader=reader.name, task=task)
         hit = self._orders.get((reader.name, task))
         if hit is None:
-            hit = self._orders[(reader.name, task)] = reader_order(
-                sorted(self.keys_of(reader, task)), seed=self.spec.seed, reader=reader.name, task=task
-            )
+            keys = sorted(self.keys_of(reader, task))
+            if self.spec.order == "priority" and self.spec.kind(task) == "image":
+                items = self.items.get(task, {})
+                hit = priority_order(keys, {k: items[k]["priority"] for k in keys if "priority" in items[k]})
+            else:
+                hit = reader_order(keys, seed=self.spec.seed, reader=reader.name, task=task)
+            self._orders[(reader.name, task)] = hit
         return hit
 
     def _n_done_of(self, conn: Any, reader: Reader) -> dict[str, int]:

@@ -21,7 +21,7 @@ from ..findings import VOCABULARIES, canonical_finding
 from .mrmc import RatingScale, Session, read_rating, read_sessions, read_washout
 from .study import TASKS, check_name
 
-__all__ = ["StudyFile", "IQAPart", "AdjudicationPart", "KEYS", "list_of_str", "finding_names"]
+__all__ = ["StudyFile", "IQAPart", "AdjudicationPart", "KEYS", "ORDERS", "list_of_str", "finding_names"]
 
 KEYS = (
     "name",
@@ -41,8 +41,13 @@ KEYS = (
     "sessions",
     "washout_days",
     "cache_images",
+    "order",
 )
 """The keys of a study file."""
+
+ORDERS = ("random", "priority")
+"""The item orders of the image task: each reader's own seeded permutation, or the ``priority`` column of the
+``patients`` file (lowest first; a relabelling plan's ``images.csv``)."""
 
 
 def list_of_str(value: object, *, where: str) -> tuple[str, ...]:
@@ -164,6 +169,7 @@ class StudyFile(BaseModel):
     sessions: Annotated[tuple[Session, ...], _rule(read_sessions, reserved=TASKS)] = ()
     washout_days: float = 0.0
     cache_images: bool = True
+    order: str = "random"
     assignment: Any = None
     name: Any = None
     images: Any = None
@@ -218,6 +224,13 @@ class StudyFile(BaseModel):
             )
         return value
 
+    @field_validator("order", mode="before")
+    @classmethod
+    def _order(cls, value: Any, info: ValidationInfo) -> str:
+        if value not in ORDERS:
+            raise SchemaError(f"{where(info)}: 'order' must be one of {list(ORDERS)}; got {value!r}.")
+        return str(value)
+
     @field_validator("washout_days", mode="before")
     @classmethod
     def _washout(cls, value: Any, info: ValidationInfo) -> float:
@@ -246,6 +259,11 @@ class StudyFile(BaseModel):
                 raise SchemaError(f"{at}: task {t!r} is listed but the file gives no data for it.")
         if not tasks:
             raise SchemaError(f"{at}: no task: give 'images', 'reports' and/or 'iqa'.")
+        if self.order == "priority" and not (self.patients and "image" in tasks):
+            raise SchemaError(
+                f"{at}: 'order: priority' orders the images by the 'priority' column of the 'patients' file; "
+                "give both 'images' and 'patients'."
+            )
         if (self.rating is not None or self.sessions) and "image" not in tasks:
             raise SchemaError(
                 f"{at}: 'rating' and 'sessions' apply to the image task, which the study does not have "

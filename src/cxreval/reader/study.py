@@ -25,6 +25,8 @@ stay inside it. Example::
     washout_days: 28                        # optional, with sessions (mrmc)
     cache_images: false                     # optional: images sent with Cache-Control: private, no-store
                                             # (shared computers); default true: kept by the browser an hour
+    order: priority                         # optional: images in the 'priority' column's order of 'patients'
+                                            # (lowest first) for every reader; default random, seeded per reader
 
 Tasks (``image``, ``report``, ``iqa``, ``adjudication``) are those the file gives data for, or the list
 ``tasks:``. An image's ``study_id`` is its path below ``images`` without the suffix. With ``sessions`` the
@@ -95,6 +97,9 @@ class StudySpec:
     cache_images : bool
         Whether browsers may keep the images (and heat maps) they were sent (``Cache-Control: private,
         max-age=3600``); False (shared computers): ``private, no-store``, nothing kept on disk.
+    order : {'random', 'priority'}
+        The image task's item order: each reader's own seeded permutation, or the ``priority`` column of the
+        ``patients`` file, lowest first (the same for every reader).
     """
 
     name: str
@@ -114,6 +119,7 @@ class StudySpec:
     sessions: tuple[Session, ...] = ()
     washout_days: float = 0.0
     cache_images: bool = True
+    order: str = "random"
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, object]:
@@ -137,6 +143,7 @@ class StudySpec:
             "sessions": [s.to_dict() for s in self.sessions],
             "washout_days": self.washout_days,
             "cache_images": self.cache_images,
+            "order": self.order,
         }
 
     @property
@@ -172,6 +179,7 @@ class StudySpec:
             sessions=tuple(Session.from_dict(s) for s in d.get("sessions", ())),
             washout_days=float(d.get("washout_days", 0.0)),
             cache_images=bool(d.get("cache_images", True)),
+            order=str(d.get("order", "random")),
         )
 
 
@@ -274,6 +282,7 @@ def load_study(path: str | Path) -> StudySpec:
         sessions=f.sessions,
         washout_days=f.washout_days,
         cache_images=f.cache_images,
+        order=f.order,
         raw=raw,
     )
 
@@ -283,7 +292,11 @@ def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Pa
     if isinstance(value, str):
         folder = inside_root(root, value, where=where)
         if not folder.is_dir():
-            raise SchemaError(f"{where}: image folder {folder} does not exist.")
+            raise SchemaError(
+                f"{where}: image folder {folder} does not exist. Put the images there, or pass images= the "
+                "folder that holds them (<study_id>.png, .jpg, ... or <study_id>/) to copy the studies of "
+                "'patients' in."
+            )
         files = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in DISPLAY_SUFFIXES)
         pairs = [(f.relative_to(folder).with_suffix("").as_posix(), f) for f in files]
         if not pairs:
@@ -332,6 +345,29 @@ def _opaque() -> str:
     return "q" + secrets.token_hex(8)
 
 
+def patient_study_ids(spec: StudySpec) -> list[str]:
+    """The study ids of the study file's ``patients`` file, in its order (none without one)."""
+    rel = spec.raw.get("patients")
+    if not rel:
+        return []
+    where = f"study {spec.name!r}, 'patients'"
+    return [str(s) for s in _read_csv(Path(spec.root), rel, where=where, required=("study_id",))["study_id"]]
+
+
+def _priorities(df: pd.DataFrame, *, where: str) -> dict[str, int]:
+    """``{study_id: priority}`` of a patients table's ``priority`` column (whole numbers), for ``order:
+    priority``."""
+    if "priority" not in df.columns:
+        raise SchemaError(
+            f"{where}: 'order: priority' needs a 'priority' column (whole numbers, lowest first); the file has "
+            f"{list(df.columns)}."
+        )
+    bad = [v for v in df["priority"] if not (v.strip().isascii() and v.strip().isdigit())]
+    if bad:
+        raise SchemaError(f"{where}: column 'priority' must hold whole numbers; got {bad[0]!r}.")
+    return {str(s): int(v) for s, v in zip(df["study_id"], df["priority"])}
+
+
 def study_items(spec: StudySpec) -> list[Item]:
     """Every item of the study's image, report and IQA tasks (adjudication items follow the labels). IQA
     items get random keys (a new draw on every call; the database keeps the ones drawn at ``init``).
@@ -345,6 +381,7 @@ def study_items(spec: StudySpec) -> list[Item]:
     raw = spec.raw
     where = f"study {spec.name!r}"
     patients: dict[str, str] = {}
+    priority: dict[str, int] = {}
     if raw.get("patients"):
         df = _read_csv(
             root, raw["patients"], where=f"{where}, 'patients'", required=("study_id", "patient_id")
@@ -356,6 +393,8 @@ def study_items(spec: StudySpec) -> list[Item]:
             for v in df[col]:
                 check_text_id(v, where=f"{where}, 'patients' column {col!r}")
         patients = dict(zip(df["study_id"], df["patient_id"]))
+        if spec.order == "priority":
+            priority = _priorities(df, where=f"{where}, 'patients'")
     items: list[Item] = []
     if spec.image_tasks:
         images = []
@@ -370,6 +409,7 @@ def study_items(spec: StudySpec) -> list[Item]:
                         "path": f.resolve().relative_to(root).as_posix(),
                         "width": w,
                         "height": h,
+                        **({"priority": priority[sid]} if sid in priority else {}),
                     },
                 )
             )

@@ -1,0 +1,170 @@
+"""What a relabelling plan tells its user, in words: per finding the budget that reaches the target power or why
+none can (``budget.csv``'s rows and their ``verdict``), the models merged for having identical scores, why the power
+curve has the shape it has, and what the plan's priority order helps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ._planner import FindingFit, PowerCurve
+
+__all__ = ["budget_row", "merged_models", "curve_shape", "PRIORITY_USE", "headline"]
+
+PRIORITY_USE = (
+    "What the priority order helps, measured on the CheXpert test set (chexpert_labeler the cheap reference, the "
+    "5-radiologist consensus the expert, 50 studies relabelled; `python bench/run.py planning:chexpert "
+    "planning:chexpert_uses`): the two-phase estimate (`auc.csv` of the next round, planned with the expert's "
+    "labels as `anchor`) came within 0.046 of the consensus AUCs (mean |ΔAUC|) after the plan's top 50, against "
+    "0.066 after 50 random studies. It helps little or not at all when the expert's labels simply replace the "
+    "cheap ones and the models are ranked again (`cxreval rank`): 0.129 against 0.141 for random studies with the "
+    "plan from chexpert_labeler alone, 0.151 against 0.141 with readers bc4, bc6 and bc8 beside it. An AUC on "
+    "the relabelled studies alone is biased by the choice (they are the hard studies: 0.077), while 50 random "
+    "studies' expert labels alone came to 0.038, closer than any of the above. Relabel this list to feed the "
+    "two-phase estimate; to measure the AUCs on expert labels alone, relabel a random sample instead."
+)
+
+
+def _names(items: Sequence[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _z(p: float) -> float:
+    from scipy.special import ndtri
+
+    return float(ndtri(p))
+
+
+def budget_row(
+    ff: FindingFit, curve: PowerCurve, *, target_power: float, confidence_level: float
+) -> dict[str, object]:
+    """One row of ``budget.csv``: the budget that reaches ``target_power`` or the sentence that none can, and why.
+
+    ``resolvable_delta`` is the AUC difference that relabelling every study would detect with ``target_power``,
+    by the normal approximation ``(z_{1-alpha/2} + z_{power}) * SE``, ``SE`` the median half-width of the interval
+    with every study relabelled (``half_width_all``) over ``z_{1-alpha/2}``."""
+    f = ff.data.finding
+    same = "; ".join(f"{k} = {' = '.join(v)}" for k, v in ff.data.copies.items())
+    row: dict[str, object] = {
+        "finding": f,
+        "best": ff.best,
+        "runner_up": ff.runner_up or "none",
+        "same_scores": same,
+        "delta": ff.delta if ff.runner_up else float("nan"),
+        "target_power": target_power,
+        "budget_needed": curve.needed,
+        "p_separable": curve.at_needed[0] if curve.needed is not None else curve.at_all[0],
+        "mc_se": curve.at_needed[1] if curve.needed is not None else curve.at_all[1],
+        "n_studies": curve.n_all,
+        "p_all": curve.at_all[0],
+        "half_width_all": curve.half_all,
+        "resolvable_delta": float("nan"),
+        "verdict": "",
+    }
+    if ff.runner_up is None:
+        row["verdict"] = (
+            f"{f}: every model has the same scores ({_names([ff.best, *ff.data.copies.get(ff.best, ())])}): "
+            "no relabelling can separate them."
+        )
+        return row
+    z = _z(0.5 + confidence_level / 2)
+    resolvable = (z + _z(target_power)) * curve.half_all / z if np.isfinite(curve.half_all) else float("nan")
+    row["resolvable_delta"] = resolvable
+    pair = f"{ff.best} from {ff.runner_up}"
+    now = f"{f}: the current labels separate {pair} (comparison.csv); " if curve.separable_now else f"{f}: "
+    if curve.needed is not None:
+        row["verdict"] = now + (
+            f"relabelling the top {curve.needed} studies separates {pair} with probability "
+            f"{curve.at_needed[0]:.2f} (target {target_power:g})."
+        )
+    else:
+        row["verdict"] = now + (
+            f"relabelling cannot separate {pair}: their AUCs differ by "
+            + (f"{abs(ff.delta):.3f}" if abs(ff.delta) >= 0.001 else "less than 0.001")
+            + f" (two-phase estimate), and with all {curve.n_all} studies relabelled the "
+            f"{round(100 * confidence_level)}% interval of the difference would still be ±{curve.half_all:.3f} "
+            f"wide, so only a difference of about {resolvable:.3f} or more would be found with probability "
+            f"{target_power:g} (predicted probability with every study relabelled: {curve.at_all[0]:.2f})."
+            + (
+                " The current interval leaves out the uncertainty of the latent model's parameters: more labels "
+                "would likely withdraw today's separation."
+                if curve.separable_now
+                else ""
+            )
+        )
+    return row
+
+
+def merged_models(copies: dict[str, dict[str, tuple[str, ...]]], n_models: int) -> str:
+    """The sentence on models merged for identical scores (``{finding: {kept: copies}}``), or ``''``."""
+    sets: dict[tuple[str, ...], list[str]] = {}
+    for f, groups in copies.items():
+        for kept, others in groups.items():
+            sets.setdefault((kept, *others), []).append(f)
+    if not sets:
+        return ""
+    models = sorted({m for group in sets for m in group})
+    parts = [f"{' = '.join(g)} on {_names(sorted(fs))}" for g, fs in sorted(sets.items())]
+    return (
+        f"{len(models)} of the {n_models} models give identical scores on some findings ({'; '.join(parts)}): "
+        "no relabelling can separate models with the very same scores, so each set is one model to the plan, "
+        "named by its first (the plan's tables list the distinct models only)."
+    )
+
+
+def curve_shape(power: pd.DataFrame) -> str:
+    """Why the power curves (``power.csv``) have their shape, from the table itself: the effective draws behind
+    every point, and each fall of a curve read as Monte Carlo noise (within 2 standard errors) or as the
+    estimate's own behaviour."""
+    rows = power.dropna(subset=["p_separable"])
+    if rows.empty:
+        return ""
+    ess = rows.groupby("finding", sort=False)["effective_draws"].first()
+    out = [
+        "Each point is a Monte Carlo estimate from the draws in effect once weighted "
+        f"({', '.join(f'{f} {e:.0f}' for f, e in ess.items())} of {int(rows['n_draws'].iloc[0])}); the figure's "
+        "bars are ±2 standard errors. The same draws serve every budget, and one draw's verdict can change as "
+        "more of its truths are revealed, so a curve need not rise with the budget."
+    ]
+    for f, g in rows.groupby("finding", sort=False):
+        p, se, k = g["p_separable"].to_numpy(), g["mc_se"].to_numpy(), g["budget"].to_numpy()
+        if len(p) < 2:
+            continue
+        i = int(np.argmax(p))
+        j = i + int(np.argmin(p[i:]))
+        drop = p[i] - p[j]
+        if drop < 0.05:
+            continue
+        sd = float(np.hypot(se[i], se[j]))
+        if sd > 0 and drop <= 2 * sd:
+            why = (
+                f"within {drop / sd:.1f} Monte Carlo standard errors ({ess[f]:.0f} draws in effect): noise; "
+                "more draws (n_draws) steady it"
+            )
+        else:
+            why = (
+                "beyond Monte Carlo noise: with few relabelled studies the two-phase interval leaves out the "
+                "uncertainty of the latent model's parameters, so small budgets are credited with separations "
+                "that more labels withdraw"
+            )
+        out.append(f"{f} falls from {p[i]:.2f} at {k[i]} studies to {p[j]:.2f} at {k[j]}, {why}.")
+    return " ".join(out)
+
+
+def headline(needed: pd.DataFrame) -> str:
+    """One line for the command: the findings with a budget for the target power, and those relabelling cannot
+    settle."""
+    if needed.empty:
+        return ""
+    target = float(needed["target_power"].iloc[0])
+    ok = needed[needed["budget_needed"].notna()]
+    no = needed[needed["budget_needed"].isna()]["finding"].tolist()
+    parts = [f"{r.finding} {int(r.budget_needed)}" for r in ok.itertuples()]
+    return (
+        f"budget for power {target:g}: "
+        + ("; ".join(parts) if parts else "none")
+        + (f"; relabelling cannot separate the leading models of {_names(no)} (see summary.md)" if no else "")
+    )
