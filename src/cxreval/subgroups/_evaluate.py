@@ -7,10 +7,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._typing import RNGLike, Studies
 from .._validation import check_confidence_level, check_positive_int
 from ..bootstrap import draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
+from ..finding_maps import resolve_finding_map
+from ..options import Design, Resampling
 from ..results import as_table
 from ..stats import PreparedInputs, prepare_inputs
 from ._calibration import N_BINS, calibration_rows, reliability_rows
@@ -27,7 +28,7 @@ from ._groups import (
 from ._metrics import METRICS, GroupMetrics, gap_summary, group_metrics, holm
 from ._result import CALIBRATION_COLUMNS, RELIABILITY_COLUMNS, SUBGROUP_COLUMNS, SubgroupResult, verdict_table
 
-__all__ = ["evaluate_subgroups", "evaluate_subgroups_prepared"]
+__all__ = ["design_arguments", "evaluate_subgroups", "evaluate_subgroups_prepared"]
 
 _FUNC = "evaluate_subgroups"
 
@@ -175,9 +176,7 @@ def evaluate_subgroups_prepared(
     reference_group: Mapping[str, str] | Sequence[str] | None = None,
     calibration: bool = True,
     calibration_bins: int = N_BINS,
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
-    rng: RNGLike = None,
+    resampling: Resampling = Resampling(),
     where: str = "metadata",
     predictions_where: str = "predictions",
 ) -> SubgroupResult:
@@ -188,9 +187,9 @@ def evaluate_subgroups_prepared(
             f"{_FUNC} needs by=: the metadata columns of the subgroups (e.g. by=['sex'])."
         )
     point: OperatingPoint = parse_operating_point(operating_point, func=_FUNC)
-    n_resamples = check_positive_int(n_resamples, name="n_resamples", func=_FUNC, minimum=0)
+    n_resamples = check_positive_int(resampling.n_resamples, name="n_resamples", func=_FUNC, minimum=0)
     calibration_bins = check_positive_int(calibration_bins, name="calibration_bins", func=_FUNC, minimum=2)
-    confidence_level = check_confidence_level(confidence_level, func=_FUNC)
+    confidence_level = check_confidence_level(resampling.confidence_level, func=_FUNC)
     if prep.soft_references:
         raise SchemaError(
             f"{_FUNC}: references {', '.join(prep.soft_references)} carry p_positive (soft labels); subgroup "
@@ -207,7 +206,10 @@ def evaluate_subgroups_prepared(
     # one plan for every statistic (the gaps under every reference are paired); n_resamples=0 draws one replicate
     # only to lay out the patients, and keeps none of it
     plan = draw_plan(
-        prep.patient_of.to_numpy(), n_resamples=max(n_resamples, 1), rng=rng, study_ids=list(prep.studies)
+        prep.patient_of.to_numpy(),
+        n_resamples=max(n_resamples, 1),
+        rng=resampling.rng,
+        study_ids=list(prep.studies),
     )
     replicates = plan.counts.T[:, :n_resamples]
     ct = np.ascontiguousarray(np.hstack([np.ones((plan.n_patients, 1), np.int32), replicates]))
@@ -282,15 +284,10 @@ def evaluate_subgroups(
     reference_group: Mapping[str, str] | Sequence[str] | None = None,
     references: Sequence[str] | None = None,
     findings: Sequence[str] | None = None,
-    policy: str = "exclude",
-    not_mentioned: str = "negative",
-    unlabeled: str = "error",
-    studies: Studies = "common",
+    design: Design = Design(),
+    resampling: Resampling = Resampling(),
     calibration: bool = True,
     calibration_bins: int = N_BINS,
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
-    rng: RNGLike = None,
 ) -> SubgroupResult:
     """Per model × finding × reference × subgroup: AUC, sensitivity, specificity, FNR and selection rate at an
     operating point, the gap to the rest (or to a reference group) with patient-bootstrap intervals and Holm's
@@ -315,15 +312,21 @@ def evaluate_subgroups(
     reference_group : mapping or sequence of 'attribute=value', optional
         The group each attribute's gaps are measured against (default: each group against the rest of the
         studies with a value).
-    references, findings, policy, not_mentioned, unlabeled, studies
+    references, findings
         As for :func:`cxreval.classification.evaluate_auc`.
+    design : Design, default=Design()
+        Which studies and labels (:class:`cxreval.options.Design`): ``studies`` (``'common'``: each finding on the
+        studies every reference labels, so the gaps under the references are on the same studies; ``'each'``),
+        the label policy, ``finding_map`` / ``map_score`` (e.g. ``'nih_to_google'``: labels and scores in another
+        vocabulary) and ``missing_scores``.
+    resampling : Resampling, default=Resampling()
+        The patient bootstrap (:class:`cxreval.options.Resampling`: ``n_resamples``, ``confidence_level``,
+        ``rng``); one plan for every statistic, so the gaps of all references are paired; ``n_resamples=0``:
+        point estimates only (no interval, no p-value).
     calibration : bool, default=True
         Whether to compute calibration (the scores must then be probabilities in [0, 1]).
     calibration_bins : int, default=10
         Equal-width bins of the reliability diagram and the ECE.
-    n_resamples, confidence_level, rng
-        The patient bootstrap (one plan for every statistic: the gaps of all references are paired);
-        ``n_resamples=0``: point estimates only (no interval, no p-value).
 
     Returns
     -------
@@ -356,10 +359,7 @@ def evaluate_subgroups(
         labs,
         references=references,
         findings=findings,
-        policy=policy,
-        not_mentioned=not_mentioned,
-        unlabeled=unlabeled,
-        studies=studies,
+        **design_arguments(design),
     )
     return evaluate_subgroups_prepared(
         prep,
@@ -369,7 +369,18 @@ def evaluate_subgroups(
         reference_group=reference_group,
         calibration=calibration,
         calibration_bins=calibration_bins,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        rng=rng,
+        resampling=resampling,
     )
+
+
+def design_arguments(design: Design) -> dict[str, object]:
+    """The keywords of :func:`cxreval.stats.prepare_inputs` (and ``prepare_from_files``) that ``design`` sets, its
+    finding map read and checked before any table."""
+    return {
+        "policy": design.policy,
+        "not_mentioned": design.not_mentioned,
+        "unlabeled": design.unlabeled,
+        "studies": design.studies,
+        "missing_scores": design.missing_scores,
+        "finding_map": resolve_finding_map(design.finding_map, design.map_score),
+    }
