@@ -28,6 +28,7 @@ def _inputs(d: Path) -> tuple[Path, Path, Path]:
             "study_id": [f"s{i}" for i in range(38)],
             "sex": ["F", "M"] * 19,
             "view": ["AP", "PA", "PA"] * 12 + ["AP"] * 2,
+            "site": "X",
         }
     ).to_csv(mp, index=False)
     return pp, lp, mp
@@ -68,6 +69,8 @@ def test_command_folder_is_the_job_save(tmp_path: Path) -> None:
     ("change", "message"),
     [
         (["--by", "age"], "meta.csv has no column 'age'"),
+        (["--by", "sex,site"], "meta.csv: column 'site' has one value ('X')"),
+        (["--by", "sex", "--min-cases", "0"], "--min-cases must be an int >= 1"),
         (["--by", "sex", "--operating-point", "youden"], "'threshold=T' or 'specificity=S'"),
     ],
 )

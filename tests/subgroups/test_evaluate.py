@@ -61,6 +61,44 @@ def test_a_group_without_positives_is_a_row_not_estimable() -> None:
     assert spec["estimable"] and np.isfinite(spec["gap"])
 
 
+def test_a_group_with_too_few_cases_is_kept_not_estimable() -> None:
+    preds, labels, meta = _small(200)
+    truth = labels[labels["source"] == "truth"].set_index("study_id")["state"]
+    pos = truth[truth == "positive"].index
+    meta["site"] = np.where(
+        meta["study_id"].isin(pos[:3]) | meta["study_id"].isin(truth.index[:40]), "Y", "X"
+    )
+    meta.loc[meta["study_id"].isin(pos[3:]) & (meta["site"] == "Y"), "site"] = "X"
+    res = evaluate_subgroups(
+        preds, labels, meta, by=["site"], references=["truth"], resampling=Resampling(30, rng=0)
+    )
+    y = res.table[res.table["group"] == "Y"].set_index("metric")
+    assert y.loc["auc", "n_pos"] == 3 and y.loc["auc", "reason"] == "group: 3 positives (fewer than 10)"
+    assert (
+        not y.loc["auc", "estimable"] and np.isnan(y.loc["auc", "gap"]) and np.isfinite(y.loc["auc", "value"])
+    )
+    assert not y.loc["fnr", "estimable"] and y.loc["specificity", "estimable"]  # 30-odd negatives
+    again = evaluate_subgroups(
+        preds, labels, meta, by=["site"], references=["truth"], resampling=Resampling(30, rng=0), min_cases=3
+    )
+    assert again.table.query("group == 'Y' and metric == 'auc'")["estimable"].item()
+    with pytest.raises(CxrevalError, match="'min_cases'"):
+        evaluate_subgroups(preds, labels, meta, by=["site"], min_cases=0)
+
+
+def test_a_gap_estimable_under_one_reference_only_says_so_in_the_verdicts() -> None:
+    preds, labels, meta = _small(200)
+    lab = labels.copy()
+    b_ids = set(meta.loc[meta["group"] == "B", "study_id"])
+    lab.loc[(lab["source"] == "labeller") & lab["study_id"].isin(b_ids), "state"] = "negative"
+    res = evaluate_subgroups(preds, lab, meta, by=["group"], resampling=Resampling(20, rng=0))
+    row = res.table.query("group == 'B' and metric == 'auc' and reference == 'labeller'").iloc[0]
+    assert not row["estimable"] and row["reason"] == "group: no positives"
+    v = res.verdicts.query("group == 'B' and metric == 'auc'").iloc[0]
+    assert v["not_estimable_under"] == "labeller" and v["verdict"] == "one reference"
+    assert np.isnan(v["gap_labeller"]) and np.isfinite(v["gap_truth"])
+
+
 def test_studies_without_metadata_are_a_group_of_their_own() -> None:
     preds, labels, meta = _small()
     meta = meta.iloc[10:]  # ten studies without a row
@@ -82,6 +120,7 @@ def test_reference_group_and_intersections() -> None:
         by=["group*view"],
         reference_group=["group*view=A & PA"],
         resampling=Resampling(n_resamples=20, rng=0),
+        min_cases=5,
     )
     t = res.table[(res.table["reference"] == "truth") & (res.table["metric"] == "auc")].set_index("group")
     assert set(t.index) == {"A & AP", "A & PA", "B & AP", "B & PA"}

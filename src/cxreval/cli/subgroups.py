@@ -93,6 +93,12 @@ def subgroups(
     calibration_bins: int = typer.Option(
         10, "--calibration-bins", help="Equal-width bins of the reliability diagram and ECE."
     ),
+    min_cases: int = typer.Option(
+        10,
+        "--min-cases",
+        help="The fewest positives (negatives for specificity, both for AUC) a group and its comparator need "
+        "for a gap; below it the row is kept, not estimable, with the count in 'reason'.",
+    ),
     n_resamples: int = n_resamples_option(),
     seed: int = seed_option("Seed of the patient bootstrap."),
     confidence_level: float = confidence_level_option(),
@@ -142,6 +148,7 @@ def subgroups(
             resampling=Resampling(n_resamples=n_resamples, confidence_level=confidence_level, rng=seed),
             calibration=calibration,
             calibration_bins=calibration_bins,
+            min_cases=min_cases,
         )
         paths = res.save(d)
     if json_out:

@@ -13,7 +13,7 @@ from ..options import Design, Resampling
 from ..stats import prepare_from_files
 from ..subgroups import SubgroupResult
 from ..subgroups._calibration import N_BINS
-from ..subgroups._evaluate import design_arguments, evaluate_subgroups_prepared
+from ..subgroups._evaluate import MIN_CASES, design_arguments, evaluate_subgroups_prepared
 from ..subgroups._groups import parse_operating_point
 
 __all__ = ["evaluate_subgroups_files"]
@@ -35,6 +35,7 @@ def evaluate_subgroups_files(
     resampling: Resampling = Resampling(),
     calibration: bool = True,
     calibration_bins: int = N_BINS,
+    min_cases: int = MIN_CASES,
 ) -> SubgroupResult:
     """:func:`cxreval.subgroups.evaluate_subgroups` of prediction, label and metadata files: what ``cxreval
     subgroups`` runs.
@@ -47,7 +48,8 @@ def evaluate_subgroups_files(
         A CSV or Parquet table with ``study_id`` and the columns of ``by`` (e.g. the ``metadata.csv`` of ``cxreval
         data export chestxray14_metadata``, or a user's own), keyed by the study ids of the prediction and label
         tables.
-    by, operating_point, reference_group, references, findings, design, resampling, calibration, calibration_bins
+    by, operating_point, reference_group, references, findings, design, resampling, calibration, calibration_bins,
+    min_cases
         As for :func:`cxreval.subgroups.evaluate_subgroups`.
 
     Returns
@@ -83,6 +85,7 @@ def evaluate_subgroups_files(
         reference_group=reference_group,
         calibration=calibration,
         calibration_bins=calibration_bins,
+        min_cases=min_cases,
         resampling=resampling,
         where=f"metadata {Path(metadata)}",
         predictions_where=f"predictions {', '.join(map(str, files))}",

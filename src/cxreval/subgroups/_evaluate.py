@@ -31,10 +31,20 @@ from ._result import CALIBRATION_COLUMNS, RELIABILITY_COLUMNS, SUBGROUP_COLUMNS,
 __all__ = ["design_arguments", "evaluate_subgroups", "evaluate_subgroups_prepared"]
 
 _FUNC = "evaluate_subgroups"
+MIN_CASES = 10
+"""The default ``min_cases``: the fewest positives (negatives, studies) a group's gap is estimated on."""
 
 
-def _reasons(gm: GroupMetrics, metric: str, reference: str, comparator: str) -> list[str]:
-    """Why each group's gap of ``metric`` is not estimable ('' where it is)."""
+def _reasons(gm: GroupMetrics, metric: str, reference: str, comparator: str, min_cases: int) -> list[str]:
+    """Why each group's gap of ``metric`` is not estimable ('' where it is): a class the metric needs is absent
+    from the group or its comparator, or has fewer than ``min_cases`` studies there."""
+    need = {
+        "auc": ("positives", "negatives"),
+        "sensitivity": ("positives",),
+        "fnr": ("positives",),
+        "specificity": ("negatives",),
+        "selection_rate": ("studies",),
+    }[metric]
     out = []
     for g in range(gm.n_pos.size):
         why = []
@@ -42,12 +52,15 @@ def _reasons(gm: GroupMetrics, metric: str, reference: str, comparator: str) -> 
             ("group", gm.n_pos[g], gm.n_neg[g]),
             (comparator, gm.n_pos_comparator[g], gm.n_neg_comparator[g]),
         ):
+            counts = {"positives": int(pos), "negatives": int(neg), "studies": int(pos + neg)}
             if pos + neg == 0:
                 why.append(f"{who}: no studies labelled by {reference}")
-            elif metric in ("auc", "sensitivity", "fnr") and pos == 0:
-                why.append(f"{who}: no positives")
-            elif metric in ("auc", "specificity") and neg == 0:
-                why.append(f"{who}: no negatives")
+                continue
+            for kind in need:
+                if counts[kind] == 0:
+                    why.append(f"{who}: no {kind}")
+                elif counts[kind] < min_cases:
+                    why.append(f"{who}: {counts[kind]} {kind} (fewer than {min_cases})")
         out.append("; ".join(why))
     return out
 
@@ -59,12 +72,13 @@ def _gap_rows(
     head: dict[str, object],
     threshold: float,
     confidence_level: float,
+    min_cases: int,
 ) -> list[pd.DataFrame]:
     comparator = "rest" if attr.reference_group is None else attr.groups[attr.reference_group]
     frames = []
     for metric in METRICS:
         summ = gap_summary(gm.value[metric], gm.comparator[metric], confidence_level=confidence_level)
-        reasons = _reasons(gm, metric, str(head["reference"]), comparator)
+        reasons = _reasons(gm, metric, str(head["reference"]), comparator, min_cases)
         ok = np.array([r == "" for r in reasons])
         if attr.reference_group is not None:
             ok[attr.reference_group] = False
@@ -176,6 +190,7 @@ def evaluate_subgroups_prepared(
     reference_group: Mapping[str, str] | Sequence[str] | None = None,
     calibration: bool = True,
     calibration_bins: int = N_BINS,
+    min_cases: int = MIN_CASES,
     resampling: Resampling = Resampling(),
     where: str = "metadata",
     predictions_where: str = "predictions",
@@ -189,6 +204,7 @@ def evaluate_subgroups_prepared(
     point: OperatingPoint = parse_operating_point(operating_point, func=_FUNC)
     n_resamples = check_positive_int(resampling.n_resamples, name="n_resamples", func=_FUNC, minimum=0)
     calibration_bins = check_positive_int(calibration_bins, name="calibration_bins", func=_FUNC, minimum=2)
+    min_cases = check_positive_int(min_cases, name="min_cases", func=_FUNC, minimum=1)
     confidence_level = check_confidence_level(resampling.confidence_level, func=_FUNC)
     if prep.soft_references:
         raise SchemaError(
@@ -237,7 +253,12 @@ def evaluate_subgroups_prepared(
                         reference_group=attr.reference_group,
                     )
                     gaps += _gap_rows(
-                        gm, attr, head=head, threshold=threshold, confidence_level=confidence_level
+                        gm,
+                        attr,
+                        head=head,
+                        threshold=threshold,
+                        confidence_level=confidence_level,
+                        min_cases=min_cases,
                     )
                     gaps.append(_no_value_rows(attr, code, y, head))
                 if calibration and valid.any():
@@ -271,6 +292,7 @@ def evaluate_subgroups_prepared(
         operating_point=point.label(),
         n_resamples=n_resamples,
         confidence_level=confidence_level,
+        min_cases=min_cases,
     )
 
 
@@ -288,6 +310,7 @@ def evaluate_subgroups(
     resampling: Resampling = Resampling(),
     calibration: bool = True,
     calibration_bins: int = N_BINS,
+    min_cases: int = MIN_CASES,
 ) -> SubgroupResult:
     """Per model × finding × reference × subgroup: AUC, sensitivity, specificity, FNR and selection rate at an
     operating point, the gap to the rest (or to a reference group) with patient-bootstrap intervals and Holm's
@@ -327,6 +350,12 @@ def evaluate_subgroups(
         Whether to compute calibration (the scores must then be probabilities in [0, 1]).
     calibration_bins : int, default=10
         Equal-width bins of the reliability diagram and the ECE.
+    min_cases : int, default=10
+        The fewest studies of each class a gap needs in the group and in its comparator (positives for
+        sensitivity and FNR, negatives for specificity, both for the AUC, studies for the selection rate): below
+        it the row is kept, with the group's value, but its gap is not estimable (``reason`` says how many). A
+        bootstrap interval on a handful of cases is degenerate (an AUC of 1 on 3 positives has a zero-width
+        interval), and its Wald test would call it significant.
 
     Returns
     -------
@@ -346,8 +375,8 @@ def evaluate_subgroups(
     finding, reference and metric (a family: does this model's metric differ across these groups?); a group
     against the rest shares no study with it, but the groups of one attribute are not independent, which
     Holm does not need. "Not estimable": a metric undefined in the group or its comparator under a reference
-    (no positives for AUC, sensitivity, FNR; no negatives for AUC, specificity; no labelled study) — the row is
-    kept with its ``reason``. A gap measured against a reference includes that reference's own errors: if a
+    (no positives for AUC, sensitivity, FNR; no negatives for AUC, specificity; no labelled study), or fewer than
+    ``min_cases`` of them — the row is kept with its ``reason``. A gap measured against a reference includes that reference's own errors: if a
     labeller misses findings more often in one group, the model's apparent FNR there rises with it; the
     ``verdicts`` table shows where the gap changes sign or significance between references.
     """
@@ -369,6 +398,7 @@ def evaluate_subgroups(
         reference_group=reference_group,
         calibration=calibration,
         calibration_bins=calibration_bins,
+        min_cases=min_cases,
         resampling=resampling,
     )
 
