@@ -29,4 +29,6 @@ def age_band(age: pd.Series) -> np.ndarray:
     k = np.searchsorted(uppers, a, side="right")
     labels = np.array([b for b, _ in AGE_BANDS] + [None], dtype=object)
     ok = np.isfinite(a) & (a >= 0)
-    return np.where(ok, labels[np.minimum(k, len(AGE_BANDS))], None)
+    out = labels[np.minimum(k, len(AGE_BANDS))]
+    out[~ok] = None
+    return out

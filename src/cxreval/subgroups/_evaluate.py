@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -403,7 +404,7 @@ def evaluate_subgroups(
     )
 
 
-def design_arguments(design: Design) -> dict[str, object]:
+def design_arguments(design: Design) -> dict[str, Any]:
     """The keywords of :func:`cxreval.stats.prepare_inputs` (and ``prepare_from_files``) that ``design`` sets, its
     finding map read and checked before any table."""
     return {
