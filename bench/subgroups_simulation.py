@@ -1,6 +1,6 @@
 """Subgroup gaps with a known truth, and the subgroup bootstrap beside a Fairlearn loop.
 
-- :func:`measure`: ``n_sets`` simulated sets of one model that scores a finding equally well in groups A and B
+- :func:`measure`: ``n_sets`` simulated sets (:func:`cxreval.subgroups.simulate_subgroup_set`) of one model that scores a finding equally well in groups A and B
   (no gap) and a labeller whose sensitivity is 0.15 lower in B (0.75 against 0.9; specificity 0.98); each set
   evaluated by :func:`cxreval.subgroups.evaluate_subgroups` under the truth and under the labeller. The share of
   sets where B's AUC gap is flagged (Holm-adjusted, 0.05) under each: the test's size under the truth (the target
@@ -22,36 +22,10 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from cxreval.bootstrap import draw_plan
-from cxreval.subgroups import evaluate_subgroups
+from cxreval.options import Resampling
+from cxreval.subgroups import evaluate_subgroups, simulate_subgroup_set
 
-__all__ = ["simulated_set", "measure", "speed"]
-
-
-def simulated_set(rng: np.random.Generator, n: int, *, sensitivity_b: float = 0.75):
-    """Predictions, labels (sources ``truth`` and ``labeller``) and metadata (``group`` A/B) of one set."""
-    ids = [f"s{i}" for i in range(n)]
-    group = np.where(np.arange(n) % 2 == 0, "A", "B")
-    truth = rng.random(n) < 0.3
-    score = 1 / (1 + np.exp(-rng.normal(np.where(truth, 1.5, -1.5), 1.0)))
-    caught = rng.random(n) < np.where(group == "B", sensitivity_b, 0.9)
-    noisy = np.where(truth, caught, rng.random(n) < 0.02)
-    preds = pd.DataFrame({"study_id": ids, "model": "m", "finding": "Edema", "score": score})
-    labels = pd.concat(
-        [
-            pd.DataFrame(
-                {
-                    "study_id": ids,
-                    "patient_id": ids,
-                    "finding": "Edema",
-                    "source": src,
-                    "state": np.where(y, "positive", "negative"),
-                }
-            )
-            for src, y in (("truth", truth), ("labeller", noisy))
-        ],
-        ignore_index=True,
-    )
-    return preds, labels, pd.DataFrame({"study_id": ids, "group": group})
+__all__ = ["measure", "speed"]
 
 
 def _rate(flags: list[bool]) -> dict[str, float]:
@@ -67,11 +41,13 @@ def measure(n_sets: int, n_resamples: int, *, n_studies: int = 5000, seed: int =
     verdicts: list[str] = []
     t0 = time.perf_counter()
     for k in range(n_sets):
+        sim = simulate_subgroup_set(n_studies, rng=rng)
         res = evaluate_subgroups(
-            *simulated_set(rng, n_studies),
+            sim.predictions,
+            sim.labels,
+            sim.metadata,
             by=["group"],
-            n_resamples=n_resamples,
-            rng=seed + k,
+            resampling=Resampling(n_resamples=n_resamples, rng=seed + k),
             calibration=False,
         )
         b = res.table[res.table["group"] == "B"]
@@ -143,8 +119,7 @@ def speed(
         meta,
         by=["group"],
         operating_point="threshold=0.5",
-        n_resamples=n_resamples,
-        rng=seed,
+        resampling=Resampling(n_resamples=n_resamples, rng=seed),
         calibration=False,
     )
     ours = time.perf_counter() - t0

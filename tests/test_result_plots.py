@@ -175,6 +175,7 @@ def _build(name: str, tmp: Path):
             _predictions(t), t, references=["CR", "Rep1"], resampling=Resampling(n_resamples=20, rng=0)
         )
     if name == "SubgroupResult":
+        from cxreval.options import Resampling
         from cxreval.subgroups import evaluate_subgroups
 
         t = _labels()
@@ -182,7 +183,14 @@ def _build(name: str, tmp: Path):
         ids = sorted(set(t["study_id"]))
         meta = pd.DataFrame({"study_id": ids, "sex": ["F", "M"] * (len(ids) // 2) + ["F"] * (len(ids) % 2)})
         return evaluate_subgroups(
-            preds, t, meta, by=["sex"], references=["CR", "Rep1"], calibration=False, n_resamples=20, rng=0
+            preds,
+            t,
+            meta,
+            by=["sex"],
+            references=["CR", "Rep1"],
+            calibration=False,
+            resampling=Resampling(n_resamples=20, rng=0),
+            min_cases=1,  # the fixture's groups are small: estimable gaps to plot
         )
     if name == "OperatingPointResult":
         from cxreval.classification import evaluate_operating_points

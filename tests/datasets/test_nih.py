@@ -54,6 +54,7 @@ def test_small_file_labels_and_metadata(tmp_path):
     ]
     assert meta["age"].tolist() == [57, 58, 81, 40] and meta["sex"].tolist() == ["M", "M", "F", "F"]
     assert meta["follow_up"].tolist() == [0, 1, 0, 0]
+    assert meta["age_band"].tolist() == ["40-59", "40-59", "80+", "40-59"]
 
 
 def test_finding_matrix_against_string_membership():

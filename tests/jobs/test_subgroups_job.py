@@ -14,6 +14,7 @@ from _factories import label_table, prediction_table
 from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.jobs import evaluate_subgroups_files
+from cxreval.options import Resampling
 from cxreval.subgroups import evaluate_subgroups
 
 
@@ -27,6 +28,7 @@ def _inputs(d: Path) -> tuple[Path, Path, Path]:
             "study_id": [f"s{i}" for i in range(38)],
             "sex": ["F", "M"] * 19,
             "view": ["AP", "PA", "PA"] * 12 + ["AP"] * 2,
+            "site": "X",
         }
     ).to_csv(mp, index=False)
     return pp, lp, mp
@@ -40,7 +42,12 @@ def test_command_folder_is_the_job_save(tmp_path: Path) -> None:
         main([*args, "--reference-group", "sex=M", "--n-resamples", "25", "--seed", "3", "-o", str(cli)]) == 0
     )
     res = evaluate_subgroups_files(
-        pp, lp, mp, by=["sex", "sex*view"], reference_group=["sex=M"], n_resamples=25, rng=3
+        pp,
+        lp,
+        mp,
+        by=["sex", "sex*view"],
+        reference_group=["sex=M"],
+        resampling=Resampling(n_resamples=25, rng=3),
     )
     job = tmp_path / "job"
     job.mkdir()
@@ -53,8 +60,7 @@ def test_command_folder_is_the_job_save(tmp_path: Path) -> None:
         pd.read_csv(mp, dtype=str),
         by=["sex", "sex*view"],
         reference_group={"sex": "M"},
-        n_resamples=25,
-        rng=3,
+        resampling=Resampling(n_resamples=25, rng=3),
     )
     pd.testing.assert_frame_equal(res.table, tables.table)
 
@@ -63,6 +69,8 @@ def test_command_folder_is_the_job_save(tmp_path: Path) -> None:
     ("change", "message"),
     [
         (["--by", "age"], "meta.csv has no column 'age'"),
+        (["--by", "sex,site"], "meta.csv: column 'site' has one value ('X')"),
+        (["--by", "sex", "--min-cases", "0"], "--min-cases must be an int >= 1"),
         (["--by", "sex", "--operating-point", "youden"], "'threshold=T' or 'specificity=S'"),
     ],
 )
@@ -93,6 +101,6 @@ def test_parquet_metadata_reads_as_the_csv(tmp_path: Path) -> None:
     pp, lp, mp = _inputs(tmp_path / "in")
     pq = tmp_path / "in" / "meta.parquet"
     pd.read_csv(mp).to_parquet(pq)
-    a = evaluate_subgroups_files(pp, lp, mp, by=["view"], n_resamples=10, rng=1)
-    b = evaluate_subgroups_files(pp, lp, pq, by=["view"], n_resamples=10, rng=1)
+    a = evaluate_subgroups_files(pp, lp, mp, by=["view"], resampling=Resampling(n_resamples=10, rng=1))
+    b = evaluate_subgroups_files(pp, lp, pq, by=["view"], resampling=Resampling(n_resamples=10, rng=1))
     pd.testing.assert_frame_equal(a.table, b.table)

@@ -8,38 +8,11 @@ import pandas as pd
 import pytest
 
 from cxreval.exceptions import CxrevalError
-from cxreval.subgroups import SubgroupResult, evaluate_subgroups
+from cxreval.options import Resampling
+from cxreval.subgroups import SimulatedSubgroupSet, SubgroupResult, evaluate_subgroups, simulate_subgroup_set
 from cxreval.subgroups._calibration import logistic_calibration
 from cxreval.subgroups._groups import NO_VALUE, OperatingPoint, operating_threshold
 from cxreval.subgroups._metrics import holm
-
-
-def simulated_set(rng: np.random.Generator, n: int, *, sensitivity_b: float = 0.75):
-    """One model scoring a finding equally well in groups A and B (no gap), the truth, and a labeller of
-    sensitivity 0.9 in A and ``sensitivity_b`` in B (specificity 0.98 in both); one study per patient."""
-    ids = [f"s{i}" for i in range(n)]
-    group = np.where(np.arange(n) % 2 == 0, "A", "B")
-    truth = rng.random(n) < 0.3
-    score = 1 / (1 + np.exp(-rng.normal(np.where(truth, 1.5, -1.5), 1.0)))
-    caught = rng.random(n) < np.where(group == "B", sensitivity_b, 0.9)
-    noisy = np.where(truth, caught, rng.random(n) < 0.02)
-    preds = pd.DataFrame({"study_id": ids, "model": "m", "finding": "Edema", "score": score})
-    labels = pd.concat(
-        [
-            pd.DataFrame(
-                {
-                    "study_id": ids,
-                    "patient_id": ids,
-                    "finding": "Edema",
-                    "source": src,
-                    "state": np.where(y, "positive", "negative"),
-                }
-            )
-            for src, y in (("truth", truth), ("labeller", noisy))
-        ],
-        ignore_index=True,
-    )
-    return preds, labels, pd.DataFrame({"study_id": ids, "group": group})
 
 
 def test_the_labeller_gap_is_flagged_under_it_and_not_under_the_truth() -> None:
@@ -49,7 +22,10 @@ def test_the_labeller_gap_is_flagged_under_it_and_not_under_the_truth() -> None:
     n_sets = 12
     for k in range(n_sets):
         res = evaluate_subgroups(
-            *simulated_set(rng, 5000), by=["group"], n_resamples=200, rng=k, calibration=False
+            *_inputs(simulate_subgroup_set(5000, rng=rng)),
+            by=["group"],
+            resampling=Resampling(n_resamples=200, rng=k),
+            calibration=False,
         )
         t = res.table[(res.table["metric"] == "auc") & (res.table["group"] == "B")].set_index("reference")
         for ref in flagged:
@@ -63,9 +39,11 @@ def test_the_labeller_gap_is_flagged_under_it_and_not_under_the_truth() -> None:
 
 
 def _small(n: int = 80, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    preds, labels, meta = simulated_set(rng, n)
-    return preds, labels, meta
+    return _inputs(simulate_subgroup_set(n, rng=seed))
+
+
+def _inputs(sim: SimulatedSubgroupSet) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    return sim.predictions, sim.labels, sim.metadata
 
 
 def test_a_group_without_positives_is_a_row_not_estimable() -> None:
@@ -74,18 +52,58 @@ def test_a_group_without_positives_is_a_row_not_estimable() -> None:
     meta["site"] = np.where(
         meta["study_id"].isin(positives), "X", np.where(np.arange(len(meta)) % 3, "X", "Y")
     )
-    res = evaluate_subgroups(preds, labels, meta, by=["site"], references=["truth"], n_resamples=30, rng=0)
+    res = evaluate_subgroups(
+        preds, labels, meta, by=["site"], references=["truth"], resampling=Resampling(n_resamples=30, rng=0)
+    )
     y = res.table[(res.table["group"] == "Y") & (res.table["metric"] == "auc")].iloc[0]
     assert not y["estimable"] and y["reason"] == "group: no positives" and np.isnan(y["gap"])
     spec = res.table[(res.table["group"] == "Y") & (res.table["metric"] == "specificity")].iloc[0]
     assert spec["estimable"] and np.isfinite(spec["gap"])
 
 
+def test_a_group_with_too_few_cases_is_kept_not_estimable() -> None:
+    preds, labels, meta = _small(200)
+    truth = labels[labels["source"] == "truth"].set_index("study_id")["state"]
+    pos = truth[truth == "positive"].index
+    meta["site"] = np.where(
+        meta["study_id"].isin(pos[:3]) | meta["study_id"].isin(truth.index[:40]), "Y", "X"
+    )
+    meta.loc[meta["study_id"].isin(pos[3:]) & (meta["site"] == "Y"), "site"] = "X"
+    res = evaluate_subgroups(
+        preds, labels, meta, by=["site"], references=["truth"], resampling=Resampling(30, rng=0)
+    )
+    y = res.table[res.table["group"] == "Y"].set_index("metric")
+    assert y.loc["auc", "n_pos"] == 3 and y.loc["auc", "reason"] == "group: 3 positives (fewer than 10)"
+    assert (
+        not y.loc["auc", "estimable"] and np.isnan(y.loc["auc", "gap"]) and np.isfinite(y.loc["auc", "value"])
+    )
+    assert not y.loc["fnr", "estimable"] and y.loc["specificity", "estimable"]  # 30-odd negatives
+    again = evaluate_subgroups(
+        preds, labels, meta, by=["site"], references=["truth"], resampling=Resampling(30, rng=0), min_cases=3
+    )
+    assert again.table.query("group == 'Y' and metric == 'auc'")["estimable"].item()
+    with pytest.raises(CxrevalError, match="'min_cases'"):
+        evaluate_subgroups(preds, labels, meta, by=["site"], min_cases=0)
+
+
+def test_a_gap_estimable_under_one_reference_only_says_so_in_the_verdicts() -> None:
+    preds, labels, meta = _small(200)
+    lab = labels.copy()
+    b_ids = set(meta.loc[meta["group"] == "B", "study_id"])
+    lab.loc[(lab["source"] == "labeller") & lab["study_id"].isin(b_ids), "state"] = "negative"
+    res = evaluate_subgroups(preds, lab, meta, by=["group"], resampling=Resampling(20, rng=0))
+    row = res.table.query("group == 'B' and metric == 'auc' and reference == 'labeller'").iloc[0]
+    assert not row["estimable"] and row["reason"] == "group: no positives"
+    v = res.verdicts.query("group == 'B' and metric == 'auc'").iloc[0]
+    assert v["not_estimable_under"] == "labeller" and v["verdict"] == "one reference"
+    assert np.isnan(v["gap_labeller"]) and np.isfinite(v["gap_truth"])
+
+
 def test_studies_without_metadata_are_a_group_of_their_own() -> None:
     preds, labels, meta = _small()
     meta = meta.iloc[10:]  # ten studies without a row
     meta.loc[meta.index[:5], "group"] = ""  # five with a blank value
-    res = evaluate_subgroups(preds, labels, meta, by=["group"], n_resamples=20, rng=0)
+    res = evaluate_subgroups(preds, labels, meta, by=["group"], resampling=Resampling(n_resamples=20, rng=0))
     none = res.table[res.table["group"] == NO_VALUE]
     assert set(none["metric"]) == {"auc", "sensitivity", "specificity", "fnr", "selection_rate"}
     assert (none["n_studies"] == 15).all() and not none["estimable"].any()
@@ -96,7 +114,13 @@ def test_reference_group_and_intersections() -> None:
     preds, labels, meta = _small(120)
     meta["view"] = np.where(np.arange(len(meta)) % 4 < 2, "AP", "PA")
     res = evaluate_subgroups(
-        preds, labels, meta, by=["group*view"], reference_group=["group*view=A & PA"], n_resamples=20, rng=0
+        preds,
+        labels,
+        meta,
+        by=["group*view"],
+        reference_group=["group*view=A & PA"],
+        resampling=Resampling(n_resamples=20, rng=0),
+        min_cases=5,
     )
     t = res.table[(res.table["reference"] == "truth") & (res.table["metric"] == "auc")].set_index("group")
     assert set(t.index) == {"A & AP", "A & PA", "B & AP", "B & PA"}
@@ -138,15 +162,15 @@ def test_calibration_fit_solves_the_score_equations() -> None:
 
 
 def test_n_resamples_zero_gives_estimates_only() -> None:
-    res = evaluate_subgroups(*_small(), by=["group"], n_resamples=0, rng=0)
+    res = evaluate_subgroups(*_small(), by=["group"], resampling=Resampling(n_resamples=0, rng=0))
     assert isinstance(res, SubgroupResult)
     est = res.table[res.table["estimable"]]
     assert est["value"].notna().all() and est["ci_low"].isna().all() and est["pvalue"].isna().all()
 
 
 def test_paired_and_reproducible() -> None:
-    a = evaluate_subgroups(*_small(), by=["group"], n_resamples=30, rng=7)
-    b = evaluate_subgroups(*_small(), by=["group"], n_resamples=30, rng=7)
+    a = evaluate_subgroups(*_small(), by=["group"], resampling=Resampling(n_resamples=30, rng=7))
+    b = evaluate_subgroups(*_small(), by=["group"], resampling=Resampling(n_resamples=30, rng=7))
     pd.testing.assert_frame_equal(a.table, b.table)
     pd.testing.assert_frame_equal(a.calibration, b.calibration)
 
@@ -166,7 +190,7 @@ def test_bad_input_is_refused_before_computing(change, message) -> None:
     with pytest.raises(
         CxrevalError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
     ):
-        evaluate_subgroups(preds, labels, meta, by=["group"], n_resamples=10, rng=0)
+        evaluate_subgroups(preds, labels, meta, by=["group"], resampling=Resampling(n_resamples=10, rng=0))
 
 
 def test_bad_options_are_refused() -> None:
@@ -179,14 +203,16 @@ def test_bad_options_are_refused() -> None:
         ({"by": []}, "needs by="),
     ):
         with pytest.raises(CxrevalError, match=message):
-            evaluate_subgroups(preds, labels, meta, **{"by": ["group"], "n_resamples": 5, **kwargs})
+            evaluate_subgroups(
+                preds, labels, meta, **{"by": ["group"], "resampling": Resampling(n_resamples=5), **kwargs}
+            )
     # without calibration, scores need not be probabilities
     res = evaluate_subgroups(
         preds.assign(score=preds["score"] * 4 - 2),
         labels,
         meta,
         by=["group"],
-        n_resamples=5,
+        resampling=Resampling(n_resamples=5),
         calibration=False,
     )
     assert res.calibration.empty and not res.table.empty
@@ -206,10 +232,14 @@ def test_a_continuous_column_and_a_triple_intersection_are_refused() -> None:
     preds, labels, meta = _small()
     meta["age"] = np.arange(len(meta))
     with pytest.raises(CxrevalError, match="column 'age' has 80 values.*band it first"):
-        evaluate_subgroups(preds, labels, meta, by=["age"], n_resamples=5)
+        evaluate_subgroups(preds, labels, meta, by=["age"], resampling=Resampling(n_resamples=5))
     meta["age_band"] = np.where(meta["age"] < 40, "<40", ">=40")
     with pytest.raises(CxrevalError, match="intersection of two"):
-        evaluate_subgroups(preds, labels, meta, by=["group*age_band*age"], n_resamples=5)
-    res = evaluate_subgroups(preds, labels, meta, by=["age_band", "group*age_band"], n_resamples=5, rng=0)
+        evaluate_subgroups(
+            preds, labels, meta, by=["group*age_band*age"], resampling=Resampling(n_resamples=5)
+        )
+    res = evaluate_subgroups(
+        preds, labels, meta, by=["age_band", "group*age_band"], resampling=Resampling(n_resamples=5, rng=0)
+    )
     assert set(res.table["attribute"]) == {"age_band", "group*age_band"}
     assert set(res.calibration["attribute"]) == {"all", "age_band", "group*age_band"}

@@ -16,6 +16,7 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, recall_score, roc_auc_score
 
 from cxreval.bootstrap import draw_plan
+from cxreval.options import Resampling
 from cxreval.subgroups import evaluate_subgroups
 from cxreval.subgroups._calibration import calibration_rows, reliability_rows
 from cxreval.subgroups._metrics import group_metrics
@@ -56,7 +57,12 @@ def _tables(n: int = 300, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd
 def test_group_metrics_equal_fairlearn_metricframe() -> None:
     preds, labels, meta = _tables()
     res = evaluate_subgroups(
-        preds, labels, meta, by=["view"], operating_point="threshold=0.5", n_resamples=20, rng=0
+        preds,
+        labels,
+        meta,
+        by=["view"],
+        operating_point="threshold=0.5",
+        resampling=Resampling(n_resamples=20, rng=0),
     )
     t = res.table
     for ref in ("truth", "noisy"):

@@ -7,12 +7,16 @@ from pathlib import Path
 import typer
 
 from .. import jobs
+from ..options import Design, Resampling
 from ._common import (
     blank_state_option,
     confidence_level_option,
     echo_json,
+    finding_map_option,
     findings_option,
     labels_option,
+    map_score_option,
+    missing_scores_option,
     model_inputs,
     n_resamples_option,
     not_mentioned_option,
@@ -72,6 +76,9 @@ def subgroups(
     not_mentioned: str = not_mentioned_option(),
     unlabeled: str = unlabeled_option(),
     studies: str = studies_option(),
+    finding_map: str = finding_map_option(),
+    map_score: str = map_score_option(),
+    missing_scores: str = missing_scores_option(),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     calibration: bool = typer.Option(
@@ -81,6 +88,12 @@ def subgroups(
     ),
     calibration_bins: int = typer.Option(
         10, "--calibration-bins", help="Equal-width bins of the reliability diagram and ECE."
+    ),
+    min_cases: int = typer.Option(
+        10,
+        "--min-cases",
+        help="The fewest positives (negatives for specificity, both for AUC) a group and its comparator need "
+        "for a gap; below it the row is kept, not estimable, with the count in 'reason'.",
     ),
     n_resamples: int = n_resamples_option(),
     seed: int = seed_option("Seed of the patient bootstrap."),
@@ -101,7 +114,8 @@ def subgroups(
     Example:
 
     \b
-        cxreval subgroups -p preds.csv -l labels.csv -m metadata.csv --by sex,age_band,view -o sub-out
+        cxreval data export chestxray14_metadata -o nih-meta
+        cxreval subgroups -p preds.csv -l labels.csv -m nih-meta/metadata.csv --by sex,age_band,view -o sub-out
         cxreval subgroups -p preds.csv -l labels.csv -m metadata.csv --by 'sex*view' --reference-group sex=M \\
             --operating-point threshold=0.5 -o sub-out
     """
@@ -118,15 +132,19 @@ def subgroups(
             findings=split_list(findings, option="--findings"),
             state_encoding=state_encoding,
             blank_state=blank_state,
-            policy=policy,
-            not_mentioned=not_mentioned,
-            unlabeled=unlabeled,
-            studies=studies_value(studies),
+            design=Design(
+                studies=studies_value(studies),
+                policy=policy,
+                not_mentioned=not_mentioned,
+                unlabeled=unlabeled,
+                finding_map=finding_map,
+                map_score=map_score,
+                missing_scores=missing_scores,
+            ),
+            resampling=Resampling(n_resamples=n_resamples, confidence_level=confidence_level, rng=seed),
             calibration=calibration,
             calibration_bins=calibration_bins,
-            n_resamples=n_resamples,
-            confidence_level=confidence_level,
-            rng=seed,
+            min_cases=min_cases,
         )
         paths = res.save(d)
     if json_out:

@@ -27,6 +27,7 @@ from ..findings import CHESTXRAY14, canonical_finding
 from ..io._read import read_csv_file
 from ..results import ReadReport, ReadResult
 from ..schema._columns import check_columns
+from ._age_bands import age_band
 from ._fetch import metadata_path
 
 __all__ = ["load_metadata", "load_labels"]
@@ -61,9 +62,11 @@ def _read(path: PathLike | None, cache_dir: PathLike | None) -> tuple[pd.DataFra
 
 
 def load_metadata(path: PathLike | None = None, *, cache_dir: PathLike | None = None) -> pd.DataFrame:
-    """Per-image metadata: ``study_id, patient_id, view, follow_up, age, sex, finding_labels``.
+    """Per-image metadata: ``study_id, patient_id, view, finding_labels, follow_up, age, age_band, sex``.
 
-    ``study_id`` is the image file name (``00000001_000.png``); ``patient_id`` is the ``Patient ID`` as text.
+    ``study_id`` is the image file name (``00000001_000.png``); ``patient_id`` is the ``Patient ID`` as text;
+    ``age_band`` the 20-year band of ``age`` (``0-19``, ``20-39``, ``40-59``, ``60-79``, ``80+``), the subgroup
+    attribute of ``cxreval subgroups --by age_band``.
     """
     df, _ = _read(path, cache_dir)
     out = pd.DataFrame(
@@ -78,6 +81,7 @@ def load_metadata(path: PathLike | None = None, *, cache_dir: PathLike | None = 
         out["follow_up"] = pd.to_numeric(df["Follow-up #"], errors="coerce").astype("Int64").to_numpy()
     if "Patient Age" in df.columns:
         out["age"] = pd.to_numeric(df["Patient Age"], errors="coerce").astype("Int64").to_numpy()
+        out["age_band"] = age_band(out["age"])
     if "Patient Gender" in df.columns:
         out["sex"] = df["Patient Gender"].to_numpy()
     return out

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .._typing import RNGLike, Studies
 from .._validation import check_inputs
 from ..io import read_table
+from ..options import Design, Resampling
 from ..stats import prepare_from_files
 from ..subgroups import SubgroupResult
 from ..subgroups._calibration import N_BINS
-from ..subgroups._evaluate import evaluate_subgroups_prepared
+from ..subgroups._evaluate import MIN_CASES, design_arguments, evaluate_subgroups_prepared
 from ..subgroups._groups import parse_operating_point
 
 __all__ = ["evaluate_subgroups_files"]
@@ -31,15 +31,11 @@ def evaluate_subgroups_files(
     findings: Sequence[str] | None = None,
     state_encoding: str | None = None,
     blank_state: str | None = None,
-    policy: str = "exclude",
-    not_mentioned: str = "negative",
-    unlabeled: str = "error",
-    studies: Studies = "common",
+    design: Design = Design(),
+    resampling: Resampling = Resampling(),
     calibration: bool = True,
     calibration_bins: int = N_BINS,
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
-    rng: RNGLike = None,
+    min_cases: int = MIN_CASES,
 ) -> SubgroupResult:
     """:func:`cxreval.subgroups.evaluate_subgroups` of prediction, label and metadata files: what ``cxreval
     subgroups`` runs.
@@ -50,9 +46,10 @@ def evaluate_subgroups_files(
         As for :func:`cxreval.stats.prepare_from_files` (the files of ``cxreval classify``).
     metadata : path
         A CSV or Parquet table with ``study_id`` and the columns of ``by`` (e.g. the ``metadata.csv`` of ``cxreval
-        data export``, or a user's own), keyed by the study ids of the prediction and label tables.
-    by, operating_point, reference_group, references, findings, policy, not_mentioned, unlabeled, studies,
-    calibration, calibration_bins, n_resamples, confidence_level, rng
+        data export chestxray14_metadata``, or a user's own), keyed by the study ids of the prediction and label
+        tables.
+    by, operating_point, reference_group, references, findings, design, resampling, calibration, calibration_bins,
+    min_cases
         As for :func:`cxreval.subgroups.evaluate_subgroups`.
 
     Returns
@@ -67,6 +64,7 @@ def evaluate_subgroups_files(
         ``calibration``: every message names the file or column, before any computation.
     """
     parse_operating_point(operating_point, func="evaluate_subgroups_files")  # before any file is read
+    selection = design_arguments(design)
     check_inputs(("metadata", metadata))
     meta = read_table(metadata, text=True)
     prep = prepare_from_files(
@@ -76,10 +74,7 @@ def evaluate_subgroups_files(
         blank_state=blank_state,
         references=references,
         findings=findings,
-        policy=policy,
-        not_mentioned=not_mentioned,
-        unlabeled=unlabeled,
-        studies=studies,
+        **selection,
     )
     files = [predictions] if isinstance(predictions, (str, Path)) else list(predictions)
     return evaluate_subgroups_prepared(
@@ -90,9 +85,8 @@ def evaluate_subgroups_files(
         reference_group=reference_group,
         calibration=calibration,
         calibration_bins=calibration_bins,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        rng=rng,
+        min_cases=min_cases,
+        resampling=resampling,
         where=f"metadata {Path(metadata)}",
         predictions_where=f"predictions {', '.join(map(str, files))}",
     )

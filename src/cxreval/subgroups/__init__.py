@@ -16,12 +16,14 @@ intersection ``"sex*view"`` of two):
   calibration intercept and slope (:mod:`cxreval.subgroups._calibration` states the formulas).
 
 A group where a metric is undefined (no positives, no negatives, no labelled study, no metadata value) is a row
-marked ``estimable=False`` with its ``reason``, never dropped. The user guide's page is ``docs/subgroups.md``.
+marked ``estimable=False`` with its ``reason``, never dropped. :func:`simulate_subgroup_set` draws a set with a
+known truth (a model without a gap, a labeller with one). The user guide's page is ``docs/subgroups.md``.
 """
 
 from __future__ import annotations
 
 from ._evaluate import evaluate_subgroups
 from ._result import SubgroupResult
+from ._simulation import SimulatedSubgroupSet, simulate_subgroup_set
 
-__all__ = ["evaluate_subgroups", "SubgroupResult"]
+__all__ = ["evaluate_subgroups", "SubgroupResult", "simulate_subgroup_set", "SimulatedSubgroupSet"]

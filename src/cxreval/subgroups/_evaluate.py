@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._typing import RNGLike, Studies
 from .._validation import check_confidence_level, check_positive_int
 from ..bootstrap import draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
+from ..finding_maps import resolve_finding_map
+from ..options import Design, Resampling
 from ..results import as_table
 from ..stats import PreparedInputs, prepare_inputs
 from ._calibration import N_BINS, calibration_rows, reliability_rows
@@ -27,13 +29,23 @@ from ._groups import (
 from ._metrics import METRICS, GroupMetrics, gap_summary, group_metrics, holm
 from ._result import CALIBRATION_COLUMNS, RELIABILITY_COLUMNS, SUBGROUP_COLUMNS, SubgroupResult, verdict_table
 
-__all__ = ["evaluate_subgroups", "evaluate_subgroups_prepared"]
+__all__ = ["design_arguments", "evaluate_subgroups", "evaluate_subgroups_prepared"]
 
 _FUNC = "evaluate_subgroups"
+MIN_CASES = 10
+"""The default ``min_cases``: the fewest positives (negatives, studies) a group's gap is estimated on."""
 
 
-def _reasons(gm: GroupMetrics, metric: str, reference: str, comparator: str) -> list[str]:
-    """Why each group's gap of ``metric`` is not estimable ('' where it is)."""
+def _reasons(gm: GroupMetrics, metric: str, reference: str, comparator: str, min_cases: int) -> list[str]:
+    """Why each group's gap of ``metric`` is not estimable ('' where it is): a class the metric needs is absent
+    from the group or its comparator, or has fewer than ``min_cases`` studies there."""
+    need = {
+        "auc": ("positives", "negatives"),
+        "sensitivity": ("positives",),
+        "fnr": ("positives",),
+        "specificity": ("negatives",),
+        "selection_rate": ("studies",),
+    }[metric]
     out = []
     for g in range(gm.n_pos.size):
         why = []
@@ -41,12 +53,15 @@ def _reasons(gm: GroupMetrics, metric: str, reference: str, comparator: str) -> 
             ("group", gm.n_pos[g], gm.n_neg[g]),
             (comparator, gm.n_pos_comparator[g], gm.n_neg_comparator[g]),
         ):
+            counts = {"positives": int(pos), "negatives": int(neg), "studies": int(pos + neg)}
             if pos + neg == 0:
                 why.append(f"{who}: no studies labelled by {reference}")
-            elif metric in ("auc", "sensitivity", "fnr") and pos == 0:
-                why.append(f"{who}: no positives")
-            elif metric in ("auc", "specificity") and neg == 0:
-                why.append(f"{who}: no negatives")
+                continue
+            for kind in need:
+                if counts[kind] == 0:
+                    why.append(f"{who}: no {kind}")
+                elif counts[kind] < min_cases:
+                    why.append(f"{who}: {counts[kind]} {kind} (fewer than {min_cases})")
         out.append("; ".join(why))
     return out
 
@@ -58,12 +73,13 @@ def _gap_rows(
     head: dict[str, object],
     threshold: float,
     confidence_level: float,
+    min_cases: int,
 ) -> list[pd.DataFrame]:
     comparator = "rest" if attr.reference_group is None else attr.groups[attr.reference_group]
     frames = []
     for metric in METRICS:
         summ = gap_summary(gm.value[metric], gm.comparator[metric], confidence_level=confidence_level)
-        reasons = _reasons(gm, metric, str(head["reference"]), comparator)
+        reasons = _reasons(gm, metric, str(head["reference"]), comparator, min_cases)
         ok = np.array([r == "" for r in reasons])
         if attr.reference_group is not None:
             ok[attr.reference_group] = False
@@ -175,9 +191,8 @@ def evaluate_subgroups_prepared(
     reference_group: Mapping[str, str] | Sequence[str] | None = None,
     calibration: bool = True,
     calibration_bins: int = N_BINS,
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
-    rng: RNGLike = None,
+    min_cases: int = MIN_CASES,
+    resampling: Resampling = Resampling(),
     where: str = "metadata",
     predictions_where: str = "predictions",
 ) -> SubgroupResult:
@@ -188,9 +203,10 @@ def evaluate_subgroups_prepared(
             f"{_FUNC} needs by=: the metadata columns of the subgroups (e.g. by=['sex'])."
         )
     point: OperatingPoint = parse_operating_point(operating_point, func=_FUNC)
-    n_resamples = check_positive_int(n_resamples, name="n_resamples", func=_FUNC, minimum=0)
+    n_resamples = check_positive_int(resampling.n_resamples, name="n_resamples", func=_FUNC, minimum=0)
     calibration_bins = check_positive_int(calibration_bins, name="calibration_bins", func=_FUNC, minimum=2)
-    confidence_level = check_confidence_level(confidence_level, func=_FUNC)
+    min_cases = check_positive_int(min_cases, name="min_cases", func=_FUNC, minimum=1)
+    confidence_level = check_confidence_level(resampling.confidence_level, func=_FUNC)
     if prep.soft_references:
         raise SchemaError(
             f"{_FUNC}: references {', '.join(prep.soft_references)} carry p_positive (soft labels); subgroup "
@@ -207,7 +223,10 @@ def evaluate_subgroups_prepared(
     # one plan for every statistic (the gaps under every reference are paired); n_resamples=0 draws one replicate
     # only to lay out the patients, and keeps none of it
     plan = draw_plan(
-        prep.patient_of.to_numpy(), n_resamples=max(n_resamples, 1), rng=rng, study_ids=list(prep.studies)
+        prep.patient_of.to_numpy(),
+        n_resamples=max(n_resamples, 1),
+        rng=resampling.rng,
+        study_ids=list(prep.studies),
     )
     replicates = plan.counts.T[:, :n_resamples]
     ct = np.ascontiguousarray(np.hstack([np.ones((plan.n_patients, 1), np.int32), replicates]))
@@ -235,7 +254,12 @@ def evaluate_subgroups_prepared(
                         reference_group=attr.reference_group,
                     )
                     gaps += _gap_rows(
-                        gm, attr, head=head, threshold=threshold, confidence_level=confidence_level
+                        gm,
+                        attr,
+                        head=head,
+                        threshold=threshold,
+                        confidence_level=confidence_level,
+                        min_cases=min_cases,
                     )
                     gaps.append(_no_value_rows(attr, code, y, head))
                 if calibration and valid.any():
@@ -269,6 +293,7 @@ def evaluate_subgroups_prepared(
         operating_point=point.label(),
         n_resamples=n_resamples,
         confidence_level=confidence_level,
+        min_cases=min_cases,
     )
 
 
@@ -282,15 +307,11 @@ def evaluate_subgroups(
     reference_group: Mapping[str, str] | Sequence[str] | None = None,
     references: Sequence[str] | None = None,
     findings: Sequence[str] | None = None,
-    policy: str = "exclude",
-    not_mentioned: str = "negative",
-    unlabeled: str = "error",
-    studies: Studies = "common",
+    design: Design = Design(),
+    resampling: Resampling = Resampling(),
     calibration: bool = True,
     calibration_bins: int = N_BINS,
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
-    rng: RNGLike = None,
+    min_cases: int = MIN_CASES,
 ) -> SubgroupResult:
     """Per model × finding × reference × subgroup: AUC, sensitivity, specificity, FNR and selection rate at an
     operating point, the gap to the rest (or to a reference group) with patient-bootstrap intervals and Holm's
@@ -315,15 +336,27 @@ def evaluate_subgroups(
     reference_group : mapping or sequence of 'attribute=value', optional
         The group each attribute's gaps are measured against (default: each group against the rest of the
         studies with a value).
-    references, findings, policy, not_mentioned, unlabeled, studies
+    references, findings
         As for :func:`cxreval.classification.evaluate_auc`.
+    design : Design, default=Design()
+        Which studies and labels (:class:`cxreval.options.Design`): ``studies`` (``'common'``: each finding on the
+        studies every reference labels, so the gaps under the references are on the same studies; ``'each'``),
+        the label policy, ``finding_map`` / ``map_score`` (e.g. ``'nih_to_google'``: labels and scores in another
+        vocabulary) and ``missing_scores``.
+    resampling : Resampling, default=Resampling()
+        The patient bootstrap (:class:`cxreval.options.Resampling`: ``n_resamples``, ``confidence_level``,
+        ``rng``); one plan for every statistic, so the gaps of all references are paired; ``n_resamples=0``:
+        point estimates only (no interval, no p-value).
     calibration : bool, default=True
         Whether to compute calibration (the scores must then be probabilities in [0, 1]).
     calibration_bins : int, default=10
         Equal-width bins of the reliability diagram and the ECE.
-    n_resamples, confidence_level, rng
-        The patient bootstrap (one plan for every statistic: the gaps of all references are paired);
-        ``n_resamples=0``: point estimates only (no interval, no p-value).
+    min_cases : int, default=10
+        The fewest studies of each class a gap needs in the group and in its comparator (positives for
+        sensitivity and FNR, negatives for specificity, both for the AUC, studies for the selection rate): below
+        it the row is kept, with the group's value, but its gap is not estimable (``reason`` says how many). A
+        bootstrap interval on a handful of cases is degenerate (an AUC of 1 on 3 positives has a zero-width
+        interval), and its Wald test would call it significant.
 
     Returns
     -------
@@ -343,8 +376,8 @@ def evaluate_subgroups(
     finding, reference and metric (a family: does this model's metric differ across these groups?); a group
     against the rest shares no study with it, but the groups of one attribute are not independent, which
     Holm does not need. "Not estimable": a metric undefined in the group or its comparator under a reference
-    (no positives for AUC, sensitivity, FNR; no negatives for AUC, specificity; no labelled study) — the row is
-    kept with its ``reason``. A gap measured against a reference includes that reference's own errors: if a
+    (no positives for AUC, sensitivity, FNR; no negatives for AUC, specificity; no labelled study), or fewer than
+    ``min_cases`` of them — the row is kept with its ``reason``. A gap measured against a reference includes that reference's own errors: if a
     labeller misses findings more often in one group, the model's apparent FNR there rises with it; the
     ``verdicts`` table shows where the gap changes sign or significance between references.
     """
@@ -356,10 +389,7 @@ def evaluate_subgroups(
         labs,
         references=references,
         findings=findings,
-        policy=policy,
-        not_mentioned=not_mentioned,
-        unlabeled=unlabeled,
-        studies=studies,
+        **design_arguments(design),
     )
     return evaluate_subgroups_prepared(
         prep,
@@ -369,7 +399,19 @@ def evaluate_subgroups(
         reference_group=reference_group,
         calibration=calibration,
         calibration_bins=calibration_bins,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        rng=rng,
+        min_cases=min_cases,
+        resampling=resampling,
     )
+
+
+def design_arguments(design: Design) -> dict[str, Any]:
+    """The keywords of :func:`cxreval.stats.prepare_inputs` (and ``prepare_from_files``) that ``design`` sets, its
+    finding map read and checked before any table."""
+    return {
+        "policy": design.policy,
+        "not_mentioned": design.not_mentioned,
+        "unlabeled": design.unlabeled,
+        "studies": design.studies,
+        "missing_scores": design.missing_scores,
+        "finding_map": resolve_finding_map(design.finding_map, design.map_score),
+    }

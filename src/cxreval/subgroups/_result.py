@@ -157,6 +157,8 @@ class SubgroupResult(TableResult):
         ``threshold=T`` or ``specificity=S`` (the threshold of each model, finding and reference in ``threshold``).
     n_resamples : int
     confidence_level : float
+    min_cases : int
+        The fewest cases of each class a gap was estimated on (fewer: not estimable).
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
@@ -178,6 +180,7 @@ class SubgroupResult(TableResult):
     operating_point: str
     n_resamples: int
     confidence_level: float = 0.95
+    min_cases: int = 10
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {
@@ -197,7 +200,8 @@ class SubgroupResult(TableResult):
         """The design in words (what the command prints)."""
         return (
             f"Subgroups by {', '.join(self.attributes)} under {', '.join(self.references)}; operating point "
-            f"{self.operating_point}; {self.n_resamples} patient-bootstrap replicates; Holm across groups."
+            f"{self.operating_point}; {self.n_resamples} patient-bootstrap replicates; Holm across groups; a gap "
+            f"needs at least {self.min_cases} cases of each class it counts in the group and its comparator."
         )
 
     def summary(self) -> str:
@@ -246,6 +250,7 @@ class SubgroupResult(TableResult):
             "operating_point": self.operating_point,
             "n_resamples": self.n_resamples,
             "confidence_level": self.confidence_level,
+            "min_cases": self.min_cases,
             "n_rows": len(self.table),
         }
 
