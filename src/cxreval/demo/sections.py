@@ -20,6 +20,7 @@ from ._chexpert_sections import (
     _sec_chexpert_reader_study,
     _sec_chexpert_relabelling,
 )
+from ._decision_sections import _sec_nih_decision
 from ._image_sections import _sec_iqa, _sec_localization, _sec_localization_real
 from ._section_parts import _agreement_section, _auc_meta
 from .data import (
@@ -339,6 +340,12 @@ SECTIONS: tuple[DemoSpec, ...] = (
         "10 NIH models against text-mined and expert references",
         _sec_nih_models,
         ("cxreval data export", "cxreval rank"),
+    ),
+    DemoSpec(
+        "nih_decision",
+        "NIH fold: the 10 models at two operating points (text-mined reference)",
+        _sec_nih_decision,
+        ("cxreval data export", "cxreval classify"),
     ),
     DemoSpec(
         "chexpert_models",
