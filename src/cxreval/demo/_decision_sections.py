@@ -23,7 +23,7 @@ LOGIT_MODELS = ("dd_densenet121_v2_logits",)
 OPERATING_POINTS = ("spec=0.9", "youden")
 REFERENCE = "nih_textmined"
 N_RESAMPLES = 200
-"""The section's bootstrap replicates (fewer than the demo's: every replicate chooses each threshold again on 22,433
+"""The section's bootstrap replicates at most (fewer than the demo's: every replicate chooses each threshold again on 22,433
 images × 10 models × 14 findings; 200 keep the section near 30 s)."""
 _WHY_NO_CURVE = (
     f"not drawn: {', '.join(LOGIT_MODELS)} holds logits, not probabilities; a decision curve reads a score as the "
@@ -42,6 +42,7 @@ def _sec_nih_decision(ctx: DemoContext) -> str:
     folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
     for model in NIH_MODELS[1:]:
         pinned(ctx, f"nih_fold_predictions/{model}.csv")
+    n = min(ctx.n_resamples, N_RESAMPLES)
     with tempfile.TemporaryDirectory() as tmp:
         nih_labels = _exported_labels(ctx, Path(tmp))[0]
         res = jb.evaluate_classifiers_files(
@@ -49,13 +50,13 @@ def _sec_nih_decision(ctx: DemoContext) -> str:
             nih_labels,
             references=[REFERENCE],
             design=Design(studies="common"),
-            resampling=Resampling(n_resamples=N_RESAMPLES, rng=ctx.rng),
+            resampling=Resampling(n_resamples=n, rng=ctx.rng),
             operating_points=list(OPERATING_POINTS),
         )
     command = (
         f"cxreval classify -p {folder} -l nih/labels.parquet -r {REFERENCE} "
         + " ".join(f"--operating-point {p}" for p in OPERATING_POINTS)
-        + f" --n-resamples {N_RESAMPLES} --seed {ctx.rng} -o nih_decision"
+        + f" --n-resamples {n} --seed {ctx.rng} -o nih_decision"
     )
     ctx.meta.update(
         {
@@ -82,7 +83,7 @@ def _sec_nih_decision(ctx: DemoContext) -> str:
         f"# NIH fold: the 10 models at two operating points ({REFERENCE})\n\n"
         f"Decision curves {_WHY_NO_CURVE}. The operating points (specificity 0.9, Youden's J) are chosen on the ROC "
         f"curve, which the sigmoid leaves unchanged: {', '.join(LOGIT_MODELS)}'s threshold is a logit. "
-        f"{N_RESAMPLES} patient-bootstrap resamples, seed {ctx.rng}.\n\n"
+        f"{n} patient-bootstrap resamples, seed {ctx.rng}.\n\n"
         "The same files: the commands in run.json (`commands`), run in an empty folder.\n\n"
         + (ops.summary().replace("# ", "## ", 1) if ops is not None else ""),
     )
