@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..io._write import write_summary
 from ..options import Design, Resampling
+from ._section_parts import _export_commands, _exported_labels
 from .data import NIH_MODELS, DemoContext, need, pinned
 
 __all__: list[str] = []
@@ -35,8 +36,6 @@ _WHY_NO_CURVE = (
 def _sec_nih_decision(ctx: DemoContext) -> str:
     """What ``cxreval data export chestxray14`` and ``cxreval classify --operating-point spec=0.9 --operating-point
     youden`` write for the NIH fold (the exact lines are the section's ``commands`` in run.json)."""
-    from .sections import _export_commands, _exported_labels
-
     need("cxreval.classification", "classification", "cxreval classify")
     jb = need("cxreval.jobs", "the jobs of the commands", "cxreval classify")
     folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent

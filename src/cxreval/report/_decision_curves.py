@@ -16,7 +16,7 @@ from ..classification._operating_points import (
     OPERATING_POINT_COLUMNS,
     TREAT_ALL,
     TREAT_NONE,
-    _shown,
+    rate_cells,
 )
 from ._blocks import Block, table_block
 from .html_tables import html_table
@@ -122,7 +122,9 @@ def _best_sentence(curve: pd.DataFrame) -> str:
 
 
 def _rates_table(d: pd.DataFrame) -> str:
-    return html_table(_shown(d), name="operating_points_ci", caption="Rates at each operating point [95% CI]")
+    return html_table(
+        rate_cells(d), name="operating_points_ci", caption="Rates at each operating point [95% CI]"
+    )
 
 
 def build_decision_curves(folder: Path) -> list[Block]:
