@@ -19,6 +19,7 @@ RECORDED: tuple[str, ...] = (
     "audit",
     "nih_vs_google_agreement",
     "nih_models",
+    "nih_decision",
     "xqa_published",
     "localization",
     "chexpert_models",

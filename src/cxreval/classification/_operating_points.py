@@ -138,7 +138,7 @@ class OperatingPointResult(TableResult):
                 f"replicates, {self.confidence_level:.0%} percentile intervals; the thresholds of specificity=, "
                 "sensitivity= and youden are chosen again in every replicate, threshold= and from= are held fixed.",
                 "",
-                markdown_table(_shown(self.table), floatfmt="{:.3f}", nan=""),
+                markdown_table(rate_cells(self.table), floatfmt="{:.3f}", nan=""),
                 "",
             ]
         if len(self.decision_curve):
@@ -192,7 +192,8 @@ class OperatingPointResult(TableResult):
         return type(self).figure(self.decision_curve if len(self.decision_curve) else self.table)
 
 
-def _shown(table: pd.DataFrame) -> pd.DataFrame:
+def rate_cells(table: pd.DataFrame) -> pd.DataFrame:
+    """The operating points' keys and threshold, and each rate as 'estimate [low, high]' text."""
     out = table[["model", "finding", "reference", "operating_point", "threshold"]].copy()
     for r in _RATES:
         est, lo, hi = (table[f"{r}{k}"].to_numpy(float) for k in ("", "_ci_low", "_ci_high"))

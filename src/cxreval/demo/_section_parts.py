@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ..io._write import write_summary
-from .data import DemoContext, need
+from .data import DemoContext, metadata, need
 
 if TYPE_CHECKING:
     from ..agreement import AgreementTableResult
@@ -68,3 +69,26 @@ def _agreement_section(
     if title:
         write_summary(out, title + _pair_drops(res.agreement))
     return str(out)
+
+
+_EXPORTS = (("chestxray14", "nih"), ("google2019", "google"))
+"""The datasets the NIH-vs-Google sections read, and the folder ``cxreval data export NAME -o FOLDER`` writes."""
+
+
+def _export_commands() -> list[str]:
+    return [f"cxreval data export {name} -o {sub}" for name, sub in _EXPORTS]
+
+
+def _exported_labels(ctx: DemoContext, tmp: Path) -> list[Path]:
+    """What ``cxreval data export chestxray14 -o nih`` and ``... google2019 -o google`` write, into ``tmp``: the
+    label files the NIH-vs-Google sections read."""
+    from ..datasets import export_dataset, google, nih
+
+    metadata(ctx, google.GOOGLE_FILE)
+    metadata(ctx, nih.DATA_ENTRY)
+    paths = []
+    for name, sub in _EXPORTS:
+        (tmp / sub).mkdir()
+        export_dataset(name, cache_dir=ctx.cache_dir).save(tmp / sub)
+        paths.append(tmp / sub / "labels.parquet")
+    return paths

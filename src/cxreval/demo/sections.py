@@ -20,8 +20,9 @@ from ._chexpert_sections import (
     _sec_chexpert_reader_study,
     _sec_chexpert_relabelling,
 )
+from ._decision_sections import _sec_nih_decision
 from ._image_sections import _sec_iqa, _sec_localization, _sec_localization_real
-from ._section_parts import _agreement_section, _auc_meta
+from ._section_parts import _agreement_section, _auc_meta, _export_commands, _exported_labels
 from .data import (
     NIH_MODELS,
     RERUN,
@@ -82,29 +83,6 @@ def _sec_audit(ctx: DemoContext) -> str:
     out = ctx.folder("chestxray14_audit")
     res.save(out)
     return str(out)
-
-
-_EXPORTS = (("chestxray14", "nih"), ("google2019", "google"))
-"""The datasets the NIH-vs-Google sections read, and the folder ``cxreval data export NAME -o FOLDER`` writes."""
-
-
-def _export_commands() -> list[str]:
-    return [f"cxreval data export {name} -o {sub}" for name, sub in _EXPORTS]
-
-
-def _exported_labels(ctx: DemoContext, tmp: Path) -> list[Path]:
-    """What ``cxreval data export chestxray14 -o nih`` and ``... google2019 -o google`` write, into ``tmp``: the
-    label files the NIH-vs-Google sections read."""
-    from ..datasets import export_dataset, google, nih
-
-    metadata(ctx, google.GOOGLE_FILE)
-    metadata(ctx, nih.DATA_ENTRY)
-    paths = []
-    for name, sub in _EXPORTS:
-        (tmp / sub).mkdir()
-        export_dataset(name, cache_dir=ctx.cache_dir).save(tmp / sub)
-        paths.append(tmp / sub / "labels.parquet")
-    return paths
 
 
 def _sec_nih_google_agreement(ctx: DemoContext) -> str:
@@ -339,6 +317,12 @@ SECTIONS: tuple[DemoSpec, ...] = (
         "10 NIH models against text-mined and expert references",
         _sec_nih_models,
         ("cxreval data export", "cxreval rank"),
+    ),
+    DemoSpec(
+        "nih_decision",
+        "NIH fold: the 10 models at two operating points (text-mined reference)",
+        _sec_nih_decision,
+        ("cxreval data export", "cxreval classify"),
     ),
     DemoSpec(
         "chexpert_models",

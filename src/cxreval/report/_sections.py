@@ -56,6 +56,7 @@ from ..ranking import RankingStabilityResult
 from ..results import TableResult
 from ..stats import AUCTableResult
 from ._blocks import Block, Kind, Section, Unavailable, load_table, result_block, result_files, table_block
+from ._decision_curves import build_decision_curves
 from ._key_findings import key_finding
 from ._reader_study import build_reader_study
 from ._relabelling import build_relabelling
@@ -138,7 +139,7 @@ def _build_classification(folder: Path) -> list[Block]:
         "interval, simultaneous over the finding's comparisons. An interval that covers 0 means "
         "the two are not separable.",
     )
-    return [blk for blk in (b, sep) if blk]
+    return [blk for blk in (b, sep) if blk] + build_decision_curves(folder)
 
 
 def _by_dataset_html(fn: Callable[[pd.DataFrame], str]) -> Callable[[pd.DataFrame], str]:
