@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cxreval.datasets.mirror import PINNED, fetch_all_pinned
 from cxreval.datasets._pinned import MirrorFile
+from cxreval.datasets.mirror import PINNED, fetch_all_pinned
 from cxreval.demo import run_demo
 from cxreval.demo.sections import SECTIONS
 from cxreval.exceptions import DataUnavailableError

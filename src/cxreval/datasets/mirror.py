@@ -32,8 +32,8 @@ from typing import Any
 
 from .._typing import PathLike
 from .._validation import did_you_mean
-from ..progress import Progress, as_progress
 from ..exceptions import DataUnavailableError, UnknownNameError
+from ..progress import Progress, as_progress
 from ._fetch import quiet_pooch, resolve_cache_dir
 from ._pinned import _BY_PATH, PINNED, RAW_BASE_URL, MirrorFile
 
