@@ -41,7 +41,7 @@ def fetch(
         False,
         "--all",
         help="Also every pinned reference file the demo uses (predictions, CheXpert labels, radiographs), "
-        "SHA-256 checked, into the cache, so that `cxreval demo --offline` needs no network "
+        "SHA-256 checked, into the cache, so that the demo later runs offline "
         "($CXREVAL_PINNED_BASE_URL: a local index laid out as <base>/<repo>/<commit>/<path>).",
     ),
     json_out: bool = json_option("Print the result as JSON."),
