@@ -290,13 +290,7 @@ def fetch_all_pinned(
     out: dict[str, Path] = {}
     for e in files:
         p = fetch_file(e.local_path, mirror=mirror, cache_dir=cache_dir, files=files, **kwargs)
-        dest = root / e.local_path
-        if p != dest:  # a mirror copy, verified by fetch_file: put beside the cached ones
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(f".{dest.name}.part")
-            shutil.copyfile(p, tmp)
-            tmp.replace(dest)
-        out[e.local_path] = dest
+        out[e.local_path] = _into_cache(p, root / e.local_path)
         prog.advance(task)
     prog.done(task)
     return out
@@ -333,13 +327,19 @@ def fetch_folder(
             return folder
     cache = resolve_cache_dir(cache_dir) / "mirror" / prefix  # one folder of exactly the pinned files
     for e, p in zip(entries, paths):
-        dest = resolve_cache_dir(cache_dir) / "mirror" / e.local_path
-        if p != dest:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(f".{dest.name}.part")
-            shutil.copyfile(p, tmp)  # verified by fetch_file
-            tmp.replace(dest)
+        _into_cache(p, resolve_cache_dir(cache_dir) / "mirror" / e.local_path)
     return cache
+
+
+def _into_cache(path: Path, dest: Path) -> Path:
+    """``dest``, a copy of the verified file ``path`` (a mirror copy put beside the cached ones; written to a
+    temporary name, then moved into place)."""
+    if path != dest:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.part")
+        shutil.copyfile(path, tmp)
+        tmp.replace(dest)
+    return dest
 
 
 def fetch_files(local_paths: Iterable[str], **kwargs: Any) -> dict[str, Path]:
