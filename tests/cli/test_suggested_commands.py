@@ -141,6 +141,22 @@ def run_data_fetch(
     assert capsys.readouterr().out.startswith("cached: 7 metadata files in ")
 
 
+def run_data_fetch_all(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
+    import shutil
+
+    from cxreval.datasets.mirror import PINNED
+
+    metadata = request.getfixturevalue("metadata_dir")
+    shutil.copytree(metadata, tmp / "cache" / metadata.name)
+    mp.setenv("CXREVAL_CACHE", str(tmp / "cache"))
+    mp.setenv("CXREVAL_DATA_MIRROR", str(request.getfixturevalue("shared_data")))
+    assert main(["data", "fetch", "--all"]) == 0
+    assert capsys.readouterr().out.startswith("cached: 7 metadata files in ")
+    assert all((tmp / "cache" / "mirror" / e.local_path).is_file() for e in PINNED)
+
+
 def run_data_fetch_from_wheel(
     tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
 ) -> None:
@@ -481,6 +497,7 @@ def run_data_list(tmp_path, monkeypatch, capsys, request) -> None:
 
 RUNS: dict[str, Callable[..., None]] = {
     "cxreval data fetch": run_data_fetch,
+    "cxreval data fetch --all": run_data_fetch_all,
     "cxreval data fetch --from-wheel PATH": run_data_fetch_from_wheel,
     "cxreval data audit chestxray14 --json": run_audit_json,
     "cxreval rank --auc-table xqa": run_rank_xqa,

@@ -36,6 +36,13 @@ def fetch(
         None, "--from-wheel", help="Use a local torchxrayvision-1.5.7 wheel (offline)."
     ),
     force: bool = typer.Option(False, "--force", help="Extract again even if cached."),
+    all_files: bool = typer.Option(
+        False,
+        "--all",
+        help="Also every pinned reference file the demo uses (predictions, CheXpert labels, radiographs), "
+        "SHA-256 checked, into the cache, so that the demo later runs offline "
+        "($CXREVAL_PINNED_BASE_URL: a local index laid out as <base>/<repo>/<commit>/<path>).",
+    ),
     json_out: bool = json_option("Print the result as JSON."),
 ) -> None:
     """Download the torchxrayvision==1.5.7 wheel (pip, no install), verify its SHA-256, extract metadata.
@@ -44,11 +51,14 @@ def fetch(
 
     \b
         cxreval data fetch --cache-dir ~/.cache/cxreval
+        cxreval data fetch --all
     """
     from ..jobs import fetch_dataset_metadata
 
     with progress() as prog:
-        res = fetch_dataset_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force, progress=prog)
+        res = fetch_dataset_metadata(
+            cache_dir=cache_dir, from_wheel=from_wheel, force=force, all_files=all_files, progress=prog
+        )
     if json_out:
         echo_json(res.to_dict())
     else:

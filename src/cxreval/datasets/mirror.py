@@ -34,6 +34,7 @@ from typing import Any
 from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, UnknownNameError
+from ..progress import Progress, as_progress
 from ._fetch import quiet_pooch, resolve_cache_dir
 from ._pinned import _BY_PATH, PINNED, RAW_BASE_URL, MirrorFile
 
@@ -285,7 +286,44 @@ def fetch_file(
             f"{entry.local_path!r} is neither in the mirror ({mirror_dir}) nor cached "
             f"({cached}) and downloading is off."
         )
-    return _download(entry, cached, base_url=base_url, timeout=timeout)
+    return _download(entry, cached, base_url=_pinned_base_url(base_url), timeout=timeout)
+
+
+def _pinned_base_url(base_url: str = RAW_BASE_URL) -> str:
+    """``base_url``, or ``$CXREVAL_PINNED_BASE_URL`` when ``base_url`` is the default: a local index laid out
+    as ``<base>/<repo>/<commit>/<path>`` (an ``http(s)://`` or ``file://`` URL) serves the pinned files."""
+    if base_url == RAW_BASE_URL:
+        return os.environ.get("CXREVAL_PINNED_BASE_URL") or RAW_BASE_URL
+    return base_url
+
+
+def fetch_all_pinned(
+    *,
+    cache_dir: PathLike | None = None,
+    mirror: PathLike | None = None,
+    progress: Progress | None = None,
+    files: Sequence[MirrorFile] = PINNED,
+    **kwargs: Any,
+) -> dict[str, Path]:
+    """Every pinned file (as :func:`fetch_file` gives it: mirror, cache, then its pinned URL, SHA-256 checked),
+    copied into ``<cache>/mirror`` so that later offline runs find them without the mirror; one progress step
+    per file.
+
+    Returns
+    -------
+    paths : dict of str to Path
+        Each pinned file's local path to its cached copy.
+    """
+    prog = as_progress(progress, func="fetch_all_pinned")
+    task = prog.add("pinned reference files", total=len(files))
+    root = resolve_cache_dir(cache_dir) / "mirror"
+    out: dict[str, Path] = {}
+    for e in files:
+        p = fetch_file(e.local_path, mirror=mirror, cache_dir=cache_dir, files=files, **kwargs)
+        out[e.local_path] = _into_cache(p, root / e.local_path)
+        prog.advance(task)
+    prog.done(task)
+    return out
 
 
 def fetch_folder(
@@ -319,13 +357,19 @@ def fetch_folder(
             return folder
     cache = resolve_cache_dir(cache_dir) / "mirror" / prefix  # one folder of exactly the pinned files
     for e, p in zip(entries, paths):
-        dest = resolve_cache_dir(cache_dir) / "mirror" / e.local_path
-        if p != dest:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(f".{dest.name}.part")
-            shutil.copyfile(p, tmp)  # verified by fetch_file
-            tmp.replace(dest)
+        _into_cache(p, resolve_cache_dir(cache_dir) / "mirror" / e.local_path)
     return cache
+
+
+def _into_cache(path: Path, dest: Path) -> Path:
+    """``dest``, a copy of the verified file ``path`` (a mirror copy put beside the cached ones; written to a
+    temporary name, then moved into place)."""
+    if path != dest:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.part")
+        shutil.copyfile(path, tmp)
+        tmp.replace(dest)
+    return dest
 
 
 def fetch_files(local_paths: Iterable[str], **kwargs: Any) -> dict[str, Path]:

@@ -157,7 +157,10 @@ def pinned(ctx: DemoContext, local_path: str) -> Path:
             "not in the data mirror" + (f" {ctx.mirror}" if ctx.mirror else " (none given)") + " or the cache"
         )
         why = "downloads are off (--offline)" if not ctx.download else "its download failed (offline?)"
-        raise NotBuilt(f"{local_path} is {where}, and {why}", RERUN, offline_hint(local_path)) from exc
+        fix = (
+            "cxreval data fetch --all" if not ctx.download else RERUN
+        )  # one command brings every pinned file
+        raise NotBuilt(f"{local_path} is {where}, and {why}", fix, offline_hint(local_path)) from exc
 
 
 def mirror_only(ctx: DemoContext, relative: str) -> Path:

