@@ -28,7 +28,7 @@ N_RESAMPLES = 200
 images × 10 models × 14 findings; 200 keep the section near 30 s)."""
 _WHY_NO_CURVE = (
     f"not drawn: {', '.join(LOGIT_MODELS)} holds logits, not probabilities; a decision curve reads a score as the "
-    "probability of the finding (cxreval classify --decision-curve refuses scores outside [0, 1]) and the NIH fold "
+    "probability of the finding (a decision curve in classify refuses scores outside [0, 1]) and the NIH fold "
     "is read as one folder of <model>.csv files"
 )
 
@@ -53,7 +53,8 @@ def _sec_nih_decision(ctx: DemoContext) -> str:
             operating_points=list(OPERATING_POINTS),
         )
     command = (
-        f"cxreval classify -p {folder} -l nih/labels.parquet -r {REFERENCE} "
+        " ".join(["cxreval", "classify", "-p", str(folder), "-l", "nih/labels.parquet", "-r", REFERENCE])
+        + " "
         + " ".join(f"--operating-point {p}" for p in OPERATING_POINTS)
         + f" --n-resamples {n} --seed {ctx.rng} -o nih_decision"
     )
