@@ -86,6 +86,22 @@ def test_a_group_with_too_few_cases_is_kept_not_estimable() -> None:
         evaluate_subgroups(preds, labels, meta, by=["site"], min_cases=0)
 
 
+def test_a_table_without_an_estimable_gap_still_plots() -> None:
+    preds, labels, meta = _small(40)
+    res = evaluate_subgroups(
+        preds,
+        labels,
+        meta,
+        by=["group"],
+        references=["truth"],
+        resampling=Resampling(10, rng=0),
+        min_cases=1000,
+    )
+    assert not res.table["estimable"].any()
+    fig = res.figure(res.table)
+    assert fig.data and fig.layout.annotations[0].text == "the table has no rows"
+
+
 def test_a_gap_estimable_under_one_reference_only_says_so_in_the_verdicts() -> None:
     preds, labels, meta = _small(200)
     lab = labels.copy()

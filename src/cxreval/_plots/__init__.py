@@ -91,7 +91,10 @@ def dot_interval(
     import plotly.graph_objects as go
 
     cats = [category] if isinstance(category, str) else list(category)
-    d = df.assign(_cat=df[cats].astype(str).agg(" · ".join, axis=1))
+    joined = (
+        df[cats].astype(str).agg(" · ".join, axis=1) if len(df) else pd.Series([], index=df.index, dtype=str)
+    )
+    d = df.assign(_cat=joined)
     fig = _figure(title, value_title or value, " · ".join(cats), d["_cat"].nunique())
     for name, g in _groups(d, color):
         v = pd.to_numeric(g[value], errors="coerce").to_numpy(float)
