@@ -201,13 +201,6 @@ def resolve_finding_map(
     SchemaError, UnknownNameError
         An unknown map name or an invalid map file.
     """
-    return _resolve_finding_map(finding_map, map_score, func=func)
-
-
-def _resolve_finding_map(
-    finding_map: str | PathLike[str] | VocabularyMapping | None, map_score: str | None, *, func: str
-) -> VocabularyMapping | None:
-    """:func:`resolve_finding_map` with errors naming the function ``func`` that was called (a job's)."""
     import dataclasses
 
     from .exceptions import InvalidParameterError

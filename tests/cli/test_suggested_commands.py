@@ -218,12 +218,8 @@ def run_reader_init(
     assert (tmp / DEFAULT_URL.removeprefix("sqlite:///")).exists() and "r1: http" in capsys.readouterr().out
 
 
-def run_plan_reader_study(
-    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
-) -> None:
-    """`cxreval plan --images` says `reader init --study OUT/study.yaml`; its summary.md says `reader init --study
-    study.yaml --db sqlite:///relabel.db` and `reader add-reader NAME --db sqlite:///relabel.db`, in the folder."""
-    pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
+def _plan_inputs(tmp: Path) -> None:
+    """A simulated plan's inputs in ``tmp``: p.csv, l.csv and an image per study in imgs/."""
     from PIL import Image
 
     from cxreval.planning import simulate_study_set
@@ -236,6 +232,15 @@ def run_plan_reader_study(
     (tmp / "imgs").mkdir()
     for sid in sim.truth.index:
         Image.new("L", (8, 8), 9).save(tmp / "imgs" / f"{sid}.png")
+
+
+def run_plan_reader_study(
+    tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
+    """`cxreval plan --images` says `reader init --study OUT/study.yaml`; its summary.md says `reader init --study
+    study.yaml --db sqlite:///relabel.db` and `reader add-reader NAME --db sqlite:///relabel.db`, in the folder."""
+    pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
+    _plan_inputs(tmp)
     out = tmp / "OUT"
     assert (
         main(
@@ -282,18 +287,7 @@ def run_plan_without_images(
     import shlex
     import shutil
 
-    from PIL import Image
-
-    from cxreval.planning import simulate_study_set
-
-    sim = simulate_study_set(
-        30, auc=[0.85, 0.75], sensitivity=[0.8], specificity=[0.85], prevalence=0.3, rng=0
-    )
-    sim.predictions.to_csv(tmp / "p.csv", index=False)
-    sim.labels.to_csv(tmp / "l.csv", index=False)
-    (tmp / "imgs").mkdir()
-    for sid in sim.truth.index:
-        Image.new("L", (8, 8), 9).save(tmp / "imgs" / f"{sid}.png")
+    _plan_inputs(tmp)
     out = tmp / "OUT"
     args = [
         "plan",
