@@ -63,6 +63,11 @@ def fetch(
         echo_json(res.to_dict())
     else:
         typer.echo(f"{res.action}: {len(res.files)} metadata files in {res.directory}")
+        if res.pinned:
+            typer.echo(
+                f"cached: {len(res.pinned)} pinned reference files ({res.pinned_bytes / 1e6:.1f} MB, SHA-256 "
+                f"checked) in {res.pinned_directory}"
+            )
 
 
 @data_app.command("audit")

