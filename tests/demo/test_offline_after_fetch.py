@@ -148,3 +148,11 @@ def test_make_demo_offline_after_fetch_all_builds_every_section(
     assert (out / "report.html").is_file() and (out / "iqa" / "scores" / "scores.csv").is_file()
     page = (out / "report.html").read_text()
     assert "Box overlays: " in page and "cxreval data fetch --all" not in page
+
+
+def test_readme_states_what_fetch_all_brings() -> None:
+    """The README's count and size of the pinned files are those of PINNED."""
+    n, mb = len(PINNED), sum(e.n_bytes for e in PINNED) / 1e6
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert f"every pinned file ({n} files, {mb:.0f} MB:" in text
+    assert "but image quality" not in text

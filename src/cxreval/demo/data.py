@@ -149,8 +149,8 @@ def _not_fetched(ctx: DemoContext, what: str) -> NotBuilt:
     could not be downloaded; the one command that brings it."""
     where = "not in the data mirror" + (f" {ctx.mirror}" if ctx.mirror else " (none given)") + " or the cache"
     why = "downloads are off (--offline)" if not ctx.download else "its download failed (offline?)"
-    fix = "cxreval data fetch --all" if not ctx.download else RERUN  # one command brings every pinned file
-    return NotBuilt(f"{what} is {where}, and {why}", fix, offline_hint(what))
+    # one command brings every pinned file (with the network, or from a mirror), and the demo then runs offline
+    return NotBuilt(f"{what} is {where}, and {why}", "cxreval data fetch --all", offline_hint(what))
 
 
 def pinned(ctx: DemoContext, local_path: str) -> Path:
