@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from cxreval.report import write_report
+from cxreval.report._blocks import Unavailable
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -59,7 +60,10 @@ return {numbers: numbers, figures: figures,
         audit_how: audits.map(a => Array.from(a.querySelectorAll('p.how')).map(p => p.textContent)),
         plan_first_heading: first ? first.querySelector('h3').textContent : '',
         plan_list_open: !!details && details.open, plan_rows_shown: shownRows,
-        plan_list_offset: details ? box(details.querySelector('table.data')).t - box(plan).t : -1};
+        plan_list_offset: details ? box(details.querySelector('table.data')).t - box(plan).t : -1,
+        missing: Array.from(document.querySelectorAll('#key-findings .note.missing li'))
+            .map(li => ({text: li.textContent, bottom: box(li).b})),
+        viewport: window.innerHeight};
 """
 
 
@@ -143,7 +147,10 @@ def page_facts(synthetic_results: Path, tmp_path_factory: pytest.TempPathFactory
         (root / name).mkdir()
         fill(root / name)
     folders = [root / "auc", root / "rank", synthetic_results, root / "fuse_named", root / "audit"]
-    res = write_report(folders, root / "report.html", title="legibility")
+    missing = [
+        Unavailable("Image quality assessment", "not built: no radiographs", "cxreval data fetch --all")
+    ]
+    res = write_report(folders, root / "report.html", title="legibility", unavailable=missing)
     out = browser.open_in_chromium(res.path, None, size=(1400, 900), script=_FACTS)
     assert [m for m in out["logs"] if m.get("level") == "SEVERE"] == []
     return out["script"]
@@ -223,3 +230,11 @@ def test_separability_figure_has_a_panel_per_finding() -> None:
         labels = list(b.args[1]["yaxis.ticktext"])
         assert len(labels) == len(set(labels)) == 22 and labels[0] == "R0: M0 − M1", labels[:3]
     assert fig.layout.height >= 190 + 24 * 22
+
+
+def test_what_is_missing_is_on_the_first_screen(page_facts: dict) -> None:
+    """A part not available is named, with the command that brings it, above the fold of a 1400 x 900 window
+    (above the headline figure)."""
+    (item,) = page_facts["missing"]
+    assert item["text"] == "cxreval data fetch --all brings: Image quality assessment"
+    assert 0 < item["bottom"] <= page_facts["viewport"], item
