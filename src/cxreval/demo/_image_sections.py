@@ -69,7 +69,7 @@ def _sec_localization_real(ctx: DemoContext) -> str:
         rng=ctx.rng,
         synthetic=False,
         images=folder if images else None,
-        origin="(ChestX-ray14, pinned at their GitHub commit)",
+        origin="of ChestX-ray14 pinned by commit and SHA-256",
     )
     study = res.real_boxes
     ctx.meta.update(
