@@ -24,6 +24,9 @@ _STATIC = {
     "index.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
+    "viewer.js": "text/javascript; charset=utf-8",
+    "tools.js": "text/javascript; charset=utf-8",
+    "render.js": "text/javascript; charset=utf-8",
 }
 
 
