@@ -16,7 +16,7 @@ from cxreval.reader.images import RenditionCache, bit_depth, decode, render, ren
 from cxreval.reader.store import ReaderStore
 from cxreval.reader.study import load_study
 
-from .conftest import FINDINGS
+from .conftest import FINDINGS, write_dicom
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -272,28 +272,21 @@ def test_the_dicom_window_and_pixel_spacing_reach_the_page(tmp_path: Path) -> No
     values (rescale undone, inverted as the pixels are), the spacing in mm; a PNG study's declared spacing."""
     pytest.importorskip("pydicom", reason="DICOM needs the optional pydicom (cxreval[dicom])")
     from fastapi.testclient import TestClient
-    from pydicom.dataset import Dataset, FileMetaDataset
-    from pydicom.uid import ExplicitVRLittleEndian, SecondaryCaptureImageStorage, generate_uid
 
     from cxreval.reader.app import create_app
 
     arr = np.random.default_rng(0).integers(0, 65536, size=(40, 50)).astype(np.uint16)
-    meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID = SecondaryCaptureImageStorage
-    meta.MediaStorageSOPInstanceUID = generate_uid()
-    meta.TransferSyntaxUID = ExplicitVRLittleEndian
-    ds = Dataset()
-    ds.file_meta = meta
-    ds.SOPClassUID, ds.SOPInstanceUID = meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID
-    ds.Rows, ds.Columns, ds.SamplesPerPixel, ds.PhotometricInterpretation = 40, 50, 1, "MONOCHROME1"
-    ds.BitsAllocated, ds.BitsStored, ds.HighBit, ds.PixelRepresentation = 16, 16, 15, 0
-    ds.RescaleSlope, ds.RescaleIntercept = 2, -1000
-    ds.WindowCenter, ds.WindowWidth = [9000, 500], [4000, 100]  # the first window is the file's default
-    ds.PixelSpacing = [0.143, 0.139]
-    ds.PixelData = arr.tobytes()
     root = tmp_path / "s"
-    (root / "images").mkdir(parents=True)
-    ds.save_as(root / "images" / "d1.dcm", enforce_file_format=True)
+    write_dicom(
+        root / "images" / "d1.dcm",
+        arr,
+        PhotometricInterpretation="MONOCHROME1",
+        RescaleSlope=2,
+        RescaleIntercept=-1000,
+        WindowCenter=[9000, 500],  # the first window is the file's default
+        WindowWidth=[4000, 100],
+        PixelSpacing=[0.143, 0.139],
+    )
     _png16(root / "images" / "p1.png", arr)
     (root / "study.yaml").write_text(
         "findings: [Effusion]\nimages: images\nreaders: [alice]\npixel_spacing_mm: 0.2\n"

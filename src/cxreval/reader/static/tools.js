@@ -123,7 +123,7 @@ function toolKeys(k, ev) {
   if (k === 'z' || k === 'Z') { undo(); return true; }
   if (k === '/') { $('jump').focus(); return true; }
   if (!S.view || !S.images.length) return false;
-  if (k === 'v' || k === 'V') nextPreset(ev.shiftKey ? -1 : 1);
+  if (k === 'v' || k === 'V') nextPreset(k === 'V' ? -1 : 1);
   else if (k === 'g') toggleMagnifier();
   else if (k === 'e') rotate(1);
   else if (k === 'E') rotate(-1);
