@@ -208,6 +208,7 @@ async function start() {
 
 async function openTask(task, at = null) {
   S.task = task; for (const k of [...S.cache.keys()]) forget(k);
+  $('canvases').innerHTML = ''; $('canvases').dataset.panes = '';  // each task makes its own panes
   say('');
   sessionStorage.setItem('cxreval-task', task);
   for (const b of $('tasks').children) b.classList.toggle('active', b.dataset.task === task);
@@ -272,7 +273,7 @@ async function openItem() {
   S.item = null; S.images = []; S.view = null; S.sel = -1; S.history = []; S.ruler = null; S.levels = null;
   if (S.tool === 'ruler') { S.tool = null; $('ruler').classList.remove('on'); }
   document.body.dataset.ruler = '';
-  $('rows').innerHTML = ''; $('canvases').innerHTML = ''; $('text').textContent = ''; $('boxes').innerHTML = '';
+  $('rows').innerHTML = ''; $('text').textContent = ''; $('boxes').innerHTML = '';  // the panes are kept
   $('item-title').textContent = 'loading…';
   document.body.dataset.ready = '0';
   $('viewer').hidden = true; $('text').hidden = true; $('done').hidden = true; $('notes').hidden = true;

@@ -3,7 +3,9 @@
 // histogram once (the automatic window: the 0.5 and 99.5 % points of all pixels, no sort) and maps them
 // through the window into an ImageBitmap, sent back (transferred) for the page to draw. Messages:
 //   {op: 'load', seq, id, data: ArrayBuffer, w, h, range}  -> {op: 'loaded', seq, id, lo, hi}
-//   {op: 'render', seq, id, wc, ww, invert}                -> {op: 'rendered', seq, id, bitmap}
+//   {op: 'render', seq, id, wc, ww, invert, fw, fh}        -> {op: 'rendered', seq, id, bitmap, fitted}
+// 'fitted' is the bitmap resized (high quality) to fw x fh, the image's size on the screen when fitted to its
+// pane, so that the page draws it pixel for pixel (no scaling on the main thread); null without fw, fh.
 //   {op: 'drop', id}                                       (forgets the pixels; no answer)
 // A failure answers {op: 'failed', seq, id, error}; the page matches answers to requests by seq.
 'use strict';
@@ -38,7 +40,10 @@ async function render(m) {
   const table = lut(im.range, m.wc, m.ww, m.invert), d = im.data, n = d.length;
   const rgba = new Uint8ClampedArray(n * 4), out = new Uint32Array(rgba.buffer);
   for (let i = 0; i < n; i++) out[i] = table[d[i]];
-  return createImageBitmap(new ImageData(rgba, im.w, im.h));
+  const bitmap = await createImageBitmap(new ImageData(rgba, im.w, im.h));
+  const fitted = m.fw > 0 && m.fh > 0
+    ? await createImageBitmap(bitmap, {resizeWidth: m.fw, resizeHeight: m.fh, resizeQuality: 'high'}) : null;
+  return {bitmap, fitted};
 }
 
 self.onmessage = async (ev) => {
@@ -49,8 +54,8 @@ self.onmessage = async (ev) => {
       IMAGES.set(m.id, {data, w: m.w, h: m.h, range: m.range});
       self.postMessage(Object.assign({op: 'loaded', id: m.id, seq: m.seq}, histogramWindow(data, m.range)));
     } else if (m.op === 'render') {
-      const bitmap = await render(m);
-      self.postMessage({op: 'rendered', id: m.id, seq: m.seq, bitmap}, [bitmap]);
+      const {bitmap, fitted} = await render(m);
+      self.postMessage({op: 'rendered', id: m.id, seq: m.seq, bitmap, fitted}, fitted ? [bitmap, fitted] : [bitmap]);
     } else if (m.op === 'drop') IMAGES.delete(m.id);
   } catch (e) {
     self.postMessage({op: 'failed', id: m.id, seq: m.seq, error: String(e && e.message || e)});

@@ -15,7 +15,7 @@ const WAITING = new Map();
 let WORKER_SEQ = 0, IMAGE_IDS = 0;
 WORKER.onmessage = (ev) => {
   const m = ev.data, w = WAITING.get(m.seq);
-  if (!w) { if (m.bitmap) m.bitmap.close(); return; }
+  if (!w) { if (m.bitmap) m.bitmap.close(); if (m.fitted) m.fitted.close(); return; }
   WAITING.delete(m.seq);
   if (m.op === 'failed') w.reject(new Error('window/level: ' + m.error)); else w.resolve(m);
 };
@@ -29,25 +29,32 @@ async function workerLoad(src) {  // hands the pixels over (transferred): the pa
   const got = await ask({op: 'load', id, data: buf, w: src.rw, h: src.rh, range: src.range}, [buf]);
   return {id, lo: got.lo, hi: got.hi};
 }
-async function workerRender(id, v) {
-  return (await ask({op: 'render', id, wc: v.wc, ww: v.ww, invert: !!v.invert})).bitmap;
+// The windowed bitmap of image id, and (fit = [fw, fh]) the same resized to its fitted size on the screen.
+async function workerRender(id, v, fit = null) {
+  const m = await ask({op: 'render', id, wc: v.wc, ww: v.ww, invert: !!v.invert, fw: fit ? fit[0] : 0, fh: fit ? fit[1] : 0});
+  return {bitmap: m.bitmap, fitted: m.fitted || null};
 }
 function releaseImages(images) {  // the worker forgets their pixels; their bitmaps are closed
   for (const im of images || []) {
     if (im.id) WORKER.postMessage({op: 'drop', id: im.id});
     if (im.bitmap) im.bitmap.close();
-    im.bitmap = null;
+    if (im.fitted) im.fitted.close();
+    im.bitmap = null; im.fitted = null;
   }
 }
 
 // ---------------------------------------------------------------- fetching and preparing renditions
+function fittedSize(item) {  // the image's size in device pixels when fitted to its pane (as sizeCanvases makes it)
+  const dpr = window.devicePixelRatio || 1, host = $('canvases').getBoundingClientRect(), n = panesOf(S.task).length;
+  const gap = n > 1 ? parseFloat(getComputedStyle($('canvases')).columnGap) || 0 : 0;
+  const pw = host.width > 0 ? (host.width - gap * (n - 1)) / n : (innerWidth - 480) / n;
+  const ph = host.height > 0 ? host.height : innerHeight - 120;
+  const cw = Math.round(Math.floor(pw) * dpr), ch = Math.round(Math.floor(ph) * dpr);
+  const w = (item && +item.width) || 1, h = (item && +item.height) || 1, s = Math.min(cw / w, ch / h);
+  return [Math.max(1, Math.round(s * w)), Math.max(1, Math.round(s * h))];
+}
 function displayFit(item) {  // device pixels along the image's longer side when fitted in its pane
-  const dpr = window.devicePixelRatio || 1, host = $('canvases').getBoundingClientRect();
-  const n = panesOf(S.task).length;
-  const pw = (host.width > 0 ? host.width : innerWidth - 360) / n, ph = host.height > 0 ? host.height : innerHeight - 110;
-  const w = (item && +item.width) || 1, h = (item && +item.height) || 1;
-  const need = Math.min(pw / w, ph / h) * Math.max(w, h) * dpr;
-  return Math.max(64, Math.min(16384, Math.ceil(need || 1024)));
+  return Math.max(64, Math.min(16384, Math.max(...fittedSize(item))));
 }
 async function fetchPixels(task, key, which, level, fit) {
   const url = `/api/pixels?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}&which=${which}` +
@@ -63,45 +70,55 @@ async function fetchPixels(task, key, which, level, fit) {
 }
 // The pixels to the worker, their automatic window (all images of the study together), and each image's
 // bitmap at the study's first window: the DICOM window where the file has one, else the automatic one.
-async function prepare(images) {
+async function prepare(images, fit) {
   for (const src of images) Object.assign(src, await workerLoad(src));
   const lo = Math.min(...images.map((x) => x.lo)), hi = Math.max(...images.map((x) => x.hi));
   const auto = {wc: (lo + hi) / 2, ww: Math.max(1, hi - lo)}, dicom = (images.find((x) => x.window) || {}).window || null;
   const first = Object.assign({invert: false}, dicom || auto);
-  await Promise.all(images.map(async (src) => { src.bitmap = await workerRender(src.id, first); }));
+  await Promise.all(images.map(async (src) => { Object.assign(src, await workerRender(src.id, first, fit), {fit}); }));
   for (const src of images) Object.assign(src, {auto, dicom, first});
 }
 async function fetchItem(task, key) {
   const item = await apiJSON(`/api/item?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}`);
   const images = [];
   if (hasImage(task, item)) {
-    const fit = displayFit(item);
+    const fit = fittedSize(item);
     try {
-      for (const [which] of panesOf(task)) images.push(await fetchPixels(task, key, which, 'display', fit));
-      await prepare(images);
+      for (const [which] of panesOf(task)) images.push(await fetchPixels(task, key, which, 'display', Math.max(...fit)));
+      await prepare(images, fit);
     } catch (e) { releaseImages(images); throw e; }
   }
   return {task, key, item, images};
 }
 
 // ---------------------------------------------------------------- panes, window/level
+// The panes (and their canvases) are made once per task's layout and kept from study to study: a new canvas
+// of a 4K screen costs its backing store on the first draw.
+function panes() {
+  const host = $('canvases'), want = panesOf(S.task).map(([w]) => 'canvas-' + w).join(' ');
+  if (host.dataset.panes !== want) {
+    host.innerHTML = '';
+    for (const [which, caption] of panesOf(S.task)) {
+      const pane = document.createElement('div'); pane.className = 'pane';
+      const canvas = document.createElement('canvas'); canvas.id = 'canvas-' + which;
+      pane.appendChild(canvas);
+      if (caption) { const c = document.createElement('span'); c.className = 'caption'; c.textContent = caption; pane.appendChild(c); }
+      host.appendChild(pane);
+      attachMouse(canvas);
+    }
+    host.dataset.panes = want;
+  }
+  return panesOf(S.task).map(([which]) => { const canvas = $('canvas-' + which); return {which, canvas, pane: canvas.parentNode}; });
+}
 function showImages(images) {
   const t0 = performance.now();
   $('viewer').hidden = false;
-  const host = $('canvases');
-  host.innerHTML = '';
   S.images = [];
-  for (const [which, caption] of panesOf(S.task)) {
+  for (const {which, canvas, pane} of panes()) {
     const src = images.find((x) => x.which === which);
-    const pane = document.createElement('div'); pane.className = 'pane';
-    const canvas = document.createElement('canvas'); canvas.id = 'canvas-' + which;
-    pane.appendChild(canvas);
-    if (caption) { const c = document.createElement('span'); c.className = 'caption'; c.textContent = caption; pane.appendChild(c); }
-    host.appendChild(pane);
-    S.images.push({canvas, pane, id: src.id, bitmap: src.bitmap, w: src.w, h: src.h, rw: src.rw, rh: src.rh,
-                   range: src.range, bits: src.bits, scale: src.scale || 1, which, full: null,
+    S.images.push({canvas, pane, id: src.id, bitmap: src.bitmap, fitted: src.fitted, fit: src.fit, w: src.w, h: src.h,
+                   rw: src.rw, rh: src.rh, range: src.range, bits: src.bits, scale: src.scale || 1, which, full: null,
                    spacing: src.spacing, spacingFrom: src.spacingFrom});
-    attachMouse(canvas);
   }
   const range = Math.max(...S.images.map((im) => im.range)), src = images[0];
   S.auto = Object.assign({range}, src.auto); S.dicom = src.dicom;
@@ -121,10 +138,10 @@ function loadFull(im) {  // the full resolution, once the view enlarges a reduce
   if (im.full || !S.item || im.scale === 1) return;
   const task = S.task, key = S.item.key;
   im.full = fetchPixels(task, key, im.which, 'full', 16384).then(async (src) => {
-    const got = await workerLoad(src), bitmap = await workerRender(got.id, S.view);
-    if (!S.images.includes(im) || S.item.key !== key) { releaseImages([{id: got.id, bitmap}]); return; }
+    const got = await workerLoad(src), maps = await workerRender(got.id, S.view, im.fit);
+    if (!S.images.includes(im) || S.item.key !== key) { releaseImages([Object.assign({id: got.id}, maps)]); return; }
     releaseImages([im]);
-    Object.assign(im, {id: got.id, bitmap, scale: 1, rw: src.rw, rh: src.rh});
+    Object.assign(im, maps, {id: got.id, scale: 1, rw: src.rw, rh: src.rh});
     document.body.dataset.full = (document.body.dataset.full || '') + im.which + ' ';
     applyLevels();
   }).catch(() => { im.full = null; });
@@ -135,8 +152,9 @@ function sizeCanvases() {  // the canvas covers its pane at the device's pixel d
   for (const im of S.images) {
     const r = im.pane.getBoundingClientRect();
     const w = Math.max(1, Math.floor(r.width)), h = Math.max(1, Math.floor(r.height));
+    const cw = Math.round(w * dpr), ch = Math.round(h * dpr);
     im.canvas.style.width = w + 'px'; im.canvas.style.height = h + 'px';
-    im.canvas.width = Math.round(w * dpr); im.canvas.height = Math.round(h * dpr);
+    if (im.canvas.width !== cw || im.canvas.height !== ch) { im.canvas.width = cw; im.canvas.height = ch; }
   }
 }
 window.addEventListener('resize', () => { if (S.view) { sizeCanvases(); draw(); } });
@@ -181,11 +199,11 @@ async function renderLevels(lv) {
   try {
     while (lv.done !== lv.want && lv === S.levels) {
       const want = lv.want, v = Object.assign({}, S.view), ims = S.images.slice(), ids = ims.map((im) => im.id);
-      const maps = await Promise.all(ims.map((im) => workerRender(im.id, v).catch(() => null)));
+      const maps = await Promise.all(ims.map((im) => workerRender(im.id, v, im.fit).catch(() => null)));
       ims.forEach((im, k) => {
         if (!maps[k]) return;
-        if (lv === S.levels && im.id === ids[k]) { if (im.bitmap) im.bitmap.close(); im.bitmap = maps[k]; }
-        else maps[k].close();
+        if (lv === S.levels && im.id === ids[k]) { releaseImages([{bitmap: im.bitmap, fitted: im.fitted}]); Object.assign(im, maps[k]); }
+        else releaseImages([maps[k]]);
       });
       lv.done = want;
       if (lv === S.levels) draw();
@@ -258,6 +276,16 @@ function strokeBox(ctx, g, b, color, dash, width) {
   ctx.setLineDash(dash); ctx.strokeStyle = color; ctx.lineWidth = width;
   ctx.strokeRect(...screenRect(g, b));
 }
+// The fitted bitmap, pixel for pixel, where the view shows the whole image at the size it was made for.
+function drawFitted(ctx, im, g) {
+  const f = im.fitted;
+  if (!f || S.view.mode !== 'fit' || (S.heat && S.item && S.heat.key === S.item.key)) return false;
+  if (Math.abs(g.s * im.w - f.width) > 2 || Math.abs(g.s * im.h - f.height) > 2) return false;
+  ctx.setTransform(Math.sign(g.a), Math.sign(g.b), Math.sign(g.c), Math.sign(g.d), Math.round(im.canvas.width / 2), Math.round(im.canvas.height / 2));
+  ctx.drawImage(f, -Math.round(f.width / 2), -Math.round(f.height / 2));
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  return true;
+}
 function drawImage(ctx, im, g, extra = 1, at = null) {  // the bitmap (and heat map) through the view
   const k = extra, [px, py] = at || [0, 0];
   ctx.setTransform(g.a * k, g.b * k, g.c * k, g.d * k, px + (g.e - px) * k, py + (g.f - py) * k);
@@ -275,8 +303,9 @@ function draw() {
   for (const im of S.images) {
     const ctx = im.canvas.getContext('2d'), g = geometry(im);
     ctx.setLineDash([]);
-    ctx.fillStyle = '#000'; ctx.fillRect(0, 0, im.canvas.width, im.canvas.height);
-    drawImage(ctx, im, g);
+    ctx.clearRect(0, 0, im.canvas.width, im.canvas.height);  // the canvas's background is black
+    im.drawnFitted = drawFitted(ctx, im, g);
+    if (!im.drawnFitted) drawImage(ctx, im, g);
     if (im.scale > 1 && g.s * im.scale > 1.05) loadFull(im);
     if (S.task === 'adjudication' && S.item && S.item.reader_boxes) {
       S.item.readers.forEach((r, k) => {
