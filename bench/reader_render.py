@@ -62,53 +62,6 @@ const done = arguments[arguments.length - 1];
 """
 
 
-def _study(root: Path, n: int) -> Path:
-    from PIL import Image
-
-    sys.path.insert(0, str(ROOT / "bench"))
-    from reader_images import FINDINGS, radiograph
-
-    (root / "images").mkdir(parents=True)
-    bases = []
-    for k in range(4):
-        p = root / f"base{k}.png"
-        Image.fromarray(radiograph(k)).save(p, compress_level=6)
-        bases.append(p)
-    for i in range(n):
-        shutil.copy(bases[i % 4], root / "images" / f"cxr{i:04d}.png")
-    (root / "study.yaml").write_text(
-        f"name: bench-render\nfindings: [{', '.join(FINDINGS)}]\nimages: images\nreaders: [r0]\n"
-    )
-    return root / "study.yaml"
-
-
-def _browser(size: tuple[int, int], dpr: float, profile: str):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    sys.path.insert(0, str(ROOT / "tests"))
-    from browser_support import chromium_and_driver
-
-    binary, driver = chromium_and_driver()
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = binary
-    for arg in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-dev-shm-usage",
-        "--hide-scrollbars",
-        f"--user-data-dir={profile}",
-        f"--window-size={size[0]},{size[1]}",
-        f"--force-device-scale-factor={dpr}",
-    ):
-        opts.add_argument(arg)
-    drv = webdriver.Chrome(service=Service(driver), options=opts)
-    drv.set_script_timeout(120)
-    return drv
-
-
 def _wait(drv, js: str, timeout: float = 60.0) -> None:
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
@@ -133,12 +86,15 @@ def measure(n_studies: int = 12, displays: tuple = DISPLAYS) -> list[dict[str, o
     proc = None
     rows: list[dict[str, object]] = []
     try:
-        study = _study(tmp / "s", n_studies)
+        sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "tests")]
+        from reader_images import _free_port, _image_study
+
+        from browser_support import launch_chromium
+
+        study = _image_study(tmp / "s", 1, n_studies)
         url = f"sqlite:///{tmp / 'r.db'}"
         made = create_study(study, url)
         token = made.tokens["r0"]
-        sys.path.insert(0, str(ROOT / "bench"))
-        from reader_images import _free_port
 
         port = _free_port()
         env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
@@ -160,8 +116,7 @@ def measure(n_studies: int = 12, displays: tuple = DISPLAYS) -> list[dict[str, o
                 raise RuntimeError("the server did not start")
             time.sleep(0.1)
         for size, dpr in displays:
-            profile = tempfile.mkdtemp(prefix="cxreval-bench-chromium-")
-            drv = _browser(size, dpr, profile)
+            drv, profile = launch_chromium(size, dpr)
             try:
                 drv.get(f"{base}/#token={token}")
                 _wait(drv, "return document.body.dataset.ready === '1' && !!document.body.dataset.item")

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from browser_support import chromium_and_driver
+from browser_support import chromium_and_driver, launch_chromium
 from cxreval.reader.store import ReaderStore
 from cxreval.reader.study import load_study
 
@@ -27,30 +26,8 @@ _chromium = chromium_and_driver
 
 @pytest.fixture
 def browser():
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
-    from selenium.webdriver.chrome.service import Service
-
-    binary, driver_path = _chromium()
-    profile = tempfile.mkdtemp(prefix="cxreval-reader-chromium-")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = binary
-    for arg in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        f"--user-data-dir={profile}",
-        "--window-size=1280,1200",
-    ):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(driver_path), options=opts)
-    drv.set_page_load_timeout(60)
+    pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
+    drv, profile = launch_chromium((1280, 1200), 1)
     try:
         yield drv
     finally:
@@ -323,29 +300,8 @@ def test_an_invalid_link_is_said_in_words(browser, study, server_factory) -> Non
 
 def _launch(size: tuple[int, int], dpr: float):
     """Headless Chromium at a window size and device pixel ratio (--force-device-scale-factor)."""
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
-    from selenium.webdriver.chrome.service import Service
-
-    binary, driver_path = _chromium()
-    profile = tempfile.mkdtemp(prefix="cxreval-reader-chromium-")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = binary
-    for arg in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-dev-shm-usage",
-        "--hide-scrollbars",
-        f"--user-data-dir={profile}",
-        f"--window-size={size[0]},{size[1]}",
-        f"--force-device-scale-factor={dpr}",
-    ):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(driver_path), options=opts)
-    drv.set_page_load_timeout(60)
-    return drv, profile
+    pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
+    return launch_chromium(size, dpr)
 
 
 def _screens() -> Path:

@@ -165,8 +165,21 @@ def test_the_form_and_the_tools_fit_without_scrolling_after_two_boxes(
     whole form are on the screen, nothing scrolls."""
     root = tmp_path / "s"
     study = study_factory(root, extra="rating: {scale: five_point, with_label: true}\n")
-    findings = ["Effusion", "Cardiomegaly", "Nodule", "Mass", "Atelectasis", "Pneumothorax", "Edema", "Consolidation"]
-    study.write_text(study.read_text().replace("findings: [Effusion, Cardiomegaly, Nodule]", f"findings: [{', '.join(findings)}]"))
+    findings = [
+        "Effusion",
+        "Cardiomegaly",
+        "Nodule",
+        "Mass",
+        "Atelectasis",
+        "Pneumothorax",
+        "Edema",
+        "Consolidation",
+    ]
+    study.write_text(
+        study.read_text().replace(
+            "findings: [Effusion, Cardiomegaly, Nodule]", f"findings: [{', '.join(findings)}]"
+        )
+    )
     _radiograph(root / "images" / "a1.png")
     url = f"sqlite:///{tmp_path / 'w.db'}"
     _store, tokens = ReaderStore.create(url, load_study(study))

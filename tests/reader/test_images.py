@@ -299,7 +299,10 @@ def test_the_dicom_window_and_pixel_spacing_reach_the_page(tmp_path: Path) -> No
             assert r.status_code == 200
             # stored = (modality - intercept) / slope = 5000, inverted (MONOCHROME1): 65535 - 5000
             assert r.headers["X-Window"] == "60535,2000", level
-            assert (r.headers["X-Pixel-Spacing"], r.headers["X-Pixel-Spacing-Source"]) == ("0.143,0.139", "dicom")
+            assert (r.headers["X-Pixel-Spacing"], r.headers["X-Pixel-Spacing-Source"]) == (
+                "0.143,0.139",
+                "dicom",
+            )
         png = c.get("/api/pixels?task=image&key=p1&level=display", headers=h)
         assert "X-Window" not in png.headers
         assert (png.headers["X-Pixel-Spacing"], png.headers["X-Pixel-Spacing-Source"]) == ("0.2,0.2", "study")

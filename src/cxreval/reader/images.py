@@ -132,7 +132,9 @@ def _first(value: object) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def dicom_meta(path: Path, factor: float = 1.0) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+def dicom_meta(
+    path: Path, factor: float = 1.0
+) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
     """The DICOM file's first window (``WindowCenter``/``WindowWidth``, modality values) as values of the
     array :func:`decode` makes (``RescaleSlope``/``Intercept`` undone, signed data shifted, MONOCHROME1
     inverted as :func:`cxreval.io.images.read_image` does, times ``factor``), and its pixel spacing in mm
@@ -155,7 +157,7 @@ def dicom_meta(path: Path, factor: float = 1.0) -> tuple[tuple[float, float] | N
     for tag in ("PixelSpacing", "ImagerPixelSpacing"):
         v = ds.get(tag)
         try:
-            r, col = float(v[0]), float(v[1])  # type: ignore[index]
+            r, col = float(v[0]), float(v[1])
         except (TypeError, ValueError, IndexError):
             continue
         if r > 0 and col > 0 and math.isfinite(r + col):
