@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import chromium_and_driver, launch_chromium
+from browser_support import launch_chromium
 from cxreval.reader.store import ReaderStore
 from cxreval.reader.study import load_study
 
@@ -19,9 +19,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-
-
-_chromium = chromium_and_driver
 
 
 @pytest.fixture
