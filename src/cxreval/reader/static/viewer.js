@@ -101,6 +101,7 @@ function panes() {
     for (const [which, caption] of panesOf(S.task)) {
       const pane = document.createElement('div'); pane.className = 'pane';
       const canvas = document.createElement('canvas'); canvas.id = 'canvas-' + which;
+      canvas.getContext('2d', {alpha: false});  // opaque (black when cleared): cheaper to clear and composite
       pane.appendChild(canvas);
       if (caption) { const c = document.createElement('span'); c.className = 'caption'; c.textContent = caption; pane.appendChild(c); }
       host.appendChild(pane);
@@ -276,12 +277,17 @@ function strokeBox(ctx, g, b, color, dash, width) {
   ctx.setLineDash(dash); ctx.strokeStyle = color; ctx.lineWidth = width;
   ctx.strokeRect(...screenRect(g, b));
 }
-// The fitted bitmap, pixel for pixel, where the view shows the whole image at the size it was made for.
+// The fitted bitmap, pixel for pixel, where the view shows the whole image at the size it was made for:
+// the canvas is cleared around it only (an opaque bitmap covers the rest), the bitmap drawn unscaled.
 function drawFitted(ctx, im, g) {
-  const f = im.fitted;
+  const f = im.fitted, cw = im.canvas.width, ch = im.canvas.height;
   if (!f || S.view.mode !== 'fit' || (S.heat && S.item && S.heat.key === S.item.key)) return false;
   if (Math.abs(g.s * im.w - f.width) > 2 || Math.abs(g.s * im.h - f.height) > 2) return false;
-  ctx.setTransform(Math.sign(g.a), Math.sign(g.b), Math.sign(g.c), Math.sign(g.d), Math.round(im.canvas.width / 2), Math.round(im.canvas.height / 2));
+  const odd = S.view.rot % 2 === 1, w = odd ? f.height : f.width, h = odd ? f.width : f.height;
+  const x0 = Math.round(cw / 2) - Math.round(w / 2), y0 = Math.round(ch / 2) - Math.round(h / 2);
+  ctx.clearRect(0, 0, cw, y0); ctx.clearRect(0, y0 + h, cw, ch - y0 - h);
+  ctx.clearRect(0, y0, x0, h); ctx.clearRect(x0 + w, y0, cw - x0 - w, h);
+  ctx.setTransform(Math.sign(g.a), Math.sign(g.b), Math.sign(g.c), Math.sign(g.d), Math.round(cw / 2), Math.round(ch / 2));
   ctx.drawImage(f, -Math.round(f.width / 2), -Math.round(f.height / 2));
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   return true;
@@ -303,9 +309,8 @@ function draw() {
   for (const im of S.images) {
     const ctx = im.canvas.getContext('2d'), g = geometry(im);
     ctx.setLineDash([]);
-    ctx.clearRect(0, 0, im.canvas.width, im.canvas.height);  // the canvas's background is black
     im.drawnFitted = drawFitted(ctx, im, g);
-    if (!im.drawnFitted) drawImage(ctx, im, g);
+    if (!im.drawnFitted) { ctx.clearRect(0, 0, im.canvas.width, im.canvas.height); drawImage(ctx, im, g); }
     if (im.scale > 1 && g.s * im.scale > 1.05) loadFull(im);
     if (S.task === 'adjudication' && S.item && S.item.reader_boxes) {
       S.item.readers.forEach((r, k) => {
