@@ -5,7 +5,7 @@ readers at once on realistic radiographs, and the organiser's status over a long
 ribs, noise; four distinct images, each copied to every file, so every file is decoded on its own) and a
 study assigning each image to one reader (no reader finds another's image in the server's cache). One
 ``create_app`` server (uvicorn, 127.0.0.1) and 8 reader processes; each reader, for each of its studies:
-asks for the item and the display rendition (``level=display&fit=1280``: 1024 x 1250), inflates it and maps
+asks for the item and the display rendition (``level=display&fit=1024``: 1024 x 1250), inflates it and maps
 it through a window (what the page does before drawing), then reads for ``read_s`` seconds and submits
 its labels. Time to visible = from the move to the next study until its rendition is decoded and windowed
 (the first study of each reader is not a *next* study and is left out). The study is made as ``cxreval
@@ -161,7 +161,7 @@ def _read(args: tuple[str, str, float, bool, float, mp.Queue]) -> None:
         assert r.status == 200, data[:200]
         r, body = conn.call(
             "GET",
-            f"/api/pixels?task=image&key={key}&level=display&fit=1280",
+            f"/api/pixels?task=image&key={key}&level=display&fit=1024",
             headers=h | {"Accept-Encoding": "gzip"},
         )
         assert r.status == 200, body[:200]

@@ -11,7 +11,10 @@ The ``images`` part wraps ``bench/reader_images.py`` (its ``images``): 8 readers
 radiographs built by the bench, time from moving to the next study to its display rendition decoded and
 windowed, with the page's prefetch and the server's read-ahead and without either (the display renditions
 made ahead at init, as ``cxreval reader init`` does, in both); targets p95 < 150 ms and < 400 ms. The ``status`` part (its ``status``): ``GET /api/organiser/status`` with 8 readers x 20,000
-submissions in the log (2,000 quick); target p95 < 300 ms.
+submissions in the log (2,000 quick); target p95 < 300 ms. The ``render`` part wraps ``bench/reader_render.py``
+(its ``measure``): one reader's page in headless Chromium at 1920 x 1080, 3840 x 2160 and 1920 x 1080 at
+device pixel ratio 2, the time from moving to a prefetched next study until it is drawn and rasterised,
+measured in the page with ``performance.now``; target p95 <= 50 ms.
 """
 
 from __future__ import annotations
@@ -188,6 +191,56 @@ def images(ctx: Context) -> Figures:
     return fig
 
 
+def render(ctx: Context) -> Figures:
+    rr = bench_module("reader_render")
+    n = ctx.size(8, 21)
+    fig = Figures()
+    t = fig.table(
+        f"one reader's page in headless Chromium (software canvas), {n - 1} moves to a prefetched next study, "
+        "2048 x 2500 16-bit PNGs (12-bit data); ms measured in the page",
+        [
+            "display",
+            "DPR",
+            "canvas px",
+            "rendition",
+            "moves",
+            "fitted bitmap drawn 1:1",
+            "open p50",
+            "open p95",
+            "to pixels p50",
+            "to pixels p95",
+            "to pixels max",
+            "next frame p95",
+            "target p95",
+        ],
+    )
+    for r in rr.measure(n):
+        t.add(
+            r["display"],
+            r["dpr"],
+            r["canvas"],
+            r["rendition"],
+            r["n"],
+            r["drawn 1:1 from the fitted bitmap"],
+            round(r["open_p50"], 1),
+            round(r["open_p95"], 1),
+            round(r["pixels_p50"], 1),
+            round(r["pixels_p95"], 1),
+            round(r["pixels_max"], 1),
+            round(r["frame_p95"], 1),
+            50,
+        )
+        fig.checked[f"{r['display']} DPR {r['dpr']} | rendition"] = str(r["rendition"])
+    t.notes.append(
+        "open: from the move (what Enter does after saving) until the study is drawn; to pixels: the same "
+        "plus reading one canvas pixel back, which makes Chromium rasterise the draw; next frame: until the "
+        "next animation frame after it. Before each move the prefetch had finished (the rendition fetched, "
+        "windowed in the worker into a bitmap and one resized to the pane), as it does while a reader reads"
+    )
+    t.notes.append(f"measured at {_load()} (a machine shared with other work)")
+    return fig
+
+
 def status(ctx: Context) -> Figures:
     ri = bench_module("reader_images")
     size = ctx.size(2000, 20000)
@@ -246,6 +299,12 @@ PARTS = (
         "Time to the next study's image visible (display rendition), 8 readers at once on 2048 x 2500 "
         "16-bit radiographs, with prefetch + read-ahead and on demand, both backends.",
         images,
+    ),
+    Part(
+        "render",
+        "Per-study render time measured in the page (headless Chromium) after prefetch, at 1920 x 1080, "
+        "3840 x 2160 and 1920 x 1080 at DPR 2, on 2048 x 2500 16-bit radiographs (7 moves quick, 20 full).",
+        render,
     ),
     Part(
         "status",

@@ -354,28 +354,15 @@ def test_dicom_image_is_served_at_its_bit_depth(tmp_path) -> None:
     pydicom = pytest.importorskip("pydicom", reason="DICOM needs the optional pydicom (cxreval[dicom])")
     import numpy as np
     from fastapi.testclient import TestClient
-    from pydicom.dataset import Dataset, FileMetaDataset
-    from pydicom.uid import ExplicitVRLittleEndian, SecondaryCaptureImageStorage, generate_uid
 
     from cxreval.reader.app import create_app
     from cxreval.reader.store import ReaderStore
     from cxreval.reader.study import load_study
 
+    from .conftest import write_dicom
+
     arr = np.random.default_rng(0).integers(0, 4096, size=(40, 50)).astype(np.uint16)
-    meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID = (
-        SecondaryCaptureImageStorage,
-        generate_uid(),
-    )
-    meta.TransferSyntaxUID = ExplicitVRLittleEndian
-    ds = Dataset()
-    ds.file_meta = meta
-    ds.SOPClassUID, ds.SOPInstanceUID = meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID
-    ds.Rows, ds.Columns, ds.SamplesPerPixel, ds.PhotometricInterpretation = 40, 50, 1, "MONOCHROME2"
-    ds.BitsAllocated, ds.BitsStored, ds.HighBit, ds.PixelRepresentation = 16, 12, 11, 0
-    ds.PixelData = arr.tobytes()
-    (tmp_path / "s" / "images").mkdir(parents=True)
-    ds.save_as(tmp_path / "s" / "images" / "d1.dcm", enforce_file_format=True)
+    write_dicom(tmp_path / "s" / "images" / "d1.dcm", arr, bits=12)
     (tmp_path / "s" / "study.yaml").write_text("findings: [Effusion]\nimages: images\nreaders: [alice]\n")
     store, tokens = ReaderStore.create(
         f"sqlite:///{tmp_path / 'd.db'}", load_study(tmp_path / "s" / "study.yaml")

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse, Response
 
 from ..schema._states import REPORT_STATES
 from .derived import Adjudicated
-from .images import DISPLAY_FIT, RenditionCache, scale_for
+from .images import DISPLAY_FIT, RenditionCache, rendition_scale
 from .mrmc import HeatmapReader
 from .payloads import IMAGE_STATES, Reader, SubmissionError
 from .store import ReaderStore
@@ -24,6 +24,9 @@ _STATIC = {
     "index.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
+    "viewer.js": "text/javascript; charset=utf-8",
+    "tools.js": "text/javascript; charset=utf-8",
+    "render.js": "text/javascript; charset=utf-8",
 }
 
 
@@ -219,8 +222,11 @@ class StudyRoutes:
         fit: int = DISPLAY_FIT,
     ) -> Any:
         """An image as gzip-compressed little-endian uint16 (:mod:`cxreval.reader.images`): ``level=display``
-        reduced to a longer side of at most ``fit`` pixels, ``level=full`` at full resolution; the headers
-        give its size, scale, bit depth and data range. Cached by the browser (private, ETag)."""
+        the standard rendition for a screen showing the image's longer side on ``fit`` device pixels
+        (:func:`~cxreval.reader.images.rendition_scale`), ``level=full`` at full resolution; the headers
+        give its size, scale, bit depth and data range, the DICOM window, and the pixel spacing (the
+        file's, else the study's ``pixel_spacing_mm``; ``X-Pixel-Spacing-Source`` says which). Cached by
+        the browser as the study says (``cache_images``: private with an ETag, or no-store)."""
         r = self.auth(request)
         if task not in self.st.tasks_of(r):
             raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
@@ -245,7 +251,7 @@ class StudyRoutes:
         else:
             raise SubmissionError(f"Task {task!r} has no image.", 404)
         path = self._inside(rel, key)
-        scale = 1 if level == "full" else scale_for(int(meta["width"]), int(meta["height"]), fit)
+        scale = 1 if level == "full" else rendition_scale(int(meta["width"]), int(meta["height"]), fit)
         got = self.cache.get(path, scale, display=level == "display")
         if (
             level == "display"
@@ -255,6 +261,11 @@ class StudyRoutes:
         ):
             self._read_ahead(r, task, key, scale)
         headers = {**got.headers(), "Cache-Control": self.image_cache}
+        if got.spacing is not None:
+            headers["X-Pixel-Spacing-Source"] = "dicom"
+        elif self.spec.pixel_spacing_mm is not None:
+            headers["X-Pixel-Spacing"] = f"{self.spec.pixel_spacing_mm:.6g},{self.spec.pixel_spacing_mm:.6g}"
+            headers["X-Pixel-Spacing-Source"] = "study"
         if request.headers.get("if-none-match") == got.etag:
             return Response(
                 status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Encoding"}
