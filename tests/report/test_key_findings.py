@@ -444,7 +444,7 @@ def test_the_power_chart_says_why_its_curves_wobble_or_fall(synthetic_results: P
     """Beside the power chart (its ``how``, shown under the figure): the bars as Monte Carlo error, a fall at small
     budgets as the two-phase interval's overconfidence, and this plan's own reading (draws in effect, each fall),
     the sentence of its summary.md; a fall planted in power.csv is read there."""
-    from cxreval.planning._verdict import curve_shape
+    from cxreval.planning._verdict import curve_falls
 
     d = _plan_copy(synthetic_results, tmp_path)
     power = pd.read_csv(d / "power.csv")
@@ -459,7 +459,8 @@ def test_the_power_chart_says_why_its_curves_wobble_or_fall(synthetic_results: P
     (sec,) = build_sections(d)
     how = {b.heading: b for b in sec.blocks}["How many relabelled studies are enough?"].how
     assert "±2 of its standard errors" in how and "overconfidence" in how
-    assert curve_shape(power) in how and f"{first} falls from 0.90" in how
+    assert "In this plan, the draws in effect once weighted:" in how
+    assert " ".join(curve_falls(power)) in how and f"{first} falls from 0.90" in how
     assert "two-phase interval leaves out the uncertainty" in how
 
 

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 from ..planning import RelabelPlanResult, TwoPhaseAUCResult
 from ..planning._estimate import COMPARISON_COLUMNS
 from ..planning._plan import RELABEL_COLUMNS
-from ..planning._verdict import curve_shape
+from ..planning._verdict import curve_falls, draws_in_effect
 from ._blocks import Block, difference_figure, table_block
 from ._key_finding_base import KeyFinding, _ci, _load, _num, _str, fmt
 from ._thresholds import Thresholds
@@ -43,7 +43,14 @@ _POWER_SHAPE = (
 def _curve_shape(folder: Path) -> str:
     """This plan's own reading of its curves (draws in effect, each fall as noise or overconfidence), or ''."""
     power = _load(folder, RelabelPlanResult.FILES["power"], (*_POWER, "mc_se", "n_draws", "effective_draws"))
-    return "" if power is None else curve_shape(power)
+    if power is None:
+        return ""
+    power = power.dropna(subset=["p_separable"])
+    if power.empty:
+        return ""
+    return " ".join(
+        [f"In this plan, the draws in effect once weighted: {draws_in_effect(power)}.", *curve_falls(power)]
+    )
 
 
 def _comparison_figure(d: pd.DataFrame) -> go.Figure | None:
