@@ -17,7 +17,9 @@ estimate; a patient's bootstrap count in a replicate):
 The scores' distinct values are the levels: one sparse product of the patients' counts per level (positives and
 negatives apart) with the patient counts gives every replicate's weight at every level, whose cumulative sums from
 the highest level are the confusion counts at every threshold. A fixed threshold needs one product of each
-patient's counts above it.
+patient's counts above it. :func:`confusion_counts_sets` does this for many sets sharing the patient counts at once
+(the models, findings and references of one evaluation): their levels stacked into one sparse product and one
+cumulative sum per chunk of replicates, every rule read from the same sums.
 """
 
 from __future__ import annotations
