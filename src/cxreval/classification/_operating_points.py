@@ -477,16 +477,16 @@ def evaluate_operating_points_prepared(
         head = {"model": model, "group": inputs.groups.get(model, ""), "finding": finding}
         for k, p in enumerate(points):
             if p.rule is None:  # a threshold read from a file, per model and finding
-                c = confusion_counts(
+                cc = confusion_counts(
                     OperatingPoint("threshold", float(p.fixed[(model, finding)])), x.y, x.s, x.pat, ct
                 )
             else:
-                c = counts[rules.index(p.rule)]
+                cc = counts[rules.index(p.rule)]
             row = {
                 **head,
                 "reference": inputs.references[r],
                 "operating_point": p.label,
-                **_point_row(c, x.y, cl),
+                **_point_row(cc, x.y, cl),
             }
             rows.append(((i, f, r, k), row))
     table = pd.DataFrame(
