@@ -224,7 +224,7 @@ def export(
         help="mimic_cxr only: keep the studies of one part of the official split: train, validate or test.",
     ),
     logits: str = typer.Option(
-        None,
+        "keep",
         "--logits",
         help="nih_predictions only: 'keep' a logit model's scores as given (the default; AUCs and ROC operating "
         "points are the same either way) or 'sigmoid': map them through 1/(1 + exp(-x)) into [0, 1], which "

@@ -211,7 +211,7 @@ def export_dataset_files(
     half: str | None = None,
     views: str | Sequence[str] | None = None,
     split: str | None = None,
-    logits: str | None = None,
+    logits: str = "keep",
     out: PathLike | None = None,
     overwrite: bool = False,
 ) -> DatasetExport:
@@ -219,8 +219,8 @@ def export_dataset_files(
     :func:`cxreval.datasets.export_dataset`.
 
     ``half`` applies to ``openi_mesh`` only, ``views`` (a sequence or comma-separated text) to
-    :data:`cxreval.datasets.VIEW_DATASETS`, ``split`` to ``mimic_cxr``, ``logits`` (``'keep'`` or ``'sigmoid'``:
-    the logit models' scores as given, or mapped through ``1 / (1 + exp(-x))`` into probabilities, the summary
+    :data:`cxreval.datasets.VIEW_DATASETS`, ``split`` to ``mimic_cxr``, ``logits`` (``'keep'``, the default, or
+    ``'sigmoid'``: the logit models' scores as given, or mapped through ``1 / (1 + exp(-x))`` into probabilities, the summary
     naming each model mapped) to ``nih_predictions``; a dataset outside the fetched metadata
     needs ``path``. The name (with a did-you-mean), the options, the paths and ``out`` (when given) are checked
     before any reading.
@@ -248,7 +248,7 @@ def export_dataset_files(
     for opt, value, key, datasets in (
         ("--views", views, "views", VIEW_DATASETS),
         ("--split", split, "split", ("mimic_cxr",)),
-        ("--logits", logits, "logits", LOGIT_DATASETS),
+        ("--logits", None if logits == "keep" else logits, "logits", LOGIT_DATASETS),
     ):
         if value is None:
             continue
