@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -437,6 +438,30 @@ def test_a_plan_folder_is_a_relabelling_section_not_a_classification(synthetic_r
     assert blocks["How many relabelled studies are enough?"].figure is not None
     assert blocks["Is the best model separable now?"].figure is not None
     assert "relabel.csv" in blocks["Studies to relabel, in priority order"].html
+
+
+def test_the_power_chart_says_why_its_curves_wobble_or_fall(synthetic_results: Path, tmp_path: Path) -> None:
+    """Beside the power chart (its ``how``, shown under the figure): the bars as Monte Carlo error, a fall at small
+    budgets as the two-phase interval's overconfidence, and this plan's own reading (draws in effect, each fall),
+    the sentence of its summary.md; a fall planted in power.csv is read there."""
+    from cxreval.planning._verdict import curve_falls
+
+    d = _plan_copy(synthetic_results, tmp_path)
+    power = pd.read_csv(d / "power.csv")
+    first = power["finding"].iloc[0]
+    rows = power["finding"] == first
+    p = np.where(power.loc[rows, "budget"] == power.loc[rows, "budget"].min(), 0.0, 0.1)
+    p[1] = 0.9  # up at the first budget, down after: beyond its Monte Carlo error
+    power.loc[rows, "p_separable"] = p
+    power.loc[rows, "mc_se"] = 0.01
+    power.to_csv(d / "power.csv", index=False)
+    (d / "power.parquet").unlink(missing_ok=True)
+    (sec,) = build_sections(d)
+    how = {b.heading: b for b in sec.blocks}["How many relabelled studies are enough?"].how
+    assert "±2 of its standard errors" in how and "overconfidence" in how
+    assert "In this plan, the draws in effect once weighted:" in how
+    assert " ".join(curve_falls(power)) in how and f"{first} falls from 0.90" in how
+    assert "two-phase interval leaves out the uncertainty" in how
 
 
 def _plan_copy(synthetic_results: Path, tmp_path: Path) -> Path:

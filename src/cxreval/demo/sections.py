@@ -320,7 +320,7 @@ SECTIONS: tuple[DemoSpec, ...] = (
     ),
     DemoSpec(
         "nih_decision",
-        "NIH fold: the 10 models at two operating points (text-mined reference)",
+        "NIH fold: the 10 models at two operating points and their decision curves (text-mined reference)",
         _sec_nih_decision,
         ("cxreval data export", "cxreval classify"),
     ),

@@ -11,7 +11,7 @@ from .._typing import PathLike, RNGLike
 from .._validation import check_folder, check_paths, did_you_mean, split_list
 from ..datasets import fetch_metadata
 from ..datasets._dataset_split import SPLITTABLE
-from ..datasets._export import VIEW_DATASETS
+from ..datasets._export import LOGIT_CHOICES, LOGIT_DATASETS, VIEW_DATASETS
 from ..exceptions import InvalidParameterError, SchemaError
 from ._inputs import check_out
 
@@ -214,6 +214,7 @@ def export_dataset_files(
     half: str | None = None,
     views: str | Sequence[str] | None = None,
     split: str | None = None,
+    logits: str = "keep",
     out: PathLike | None = None,
     overwrite: bool = False,
 ) -> DatasetExport:
@@ -221,7 +222,9 @@ def export_dataset_files(
     :func:`cxreval.datasets.export_dataset`.
 
     ``half`` applies to ``openi_mesh`` only, ``views`` (a sequence or comma-separated text) to
-    :data:`cxreval.datasets.VIEW_DATASETS`, ``split`` to ``mimic_cxr``; a dataset outside the fetched metadata
+    :data:`cxreval.datasets.VIEW_DATASETS`, ``split`` to ``mimic_cxr``, ``logits`` (``'keep'``, the default, or
+    ``'sigmoid'``: the logit models' scores as given, or mapped through ``1 / (1 + exp(-x))`` into probabilities, the summary
+    naming each model mapped) to ``nih_predictions``; a dataset outside the fetched metadata
     needs ``path``. The name (with a did-you-mean), the options, the paths and ``out`` (when given) are checked
     before any reading.
 
@@ -248,12 +251,17 @@ def export_dataset_files(
     for opt, value, key, datasets in (
         ("--views", views, "views", VIEW_DATASETS),
         ("--split", split, "split", ("mimic_cxr",)),
+        ("--logits", None if logits == "keep" else logits, "logits", LOGIT_DATASETS),
     ):
         if value is None:
             continue
         if spec.name not in datasets:
             raise InvalidParameterError(
                 f"{opt} applies to {', '.join(datasets)} only; got dataset {spec.name!r}."
+            )
+        if key == "logits" and value not in LOGIT_CHOICES:
+            raise InvalidParameterError(
+                f"--logits must be one of {list(LOGIT_CHOICES)}. Got {value!r} instead.{did_you_mean(str(value), LOGIT_CHOICES)}"
             )
         kwargs[key] = split_list(value, option=opt) if key == "views" else value
     if spec.default is None and spec.pinned is None and path is None:
