@@ -10,6 +10,7 @@ curves of 10 models on findings of 1% to 20% prevalence)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -216,7 +217,7 @@ def _browser():
     return browser
 
 
-def _facts_of(folders: list[Path], page: Path, unavailable: list | None = None) -> dict:
+def _facts_of(folders: list[Path], page: Path, unavailable: Sequence = ()) -> dict:
     """The report of ``folders`` written to ``page``, opened at 1400 x 900: what :data:`_FACTS` finds there."""
     res = write_report(folders, page, title="legibility", unavailable=unavailable)
     out = _browser().open_in_chromium(res.path, None, size=(1400, 900), script=_FACTS)
