@@ -162,8 +162,17 @@ def create_app(
     spec, cache = routes.spec, routes.cache
     from ..io.images import read_image  # noqa: F401 - imported once at start, not inside the first image request
 
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> Any:
+        yield
+        routes.jobs.close()  # the server stops: so does a background job's process
+
     app = fastapi.FastAPI(
-        title=f"cxreval reader: {spec.name}", docs_url=None, redoc_url=None, openapi_url=None
+        title=f"cxreval reader: {spec.name}",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=lifespan,
     )
 
     @app.exception_handler(SubmissionError)
