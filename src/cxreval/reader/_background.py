@@ -17,6 +17,7 @@ import contextlib
 import datetime as _dt
 import json
 import multiprocessing as mp
+import os
 import threading
 import uuid
 from collections import deque
@@ -32,6 +33,9 @@ JOB_KINDS: tuple[str, ...] = ("export", "integrity")
 """What an organiser can run in the background."""
 EXPORTS = "exports"
 """The folder, inside the study folder, of the exports made by the server."""
+JOB_NICENESS = 19
+"""How much lower than the server's a job process's CPU priority is (``os.nice``): on a busy machine the
+readers' requests are served first."""
 _KEPT = 50
 """Finished jobs remembered (the oldest forgotten first; their files stay in the exports folder)."""
 
@@ -102,22 +106,37 @@ def export_zip(res: Any, path: Path) -> None:
         zf.writestr("export.json", json.dumps({"study": res.study, **res.to_dict()}, indent=1))
 
 
+def _checkpoint(engine: Any) -> None:
+    """SQLite: copy the write-ahead log into the database file now, in the job's process, without waiting
+    for anyone (``wal_checkpoint(PASSIVE)``). While the job's snapshot was open the log could only grow; the
+    next reader's commit would otherwise copy it, fsync included, while the reader waits."""
+    if engine.dialect.name == "sqlite":
+        with engine.connect() as c:
+            c.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+
+
 def _run(kind: str, url: str, out: str, conn: Any) -> None:
     """A job's process: open the study at ``url``, run the job, send ``("done", result)`` or ``("failed",
     message)``."""
+    with contextlib.suppress(OSError, AttributeError):  # the readers' requests come first
+        os.nice(JOB_NICENESS)
     try:
         from .store import ReaderStore
 
         store = ReaderStore.open(url)
         try:
             if kind == "integrity":
-                conn.send(("done", store.check_integrity().to_dict()))
-                return
-            from .export import export_tables
+                res: Any = store.check_integrity()
+            else:
+                from .export import export_tables
 
-            res = export_tables(store, progress=_PipeProgress(conn))
+                res = export_tables(store, progress=_PipeProgress(conn))
+            _checkpoint(store.engine)
         finally:
             store.close()
+        if kind == "integrity":
+            conn.send(("done", res.to_dict()))
+            return
         with atomic_file(out) as tmp:
             export_zip(res, tmp)
         conn.send(("done", res.to_dict()))
@@ -139,7 +158,8 @@ def _clean_partial(folder: Path) -> None:
 
 class OrganiserJobs:
     """The background jobs of the study at ``url`` whose folder is ``root``: one worker thread runs them in
-    turn, each in a fresh process (``spawn``: nothing of the server's threads or connections is copied).
+    turn, each in a fresh process (``spawn``: nothing of the server's threads or connections is copied) at the
+lowest CPU priority (:data:`JOB_NICENESS`).
 
     Parameters
     ----------
