@@ -28,7 +28,9 @@ def test_readers_are_answered_while_an_export_runs(app_client) -> None:
     store, tokens, c = app_client
     org = store.add_reader("olga", role="organiser")
     for k, key in enumerate(sorted(store.items["image"])):
-        assert c.post("/api/submissions", headers=_h(tokens["alice"]), json=image_body(f"sub-alice-{k:04d}", key)).is_success
+        assert c.post(
+            "/api/submissions", headers=_h(tokens["alice"]), json=image_body(f"sub-alice-{k:04d}", key)
+        ).is_success
     job = c.post("/api/organiser/jobs?kind=export", headers=_h(org)).json()
     assert job["state"] in ("queued", "running")
     again = c.post("/api/organiser/jobs?kind=export", headers=_h(org)).json()
@@ -40,7 +42,9 @@ def test_readers_are_answered_while_an_export_runs(app_client) -> None:
         assert c.get("/api/queue?task=image", headers=_h(tokens["bob"])).status_code == 200
         r = c.post("/api/submissions", headers=_h(tokens["bob"]), json=image_body(f"sub-bob-{k:04d}", "a1"))
         assert r.status_code == 200
-        answered.append((time.perf_counter() - t0, c.get(f"/api/organiser/jobs/{job['id']}", headers=_h(org))))
+        answered.append(
+            (time.perf_counter() - t0, c.get(f"/api/organiser/jobs/{job['id']}", headers=_h(org)))
+        )
     assert answered[0][1].json()["state"] in ("queued", "running"), answered[0][1].json()
     assert max(dt for dt, _ in answered) < 2.0
     jobs = c.app.jobs
@@ -72,6 +76,15 @@ def test_a_failed_export_leaves_no_file_and_none_is_replaced(study_file: Path, s
         _wait(broken, failed.id)
         broken.close()
         assert failed.state == "failed" and "does not exist" in failed.error  # type: ignore[operator]
+        assert sorted(p.name for p in (root / "exports").iterdir()) == sorted([first.file, second.file])
+        killed = jobs.start("export")
+        proc = None
+        while proc is None or not proc.is_alive():
+            proc = jobs._proc
+            time.sleep(0.01)
+        proc.kill()  # interrupted (while it starts, or reads): the job fails, saying so, and leaves no file
+        _wait(jobs, killed.id)
+        assert killed.state == "failed" and "exit code -9" in killed.error  # type: ignore[operator]
         assert sorted(p.name for p in (root / "exports").iterdir()) == sorted([first.file, second.file])
     finally:
         jobs.close()

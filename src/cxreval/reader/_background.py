@@ -106,6 +106,16 @@ def export_zip(res: Any, path: Path) -> None:
         zf.writestr("export.json", json.dumps({"study": res.study, **res.to_dict()}, indent=1))
 
 
+def _lowest_priority() -> None:
+    """Put this process behind every other on the CPU: Linux's ``SCHED_IDLE`` (any other process that
+    wakes up, the server answering a reader, takes the CPU from it at once), and a niceness of
+    :data:`JOB_NICENESS` where that policy is missing."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(JOB_NICENESS)
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
 def _checkpoint(engine: Any) -> None:
     """SQLite: copy the write-ahead log into the database file now, in the job's process, without waiting
     for anyone (``wal_checkpoint(PASSIVE)``). While the job's snapshot was open the log could only grow; the
@@ -118,8 +128,7 @@ def _checkpoint(engine: Any) -> None:
 def _run(kind: str, url: str, out: str, conn: Any) -> None:
     """A job's process: open the study at ``url``, run the job, send ``("done", result)`` or ``("failed",
     message)``."""
-    with contextlib.suppress(OSError, AttributeError):  # the readers' requests come first
-        os.nice(JOB_NICENESS)
+    _lowest_priority()
     try:
         from .store import ReaderStore
 
@@ -158,17 +167,17 @@ def _clean_partial(folder: Path) -> None:
 
 class OrganiserJobs:
     """The background jobs of the study at ``url`` whose folder is ``root``: one worker thread runs them in
-    turn, each in a fresh process (``spawn``: nothing of the server's threads or connections is copied) at the
-lowest CPU priority (:data:`JOB_NICENESS`).
+        turn, each in a fresh process (``spawn``: nothing of the server's threads or connections is copied) at the
+    lowest CPU priority (:func:`_lowest_priority`).
 
-    Parameters
-    ----------
-    url : str
-        The study database's SQLAlchemy URL (opened again by each job's process).
-    root : Path
-        The study folder; exports go to its ``exports/`` folder.
-    study : str
-        The study's name (the start of each export's file name).
+        Parameters
+        ----------
+        url : str
+            The study database's SQLAlchemy URL (opened again by each job's process).
+        root : Path
+            The study folder; exports go to its ``exports/`` folder.
+        study : str
+            The study's name (the start of each export's file name).
     """
 
     def __init__(self, url: str, root: Path, study: str) -> None:
