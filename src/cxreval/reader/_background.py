@@ -167,17 +167,17 @@ def _clean_partial(folder: Path) -> None:
 
 class OrganiserJobs:
     """The background jobs of the study at ``url`` whose folder is ``root``: one worker thread runs them in
-        turn, each in a fresh process (``spawn``: nothing of the server's threads or connections is copied) at the
-    lowest CPU priority (:func:`_lowest_priority`).
+    turn, each in a fresh process (``spawn``: nothing of the server's threads or connections is copied) at
+    the lowest CPU priority (:func:`_lowest_priority`).
 
-        Parameters
-        ----------
-        url : str
-            The study database's SQLAlchemy URL (opened again by each job's process).
-        root : Path
-            The study folder; exports go to its ``exports/`` folder.
-        study : str
-            The study's name (the start of each export's file name).
+    Parameters
+    ----------
+    url : str
+        The study database's SQLAlchemy URL (opened again by each job's process).
+    root : Path
+        The study folder; exports go to its ``exports/`` folder.
+    study : str
+        The study's name (the start of each export's file name).
     """
 
     def __init__(self, url: str, root: Path, study: str) -> None:
