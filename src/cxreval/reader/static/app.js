@@ -165,8 +165,8 @@ async function checkIntegrity() {  // the last background check and its time; po
     const ic = await apiJSON('/api/organiser/integrity');
     const r = ic.result;
     let text = !ic.checked ? 'Database check: not run yet.'
-      : r ? `Database check (${ic.checked}): ${r.ok ? 'ok' : r.problems.join('; ')} (${r.n_submissions} submissions).`
-      : `Database check (${ic.checked}) failed: ${ic.error}`;
+      : r ? `Database check: ${r.ok ? 'ok' : r.problems.join('; ')} (${r.n_submissions} submissions, checked ${ic.checked}).`
+      : `Database check failed (${ic.checked}): ${ic.error}`;
     if (ic.job) text += ` A check is ${ic.job.state}…`;
     $('org-integrity').textContent = text;
     if (ic.job && !$('organiser').hidden) setTimeout(checkIntegrity, 2000);
