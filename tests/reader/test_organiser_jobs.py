@@ -8,7 +8,8 @@ import time
 import zipfile
 from pathlib import Path
 
-from cxreval.reader._background import OrganiserJobs, _clean_partial
+from cxreval.outputs._folder import remove_killed_tmp
+from cxreval.reader._background import OrganiserJobs
 
 from .conftest import image_body
 
@@ -91,13 +92,11 @@ def test_a_failed_export_leaves_no_file_and_none_is_replaced(study_file: Path, s
 
 
 def test_the_temporary_file_of_a_killed_export_is_removed(tmp_path: Path) -> None:
-    from cxreval.outputs._folder import _TMP_MARK
-
     pid = os.getpid()
-    dead = tmp_path / f".s-export.zip{_TMP_MARK}999999999-abcd"
-    alive = tmp_path / f".t-export.zip{_TMP_MARK}{pid}-abcd"
+    dead = tmp_path / ".s-export.zip.tmp-999999999-abcd"  # as atomic_file names them
+    alive = tmp_path / f".t-export.zip.tmp-{pid}-abcd"
     kept = tmp_path / "s-export-20260101T000000Z-0123.zip"
     for p in (dead, alive, kept):
         p.write_bytes(b"x")
-    _clean_partial(tmp_path)
+    assert remove_killed_tmp(tmp_path) == [dead]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive.name, kept.name])

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..outputs._folder import _TMP_MARK, _pid_alive, atomic_file
+from ..outputs._folder import atomic_file, remove_killed_tmp
 
 __all__ = ["JOB_KINDS", "Job", "OrganiserJobs"]
 
@@ -153,18 +153,6 @@ def _run(kind: str, url: str, out: str, conn: Any) -> None:
         conn.send(("failed", f"{type(exc).__name__}: {exc}"))
 
 
-def _clean_partial(folder: Path) -> None:
-    """Remove the temporary files of exports whose process no longer runs (killed while writing)."""
-    if not folder.is_dir():
-        return
-    for p in folder.iterdir():
-        if _TMP_MARK not in p.name:
-            continue
-        with contextlib.suppress(ValueError, OSError):
-            if not _pid_alive(int(p.name.split(_TMP_MARK, 1)[1].split("-")[0])):
-                p.unlink()
-
-
 class OrganiserJobs:
     """The background jobs of the study at ``url`` whose folder is ``root``: one worker thread runs them in
     turn, each in a fresh process (``spawn``: nothing of the server's threads or connections is copied) at
@@ -246,7 +234,7 @@ class OrganiserJobs:
             proc.terminate()
         if self._worker is not None:
             self._worker.join(10)
-        _clean_partial(self.folder)
+        remove_killed_tmp(self.folder)
 
     def _work(self) -> None:
         while True:
@@ -265,7 +253,7 @@ class OrganiserJobs:
         name = f"{self.prefix}-export-{stamp}-{job.id}.zip" if job.kind == "export" else None
         outcome: tuple[Any, ...] = ("failed", "the job's process ended before it finished")
         try:
-            _clean_partial(self.folder)
+            remove_killed_tmp(self.folder)
             if name is not None:
                 self.folder.mkdir(parents=True, exist_ok=True)
             proc = ctx.Process(
@@ -296,7 +284,7 @@ class OrganiserJobs:
             outcome = ("failed", f"{type(exc).__name__}: {exc}")
         finally:
             here.close()
-            _clean_partial(self.folder)
+            remove_killed_tmp(self.folder)
         with self._lock:
             self._proc = None
             job.finished = _now()
