@@ -53,6 +53,7 @@ def test_readers_are_answered_while_an_export_runs(app_client) -> None:
     done = jobs.get(job["id"])
     assert done.state == "done", done.error
     assert done.result["n_submissions"] >= len(store.items["image"])
+    assert done.done == done.total >= done.result["n_submissions"]  # its progress: every row read
     assert zipfile.ZipFile(jobs.path(done)).read("labels.csv").decode().count("img_alice") == 12
 
 

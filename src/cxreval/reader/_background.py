@@ -80,7 +80,8 @@ class _PipeProgress:
     """The :class:`~cxreval.progress.Progress` of a job's process: ``(done, total)`` sent to the server."""
 
     def __init__(self, conn: Any) -> None:
-        self.conn, self.total, self.n = conn, None, 0.0
+        self.conn, self.n = conn, 0.0
+        self.total: float | None = None
 
     def add(self, description: str, total: float | None = None) -> int:
         self.total = total

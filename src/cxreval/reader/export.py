@@ -314,7 +314,7 @@ def export_tables(store: ReaderStore, *, progress: Progress | None = None) -> St
         count = sa.select(sa.func.count())
         total = sum(conn.execute(count.select_from(t[n])).scalar_one() for n in ("latest", "submissions"))
         bar = progress if progress is not None else NoProgress()
-        task = bar.add("export", total)
+        step = bar.add("export", total)
         names = {int(i): str(n) for i, n in conn.execute(sa.select(t["readers"].c.id, t["readers"].c.name))}
         labels = table("labels.csv", LABEL_COLUMNS)
         boxes = table("boxes.csv", SOURCED_BOX_COLUMNS)
@@ -378,17 +378,17 @@ def export_tables(store: ReaderStore, *, progress: Progress | None = None) -> St
                     )
             if labels.n > before:
                 sources.append(src)
-            bar.advance(task, n_read)
+            bar.advance(step, n_read)
         n_finding_ratings = None if spec.rating is None else _finding_ratings(rated, spec, table)
         n_ratings = _iqa(conn, store, names, table, notes)
-        n_sub = _audit(conn, store, table, lambda n: bar.advance(task, n))
+        n_sub = _audit(conn, store, table, lambda n: bar.advance(step, n))
         ev = t["events"]
         events = table("events.csv", ("seq", "time", "kind", "reader", "detail"))
         for row in conn.execute(
             sa.select(ev.c.seq, ev.c.time, ev.c.kind, ev.c.reader, ev.c.detail).order_by(ev.c.seq)
         ):
             events.row((*row[:4], safe_json(row[4])))
-        bar.done(task)
+        bar.done(step)
     finally:
         conn.rollback()
         conn.close()
