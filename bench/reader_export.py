@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _reader_clients import FINDINGS, STATES  # noqa: E402
 from _reader_cost import get, post  # noqa: E402
 
-__all__ = ["main", "measure", "disagreements"]
+__all__ = ["main", "measure", "disagreements", "study_with_history"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -127,8 +127,10 @@ def _serve(url: str, port: int, tree: Path) -> subprocess.Popen:
     return proc
 
 
-def _study_db(url: str, root: Path, n_images: int, n_subs: int, n_readers: int) -> dict[str, object]:
-    """The study with its bulk history; its tokens, the organiser's, and the seconds each step took."""
+def study_with_history(url: str, root: Path, n_images: int, n_subs: int, n_readers: int) -> dict[str, object]:
+    """A study of ``n_readers`` readers (+ a resolver and an organiser) in the folder ``root`` at ``url``,
+    with ``n_subs`` image labels per reader written straight into its log, its derived tables rebuilt from
+    the log (as on a server's first open): the tokens, the organiser's, and the seconds each step took."""
     import sqlalchemy as sa
     from reader_history import _history, _study
 
@@ -203,7 +205,7 @@ def measure(
     from reader_history import _free_port
 
     with tempfile.TemporaryDirectory(prefix="cxreval-bench-export-") as tmp:
-        made = _study_db(url, Path(tmp) / "s", n_images, n_subs, n_readers)
+        made = study_with_history(url, Path(tmp) / "s", n_images, n_subs, n_readers)
         tokens = made["tokens"]
         port = _free_port()
         proc = _serve(url, port, tree)
