@@ -8,8 +8,8 @@ open). One server (``create_app`` under uvicorn, no read-ahead) serves it; ``--r
 loop ``me, queue, item, submission`` at one round per ``--interval`` s each (a reader labelling a study a
 second: a busy reading session). In each of ``--rounds`` rounds the readers work alone for ``--baseline`` s,
 then the organiser starts an export and an integrity check (``POST /api/organiser/jobs``: background jobs,
-one after the other, each in a process of its own) and polls them every 0.2 s until both are done. Latency
-is the client's (request sent to answer read), pooled over the windows with the readers alone (baseline)
+one after the other, each in a process of its own) and polls them every second (``POLL_S``, as the
+organiser's page does) until both are done. Latency is the client's (request sent to answer read), pooled over the windows with the readers alone (baseline)
 and over those the jobs ran in: alternating them keeps the machine's own load from favouring either. A
 source tree without background jobs (``--tree NAME=PATH``, e.g. the code before them) is asked for the
 export and the integrity check in the request instead, as its organiser page did.
@@ -47,6 +47,8 @@ from _reader_cost import get, post  # noqa: E402
 __all__ = ["main", "measure", "disagreements", "study_with_history"]
 
 ROOT = Path(__file__).resolve().parent.parent
+POLL_S = 1.0
+"""Seconds between the organiser's polls of a job (the organiser's page polls the export every second)."""
 
 
 def _reader(args: tuple[int, str, int, float, object, object]) -> None:
@@ -175,7 +177,7 @@ def _jobs(client: object, log: dict[str, float]) -> dict[str, dict]:
     ids = {k: client.post(f"/api/organiser/jobs?kind={k}").json()["id"] for k in ("export", "integrity")}  # type: ignore[attr-defined]
     done: dict[str, dict] = {}
     while len(done) < len(ids):
-        time.sleep(0.2)
+        time.sleep(POLL_S)
         for kind, job_id in ids.items():
             if kind in done:
                 continue

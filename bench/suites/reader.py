@@ -278,7 +278,7 @@ def export_under_load(ctx: Context) -> Figures:
         fig.checked[f"{backend} | disagreeing rows"] = str(r["disagreeing_rows"])
         fig.checked[f"{backend} | request errors"] = str(r["n_errors"])
     t.notes.append(
-        "export s / integrity check s: median over the rounds, from the organiser's POST to the poll that saw "
+        "export s / integrity check s: median over the rounds, from the organiser's POST to the poll (every second) that saw "
         "it done (the check is queued behind the export: its time includes the export's)"
     )
     t.notes.append(f"measured at {_load()}")
