@@ -9,10 +9,11 @@ loop ``me, queue, item, submission`` at one round per ``--interval`` s each (a r
 second: a busy reading session). In each of ``--rounds`` rounds the readers work alone for ``--baseline`` s,
 then the organiser starts an export and an integrity check (``POST /api/organiser/jobs``: background jobs,
 one after the other, each in a process of its own) and polls them every second (``POLL_S``, as the
-organiser's page does) until both are done. Latency is the client's (request sent to answer read), pooled over the windows with the readers alone (baseline)
-and over those the jobs ran in: alternating them keeps the machine's own load from favouring either. A
-source tree without background jobs (``--tree NAME=PATH``, e.g. the code before them) is asked for the
-export and the integrity check in the request instead, as its organiser page did.
+organiser's page does) until both are done. Latency is the client's (request sent to answer read),
+pooled over the windows with the readers alone (baseline) and over those the jobs ran in: alternating them
+keeps the machine's own load from favouring either. A source tree without background jobs (``--tree
+NAME=PATH``, e.g. the code before them) is asked for the export and the integrity check in the request
+instead, as its organiser page did.
 
 Each export is then downloaded and checked against its own ``audit.csv``: each image label of
 ``labels.csv`` must be the last image submission of its reader and study in the audit log, and every such
@@ -20,7 +21,8 @@ submission must be in ``labels.csv`` (disagreeing rows: 0 when the export is one
 
 PostgreSQL runs when ``CXREVAL_TEST_POSTGRES_URL`` is set (tests/reader/start_postgres.sh).
 
-    .venv/bin/python bench/reader_export.py --images 20000 --subs 18000 [--backends sqlite,postgresql]
+    .venv/bin/python bench/reader_export.py --images 2000 --subs 2500 --rounds 3 --backends sqlite \\
+        --tree jobs=src --tree in-request=/path/to/the/code/before/src
 """
 
 from __future__ import annotations
