@@ -267,27 +267,13 @@ def status(
     """p50 / p95 (ms) of the organiser's status with ``n_readers x n_subs`` submissions in the log, and the
     seconds the history and the rebuild of the derived tables took."""
     import httpx
-    import sqlalchemy as sa
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from reader_history import _history, _study
-
-    from cxreval.reader.store import ReaderStore
-    from cxreval.reader.study import load_study
+    from reader_export import study_with_history
 
     with tempfile.TemporaryDirectory(prefix="cxreval-bench-status-") as tmp:
-        store, _tokens = ReaderStore.create(url, load_study(_study(Path(tmp) / "s", n_images, n_readers)))
-        org = store.add_reader("organiser", role="organiser")
-        store.close()
-        t_hist = _history(url, n_images, n_subs, n_readers)
-        eng = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
-        with eng.begin() as conn:  # rebuilt from the log on open
-            for t in ("latest", "progress", "conflicts"):
-                conn.exec_driver_sql(f"DROP TABLE IF EXISTS {t}")
-        eng.dispose()
-        t0 = time.perf_counter()
-        ReaderStore.open(url).close()
-        t_derived = time.perf_counter() - t0
+        made = study_with_history(url, Path(tmp) / "s", n_images, n_subs, n_readers)
+        org, t_hist, t_derived = made["organiser"], made["history_s"], made["derived_s"]
         port = _free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
         proc = subprocess.Popen(

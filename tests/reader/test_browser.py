@@ -541,4 +541,7 @@ def test_the_organiser_page_shows_progress(browser, study, server_factory) -> No
         browser, "return document.getElementById('org-integrity').textContent.includes('Database check: ok')"
     )
     _shot(browser, "reader-organiser.png")
+    browser.find_element(By.ID, "org-export").click()  # a background job: progress polled, then downloaded
+    _wait(browser, "return document.getElementById('msg').textContent.includes('export downloaded')", 90)
+    assert len(list((Path(store.spec.root) / "exports").glob("*-export-*.zip"))) == 1
     assert not _errors(browser)

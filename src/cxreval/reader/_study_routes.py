@@ -3,6 +3,7 @@ which registers them with FastAPI (imported by it, once the ``reader`` extra is 
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from importlib import resources
 from pathlib import Path
@@ -12,6 +13,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 
 from ..schema._states import REPORT_STATES
+from ._background import JOB_KINDS, Job, OrganiserJobs
 from .derived import Adjudicated
 from .images import DISPLAY_FIT, RenditionCache, rendition_scale
 from .mrmc import HeatmapReader
@@ -19,6 +21,9 @@ from .payloads import IMAGE_STATES, Reader, SubmissionError
 from .store import ReaderStore
 
 __all__ = ["StudyRoutes"]
+
+INTEGRITY_MAX_AGE_S = 600
+"""Seconds after which the organiser's page, asking for the integrity check, starts a new one."""
 
 _STATIC = {
     "index.html": "text/html; charset=utf-8",
@@ -47,6 +52,9 @@ class StudyRoutes:
         self.encoded: dict[int, tuple[list[str], bytes]] = {}
         self.image_cache = "private, max-age=3600" if spec.cache_images else "private, no-store"
         """The ``Cache-Control`` of images and heat maps (the study's ``cache_images``)."""
+        url = st.engine.url.render_as_string(hide_password=False)
+        self.jobs = OrganiserJobs(url, self.root, spec.name)
+        """The organiser's exports and integrity checks, run in the background."""
 
     def auth(self, request: Any) -> Reader:
         header = request.headers.get("authorization", "")
@@ -186,31 +194,61 @@ class StudyRoutes:
         )
 
     def organiser_integrity(self, request: Request) -> Any:
-        """The database's integrity check (:func:`cxreval.reader.db.check_integrity`: reads every row, so
-        it is its own request, not part of the status)."""
+        """The last integrity check (:func:`cxreval.reader.db.check_integrity`, a background job: it reads
+        every row) with the time it ended, and the check queued or running; a new check is started in the
+        background when there is none yet or the last one is over :data:`INTEGRITY_MAX_AGE_S` old."""
         self.organiser(request)
-        return JSONResponse(self.st.check_integrity().to_dict())
-
-    def organiser_export(self, request: Request) -> Any:
-        """The export (:func:`cxreval.reader.export.export_tables`) as a zip file."""
-        import io
-        import zipfile
-
-        from .export import export_tables
-
-        self.organiser(request)
-        buf = io.BytesIO()
-        res = export_tables(self.st)
-        with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for name, text in res.texts.items():
-                zf.writestr(name, text.encode("utf-8"))
-            zf.writestr("export.json", json.dumps({"study": self.spec.name, **res.to_dict()}, indent=1))
-        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.spec.name) or "study"
-        return Response(
-            buf.getvalue(),
-            media_type="application/zip",
-            headers={"Content-Disposition": f'attachment; filename="{name}-export.zip"'},
+        last, now = self.jobs.latest("integrity"), _dt.datetime.now(_dt.timezone.utc)
+        stale = last is None or now - _dt.datetime.fromisoformat(last.finished or "") > _dt.timedelta(
+            seconds=INTEGRITY_MAX_AGE_S
         )
+        pending = self.jobs.pending("integrity") or (self.jobs.start("integrity") if stale else None)
+        return JSONResponse(
+            {
+                "checked": None if last is None else last.finished,
+                "result": None if last is None else last.result,
+                "error": None if last is None else last.error,
+                "job": None if pending is None else pending.to_dict(),
+            }
+        )
+
+    def organiser_start_job(self, request: Request, kind: str) -> Any:
+        """Start an export or an integrity check in the background (:class:`OrganiserJobs`; the one of that
+        kind already queued or running when there is one): 202 and the job, to poll."""
+        self.organiser(request)
+        if kind not in JOB_KINDS:
+            raise SubmissionError(f"'kind' must be one of {list(JOB_KINDS)}; got {kind[:40]!r}.", 422)
+        return JSONResponse(self.jobs.start(kind).to_dict(), status_code=202)
+
+    def organiser_jobs(self, request: Request) -> Any:
+        """Every background job the server remembers, the latest first."""
+        self.organiser(request)
+        return JSONResponse({"jobs": [j.to_dict() for j in reversed(list(self.jobs.jobs.values()))]})
+
+    def _job(self, request: Request, job_id: str) -> Job:
+        self.organiser(request)
+        job = self.jobs.get(job_id)
+        if job is None:
+            raise SubmissionError(f"No background job {job_id[:40]!r}.", 404)
+        return job
+
+    def organiser_job(self, request: Request, job_id: str) -> Any:
+        """One background job: its state, progress, file or error."""
+        return JSONResponse(self._job(request, job_id).to_dict())
+
+    def organiser_job_file(self, request: Request, job_id: str) -> Any:
+        """The zip file of a done export job (:func:`cxreval.reader._background.export_zip`)."""
+        from fastapi.responses import FileResponse
+
+        job = self._job(request, job_id)
+        if job.kind != "export" or job.state != "done":
+            raise SubmissionError(f"Job {job_id!r} is no finished export (it is {job.state}).", 409)
+        path = self.jobs.path(job)
+        if path is None:
+            raise SubmissionError(
+                f"The file of export {job_id!r} is no longer in the study's exports folder.", 404
+            )
+        return FileResponse(path, media_type="application/zip", filename=path.name)
 
     def image_pixels(
         self,

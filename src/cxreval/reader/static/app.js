@@ -160,21 +160,45 @@ async function showOrganiser() {
   document.body.dataset.ready = '1';
   checkIntegrity();
 }
-async function checkIntegrity() {  // reads every row of the database: its own request, after the progress
-  $('org-integrity').textContent = 'Database check: running…';
+async function checkIntegrity() {  // the last background check and its time; polled while one runs
   try {
     const ic = await apiJSON('/api/organiser/integrity');
-    $('org-integrity').textContent = `Database check: ${ic.ok ? 'ok' : ic.problems.join('; ')} (${ic.n_submissions} submissions).`;
+    const r = ic.result;
+    let text = !ic.checked ? 'Database check: not run yet.'
+      : r ? `Database check: ${r.ok ? 'ok' : r.problems.join('; ')} (${r.n_submissions} submissions, checked ${ic.checked}).`
+      : `Database check failed (${ic.checked}): ${ic.error}`;
+    if (ic.job) text += ` A check is ${ic.job.state}…`;
+    $('org-integrity').textContent = text;
+    if (ic.job && !$('organiser').hidden) setTimeout(checkIntegrity, 2000);
   } catch (e) { $('org-integrity').textContent = 'Database check failed: ' + e.message; }
 }
-$('org-export').addEventListener('click', async () => {
-  say('preparing the export…');
-  const r = await api('/api/organiser/export');
+async function startJob(kind) {  // 202 and the job (the one already queued or running, if any)
+  const r = await api('/api/organiser/jobs?kind=' + kind, {method: 'POST'});
+  if (!r.ok) throw new Error(await detail(r));
+  return r.json();
+}
+async function pollExport(job) {  // the export runs on the server in the background: poll, then download
+  const pct = job.total ? ` ${Math.round(100 * job.done / job.total)} %` : '';
+  if (job.state === 'queued' || job.state === 'running') {
+    say(`export ${job.state}${pct}…`);
+    setTimeout(async () => {
+      try { pollExport(await apiJSON('/api/organiser/jobs/' + job.id)); } catch (e) { say('export: ' + e.message, true); }
+    }, 1000);
+    return;
+  }
+  if (job.state === 'failed') { say('export failed: ' + job.error, true); return; }
+  const r = await api(`/api/organiser/jobs/${job.id}/file`);
   if (!r.ok) { say('export failed: ' + await detail(r), true); return; }
   const a = document.createElement('a');
-  a.href = URL.createObjectURL(await r.blob()); a.download = (S.me.study || 'study') + '-export.zip';
+  a.href = URL.createObjectURL(await r.blob()); a.download = job.file;
   document.body.appendChild(a); a.click(); a.remove();
-  say('export downloaded');
+  say(`export downloaded (${job.file}, also in the study folder's exports/)`);
+}
+$('org-export').addEventListener('click', async () => {
+  try { pollExport(await startJob('export')); } catch (e) { say('export failed: ' + e.message, true); }
+});
+$('org-check').addEventListener('click', async () => {
+  try { await startJob('integrity'); checkIntegrity(); } catch (e) { say('check failed: ' + e.message, true); }
 });
 $('org-refresh').addEventListener('click', showOrganiser);
 
