@@ -1,9 +1,11 @@
 """The report at 1400 x 900 in headless Chromium, one check per way it has been hard to read: key findings 10 and
 above numbered in full, no figure title under the Plotly toolbar, the best model's paired differences one interval
 per row with legible labels, no legend cut, fusion method names quoted as names ("the worst is “and”"), each audit
-table described in its own words, and the relabelling plan among the first five key findings with its study list
-open near the top of its section. The report is built from small result folders written here (10 models, 11
-references, a fusion whose methods are called ``and``/``or``, an audit with its seven tables, a plan)."""
+table described in its own words, the relabelling plan among the first five key findings with its study list
+open near the top of its section, and the subgroup forest plots one marker per row with legible labels beside the
+reliability diagrams. The report is built from small result folders written here (10 models, 11 references, a
+fusion whose methods are called ``and``/``or``, an audit with its seven tables, a plan, 10 models' subgroup gaps
+under two references with their calibration)."""
 
 from __future__ import annotations
 
@@ -127,7 +129,7 @@ def _audit_with_its_tables(d: Path) -> None:
 def page_facts(synthetic_results: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     import importlib.util
 
-    from _factories import classify_and_rank_folders
+    from _factories import classify_and_rank_folders, subgroup_folder
 
     spec = importlib.util.spec_from_file_location(
         "_cxreval_browser", Path(__file__).with_name("test_report_browser.py")
@@ -142,7 +144,15 @@ def page_facts(synthetic_results: Path, tmp_path_factory: pytest.TempPathFactory
     for name, fill in (("fuse_named", _fusion_with_method_names), ("audit", _audit_with_its_tables)):
         (root / name).mkdir()
         fill(root / name)
-    folders = [root / "auc", root / "rank", synthetic_results, root / "fuse_named", root / "audit"]
+    subgroup_folder(root / "subgroups", n_models=10)
+    folders = [
+        root / "auc",
+        root / "rank",
+        synthetic_results,
+        root / "fuse_named",
+        root / "audit",
+        root / "subgroups",
+    ]
     res = write_report(folders, root / "report.html", title="legibility")
     out = browser.open_in_chromium(res.path, None, size=(1400, 900), script=_FACTS)
     assert [m for m in out["logs"] if m.get("level") == "SEVERE"] == []
@@ -223,3 +233,14 @@ def test_separability_figure_has_a_panel_per_finding() -> None:
         labels = list(b.args[1]["yaxis.ticktext"])
         assert len(labels) == len(set(labels)) == 22 and labels[0] == "R0: M0 − M1", labels[:3]
     assert fig.layout.height >= 190 + 24 * 22
+
+
+def test_subgroup_forests_one_marker_per_row_and_reliability_diagrams(page_facts: dict) -> None:
+    """10 models x 2 groups under two references: each reference's marker on its own line of the row, the row labels
+    clear of each other; the reliability diagram drawn with its legend whole (test_no_legend_is_cut)."""
+    figs = page_facts["figures"]
+    forests = [f for f in figs if f["title"].startswith("Subgroup gaps of the")]
+    assert len(forests) == 2, [f["title"] for f in figs]  # AUC and FNR
+    for f in forests:
+        assert f["max_points_per_row"] == 1 and f["tick_overlaps"] == 0 and f["n_ticks"] >= 20, f
+    assert [f for f in figs if f["title"].startswith("Reliability diagram: Edema")]

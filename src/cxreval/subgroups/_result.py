@@ -75,6 +75,7 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
     "ece_l2_debiased_ci_high",
     "intercept",
     "slope",
+    "reason",
 )
 RELIABILITY_COLUMNS: tuple[str, ...] = (
     "model",
@@ -149,7 +150,9 @@ class SubgroupResult(TableResult):
     calibration : pandas.DataFrame
         ``calibration.csv``: per model, finding, reference, attribute (``all``: every study) and group, the Brier
         score and its decomposition, ECE (plug-in and debiased), intercept and slope
-        (:mod:`cxreval.subgroups._calibration`); empty with ``calibration=False``.
+        (:mod:`cxreval.subgroups._calibration`), and ``reason``: what the row cannot estimate (a group without
+        positives or negatives has no intercept or slope), '' when it estimates every column; empty with
+        ``calibration=False``.
     reliability : pandas.DataFrame
         ``reliability.csv``: the reliability diagram's non-empty bins of each of those.
     references, attributes : tuple of str
