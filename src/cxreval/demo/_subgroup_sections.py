@@ -20,6 +20,7 @@ import shlex
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -29,6 +30,9 @@ from ..options import Design, Resampling
 from ._decision_sections import LOGIT_MODELS
 from ._section_parts import _export_commands, _exported_labels
 from .data import NIH_MODELS, DemoContext, metadata, need, pinned
+
+if TYPE_CHECKING:
+    from ..subgroups import SubgroupResult
 
 __all__: list[str] = []
 
@@ -102,7 +106,15 @@ def _calibration_table(cal: pd.DataFrame) -> pd.DataFrame:
     return c.groupby("model", sort=True)[cols].mean().reset_index().sort_values("ece_l2_debiased")
 
 
-def _summary(ctx: DemoContext, n: int, seconds: float, gaps, both, cal, probability_models: list[str]) -> str:
+def _summary(
+    ctx: DemoContext,
+    n: int,
+    seconds: float,
+    gaps: SubgroupResult,
+    both: SubgroupResult,
+    cal: SubgroupResult,
+    probability_models: list[str],
+) -> str:
     changes = _changes(both.verdicts)
     lines = [
         "# NIH fold: subgroup gaps of the 10 models under two references, and their calibration",
