@@ -15,7 +15,7 @@ import pandas as pd
 
 from .._plots.subgroups import METRIC_WORDS, reliability_diagram, subgroup_forest
 from ..subgroups import SubgroupResult
-from ..subgroups._result import CALIBRATION_COLUMNS, RELIABILITY_COLUMNS
+from ..subgroups._result import CALIBRATION_COLUMNS, RELIABILITY_COLUMNS, SUBGROUP_COLUMNS
 from ._blocks import Block, load_table, table_block
 from ._key_finding_base import KeyFinding, _load, _num, _str, fmt
 from ._thresholds import Thresholds
@@ -24,17 +24,8 @@ from .html_tables import html_table
 __all__ = ["build_subgroups", "subgroups_finding", "gap_sentence", "calibration_sentence"]
 
 _FILES = SubgroupResult.FILES
-_GAP_COLUMNS = (
-    "model",
-    "finding",
-    "reference",
-    "attribute",
-    "group",
-    "metric",
-    "gap",
-    "estimable",
-    "significant",
-)
+_GAP_COLUMNS = (*SUBGROUP_COLUMNS[:5], "metric", "gap", "estimable", "significant")
+"""The columns of ``subgroups.csv`` the section reads: the row's key, its gap and its flags."""
 _CHANGES = ("sign changes", "significance changes")
 
 
