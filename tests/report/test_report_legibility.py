@@ -4,8 +4,8 @@ per row with legible labels, no legend cut, fusion method names quoted as names 
 table described in its own words, the relabelling plan among the first five key findings with its study list
 open near the top of its section, and the subgroup forest plots one marker per row with legible labels beside the
 reliability diagrams. The report is built from small result folders written here (10 models, 11 references, a
-fusion whose methods are called ``and``/``or``, an audit with its seven tables, a plan, 10 models' subgroup gaps
-under two references with their calibration)."""
+fusion whose methods are called ``and``/``or``, an audit with its seven tables, a plan, and the synthetic results'
+10 models' subgroup gaps under two references with their calibration)."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def _audit_with_its_tables(d: Path) -> None:
 def page_facts(synthetic_results: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     import importlib.util
 
-    from _factories import classify_and_rank_folders, subgroup_folder
+    from _factories import classify_and_rank_folders
 
     spec = importlib.util.spec_from_file_location(
         "_cxreval_browser", Path(__file__).with_name("test_report_browser.py")
@@ -144,15 +144,7 @@ def page_facts(synthetic_results: Path, tmp_path_factory: pytest.TempPathFactory
     for name, fill in (("fuse_named", _fusion_with_method_names), ("audit", _audit_with_its_tables)):
         (root / name).mkdir()
         fill(root / name)
-    subgroup_folder(root / "subgroups", n_models=10)
-    folders = [
-        root / "auc",
-        root / "rank",
-        synthetic_results,
-        root / "fuse_named",
-        root / "audit",
-        root / "subgroups",
-    ]
+    folders = [root / "auc", root / "rank", synthetic_results, root / "fuse_named", root / "audit"]
     res = write_report(folders, root / "report.html", title="legibility")
     out = browser.open_in_chromium(res.path, None, size=(1400, 900), script=_FACTS)
     assert [m for m in out["logs"] if m.get("level") == "SEVERE"] == []

@@ -480,7 +480,7 @@ KINDS: tuple[Kind, ...] = (
     ),
     Kind(
         "subgroups",
-        "Subgroups: gaps under every reference, and calibration",
+        "Subgroups and calibration",
         result_files(SubgroupResult),
         "nih_subgroups",
         "cxreval subgroups",

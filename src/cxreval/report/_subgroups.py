@@ -195,15 +195,16 @@ def subgroups_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         return None
     auc = t[(_str(t, "metric") == "auc") & _flag(t, "estimable")]
     per_ref = [
-        f"{int(_flag(g, 'significant').sum())} of {len(g)} under {ref}"
+        f"{int(_flag(g, 'significant').sum())}/{len(g)} under {ref}"
         for ref, g in auc.groupby("reference", sort=False)
     ]
-    text = "Significant subgroup AUC gaps: " + "; ".join(per_ref) + "."
+    text = "Significant subgroup AUC gaps: " + ", ".join(per_ref)
     verdict = "subgroup gaps" if _flag(auc, "significant").any() else "no subgroup gap"
     v = _load(folder, _FILES["verdicts"], ("verdict",))
     if v is not None and _str(t, "reference").nunique() > 1:
         changed = int(_str(v, "verdict").isin(_CHANGES).sum())
-        text += f" {changed} of {len(v)} gaps change sign or significance with the reference."
+        text += f"; {changed} of {len(v)} gaps change with the reference"
         if changed:
             verdict = "gaps depend on the reference"
+    text += "."
     return KeyFinding("subgroups", text, verdict)
