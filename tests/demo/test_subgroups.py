@@ -11,6 +11,7 @@ import pandas as pd
 
 from cxreval.demo._subgroup_sections import BY, N_RESAMPLES
 from cxreval.demo.data import NIH_MODELS
+from cxreval.report._html import find_result_folders
 from cxreval.subgroups import SubgroupResult
 
 _FILES = SubgroupResult.FILES
@@ -18,7 +19,8 @@ _FILES = SubgroupResult.FILES
 
 def test_nih_subgroups_under_both_references_and_calibration(demo_section):
     demo = demo_section("nih_subgroups")
-    gaps = pd.read_csv(demo / _FILES["subgroups"])
+    assert not list(demo.glob("*.csv"))  # the section's folder: its summary, each run in a folder of its own
+    gaps = pd.read_csv(demo / "nih_textmined" / _FILES["subgroups"])
     assert set(gaps["model"]) == set(NIH_MODELS) and gaps["finding"].nunique() == 14
     assert set(gaps["attribute"]) == set(BY) and set(gaps["reference"]) == {"nih_textmined"}
     auc = gaps[gaps["metric"] == "auc"]
@@ -55,6 +57,8 @@ def test_nih_subgroups_under_both_references_and_calibration(demo_section):
 
     summary = (demo / "summary.md").read_text()
     assert "dd_densenet121_v2_logits holds logits" in summary and "patient-bootstrap resamples" in summary
+    # a report of the section shows each run as a section of its own (the demo's report, `cxreval report`)
+    assert [p.name for p in find_result_folders([demo])] == ["calibration", "google_expert", "nih_textmined"]
     meta = json.loads((demo / "run.json").read_text())
     assert meta["logit_models"] == ["dd_densenet121_v2_logits"] and "logits" in meta["calibration"]
     assert meta["n_resamples"] == min(20, N_RESAMPLES)

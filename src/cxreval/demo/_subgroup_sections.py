@@ -1,9 +1,10 @@
 """The subgroup section of ``cxreval demo``: the NIH fold's 10 models by sex, age band, view and sex × view, what
 ``cxreval subgroups`` writes.
 
-Three runs of the command, each into its own folder of the section:
+Three runs of the command, each into its own folder of the section (the section's folder holds its summary, so
+that a report of it shows each run as its own section):
 
-- ``nih_subgroups/``: the 14 NIH findings on the 22,433 fold images under ``nih_textmined``;
+- ``nih_subgroups/nih_textmined/``: the 14 NIH findings on the 22,433 fold images under ``nih_textmined``;
 - ``nih_subgroups/google_expert/``: Google's findings under ``nih_textmined`` and ``google_expert`` side by side on
   the images Google's experts relabelled (NIH labels and scores mapped by ``nih_to_google``), with the verdict
   where a gap changes sign or significance with the reference;
@@ -49,6 +50,12 @@ p-values and percentile intervals need the bootstrap standard error, which 200 r
 GOOGLE = "google_expert"
 TEXTMINED = "nih_textmined"
 _META_EXPORT = ("chestxray14_metadata", "meta")
+_TITLES = {
+    "gaps": f"NIH fold, {TEXTMINED}: subgroup gaps of the 10 models on every image",
+    "both": f"NIH fold, {TEXTMINED} vs {GOOGLE}: subgroup gaps on the images Google's experts relabelled",
+    "calibration": f"NIH fold, {TEXTMINED}: calibration of the 9 probability models",
+}
+"""The title of each run's ``summary.md`` (the report's section title)."""
 _WHY_NO_CALIBRATION = (
     f"{', '.join(LOGIT_MODELS)} holds logits, not probabilities: calibration reads a score as the probability of "
     "the finding (cxreval subgroups refuses scores outside [0, 1] with calibration), so the calibration run "
@@ -129,7 +136,7 @@ def _summary(
         "",
         "The same files: the commands in run.json (`commands`), run in an empty folder.",
         "",
-        f"- `subgroups.csv` (this folder): the 14 NIH findings on all "
+        f"- `{TEXTMINED}/`: the 14 NIH findings on all "
         f"{_n_images(gaps.table):,} fold images "
         f"under {TEXTMINED}.",
         f"- `{GOOGLE}/`: Google's findings under {TEXTMINED} and {GOOGLE} side by side on the images both "
@@ -219,7 +226,7 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
             references=[TEXTMINED],
             resampling=resampling,
         )
-    outs = {"gaps": KEY, "both": f"{KEY}/{GOOGLE}", "calibration": f"{KEY}/calibration"}
+    outs = {"gaps": f"{KEY}/{TEXTMINED}", "both": f"{KEY}/{GOOGLE}", "calibration": f"{KEY}/calibration"}
     ctx.meta.update(
         {
             "attributes": list(BY),
@@ -238,12 +245,14 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
             ],
         }
     )
+    out = ctx.folder(KEY)
     for k, res in (("gaps", gaps), ("both", both), ("calibration", cal)):
         res.save(ctx.folder(outs[k]))
-    out = ctx.out / KEY
+        write_summary(  # the command's summary under a title that says which run it is
+            ctx.out / outs[k], f"# {_TITLES[k]}\n\n" + res.summary().replace("# ", "## ", 1)
+        )
     write_summary(
         out,
-        _summary(ctx, n, time.perf_counter() - t0, gaps, both, cal, probability_models)
-        + gaps.summary().replace("# ", "## ", 1),
+        _summary(ctx, n, time.perf_counter() - t0, gaps, both, cal, probability_models),
     )
     return str(out)
