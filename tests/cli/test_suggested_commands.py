@@ -545,6 +545,7 @@ RUNS: dict[str, Callable[..., None]] = {
             "cxreval mrmc",
             "cxreval reader export",
             "cxreval mrmc --ratings",
+            "cxreval subgroups",
         )
     },
     # a demo section's run.json `commands`: run as written, in an empty folder, by
@@ -573,6 +574,7 @@ RUNS: dict[str, Callable[..., None]] = {
             "cxreval iqa compare --scores iqa",
             "cxreval plan -p chexpert_predictions",
             "cxreval mrmc -l chexpert",
+            "cxreval data export chestxray14_metadata",
         )
     },
 }

@@ -2,10 +2,12 @@
 above numbered in full, no figure title under the Plotly toolbar, the best model's paired differences one interval
 per row with legible labels, no legend cut, fusion method names quoted as names ("the worst is “and”"), each audit
 table described in its own words, the relabelling plan among the first five key findings with its study list
-open near the top of its section, and decision curves whose every finding (a rare one as a common one) fills its
-axis without running off it. The report is built from small result folders written here (10 models, 11
-references, a fusion whose methods are called ``and``/``or``, an audit with its seven tables, a plan, the decision
-curves of 10 models on findings of 1% to 20% prevalence)."""
+open near the top of its section, decision curves whose every finding (a rare one as a common one) fills its
+axis without running off it, and the subgroup forest plots one marker per row with legible labels beside the
+reliability diagrams. The report is built from small result folders written here (10 models, 11 references, a
+fusion whose methods are called ``and``/``or``, an audit with its seven tables, a plan, the decision curves of 10
+models on findings of 1% to 20% prevalence, and the synthetic results' 10 models' subgroup gaps under two
+references with their calibration)."""
 
 from __future__ import annotations
 
@@ -346,3 +348,14 @@ def test_what_is_missing_is_on_the_first_screen(page_facts: dict) -> None:
     (item,) = page_facts["missing"]
     assert item["text"] == "cxreval data fetch --all brings: Image quality assessment"
     assert 0 < item["bottom"] <= page_facts["viewport"], item
+
+
+def test_subgroup_forests_one_marker_per_row_and_reliability_diagrams(page_facts: dict) -> None:
+    """10 models x 2 groups under two references: each reference's marker on its own line of the row, the row labels
+    clear of each other; the reliability diagram drawn with its legend whole (test_no_legend_is_cut)."""
+    figs = page_facts["figures"]
+    forests = [f for f in figs if f["title"].startswith("Subgroup gaps of the")]
+    assert len(forests) == 2, [f["title"] for f in figs]  # AUC and FNR
+    for f in forests:
+        assert f["max_points_per_row"] == 1 and f["tick_overlaps"] == 0 and f["n_ticks"] >= 20, f
+    assert [f for f in figs if f["title"].startswith("Reliability diagram: Edema")]
