@@ -8,6 +8,7 @@ priority and the power in :func:`plan_relabelling`; simulated study sets with a 
 in :func:`simulate_study_set`.
 """
 
+from ._design_estimate import DesignAUCResult, evaluate_design_auc
 from ._estimate import TwoPhaseAUCResult, evaluate_two_phase_auc
 from ._plan import RelabelPlanResult, plan_relabelling
 from ._simulation import SimulatedStudySet, simulate_study_set
@@ -17,6 +18,8 @@ __all__ = [
     "RelabelPlanResult",
     "evaluate_two_phase_auc",
     "TwoPhaseAUCResult",
+    "evaluate_design_auc",
+    "DesignAUCResult",
     "simulate_study_set",
     "SimulatedStudySet",
 ]

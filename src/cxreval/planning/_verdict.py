@@ -11,19 +11,11 @@ import pandas as pd
 
 from ._planner import FindingFit, PowerCurve
 
-__all__ = ["budget_row", "merged_models", "curve_shape", "PRIORITY_USE", "headline"]
+__all__ = ["budget_row", "merged_models", "curve_shape", "POWER_CALIBRATION", "headline"]
 
-PRIORITY_USE = (
-    "What the priority order helps, measured on the CheXpert test set (chexpert_labeler the cheap reference, the "
-    "5-radiologist consensus the expert, 50 studies relabelled; `python bench/run.py planning:chexpert "
-    "planning:chexpert_uses`): the two-phase estimate (`auc.csv` of the next round, planned with the expert's "
-    "labels as `anchor`) came within 0.046 of the consensus AUCs (mean |ΔAUC|) after the plan's top 50, against "
-    "0.066 after 50 random studies. It helps little or not at all when the expert's labels simply replace the "
-    "cheap ones and the models are ranked again (`cxreval rank`): 0.129 against 0.141 for random studies with the "
-    "plan from chexpert_labeler alone, 0.151 against 0.141 with readers bc4, bc6 and bc8 beside it. An AUC on "
-    "the relabelled studies alone is biased by the choice (they are the hard studies: 0.077), while 50 random "
-    "studies' expert labels alone came to 0.038, closer than any of the above. Relabel this list to feed the "
-    "two-phase estimate; to measure the AUCs on expert labels alone, relabel a random sample instead."
+POWER_CALIBRATION = (
+    "The power assumes the latent model, since the truths are drawn from it: its calibration is measured on "
+    "simulated study sets with a known truth (`python bench/run.py planning:power_calibration`)."
 )
 
 
@@ -56,7 +48,7 @@ def budget_row(
         "delta": ff.delta if ff.runner_up else float("nan"),
         "target_power": target_power,
         "budget_needed": curve.needed,
-        "p_separable": curve.at_needed[0] if curve.needed is not None else curve.at_all[0],
+        "p_right": curve.at_needed[0] if curve.needed is not None else curve.at_all[0],
         "mc_se": curve.at_needed[1] if curve.needed is not None else curve.at_all[1],
         "n_studies": curve.n_all,
         "p_all": curve.at_all[0],
@@ -77,8 +69,8 @@ def budget_row(
     now = f"{f}: the current labels separate {pair} (comparison.csv); " if curve.separable_now else f"{f}: "
     if curve.needed is not None:
         row["verdict"] = now + (
-            f"relabelling the top {curve.needed} studies separates {pair} with probability "
-            f"{curve.at_needed[0]:.2f} (target {target_power:g})."
+            f"relabelling {curve.needed} studies drawn by the plan's design separates {pair} with the best on "
+            f"top with probability {curve.at_needed[0]:.2f} (target {target_power:g})."
         )
     else:
         row["verdict"] = now + (
@@ -87,13 +79,9 @@ def budget_row(
             + f" (two-phase estimate), and with all {curve.n_all} studies relabelled the "
             f"{round(100 * confidence_level)}% interval of the difference would still be ±{curve.half_all:.3f} "
             f"wide, so only a difference of about {resolvable:.3f} or more would be found with probability "
-            f"{target_power:g} (predicted probability with every study relabelled: {curve.at_all[0]:.2f})."
-            + (
-                " The current interval leaves out the uncertainty of the latent model's parameters: more labels "
-                "would likely withdraw today's separation."
-                if curve.separable_now
-                else ""
-            )
+            f"{target_power:g} (predicted probability of the right decision with every study relabelled: "
+            f"{curve.at_all[0]:.2f})."
+
         )
     return row
 
@@ -119,18 +107,17 @@ def curve_shape(power: pd.DataFrame) -> str:
     """Why the power curves (``power.csv``) have their shape, from the table itself: the effective draws behind
     every point, and each fall of a curve read as Monte Carlo noise (within 2 standard errors) or as the
     estimate's own behaviour."""
-    rows = power.dropna(subset=["p_separable"])
+    rows = power.dropna(subset=["p_right"])
     if rows.empty:
         return ""
-    ess = rows.groupby("finding", sort=False)["effective_draws"].first()
+    nd = int(rows["n_draws"].iloc[0])
     out = [
-        "Each point is a Monte Carlo estimate from the draws in effect once weighted "
-        f"({', '.join(f'{f} {e:.0f}' for f, e in ess.items())} of {int(rows['n_draws'].iloc[0])}); the figure's "
-        "bars are ±2 standard errors. The same draws serve every budget, and one draw's verdict can change as "
-        "more of its truths are revealed, so a curve need not rise with the budget."
+        f"Each point is a Monte Carlo estimate from {nd} draws; the figure's bars are ±2 standard errors. The "
+        "same draws of the truth and of the design's random order serve every budget, and one draw's verdict "
+        "can change as more of its truths are revealed, so a curve need not rise with the budget."
     ]
     for f, g in rows.groupby("finding", sort=False):
-        p, se, k = g["p_separable"].to_numpy(), g["mc_se"].to_numpy(), g["budget"].to_numpy()
+        p, se, k = g["p_right"].to_numpy(), g["mc_se"].to_numpy(), g["budget"].to_numpy()
         if len(p) < 2:
             continue
         i = int(np.argmax(p))
@@ -140,15 +127,12 @@ def curve_shape(power: pd.DataFrame) -> str:
             continue
         sd = float(np.hypot(se[i], se[j]))
         if sd > 0 and drop <= 2 * sd:
-            why = (
-                f"within {drop / sd:.1f} Monte Carlo standard errors ({ess[f]:.0f} draws in effect): noise; "
-                "more draws (n_draws) steady it"
-            )
+            why = f"within {drop / sd:.1f} Monte Carlo standard errors: noise; more draws (n_draws) steady it"
         else:
             why = (
-                "beyond Monte Carlo noise: with few relabelled studies the two-phase interval leaves out the "
-                "uncertainty of the latent model's parameters, so small budgets are credited with separations "
-                "that more labels withdraw"
+                "beyond Monte Carlo noise: with few labelled studies the interval's variance is estimated from "
+                "few residuals and runs narrow, so small budgets are credited with separations that more labels "
+                "withdraw"
             )
         out.append(f"{f} falls from {p[i]:.2f} at {k[i]} studies to {p[j]:.2f} at {k[j]}, {why}.")
     return " ".join(out)
