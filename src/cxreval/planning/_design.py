@@ -11,40 +11,51 @@ part with probability ``(k f / N) / pi_i``: every study is in the random part wi
 equal-probability sample whose plain AUC needs no model at all.
 
 Estimate (augmented inverse probability weighting, AIPW; Robins, Rotnitzky & Zhao 1994; prediction-powered
-inference, Angelopoulos et al. 2023). With predictions ``w_i`` (the latent posteriors ``P(T_i = 1 | cheap
-labels, scores)``, fitted without the expert's labels of this sample) and the expert's truth ``T_i`` on the sample
-``S``, the pseudo-truths ``T~_i = w_i + 1{i in S} (T_i - w_i) / pi_i`` have ``E[T~_i] = T_i`` over the design
-whatever ``w`` is; the AUC is the Mann-Whitney ratio with ``T~`` as the positive masses (:func:`soft_auc`). Its
-numerator and denominator are unbiased for those of the AUC against the expert on all ``N`` studies (the pairs'
-inclusions independent: exact under Poisson sampling, to ``O(1/k)`` under the fixed-size design), so the estimate
-is consistent without any assumption on the latent model: the predictions only decide how small its variance is.
+inference with power tuning, Angelopoulos et al. 2023). The AUC against the expert on all ``N`` studies is ``N / D``
+with ``N = sum_{i != j} T_i (1 - T_j) H(s_i - s_j)`` and ``D`` the same without ``H``: sums over pairs. With
+predictions ``w_i`` (the latent posteriors ``P(T_i = 1 | cheap labels, scores)``, fitted without the expert's
+labels of this sample) and the expert's truth ``T_i`` on the sample ``S``, each sum is estimated by
 
-Interval. The variance is the design's, by linearization (``sum_{i in S} (1 - pi_i) / pi_i^2 (T_i - w_i)^2 g_i^2``,
-``g_i`` the AUC's derivative in ``T~_i``, as if the inclusions were independent: a little conservative for the
-fixed-size design), plus the studies' own sampling variance (DeLong's with the imputed truths ``T`` on ``S`` and
-``w`` elsewhere): the interval is for the AUC of the population the studies come from, not only for these ``N``.
+    ``N^ = lam N_w + sum_{i != j in S} [T_i (1 - T_j) - lam w_i (1 - w_j)] H(s_i - s_j) / (pi_i pi_j)``
+
+(``N_w`` the predictions' own sum over all pairs), unbiased for ``N`` over the design whatever ``w`` and ``lam``
+are (pairs included with probability ``pi_i pi_j``: exact under Poisson sampling, to ``O(1/k)`` under the fixed-size
+design); the estimate is ``N^ / D^``. ``lam`` in [0, 1] weighs the predictions by how much they help (power tuning:
+the value that minimizes the design variance, estimated from the sample; 0 = the inverse-probability-weighted
+AUC of the sample alone, which for equal probabilities is its plain AUC). So the estimate is consistent without
+any assumption on the latent model: the predictions only decide how small its variance is.
+
+Interval. The variance is the design's, by linearization (``sum_{i in S} (1 - pi_i) / pi_i^2 psi_i^2``, ``psi_i``
+study ``i``'s projection of the sample's pair sum, divided by ``D^``; as if the inclusions were independent, a little
+conservative for the fixed-size design), plus the studies' own sampling variance (DeLong's with the imputed truths,
+``T`` on ``S`` and ``w`` elsewhere): the interval is for the AUC of the population the studies come from, not only
+for these ``N``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ._soft_auc import ScoreOrder, auc_gradient, auc_variance, delta_variance, soft_auc
+from ._soft_auc import ScoreOrder, auc_variance, delta_variance, mass_below, soft_auc
 
 __all__ = [
     "DESIGN_METHOD",
     "inclusion_probabilities",
     "systematic_sample",
     "random_part",
-    "pseudo_truth",
+    "PairEstimate",
+    "pair_estimate",
     "design_auc",
     "design_delta",
 ]
 
 DESIGN_METHOD = (
-    "design-based (AIPW) estimate: the latent posteriors as predictions, corrected on the expert's sample with "
-    "inverse inclusion probabilities; valid whatever the latent model, which only affects the width; interval = "
-    "linearized design variance + DeLong's sampling variance"
+    "design-based (AIPW, prediction-powered with power tuning) estimate: the latent posteriors as predictions, "
+    "corrected on the expert's sample with inverse inclusion probabilities of its pairs and weighed by how much "
+    "they help; valid whatever the latent model, which only affects the width; interval = linearized design "
+    "variance + DeLong's sampling variance"
 )
 
 
@@ -91,27 +102,83 @@ def random_part(
     return sampled & (rng.random(sampled.shape) < keep)
 
 
-def pseudo_truth(pred: np.ndarray, truth: np.ndarray, sampled: np.ndarray, pi: np.ndarray) -> np.ndarray:
-    """``T~ = w + 1{sampled} (T - w) / pi`` (broadcast over draws)."""
-    resid = np.where(sampled, np.nan_to_num(truth) - pred, 0.0)
-    return pred + resid / np.where(sampled, pi, 1.0)
+@dataclass(frozen=True)
+class PairEstimate:
+    """One model's design-based AUC (batched over rows): ``auc``, the design variance ``design_var`` (of the AUC,
+    linearized), the power-tuning weight ``lam`` and each study's projection ``psi`` (scaled by ``1 / D``, zero
+    off the sample), from which the variance of a difference of two models follows."""
+
+    auc: np.ndarray
+    design_var: np.ndarray
+    lam: np.ndarray
+    psi: np.ndarray
+    q: np.ndarray
 
 
-def _design_weight(pred: np.ndarray, truth: np.ndarray, sampled: np.ndarray, pi: np.ndarray) -> np.ndarray:
-    """``1{sampled} (1 - pi) / pi^2 (T - w)^2``: each study's term of the design variance, before ``g_i^2``."""
-    resid = np.where(sampled, np.nan_to_num(truth) - pred, 0.0)
-    return np.where(sampled, (1.0 - pi) / np.where(sampled, pi, 1.0) ** 2, 0.0) * resid**2
+def _projection(t: np.ndarray, c: np.ndarray, a: np.ndarray, so: ScoreOrder) -> np.ndarray:
+    """``sum_{j != i} c_j (phi_ij + phi_ji)`` for ``phi_ij = t_i (1 - t_j) (H_ij - a)``: study ``i``'s share of the
+    sample's pair sum ``sum_{i != j} c_i c_j phi_ij`` (its Hajek projection), for every ``i``."""
+    neg, pos = c * (1.0 - t), c * t
+    a = a[..., None]
+    as_pos = mass_below(neg, so) - a * (neg.sum(axis=-1, keepdims=True) - neg)
+    above = (pos.sum(axis=-1, keepdims=True) - pos) - mass_below(pos, so)
+    as_neg = above - a * (pos.sum(axis=-1, keepdims=True) - pos)
+    return t * as_pos + (1.0 - t) * as_neg
+
+
+def _pair_sums(t: np.ndarray, c: np.ndarray, so: ScoreOrder) -> tuple[np.ndarray, np.ndarray]:
+    """``(sum_{i != j} c_i t_i c_j (1 - t_j) H_ij, sum_{i != j} c_i t_i c_j (1 - t_j))``."""
+    pos, neg = c * t, c * (1.0 - t)
+    num = (pos * mass_below(neg, so)).sum(axis=-1)
+    den = pos.sum(axis=-1) * neg.sum(axis=-1) - (pos * neg).sum(axis=-1)
+    return num, den
+
+
+def pair_estimate(
+    pred: np.ndarray, truth: np.ndarray, sampled: np.ndarray, pi: np.ndarray, so: ScoreOrder
+) -> PairEstimate:
+    """The design-based AUC of one model (module docstring), batched over the rows of ``truth``/``sampled``."""
+    shape = np.broadcast_shapes(np.shape(pred), np.shape(truth), np.shape(sampled))
+    w = np.broadcast_to(pred, shape)
+    t = np.broadcast_to(np.nan_to_num(truth), shape)
+    c = np.where(sampled, 1.0 / np.where(sampled, pi, 1.0), 0.0)
+    q = np.where(sampled, (1.0 - pi) / np.where(sampled, pi, 1.0) ** 2, 0.0)
+    n_t, d_t = _pair_sums(t, c, so)
+    n_s, d_s = _pair_sums(w, c, so)
+    n_w, d_w = _pair_sums(w, np.ones(shape), so)
+
+    def auc_at(lam: np.ndarray) -> np.ndarray:
+        num, den = lam * (n_w - n_s) + n_t, lam * (d_w - d_s) + d_t
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+    a1 = np.nan_to_num(auc_at(np.ones(shape[:-1])), nan=0.5)
+    psi_t, psi_w = _projection(t, c, a1, so), _projection(w, c, a1, so)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam = np.clip(np.nan_to_num((q * psi_t * psi_w).sum(axis=-1) / (q * psi_w**2).sum(axis=-1)), 0.0, 1.0)
+    auc = auc_at(lam)
+    undefined = np.isnan(auc)  # no pair of the sample defines the AUC with the tuned weight: the predictions' own
+    lam = np.where(undefined, 1.0, lam)
+    auc = np.where(undefined, auc_at(np.ones(shape[:-1])), auc)
+    a = np.nan_to_num(auc, nan=0.5)
+    den = lam * (d_w - d_s) + d_t
+    with np.errstate(invalid="ignore", divide="ignore"):
+        psi = (_projection(t, c, a, so) - lam[..., None] * _projection(w, c, a, so)) / den[..., None]
+    psi = np.where(sampled, np.nan_to_num(psi), 0.0)
+    return PairEstimate(auc, (q * psi**2).sum(axis=-1), lam, psi, q)
+
+
+def _imputed(pred: np.ndarray, truth: np.ndarray, sampled: np.ndarray) -> np.ndarray:
+    return np.where(sampled, np.nan_to_num(truth), pred)
 
 
 def design_auc(
     pred: np.ndarray, truth: np.ndarray, sampled: np.ndarray, pi: np.ndarray, so: ScoreOrder
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(AUC, variance)`` of one model's design-based estimate (module docstring)."""
-    t = pseudo_truth(pred, truth, sampled, pi)
-    auc, grad = auc_gradient(t, so)
-    design = (_design_weight(pred, truth, sampled, pi) * np.nan_to_num(grad) ** 2).sum(axis=-1)
-    imputed = np.where(sampled, np.nan_to_num(truth), pred)
-    return auc, design + auc_variance(imputed, so)
+    """``(AUC, variance)`` of one model's design-based estimate: the design's variance plus DeLong's sampling
+    variance of the studies (with their truths imputed: the expert's on the sample, the predictions elsewhere)."""
+    est = pair_estimate(pred, truth, sampled, pi, so)
+    return est.auc, est.design_var + auc_variance(_imputed(pred, truth, sampled), so)
 
 
 def design_delta(
@@ -123,13 +190,12 @@ def design_delta(
     so_b: ScoreOrder,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(delta, variance)`` of AUC(a) - AUC(b), both design-based on the same sample."""
-    t = pseudo_truth(pred, truth, sampled, pi)
-    auc_a, ga = auc_gradient(t, so_a)
-    auc_b, gb = auc_gradient(t, so_b)
-    design = (_design_weight(pred, truth, sampled, pi) * np.nan_to_num(ga - gb) ** 2).sum(axis=-1)
-    imputed = np.where(sampled, np.nan_to_num(truth), np.broadcast_to(pred, t.shape))
-    _, sampling = delta_variance(imputed, so_a, imputed, so_b, revealed=np.ones(t.shape[-1], dtype=bool))
-    return auc_a - auc_b, design + sampling
+    ea = pair_estimate(pred, truth, sampled, pi, so_a)
+    eb = pair_estimate(pred, truth, sampled, pi, so_b)
+    design = (ea.q * (ea.psi - eb.psi) ** 2).sum(axis=-1)
+    imputed = _imputed(pred, truth, sampled)
+    _, sampling = delta_variance(imputed, so_a, imputed, so_b, revealed=np.ones(imputed.shape[-1], dtype=bool))
+    return ea.auc - eb.auc, design + sampling
 
 
 def plugin_auc(pred: np.ndarray, so: ScoreOrder) -> float:

@@ -79,7 +79,7 @@ def read_design(design: pd.DataFrame, *, func: str = _FUNC) -> Design:
     if len(bad):
         raise SchemaError(
             f"The 'design' parameter of {func}: inclusion_probability must be in (0, 1]; study "
-            f"{bad.iloc[0]!r} has {design.loc[bad.index[0], 'inclusion_probability']!r}."
+            f"{bad.iloc[0]!r} has {str(design.loc[bad.index[0], 'inclusion_probability'])!r}."
         )
     ids = design["study_id"].astype(str)
     if ids.duplicated().any():

@@ -10,7 +10,7 @@ import numpy as np
 from ..stats._normal_scores import normal_scores
 from ._inputs import FindingData, merge_identical_scores
 from ._mixture import fit_joint, log_odds
-from ._design import design_delta, inclusion_probabilities, pseudo_truth, systematic_sample
+from ._design import inclusion_probabilities, pair_estimate, systematic_sample
 from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc, weighted_auc
 
 __all__ = [
@@ -102,17 +102,17 @@ def interval(
     return delta, float(ndtri(0.5 + confidence_level / 2)) * np.sqrt(np.maximum(var, 0.0))
 
 
-def _leading_rows(ff: FindingFit, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ``w`` (D, n): the indices (into ``ff.data.scores``) of the leading model and of the runner-up by
-    the posterior-weighted AUC (the runner-up skips models with the leader's very scores; -1 when there is none)."""
+def _leading_rows(ff: FindingFit, auc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``auc`` (D, models of ``ff.data.scores``): the indices of the leading model and of the runner-up
+    (the runner-up skips models with the leader's very scores; -1 when there is none)."""
     models = list(ff.data.scores)
-    auc = np.column_stack([np.nan_to_num(soft_auc(w, ff.order[m]), nan=-1.0) for m in models])
+    auc = np.nan_to_num(auc, nan=-1.0)
     # ties broken by name, as in _leading: the models are in sorted order, and argsort is stable
     order = np.argsort(-auc, axis=1, kind="stable")
     best = order[:, 0]
-    runner = np.full(len(w), -1)
+    runner = np.full(len(auc), -1)
     same = np.array([[np.array_equal(ff.data.scores[a], ff.data.scores[b]) for b in models] for a in models])
-    for d in range(len(w)):
+    for d in range(len(auc)):
         for j in order[d, 1:]:
             if not same[best[d], j]:
                 runner[d] = j
@@ -205,28 +205,32 @@ def decisions(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per draw (rows of ``truth``, the drawn truths; ``boot``, Bayesian bootstrap weights of the studies;
     ``sampled``, the design's draw): ``(right, separable, half-width)``. The design-based estimate
-    (:func:`design_delta`, the posteriors as predictions) picks its leading pair; separable = the interval of
+    (:func:`pair_estimate`, the posteriors as predictions) picks its leading pair; separable = the interval of
     their difference excludes 0; right = separable and the leader is the population's best of that draw (the
     largest AUC against the drawn truth with the bootstrap weights; ties to the first in order)."""
     from scipy.special import ndtri
 
     models = list(ff.data.scores)
-    t = pseudo_truth(ff.posterior, truth, sampled, pi)
-    best, runner = _leading_rows(ff, t)
+    est = [pair_estimate(ff.posterior, truth, sampled, pi, ff.order[m]) for m in models]
+    best, runner = _leading_rows(ff, np.column_stack([e.auc for e in est]))
     pop = np.column_stack([np.nan_to_num(weighted_auc(truth, boot, ff.order[m]), nan=-1.0) for m in models])
     true_best = np.argmax(pop, axis=1)
     z = float(ndtri(0.5 + confidence_level / 2))
     sep = np.zeros(len(truth), dtype=bool)
     half = np.full(len(truth), np.nan)
+    imputed = np.where(sampled, truth, ff.posterior)
+    every = np.ones(truth.shape[1], dtype=bool)
     for a, b in sorted(set(zip(best.tolist(), runner.tolist()))):
         if b < 0:
             continue
         rows = (best == a) & (runner == b)
-        d, var = design_delta(
-            ff.posterior, truth[rows], sampled[rows], pi, ff.order[models[a]], ff.order[models[b]]
+        ea, eb = est[a], est[b]
+        design = (ea.q[rows] * (ea.psi[rows] - eb.psi[rows]) ** 2).sum(axis=-1)
+        _, sampling = delta_variance(
+            imputed[rows], ff.order[models[a]], imputed[rows], ff.order[models[b]], revealed=every
         )
-        h = z * np.sqrt(np.maximum(var, 0.0))
-        sep[rows] = np.abs(d) > h
+        h = z * np.sqrt(np.maximum(design + sampling, 0.0))
+        sep[rows] = np.abs(ea.auc[rows] - eb.auc[rows]) > h
         half[rows] = h
     return sep & (best == true_best), sep, half
 

@@ -27,6 +27,7 @@ __all__ = [
     "auc_gradient",
     "weighted_auc",
     "auc_variance",
+    "mass_below",
 ]
 
 
@@ -47,7 +48,7 @@ def score_order(score: np.ndarray) -> ScoreOrder:
     return ScoreOrder(order=order, starts=np.flatnonzero(new), group=np.cumsum(new) - 1)
 
 
-def _below(mass: np.ndarray, so: ScoreOrder) -> np.ndarray:
+def mass_below(mass: np.ndarray, so: ScoreOrder) -> np.ndarray:
     """``sum_{j != i} mass_j H(s_i - s_j)`` for every i (same shape as ``mass``)."""
     ms = mass[..., so.order]
     g = np.add.reduceat(ms, so.starts, axis=-1)
@@ -63,10 +64,10 @@ def soft_sums(w: np.ndarray, so: ScoreOrder) -> tuple[np.ndarray, np.ndarray]:
     (positive mass above i)."""
     p = np.asarray(w, dtype=float)
     q = 1.0 - p
-    c = _below(q, so)
+    c = mass_below(q, so)
     total_p = p.sum(axis=-1, keepdims=True)
     # positive mass above i (ties counted half) = the positive mass of the others - what lies below (ties half)
-    b = (total_p - p) - _below(p, so)
+    b = (total_p - p) - mass_below(p, so)
     return c, b
 
 
@@ -174,7 +175,7 @@ def weighted_auc(t: np.ndarray, v: np.ndarray, so: ScoreOrder) -> np.ndarray:
     population AUC of a Bayesian bootstrap draw (Rubin 1981) when ``v`` is Dirichlet(1, ..., 1)."""
     t = np.asarray(t, dtype=float)
     pos, neg = v * t, v * (1.0 - t)
-    num = (pos * _below(neg, so)).sum(axis=-1)
+    num = (pos * mass_below(neg, so)).sum(axis=-1)
     den = pos.sum(axis=-1) * neg.sum(axis=-1) - (pos * neg).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
