@@ -20,7 +20,7 @@ floor (0.2) and with a floor of 1 (equal probabilities).
 drawn from [0.65, 0.95], prevalence from [0.1, 0.4], three models with close true-label AUCs): per budget k, the plan
 for budget k predicts the probability of the right decision (``power.csv``'s ``p_right``); its own sample's true
 labels are revealed and ``evaluate_design_auc`` computed; the decision is right when its leading pair is separable
-and its leader is the model of the largest true AUC (100 sets; 20 quick), per budget and by bins of the predicted
+and its leader is the model of the largest true AUC (60 sets; 20 quick), per budget and by bins of the predicted
 probability.
 """
 
@@ -354,7 +354,7 @@ def _calibration_rows(rng: np.random.Generator, n_draws: int) -> list[dict[str, 
 
 
 def power_calibration(ctx: Context) -> Figures:
-    n_sets = ctx.size(20, 100)
+    n_sets = ctx.size(20, 60)
     n_draws = ctx.size(100, 200)
     rng = np.random.default_rng(ctx.seed)
     t0 = time.perf_counter()
@@ -428,7 +428,7 @@ PARTS = (
     Part(
         "power_calibration",
         "power.csv's predicted probability of the right decision (the best model separated from the runner-up and "
-        "on top) vs the observed fraction on simulated study sets with a known truth (100 sets, 20 quick).",
+        "on top) vs the observed fraction on simulated study sets with a known truth (60 sets, 20 quick).",
         power_calibration,
     ),
 )

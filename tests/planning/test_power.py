@@ -11,7 +11,7 @@ import pytest
 from cxreval.planning import plan_relabelling, simulate_study_set
 from cxreval.planning._inputs import prepare_inputs
 from cxreval.planning._mixture import fit_joint
-from cxreval.planning._planner import fit_finding, posterior_truths
+from cxreval.planning._planner import auc_prior_weights, effective_draws, fit_finding, posterior_truths
 from cxreval.planning._soft_auc import soft_auc
 
 
@@ -74,9 +74,10 @@ def test_the_power_is_the_same_in_process_and_serial_executors():
     default = plan_relabelling(ss.predictions, cheap, **opts)
     serial = plan_relabelling(ss.predictions, cheap, executor="serial", **opts)
     pd.testing.assert_frame_equal(default.power, serial.power)
-    # the Monte Carlo error: sqrt(p (1 - p) / n_draws), every draw counting the same
+    # the Monte Carlo error: sqrt(p (1 - p) / effective draws)
     pw = default.power
-    np.testing.assert_allclose(pw["mc_se"], np.sqrt(pw["p_right"] * (1 - pw["p_right"]) / pw["n_draws"]))
+    np.testing.assert_allclose(pw["mc_se"], np.sqrt(pw["p_right"] * (1 - pw["p_right"]) / pw["effective_draws"]))
+    assert (pw["effective_draws"] > 1).all() and (pw["effective_draws"] <= pw["n_draws"] + 1e-9).all()
     # the right decision is a separation with the right leader: never more likely than a separation
     assert (pw["p_right"] <= pw["p_separable"] + 1e-12).all()
     np.testing.assert_allclose(pw["p_right"] + pw["p_wrong"], pw["p_separable"])
@@ -98,6 +99,28 @@ def test_power_is_a_probability(budget):
     )
     row = res.power.iloc[0]
     assert 0.0 <= row["p_right"] <= row["p_separable"] <= 1.0 and 0.0 <= row["p_wrong"] <= 1.0
+
+
+def test_effective_draws_is_kish():
+    assert effective_draws(np.ones(40)) == pytest.approx(40)
+    assert effective_draws(np.r_[1.0, np.full(99, 1e-9)]) == pytest.approx(1, abs=1e-6)
+    w = np.random.default_rng(0).random(50)
+    assert effective_draws(w) == pytest.approx(w.sum() ** 2 / (w**2).sum())
+
+
+def test_the_auc_prior_weights_shrink_toward_equal_aucs_and_follow_their_formula():
+    ff, _ = _fit(n=400)
+    t = posterior_truths(ff, 300, np.random.default_rng(6))
+    w = auc_prior_weights(ff, t)
+    assert w.shape == (300,) and w.max() == 1.0 and (w > 0).all()
+    a = np.column_stack([soft_auc(t, ff.order[m]) for m in ff.data.scores])
+    c = a - a.mean(axis=1, keepdims=True)
+    tau2 = max(((c.mean(axis=0) ** 2).sum() - c.var(axis=0).sum()) / (a.shape[1] - 1), 1e-4)
+    np.testing.assert_allclose(
+        w, np.exp(-(c**2).sum(axis=1) / (2 * tau2) + ((c**2).sum(axis=1) / (2 * tau2)).min())
+    )
+    spread = (c**2).sum(axis=1)
+    assert (w * spread).sum() / w.sum() < spread.mean()  # the weighted draws' AUCs are closer together
 
 
 def test_the_soft_auc_is_latent_auc_score():

@@ -66,6 +66,7 @@ POWER_COLUMNS: tuple[str, ...] = (
     "p_separable",
     "p_wrong",
     "n_draws",
+    "effective_draws",
     "method",
 )
 BUDGET_COLUMNS: tuple[str, ...] = (
@@ -89,7 +90,9 @@ POWER_METHOD = (
     "Bayesian bootstrap of the studies: per draw, every study's truth and the population's best model; the "
     "plan's design drawn at the budget, the drawn truths revealed on its sample and the design-based estimate "
     "computed; right = its leading pair's interval of AUC(best) - AUC(runner_up) excludes 0 and its leader is "
-    "the draw's best (bench: planning:power_calibration)"
+    "the draw's best; the draws weighted by an exchangeable normal prior on the models' AUCs, its variance "
+    "estimated from the draws (empirical Bayes against the winner's curse of the leading pair; bench: "
+    "planning:power_calibration)"
 )
 _FUNC = "plan_relabelling"
 
@@ -113,7 +116,9 @@ class RelabelPlanResult(TableResult):
         :data:`POWER_COLUMNS`: per finding and budget, ``p_right`` the probability of the right decision once that
         many studies drawn by the design are labelled (the design-based estimate separates its leading pair and
         the leader is the best model), ``mc_se`` its Monte Carlo standard error, ``p_separable`` the probability
-        of separating the pair whichever leads, ``p_wrong`` of separating it with the wrong model on top.
+        of separating the pair whichever leads, ``p_wrong`` of separating it with the wrong model on top;
+        ``effective_draws`` the number of the ``n_draws`` draws in effect once weighted by the prior on the models'
+        AUCs (Kish's ``(sum w)^2 / sum w^2``).
     estimate : TwoPhaseAUCResult
         Every distinct model's two-phase AUC (``auc.csv``: the latent model's estimate, a named alternative; models
         with identical scores of a finding are one model, named by the first in sorted order; ``budget.csv``'s
@@ -515,8 +520,11 @@ def plan_relabelling(
     the truths) give ``n_draws`` draws of every study's truth, and a Bayesian bootstrap of the studies the
     population's best model in each draw; per draw, a design of ``k`` studies is drawn, its drawn truths revealed and
     the estimate computed. Each finding draws from its own child seed of ``rng``. ``p_separable`` counts a
-    separation whichever model leads, ``p_wrong`` one with the wrong model on top. The power assumes the latent
-    model (the truths are drawn from it); the estimate it predicts for does not.
+    separation whichever model leads, ``p_wrong`` one with the wrong model on top. The leading pair is the pair whose
+    estimates came out on top, so its fitted gap runs high (the winner's curse): the draws are weighted by an
+    exchangeable normal prior on the models' AUCs, its variance estimated from the draws by the method of moments
+    (empirical Bayes; at least 0.01 squared); ``effective_draws`` says how many draws are left in effect. The power
+    assumes the latent model (the truths are drawn from it); the estimate it predicts for does not.
 
     Raises
     ------
@@ -616,6 +624,7 @@ def plan_relabelling(
                     "p_separable": p_sep,
                     "p_wrong": p_wrong,
                     "n_draws": nd,
+                    "effective_draws": pc.effective_draws,
                     "method": POWER_METHOD,
                 }
             )

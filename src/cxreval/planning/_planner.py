@@ -18,6 +18,8 @@ __all__ = [
     "fit_finding",
     "posterior_truths",
     "decisions",
+    "auc_prior_weights",
+    "effective_draws",
     "DesignGrid",
     "power_curve",
     "PowerCurve",
@@ -173,6 +175,7 @@ class PowerCurve:
     searched: the search asks what relabelling brings)."""
 
     points: list[tuple[float, float, float, float]]
+    effective_draws: float
     separable_now: bool
     needed: int | None
     at_needed: tuple[float, float, float, float]
@@ -194,6 +197,36 @@ def search_budgets(grid: list[int], n_all: int) -> list[int]:
     return [*out, n_all] if n_all > max(grid, default=0) else out
 
 
+_TAU2_FLOOR = 1e-4  # the between-model variance of the AUCs is taken as at least 0.01 squared
+
+
+def auc_prior_weights(ff: FindingFit, truths: np.ndarray) -> np.ndarray:
+    """``(D,)`` weights of ``D`` drawn truths under an exchangeable normal prior on the models' AUCs.
+
+    The draws are of a posterior with a flat prior on every model's AUC, under which the leading pair's difference is
+    centred at its estimate; but the pair was picked as the two largest estimates, so its difference runs high (the
+    winner's curse) and so would the power. Empirical Bayes: each distinct model's AUC against the drawn truth,
+    ``A_dm``, centred per draw (``C_dm = A_dm - mean_m A_dm``); the between-model variance ``tau2 = (sum_m
+    mean_d(C_dm)^2 - sum_m var_d(C_dm)) / (M - 1)`` (method of moments: the spread of the centred AUCs less what their
+    uncertainty adds; at least 0.01^2); the prior, with its centre integrated out, weights a draw by
+    ``exp(-sum_m C_dm^2 / (2 tau2))``.
+    """
+    models = distinct_models(ff.data.scores)
+    if len(models) < 2:
+        return np.ones(len(truths))
+    a = np.column_stack([np.nan_to_num(soft_auc(truths, ff.order[m]), nan=0.5) for m in models])
+    c = a - a.mean(axis=1, keepdims=True)
+    tau2 = max(float(((c.mean(axis=0) ** 2).sum() - c.var(axis=0).sum()) / (a.shape[1] - 1)), _TAU2_FLOOR)
+    log_w = -(c**2).sum(axis=1) / (2 * tau2)
+    return np.exp(log_w - log_w.max())
+
+
+def effective_draws(weight: np.ndarray) -> float:
+    """Kish's effective number of draws of weights ``weight``: ``(sum w)^2 / sum w^2`` (``len`` when equal)."""
+    total = float(weight.sum())
+    return total * total / float((weight * weight).sum()) if total > 0 else 0.0
+
+
 def decisions(
     ff: FindingFit,
     truth: np.ndarray,
@@ -207,13 +240,14 @@ def decisions(
     ``sampled``, the design's draw): ``(right, separable, half-width)``. The design-based estimate
     (:func:`pair_estimate`, the posteriors as predictions) picks its leading pair; separable = the interval of
     their difference excludes 0; right = separable and the leader is the population's best of that draw (the
-    largest AUC against the drawn truth with the bootstrap weights; ties to the first in order)."""
+    largest AUC against the drawn truth with the bootstrap weights, shrunk by :func:`shrink_population_aucs`;
+    ties to the first in order)."""
     from scipy.special import ndtri
 
     models = list(ff.data.scores)
     est = [pair_estimate(ff.posterior, truth, sampled, pi, ff.order[m]) for m in models]
     best, runner = _leading_rows(ff, np.column_stack([e.auc for e in est]))
-    pop = np.column_stack([np.nan_to_num(weighted_auc(truth, boot, ff.order[m]), nan=-1.0) for m in models])
+    pop = np.column_stack([np.nan_to_num(weighted_auc(truth, boot, ff.order[m]), nan=0.5) for m in models])
     true_best = np.argmax(pop, axis=1)
     z = float(ndtri(0.5 + confidence_level / 2))
     sep = np.zeros(len(truth), dtype=bool)
@@ -287,9 +321,11 @@ def power_curve(
     Monte Carlo: ``n_draws`` truths of every study from :func:`posterior_truths` (the latent model's posterior
     predictive, its parameters' uncertainty included) and as many Bayesian bootstrap weights of the studies (the
     population they stand for: which model is best there); per budget, as many draws of the design (the same random
-    order and start for every budget), the drawn truths revealed on each sample and :func:`decisions` asked. Every
-    draw counts equally: the standard error of a probability ``p`` is ``sqrt(p (1 - p) / n_draws)``. A budget of
-    0 reveals nothing: the estimate is the predictions' alone.
+    order and start for every budget), the drawn truths revealed on each sample and :func:`decisions` asked. The
+    answers are averaged with the weights of :func:`auc_prior_weights` (an exchangeable prior on the models' AUCs,
+    against the winner's curse of the leading pair), which leave fewer draws in effect (:func:`effective_draws`,
+    ``E``): the standard error of a probability ``p`` is ``sqrt(p (1 - p) / E)``. A budget of 0 reveals nothing:
+    the estimate is the predictions' alone.
 
     The search: the grid's budgets from 1, then :func:`search_budgets` (doubling up to ``n_all``), in order, until a
     budget reaches the target; then bisection between it and the budget before it (0 before the first) (the same
@@ -297,11 +333,11 @@ def power_curve(
     is the first crossing found, not a proof that no smaller budget reaches it.
     """
     if ff.runner_up is None:
-        return PowerCurve(
-            [_NAN4] * len(budgets), False, None, _NAN4, n_all, _NAN4, float("nan")
-        )
+        return PowerCurve([_NAN4] * len(budgets), float("nan"), False, None, _NAN4, n_all, _NAN4, float("nan"))
     truth = posterior_truths(ff, n_draws, rng)
     boot = rng.dirichlet(np.ones(truth.shape[1]), size=n_draws)
+    weight = auc_prior_weights(ff, truth)
+    ess = effective_draws(weight)
     seed = int(rng.integers(2**63))
     seen: dict[int, tuple[float, float, float, float, float]] = {}
 
@@ -310,12 +346,12 @@ def power_curve(
         if k not in seen:
             sampled, pi = grid.sample(k, n_draws, seed)
             right, sep, half = decisions(ff, truth, boot, sampled, pi, confidence_level=confidence_level)
-            p = float(right.mean())
+            p = float((weight * right).sum() / weight.sum())
             seen[k] = (
                 p,
-                float(np.sqrt(p * (1 - p) / n_draws)),
-                float(sep.mean()),
-                float((sep & ~right).mean()),
+                float(np.sqrt(p * (1 - p) / ess)),
+                float((weight * sep).sum() / weight.sum()),
+                float((weight * (sep & ~right)).sum() / weight.sum()),
                 float(np.nanmedian(half)) if np.isfinite(half).any() else float("nan"),
             )
         return seen[k]
@@ -337,6 +373,7 @@ def power_curve(
         needed = hi
     return PowerCurve(
         points,
+        ess,
         bool(at(0)[2] == 1.0),
         needed,
         at(needed)[:4] if needed is not None else _NAN4,

@@ -111,10 +111,16 @@ def curve_shape(power: pd.DataFrame) -> str:
     if rows.empty:
         return ""
     nd = int(rows["n_draws"].iloc[0])
+    ess = (
+        rows.groupby("finding", sort=False)["effective_draws"].first()
+        if "effective_draws" in rows.columns
+        else pd.Series(dtype=float)
+    )
+    weighted = f" ({', '.join(f'{f} {e:.0f}' for f, e in ess.items())} in effect once weighted)" if len(ess) else ""
     out = [
-        f"Each point is a Monte Carlo estimate from {nd} draws; the figure's bars are ±2 standard errors. The "
-        "same draws of the truth and of the design's random order serve every budget, and one draw's verdict "
-        "can change as more of its truths are revealed, so a curve need not rise with the budget."
+        f"Each point is a Monte Carlo estimate from {nd} draws{weighted}; the figure's bars are ±2 standard "
+        "errors. The same draws of the truth and of the design's random order serve every budget, and one draw's "
+        "verdict can change as more of its truths are revealed, so a curve need not rise with the budget."
     ]
     for f, g in rows.groupby("finding", sort=False):
         p, se, k = g["p_right"].to_numpy(), g["mc_se"].to_numpy(), g["budget"].to_numpy()
