@@ -455,15 +455,15 @@ def test_relabelling_finding_reads_the_comparison_and_the_power(
     assert settled == ["Edema"]  # Edema's models far apart, Effusion's close: the simulation's design
     kf = key_finding("relabelling", d)
     top = power["budget"].max()
-    p = power[(power["finding"] == "Effusion") & (power["budget"] == top)]["p_separable"].iloc[0]
+    p = power[(power["finding"] == "Effusion") & (power["budget"] == top)]["p_right"].iloc[0]
     row = comp[comp["finding"] == "Effusion"].iloc[0]
     assert "for 1 of 2 findings (Edema)" in kf.text
-    assert f"After the top {top} studies are relabelled" in kf.text
+    assert f"After {top} studies of the plan's sample are relabelled" in kf.text
     assert (
-        f"settling Effusion ({row['model_a']} against {row['model_b']}, now ΔAUC {row['delta']:.3f}"
-        in kf.text
+        f"the right decision on Effusion ({row['model_a']} against {row['model_b']}, now ΔAUC "
+        f"{row['delta']:.3f}" in kf.text
     )
-    assert kf.verdict == f"P(separable) {p:.2f} at {top} studies"
+    assert kf.verdict == f"P(right decision) {p:.2f} at {top} studies"
     # every finding settled: no budget is needed
     comp.loc[comp["finding"] == "Effusion", ["ci_low", "ci_high"]] = [0.01, 0.2]
     comp.to_csv(d / "comparison.csv", index=False)

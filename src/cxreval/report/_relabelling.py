@@ -91,7 +91,8 @@ def relabelling_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     power = _load(folder, RelabelPlanResult.FILES["power"], _POWER)
     if comp is None or power is None:
         return None
-    power = power.assign(_b=_num(power, "budget"), _p=_num(power, "p_separable")).dropna(subset=["_b", "_p"])
+    col = "p_right" if "p_right" in power.columns else "p_separable"  # a plan before the right-decision power
+    power = power.assign(_b=_num(power, "budget"), _p=_num(power, col)).dropna(subset=["_b", "_p"])
     if power.empty:
         return None
     budget = int(power["_b"].max())
@@ -124,8 +125,10 @@ def relabelling_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         now = f", now ΔAUC {fmt(r['_d'], 3)}{iv}"
     k = len(open_)
     text = (
-        f"{head}. After the top {budget} studies are relabelled, the predicted probability of settling "
-        f"{hard['finding']} ({hard['best']} against {hard['runner_up']}{now}) is {fmt(hard['_p'])}"
+        f"{head}. After {budget} studies of the plan's sample are relabelled, the predicted probability of "
+        + ("the right decision on " if col == "p_right" else "settling ")
+        + f"{hard['finding']} ({hard['best']} against {hard['runner_up']}{now}) is {fmt(hard['_p'])}"
         + (f", the lowest of the {k} findings not yet settled" if k > 1 else "")
     )
-    return KeyFinding("relabelling", text + ".", f"P(separable) {fmt(hard['_p'])} at {budget} studies")
+    name = "P(right decision)" if col == "p_right" else "P(separable)"
+    return KeyFinding("relabelling", text + ".", f"{name} {fmt(hard['_p'])} at {budget} studies")
