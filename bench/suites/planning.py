@@ -296,7 +296,9 @@ def _design_rows(ctx, fig, labels, preds, findings, truth_auc, wide, ids) -> Non
                 wide,
                 preds,
                 truth_auc,
-                cons.where(study.isin(set(np.random.default_rng([ctx.seed, k, s]).choice(ids, k, replace=False)))),
+                cons.where(
+                    study.isin(set(np.random.default_rng([ctx.seed, k, s]).choice(ids, k, replace=False)))
+                ),
             )
             for s in range(n_seeds)
         ]

@@ -73,9 +73,7 @@ def test_the_auc_gradient_and_the_weighted_auc():
     # integer weights are copies of the studies
     v = rng.integers(1, 4, 50).astype(float)
     rep = np.repeat(np.arange(50), v.astype(int))
-    assert weighted_auc(t, v, score_order(s)) == pytest.approx(
-        roc_auc_score(t[rep], s[rep]) * 1.0, abs=0.02
-    )
+    assert weighted_auc(t, v, score_order(s)) == pytest.approx(roc_auc_score(t[rep], s[rep]) * 1.0, abs=0.02)
 
 
 def _population(rng, n=300, prevalence=0.3):
@@ -188,9 +186,7 @@ def test_a_plan_of_the_experts_sample_gives_the_design_based_estimate():
         n_draws=20,
         rng=1,
     )
-    alone = evaluate_design_auc(
-        ss.predictions, labels, reference="ref0", expert="expert", design=first.table
-    )
+    alone = evaluate_design_auc(ss.predictions, labels, reference="ref0", expert="expert", design=first.table)
     pd.testing.assert_frame_equal(second.design.table, alone.table)
     assert (second.design.table["n_sampled"] == 40).all()
     assert not set(second.table["study_id"]) & set(first.table["study_id"])  # not planned again
@@ -226,7 +222,11 @@ def test_the_predicted_right_decision_is_calibrated_on_simulated_sets():
             (ss.labels["source"] == "truth") & ss.labels["study_id"].isin(set(plan.table["study_id"]))
         ].assign(source="expert")
         est = evaluate_design_auc(
-            ss.predictions, pd.concat([_cheap(ss), expert]), reference="ref0", expert="expert", design=plan.table
+            ss.predictions,
+            pd.concat([_cheap(ss), expert]),
+            reference="ref0",
+            expert="expert",
+            design=plan.table,
         )
         comp = est.comparison.iloc[0]
         predicted.append(float(plan.power["p_right"].iloc[0]))

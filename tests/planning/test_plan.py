@@ -10,7 +10,7 @@ import pytest
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError, UnknownNameError
 from cxreval.planning import RelabelPlanResult, plan_relabelling, simulate_study_set
 from cxreval.planning._inputs import prepare_inputs
-from cxreval.planning._plan import POWER_COLUMNS, RELABEL_COLUMNS
+from cxreval.planning._plan_result import POWER_COLUMNS, RELABEL_COLUMNS
 from cxreval.planning._planner import fit_finding
 
 

@@ -76,7 +76,9 @@ def test_the_power_is_the_same_in_process_and_serial_executors():
     pd.testing.assert_frame_equal(default.power, serial.power)
     # the Monte Carlo error: sqrt(p (1 - p) / effective draws)
     pw = default.power
-    np.testing.assert_allclose(pw["mc_se"], np.sqrt(pw["p_right"] * (1 - pw["p_right"]) / pw["effective_draws"]))
+    np.testing.assert_allclose(
+        pw["mc_se"], np.sqrt(pw["p_right"] * (1 - pw["p_right"]) / pw["effective_draws"])
+    )
     assert (pw["effective_draws"] > 1).all() and (pw["effective_draws"] <= pw["n_draws"] + 1e-9).all()
     # the right decision is a separation with the right leader: never more likely than a separation
     assert (pw["p_right"] <= pw["p_separable"] + 1e-12).all()

@@ -10,7 +10,8 @@ in :func:`simulate_study_set`.
 
 from ._design_estimate import DesignAUCResult, evaluate_design_auc
 from ._estimate import TwoPhaseAUCResult, evaluate_two_phase_auc
-from ._plan import RelabelPlanResult, plan_relabelling
+from ._plan import plan_relabelling
+from ._plan_result import RelabelPlanResult
 from ._simulation import SimulatedStudySet, simulate_study_set
 
 __all__ = [

@@ -157,7 +157,9 @@ def pair_estimate(
     with np.errstate(invalid="ignore", divide="ignore"):
         lam = np.clip(np.nan_to_num((q * psi_t * psi_w).sum(axis=-1) / (q * psi_w**2).sum(axis=-1)), 0.0, 1.0)
     auc = auc_at(lam)
-    undefined = np.isnan(auc)  # no pair of the sample defines the AUC with the tuned weight: the predictions' own
+    undefined = np.isnan(
+        auc
+    )  # no pair of the sample defines the AUC with the tuned weight: the predictions' own
     lam = np.where(undefined, 1.0, lam)
     auc = np.where(undefined, auc_at(np.ones(shape[:-1])), auc)
     a = np.nan_to_num(auc, nan=0.5)
@@ -194,7 +196,9 @@ def design_delta(
     eb = pair_estimate(pred, truth, sampled, pi, so_b)
     design = (ea.q * (ea.psi - eb.psi) ** 2).sum(axis=-1)
     imputed = _imputed(pred, truth, sampled)
-    _, sampling = delta_variance(imputed, so_a, imputed, so_b, revealed=np.ones(imputed.shape[-1], dtype=bool))
+    _, sampling = delta_variance(
+        imputed, so_a, imputed, so_b, revealed=np.ones(imputed.shape[-1], dtype=bool)
+    )
     return ea.auc - eb.auc, design + sampling
 
 

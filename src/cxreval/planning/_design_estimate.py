@@ -144,7 +144,11 @@ def _finding_rows(
             }
         )
     pair = next(
-        ((ranked[0], m) for m in ranked[1:] if not np.array_equal(fit.data.scores[m], fit.data.scores[ranked[0]])),
+        (
+            (ranked[0], m)
+            for m in ranked[1:]
+            if not np.array_equal(fit.data.scores[m], fit.data.scores[ranked[0]])
+        ),
         None,
     )
     if pair is None:

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..stats._normal_scores import normal_scores
+from ._design import inclusion_probabilities, pair_estimate, systematic_sample
 from ._inputs import FindingData, merge_identical_scores
 from ._mixture import fit_joint, log_odds
-from ._design import inclusion_probabilities, pair_estimate, systematic_sample
 from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc, weighted_auc
 
 __all__ = [
@@ -333,7 +333,9 @@ def power_curve(
     is the first crossing found, not a proof that no smaller budget reaches it.
     """
     if ff.runner_up is None:
-        return PowerCurve([_NAN4] * len(budgets), float("nan"), False, None, _NAN4, n_all, _NAN4, float("nan"))
+        return PowerCurve(
+            [_NAN4] * len(budgets), float("nan"), False, None, _NAN4, n_all, _NAN4, float("nan")
+        )
     truth = posterior_truths(ff, n_draws, rng)
     boot = rng.dirichlet(np.ones(truth.shape[1]), size=n_draws)
     weight = auc_prior_weights(ff, truth)

@@ -81,7 +81,6 @@ def budget_row(
             f"wide, so only a difference of about {resolvable:.3f} or more would be found with probability "
             f"{target_power:g} (predicted probability of the right decision with every study relabelled: "
             f"{curve.at_all[0]:.2f})."
-
         )
     return row
 
@@ -116,7 +115,9 @@ def curve_shape(power: pd.DataFrame) -> str:
         if "effective_draws" in rows.columns
         else pd.Series(dtype=float)
     )
-    weighted = f" ({', '.join(f'{f} {e:.0f}' for f, e in ess.items())} in effect once weighted)" if len(ess) else ""
+    weighted = (
+        f" ({', '.join(f'{f} {e:.0f}' for f, e in ess.items())} in effect once weighted)" if len(ess) else ""
+    )
     out = [
         f"Each point is a Monte Carlo estimate from {nd} draws{weighted}; the figure's bars are ±2 standard "
         "errors. The same draws of the truth and of the design's random order serve every budget, and one draw's "

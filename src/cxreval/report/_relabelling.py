@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 
 from ..planning import RelabelPlanResult, TwoPhaseAUCResult
 from ..planning._estimate import COMPARISON_COLUMNS
-from ..planning._plan import RELABEL_COLUMNS
+from ..planning._plan_result import RELABEL_COLUMNS
 from ._blocks import Block, difference_figure, table_block
 from ._key_finding_base import KeyFinding, _ci, _load, _num, _str, fmt
 from ._thresholds import Thresholds
