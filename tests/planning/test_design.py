@@ -11,12 +11,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.planning import (
-    DesignAUCResult,
-    evaluate_design_auc,
-    plan_relabelling,
-    simulate_study_set,
-)
+from cxreval.planning import evaluate_design_auc, plan_relabelling, simulate_study_set
 from cxreval.planning._design import (
     design_auc,
     inclusion_probabilities,
@@ -24,6 +19,7 @@ from cxreval.planning._design import (
     random_part,
     systematic_sample,
 )
+from cxreval.planning._design_estimate import DesignAUCResult
 from cxreval.planning._soft_auc import auc_gradient, score_order, soft_auc, weighted_auc
 
 
