@@ -2,7 +2,8 @@
 predicted power on simulated study sets with a known truth.
 
 ``chexpert``: start from ``chexpert_labeler`` for all 500 studies of the CheXpert test set; reveal the 5-radiologist
-``consensus`` label for the top-K studies of ``cxreval plan``'s ``relabel.csv`` (K = 25, 50, 100, 200), or for K
+``consensus`` label for the first K studies of ``cxreval plan``'s ``relabel.csv`` (a sample of the plan's design; K =
+25, 50, 100, 200), or for K
 random studies (20 seeds; 5 quick); the two-phase estimate (``evaluate_two_phase_auc``, anchor = the revealed
 labels) of the 10 leaderboard models' AUCs on the 5 competition findings is compared with their AUC against the
 consensus (sklearn's ``roc_auc_score``): mean |ΔAUC| over the 50 model × finding cells.
@@ -110,7 +111,7 @@ def chexpert(ctx: Context) -> Figures:
         f"|ΔAUC| to the consensus AUC over {preds['model'].nunique()} models x {len(findings)} findings",
         [
             "K",
-            "planned (relabel.csv top K)",
+            "planned (relabel.csv first K)",
             f"random K (mean of {n_seeds} seeds)",
             "random sd",
             "planned below random",
@@ -416,7 +417,7 @@ PARTS = (
     Part(
         "chexpert",
         "CheXpert test set: mean |ΔAUC| to the consensus of the two-phase estimate after revealing the "
-        "consensus on relabel.csv's top K studies vs K random ones (K = 25, 50, 100, 200; 20 random seeds, 5 quick).",
+        "consensus on relabel.csv's first K studies vs K random ones (K = 25, 50, 100, 200; 20 random seeds, 5 quick).",
         chexpert,
     ),
     Part(
