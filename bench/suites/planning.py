@@ -14,7 +14,7 @@ labels replaced (what ``cxreval rank`` computes with the expert's labels merged 
 revealed studies alone; for the plan from ``chexpert_labeler`` alone and for the plan with readers bc4, bc6 and bc8
 beside it (10 random seeds; 3 quick). Then the design-based estimate: per K and seed, ``plan_relabelling`` (budget K,
 that seed) draws its sample, the consensus is revealed on it and ``evaluate_design_auc`` gives every model's AUC;
-against the plain AUC on K random studies' consensus labels (50 seeds; 5 quick), with the plan's default uniform
+against the plain AUC on K random studies' consensus labels (20 seeds; 5 quick), with the plan's default uniform
 floor (0.2) and with a floor of 1 (equal probabilities).
 
 ``power_calibration``: simulated study sets of 500 studies (one cheap reference with sensitivity and specificity
@@ -270,7 +270,7 @@ def _design_error(preds, labels, findings, truth_auc, k: int, seed: int, floor: 
 
 
 def _design_rows(ctx, fig, labels, preds, findings, truth_auc, wide, ids) -> None:
-    n_seeds = ctx.size(5, 50)
+    n_seeds = ctx.size(5, 20)
     study = wide.index.get_level_values("study_id")
     cons = wide["consensus"]
     t = fig.table(
@@ -425,7 +425,7 @@ PARTS = (
         "CheXpert test set: the ordinary AUC with the consensus revealed on relabel.csv's first K studies vs K "
         "random ones, merged into the cheap labels or on those studies alone, for plans with and without readers "
         "(10 random seeds, 3 quick); the design-based estimate from the plan's sample of K vs the plain AUC on K "
-        "random expert labels (50 seeds, 5 quick).",
+        "random expert labels (20 seeds, 5 quick).",
         chexpert_uses,
     ),
     Part(
