@@ -15,8 +15,8 @@ __all__ = ["budget_row", "merged_models", "curve_shape", "POWER_CALIBRATION", "h
 
 POWER_CALIBRATION = (
     "The power assumes the latent model, since the truths are drawn from it. On 20 simulated study sets of 500 "
-    "studies (one cheap reference, three models of close AUCs; `python bench/run.py planning:power_calibration "
-    "--quick`) the mean predicted probability of the right decision was 0.05, 0.07, 0.12 and 0.16 at 25, 50, 100 "
+    "studies (one cheap reference, three models of close AUCs; the bench part planning:power_calibration at its "
+    "quick size) the mean predicted probability of the right decision was 0.05, 0.07, 0.12 and 0.16 at 25, 50, 100 "
     "and 200 studies, and the observed frequency 0.05, 0.05, 0.10 and 0.10: read it as a guide to the budget, "
     "not as a certainty for one finding."
 )
