@@ -452,7 +452,7 @@ def test_the_power_chart_says_why_its_curves_wobble_or_fall(synthetic_results: P
     rows = power["finding"] == first
     p = np.where(power.loc[rows, "budget"] == power.loc[rows, "budget"].min(), 0.0, 0.1)
     p[1] = 0.9  # up at the first budget, down after: beyond its Monte Carlo error
-    power.loc[rows, "p_separable"] = p
+    power.loc[rows, "p_right"] = p
     power.loc[rows, "mc_se"] = 0.01
     power.to_csv(d / "power.csv", index=False)
     (d / "power.parquet").unlink(missing_ok=True)
@@ -461,7 +461,7 @@ def test_the_power_chart_says_why_its_curves_wobble_or_fall(synthetic_results: P
     assert "±2 of its standard errors" in how and "overconfidence" in how
     assert "In this plan, the draws in effect once weighted:" in how
     assert " ".join(curve_falls(power)) in how and f"{first} falls from 0.90" in how
-    assert "two-phase interval leaves out the uncertainty" in how
+    assert "the interval's variance is estimated from few residuals" in how
 
 
 def _plan_copy(synthetic_results: Path, tmp_path: Path) -> Path:
@@ -480,15 +480,15 @@ def test_relabelling_finding_reads_the_comparison_and_the_power(
     assert settled == ["Edema"]  # Edema's models far apart, Effusion's close: the simulation's design
     kf = key_finding("relabelling", d)
     top = power["budget"].max()
-    p = power[(power["finding"] == "Effusion") & (power["budget"] == top)]["p_separable"].iloc[0]
+    p = power[(power["finding"] == "Effusion") & (power["budget"] == top)]["p_right"].iloc[0]
     row = comp[comp["finding"] == "Effusion"].iloc[0]
     assert "for 1 of 2 findings (Edema)" in kf.text
-    assert f"After the top {top} studies are relabelled" in kf.text
+    assert f"After {top} studies of the plan's sample are relabelled" in kf.text
     assert (
-        f"settling Effusion ({row['model_a']} against {row['model_b']}, now ΔAUC {row['delta']:.3f}"
-        in kf.text
+        f"the right decision on Effusion ({row['model_a']} against {row['model_b']}, now ΔAUC "
+        f"{row['delta']:.3f}" in kf.text
     )
-    assert kf.verdict == f"P(separable) {p:.2f} at {top} studies"
+    assert kf.verdict == f"P(right decision) {p:.2f} at {top} studies"
     # every finding settled: no budget is needed
     comp.loc[comp["finding"] == "Effusion", ["ci_low", "ci_high"]] = [0.01, 0.2]
     comp.to_csv(d / "comparison.csv", index=False)

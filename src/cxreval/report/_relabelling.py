@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 
 from ..planning import RelabelPlanResult, TwoPhaseAUCResult
 from ..planning._estimate import COMPARISON_COLUMNS
-from ..planning._plan import RELABEL_COLUMNS
+from ..planning._plan_result import RELABEL_COLUMNS
 from ..planning._verdict import curve_falls, draws_in_effect
 from ._blocks import Block, difference_figure, table_block
 from ._key_finding_base import KeyFinding, _ci, _load, _num, _str, fmt
@@ -45,7 +45,11 @@ def _curve_shape(folder: Path) -> str:
     power = _load(folder, RelabelPlanResult.FILES["power"], (*_POWER, "mc_se", "n_draws", "effective_draws"))
     if power is None:
         return ""
-    power = power.dropna(subset=["p_separable"])
+    if (
+        "p_right" not in power.columns
+    ):  # a plan before the right-decision power: its curves are read elsewhere
+        return ""
+    power = power.dropna(subset=["p_right"])
     if power.empty:
         return ""
     return " ".join(
@@ -116,7 +120,8 @@ def relabelling_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     power = _load(folder, RelabelPlanResult.FILES["power"], _POWER)
     if comp is None or power is None:
         return None
-    power = power.assign(_b=_num(power, "budget"), _p=_num(power, "p_separable")).dropna(subset=["_b", "_p"])
+    col = "p_right" if "p_right" in power.columns else "p_separable"  # a plan before the right-decision power
+    power = power.assign(_b=_num(power, "budget"), _p=_num(power, col)).dropna(subset=["_b", "_p"])
     if power.empty:
         return None
     budget = int(power["_b"].max())
@@ -149,8 +154,10 @@ def relabelling_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         now = f", now ΔAUC {fmt(r['_d'], 3)}{iv}"
     k = len(open_)
     text = (
-        f"{head}. After the top {budget} studies are relabelled, the predicted probability of settling "
-        f"{hard['finding']} ({hard['best']} against {hard['runner_up']}{now}) is {fmt(hard['_p'])}"
+        f"{head}. After {budget} studies of the plan's sample are relabelled, the predicted probability of "
+        + ("the right decision on " if col == "p_right" else "settling ")
+        + f"{hard['finding']} ({hard['best']} against {hard['runner_up']}{now}) is {fmt(hard['_p'])}"
         + (f", the lowest of the {k} findings not yet settled" if k > 1 else "")
     )
-    return KeyFinding("relabelling", text + ".", f"P(separable) {fmt(hard['_p'])} at {budget} studies")
+    name = "P(right decision)" if col == "p_right" else "P(separable)"
+    return KeyFinding("relabelling", text + ".", f"{name} {fmt(hard['_p'])} at {budget} studies")
