@@ -23,7 +23,7 @@ def _power(p: list[float], se: list[float], n_draws: int = 100) -> pd.DataFrame:
 
 def test_a_fall_within_two_monte_carlo_errors_is_called_noise():
     text = curve_shape(_power([0.0, 0.35, 0.035, 0.004, 0.007], [0.0, 0.18, 0.069, 0.024, 0.031]))
-    assert "from 100 draws (Consolidation 7 in effect once weighted)" in text
+    assert "draws in effect once weighted (Consolidation 7 of 100)" in text
     assert "falls from 0.35 at 25 studies to 0.00 at 75" in text and "noise" in text
 
 
@@ -34,7 +34,7 @@ def test_a_fall_beyond_the_noise_is_explained_by_the_estimate():
 
 def test_a_rising_curve_needs_no_explanation_beyond_the_draws():
     text = curve_shape(_power([0.0, 0.2, 0.5], [0.0, 0.05, 0.06], n_draws=90))
-    assert "falls" not in text and "from 90 draws (Consolidation 7" in text
+    assert "falls" not in text and "(Consolidation 7 of 90)" in text
 
 
 def test_merged_models_group_the_findings_of_each_set():
