@@ -80,7 +80,10 @@ def _sec_nih_decision(ctx: DemoContext) -> str:
             "logits": f"mapped through the sigmoid 1/(1 + exp(-x)): {', '.join(mapped)}",
             "commands": [
                 _export_commands()[0],
-                f"cxreval data export nih_predictions --path {folder} --logits sigmoid -o {_PREDICTIONS}",
+                " ".join(
+                    ["cxreval", "data", "export", "nih_predictions", "--path", str(folder)]
+                    + ["--logits", "sigmoid", "-o", _PREDICTIONS]
+                ),
                 command,
             ],
         }
@@ -92,7 +95,7 @@ def _sec_nih_decision(ctx: DemoContext) -> str:
         out,
         f"# NIH fold: the 10 models at two operating points and their decision curves ({REFERENCE})\n\n"
         f"{', '.join(mapped)} holds logits: its scores are mapped through the sigmoid 1/(1 + exp(-x)) into "
-        "probabilities (`cxreval data export nih_predictions --logits sigmoid`), as a decision curve reads a "
+        "probabilities (the `--logits sigmoid` option of the `nih_predictions` data export), as a decision curve reads a "
         "score as the probability of the finding. The sigmoid keeps the order of the scores, so the model's AUCs "
         "and its counts at the operating points are those of its logits; its threshold is a probability. "
         "Net benefit assumes the scores are calibrated probabilities (a model that over- or under-states risk "

@@ -261,7 +261,7 @@ def export_dataset_files(
             )
         if key == "logits" and value not in LOGIT_CHOICES:
             raise InvalidParameterError(
-                f"--logits must be one of {list(LOGIT_CHOICES)}. Got {value!r} instead.{did_you_mean(str(value), LOGIT_CHOICES)}"
+                f"logits= must be one of {list(LOGIT_CHOICES)}. Got {value!r} instead.{did_you_mean(str(value), LOGIT_CHOICES)}"
             )
         kwargs[key] = split_list(value, option=opt) if key == "views" else value
     if spec.default is None and spec.pinned is None and path is None:
