@@ -62,7 +62,7 @@ def _consensus_auc(labels: pd.DataFrame, preds: pd.DataFrame) -> pd.Series:
     for (finding, model), g in preds.groupby(["finding", "model"]):
         y = cons[cons["finding"] == finding].set_index("study_id")["y"].loc[g["study_id"]].to_numpy()
         out[(finding, model)] = roc_auc_score(y, g["score"].to_numpy())
-    return pd.Series(out)
+    return pd.Series(out).rename_axis(["finding", "model"])
 
 
 def _error(preds, cheap, consensus, studies, truth_auc, findings) -> tuple[float, float]:

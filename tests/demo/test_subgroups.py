@@ -1,6 +1,6 @@
 """The demo's NIH subgroup section: the 10 models' gaps by sex, age band, view and sex × view on every fold image
-(nih_textmined) and on Google's images under both references, with verdicts; the calibration of the nine
-probability models, the logit model's absence stated (test_recorded_commands.py reruns its commands)."""
+(nih_textmined) and on Google's images under both references, with verdicts; the calibration of the 10
+models, the logit model's sigmoid mapping stated (test_recorded_commands.py reruns its commands)."""
 
 from __future__ import annotations
 
@@ -43,20 +43,23 @@ def test_nih_subgroups_under_both_references_and_calibration(demo_section):
     assert images.sum().max() <= 935  # Google's images, both references on the same ones
 
     cal = pd.read_csv(demo / "calibration" / _FILES["calibration"])
-    probability_models = set(NIH_MODELS) - {"dd_densenet121_v2_logits"}
-    assert set(cal["model"]) == probability_models and cal["finding"].nunique() == 14
+    assert set(cal["model"]) == set(NIH_MODELS) and cal["finding"].nunique() == 14
     every = cal[cal["attribute"] == "all"]
-    assert len(every) == 9 * 14
+    assert len(every) == 10 * 14
     assert (
         np.isfinite(every[["ece_l2_debiased_ci_low", "ece_l2_debiased_ci_high", "brier", "slope"]])
         .all()
         .all()
     )
     rel = pd.read_csv(demo / "calibration" / _FILES["reliability"])
-    assert set(rel["model"]) == probability_models
+    assert set(rel["model"]) == set(NIH_MODELS)
 
     summary = (demo / "summary.md").read_text()
-    assert "dd_densenet121_v2_logits holds logits" in summary and "patient-bootstrap resamples" in summary
+    assert (
+        "dd_densenet121_v2_logits holds logits" in summary
+        and "sigmoid" in summary
+        and "patient-bootstrap resamples" in summary
+    )
     # a report of the section shows each run as a section of its own (the demo's report, `cxreval report`)
     assert [p.name for p in find_result_folders([demo])] == ["calibration", "google_expert", "nih_textmined"]
     meta = json.loads((demo / "run.json").read_text())

@@ -475,7 +475,7 @@ def test_the_queue_answers_keys_and_done_flags_that_follow_submissions(app_clien
     assert store.queue(alice, "image") == [{"key": k, "done": f == "1"} for k, f in zip(q["keys"], "0111")]
 
 
-def _finished(c, token: str, job_id: str, timeout: float = 60) -> dict:
+def _finished(c, token: str, job_id: str, timeout: float = 180) -> dict:
     """The background job ``job_id`` once done or failed (polled)."""
     import time
 

@@ -34,24 +34,39 @@ _PREDICTIONS = "nih-probs"
 """The folder ``cxreval data export nih_predictions --logits sigmoid -o`` writes in the recorded commands."""
 
 
+def probability_export(folder: Path, tmp: Path) -> tuple[Path, list[str]]:
+    """What ``cxreval data export nih_predictions --path FOLDER --logits sigmoid -o nih-probs`` writes, into
+    ``tmp``: its ``predictions.parquet``, and the models it mapped through the sigmoid."""
+    from ..datasets import export_dataset
+
+    probs = export_dataset("nih_predictions", folder, logits="sigmoid")
+    preds = tmp / _PREDICTIONS / "predictions.parquet"
+    preds.parent.mkdir()
+    probs.table.to_parquet(preds, index=False)  # the table the export writes (its CSV twin is not read)
+    return preds, [n.split(":")[0] for n in probs.report.notes if "sigmoid" in n]
+
+
+def probability_export_command(folder: Path) -> str:
+    """The recorded command line of :func:`probability_export`."""
+    return " ".join(
+        ["cxreval", "data", "export", "nih_predictions", "--path", str(folder)]
+        + ["--logits", "sigmoid", "-o", _PREDICTIONS]
+    )
+
+
 def _sec_nih_decision(ctx: DemoContext) -> str:
     """What ``cxreval data export chestxray14``, ``cxreval data export nih_predictions --logits sigmoid`` and
     ``cxreval classify --operating-point spec=0.9 --operating-point youden --decision-curve 0.01:0.5:0.01`` write for
     the NIH fold (the exact lines are the section's ``commands`` in run.json)."""
     need("cxreval.classification", "classification", "cxreval classify")
     jb = need("cxreval.jobs", "the jobs of the commands", "cxreval classify")
-    from ..datasets import export_dataset
-
     folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
     for model in NIH_MODELS[1:]:
         pinned(ctx, f"nih_fold_predictions/{model}.csv")
     n = min(ctx.n_resamples, N_RESAMPLES)
     with tempfile.TemporaryDirectory() as tmp:
         nih_labels = _exported_labels(ctx, Path(tmp))[0]
-        probs = export_dataset("nih_predictions", folder, logits="sigmoid")
-        preds = Path(tmp) / _PREDICTIONS / "predictions.parquet"
-        preds.parent.mkdir()
-        probs.table.to_parquet(preds, index=False)  # the table the export writes (its CSV twin is not read)
+        preds, mapped = probability_export(folder, Path(tmp))
         res = jb.evaluate_classifiers_files(
             preds,
             nih_labels,
@@ -61,7 +76,6 @@ def _sec_nih_decision(ctx: DemoContext) -> str:
             operating_points=list(OPERATING_POINTS),
             decision_curve=DECISION_CURVE,
         )
-    mapped = [n.split(":")[0] for n in probs.report.notes if "sigmoid" in n]
     command = (
         " ".join(
             ["cxreval", "classify", "-p", f"{_PREDICTIONS}/predictions.parquet", "-l", "nih/labels.parquet"]
@@ -80,10 +94,7 @@ def _sec_nih_decision(ctx: DemoContext) -> str:
             "logits": f"mapped through the sigmoid 1/(1 + exp(-x)): {', '.join(mapped)}",
             "commands": [
                 _export_commands()[0],
-                " ".join(
-                    ["cxreval", "data", "export", "nih_predictions", "--path", str(folder)]
-                    + ["--logits", "sigmoid", "-o", _PREDICTIONS]
-                ),
+                probability_export_command(folder),
                 command,
             ],
         }

@@ -8,12 +8,13 @@ that a report of it shows each run as its own section):
 - ``nih_subgroups/google_expert/``: Google's findings under ``nih_textmined`` and ``google_expert`` side by side on
   the images Google's experts relabelled (NIH labels and scores mapped by ``nih_to_google``), with the verdict
   where a gap changes sign or significance with the reference;
-- ``nih_subgroups/calibration/``: the calibration of the models whose scores are probabilities, by view.
+- ``nih_subgroups/calibration/``: the calibration of the 10 models, by view.
 
 The gaps need no probabilities (the AUC and the rates at the threshold of specificity 0.9 read the scores' order
-only), so the first two runs hold all 10 models. Calibration reads a score as a probability and ``cxreval
-subgroups`` refuses scores outside [0, 1]: ``dd_densenet121_v2_logits.csv`` holds logits, so the third run passes
-the other nine files one by one and the section says so."""
+only), so the first two runs read the fold's files as they are. Calibration reads a score as a probability and
+``cxreval subgroups`` refuses scores outside [0, 1]: ``dd_densenet121_v2_logits.csv`` holds logits, so the third
+run reads the fold as the decision section does, exported with that model's scores mapped through the sigmoid, and
+the section says so."""
 
 from __future__ import annotations
 
@@ -28,7 +29,12 @@ import pandas as pd
 from ..io._markdown import markdown_table
 from ..io._write import write_summary
 from ..options import Design, Resampling
-from ._decision_sections import LOGIT_MODELS
+from ._decision_sections import (
+    _PREDICTIONS,
+    LOGIT_MODELS,
+    probability_export,
+    probability_export_command,
+)
 from ._section_parts import _export_commands, _exported_labels
 from .data import NIH_MODELS, DemoContext, metadata, need, pinned
 
@@ -42,7 +48,7 @@ BY = ("sex", "age_band", "view", "sex*view")
 """The attributes of the gaps: three metadata columns and one intersection."""
 CALIBRATION_BY = ("view",)
 """The attribute of the calibration run (calibration per view beside every study's: the gaps of this run repeat
-the first run's view rows for the nine models)."""
+the first run's view rows)."""
 N_RESAMPLES = 200
 """The section's bootstrap replicates at most: 10 models × 14 findings × 13 groups on 22,433 images take about
 50 s at 200 (``python bench/run.py subgroups:nih`` runs the same table at 1,000 in about 4 minutes); the Wald
@@ -53,13 +59,14 @@ _META_EXPORT = ("chestxray14_metadata", "meta")
 _TITLES = {
     "gaps": f"NIH fold, {TEXTMINED}: subgroup gaps of the 10 models on every image",
     "both": f"NIH fold, {TEXTMINED} vs {GOOGLE}: subgroup gaps on the images Google's experts relabelled",
-    "calibration": f"NIH fold, {TEXTMINED}: calibration of the 9 probability models",
+    "calibration": f"NIH fold, {TEXTMINED}: calibration of the 10 models",
 }
 """The title of each run's ``summary.md`` (the report's section title)."""
-_WHY_NO_CALIBRATION = (
+_LOGITS_MAPPED = (
     f"{', '.join(LOGIT_MODELS)} holds logits, not probabilities: calibration reads a score as the probability of "
-    "the finding (cxreval subgroups refuses scores outside [0, 1] with calibration), so the calibration run "
-    "passes the other models' files one by one; its gaps are in the other two tables"
+    "the finding (a calibration in subgroups refuses scores outside [0, 1]), so the calibration run reads that "
+    "model's scores mapped through the sigmoid 1/(1 + exp(-x)) by the nih_predictions export's `--logits sigmoid` "
+    "(its calibration is that of the sigmoid of its logits)"
 )
 
 
@@ -120,7 +127,7 @@ def _summary(
     gaps: SubgroupResult,
     both: SubgroupResult,
     cal: SubgroupResult,
-    probability_models: list[str],
+    n_models: int,
 ) -> str:
     changes = _changes(both.verdicts)
     lines = [
@@ -144,7 +151,7 @@ def _summary(
         "changes sign or significance with the reference. Few images: wide intervals.",
         f"- `calibration/`: reliability bins, debiased ECE with its interval, Brier score and its decomposition, "
         f"calibration intercept and slope per model and finding (every image and by view), {TEXTMINED}; "
-        f"{len(probability_models)} models: {_WHY_NO_CALIBRATION}.",
+        f"all {n_models} models; {_LOGITS_MAPPED}.",
         "",
         "A gap measured against text-mined labels includes the labeller's own misses: where the gap's "
         "significance changes with the reference, the text-mined gap may be partly the labeller's.",
@@ -178,13 +185,11 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
     folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
     for model in NIH_MODELS[1:]:
         pinned(ctx, f"nih_fold_predictions/{model}.csv")
-    probability_models = [m for m in NIH_MODELS if m not in LOGIT_MODELS]
     n = min(ctx.n_resamples, N_RESAMPLES)
     resampling = Resampling(n_resamples=n, rng=ctx.rng)
     common = ["-m", f"{_META_EXPORT[1]}/metadata.csv", "--n-resamples", str(n), "--seed", str(ctx.rng)]
     by = ["--by", ",".join(BY), "--no-calibration"]
     both_refs = f"{TEXTMINED},{GOOGLE}"
-    prob_files = [folder / f"{m}.csv" for m in probability_models]
     args = {
         "gaps": ["-p", str(folder), "-l", "nih/labels.parquet", "-r", TEXTMINED, *by, *common],
         "both": [
@@ -192,7 +197,7 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
             *["--finding-map", "nih_to_google", "--studies", "common", *by, *common],
         ],
         "calibration": [
-            *[a for p in prob_files for a in ("-p", str(p))],
+            *["-p", f"{_PREDICTIONS}/predictions.parquet"],
             *["-l", "nih/labels.parquet", "-r", TEXTMINED, "--by", ",".join(CALIBRATION_BY), *common],
         ],
     }
@@ -218,8 +223,9 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
             resampling=resampling,
             calibration=False,
         )
+        probabilities = probability_export(folder, Path(tmp))[0]
         cal = jb.evaluate_subgroups_files(
-            prob_files,
+            probabilities,
             nih_labels,
             meta,
             by=list(CALIBRATION_BY),
@@ -234,10 +240,11 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
             "references": [TEXTMINED, GOOGLE],
             "operating_point": gaps.operating_point,
             "logit_models": list(LOGIT_MODELS),
-            "calibration": _WHY_NO_CALIBRATION,
+            "calibration": _LOGITS_MAPPED,
             "commands": [
                 *_export_commands(),
                 f"cxreval data export {_META_EXPORT[0]} -o {_META_EXPORT[1]}",
+                probability_export_command(folder),
                 *(
                     f"cxreval subgroups {_quote(args[k])} -o {outs[k]}"
                     for k in ("gaps", "both", "calibration")
@@ -253,6 +260,6 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
         )
     write_summary(
         out,
-        _summary(ctx, n, time.perf_counter() - t0, gaps, both, cal, probability_models),
+        _summary(ctx, n, time.perf_counter() - t0, gaps, both, cal, len(NIH_MODELS)),
     )
     return str(out)
