@@ -29,10 +29,11 @@ def chromium_and_driver() -> tuple[str, str]:
     return binary, driver
 
 
-def launch_chromium(size: tuple[int, int], dpr: float):
+def launch_chromium(size: tuple[int, int], dpr: float = 1.0, *, scrollbars: bool = False):
     """Headless Chromium (software canvas: ``--disable-gpu``) at a window size and device pixel ratio
     (``--force-device-scale-factor``), with a fresh profile folder: ``(driver, profile)``; the caller quits
-    the driver and removes the folder."""
+    the driver and removes the folder. No network beyond the page's own (no background, component or sync
+    traffic); ``scrollbars`` keeps the page's scrollbars (a report laid out as a reader sees it)."""
     import tempfile
 
     from selenium import webdriver
@@ -46,9 +47,13 @@ def launch_chromium(size: tuple[int, int], dpr: float):
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
+        "--disable-quic",
         "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
         "--disable-dev-shm-usage",
-        "--hide-scrollbars",
+        *(() if scrollbars else ("--hide-scrollbars",)),
         f"--user-data-dir={profile}",
         f"--window-size={size[0]},{size[1]}",
         f"--force-device-scale-factor={dpr}",
