@@ -226,7 +226,7 @@ def _sec_chexpert_relabelling(ctx: DemoContext) -> str:
     }
     first = pl.plan_relabelling(predictions, table, **opts)
     second = pl.plan_relabelling(
-        predictions, table, anchor="consensus", anchor_studies=list(first.table["study_id"]), **opts
+        predictions, table, anchor="consensus", anchor_studies=first.table, **opts
     )
     line = (
         f"cxreval plan -p chexpert_predictions/predictions.parquet -l chexpert/labels.parquet --reference "
