@@ -38,10 +38,17 @@ __all__ = [
 ]
 
 
-def first_true(mask: np.ndarray) -> int | None:
-    """The position of the first True of a 1-D row mask (the first bad row), None when every row is fine."""
-    rows = np.flatnonzero(mask)
-    return int(rows[0]) if len(rows) else None
+def first_true(mask: object) -> int | None:
+    """The position of the first True of a 1-D row mask (the first bad row, which an error names), None when
+    every row is fine.
+
+    Examples
+    --------
+    >>> first_true([False, True, True]), first_true([False])
+    (1, None)
+    """
+    rows = np.flatnonzero(np.asarray(mask))
+    return int(rows[0]) if rows.size else None
 
 
 STUDY_ID = "study_id"
