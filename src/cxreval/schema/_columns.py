@@ -35,6 +35,7 @@ __all__ = [
     "SUMMARY_ROWS",
     "check_columns",
     "first_true",
+    "id_text",
 ]
 
 
@@ -49,6 +50,19 @@ def first_true(mask: object) -> int | None:
     """
     rows = np.flatnonzero(np.asarray(mask))
     return int(rows[0]) if rows.size else None
+
+
+def id_text(values: object) -> pd.Series:
+    """Ids as text, a ``str`` series on a fresh index (NaN stays missing); a float column of whole numbers (an int
+    column with NaN) is written without ``.0``."""
+    import pandas as pd
+
+    s = pd.Series(values).reset_index(drop=True)
+    if s.dtype.kind == "f":
+        whole = s.dropna()
+        if (whole == np.floor(whole)).all():
+            s = s.astype("Int64")
+    return s.astype("str")
 
 
 STUDY_ID = "study_id"
