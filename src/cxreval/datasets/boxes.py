@@ -29,7 +29,7 @@ from ..io._read import read_csv_file
 from ..results import ReadReport, ReadResult
 from ..schema import FINDING
 from ..schema._boxes import BOX_COORDS, check_box_table
-from ._rows import first_row
+from ..schema._columns import first_true
 from .nih_boxes import NIH_HEADER, read_nih_boxes
 from .vindr import VINDR_COLUMNS, read_vindr_boxes
 
@@ -85,13 +85,13 @@ def read_box_table(path: PathLike) -> ReadResult:
     table = check_box_table(raw, where=where).copy()
     for col in table.columns[: len(table.columns) - len(BOX_COORDS)]:
         empty = table[col].isna().to_numpy() | (table[col].astype(str).str.strip() == "").to_numpy()
-        if (i := first_row(empty)) is not None:
+        if (i := first_true(empty)) is not None:
             raise SchemaError(f"{where}: row {i} has an empty {col!r}.")
         table[col] = table[col].astype(str).str.strip()
     for col in BOX_COORDS:
         vals = pd.to_numeric(table[col], errors="coerce").to_numpy(float)
         bad = ~np.isfinite(vals)
-        if (i := first_row(bad)) is not None:
+        if (i := first_true(bad)) is not None:
             raise SchemaError(
                 f"{where}: row {i} has {col} = {table[col].iloc[i]!r}; expected a finite number."
             )

@@ -63,8 +63,7 @@ from ..io._read import read_csv_file
 from ..labels import read_wide_labels, validate_label_table
 from ..labels._wide import read_wide_predictions
 from ..results import ReadReport, ReadResult
-from ..schema._columns import check_columns
-from ._rows import first_row
+from ..schema._columns import check_columns, first_true
 from .mimic import check_views_present, decode_label_codes
 
 __all__ = [
@@ -295,7 +294,7 @@ def _read_release(p: Path, source: str, vw: tuple[str, ...] | None) -> tuple[Rea
         )
     parts = paths.str.extract(_STUDY_RE)
     bad = parts[0].isna().to_numpy()
-    if (i := first_row(bad)) is not None:
+    if (i := first_true(bad)) is not None:
         raise SchemaError(
             f"Path {paths.iloc[i]!r} in {where}, row {i}, column 'Path' is not of the form "
             f".../patientNNNNN/studyN/<image> (CheXpert-v1.0[-small]/train/patient00001/study1/"
@@ -309,7 +308,7 @@ def _read_release(p: Path, source: str, vw: tuple[str, ...] | None) -> tuple[Rea
     first = np.full(len(uniq), -1, dtype=np.int64)
     first[codes[::-1]] = np.arange(len(codes))[::-1]
     differ = (states != states[first[codes]]).any(axis=1)
-    if (i := first_row(differ)) is not None:
+    if (i := first_true(differ)) is not None:
         raise SchemaError(
             f"Images of study {study[i]!r} carry different labels in {where}: rows {int(first[codes[i]])} "
             f"and {i}; CheXpert labels belong to the study (its report)."

@@ -75,8 +75,7 @@ from ..findings import CHEXPERT, canonical_finding
 from ..io._read import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
-from ..schema._columns import check_columns
-from ._rows import first_row
+from ..schema._columns import check_columns, first_true
 
 __all__ = [
     "load_labels",
@@ -203,7 +202,7 @@ def decode_label_codes(values: pd.Series, *, where: str, column: str) -> np.ndar
     num = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
     blank = values.isna().to_numpy()
     bad = ~blank & ~np.isin(num, list(LABEL_CODES))
-    if (i := first_row(bad)) is not None:
+    if (i := first_true(bad)) is not None:
         v = values.iloc[i]
         raise SchemaError(
             f"Label {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in {where}, "
@@ -286,7 +285,7 @@ def load_split(root: PathLike) -> ReadResult:
     check_columns(df, SPLIT_COLUMNS, where=where)
     _missing_ids(df, SPLIT_COLUMNS, where)
     bad = ~df["split"].isin(SPLITS).to_numpy()
-    if (i := first_row(bad)) is not None:
+    if (i := first_true(bad)) is not None:
         raise SchemaError(
             f"Split {df['split'].iloc[i]!r} in {where}, row {i}, column 'split' is not one of {list(SPLITS)}."
         )

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
 import urllib.parse
 import urllib.request
@@ -35,7 +34,7 @@ from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, UnknownNameError
 from ..progress import Progress, as_progress
-from ._fetch import quiet_pooch, resolve_cache_dir
+from ._fetch import resolve_cache_dir, retrieve_verified
 from ._pinned import _BY_PATH, PINNED, RAW_BASE_URL, MirrorFile
 
 __all__ = [
@@ -202,29 +201,19 @@ def _why_not(exc: BaseException, url: str, timeout: float) -> str:
 def _download(entry: MirrorFile, dest: Path, *, base_url: str, timeout: float) -> Path:
     """Download ``entry`` to ``dest`` with :func:`pooch.retrieve`: into a temporary file next to ``dest``,
     SHA-256 checked against the pin, then moved into place (nothing partial is left on failure)."""
-    import pooch
-
     url = entry.url(base_url)
     log.info("downloading %s", url)
-    try:
-        with quiet_pooch():
-            got = pooch.retrieve(
-                url,
-                known_hash=_known_hash(entry),
-                fname=dest.name,
-                path=dest.parent,
-                downloader=_downloader(url, entry, timeout),
-                progressbar=False,
-            )
-    except DataUnavailableError as exc:  # raised by the downloader: one line, without pooch's frames
-        raise DataUnavailableError(str(exc)) from None
-    except ValueError as exc:  # pooch: the downloaded file's hash differs from the known one
-        found = re.search(r"but got ([0-9a-fA-F]+)", str(exc))
-        raise DataUnavailableError(
-            f"Checksum mismatch for {url}: SHA-256 {found.group(1) if found else 'of another file'}, expected "
-            f"{entry.sha256} ({entry.local_path}). The download is corrupt or not the pinned file."
-        ) from exc
-    return Path(got)
+    return retrieve_verified(
+        url,
+        known_hash=_known_hash(entry),
+        fname=dest.name,
+        path=dest.parent,
+        downloader=_downloader(url, entry, timeout),
+        mismatch=lambda got: DataUnavailableError(
+            f"Checksum mismatch for {url}: SHA-256 {got}, expected {entry.sha256} ({entry.local_path}). "
+            "The download is corrupt or not the pinned file."
+        ),
+    )
 
 
 def fetch_file(

@@ -23,7 +23,7 @@ from ..findings import canonical_finding
 from ..io._read import read_csv_file
 from ..results import ReadReport, ReadResult
 from ..schema._boxes import BOX_COLUMNS
-from ._rows import first_row
+from ..schema._columns import first_true
 
 __all__: list[str] = []
 
@@ -77,24 +77,24 @@ def read_nih_boxes(path: PathLike, *, image_shape: tuple[int, int] | None = (102
     if body.empty:
         raise SchemaError(f"{p} has no rows (the BBox_List_2017 header and no box).")
     extra = body.iloc[:, 6:].apply(lambda c: c.str.strip() != "").any(axis=1)
-    if (i := first_row(extra)) is not None:
+    if (i := first_true(extra)) is not None:
         raise SchemaError(f"{p}: data row {i} has more than 6 non-empty fields: {list(body.iloc[i])}.")
     for col, name in ((0, "Image Index"), (1, "Finding Label")):
         empty = body[col].str.strip() == ""
-        if (i := first_row(empty)) is not None:
+        if (i := first_true(empty)) is not None:
             raise SchemaError(f"{p}: data row {i} has an empty '{name}'.")
     xywh = np.empty((len(body), 4))
     for k, name in enumerate("xywh"):
         vals = pd.to_numeric(body[2 + k].str.strip(), errors="coerce").to_numpy(float)
         bad = ~np.isfinite(vals)
-        if (i := first_row(bad)) is not None:
+        if (i := first_true(bad)) is not None:
             raise SchemaError(
                 f"{p}: data row {i} (image {body[0][i]!r}) has {name} = {body[2 + k][i]!r}; "
                 "expected a finite number."
             )
         xywh[:, k] = vals
     bad = (xywh[:, 2] <= 0) | (xywh[:, 3] <= 0)
-    if (i := first_row(bad)) is not None:
+    if (i := first_true(bad)) is not None:
         raise SchemaError(
             f"{p}: data row {i} (image {body[0][i]!r}) has a box of non-positive size "
             f"w = {xywh[i, 2]!r}, h = {xywh[i, 3]!r}; expected w > 0 and h > 0 "
@@ -105,7 +105,7 @@ def read_nih_boxes(path: PathLike, *, image_shape: tuple[int, int] | None = (102
     if image_shape is not None:
         hh, ww = image_shape
         out = (x0 < 0) | (y0 < 0) | (x1 > ww) | (y1 > hh)
-        if (i := first_row(out)) is not None:
+        if (i := first_true(out)) is not None:
             raise SchemaError(
                 f"{p}: data row {i} (image {body[0][i]!r}) has box x {x0[i]:g}..{x1[i]:g}, "
                 f"y {y0[i]:g}..{y1[i]:g} outside the {hh} x {ww} image ({int(out.sum())} such row(s))."

@@ -43,8 +43,7 @@ from ..io._read import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema._boxes import BOX_COLUMNS
-from ..schema._columns import check_columns
-from ._rows import first_row
+from ..schema._columns import check_columns, first_true
 
 __all__ = [
     "load_labels",
@@ -101,14 +100,14 @@ def _boxes_of(df: pd.DataFrame, where: str) -> tuple[np.ndarray, np.ndarray]:
     """``Target`` (0/1) and the coordinates ``(n, 4)`` of every row, checked."""
     target = pd.to_numeric(df["Target"], errors="coerce").to_numpy(dtype=float)
     bad = ~np.isin(target, (0.0, 1.0))
-    if (i := first_row(bad)) is not None:
+    if (i := first_true(bad)) is not None:
         raise SchemaError(f"Target {df['Target'].iloc[i]!r} in {where}, row {i} is not 0 or 1.")
     xywh = df[["x", "y", "width", "height"]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     has = np.isfinite(xywh).all(axis=1)
     wrong = (target == 1) & (~has | (xywh[:, 2] <= 0) | (xywh[:, 3] <= 0)) | (target == 0) & np.isfinite(
         xywh
     ).any(axis=1)
-    if (i := first_row(wrong)) is not None:
+    if (i := first_true(wrong)) is not None:
         raise SchemaError(
             f"Row {i} of {where}: Target {int(target[i])} with x, y, width, height "
             f"{xywh[i].tolist()}; a box row (Target 1) needs a positive width and height, a row "
@@ -144,7 +143,7 @@ def load_labels(path: PathLike) -> ReadResult:
     target, _ = _boxes_of(lab, f"file {str(lp)!r}")
     where_c = f"file {str(cp)!r}"
     unknown = ~cls["class"].isin(CLASSES).to_numpy()
-    if (i := first_row(unknown)) is not None:
+    if (i := first_true(unknown)) is not None:
         raise SchemaError(
             f"Class {cls['class'].iloc[i]!r} in {where_c}, row {i}, column 'class' is not one of "
             f"{list(CLASSES)}."
@@ -168,7 +167,7 @@ def load_labels(path: PathLike) -> ReadResult:
             f"Image {extra[0]!r} of {where_c} is not in {str(lp)!r} ({len(extra)} such images)."
         )
     mismatch = (pos == 1) != (img_class == "Lung Opacity")
-    if (i := first_row(mismatch)) is not None:
+    if (i := first_true(mismatch)) is not None:
         raise SchemaError(
             f"Image {ids[i]!r}: class {img_class[i]!r} in {where_c} but Target {int(pos[i])} in "
             f"{str(lp)!r}; 'Lung Opacity' images are those with a box (Target 1)."

@@ -75,9 +75,8 @@ from ..io._read import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema._boxes import BOX_COORDS, SOURCED_BOX_COLUMNS
-from ..schema._columns import check_columns
+from ..schema._columns import check_columns, first_true
 from ._fetch import metadata_path
-from ._rows import first_row
 
 __all__ = [
     "read_vindr",
@@ -108,7 +107,7 @@ def _load(path: PathLike | None, cache_dir: PathLike | None) -> tuple[Path, pd.D
     check_columns(df, VINDR_COLUMNS, where=where)
     for col in ("image_id", "class_name", "rad_id"):
         miss = df[col].isna().to_numpy()
-        if (i := first_row(miss)) is not None:
+        if (i := first_true(miss)) is not None:
             raise SchemaError(
                 f"Missing value in {where}, row {i}, column {col!r}; every row needs "
                 f"image_id, class_name and rad_id."

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..io._write import write_summary
 from ..options import Design, Resampling
 from ._section_parts import _export_commands, _exported_labels
-from .data import NIH_MODELS, DemoContext, need, pinned
+from .data import DemoContext, need, nih_fold_folder
 
 __all__: list[str] = []
 
@@ -60,9 +60,7 @@ def _sec_nih_decision(ctx: DemoContext) -> str:
     the NIH fold (the exact lines are the section's ``commands`` in run.json)."""
     need("cxreval.classification", "classification", "cxreval classify")
     jb = need("cxreval.jobs", "the jobs of the commands", "cxreval classify")
-    folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
-    for model in NIH_MODELS[1:]:
-        pinned(ctx, f"nih_fold_predictions/{model}.csv")
+    folder = nih_fold_folder(ctx)
     n = min(ctx.n_resamples, N_RESAMPLES)
     with tempfile.TemporaryDirectory() as tmp:
         nih_labels = _exported_labels(ctx, Path(tmp))[0]

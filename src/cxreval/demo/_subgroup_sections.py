@@ -36,7 +36,7 @@ from ._decision_sections import (
     probability_export_command,
 )
 from ._section_parts import _export_commands, _exported_labels
-from .data import NIH_MODELS, DemoContext, metadata, need, pinned
+from .data import NIH_MODELS, DemoContext, metadata, need, nih_fold_folder
 
 if TYPE_CHECKING:
     from ..subgroups import SubgroupResult
@@ -182,9 +182,7 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
     need("cxreval.subgroups", "subgroups", "cxreval subgroups")
     jb = need("cxreval.jobs", "the jobs of the commands", "cxreval subgroups")
     t0 = time.perf_counter()
-    folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
-    for model in NIH_MODELS[1:]:
-        pinned(ctx, f"nih_fold_predictions/{model}.csv")
+    folder = nih_fold_folder(ctx)
     n = min(ctx.n_resamples, N_RESAMPLES)
     resampling = Resampling(n_resamples=n, rng=ctx.rng)
     common = ["-m", f"{_META_EXPORT[1]}/metadata.csv", "--n-resamples", str(n), "--seed", str(ctx.rng)]

@@ -188,6 +188,17 @@ NIH_MODELS = (
     "hy_densenet121_test1",
     "hy_densenet121_results",
 )
+
+
+def nih_fold_folder(ctx: DemoContext) -> Path:
+    """The folder of the pinned NIH fold predictions, one ``<model>.csv`` per model of :data:`NIH_MODELS`, each
+    fetched (what ``cxreval classify -p FOLDER`` reads)."""
+    folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
+    for model in NIH_MODELS[1:]:
+        pinned(ctx, f"nih_fold_predictions/{model}.csv")
+    return folder
+
+
 CHEXPERT_MODELS = (
     "desmond",
     "drnet",

@@ -25,12 +25,12 @@ from ._image_sections import _sec_iqa, _sec_localization, _sec_localization_real
 from ._section_parts import _agreement_section, _auc_meta, _export_commands, _exported_labels
 from ._subgroup_sections import _sec_nih_subgroups
 from .data import (
-    NIH_MODELS,
     RERUN,
     DemoContext,
     NotBuilt,
     metadata,
     need,
+    nih_fold_folder,
     pinned,
 )
 
@@ -130,9 +130,7 @@ def _sec_nih_models(ctx: DemoContext) -> str:
     need("cxreval.classification", "classification", "cxreval classify")
     need("cxreval.ranking", "ranking", "cxreval rank")
     jb = need("cxreval.jobs", "the jobs of the commands", "cxreval rank")
-    folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
-    for model in NIH_MODELS[1:]:
-        pinned(ctx, f"nih_fold_predictions/{model}.csv")
+    folder = nih_fold_folder(ctx)
     refs = "nih_textmined,google_expert"
     opts = [
         "-r",

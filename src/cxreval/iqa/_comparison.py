@@ -202,12 +202,18 @@ def compare_metrics(
         ["test", "metric", "value", "degradation"],
         where="scores (pairs.csv of `cxreval iqa degrade` carries the degradation)",
     )
+    _numeric_values(scores)
+    return MetricComparisonResult(metric_vs_metric(scores), degradation_ranking(scores))
+
+
+def _numeric_values(scores: pd.DataFrame) -> pd.Series:
+    """The ``value`` column as numbers; a cell that is not a number (a blank is NaN) is refused, naming its row."""
     values = pd.to_numeric(scores["value"], errors="coerce")
     bad = values.isna() & scores["value"].notna()
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(f"scores: column 'value' must be numeric; row {i} has {scores['value'].iloc[i]!r}.")
-    return MetricComparisonResult(metric_vs_metric(scores), degradation_ranking(scores))
+    return values
 
 
 def _check_scores(scores: object, func: str) -> pd.DataFrame:
@@ -281,11 +287,7 @@ def metric_rank_agreement(
             f"The 'orient' parameter of {func} must be a bool. Got {orient!r} instead."
         )
     check_columns(scores, ["metric", "value", over], where="scores")
-    values = pd.to_numeric(scores["value"], errors="coerce")
-    bad = values.isna() & scores["value"].notna()
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise SchemaError(f"scores: column 'value' must be numeric; row {i} has {scores['value'].iloc[i]!r}.")
+    values = _numeric_values(scores)
     d = pd.DataFrame(
         {
             "unit": scores[over].to_numpy(),

@@ -12,6 +12,7 @@ from .._validation import check_path
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
 from ..io import read_table
+from ..schema._columns import id_text
 
 __all__: list[str] = []
 
@@ -33,12 +34,7 @@ def _canonical_column(values: pd.Series, *, where: str) -> pd.Series:
 def _id_column(values: pd.Series | np.ndarray) -> pd.Series:
     """Ids as text; blank and NaN become missing. Float columns of whole numbers (an int column with NaN)
     are written without ``.0``."""
-    s = pd.Series(values).reset_index(drop=True)
-    if s.dtype.kind == "f":
-        whole = s.dropna()
-        if (whole == np.floor(whole)).all():
-            s = s.astype("Int64")
-    s = s.astype("str")
+    s = id_text(values)
     return s.where(s.str.strip() != "", np.nan)
 
 

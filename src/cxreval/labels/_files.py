@@ -227,7 +227,13 @@ def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
     return pd.concat(tables, ignore_index=True), notes
 
 
-def check_blank_state(blank_state: str | None) -> None:
+def check_state_options(state_encoding: str | None, blank_state: str | None) -> None:
+    """Refuse a ``state_encoding`` or ``blank_state`` that :func:`cxreval.schema.decode_states` does not know,
+    before any label file is read."""
+    if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
+        raise InvalidParameterError(
+            f"state_encoding= must be one of {', '.join(STATE_ENCODINGS)}. Got {state_encoding!r}."
+        )
     if blank_state is not None and blank_state not in BLANK_STATES:
         raise InvalidParameterError(
             f"blank_state= must be one of {', '.join(BLANK_STATES)}. Got {blank_state!r}."
@@ -247,11 +253,7 @@ def read_label_tables(
     read) with states read under ``state_encoding`` and ``blank_state`` (:func:`decode_states`). A table
     without rows is refused ("FILE has no rows").
     """
-    if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
-        raise InvalidParameterError(
-            f"state_encoding= must be one of {', '.join(STATE_ENCODINGS)}. Got {state_encoding!r}."
-        )
-    check_blank_state(blank_state)
+    check_state_options(state_encoding, blank_state)
     check_label_headers(paths, require_patient=require_patient)
     tables, notes = [], []
     for p in paths:

@@ -37,18 +37,17 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..exceptions import InvalidParameterError, SchemaError
+from ..exceptions import SchemaError
 from ..findings import canonical_finding
-from ..schema import STATE_ENCODINGS
 from ..schema._states import decode_states, parse_states
 from ._codes import _MISSING, _as_text, _canonical, _column, _factorize, _grow, _id_text, _Vocab
 from ._files import (
     TABLE_SUFFIXES,
     _column_names,
     _Unusual,
-    check_blank_state,
     check_label_headers,
     check_prediction_headers,
+    check_state_options,
     read_label_tables,
     read_prediction_tables,
     table_parts,
@@ -535,11 +534,7 @@ def scan_labels(
     time, states read under ``state_encoding`` and ``blank_state`` per file (see
     :func:`~cxreval.schema.decode_states`); the headers are checked first (``patient_id`` a required column
     when ``require_patient``); errors as :func:`read_label_tables` raises them."""
-    if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
-        raise InvalidParameterError(
-            f"state_encoding= must be one of {', '.join(STATE_ENCODINGS)}. Got {state_encoding!r}."
-        )
-    check_blank_state(blank_state)
+    check_state_options(state_encoding, blank_state)
     check_label_headers(paths, require_patient=require_patient)  # before any block is read
     refuse_blank = blank_state == "refuse" or (blank_state is None and state_encoding is None)
     try:

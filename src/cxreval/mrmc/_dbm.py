@@ -11,7 +11,7 @@ import numpy as np
 from .._validation import check_confidence_level
 from ..exceptions import InvalidParameterError
 from ._fom import loo_aucs, placements
-from ._inputs import check_mrmc_inputs, check_names
+from ._inputs import check_mrmc_inputs
 from ._or import reader_estimates
 from ._results import (
     READER_COLUMNS,
@@ -345,8 +345,7 @@ def dbm_analysis(
             "takes missing readings."
         )
     n_t, n_r = inputs.ratings.shape[:2]
-    mods = check_names(modality_names, n_t, name="modality_names", func=func)
-    rdrs = check_names(reader_names, n_r, name="reader_names", func=func)
+    mods, rdrs = inputs.modalities, inputs.readers
     pl = placements(inputs)
     aucs = pl.auc.reshape(n_t, n_r)
     loo = loo_aucs(inputs, pl).reshape(n_t, n_r, -1)

@@ -16,13 +16,16 @@ __all__ = ["MRMCInputs", "check_mrmc_inputs", "check_names"]
 @dataclass(frozen=True)
 class MRMCInputs:
     """Validated arrays: ``ratings`` float64 (T, R, N) with NaN = not read, ``truth`` bool (N,), ``clusters`` the
-    cluster code of each case (N,) or None, ``read`` bool (T, R, N), ``complete`` whether every case was read."""
+    cluster code of each case (N,) or None, ``read`` bool (T, R, N), ``complete`` whether every case was read,
+    ``modalities`` and ``readers`` the labels of the first two axes (:func:`check_names`)."""
 
     ratings: np.ndarray
     truth: np.ndarray
     clusters: np.ndarray | None
     read: np.ndarray
     complete: bool
+    modalities: tuple[str, ...]
+    readers: tuple[str, ...]
 
 
 def _as_float_array(value: object, *, name: str, func: str, ndim: int) -> np.ndarray:
@@ -169,4 +172,12 @@ def check_mrmc_inputs(
                     f"{n_pos[t, r]} diseased and {n_neg[t, r]} non-diseased cases; each (modality, reader) must "
                     f"read at least {min_per_class} of each class (the AUC and its variance need both)."
                 )
-    return MRMCInputs(ratings=arr, truth=y, clusters=codes, read=read, complete=bool(read.all()))
+    return MRMCInputs(
+        ratings=arr,
+        truth=y,
+        clusters=codes,
+        read=read,
+        complete=bool(read.all()),
+        modalities=mods,
+        readers=rdrs,
+    )

@@ -11,7 +11,7 @@ import numpy as np
 from .._validation import check_choice, check_confidence_level
 from ..exceptions import InvalidParameterError
 from ._fom import CovarianceMethod, check_covariance_method, covariance_matrix, placements
-from ._inputs import check_mrmc_inputs, check_names
+from ._inputs import check_mrmc_inputs
 from ._reader_weights import READER_WEIGHTS, case_pair_weights, weighted_analyses
 from ._results import (
     READER_COLUMNS,
@@ -437,8 +437,7 @@ def or_analysis(
         min_readers=2,
     )
     n_mod, n_rdr = inputs.ratings.shape[:2]
-    mods = check_names(modality_names, n_mod, name="modality_names", func=func)
-    rdrs = check_names(reader_names, n_rdr, name="reader_names", func=func)
+    mods, rdrs = inputs.modalities, inputs.readers
     pl = placements(inputs)
     cov = covariance_matrix(inputs, pl, method).reshape(n_mod, n_rdr, n_mod, n_rdr)
     return or_from_covariance(

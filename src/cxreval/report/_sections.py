@@ -149,10 +149,7 @@ def _build_classification(folder: Path) -> list[Block]:
 
 def _by_dataset_html(fn: Callable[[pd.DataFrame], str]) -> Callable[[pd.DataFrame], str]:
     def wrapped(df: pd.DataFrame) -> str:
-        if "dataset" in df.columns and df["dataset"].astype(str).nunique() > 1:
-            df = df.copy()
-            df["finding"] = df["dataset"].astype(str) + ": " + df["finding"].astype(str)
-        return fn(df)
+        return fn(plots.by_dataset(df))
 
     return wrapped
 

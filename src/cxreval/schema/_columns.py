@@ -35,13 +35,34 @@ __all__ = [
     "SUMMARY_ROWS",
     "check_columns",
     "first_true",
+    "id_text",
 ]
 
 
-def first_true(mask: np.ndarray) -> int | None:
-    """The position of the first True of a 1-D row mask (the first bad row), None when every row is fine."""
-    rows = np.flatnonzero(mask)
-    return int(rows[0]) if len(rows) else None
+def first_true(mask: object) -> int | None:
+    """The position of the first True of a 1-D row mask (the first bad row, which an error names), None when
+    every row is fine.
+
+    Examples
+    --------
+    >>> first_true([False, True, True]), first_true([False])
+    (1, None)
+    """
+    rows = np.flatnonzero(np.asarray(mask))
+    return int(rows[0]) if rows.size else None
+
+
+def id_text(values: object) -> pd.Series:
+    """Ids as text, a ``str`` series on a fresh index (NaN stays missing); a float column of whole numbers (an int
+    column with NaN) is written without ``.0``."""
+    import pandas as pd
+
+    s = pd.Series(values).reset_index(drop=True)
+    if s.dtype.kind == "f":
+        whole = s.dropna()
+        if (whole == np.floor(whole)).all():
+            s = s.astype("Int64")
+    return s.astype("str")
 
 
 STUDY_ID = "study_id"

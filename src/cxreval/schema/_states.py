@@ -99,6 +99,18 @@ BLANK_STATES: tuple[str, ...] = ("refuse", "missing")
 a missing label (``<NA>``). Without either, a blank is what the numeric encoding says, and refused without one."""
 
 
+def _state_series(lut: np.ndarray, codes: np.ndarray, values: object, column: str) -> pd.Series:
+    """Each cell's state, ``lut`` at its code (``codes == -1``, a NaN cell, picks the last slot; -99 is a missing
+    label), as an ``Int8`` series named ``column``, on the index of ``values`` when it is a Series."""
+    import pandas as pd
+
+    out = lut[codes]
+    missing = out == -99
+    res = pd.array(np.where(missing, 0, out).astype(np.int8), dtype="Int8")
+    res[missing] = pd.NA
+    return pd.Series(res, index=values.index if isinstance(values, pd.Series) else None, name=column)
+
+
 def parse_states(values: Iterable[object], *, where: str = "label table", column: str = "state") -> pd.Series:
     """Parse state names (or their integer codes) into an ``Int8`` series; blank/NaN become ``<NA>``.
 
@@ -146,12 +158,7 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
             f"State {s.iloc[i]!r} outside the domain in {_where(where, i, column)}; expected one of "
             f"{list(STATE_NAMES)} (or the codes -1, 0, 1, 2)."
         )
-    out = lut[codes]  # codes == -1 (NaN) picks the last slot
-    missing = out == -99
-    res = pd.array(np.where(missing, 0, out).astype(np.int8), dtype="Int8")
-    res[missing] = pd.NA
-    index = values.index if isinstance(values, pd.Series) else None
-    return pd.Series(res, index=index, name=column)
+    return _state_series(lut, codes, values, column)
 
 
 def decode_states(
@@ -280,11 +287,7 @@ def decode_states(
             lut[k] = int(x)
         elif kind == "num" and x is not None:
             lut[k] = reading[float(x)]
-    out = lut[codes]
-    missing = out == -99
-    res = pd.array(np.where(missing, 0, out).astype(np.int8), dtype="Int8")
-    res[missing] = pd.NA
-    return pd.Series(res, index=values.index if isinstance(values, pd.Series) else None, name=column)
+    return _state_series(lut, codes, values, column)
 
 
 def state_names(states: pd.Series) -> pd.Series:

@@ -33,7 +33,7 @@ from ..findings import canonical_finding
 from ..io import read_table
 from ..io._read import table_parts
 from ..schema import FINDING, SOURCE, STUDY_ID
-from ..schema._columns import P_POSITIVE, first_true
+from ..schema._columns import P_POSITIVE, first_true, id_text
 
 if TYPE_CHECKING:
     from ._auc_inputs import PreparedInputs
@@ -70,12 +70,7 @@ class SoftLabels:
 
 
 def _ids(values: pd.Series) -> pd.Series:
-    s = pd.Series(values).reset_index(drop=True)
-    if s.dtype.kind == "f":
-        whole = s.dropna()
-        if (whole == np.floor(whole)).all():
-            s = s.astype("Int64")
-    return s.astype("str").str.strip()
+    return id_text(values).str.strip()
 
 
 def soft_labels_from_frame(df: pd.DataFrame, *, where: str = "label table") -> SoftLabels | None:
