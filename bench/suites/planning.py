@@ -15,7 +15,9 @@ revealed studies alone; for the plan from ``chexpert_labeler`` alone and for the
 beside it (10 random seeds; 3 quick). Then the design-based estimate: per K and seed, ``plan_relabelling`` (budget K,
 that seed) draws its sample, the consensus is revealed on it and ``evaluate_design_auc`` gives every model's AUC;
 against the plain AUC on K random studies' consensus labels (20 seeds; 5 quick), with the plan's default uniform
-floor (0.2) and with a floor of 1 (equal probabilities).
+floor (0.2) and with a floor of 1 (equal probabilities). The plain AUC exists only where its sample holds both
+classes of a finding, so the like-for-like comparison is on the cells whose sample (each estimate's own) holds
+both; the design-based estimate over every cell and the share of one-class samples are beside it.
 
 ``power_calibration``: simulated study sets of 500 studies (one cheap reference with sensitivity and specificity
 drawn from [0.65, 0.95], prevalence from [0.1, 0.4], three models with close true-label AUCs): per budget k, the plan
