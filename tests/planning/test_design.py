@@ -105,6 +105,23 @@ def test_the_design_based_estimate_is_unbiased_whatever_the_predictions():
     assert float(a0.auc) == pytest.approx(plain, abs=1e-12) or float(a0.lam) > 0
 
 
+def test_the_estimate_stays_an_auc_when_the_sample_is_small_or_holds_one_class():
+    """A rare finding and a small sample: often no positive in it. The estimate is then the predictions' own AUC
+    (nothing to correct with), and never leaves [0, 1]; a noisy power-tuning weight is shrunk towards 0."""
+    rng = np.random.default_rng(5)
+    t, s = _population(rng, n=500, prevalence=0.05)
+    so = score_order(s)
+    pred = np.clip(0.05 + 0.3 * t + 0.2 * rng.random(len(t)), 0.01, 0.99)
+    pi = inclusion_probabilities(rng.gamma(0.3, 1.0, len(t)), 25, uniform_floor=0.2)
+    sampled = systematic_sample(pi, rng, 2000)
+    est = pair_estimate(pred, t, sampled, pi, so)
+    one_class = ~(sampled & (t == 1)).any(axis=1)
+    assert one_class.mean() > 0.05  # the case happens
+    assert np.isfinite(est.auc).all() and (est.auc >= 0).all() and (est.auc <= 1).all()
+    np.testing.assert_allclose(est.auc[one_class], soft_auc(pred, so))
+    assert (est.lam[one_class] == 1).all() and np.median(est.lam[~one_class]) < 0.5
+
+
 def test_the_interval_covers_the_population_auc():
     rng = np.random.default_rng(4)
     from scipy.stats import norm

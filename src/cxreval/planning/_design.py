@@ -21,9 +21,12 @@ labels of this sample) and the expert's truth ``T_i`` on the sample ``S``, each 
 (``N_w`` the predictions' own sum over all pairs), unbiased for ``N`` over the design whatever ``w`` and ``lam``
 are (pairs included with probability ``pi_i pi_j``: exact under Poisson sampling, to ``O(1/k)`` under the fixed-size
 design); the estimate is ``N^ / D^``. ``lam`` in [0, 1] weighs the predictions by how much they help (power tuning:
-the value that minimizes the design variance, estimated from the sample; 0 = the inverse-probability-weighted
-AUC of the sample alone, which for equal probabilities is its plain AUC). So the estimate is consistent without
-any assumption on the latent model: the predictions only decide how small its variance is.
+the value that minimizes the design variance, estimated from the sample and shrunk towards 0 by its own sampling
+error, since a weight estimated from a few studies costs more precision than it saves; 0 = the
+inverse-probability-weighted AUC of the sample alone, which for equal probabilities is its plain AUC). So the
+estimate is consistent without any assumption on the latent model: the predictions only decide how small its
+variance is. The estimate is kept in [0, 1]; a sample holding one class of a finding defines no pair, and the
+estimate is then the predictions' own AUC (its variance that of the uncorrected predictions).
 
 Interval. The variance is the design's, by linearization (``sum_{i in S} (1 - pi_i) / pi_i^2 psi_i^2``, ``psi_i``
 study ``i``'s projection of the sample's pair sum, divided by ``D^``; as if the inclusions were independent, a little
@@ -154,20 +157,34 @@ def pair_estimate(
 
     a1 = np.nan_to_num(auc_at(np.ones(shape[:-1])), nan=0.5)
     psi_t, psi_w = _projection(t, c, a1, so), _projection(w, c, a1, so)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lam = np.clip(np.nan_to_num((q * psi_t * psi_w).sum(axis=-1) / (q * psi_w**2).sum(axis=-1)), 0.0, 1.0)
+    lam = _tuned_weight(psi_t, psi_w, q, np.where(sampled, pi, 1.0))
     auc = auc_at(lam)
-    undefined = np.isnan(
-        auc
-    )  # no pair of the sample defines the AUC with the tuned weight: the predictions' own
+    # a sample with one class of this finding defines no pair: the predictions' own AUC (lam = 1, no correction)
+    undefined = np.isnan(auc)
     lam = np.where(undefined, 1.0, lam)
-    auc = np.where(undefined, auc_at(np.ones(shape[:-1])), auc)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        plugin = np.where(d_w > 0, n_w / np.where(d_w > 0, d_w, 1.0), np.nan)
+    auc = np.clip(np.where(undefined, plugin, auc), 0.0, 1.0)
     a = np.nan_to_num(auc, nan=0.5)
-    den = lam * (d_w - d_s) + d_t
+    den = np.where(undefined, d_w, lam * (d_w - d_s) + d_t)
     with np.errstate(invalid="ignore", divide="ignore"):
         psi = (_projection(t, c, a, so) - lam[..., None] * _projection(w, c, a, so)) / den[..., None]
     psi = np.where(sampled, np.nan_to_num(psi), 0.0)
     return PairEstimate(auc, (q * psi**2).sum(axis=-1), lam, psi, q)
+
+
+def _tuned_weight(psi_t: np.ndarray, psi_w: np.ndarray, q: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """The power-tuning weight: ``lam^ = sum q psi_t psi_w / sum q psi_w^2`` (the variance-minimizing weight
+    estimated from the sample) shrunk by its own sampling error, ``lam^ max(0, 1 - var(lam^) / lam^2)`` (positive
+    part), in [0, 1]. A weight estimated from a few studies is mostly noise, and a noisy weight costs more than it
+    saves: the shrinkage keeps it only where the sample shows that the predictions help."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        den = (q * psi_w**2).sum(axis=-1)
+        lam = np.nan_to_num((q * psi_t * psi_w).sum(axis=-1) / den)
+        z = q * pi * psi_w * (psi_t - lam[..., None] * psi_w)
+        var = np.nan_to_num((q * z**2).sum(axis=-1) / den**2)
+        keep = np.nan_to_num(np.clip(1.0 - var / lam**2, 0.0, 1.0))
+    return np.clip(lam * keep, 0.0, 1.0)
 
 
 def _imputed(pred: np.ndarray, truth: np.ndarray, sampled: np.ndarray) -> np.ndarray:

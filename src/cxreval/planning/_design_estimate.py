@@ -306,7 +306,9 @@ def evaluate_design_auc(
     fitted without the expert's labels, and ``E[T~_i] = T_i`` whatever they are. Listed studies without a decided
     expert label are taken as missing at random within the list (the inclusion probabilities scaled by the share
     labelled); the plan serves its list in a random order, so stopping early keeps this true. The interval adds
-    DeLong's sampling variance to the design's: it is for the population the studies stand for.
+    DeLong's sampling variance to the design's: it is for the population the studies stand for. The estimate stays
+    in [0, 1]; where the expert's labels of the sample hold one class of a finding, no pair defines an AUC and
+    ``auc`` is the predictions' own (``auc_predictions``).
     """
     cl = check_confidence_level(confidence_level, func=_FUNC)
     d = read_design(design)
