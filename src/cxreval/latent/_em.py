@@ -41,11 +41,14 @@ __all__ = [
     "marginal_accuracy",
     "bin_z",
     "EPS",
+    "GROUP_PRIOR",
 ]
 
 #: Sensitivities, specificities and the prevalence are kept in ``[EPS, 1 - EPS]`` (so that ``log`` stays finite
 #: for exact readers; a posterior then rounds to 0 or 1 within 1e-20).
 EPS = 1e-9
+#: Dirichlet pseudo-count per joint label pattern of a declared group of dependent readers, in each class.
+GROUP_PRIOR = 0.5
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,12 @@ class Cells:
     bin_basis : ndarray of shape (n_bins, d) or None
         The spline basis at each bin (``spline`` model only); everything that depends on the score depends on
         it through the bin, so the M-step sums the cells of a bin first and works on ``n_bins`` rows.
+    group_onehot : ndarray of shape (n_cells, n_categories) or None
+        Declared groups of dependent readers, each one multi-category reader: 1.0 at the cell's joint label
+        pattern of each group (a row of zeros for a group without any label in the cell); the group members'
+        ``positive`` / ``negative`` columns are zero.
+    group_of : ndarray of int, shape (n_categories,) or None
+        The group of each category column.
     """
 
     positive: np.ndarray
@@ -77,6 +86,8 @@ class Cells:
     inverse: np.ndarray
     n_bins: int
     bin_basis: np.ndarray | None = None
+    group_onehot: np.ndarray | None = None
+    group_of: np.ndarray | None = None
     per_bin: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -97,7 +108,8 @@ class EMState:
     ``objective`` (B,), the final penalised log-likelihood; ``trace`` (n_iter + 1, B) its value after each
     E-step; ``n_iter``; ``converged`` (B,). With score-dependent readers: ``se_slope``, ``sp_slope`` (B,
     n_readers), and ``sensitivity`` / ``specificity`` are the values at ``z = 0`` (the class-weighted averages
-    are :func:`marginal_accuracy`).
+    are :func:`marginal_accuracy`). With declared groups of dependent readers: ``group1``, ``group0`` (B,
+    n_categories), each group's joint label patterns' probabilities given ``T = 1`` and ``T = 0``.
     """
 
     sensitivity: np.ndarray
@@ -113,26 +125,53 @@ class EMState:
     converged: np.ndarray
     se_slope: np.ndarray | None = None
     sp_slope: np.ndarray | None = None
+    group1: np.ndarray | None = None
+    group0: np.ndarray | None = None
 
 
 def make_cells(
-    labels: np.ndarray, bins: np.ndarray, anchor: np.ndarray, n_bins: int, bin_basis: np.ndarray | None = None
+    labels: np.ndarray,
+    bins: np.ndarray,
+    anchor: np.ndarray,
+    n_bins: int,
+    bin_basis: np.ndarray | None = None,
+    groups: tuple[tuple[int, ...], ...] = (),
 ) -> Cells:
     """Group studies by (score bin, reader labels, anchor), the cells in that order. ``labels`` (n, R) 1/0/NaN,
-    ``bins`` (n,) int, ``anchor`` (n,) 1/0/NaN; ``bin_basis`` (n_bins, d), the spline basis of each bin."""
+    ``bins`` (n,) int, ``anchor`` (n,) 1/0/NaN; ``bin_basis`` (n_bins, d), the spline basis of each bin;
+    ``groups``: the column indices of each declared group of dependent readers (one joint pattern each)."""
     code = np.where(np.isnan(labels), 0, np.where(labels > 0.5, 2, 1)).astype(np.int8)
     acode = np.where(np.isnan(anchor), 0, np.where(anchor > 0.5, 2, 1)).astype(np.int64)
     key = np.column_stack([bins.astype(np.int64), code.astype(np.int64), acode])
     uniq, inverse = np.unique(key, axis=0, return_inverse=True)
     r = labels.shape[1]
+    pos = (uniq[:, 1 : r + 1] == 2).astype(float)
+    neg = (uniq[:, 1 : r + 1] == 1).astype(float)
+    onehot = group_of = None
+    if groups:
+        blocks, owner = [], []
+        for g, members in enumerate(groups):
+            # the joint pattern in base 3 (0 no label, 1 negative, 2 positive); pattern 0 (no label) has no column
+            pattern = (uniq[:, [1 + j for j in members]] * 3 ** np.arange(len(members))).sum(axis=1)
+            n_cat = 3 ** len(members)
+            block = np.zeros((uniq.shape[0], n_cat - 1))
+            has = pattern > 0
+            block[np.flatnonzero(has), pattern[has] - 1] = 1.0
+            blocks.append(block)
+            owner.append(np.full(n_cat - 1, g))
+            pos[:, list(members)] = 0.0
+            neg[:, list(members)] = 0.0
+        onehot, group_of = np.concatenate(blocks, axis=1), np.concatenate(owner)
     return Cells(
-        positive=(uniq[:, 1 : r + 1] == 2).astype(float),
-        negative=(uniq[:, 1 : r + 1] == 1).astype(float),
+        positive=pos,
+        negative=neg,
         bin=uniq[:, 0].astype(np.intp),
         anchor=uniq[:, r + 1].astype(np.intp) - 1,
         inverse=inverse.reshape(-1).astype(np.intp),
         n_bins=int(n_bins),
         bin_basis=bin_basis,
+        group_onehot=onehot,
+        group_of=group_of,
     )
 
 
@@ -216,6 +255,9 @@ def marginal_accuracy(cells: Cells, w: np.ndarray, state: EMState) -> tuple[np.n
     return np.where(np.isfinite(se), se, state.sensitivity), np.where(np.isfinite(sp), sp, state.specificity)
 
 
+_PARAMS = ("se", "sp", "pi", "f1", "f0", "beta", "se_slope", "sp_slope", "group1", "group0")
+
+
 @dataclass
 class _Params:
     se: np.ndarray
@@ -226,6 +268,8 @@ class _Params:
     beta: np.ndarray | None = None
     se_slope: np.ndarray | None = None
     sp_slope: np.ndarray | None = None
+    group1: np.ndarray | None = None
+    group0: np.ndarray | None = None
 
     def take(self, rows: np.ndarray) -> _Params:
         def pick(v: np.ndarray | None) -> np.ndarray | None:
@@ -240,10 +284,12 @@ class _Params:
             pick(self.beta),
             pick(self.se_slope),
             pick(self.sp_slope),
+            pick(self.group1),
+            pick(self.group0),
         )
 
     def put(self, rows: np.ndarray, other: _Params) -> None:
-        for name in ("se", "sp", "pi", "f1", "f0", "beta", "se_slope", "sp_slope"):
+        for name in _PARAMS:
             mine = getattr(self, name)
             if mine is not None:
                 mine[rows] = getattr(other, name)
@@ -257,6 +303,7 @@ class _Settings:
     fixed_se: np.ndarray
     fixed_sp: np.ndarray
     slope_ridge: float = 1.0
+    correlation: float = 0.0
 
 
 def _logistic_step(
@@ -300,11 +347,29 @@ def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
+def _pair_correction(cells: Cells, p_pos: np.ndarray, rho: float) -> np.ndarray:
+    """``log(1 + ρ Σ_{a<b} e_a e_b)`` per row and cell (B, n_cells): Bahadur's second-order term of a common
+    within-class correlation ``ρ`` between the readers' labels, ``e_r = (y_r - p_r) / sqrt(p_r (1 - p_r))`` with
+    ``p_r`` the probability of a positive label in the class (its marginal is unchanged, so the moment updates
+    of the sensitivities and specificities stay consistent); floored at ``1e-6``."""
+    sd = np.sqrt(p_pos * (1 - p_pos))
+    e_pos, e_neg = (1 - p_pos) / sd, -p_pos / sd
+    s1 = e_pos @ cells.positive.T + e_neg @ cells.negative.T
+    s2 = (e_pos**2) @ cells.positive.T + (e_neg**2) @ cells.negative.T
+    return np.log(np.maximum(1.0 + rho * 0.5 * (s1**2 - s2), 1e-6))
+
+
 def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.ndarray, np.ndarray]:
     from scipy.special import expit
 
     s1, s0 = _score_logs(cells, p)
     r1, r0 = reader_log_ratio(cells, p.se, p.sp, p.se_slope, p.sp_slope)
+    if p.group1 is not None and p.group0 is not None and cells.group_onehot is not None:
+        r1 = r1 + np.log(p.group1) @ cells.group_onehot.T
+        r0 = r0 + np.log(p.group0) @ cells.group_onehot.T
+    if st.correlation:
+        r1 = r1 + _pair_correction(cells, p.se, st.correlation)
+        r0 = r0 + _pair_correction(cells, 1 - p.sp, st.correlation)
     l1 = s1 + r1
     l0 = s0 + r0
     post = expit(l1 - l0)
@@ -354,6 +419,9 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
         sp_slope[:, st.fixed] = 0.0
     se[:, st.fixed] = st.fixed_se[st.fixed]
     sp[:, st.fixed] = st.fixed_sp[st.fixed]
+    g1 = g0 = None
+    if previous.group1 is not None and cells.group_onehot is not None and cells.group_of is not None:
+        g1, g0 = _group_step(cells, q, r)
     if previous.beta is not None:
         from scipy.special import expit
 
@@ -371,20 +439,34 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
         pen[0] = 1e-12
         hess[:, np.arange(d), np.arange(d)] += pen
         step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-        return _Params(se, sp, beta=beta + step, se_slope=se_slope, sp_slope=sp_slope)
+        return _Params(se, sp, beta=beta + step, se_slope=se_slope, sp_slope=sp_slope, group1=g1, group0=g0)
     tot = w.sum(axis=1)
     pi = np.clip(q.sum(axis=1) / np.where(tot > 0, tot, 1.0), EPS, 1 - EPS)
     q_bin = _bin_sums(cells, q) + st.prior
     r_bin = _bin_sums(cells, r) + st.prior
     f1 = np.clip(q_bin / np.maximum(q_bin.sum(axis=1, keepdims=True), 1e-300), 1e-300, None)
     f0 = np.clip(r_bin / np.maximum(r_bin.sum(axis=1, keepdims=True), 1e-300), 1e-300, None)
-    return _Params(se, sp, pi, f1, f0)
+    return _Params(se, sp, pi, f1, f0, group1=g1, group0=g0)
+
+
+def _group_step(cells: Cells, q: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's joint label patterns' probabilities given the truth: posterior-weighted shares with a
+    Dirichlet prior of :data:`GROUP_PRIOR` per pattern (a pattern never seen keeps a finite logarithm)."""
+    assert cells.group_onehot is not None and cells.group_of is not None
+    owner = np.eye(int(cells.group_of.max()) + 1)[cells.group_of]  # (n_categories, n_groups)
+    out = []
+    for x in (q, r):
+        c = x @ cells.group_onehot + GROUP_PRIOR
+        out.append(c / (c @ owner)[:, cells.group_of])
+    return out[0], out[1]
 
 
 def _initial(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, spline: bool) -> _Params:
     b = w.shape[0]
     r = cells.positive.shape[1]
     start = _Params(np.full((b, r), 0.5), np.full((b, r), 0.5))
+    if cells.group_onehot is not None:
+        start.group1 = start.group0 = np.ones((b, cells.group_onehot.shape[1]))
     if not spline:
         return _m_step(cells, w, post, st, start)
     assert cells.bin_basis is not None
@@ -411,16 +493,19 @@ def run_em(
     init: dict[str, np.ndarray] | None = None,
     slope_ridge: float = 1.0,
     dependent: bool = False,
+    correlation: float = 0.0,
 ) -> EMState:
     """EM from initial posteriors ``init_posterior`` (B, n_cells), or from the parameters ``init`` (one row each:
     ``se``, ``sp`` and ``pi``, ``f1``, ``f0`` or ``beta``; with ``se_slope``, ``sp_slope`` the readers are
-    score-dependent) copied to every row. ``dependent=True`` without ``init``: the conditionally independent
+    score-dependent; ``group1``, ``group0`` with declared groups) copied to every row; ``correlation``: an
+    assumed common within-class correlation of the readers' labels (a sensitivity analysis; Bahadur's
+    second-order term, :func:`_pair_correction`). ``dependent=True`` without ``init``: the conditionally independent
     spline model is fitted first and EM continues from it with the readers' slopes at 0.
 
     Stops when every row's objective rose by less than ``tol`` per unit of weight in one iteration (or after
     ``max_iter`` iterations); a row that has converged keeps its parameters while the others continue.
     """
-    st = _Settings(prior, ridge, fixed, fixed_se, fixed_sp, slope_ridge)
+    st = _Settings(prior, ridge, fixed, fixed_se, fixed_sp, slope_ridge, correlation)
     b = w.shape[0]
     tot = np.maximum(w.sum(axis=1), 1e-300)
     if init is None and dependent:
@@ -436,6 +521,7 @@ def run_em(
             max_iter=max_iter,
             tol=tol,
             spline=True,
+            correlation=correlation,
         )
         params = _Params(
             first.sensitivity.copy(),
@@ -443,6 +529,8 @@ def run_em(
             beta=None if first.beta is None else first.beta.copy(),
             se_slope=np.zeros_like(first.sensitivity),
             sp_slope=np.zeros_like(first.specificity),
+            group1=None if first.group1 is None else first.group1.copy(),
+            group0=None if first.group0 is None else first.group0.copy(),
         )
     elif init is None:
         params = _initial(cells, w, init_posterior, st, spline)
@@ -490,4 +578,6 @@ def run_em(
         done,
         params.se_slope,
         params.sp_slope,
+        params.group1,
+        params.group0,
     )

@@ -13,26 +13,56 @@ import pandas as pd
 
 from ..io import markdown_table
 from ..results import TableResult, readonly
-from ..schema import FINDING
+from ..schema import FINDING, MACRO
 from ..schema._result_columns import READER_ACCURACY_COLUMNS
 from ..stats import AUCResult
 from ..stats._auc_result import AUC_COLUMNS, markdown_auc_table
 from ._diagnostics import FLAG_CORRELATION, FLAG_Z
 
-__all__ = ["LATENT_REFERENCE", "LatentAUCResult"]
+__all__ = [
+    "LATENT_REFERENCE",
+    "LatentAUCResult",
+    "LATENT_AUC_COLUMNS",
+    "SENSITIVITY_COLUMNS",
+    "COMPARATOR_COLUMNS",
+]
 
 LATENT_REFERENCE = "latent"
 """The ``reference`` of the latent-truth AUCs in ``auc.csv``."""
 
 
+LATENT_AUC_COLUMNS: tuple[str, ...] = (
+    *AUC_COLUMNS,
+    "score_model",
+    "weight_dependent",
+    "dependent",
+    "pair_check",
+    "n_flagged",
+)
+"""Columns of the latent ``auc.csv``: :data:`~cxreval.stats.AUC_COLUMNS`, then what the number assumes and how
+its checks came out: ``score_model`` (``'spline'``, ``'dependent'`` or ``'average'`` of the two by BIC weights),
+``weight_dependent`` (the ``'dependent'`` model's weight; NaN with a fixed score model), ``dependent`` (the
+declared groups of dependent readers, ``a+b;c+d``; empty when none), ``pair_check`` (``'saturated'`` where the
+readers leave no degree of freedom to test pairs, e.g. three readers; else ``'k of m pairs flagged'``) and
+``n_flagged`` (the reader pairs and the (model, reader) score associations flagged for this model and finding)."""
+
+SENSITIVITY_COLUMNS: tuple[str, ...] = ("model", FINDING, "analysis", "setting", "auc", "rank", "note")
+"""Columns of ``latent_sensitivity.csv``: point estimates under other assumptions; ``analysis`` is
+``'leave_one_reader_out'`` (``setting``: the reader left out), ``'score_model'`` (each candidate, ``note``: its
+BIC weight) or ``'reader_correlation'`` (``setting``: the assumed within-class correlation of the readers' labels,
+0 the headline); ``rank``: the model's rank in the finding under that setting (1 the highest AUC)."""
+
+COMPARATOR_COLUMNS: tuple[str, ...] = ("model", FINDING, "reference", "auc", "source")
+"""Columns of ``latent_comparators.csv``: each model's AUC against the latent truth and against the labels of
+hard Dawid–Skene, soft Dawid–Skene, majority vote and the best single reader (``source``: which)."""
+
 _SCORE_MODEL_WORDS = {
-    "auto": "'auto': each reader's sensitivity and specificity a logistic function of the score within the class "
-    "where the Bayesian information criterion prefers it, else readers independent of the score given "
-    "the truth",
-    "spline": "'spline': readers independent of each other and of the score given the truth",
-    "dependent": "'dependent': each reader's sensitivity and specificity a logistic function of the score within "
-    "the class",
-    "bins": "'bins': Zhou et al.'s score bins, readers independent of the score given the truth",
+    "auto": "'auto': the average, by Bayesian-information-criterion weights, of readers independent of the "
+    "scores given the truth and of each reader's sensitivity and specificity a logistic function of the "
+    "models' mean normal score within the class",
+    "spline": "'spline': readers independent of the scores given the truth",
+    "dependent": "'dependent': each reader's sensitivity and specificity a logistic function of the models' "
+    "mean normal score within the class",
 }
 
 
@@ -43,17 +73,26 @@ class LatentAUCResult(TableResult):
     Attributes
     ----------
     table : pandas.DataFrame
-        :data:`~cxreval.stats.AUC_COLUMNS`, ``reference == 'latent'``; ``n_pos``/``n_neg`` the expected
+        :data:`LATENT_AUC_COLUMNS`, ``reference == 'latent'``; ``n_pos``/``n_neg`` the expected
         numbers of positives and negatives (the posteriors' sum, rounded), ``n_dropped`` the studies with a score
-        but no reader label (not evaluated); ``finding == 'macro'``: the mean over the findings.
+        but no reader label (not evaluated); ``finding == 'macro'``: the mean over the findings; the score
+        model, the declared dependence and the checks' flags beside each number.
     reader_accuracy : pandas.DataFrame
         :data:`READER_ACCURACY_COLUMNS`.
     reader_agreement : pandas.DataFrame
         :data:`~cxreval.latent.READER_AGREEMENT_COLUMNS`.
     score_association : pandas.DataFrame
         :data:`~cxreval.latent.SCORE_ASSOCIATION_COLUMNS`.
+    sensitivity : pandas.DataFrame
+        :data:`SENSITIVITY_COLUMNS`: leave one reader out, each score model, an assumed within-class
+        correlation of the readers from 0 to 0.5 (point estimates; empty with ``sensitivity=False``).
+    comparators : pandas.DataFrame
+        :data:`COMPARATOR_COLUMNS`: the AUCs against hard and soft Dawid–Skene, majority vote and the best
+        single reader beside the latent one.
     readers : tuple of str
     anchor : str or None
+    dependent : tuple of tuple of str
+        The declared groups of dependent readers.
     models, findings : tuple of str
     distribution : ndarray of shape (n_models, n_findings + 1, n_resamples)
         The replicates' AUCs (the last finding: the macro average); NaN where undefined.
@@ -72,16 +111,21 @@ class LatentAUCResult(TableResult):
             "reader_accuracy": "reader_accuracy.csv",
             "reader_agreement": "latent_reader_agreement.csv",
             "score_association": "latent_score_association.csv",
+            "sensitivity": "latent_sensitivity.csv",
+            "comparators": "latent_comparators.csv",
         }
     )
-    COLUMNS: ClassVar[tuple[str, ...]] = AUC_COLUMNS
+    COLUMNS: ClassVar[tuple[str, ...]] = LATENT_AUC_COLUMNS
 
     table: pd.DataFrame
     reader_accuracy: pd.DataFrame
     reader_agreement: pd.DataFrame
     score_association: pd.DataFrame
+    sensitivity: pd.DataFrame
+    comparators: pd.DataFrame
     readers: tuple[str, ...]
     anchor: str | None
+    dependent: tuple[tuple[str, ...], ...]
     models: tuple[str, ...]
     findings: tuple[str, ...]
     distribution: np.ndarray = field(repr=False)
@@ -101,6 +145,8 @@ class LatentAUCResult(TableResult):
             "reader_accuracy": self.reader_accuracy,
             "reader_agreement": self.reader_agreement,
             "score_association": self.score_association,
+            "sensitivity": self.sensitivity,
+            "comparators": self.comparators,
         }
 
     def design(self) -> str:
@@ -111,9 +157,10 @@ class LatentAUCResult(TableResult):
             else ""
         )
         return (
-            f"AUC against the latent truth of the readers {', '.join(self.readers)}{anchor}: a latent-class "
-            f"model of the readers and each model's score ({_SCORE_MODEL_WORDS.get(self.score_model, self.score_model)}), "
-            f"fitted per model and finding; "
+            f"AUC against the latent truth of the readers {', '.join(self.readers)}{anchor}: one latent-class "
+            f"model per finding of the readers and every model's score, so that all models are scored against "
+            f"one truth ({_SCORE_MODEL_WORDS.get(self.score_model, self.score_model)}); "
+            f"{self._dependence_words()}; "
             f"uncertain reader labels: {self.policy}, not mentioned: {self.not_mentioned}; "
             + (
                 f"{self.n_resamples} patient-bootstrap replicates, each refitting the model."
@@ -121,6 +168,39 @@ class LatentAUCResult(TableResult):
                 else "point estimates only."
             )
         )
+
+    def _dependence_words(self) -> str:
+        if not self.dependent:
+            return "no readers declared dependent"
+        return "declared dependent (each group one reader with a free joint label pattern): " + "; ".join(
+            " + ".join(g) for g in self.dependent
+        )
+
+    def assumptions(self) -> str:
+        """The key sentence: what the numbers assume and how many checks flagged (summary.md's first finding)."""
+        t = self.table[self.table[FINDING] != MACRO]
+        ag = self.reader_agreement
+        n_pairs = int((ag["z_both_positive"].abs() >= FLAG_Z).sum()) if len(ag) else 0
+        sa = self.score_association
+        n_assoc = int(sa["flagged"].sum()) if len(sa) else 0
+        sat = sorted(set(t.loc[t["pair_check"] == "saturated", FINDING]))
+        groups = (
+            "except the declared groups " + "; ".join(" + ".join(g) for g in self.dependent)
+            if self.dependent
+            else "none declared dependent"
+        )
+        words = (
+            f"**Assumed:** the readers' errors are independent of each other given the truth ({groups}); score "
+            f"model {self.score_model!r}. **Checks:** {n_pairs} of {len(ag)} reader pairs and {n_assoc} of "
+            f"{len(sa)} (model, finding, reader) score associations flagged."
+        )
+        if sat:
+            words += (
+                f" With three conditionally independent readers the pair check is impossible (the model is "
+                f"saturated) for {', '.join(sat)}: the data cannot show shared errors there; see the sensitivity "
+                "table (latent_sensitivity.csv)."
+            )
+        return words
 
     def summary(self, title: str = "cxreval classify --latent-truth") -> str:
         """Markdown: what is estimated and under which assumption, the AUC table, the readers' accuracies and
@@ -137,12 +217,19 @@ class LatentAUCResult(TableResult):
             "fitted probability that the first is positive and the second negative, from a model that "
             "includes the model's score (posteriors of the readers alone would dilute the AUC toward 0.5).",
             "",
-            "**Assumption.** The readers' errors are independent of each other and of the model's score, "
-            "given the truth; each reader has one sensitivity and specificity per finding. The diagnostics "
-            "below show where the data contradict it.",
+            self.assumptions(),
             "",
-            "**Limits.** With fewer than three readers of a finding the model is not identified (refused) "
-            "unless reader accuracies or an anchor subset are given.",
+            "**Assumption.** The readers' errors are independent of each other (a declared group of dependent "
+            "readers is one reader with a free joint label pattern) and, under 'spline', of the models' scores, "
+            "given the truth; each reader has one sensitivity and specificity per finding. The diagnostics "
+            "below show where the data contradict it; latent_sensitivity.csv how the AUCs move without each "
+            "reader, under each score model and as the readers' within-class error correlation goes from 0 to "
+            "0.5; latent_comparators.csv the AUCs against hard and soft Dawid–Skene, majority vote and the best "
+            "single reader.",
+            "",
+            "**Limits.** With fewer than three conditionally independent readers of a finding (a declared group "
+            "counts once) the model is not identified (refused) unless reader accuracies or an anchor subset "
+            "are given.",
             "",
             "## AUC (reference 'latent')",
             "",
@@ -209,6 +296,7 @@ class LatentAUCResult(TableResult):
             "seed": self.seed,
             "policy": self.policy,
             "score_model": self.score_model,
+            "dependent": [list(g) for g in self.dependent],
             "auc": self.table.to_dict(orient="records"),
         }
 
