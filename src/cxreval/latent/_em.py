@@ -347,29 +347,47 @@ def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def _pair_correction(cells: Cells, p_pos: np.ndarray, rho: float) -> np.ndarray:
-    """``log(1 + ρ Σ_{a<b} e_a e_b)`` per row and cell (B, n_cells): Bahadur's second-order term of a common
-    within-class correlation ``ρ`` between the readers' labels, ``e_r = (y_r - p_r) / sqrt(p_r (1 - p_r))`` with
-    ``p_r`` the probability of a positive label in the class (its marginal is unchanged, so the moment updates
-    of the sensitivities and specificities stay consistent); floored at ``1e-6``."""
-    sd = np.sqrt(p_pos * (1 - p_pos))
-    e_pos, e_neg = (1 - p_pos) / sd, -p_pos / sd
-    s1 = e_pos @ cells.positive.T + e_neg @ cells.negative.T
-    s2 = (e_pos**2) @ cells.positive.T + (e_neg**2) @ cells.negative.T
-    return np.log(np.maximum(1.0 + rho * 0.5 * (s1**2 - s2), 1e-6))
+def _shared_effect_log_lik(cells: Cells, p_pos: np.ndarray, rho: float) -> np.ndarray:
+    """``log P(reader labels | class)`` (B, n_cells) when the readers share a study effect within the class
+    (``p_pos`` (B, R), or (B, n_bins, R) for score-dependent readers):
+    ``P(y_r = 1 | u) = Φ(a_r + b u)``, ``u ~ N(0, 1)``, ``b² / (1 + b²) = ρ`` the correlation of the readers'
+    latent normal errors (Qu, Tan & Kutner 1996, with the variance held at the assumed ``ρ``), ``a_r`` such
+    that the marginal probability of a positive label is ``p_pos`` (so the moment updates of the sensitivities
+    and specificities stay consistent); 21 Gauss–Hermite nodes."""
+    from numpy.polynomial.hermite_e import hermegauss
+    from scipy.special import log_ndtr, logsumexp, ndtri
+
+    u, wq = hermegauss(21)
+    b = np.sqrt(rho / (1 - rho))
+    a = ndtri(p_pos) * np.sqrt(1 + b * b)
+    pn = np.concatenate([cells.positive, cells.negative], axis=1)
+    terms = []
+    for uk, wk in zip(u, wq / wq.sum()):
+        eta = a + b * uk
+        if eta.ndim == 2:
+            lp = log_ndtr(eta) @ cells.positive.T + log_ndtr(-eta) @ cells.negative.T
+        else:  # per bin (score-dependent readers), read at each cell
+            lp = np.einsum("bcj,cj->bc", _to_cells(cells, np.concatenate([log_ndtr(eta), log_ndtr(-eta)], 2)), pn)
+        terms.append(lp + np.log(wk))
+    return logsumexp(np.stack(terms), axis=0)
 
 
 def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.ndarray, np.ndarray]:
     from scipy.special import expit
 
     s1, s0 = _score_logs(cells, p)
-    r1, r0 = reader_log_ratio(cells, p.se, p.sp, p.se_slope, p.sp_slope)
+    if st.correlation and p.se_slope is not None and p.sp_slope is not None:
+        se_k, sp_k = accuracy_at(cells, p.se, p.sp, p.se_slope, p.sp_slope)
+        r1 = _shared_effect_log_lik(cells, se_k, st.correlation)
+        r0 = _shared_effect_log_lik(cells, 1 - sp_k, st.correlation)
+    elif st.correlation:
+        r1 = _shared_effect_log_lik(cells, p.se, st.correlation)
+        r0 = _shared_effect_log_lik(cells, 1 - p.sp, st.correlation)
+    else:
+        r1, r0 = reader_log_ratio(cells, p.se, p.sp, p.se_slope, p.sp_slope)
     if p.group1 is not None and p.group0 is not None and cells.group_onehot is not None:
         r1 = r1 + np.log(p.group1) @ cells.group_onehot.T
         r0 = r0 + np.log(p.group0) @ cells.group_onehot.T
-    if st.correlation:
-        r1 = r1 + _pair_correction(cells, p.se, st.correlation)
-        r0 = r0 + _pair_correction(cells, 1 - p.sp, st.correlation)
     l1 = s1 + r1
     l0 = s0 + r0
     post = expit(l1 - l0)
@@ -498,8 +516,8 @@ def run_em(
     """EM from initial posteriors ``init_posterior`` (B, n_cells), or from the parameters ``init`` (one row each:
     ``se``, ``sp`` and ``pi``, ``f1``, ``f0`` or ``beta``; with ``se_slope``, ``sp_slope`` the readers are
     score-dependent; ``group1``, ``group0`` with declared groups) copied to every row; ``correlation``: an
-    assumed common within-class correlation of the readers' labels (a sensitivity analysis; Bahadur's
-    second-order term, :func:`_pair_correction`). ``dependent=True`` without ``init``: the conditionally independent
+    assumed within-class correlation of the readers' latent errors through a shared study effect (a
+    sensitivity analysis, :func:`_shared_effect_log_lik`). ``dependent=True`` without ``init``: the conditionally independent
     spline model is fitted first and EM continues from it with the readers' slopes at 0.
 
     Stops when every row's objective rose by less than ``tol`` per unit of weight in one iteration (or after
