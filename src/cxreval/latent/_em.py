@@ -77,6 +77,11 @@ class Cells:
         ``positive`` / ``negative`` columns are zero.
     group_of : ndarray of int, shape (n_categories,) or None
         The group of each category column.
+    reader_bin, reader_z : ndarray or None
+        Score-dependent readers on coarser bins than the score model's (the joint model, whose score bins are
+        the studies): each cell's reader bin and each reader bin's standardised score; None: the score bins.
+        ``reader_design`` (n_cells, n_reader_bins x 2 n_readers) then sums the cells' reader terms per
+        reader bin, and reads a reader bin's terms at each cell, as matrix products.
     """
 
     positive: np.ndarray
@@ -88,10 +93,20 @@ class Cells:
     bin_basis: np.ndarray | None = None
     group_onehot: np.ndarray | None = None
     group_of: np.ndarray | None = None
+    reader_bin: np.ndarray | None = None
+    reader_z: np.ndarray | None = None
     per_bin: np.ndarray = field(init=False, repr=False)
+    reader_design: np.ndarray | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "per_bin", np.bincount(self.bin, minlength=self.n_bins))
+        design = None
+        if self.reader_bin is not None and self.reader_z is not None:
+            pn = np.concatenate([self.positive, self.negative], axis=1)
+            design = np.zeros((self.n_cells, self.reader_z.size, pn.shape[1]))
+            design[np.arange(self.n_cells), self.reader_bin] = pn
+            design = design.reshape(self.n_cells, -1)
+        object.__setattr__(self, "reader_design", design)
 
     @property
     def n_cells(self) -> int:
@@ -136,10 +151,13 @@ def make_cells(
     n_bins: int,
     bin_basis: np.ndarray | None = None,
     groups: tuple[tuple[int, ...], ...] = (),
+    reader_bins: np.ndarray | None = None,
+    reader_z: np.ndarray | None = None,
 ) -> Cells:
     """Group studies by (score bin, reader labels, anchor), the cells in that order. ``labels`` (n, R) 1/0/NaN,
     ``bins`` (n,) int, ``anchor`` (n,) 1/0/NaN; ``bin_basis`` (n_bins, d), the spline basis of each bin;
-    ``groups``: the column indices of each declared group of dependent readers (one joint pattern each)."""
+    ``groups``: the column indices of each declared group of dependent readers (one joint pattern each);
+    ``reader_bins`` (n,) and ``reader_z``: the reader bins of score-dependent readers (constant within a bin)."""
     code = np.where(np.isnan(labels), 0, np.where(labels > 0.5, 2, 1)).astype(np.int8)
     acode = np.where(np.isnan(anchor), 0, np.where(anchor > 0.5, 2, 1)).astype(np.int64)
     key = np.column_stack([bins.astype(np.int64), code.astype(np.int64), acode])
@@ -172,7 +190,16 @@ def make_cells(
         bin_basis=bin_basis,
         group_onehot=onehot,
         group_of=group_of,
+        reader_bin=None if reader_bins is None else reader_bins[_first_of(inverse.reshape(-1), uniq.shape[0])],
+        reader_z=reader_z,
     )
+
+
+def _first_of(inverse: np.ndarray, n_cells: int) -> np.ndarray:
+    """The first study of each cell."""
+    first = np.full(n_cells, -1, dtype=np.intp)
+    first[inverse[::-1]] = np.arange(inverse.size)[::-1]
+    return first
 
 
 def cell_weights(cells: Cells, weights: np.ndarray) -> np.ndarray:
@@ -202,9 +229,30 @@ def _to_cells(cells: Cells, x: np.ndarray) -> np.ndarray:
 
 
 def bin_z(cells: Cells) -> np.ndarray:
-    """The standardised normal score of each bin (the spline basis' linear column)."""
+    """The standardised normal score of each bin of score-dependent readers (the spline basis' linear column,
+    or the reader bins' own)."""
+    if cells.reader_z is not None:
+        return cells.reader_z
     assert cells.bin_basis is not None
     return cells.bin_basis[:, 1]
+
+
+def _reader_sums(cells: Cells, x: np.ndarray) -> np.ndarray:
+    """``x`` (B, n_cells) times each cell's positive and negative indicators, summed per reader bin:
+    (B, n_reader_bins, 2 n_readers)."""
+    if cells.reader_design is not None:
+        return (x @ cells.reader_design).reshape(x.shape[0], -1, 2 * cells.positive.shape[1])
+    pn = np.concatenate([cells.positive, cells.negative], axis=1)
+    return _bin_sums(cells, np.einsum("bc,cj->bcj", x, pn))
+
+
+def _reader_at_cells(cells: Cells, terms: np.ndarray) -> np.ndarray:
+    """Per reader-bin terms (B, n_reader_bins, 2 n_readers) of the positive and negative labels, summed over
+    each cell's labels: (B, n_cells)."""
+    if cells.reader_design is not None:
+        return terms.reshape(terms.shape[0], -1) @ cells.reader_design.T
+    pn = np.concatenate([cells.positive, cells.negative], axis=1)
+    return np.einsum("bcj,cj->bc", _to_cells(cells, terms), pn)
 
 
 def accuracy_at(
@@ -234,10 +282,9 @@ def reader_log_ratio(
         r0 = np.log1p(-sp) @ cells.positive.T + np.log(sp) @ cells.negative.T
         return r1, r0
     se_k, sp_k = accuracy_at(cells, se, sp, se_slope, sp_slope)
-    pn = np.concatenate([cells.positive, cells.negative], axis=1)
-    l1 = _to_cells(cells, np.concatenate([np.log(se_k), np.log1p(-se_k)], axis=2))
-    l0 = _to_cells(cells, np.concatenate([np.log1p(-sp_k), np.log(sp_k)], axis=2))
-    return np.einsum("bcj,cj->bc", l1, pn), np.einsum("bcj,cj->bc", l0, pn)
+    l1 = np.concatenate([np.log(se_k), np.log1p(-se_k)], axis=2)
+    l0 = np.concatenate([np.log1p(-sp_k), np.log(sp_k)], axis=2)
+    return _reader_at_cells(cells, l1), _reader_at_cells(cells, l0)
 
 
 def marginal_accuracy(cells: Cells, w: np.ndarray, state: EMState) -> tuple[np.ndarray, np.ndarray]:
@@ -246,9 +293,10 @@ def marginal_accuracy(cells: Cells, w: np.ndarray, state: EMState) -> tuple[np.n
     if state.se_slope is None or state.sp_slope is None:
         return state.sensitivity, state.specificity
     se_k, sp_k = accuracy_at(cells, state.sensitivity, state.specificity, state.se_slope, state.sp_slope)
-    lab = cells.positive + cells.negative
-    q = _bin_sums(cells, np.einsum("bc,cr->bcr", w * state.posterior, lab))
-    r = _bin_sums(cells, np.einsum("bc,cr->bcr", w * (1 - state.posterior), lab))
+    n_r = cells.positive.shape[1]
+    q = _reader_sums(cells, w * state.posterior)
+    r = _reader_sums(cells, w * (1 - state.posterior))
+    q, r = q[:, :, :n_r] + q[:, :, n_r:], r[:, :, :n_r] + r[:, :, n_r:]
     with np.errstate(invalid="ignore", divide="ignore"):
         se = (q * se_k).sum(axis=1) / q.sum(axis=1)
         sp = (r * sp_k).sum(axis=1) / r.sum(axis=1)
@@ -360,14 +408,13 @@ def _shared_effect_log_lik(cells: Cells, p_pos: np.ndarray, rho: float) -> np.nd
     u, wq = hermegauss(21)
     b = np.sqrt(rho / (1 - rho))
     a = ndtri(p_pos) * np.sqrt(1 + b * b)
-    pn = np.concatenate([cells.positive, cells.negative], axis=1)
     terms = []
     for uk, wk in zip(u, wq / wq.sum()):
         eta = a + b * uk
         if eta.ndim == 2:
             lp = log_ndtr(eta) @ cells.positive.T + log_ndtr(-eta) @ cells.negative.T
         else:  # per bin (score-dependent readers), read at each cell
-            lp = np.einsum("bcj,cj->bc", _to_cells(cells, np.concatenate([log_ndtr(eta), log_ndtr(-eta)], 2)), pn)
+            lp = _reader_at_cells(cells, np.concatenate([log_ndtr(eta), log_ndtr(-eta)], axis=2))
         terms.append(lp + np.log(wk))
     return logsumexp(np.stack(terms), axis=0)
 
@@ -422,9 +469,8 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
     if previous.se_slope is not None and previous.sp_slope is not None:
         # the readers' logistic regressions on the score: their terms summed per bin (one z each)
         z, n_r = bin_z(cells), lab.shape[1]
-        pn = np.concatenate([cells.positive, cells.negative], axis=1)
-        q_k = _bin_sums(cells, np.einsum("bc,cj->bcj", q, pn))
-        r_k = _bin_sums(cells, np.einsum("bc,cj->bcj", r, pn))
+        q_k = _reader_sums(cells, q)
+        r_k = _reader_sums(cells, r)
         q_pos, r_neg = q_k[:, :, :n_r], r_k[:, :, n_r:]
         q_all, r_all = q_pos + q_k[:, :, n_r:], r_k[:, :, :n_r] + r_neg
         se, se_slope = _logistic_step(q_pos, q_all, z, previous.se, previous.se_slope, st.slope_ridge)

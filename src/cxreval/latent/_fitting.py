@@ -128,7 +128,8 @@ class Inputs:
     """Checked inputs: reader ``labels`` (n, R), score ``bins`` (n,) and their ``edges``, ``n_bins``, ``anchor``
     (n,), the ``fixed`` readers with their ``fixed_se`` / ``fixed_sp``, ``weight`` (n,), the score ``model``
     (``'spline'``, ``'bins'``, or ``'none'`` without a score), the spline basis of each study and bin and the
-    declared ``groups`` of dependent readers (column indices; each group one multi-category reader)."""
+    declared ``groups`` of dependent readers (column indices; each group one multi-category reader) and, for the
+    joint model, the coarser bins of score-dependent readers (``reader_bins`` (n,), ``reader_z``)."""
 
     labels: np.ndarray
     bins: np.ndarray
@@ -143,6 +144,8 @@ class Inputs:
     study_basis: np.ndarray | None
     bin_basis: np.ndarray | None
     groups: tuple[tuple[int, ...], ...] = ()
+    reader_bins: np.ndarray | None = None
+    reader_z: np.ndarray | None = None
 
     @property
     def free(self) -> bool:
@@ -337,7 +340,14 @@ def fit_rows(
     """EM for every row of ``weights`` (B, n_studies) at once (the data, or bootstrap replicates);
     ``correlation``: an assumed within-class correlation of the readers (:func:`cxreval.latent._em.run_em`)."""
     cells = _em.make_cells(
-        inputs.labels, inputs.bins, inputs.anchor, inputs.n_bins, inputs.bin_basis, inputs.groups
+        inputs.labels,
+        inputs.bins,
+        inputs.anchor,
+        inputs.n_bins,
+        inputs.bin_basis,
+        inputs.groups,
+        inputs.reader_bins,
+        inputs.reader_z,
     )
     cw = _em.cell_weights(cells, weights)
     start = np.broadcast_to(initial_posterior(cells), cw.shape)

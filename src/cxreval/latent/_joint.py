@@ -37,8 +37,10 @@ from ._fitting import (
     Inputs,
     ReaderData,
     check_inputs,
+    default_n_bins,
     fit_rows,
     group_accuracy,
+    score_bins,
     spline_basis,
     state_parameters,
     study_posterior,
@@ -50,6 +52,8 @@ __all__ = ["JOINT_SCORE_MODELS", "FindingFit", "fit_finding", "joint_design", "c
 #: The score models of the joint fit; ``'auto'`` averages ``'spline'`` and ``'dependent'``.
 JOINT_SCORE_MODELS = ("auto", "spline", "dependent")
 _CHUNK_ELEMENTS = 2_000_000
+#: A candidate score model with less weight than this on the data is left out of the replicates.
+_NEGLIGIBLE = 1e-3
 
 
 def candidates_of(score_model: str) -> tuple[str, ...]:
@@ -87,8 +91,8 @@ class FindingFit:
     ``posterior`` (n,): the (model-averaged) posteriors; ``auc`` (M,): each model's latent AUC with them;
     ``distribution`` (M, B) its replicates (None without a plan); ``candidates``, ``weights`` (K,): the score
     models fitted and their weights on the data; ``candidate_auc`` (K, M); ``fits``: each candidate's
-    :class:`LatentClassFit`; ``sensitivity``, ``specificity`` (B, R): the first candidate's readers in each
-    replicate (None without a plan); ``n_not_converged``: replicates whose EM stopped at ``max_iter``.
+    :class:`LatentClassFit`; ``sensitivity``, ``specificity`` (B, R): the first refitted candidate's readers in
+    each replicate (None without a plan); ``n_not_converged``: replicates whose EM stopped at ``max_iter``.
     """
 
     posterior: np.ndarray
@@ -163,8 +167,17 @@ def fit_finding(
     base = check_inputs(data, None, 0.5, groups=groups)
     if scores is not None:
         bins, bin_basis, study_basis = joint_design(np.asarray(scores, dtype=float))
+        z = study_basis[:, 1] if study_basis.shape[1] > 1 else np.zeros(study_basis.shape[0])
+        r_bins = score_bins(z, default_n_bins(z.size, score_model="dependent")).bins
+        r_z = np.bincount(r_bins, weights=z) / np.bincount(r_bins)
         base = replace(
-            base, bins=bins, n_bins=int(bin_basis.shape[0]), study_basis=study_basis, bin_basis=bin_basis
+            base,
+            bins=bins,
+            n_bins=int(bin_basis.shape[0]),
+            study_basis=study_basis,
+            bin_basis=bin_basis,
+            reader_bins=r_bins,
+            reader_z=r_z,
         )
         names = candidates_of(score_model)
     else:
@@ -198,10 +211,13 @@ def fit_finding(
     se, sp = np.empty((b_total, r)), np.empty((b_total, r))
     not_conv = 0
     chunk = int(np.clip(_CHUNK_ELEMENTS // (fitted[0][0].n_cells * 2 * r), 64, 1024))
+    # a candidate whose weight on the data is negligible is not refitted in the replicates (weight 0 there)
+    live = [k for k in range(len(cands)) if weights[k] >= _NEGLIGIBLE]
     for sl in iter_shards(b_total, chunk):
         w = plan.study_weights(replicates=sl).astype(float)
         objs, posts_b = [], []
-        for k, inputs in enumerate(cands):
+        for k in live:
+            inputs = cands[k]
             init = state_parameters(fitted[k][1], 0)
             cells_b, st_b = fit_rows(
                 inputs,
@@ -215,9 +231,9 @@ def fit_finding(
             objs.append(st_b.objective)
             posts_b.append(study_posterior(inputs, cells_b, st_b))
             not_conv += int((~st_b.converged).sum())
-            if k == 0:
+            if k == live[0]:
                 se[sl], sp[sl] = _reader_rows(inputs, cells_b, st_b, w)
-        wk = _bic_weights(np.stack(objs), k_params, w.sum(axis=1))
+        wk = _bic_weights(np.stack(objs), k_params[live], w.sum(axis=1))
         post_b = np.einsum("kb,kbn->bn", wk, np.stack(posts_b))
         dist[:, sl] = _aucs(scores, post_b, w)
     return FindingFit(post, auc, dist, tuple(names), weights, cand_auc, fits, se, sp, not_conv)
