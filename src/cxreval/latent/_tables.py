@@ -49,7 +49,7 @@ def saturated(labels: np.ndarray, groups: tuple[tuple[int, ...], ...]) -> bool:
     has = (~np.isnan(labels)).any(axis=0)
     grouped = {j for g in groups for j in g}
     cats = [2 for j in range(has.size) if has[j] and j not in grouped]
-    cats += [3 ** len(g) - 1 for g in groups if has[list(g)].any()]
+    cats += [2 ** len(g) for g in groups if has[list(g)].any()]  # a group: its complete label patterns
     df = int(np.prod(cats)) - 1 if cats else 0
     return 1 + sum(2 * (c - 1) for c in cats) >= df
 
