@@ -53,11 +53,19 @@ def _every_reader(labels: pd.DataFrame) -> pd.DataFrame:
     return labels[idx.isin(keep)]
 
 
-def _design(preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, dependent: object) -> dict[str, object]:
+def _design(
+    preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, dependent: object
+) -> dict[str, object]:
     """The latent estimate and its comparators (``latent_comparators.csv``) beside the consensus AUC on the same
     studies (those some reader labels), each model and finding."""
     lat = evaluate_latent_auc(
-        preds, labels, readers=list(READERS), n_resamples=n_resamples, rng=0, dependent=dependent, unlabeled="drop"
+        preds,
+        labels,
+        readers=list(READERS),
+        n_resamples=n_resamples,
+        rng=0,
+        dependent=dependent,
+        unlabeled="drop",
     )
     comp = lat.comparators.pivot_table(index=["model", "finding"], columns="reference", values="auc")
     studied = labels[labels["source"].isin(READERS)][["finding", "study_id"]].drop_duplicates()
@@ -143,7 +151,11 @@ if __name__ == "__main__":
         t = timing(Path(sys.argv[1]), int(sys.argv[3]) if len(sys.argv) > 3 else 1000)
         print({k: v for k, v in t.items() if k != "result"})
         sys.exit(0)
-    dep = [tuple(g.split(",")) for g in sys.argv[3:]] if len(sys.argv) > 2 and sys.argv[2] == "dependent" else None
+    dep = (
+        [tuple(g.split(",")) for g in sys.argv[3:]]
+        if len(sys.argv) > 2 and sys.argv[2] == "dependent"
+        else None
+    )
     m = measure(Path(sys.argv[1]), dependent=dep)
     print(m["summary"].round(4).to_string(index=False))
     print(f"{m['seconds']:.0f} s")

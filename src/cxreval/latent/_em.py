@@ -190,7 +190,9 @@ def make_cells(
         bin_basis=bin_basis,
         group_onehot=onehot,
         group_of=group_of,
-        reader_bin=None if reader_bins is None else reader_bins[_first_of(inverse.reshape(-1), uniq.shape[0])],
+        reader_bin=None
+        if reader_bins is None
+        else reader_bins[_first_of(inverse.reshape(-1), uniq.shape[0])],
         reader_z=reader_z,
     )
 

@@ -202,6 +202,46 @@ class LatentAUCResult(TableResult):
             )
         return words
 
+    def _beside_the_headline(self) -> list[str]:
+        """The best model of each finding under the headline, each comparator and each sensitivity setting, and
+        the spread of each model's AUC across the sensitivity settings."""
+        if not len(self.comparators):
+            return []
+        comp = self.comparators.dropna(subset=["auc"])
+        best = comp.loc[comp.groupby([FINDING, "reference"], sort=False)["auc"].idxmax()]
+        lines = [
+            "## The best model against each reference (latent_comparators.csv)",
+            "",
+            markdown_table(best.pivot(index=FINDING, columns="reference", values="model").reset_index()),
+            "",
+        ]
+        sens = self.sensitivity.dropna(subset=["auc"])
+        if len(sens):
+            top = sens[sens["rank"] == 1].assign(setting=lambda d: d["analysis"] + " " + d["setting"])
+            share = top.groupby(FINDING)["model"].agg(lambda m: f"{m.value_counts().iloc[0]} of {len(m)}")
+            spread = sens.groupby([FINDING, "model"])["auc"].agg(["min", "max"]).reset_index()
+            spread = spread.assign(range=spread["max"] - spread["min"]).groupby(FINDING)["range"].max()
+            lines += [
+                "## Sensitivity (latent_sensitivity.csv)",
+                "",
+                "Leave one reader out, each score model, and an assumed within-class correlation of the "
+                "readers' errors from 0 to 0.5: how often the most frequent top model is on top, and the "
+                "largest spread of one model's AUC across these settings.",
+                "",
+                markdown_table(
+                    pd.DataFrame(
+                        {
+                            FINDING: share.index,
+                            "same top model": share.to_numpy(),
+                            "largest AUC spread": spread.reindex(share.index).to_numpy(),
+                        }
+                    ),
+                    floatfmt="{:.3f}",
+                ),
+                "",
+            ]
+        return lines
+
     def summary(self, title: str = "cxreval classify --latent-truth") -> str:
         """Markdown: what is estimated and under which assumption, the AUC table, the readers' accuracies and
         the diagnostics (pairs of readers agreeing more than the model allows; score-reader associations)."""
@@ -235,6 +275,7 @@ class LatentAUCResult(TableResult):
             "",
             markdown_auc_table(wide),
             "",
+            *self._beside_the_headline(),
         ]
         if len(self.reader_accuracy):
             ra = self.reader_accuracy
