@@ -100,12 +100,12 @@ class Cells:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "per_bin", np.bincount(self.bin, minlength=self.n_bins))
-        design = None
+        design: np.ndarray | None = None
         if self.reader_bin is not None and self.reader_z is not None:
             pn = np.concatenate([self.positive, self.negative], axis=1)
-            design = np.zeros((self.n_cells, self.reader_z.size, pn.shape[1]))
-            design[np.arange(self.n_cells), self.reader_bin] = pn
-            design = design.reshape(self.n_cells, -1)
+            full = np.zeros((self.n_cells, self.reader_z.size, pn.shape[1]))
+            full[np.arange(self.n_cells), self.reader_bin] = pn
+            design = full.reshape(self.n_cells, -1)
         object.__setattr__(self, "reader_design", design)
 
     @property

@@ -194,7 +194,7 @@ def _distinct_columns(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     col = np.empty(s.shape[0], dtype=np.intp)
     for m in range(s.shape[0]):
         col[m] = keys.setdefault(np.where(np.isfinite(s[m]), s[m], np.inf).tobytes(), len(keys))
-    first = [list(col).index(k) for k in range(len(keys))]
+    first = [int(np.flatnonzero(col == k)[0]) for k in range(len(keys))]
     return s[first].T.copy(), col
 
 
@@ -372,18 +372,8 @@ def evaluate_latent_auc(
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
     options = _prepare_options(rs, anchor, findings, policy, not_mentioned, model_groups, unlabeled)
     prep = prepare_inputs(predictions, labels, **options)
-    fit = (
-        reader_accuracy,
-        dependent,
-        n_resamples,
-        confidence_level,
-        rng,
-        score_model,
-        sensitivity,
-        progress,
-        executor,
-    )
-    return _evaluate(prep, rs, anchor, *fit)
+    model = (reader_accuracy, dependent, score_model, sensitivity)
+    return _evaluate(prep, rs, anchor, *model, n_resamples, confidence_level, rng, progress, executor)
 
 
 def evaluate_latent_auc_files(
@@ -421,18 +411,8 @@ def evaluate_latent_auc_files(
         predictions, labels, state_encoding=state_encoding, blank_state=blank_state, **options
     )
     progress.done(reading)
-    fit = (
-        reader_accuracy,
-        dependent,
-        n_resamples,
-        confidence_level,
-        rng,
-        score_model,
-        sensitivity,
-        progress,
-        executor,
-    )
-    return _evaluate(prep, rs, anchor, *fit)
+    model = (reader_accuracy, dependent, score_model, sensitivity)
+    return _evaluate(prep, rs, anchor, *model, n_resamples, confidence_level, rng, progress, executor)
 
 
 def _prepare_options(
@@ -463,11 +443,11 @@ def _evaluate(
     anchor: str | None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None,
     dependent: Sequence[Sequence[str]] | None,
+    score_model: str,
+    sensitivity: bool,
     n_resamples: int,
     confidence_level: float,
     rng: RNGLike,
-    score_model: str,
-    sensitivity: bool,
     progress: Progress | None,
     executor: ExecutorLike,
 ) -> LatentAUCResult:
