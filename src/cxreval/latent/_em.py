@@ -26,9 +26,11 @@ Everything here trusts its inputs (checked in :mod:`cxreval.latent._fitting`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
+
+from ._cells import Cells, bin_sums, bin_z, cell_weights, make_cells, reader_at_cells, reader_sums, to_cells
 
 __all__ = [
     "Cells",
@@ -49,68 +51,6 @@ __all__ = [
 EPS = 1e-9
 #: Dirichlet pseudo-count per joint label pattern of a declared group of dependent readers, in each class.
 GROUP_PRIOR = 0.5
-
-
-@dataclass(frozen=True)
-class Cells:
-    """The distinct (reader labels, score bin, anchor) combinations of the studies, sorted by bin.
-
-    Attributes
-    ----------
-    positive, negative : ndarray of float, shape (n_cells, n_readers)
-        1.0 where the cell's reader label is positive (negative), else 0.0.
-    bin : ndarray of int, shape (n_cells,)
-        The score bin of the cell (0 when there is no score); non-decreasing.
-    anchor : ndarray of int, shape (n_cells,)
-        -1 (truth unknown), 0 or 1 (truth known exactly).
-    inverse : ndarray of int, shape (n_studies,)
-        The cell of each study.
-    n_bins : int
-    per_bin : ndarray of int, shape (n_bins,)
-        The number of cells in each bin.
-    bin_basis : ndarray of shape (n_bins, d) or None
-        The spline basis at each bin (``spline`` model only); everything that depends on the score depends on
-        it through the bin, so the M-step sums the cells of a bin first and works on ``n_bins`` rows.
-    group_onehot : ndarray of shape (n_cells, n_categories) or None
-        Declared groups of dependent readers, each one multi-category reader: 1.0 at the cell's joint label
-        pattern of each group (a row of zeros for a group without any label in the cell); the group members'
-        ``positive`` / ``negative`` columns are zero.
-    group_of : ndarray of int, shape (n_categories,) or None
-        The group of each category column.
-    reader_bin, reader_z : ndarray or None
-        Score-dependent readers on coarser bins than the score model's (the joint model, whose score bins are
-        the studies): each cell's reader bin and each reader bin's standardised score; None: the score bins.
-        ``reader_design`` (n_cells, n_reader_bins x 2 n_readers) then sums the cells' reader terms per
-        reader bin, and reads a reader bin's terms at each cell, as matrix products.
-    """
-
-    positive: np.ndarray
-    negative: np.ndarray
-    bin: np.ndarray
-    anchor: np.ndarray
-    inverse: np.ndarray
-    n_bins: int
-    bin_basis: np.ndarray | None = None
-    group_onehot: np.ndarray | None = None
-    group_of: np.ndarray | None = None
-    reader_bin: np.ndarray | None = None
-    reader_z: np.ndarray | None = None
-    per_bin: np.ndarray = field(init=False, repr=False)
-    reader_design: np.ndarray | None = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "per_bin", np.bincount(self.bin, minlength=self.n_bins))
-        design: np.ndarray | None = None
-        if self.reader_bin is not None and self.reader_z is not None:
-            pn = np.concatenate([self.positive, self.negative], axis=1)
-            full = np.zeros((self.n_cells, self.reader_z.size, pn.shape[1]))
-            full[np.arange(self.n_cells), self.reader_bin] = pn
-            design = full.reshape(self.n_cells, -1)
-        object.__setattr__(self, "reader_design", design)
-
-    @property
-    def n_cells(self) -> int:
-        return int(self.bin.shape[0])
 
 
 @dataclass(frozen=True)
@@ -144,119 +84,6 @@ class EMState:
     group0: np.ndarray | None = None
 
 
-def make_cells(
-    labels: np.ndarray,
-    bins: np.ndarray,
-    anchor: np.ndarray,
-    n_bins: int,
-    bin_basis: np.ndarray | None = None,
-    groups: tuple[tuple[int, ...], ...] = (),
-    reader_bins: np.ndarray | None = None,
-    reader_z: np.ndarray | None = None,
-) -> Cells:
-    """Group studies by (score bin, reader labels, anchor), the cells in that order. ``labels`` (n, R) 1/0/NaN,
-    ``bins`` (n,) int, ``anchor`` (n,) 1/0/NaN; ``bin_basis`` (n_bins, d), the spline basis of each bin;
-    ``groups``: the column indices of each declared group of dependent readers (one joint pattern each);
-    ``reader_bins`` (n,) and ``reader_z``: the reader bins of score-dependent readers (constant within a bin)."""
-    code = np.where(np.isnan(labels), 0, np.where(labels > 0.5, 2, 1)).astype(np.int8)
-    acode = np.where(np.isnan(anchor), 0, np.where(anchor > 0.5, 2, 1)).astype(np.int64)
-    key = np.column_stack([bins.astype(np.int64), code.astype(np.int64), acode])
-    uniq, inverse = np.unique(key, axis=0, return_inverse=True)
-    r = labels.shape[1]
-    pos = (uniq[:, 1 : r + 1] == 2).astype(float)
-    neg = (uniq[:, 1 : r + 1] == 1).astype(float)
-    onehot = group_of = None
-    if groups:
-        blocks, owner = [], []
-        for g, members in enumerate(groups):
-            # the joint pattern in base 3 (0 no label, 1 negative, 2 positive); pattern 0 (no label) has no column
-            pattern = (uniq[:, [1 + j for j in members]] * 3 ** np.arange(len(members))).sum(axis=1)
-            n_cat = 3 ** len(members)
-            block = np.zeros((uniq.shape[0], n_cat - 1))
-            has = pattern > 0
-            block[np.flatnonzero(has), pattern[has] - 1] = 1.0
-            blocks.append(block)
-            owner.append(np.full(n_cat - 1, g))
-            pos[:, list(members)] = 0.0
-            neg[:, list(members)] = 0.0
-        onehot, group_of = np.concatenate(blocks, axis=1), np.concatenate(owner)
-    return Cells(
-        positive=pos,
-        negative=neg,
-        bin=uniq[:, 0].astype(np.intp),
-        anchor=uniq[:, r + 1].astype(np.intp) - 1,
-        inverse=inverse.reshape(-1).astype(np.intp),
-        n_bins=int(n_bins),
-        bin_basis=bin_basis,
-        group_onehot=onehot,
-        group_of=group_of,
-        reader_bin=None
-        if reader_bins is None
-        else reader_bins[_first_of(inverse.reshape(-1), uniq.shape[0])],
-        reader_z=reader_z,
-    )
-
-
-def _first_of(inverse: np.ndarray, n_cells: int) -> np.ndarray:
-    """The first study of each cell."""
-    first = np.full(n_cells, -1, dtype=np.intp)
-    first[inverse[::-1]] = np.arange(inverse.size)[::-1]
-    return first
-
-
-def cell_weights(cells: Cells, weights: np.ndarray) -> np.ndarray:
-    """Study weights (B, n) summed into cell weights (B, n_cells)."""
-    b = weights.shape[0]
-    c = cells.n_cells
-    idx = (cells.inverse[None, :] + c * np.arange(b)[:, None]).ravel()
-    return np.bincount(idx, weights=weights.ravel(), minlength=b * c).reshape(b, c)
-
-
-def _bin_sums(cells: Cells, x: np.ndarray) -> np.ndarray:
-    """``x`` (B, n_cells, ...) summed over the cells of each bin: (B, n_bins, ...)."""
-    counts = cells.per_bin
-    full = counts > 0
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[full]
-    sums = np.add.reduceat(x, starts, axis=1)
-    if full.all():
-        return sums
-    out = np.zeros((x.shape[0], cells.n_bins, *x.shape[2:]))
-    out[:, full] = sums
-    return out
-
-
-def _to_cells(cells: Cells, x: np.ndarray) -> np.ndarray:
-    """A value per bin (B, n_bins, ...) at each cell (B, n_cells, ...)."""
-    return np.repeat(x, cells.per_bin, axis=1)
-
-
-def bin_z(cells: Cells) -> np.ndarray:
-    """The standardised normal score of each bin of score-dependent readers (the spline basis' linear column,
-    or the reader bins' own)."""
-    if cells.reader_z is not None:
-        return cells.reader_z
-    assert cells.bin_basis is not None
-    return cells.bin_basis[:, 1]
-
-
-def _reader_sums(cells: Cells, x: np.ndarray) -> np.ndarray:
-    """``x`` (B, n_cells) times each cell's positive and negative indicators, summed per reader bin:
-    (B, n_reader_bins, 2 n_readers)."""
-    if cells.reader_design is not None:
-        return (x @ cells.reader_design).reshape(x.shape[0], -1, 2 * cells.positive.shape[1])
-    pn = np.concatenate([cells.positive, cells.negative], axis=1)
-    return _bin_sums(cells, np.einsum("bc,cj->bcj", x, pn))
-
-
-def _reader_at_cells(cells: Cells, terms: np.ndarray) -> np.ndarray:
-    """Per reader-bin terms (B, n_reader_bins, 2 n_readers) of the positive and negative labels, summed over
-    each cell's labels: (B, n_cells)."""
-    if cells.reader_design is not None:
-        return terms.reshape(terms.shape[0], -1) @ cells.reader_design.T
-    pn = np.concatenate([cells.positive, cells.negative], axis=1)
-    return np.einsum("bcj,cj->bc", _to_cells(cells, terms), pn)
-
-
 def accuracy_at(
     cells: Cells, se: np.ndarray, sp: np.ndarray, se_slope: np.ndarray, sp_slope: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -286,7 +113,7 @@ def reader_log_ratio(
     se_k, sp_k = accuracy_at(cells, se, sp, se_slope, sp_slope)
     l1 = np.concatenate([np.log(se_k), np.log1p(-se_k)], axis=2)
     l0 = np.concatenate([np.log1p(-sp_k), np.log(sp_k)], axis=2)
-    return _reader_at_cells(cells, l1), _reader_at_cells(cells, l0)
+    return reader_at_cells(cells, l1), reader_at_cells(cells, l0)
 
 
 def marginal_accuracy(cells: Cells, w: np.ndarray, state: EMState) -> tuple[np.ndarray, np.ndarray]:
@@ -296,8 +123,8 @@ def marginal_accuracy(cells: Cells, w: np.ndarray, state: EMState) -> tuple[np.n
         return state.sensitivity, state.specificity
     se_k, sp_k = accuracy_at(cells, state.sensitivity, state.specificity, state.se_slope, state.sp_slope)
     n_r = cells.positive.shape[1]
-    q = _reader_sums(cells, w * state.posterior)
-    r = _reader_sums(cells, w * (1 - state.posterior))
+    q = reader_sums(cells, w * state.posterior)
+    r = reader_sums(cells, w * (1 - state.posterior))
     q, r = q[:, :, :n_r] + q[:, :, n_r:], r[:, :, :n_r] + r[:, :, n_r:]
     with np.errstate(invalid="ignore", divide="ignore"):
         se = (q * se_k).sum(axis=1) / q.sum(axis=1)
@@ -389,7 +216,7 @@ def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
     if p.beta is not None:
         assert cells.bin_basis is not None
         eta = p.beta @ cells.bin_basis.T
-        return _to_cells(cells, log_expit(eta)), _to_cells(cells, log_expit(-eta))
+        return to_cells(cells, log_expit(eta)), to_cells(cells, log_expit(-eta))
     assert p.pi is not None and p.f1 is not None and p.f0 is not None
     return (
         np.log(p.pi)[:, None] + np.log(p.f1)[:, cells.bin],
@@ -416,7 +243,7 @@ def _shared_effect_log_lik(cells: Cells, p_pos: np.ndarray, rho: float) -> np.nd
         if eta.ndim == 2:
             lp = log_ndtr(eta) @ cells.positive.T + log_ndtr(-eta) @ cells.negative.T
         else:  # per bin (score-dependent readers), read at each cell
-            lp = _reader_at_cells(cells, np.concatenate([log_ndtr(eta), log_ndtr(-eta)], axis=2))
+            lp = reader_at_cells(cells, np.concatenate([log_ndtr(eta), log_ndtr(-eta)], axis=2))
         terms.append(lp + np.log(wk))
     return logsumexp(np.stack(terms), axis=0)
 
@@ -471,8 +298,8 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
     if previous.se_slope is not None and previous.sp_slope is not None:
         # the readers' logistic regressions on the score: their terms summed per bin (one z each)
         z, n_r = bin_z(cells), lab.shape[1]
-        q_k = _reader_sums(cells, q)
-        r_k = _reader_sums(cells, r)
+        q_k = reader_sums(cells, q)
+        r_k = reader_sums(cells, r)
         q_pos, r_neg = q_k[:, :, :n_r], r_k[:, :, n_r:]
         q_all, r_all = q_pos + q_k[:, :, n_r:], r_k[:, :, :n_r] + r_neg
         se, se_slope = _logistic_step(q_pos, q_all, z, previous.se, previous.se_slope, st.slope_ridge)
@@ -493,7 +320,7 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
 
         assert cells.bin_basis is not None
         h = cells.bin_basis  # the logistic regression of the posteriors on the score, summed per bin
-        q_bin, w_bin = _bin_sums(cells, q), _bin_sums(cells, w)
+        q_bin, w_bin = bin_sums(cells, q), bin_sums(cells, w)
         beta = previous.beta
         m = expit(beta @ h.T)
         grad = (q_bin - w_bin * m) @ h
@@ -508,8 +335,8 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
         return _Params(se, sp, beta=beta + step, se_slope=se_slope, sp_slope=sp_slope, group1=g1, group0=g0)
     tot = w.sum(axis=1)
     pi = np.clip(q.sum(axis=1) / np.where(tot > 0, tot, 1.0), EPS, 1 - EPS)
-    q_bin = _bin_sums(cells, q) + st.prior
-    r_bin = _bin_sums(cells, r) + st.prior
+    q_bin = bin_sums(cells, q) + st.prior
+    r_bin = bin_sums(cells, r) + st.prior
     f1 = np.clip(q_bin / np.maximum(q_bin.sum(axis=1, keepdims=True), 1e-300), 1e-300, None)
     f0 = np.clip(r_bin / np.maximum(r_bin.sum(axis=1, keepdims=True), 1e-300), 1e-300, None)
     return _Params(se, sp, pi, f1, f0, group1=g1, group0=g0)
@@ -622,8 +449,8 @@ def run_em(
             break
     q = w * post
     if spline:
-        f1 = _bin_sums(cells, q)
-        f0 = _bin_sums(cells, w - q)
+        f1 = bin_sums(cells, q)
+        f0 = bin_sums(cells, w - q)
         f1 = f1 / np.maximum(f1.sum(axis=1, keepdims=True), 1e-300)
         f0 = f0 / np.maximum(f0.sum(axis=1, keepdims=True), 1e-300)
         prev = q.sum(axis=1) / tot

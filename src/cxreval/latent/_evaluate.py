@@ -40,7 +40,7 @@ from ._fitting import NOT_IDENTIFIED, NotIdentifiedError, independent_readers
 from ._joint import JOINT_SCORE_MODELS
 from ._resampling import bootstrap_latent_class
 from ._result import LatentAUCResult
-from ._tables import assemble
+from ._tables import compute_latent_result
 
 __all__ = [
     "evaluate_latent_auc",
@@ -209,7 +209,7 @@ def evaluate_latent_auc_prepared(
     confidence_level: float = 0.95,
     rng: RNGLike = None,
     score_model: str = "auto",
-    sensitivity: bool = True,
+    sensitivity_analyses: bool = True,
     progress: Progress | None = None,
     executor: ExecutorLike = None,
 ) -> LatentAUCResult:
@@ -263,7 +263,7 @@ def evaluate_latent_auc_prepared(
         readers=tuple(rs),
         groups=groups,
         score_model=score_model,
-        sensitivity=sensitivity,
+        sensitivity_analyses=sensitivity_analyses,
     )
 
     def on_item(i: int) -> None:
@@ -274,7 +274,7 @@ def evaluate_latent_auc_prepared(
     progress.done(task)
     if reps is not None:
         progress.done(reps)
-    return assemble(
+    return compute_latent_result(
         inputs,
         jobs,
         outcomes,
@@ -305,7 +305,7 @@ def evaluate_latent_auc(
     confidence_level: float = 0.95,
     rng: RNGLike = None,
     score_model: str = "auto",
-    sensitivity: bool = True,
+    sensitivity_analyses: bool = True,
     progress: Progress | None = None,
     executor: ExecutorLike = None,
 ) -> LatentAUCResult:
@@ -347,7 +347,7 @@ def evaluate_latent_auc(
         each reader's sensitivity and specificity a logistic function of the models' mean normal score within
         the class (the readers miss what the models find hard); ``'auto'``, the two averaged by their
         Bayesian-information-criterion weights (refitted and reweighted in every replicate), not picked.
-    sensitivity : bool, default=True
+    sensitivity_analyses : bool, default=True
         Also the point estimates of ``latent_sensitivity.csv`` (leave one reader out, each score model, an
         assumed within-class correlation of the readers' labels from 0 to 0.5).
     progress : Progress, optional
@@ -372,7 +372,7 @@ def evaluate_latent_auc(
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
     options = _prepare_options(rs, anchor, findings, policy, not_mentioned, model_groups, unlabeled)
     prep = prepare_inputs(predictions, labels, **options)
-    model = (reader_accuracy, dependent, score_model, sensitivity)
+    model = (reader_accuracy, dependent, score_model, sensitivity_analyses)
     return _evaluate(prep, rs, anchor, *model, n_resamples, confidence_level, rng, progress, executor)
 
 
@@ -395,7 +395,7 @@ def evaluate_latent_auc_files(
     confidence_level: float = 0.95,
     rng: RNGLike = None,
     score_model: str = "auto",
-    sensitivity: bool = True,
+    sensitivity_analyses: bool = True,
     progress: Progress | None = None,
     executor: ExecutorLike = None,
 ) -> LatentAUCResult:
@@ -411,7 +411,7 @@ def evaluate_latent_auc_files(
         predictions, labels, state_encoding=state_encoding, blank_state=blank_state, **options
     )
     progress.done(reading)
-    model = (reader_accuracy, dependent, score_model, sensitivity)
+    model = (reader_accuracy, dependent, score_model, sensitivity_analyses)
     return _evaluate(prep, rs, anchor, *model, n_resamples, confidence_level, rng, progress, executor)
 
 
@@ -444,7 +444,7 @@ def _evaluate(
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None,
     dependent: Sequence[Sequence[str]] | None,
     score_model: str,
-    sensitivity: bool,
+    sensitivity_analyses: bool,
     n_resamples: int,
     confidence_level: float,
     rng: RNGLike,
@@ -461,7 +461,7 @@ def _evaluate(
         confidence_level=confidence_level,
         rng=rng,
         score_model=score_model,
-        sensitivity=sensitivity,
+        sensitivity_analyses=sensitivity_analyses,
         progress=progress,
         executor=executor,
     )

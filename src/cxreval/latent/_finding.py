@@ -158,7 +158,7 @@ def run_finding(
     readers: tuple[str, ...],
     groups: tuple[tuple[int, ...], ...],
     score_model: str,
-    sensitivity: bool,
+    sensitivity_analyses: bool,
 ) -> FindingOutcome:
     """Finding ``i``'s fits (module level: pickled to the workers of an off-process executor)."""
     job = jobs[i]
@@ -184,7 +184,7 @@ def run_finding(
         score_model=score_model,
     )
     comp, best = _comparators(job, ro)
-    sens = _sensitivity(job, readers, groups, score_model, joint, x, scored) if sensitivity else []
+    sens = _sensitivity(job, readers, groups, score_model, joint, x, scored) if sensitivity_analyses else []
     c = job.column_of
     return FindingOutcome(
         ro,

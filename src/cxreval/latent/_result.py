@@ -85,7 +85,7 @@ class LatentAUCResult(TableResult):
         :data:`~cxreval.latent.SCORE_ASSOCIATION_COLUMNS`.
     sensitivity : pandas.DataFrame
         :data:`SENSITIVITY_COLUMNS`: leave one reader out, each score model, an assumed within-class
-        correlation of the readers from 0 to 0.5 (point estimates; empty with ``sensitivity=False``).
+        correlation of the readers from 0 to 0.5 (point estimates; empty with ``sensitivity_analyses=False``).
     comparators : pandas.DataFrame
         :data:`COMPARATOR_COLUMNS`: the AUCs against hard and soft Dawid–Skene, majority vote and the best
         single reader beside the latent one.

@@ -37,7 +37,7 @@ __all__ = [
     "sensitivity_rows",
     "comparator_rows",
     "group_names",
-    "assemble",
+    "compute_latent_result",
 ]
 
 SATURATED = "saturated"
@@ -177,7 +177,7 @@ def _score_model_label(out: FindingOutcome) -> tuple[str, float]:
     return "average", float(out.joint.weights[names.index("dependent")])
 
 
-def assemble(
+def compute_latent_result(
     inputs: PreparedInputs,
     jobs: list[FindingJob],
     outcomes: list[FindingOutcome],
