@@ -3,6 +3,8 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= demo-out
+# More options of `cxreval demo`, e.g. DEMO_ARGS="--n-resamples 100" for a quicker bootstrap.
+DEMO_ARGS ?=
 
 .PHONY: demo test install lint typecheck
 
@@ -20,7 +22,7 @@ $(VENV)/.test-extra: $(BIN)/cxreval
 install: $(VENV)/.test-extra
 
 demo: $(BIN)/cxreval
-	$(BIN)/cxreval demo --out $(OUT) --overwrite
+	$(BIN)/cxreval demo --out $(OUT) --overwrite $(DEMO_ARGS)
 
 test: install
 	$(BIN)/cxreval data fetch

@@ -5,7 +5,7 @@ readers at once on realistic radiographs, and the organiser's status over a long
 ribs, noise; four distinct images, each copied to every file, so every file is decoded on its own) and a
 study assigning each image to one reader (no reader finds another's image in the server's cache). One
 ``create_app`` server (uvicorn, 127.0.0.1) and 8 reader processes; each reader, for each of its studies:
-asks for the item and the display rendition (``level=display&fit=1280``: 1024 x 1250), inflates it and maps
+asks for the item and the display rendition (``level=display&fit=1024``: 1024 x 1250), inflates it and maps
 it through a window (what the page does before drawing), then reads for ``read_s`` seconds and submits
 its labels. Time to visible = from the move to the next study until its rendition is decoded and windowed
 (the first study of each reader is not a *next* study and is left out). The study is made as ``cxreval
@@ -161,7 +161,7 @@ def _read(args: tuple[str, str, float, bool, float, mp.Queue]) -> None:
         assert r.status == 200, data[:200]
         r, body = conn.call(
             "GET",
-            f"/api/pixels?task=image&key={key}&level=display&fit=1280",
+            f"/api/pixels?task=image&key={key}&level=display&fit=1024",
             headers=h | {"Accept-Encoding": "gzip"},
         )
         assert r.status == 200, body[:200]
@@ -267,27 +267,13 @@ def status(
     """p50 / p95 (ms) of the organiser's status with ``n_readers x n_subs`` submissions in the log, and the
     seconds the history and the rebuild of the derived tables took."""
     import httpx
-    import sqlalchemy as sa
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from reader_history import _history, _study
-
-    from cxreval.reader.store import ReaderStore
-    from cxreval.reader.study import load_study
+    from reader_export import study_with_history
 
     with tempfile.TemporaryDirectory(prefix="cxreval-bench-status-") as tmp:
-        store, _tokens = ReaderStore.create(url, load_study(_study(Path(tmp) / "s", n_images, n_readers)))
-        org = store.add_reader("organiser", role="organiser")
-        store.close()
-        t_hist = _history(url, n_images, n_subs, n_readers)
-        eng = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
-        with eng.begin() as conn:  # rebuilt from the log on open
-            for t in ("latest", "progress", "conflicts"):
-                conn.exec_driver_sql(f"DROP TABLE IF EXISTS {t}")
-        eng.dispose()
-        t0 = time.perf_counter()
-        ReaderStore.open(url).close()
-        t_derived = time.perf_counter() - t0
+        made = study_with_history(url, Path(tmp) / "s", n_images, n_subs, n_readers)
+        org, t_hist, t_derived = made["organiser"], made["history_s"], made["derived_s"]
         port = _free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
         proc = subprocess.Popen(

@@ -325,3 +325,30 @@ def vandyke_pilot(
         }
     )
     return ratings, validate_label_table(labels)
+
+
+def subgroup_folder(folder: Path, *, n_models: int = 3, n_studies: int = 1000, n_resamples: int = 40) -> Path:
+    """What ``cxreval subgroups`` writes for ``n_models`` models of one simulated set (a model without a gap; a
+    labeller that misses more findings in group B) under ``truth`` and ``labeller``, by ``group`` and a second
+    attribute ``site``, with calibration: two references, so the verdicts compare them."""
+    from cxreval.options import Resampling
+    from cxreval.subgroups import evaluate_subgroups, simulate_subgroup_set
+
+    sim = simulate_subgroup_set(n_studies, sensitivity=(0.95, 0.5), prevalence=0.4, rng=0)
+    rng = np.random.default_rng(1)
+    preds = pd.concat(
+        [
+            sim.predictions.assign(
+                model=f"model_{k}",
+                score=np.clip(sim.predictions["score"] + rng.normal(0, 0.05 * k, n_studies), 0, 1),
+            )
+            for k in range(n_models)
+        ],
+        ignore_index=True,
+    )
+    meta = sim.metadata.assign(site=np.where(np.arange(n_studies) % 3 == 0, "X", "Y"))
+    folder.mkdir(parents=True, exist_ok=True)
+    evaluate_subgroups(
+        preds, sim.labels, meta, by=["group", "site"], resampling=Resampling(n_resamples=n_resamples, rng=0)
+    ).save(folder)
+    return folder

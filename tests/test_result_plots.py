@@ -371,6 +371,22 @@ def _build(name: str, tmp: Path):
             rng=0,
         )
         return plan if name == "RelabelPlanResult" else plan.estimate
+    if name == "DesignAUCResult":
+        from cxreval.planning import evaluate_design_auc, simulate_study_set
+
+        ss = simulate_study_set(
+            60, auc=[0.85, 0.75], sensitivity=[0.8], specificity=[0.85], prevalence=0.3, rng=0
+        )
+        cheap = ss.labels[ss.labels.source != "truth"]
+        expert = ss.labels[ss.labels.source == "truth"].assign(source="expert")
+        design = pd.DataFrame({"study_id": ss.truth.index, "inclusion_probability": 1.0, "random_part": True})
+        return evaluate_design_auc(
+            ss.predictions,
+            pd.concat([cheap, expert]),
+            reference="ref0",
+            expert="expert",
+            design=design,
+        )
     if name == "LatentAUCResult":
         from cxreval.latent import evaluate_latent_auc
 

@@ -11,7 +11,15 @@ The ``images`` part wraps ``bench/reader_images.py`` (its ``images``): 8 readers
 radiographs built by the bench, time from moving to the next study to its display rendition decoded and
 windowed, with the page's prefetch and the server's read-ahead and without either (the display renditions
 made ahead at init, as ``cxreval reader init`` does, in both); targets p95 < 150 ms and < 400 ms. The ``status`` part (its ``status``): ``GET /api/organiser/status`` with 8 readers x 20,000
-submissions in the log (2,000 quick); target p95 < 300 ms.
+submissions in the log (2,000 quick); target p95 < 300 ms. The ``render`` part wraps ``bench/reader_render.py``
+(its ``measure``): one reader's page in headless Chromium at 1920 x 1080, 3840 x 2160 and 1920 x 1080 at
+device pixel ratio 2, the time from moving to a prefetched next study until it is drawn and rasterised,
+measured in the page with ``performance.now``; target p95 <= 50 ms. The ``export_under_load`` part wraps
+``bench/reader_export.py`` (its ``measure``): 8 readers at one round a second (``me, queue, item,
+submission``) while the organiser runs an export and an integrity check as background jobs, on a study whose
+log holds 8 x 2,500 submissions (quick) or 8 x 18,000 (full); readers' p50 / p95 / p99 alone and while the
+jobs run (target p95 <= 50 ms), the jobs' time, and each export's label rows that disagree with its own
+audit log (target 0).
 """
 
 from __future__ import annotations
@@ -188,6 +196,56 @@ def images(ctx: Context) -> Figures:
     return fig
 
 
+def render(ctx: Context) -> Figures:
+    rr = bench_module("reader_render")
+    n = ctx.size(8, 21)
+    fig = Figures()
+    t = fig.table(
+        f"one reader's page in headless Chromium (software canvas), {n - 1} moves to a prefetched next study, "
+        "2048 x 2500 16-bit PNGs (12-bit data); ms measured in the page",
+        [
+            "display",
+            "DPR",
+            "canvas px",
+            "rendition",
+            "moves",
+            "fitted bitmap drawn 1:1",
+            "open p50",
+            "open p95",
+            "to pixels p50",
+            "to pixels p95",
+            "to pixels max",
+            "next frame p95",
+            "target p95",
+        ],
+    )
+    for r in rr.measure(n):
+        t.add(
+            r["display"],
+            r["dpr"],
+            r["canvas"],
+            r["rendition"],
+            r["n"],
+            r["drawn 1:1 from the fitted bitmap"],
+            round(r["open_p50"], 1),
+            round(r["open_p95"], 1),
+            round(r["pixels_p50"], 1),
+            round(r["pixels_p95"], 1),
+            round(r["pixels_max"], 1),
+            round(r["frame_p95"], 1),
+            50,
+        )
+        fig.checked[f"{r['display']} DPR {r['dpr']} | rendition"] = str(r["rendition"])
+    t.notes.append(
+        "open: from the move (what Enter does after saving) until the study is drawn; to pixels: the same "
+        "plus reading one canvas pixel back, which makes Chromium rasterise the draw; next frame: until the "
+        "next animation frame after it. Before each move the prefetch had finished (the rendition fetched, "
+        "windowed in the worker into a bitmap and one resized to the pane), as it does while a reader reads"
+    )
+    t.notes.append(f"measured at {_load()} (a machine shared with other work)")
+    return fig
+
+
 def status(ctx: Context) -> Figures:
     ri = bench_module("reader_images")
     size = ctx.size(2000, 20000)
@@ -227,6 +285,63 @@ def status(ctx: Context) -> Figures:
     return fig
 
 
+def export_under_load(ctx: Context) -> Figures:
+    re_ = bench_module("reader_export")
+    n_subs, rounds = ctx.size(2500, 18000), ctx.size(2, 3)
+    fig = Figures()
+    t = fig.table(
+        f"8 readers, one round (me, queue, item, submission) a second each, 8 x {n_subs} submissions in the "
+        f"log; {rounds} rounds of 8 s readers alone, then an export and an integrity check (background jobs)",
+        [
+            "backend",
+            "window",
+            "requests",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "submission p95 ms",
+            "target p95 ms",
+            "export s",
+            "integrity check s",
+            "disagreeing rows",
+        ],
+    )
+    for backend in _backends():
+        url, drop = bench_module("reader_images").fresh_db(backend, ctx.tmp)
+        try:
+            r = re_.measure(url, n_images=2000, n_subs=n_subs, rounds=rounds, baseline_s=8.0)
+        finally:
+            drop()
+        for window, key in (("readers alone", "baseline"), ("export + check running", "during")):
+            a, sub = r[key], r[f"{key}_submission"]
+            busy = key == "during"
+            t.add(
+                backend,
+                window,
+                a["n"],
+                round(a["p50"], 1),
+                round(a["p95"], 1),
+                round(a["p99"], 1),
+                round(sub["p95"], 1),
+                50,
+                round(r["export_s"], 1) if busy else "",
+                round(r["integrity_s"], 1) if busy else "",
+                r["disagreeing_rows"] if busy else "",
+            )
+        fig.checked[f"{backend} | disagreeing rows"] = str(r["disagreeing_rows"])
+        fig.checked[f"{backend} | request errors"] = str(r["n_errors"])
+    t.notes.append(
+        "export s / integrity check s: median over the rounds, from the organiser's POST to the poll (every second) that saw "
+        "it done (the check is queued behind the export: its time includes the export's)"
+    )
+    t.notes.append(f"measured at {_load()}")
+    if len(_backends()) == 1:
+        t.notes.append(
+            "PostgreSQL not measured: CXREVAL_TEST_POSTGRES_URL unset (tests/reader/start_postgres.sh)"
+        )
+    return fig
+
+
 PARTS = (
     Part(
         "submission_latency",
@@ -248,9 +363,22 @@ PARTS = (
         images,
     ),
     Part(
+        "render",
+        "Per-study render time measured in the page (headless Chromium) after prefetch, at 1920 x 1080, "
+        "3840 x 2160 and 1920 x 1080 at DPR 2, on 2048 x 2500 16-bit radiographs (7 moves quick, 20 full).",
+        render,
+    ),
+    Part(
         "status",
         "p50 / p95 of the organiser's status with 8 readers x 20,000 submissions in the log (2,000 quick), "
         "both backends.",
         status,
+    ),
+    Part(
+        "export_under_load",
+        "Readers' p50 / p95 / p99 while the organiser's export and integrity check run in the background "
+        "(8 readers, 8 x 2,500 submissions quick, 8 x 18,000 full), and each export checked against its "
+        "own audit log, both backends.",
+        export_under_load,
     ),
 )

@@ -78,6 +78,7 @@ def test_cli_folder_equals_the_jobs_save(tmp_path):
         (["--reference", "ref0", "--readers", "nobody"], "--readers"),
         (["--reference", "ref0", "--budgets", "a,b"], "--budgets"),
         (["--reference", "ref0", "--images", "{d}/none"], "--images"),
+        (["--reference", "ref0", "--uniform-floor", "0"], "--uniform-floor"),
     ],
 )
 def test_bad_inputs_exit_2_naming_the_option(tmp_path, capsys, extra, option):
@@ -89,6 +90,25 @@ def test_bad_inputs_exit_2_naming_the_option(tmp_path, capsys, extra, option):
     err = capsys.readouterr().err.strip()
     assert option in err and len(err.splitlines()) == 1, err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_experts_labels_of_the_sample_give_the_design_based_estimate(tmp_path):
+    """plan → the expert labels relabel.csv's studies → plan --anchor expert --anchor-studies relabel.csv: the
+    second folder's design_auc.csv holds every model's design-based AUC from those labels."""
+    preds, labels, ss = _inputs(tmp_path)
+    common = ["plan", "-p", str(preds), "--reference", "ref0", "--n-draws", "10", "--seed", "1"]
+    assert main([*common, "-l", str(labels), "--budget", "12", "-o", str(tmp_path / "one")]) == 0
+    relabel = pd.read_csv(tmp_path / "one" / "relabel.csv")
+    assert relabel["inclusion_probability"].between(0, 1, inclusive="right").all() and len(relabel) == 12
+    assert pd.read_csv(tmp_path / "one" / "design_auc.csv").empty
+    truth = ss.labels[(ss.labels["source"] == "truth") & ss.labels["study_id"].isin(relabel["study_id"])]
+    truth.assign(source="expert").to_csv(tmp_path / "expert.csv", index=False)
+    anchor = ["--anchor", "expert", "--anchor-studies", str(tmp_path / "one" / "relabel.csv")]
+    args = [*common, "-l", str(labels), "-l", str(tmp_path / "expert.csv"), *anchor, "--budget", "5"]
+    assert main([*args, "-o", str(tmp_path / "two")]) == 0
+    design = pd.read_csv(tmp_path / "two" / "design_auc.csv")
+    assert set(design["model"]) == {"m0", "m1", "m2"} and (design["n_sampled"] == 12).all()
+    assert "## AUC, design-based estimate" in (tmp_path / "two" / "summary.md").read_text()
 
 
 def test_predictions_of_one_model_exit_2_naming_predictions(tmp_path, capsys):

@@ -153,7 +153,9 @@ def run_data_fetch_all(
     mp.setenv("CXREVAL_CACHE", str(tmp / "cache"))
     mp.setenv("CXREVAL_DATA_MIRROR", str(request.getfixturevalue("shared_data")))
     assert main(["data", "fetch", "--all"]) == 0
-    assert capsys.readouterr().out.startswith("cached: 7 metadata files in ")
+    out = capsys.readouterr().out
+    assert out.startswith("cached: 7 metadata files in ")
+    assert f"cached: {len(PINNED)} pinned reference files (" in out and str(tmp / "cache" / "mirror") in out
     assert all((tmp / "cache" / "mirror" / e.local_path).is_file() for e in PINNED)
 
 
@@ -543,6 +545,7 @@ RUNS: dict[str, Callable[..., None]] = {
             "cxreval mrmc",
             "cxreval reader export",
             "cxreval mrmc --ratings",
+            "cxreval subgroups",
         )
     },
     # a demo section's run.json `commands`: run as written, in an empty folder, by
@@ -571,6 +574,7 @@ RUNS: dict[str, Callable[..., None]] = {
             "cxreval iqa compare --scores iqa",
             "cxreval plan -p chexpert_predictions",
             "cxreval mrmc -l chexpert",
+            "cxreval data export chestxray14_metadata",
         )
     },
 }

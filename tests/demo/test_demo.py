@@ -67,6 +67,14 @@ def test_demo_without_any_data_lists_every_section(
         if status[key] == "not built":
             assert html.escape(title) in page
     assert "cxreval data fetch" in page and "--data-mirror" in page
+    # the first screen (the key-findings panel) names each missing section and the command that brings it
+    first = page.split('id="key-findings"', 1)[1].split("</section>", 1)[0]
+    for s in res["sections"]:
+        if s["status"] == "not built":
+            assert (
+                html.escape(s["title"]) in first and f'<code class="command">{s["command"]}</code>' in first
+            )
+    assert status["iqa"] == "not built" and "cxreval data fetch --all" in first
 
 
 def test_bad_parameters(tmp_path: Path) -> None:
@@ -473,7 +481,12 @@ def test_demo_without_split_lists_says_so(
     audit = json.loads((tmp_path / "out" / "chestxray14_audit" / "audit.json").read_text())
     assert audit["split"] is None
     page = (tmp_path / "out" / "report.html").read_text()
-    panel = page.split('id="key-findings"')[1].split("</section>")[0]
+    whole = page.split('id="key-findings"')[1].split("</section>")[0]
+    missing = re.search(r'<div class="note missing">.*?</div>', whole, re.S)
+    assert (
+        missing and "ChestX-ray14 audit: official split and patient leakage" in missing[0]
+    )  # on the first screen
+    panel = whole.replace(missing[0], "")
     assert (
         "split and leakage not checked" in panel
         and "no patient" not in panel
@@ -502,7 +515,7 @@ def test_suggested_commands_run_as_written(
     page, _, _ = render_report([empty], allow_empty=True, list_missing_kinds=True)
     cmds = [
         html.unescape(c)
-        for c in re.findall(r'<code class="command">([^<]+)</code>', page)
+        for c in re.findall(r'<code class="command">([^<]+)</code>', page.split('id="not-available"')[1])
         if "cxreval demo" in c
     ]
     assert len(cmds) == len(KINDS)

@@ -1,23 +1,27 @@
-"""``cxreval data fetch --all`` then ``cxreval demo --offline`` with no data mirror: the pinned files come from
-a local index (``$CXREVAL_PINNED_BASE_URL``, laid out as ``<base>/<repo>/<commit>/<path>``), which is then
-deleted, so the demo cannot reach any source but the cache."""
+"""``cxreval data fetch --all`` then ``make demo`` with the network cut and no data mirror: the pinned files
+(prediction and label tables, split lists, the 39 radiographs of the image sections) come from a local index
+(``$CXREVAL_PINNED_BASE_URL``, laid out as ``<base>/<repo>/<commit>/<path>``), which is then deleted, so the demo
+cannot reach any source but the cache."""
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
+import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from cxreval.datasets._pinned import MirrorFile
 from cxreval.datasets.mirror import PINNED, fetch_all_pinned
-from cxreval.demo import run_demo
 from cxreval.demo.sections import SECTIONS
 from cxreval.exceptions import DataUnavailableError
 
-ALL_BUT_IQA = [s.key for s in SECTIONS if s.key != "iqa"]
-"""Every demo section but image quality, whose fixture only the data mirror holds."""
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _index(root: Path, files: list[tuple[MirrorFile, bytes]]) -> str:
@@ -78,27 +82,79 @@ def test_fetch_all_refuses_a_file_that_is_not_the_pinned_one(
     assert not (tmp_path / "cache" / "mirror" / "toy" / "a.csv").exists()
 
 
+def _venv_running_this_cxreval(venv: Path) -> None:
+    """``venv/bin/cxreval``: this interpreter's cxreval (the package under test), so that ``make demo VENV=venv``
+    runs the Makefile's demo recipe without installing anything."""
+    import cxreval
+
+    src = Path(cxreval.__file__).resolve().parents[1]
+    exe = venv / "bin" / "cxreval"
+    exe.parent.mkdir(parents=True)
+    exe.write_text(
+        f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(src))}${{PYTHONPATH:+:$PYTHONPATH}} "
+        f'exec {shlex.quote(sys.executable)} -m cxreval "$@"\n'
+    )
+    exe.chmod(0o755)
+
+
 @pytest.mark.slow
-def test_demo_offline_after_fetch_all_builds_every_section_but_iqa(
-    shared_data: Path, metadata_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_make_demo_offline_after_fetch_all_builds_every_section(
+    shared_data: Path, metadata_dir: Path, tmp_path: Path
 ) -> None:
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed: `make demo` cannot run")
     missing = [e.local_path for e in PINNED if not (shared_data / e.local_path).is_file()]
     if missing:
         pytest.skip(f"the data mirror lacks pinned files {missing[:3]}")
-    base = _index(tmp_path / "idx", [(e, (shared_data / e.local_path).read_bytes()) for e in PINNED])
+    index = tmp_path / "idx"
+    base = _index(index, [(e, (shared_data / e.local_path).read_bytes()) for e in PINNED])
     cache = tmp_path / "cache"
     shutil.copytree(metadata_dir, cache / metadata_dir.name)  # what `cxreval data fetch` puts there
-    work = tmp_path / "clone"  # no ../shared beside it
-    work.mkdir()
-    monkeypatch.chdir(work)
-    monkeypatch.delenv("CXREVAL_DATA_MIRROR", raising=False)
-    monkeypatch.setenv("CXREVAL_PINNED_BASE_URL", base)
-    fetch_all_pinned(cache_dir=cache)
-    shutil.rmtree(tmp_path / "idx")  # the network is cut
-    monkeypatch.delenv("CXREVAL_PINNED_BASE_URL")
-    res = run_demo(
-        tmp_path / "out", cache_dir=cache, n_resamples=20, rng=0, download=False, sections=ALL_BUT_IQA
+    clone = tmp_path / "clone"  # a fresh clone: what `make demo` reads, and no ../shared beside it
+    clone.mkdir()
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(ROOT / name, clone / name)
+    _venv_running_this_cxreval(clone / "venv")
+    env = {k: v for k, v in os.environ.items() if k != "CXREVAL_DATA_MIRROR"}
+    env.update(CXREVAL_CACHE=str(cache), CXREVAL_PINNED_BASE_URL=base, COLUMNS="200")
+    cli = [str(clone / "venv" / "bin" / "cxreval")]
+    fetched = subprocess.run(
+        [*cli, "-v", "data", "fetch", "--all"], cwd=clone, env=env, capture_output=True, text=True
     )
-    assert res.data_mirror is None
-    status = {s.key: (s.status, s.reason) for s in res.sections}
-    assert all(v[0] == "built" for v in status.values()), status
+    assert fetched.returncode == 0, fetched.stderr
+    n_mb = sum(e.n_bytes for e in PINNED) / 1e6
+    assert f"cached: {len(PINNED)} pinned reference files ({n_mb:.1f} MB, SHA-256 checked)" in fetched.stdout
+    assert re.search(rf"pinned reference files.*{len(PINNED)}/{len(PINNED)}", fetched.stderr), fetched.stderr
+    assert all((cache / "mirror" / e.local_path).is_file() for e in PINNED)
+
+    shutil.rmtree(index)  # the network is cut: the index is gone, and any other host is unreachable
+    env.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY="")
+    # the README's `make demo`: the Makefile's recipe (`cxreval demo --out demo-out --overwrite`), with a short
+    # bootstrap (which sections are built does not depend on it)
+    run = subprocess.run(
+        [make, "-o", "venv/bin/cxreval", "demo", "VENV=venv", "DEMO_ARGS=--n-resamples 20"],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "data mirror: none" in run.stdout
+    lines = {s.title: line for s in SECTIONS for line in run.stdout.splitlines() if f" {s.title} (" in line}
+    assert set(lines) == {s.title for s in SECTIONS}, run.stdout
+    not_built = [line for line in lines.values() if not line.lstrip().startswith("built ")]
+    assert not not_built, run.stdout
+    out = clone / "demo-out"
+    assert (out / "report.html").is_file() and (out / "iqa" / "scores" / "scores.csv").is_file()
+    page = (out / "report.html").read_text()
+    assert "Box overlays: " in page and "cxreval data fetch --all" not in page
+
+
+def test_readme_states_what_fetch_all_brings() -> None:
+    """The README's count and size of the pinned files are those of PINNED."""
+    n, mb = len(PINNED), sum(e.n_bytes for e in PINNED) / 1e6
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert f"every pinned file ({n} files, {mb:.0f} MB:" in text
+    assert "but image quality" not in text

@@ -20,6 +20,7 @@ RECORDED: tuple[str, ...] = (
     "nih_vs_google_agreement",
     "nih_models",
     "nih_decision",
+    "nih_subgroups",
     "xqa_published",
     "localization",
     "chexpert_models",

@@ -223,3 +223,59 @@ def test_the_file_jobs_refuse_with_the_command_messages(files, tmp_path):
         export_dataset_files("chestxray14", path=entry, half="all")
     with pytest.raises(SchemaError, match=r"path= .*nope.csv' does not exist\."):
         export_dataset_files("chestxray14", path=tmp_path / "nope.csv")
+
+
+def test_export_maps_logit_models_through_the_sigmoid_and_says_so(tmp_path, capsys):
+    """``data export nih_predictions --logits sigmoid`` equals the job; only the logit model's scores change, to
+    1/(1 + exp(-x)); summary.md names it and how, run.json records the option; other datasets and values are
+    refused before reading."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    folder = tmp_path / "preds"
+    folder.mkdir()
+    cols = ["Image Index", "prob_Mass", "prob_Nodule"]
+    pd.DataFrame([["x1.png", 0.1, 0.2], ["x2.png", 0.4, 0.5]], columns=cols).to_csv(
+        folder / "a.csv", index=False
+    )
+    pd.DataFrame([["x1.png", -1.0, 2.0], ["x2.png", 3.0, 0.0]], columns=cols).to_csv(
+        folder / "b_logits.csv", index=False
+    )
+    out = tmp_path / "cli"
+    assert (
+        main(
+            [
+                "data",
+                "export",
+                "nih_predictions",
+                "--path",
+                str(folder),
+                "--logits",
+                "sigmoid",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    job = export_dataset_files("nih_predictions", path=folder, logits="sigmoid")
+    assert dict(job.options) == {"logits": "sigmoid"}
+    assert_same_files(out, _saved(job, tmp_path / "job"))
+    got = pd.read_csv(out / "predictions.csv")
+    kept = export_dataset_files("nih_predictions", path=folder).table
+    assert got[got.model == "a"]["score"].tolist() == kept[kept.model == "a"]["score"].tolist()
+    logit = kept[kept.model == "b_logits"]["score"].to_numpy()
+    assert np.allclose(got[got.model == "b_logits"]["score"], 1 / (1 + np.exp(-logit)), rtol=0, atol=1e-15)
+    summary = (out / "summary.md").read_text()
+    assert (
+        "b_logits: logits mapped through the sigmoid 1/(1 + exp(-x))" in summary
+        and "a: logits" not in summary
+    )
+    assert json.loads((out / "run.json").read_text())["logits"] == "sigmoid"
+    with pytest.raises(InvalidParameterError, match="--logits applies to nih_predictions only"):
+        export_dataset_files("chestxray14", logits="sigmoid")
+    with pytest.raises(InvalidParameterError, match="Did you mean 'sigmoid'"):
+        export_dataset_files("nih_predictions", path=folder, logits="sigmod")
+    capsys.readouterr()

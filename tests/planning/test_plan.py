@@ -10,7 +10,7 @@ import pytest
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError, UnknownNameError
 from cxreval.planning import RelabelPlanResult, plan_relabelling, simulate_study_set
 from cxreval.planning._inputs import prepare_inputs
-from cxreval.planning._plan import POWER_COLUMNS, RELABEL_COLUMNS
+from cxreval.planning._plan_result import POWER_COLUMNS, RELABEL_COLUMNS
 from cxreval.planning._planner import fit_finding
 
 
@@ -56,13 +56,16 @@ def test_priorities_equal_a_brute_force_reveal_of_every_study():
             out.append(_brute_auc(wv, sa) - _brute_auc(wv, sb))
         expected.append(w[i] * abs(out[0] - delta) + (1 - w[i]) * abs(out[1] - delta))
     np.testing.assert_allclose(ff.change, expected, rtol=1e-9, atol=1e-14)
-    res = plan_relabelling(preds, _cheap(ss), reference="ref0", budget=30, n_draws=20, rng=0)
-    order = np.lexsort((inputs.study_ids[ff.data.index].astype(str), -np.asarray(expected)))
-    assert list(res.table["study_id"]) == list(inputs.study_ids[ff.data.index][order])
-    np.testing.assert_allclose(
-        res.table["expected_change"], np.asarray(expected)[order], rtol=1e-9, atol=1e-14
-    )
-    assert list(res.table["priority"]) == list(range(1, 31))
+    # the sample's inclusion probabilities follow the priority score (with the uniform floor); budget 12 of 30
+    res = plan_relabelling(preds, _cheap(ss), reference="ref0", budget=12, n_draws=20, rng=0)
+    pos = {s: i for i, s in enumerate(inputs.study_ids[ff.data.index])}
+    got = np.array([expected[pos[s]] for s in res.table["study_id"]])
+    np.testing.assert_allclose(res.table["expected_change"], got, rtol=1e-9, atol=1e-14)
+    share = 0.8 * got / np.sum(expected) + 0.2 / 30
+    pi = res.table["inclusion_probability"].to_numpy()
+    uncapped = pi < 1
+    np.testing.assert_allclose(pi[uncapped] / share[uncapped], (pi[uncapped] / share[uncapped])[0], rtol=1e-9)
+    assert list(res.table["priority"]) == list(range(1, 13)) and res.table["study_id"].is_unique
 
 
 def test_plan_tables_columns_and_reasons():
@@ -72,23 +75,28 @@ def test_plan_tables_columns_and_reasons():
     assert tuple(res.table.columns) == RELABEL_COLUMNS and len(res.table) == 20
     assert tuple(res.power.columns) == POWER_COLUMNS
     assert list(res.power["budget"]) == [0, 5, 10, 15, 20]
-    assert res.power["p_separable"].between(0, 1).all()
+    assert res.power["p_right"].between(0, 1).all() and res.power["p_separable"].between(0, 1).all()
+    assert res.table["inclusion_probability"].between(0, 1, inclusive="right").all()
     assert all(r.startswith("Effusion: ref0 ") and "posterior" in r for r in res.table["reason"])
     assert set(res.estimate.table["model"]) == {"m0", "m1", "m2"}
     text = res.summary()
-    assert "missing at random" in text
+    assert "inclusion_probability" in text and "whatever the latent model" in text
     # no image folder: the init line names the folder to copy the images from
     assert "`cxreval reader init --study study.yaml --images IMAGES --db sqlite:///relabel.db`" in text
     assert res.plot().data
 
 
-def test_same_seed_same_power_and_the_plan_does_not_depend_on_the_seed():
+def test_same_seed_same_plan_another_seed_another_sample_with_the_same_probabilities():
     ss = _set(80, seed=2)
     one = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=30, n_draws=50, rng=7)
     two = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=30, n_draws=50, rng=7)
     other = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=30, n_draws=50, rng=8)
     pd.testing.assert_frame_equal(one.power, two.power)
-    pd.testing.assert_frame_equal(one.table, other.table)
+    pd.testing.assert_frame_equal(one.table, two.table)
+    assert set(one.table["study_id"]) != set(other.table["study_id"])
+    pi = dict(zip(one.table["study_id"], one.table["inclusion_probability"]))
+    for s, p in zip(other.table["study_id"], other.table["inclusion_probability"]):
+        assert s not in pi or pi[s] == pytest.approx(p)
 
 
 def test_a_study_already_relabelled_is_not_planned_again():
@@ -268,26 +276,22 @@ def test_models_with_identical_scores_are_one_model_and_the_summary_says_so():
 
 
 def test_budget_reaching_the_target_power_is_the_first_crossing_of_the_curve():
-    from cxreval.planning._planner import power_curve
+    from cxreval.planning._planner import DesignGrid, power_curve
 
-    ss = _set(200, seed=3, auc=[0.95, 0.8, 0.7], sensitivity=[0.6], specificity=[0.6])
-    full = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=200, n_draws=40, rng=3)
+    ss = _set(200, seed=3, auc=[0.95, 0.8, 0.7], sensitivity=[0.9], specificity=[0.9])
     res = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=10, n_draws=40, rng=3)
     row = res.needed.iloc[0]
     need = int(row["budget_needed"])
-    assert (
-        1 <= need <= 200 and row["p_separable"] >= 0.8 and f"top {need} studies separates" in row["verdict"]
-    )
+    assert 1 <= need <= 200 and row["p_right"] >= 0.8 and f"relabelling {need} studies" in row["verdict"]
     assert res.headline() == f"budget for power 0.8: Effusion {need}"
     # the same draws (the finding's child seed): below the target one study before, at it on the budget found
     inputs = prepare_inputs(
         ss.predictions, _cheap(ss), reference="ref0", readers=None, anchor=None, findings=None
     )
     ff = fit_finding(inputs.findings[0])
-    ranks = np.empty(200, dtype=int)
-    ranks[np.searchsorted(inputs.study_ids, full.table["study_id"])] = np.arange(200)
-    child = np.random.default_rng(3).spawn(1)[0]
-    pc = power_curve(ff, ranks, [need - 1, need], n_draws=40, confidence_level=0.95, rng=child, n_all=200)
+    grid = DesignGrid(ff.change, np.ones(200, dtype=bool), 0.2, np.arange(200))
+    child = np.random.default_rng(3).spawn(2)[1]
+    pc = power_curve(ff, grid, [need - 1, need], n_draws=40, confidence_level=0.95, rng=child, n_all=200)
     assert pc.points[1][0] >= 0.8 and (need == 1 or pc.points[0][0] < 0.8)
 
 

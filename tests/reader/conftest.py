@@ -38,6 +38,29 @@ def write_png(path: Path, *, seed: int, shape: tuple[int, int] = (48, 64), bits:
     return path
 
 
+def write_dicom(path: Path, pixels: np.ndarray, *, bits: int = 16, **attrs: object) -> Path:
+    """A single-frame MONOCHROME2 DICOM file of uint16 ``pixels`` (``bits`` stored), with more ``attrs``
+    (e.g. ``WindowCenter``, ``PixelSpacing``, ``PhotometricInterpretation``); needs pydicom."""
+    from pydicom.dataset import Dataset, FileMetaDataset
+    from pydicom.uid import ExplicitVRLittleEndian, SecondaryCaptureImageStorage, generate_uid
+
+    meta = FileMetaDataset()
+    meta.MediaStorageSOPClassUID = SecondaryCaptureImageStorage
+    meta.MediaStorageSOPInstanceUID = generate_uid()
+    meta.TransferSyntaxUID = ExplicitVRLittleEndian
+    ds = Dataset()
+    ds.file_meta = meta
+    ds.SOPClassUID, ds.SOPInstanceUID = meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID
+    ds.Rows, ds.Columns, ds.SamplesPerPixel, ds.PhotometricInterpretation = (*pixels.shape, 1, "MONOCHROME2")
+    ds.BitsAllocated, ds.BitsStored, ds.HighBit, ds.PixelRepresentation = 16, bits, bits - 1, 0
+    for k, v in attrs.items():
+        setattr(ds, k, v)
+    ds.PixelData = pixels.astype("<u2").tobytes()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ds.save_as(path, enforce_file_format=True)
+    return path
+
+
 def make_study(
     root: Path,
     *,

@@ -4,6 +4,7 @@ findings, out-of-range ratings; each answers 4xx with a message and changes noth
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -354,28 +355,15 @@ def test_dicom_image_is_served_at_its_bit_depth(tmp_path) -> None:
     pydicom = pytest.importorskip("pydicom", reason="DICOM needs the optional pydicom (cxreval[dicom])")
     import numpy as np
     from fastapi.testclient import TestClient
-    from pydicom.dataset import Dataset, FileMetaDataset
-    from pydicom.uid import ExplicitVRLittleEndian, SecondaryCaptureImageStorage, generate_uid
 
     from cxreval.reader.app import create_app
     from cxreval.reader.store import ReaderStore
     from cxreval.reader.study import load_study
 
+    from .conftest import write_dicom
+
     arr = np.random.default_rng(0).integers(0, 4096, size=(40, 50)).astype(np.uint16)
-    meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID = (
-        SecondaryCaptureImageStorage,
-        generate_uid(),
-    )
-    meta.TransferSyntaxUID = ExplicitVRLittleEndian
-    ds = Dataset()
-    ds.file_meta = meta
-    ds.SOPClassUID, ds.SOPInstanceUID = meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID
-    ds.Rows, ds.Columns, ds.SamplesPerPixel, ds.PhotometricInterpretation = 40, 50, 1, "MONOCHROME2"
-    ds.BitsAllocated, ds.BitsStored, ds.HighBit, ds.PixelRepresentation = 16, 12, 11, 0
-    ds.PixelData = arr.tobytes()
-    (tmp_path / "s" / "images").mkdir(parents=True)
-    ds.save_as(tmp_path / "s" / "images" / "d1.dcm", enforce_file_format=True)
+    write_dicom(tmp_path / "s" / "images" / "d1.dcm", arr, bits=12)
     (tmp_path / "s" / "study.yaml").write_text("findings: [Effusion]\nimages: images\nreaders: [alice]\n")
     store, tokens = ReaderStore.create(
         f"sqlite:///{tmp_path / 'd.db'}", load_study(tmp_path / "s" / "study.yaml")
@@ -487,6 +475,19 @@ def test_the_queue_answers_keys_and_done_flags_that_follow_submissions(app_clien
     assert store.queue(alice, "image") == [{"key": k, "done": f == "1"} for k, f in zip(q["keys"], "0111")]
 
 
+def _finished(c, token: str, job_id: str, timeout: float = 180) -> dict:
+    """The background job ``job_id`` once done or failed (polled)."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        job = c.get(f"/api/organiser/jobs/{job_id}", headers=_h(token)).json()
+        if job["state"] in ("done", "failed"):
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not finish in {timeout} s: {job}")
+
+
 def test_the_organiser_sees_progress_and_downloads_the_export(app_client, image_submission) -> None:
     import io
     import zipfile
@@ -509,7 +510,8 @@ def test_the_organiser_sees_progress_and_downloads_the_export(app_client, image_
     )
     for who in ("alice", "carol"):
         assert c.get("/api/organiser/status", headers=_h(tokens[who])).status_code == 403
-        assert c.get("/api/organiser/export", headers=_h(tokens[who])).status_code == 403
+        assert c.post("/api/organiser/jobs?kind=export", headers=_h(tokens[who])).status_code == 403
+        assert c.get("/api/organiser/jobs", headers=_h(tokens[who])).status_code == 403
     assert (
         c.post("/api/submissions", headers=_h(org), json=image_submission("sub-org-0003", "a1")).status_code
         == 403
@@ -518,10 +520,22 @@ def test_the_organiser_sees_progress_and_downloads_the_export(app_client, image_
     prog = {(r["reader"], r["task"]): (r["n_done"], r["n_items"]) for r in st["progress"]}
     assert prog[("alice", "image")] == (1, 4) and prog[("carol", "adjudication")] == (0, 1)
     assert (st["n_conflicts"], st["n_resolved"]) == (1, 0)
-    assert c.get("/api/organiser/integrity", headers=_h(org)).json()["ok"] is True
     assert c.get("/api/organiser/integrity", headers=_h(tokens["alice"])).status_code == 403
-    r = c.get("/api/organiser/export", headers=_h(org))
+    first = c.get("/api/organiser/integrity", headers=_h(org)).json()  # none yet: one started
+    assert first["checked"] is None and first["job"]["kind"] == "integrity"
+    assert _finished(c, org, first["job"]["id"])["result"]["ok"] is True
+    cached = c.get("/api/organiser/integrity", headers=_h(org)).json()
+    assert cached["result"]["ok"] is True and cached["checked"] and cached["job"] is None
+    assert c.post("/api/organiser/jobs?kind=nothing", headers=_h(org)).status_code == 422
+    started = c.post("/api/organiser/jobs?kind=export", headers=_h(org))
+    assert started.status_code == 202 and started.json()["state"] in ("queued", "running")
+    job = _finished(c, org, started.json()["id"])
+    assert job["state"] == "done" and job["result"]["n_unresolved"] == 1
+    r = c.get(f"/api/organiser/jobs/{job['id']}/file", headers=_h(org))
     assert r.status_code == 200 and r.headers["content-type"] == "application/zip"
+    assert (Path(store.spec.root) / "exports" / job["file"]).read_bytes() == r.content
+    assert c.get(f"/api/organiser/jobs/{job['id']}/file", headers=_h(tokens["alice"])).status_code == 403
+    assert c.get("/api/organiser/jobs/nothing", headers=_h(org)).status_code == 404
     zf = zipfile.ZipFile(io.BytesIO(r.content))
     assert {"labels.csv", "audit.csv", "export.json"} <= set(zf.namelist())
     assert json.loads(zf.read("export.json"))["n_unresolved"] == 1

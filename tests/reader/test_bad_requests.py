@@ -167,7 +167,9 @@ def _fuzz_requests(
         "/api/item",
         "/api/pixels",
         "/api/organiser/status",
-        "/api/organiser/export",
+        "/api/organiser/jobs",
+        "/api/organiser/jobs/{o}",
+        "/api/organiser/jobs/{o}/file",
         "/api/organiser/integrity",
         "/api/submissions",
         "/api/nothing",
@@ -388,6 +390,9 @@ def _hostile_requests(rng: np.random.Generator, store: ReaderStore, tokens: dict
         "/api/item/../../study.yaml",
         "/static/..%2f..%2fstudy.yaml",
         "/api/queue?task=image&task=iqa&task={n}",
+        "/api/organiser/jobs?kind={n}",
+        "/api/organiser/jobs/{n}",
+        "/api/organiser/jobs/{n}/file",
     ]
     for _ in range(110):  # odd headers and paths
         path = str(rng.choice(paths)).replace("{n}", str(BIG[int(rng.integers(len(BIG)))]))

@@ -261,11 +261,10 @@ def _formula_cells(text: str) -> list[tuple[str, str]]:
     return bad
 
 
-def test_no_cell_starts_a_formula_under_any_separator(study_factory, tmp_path: Path) -> None:
-    """Hostile comments, file names, patient ids and IQA columns: no cell of any exported CSV starts a
-    formula when the file is split at commas, semicolons or tabs, and the README states the rule."""
-    import json
-
+def hostile_study(study_factory, tmp_path: Path) -> ReaderStore:
+    """A study whose comments, file names, patient ids and IQA columns are crafted to be formulas after a
+    comma, a semicolon, a tab, a CR or LF, a quote or spaces; every reader has submitted, with a conflict
+    resolved."""
     root = tmp_path / "s"
     study = study_factory(root, extra="adjudication:\n  readers: [alice, bob]\n")
     ids = ["-12", "a;=1", "@x", "b1 ;+2"]
@@ -301,6 +300,15 @@ def test_no_cell_starts_a_formula_under_any_separator(study_factory, tmp_path: P
         "a;=1",
         {"labels": {"Effusion": "positive"}, "conflicts": conflicts, "comment": HOSTILE},
     )
+    return store
+
+
+def test_no_cell_starts_a_formula_under_any_separator(study_factory, tmp_path: Path) -> None:
+    """Hostile comments, file names, patient ids and IQA columns: no cell of any exported CSV starts a
+    formula when the file is split at commas, semicolons or tabs, and the README states the rule."""
+    import json
+
+    store = hostile_study(study_factory, tmp_path)
     res = export_tables(store)
     for name, text in res.texts.items():
         if name.endswith(".csv"):

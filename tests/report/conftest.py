@@ -355,6 +355,14 @@ def _reader_study(d: Path, rng: np.random.Generator) -> None:
     ).save(d)
 
 
+def _subgroups(d: Path, rng: np.random.Generator) -> None:
+    """10 models' subgroup gaps under two references, with calibration (what ``cxreval subgroups`` writes)."""
+    from _factories import subgroup_folder
+
+    del rng  # the simulated set has its own seeds
+    subgroup_folder(d, n_models=10)
+
+
 def make_results(root: Path, seed: int = 0) -> Path:
     """Write one folder per analysis kind under ``root``; return ``root``."""
     rng = np.random.default_rng(seed)
@@ -369,6 +377,7 @@ def make_results(root: Path, seed: int = 0) -> Path:
         ("report_labels", _report_labels),
         ("plan", _relabelling),
         ("mrmc", _reader_study),
+        ("subgroups", _subgroups),
     ]:
         d = root / name
         d.mkdir(parents=True, exist_ok=True)

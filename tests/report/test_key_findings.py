@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -439,6 +440,30 @@ def test_a_plan_folder_is_a_relabelling_section_not_a_classification(synthetic_r
     assert "relabel.csv" in blocks["Studies to relabel, in priority order"].html
 
 
+def test_the_power_chart_says_why_its_curves_wobble_or_fall(synthetic_results: Path, tmp_path: Path) -> None:
+    """Beside the power chart (its ``how``, shown under the figure): the bars as Monte Carlo error, a fall at small
+    budgets as the two-phase interval's overconfidence, and this plan's own reading (draws in effect, each fall),
+    the sentence of its summary.md; a fall planted in power.csv is read there."""
+    from cxreval.planning._verdict import curve_falls
+
+    d = _plan_copy(synthetic_results, tmp_path)
+    power = pd.read_csv(d / "power.csv")
+    first = power["finding"].iloc[0]
+    rows = power["finding"] == first
+    p = np.where(power.loc[rows, "budget"] == power.loc[rows, "budget"].min(), 0.0, 0.1)
+    p[1] = 0.9  # up at the first budget, down after: beyond its Monte Carlo error
+    power.loc[rows, "p_right"] = p
+    power.loc[rows, "mc_se"] = 0.01
+    power.to_csv(d / "power.csv", index=False)
+    (d / "power.parquet").unlink(missing_ok=True)
+    (sec,) = build_sections(d)
+    how = {b.heading: b for b in sec.blocks}["How many relabelled studies are enough?"].how
+    assert "±2 of its standard errors" in how and "overconfidence" in how
+    assert "In this plan, the draws in effect once weighted:" in how
+    assert " ".join(curve_falls(power)) in how and f"{first} falls from 0.90" in how
+    assert "the interval's variance is estimated from few residuals" in how
+
+
 def _plan_copy(synthetic_results: Path, tmp_path: Path) -> Path:
     d = tmp_path / "plan"
     shutil.copytree(synthetic_results / "plan", d)
@@ -455,15 +480,15 @@ def test_relabelling_finding_reads_the_comparison_and_the_power(
     assert settled == ["Edema"]  # Edema's models far apart, Effusion's close: the simulation's design
     kf = key_finding("relabelling", d)
     top = power["budget"].max()
-    p = power[(power["finding"] == "Effusion") & (power["budget"] == top)]["p_separable"].iloc[0]
+    p = power[(power["finding"] == "Effusion") & (power["budget"] == top)]["p_right"].iloc[0]
     row = comp[comp["finding"] == "Effusion"].iloc[0]
     assert "for 1 of 2 findings (Edema)" in kf.text
-    assert f"After the top {top} studies are relabelled" in kf.text
+    assert f"After {top} studies of the plan's sample are relabelled" in kf.text
     assert (
-        f"settling Effusion ({row['model_a']} against {row['model_b']}, now ΔAUC {row['delta']:.3f}"
-        in kf.text
+        f"the right decision on Effusion ({row['model_a']} against {row['model_b']}, now ΔAUC "
+        f"{row['delta']:.3f}" in kf.text
     )
-    assert kf.verdict == f"P(separable) {p:.2f} at {top} studies"
+    assert kf.verdict == f"P(right decision) {p:.2f} at {top} studies"
     # every finding settled: no budget is needed
     comp.loc[comp["finding"] == "Effusion", ["ci_low", "ci_high"]] = [0.01, 0.2]
     comp.to_csv(d / "comparison.csv", index=False)

@@ -40,9 +40,22 @@ def fake_github(tmp_path: Path) -> str:
 
 
 def test_pinned_matches_shared_manifest(shared_data: Path) -> None:
-    assert read_manifest(shared_data / "MANIFEST.tsv") == PINNED
+    tables = tuple(e for e in PINNED if not e.local_path.startswith("images/"))
+    assert read_manifest(shared_data / "MANIFEST.tsv") == tables
     assert len(pinned_files("nih_fold_predictions/")) == 10
     assert PINNED[0].url().startswith("https://raw.githubusercontent.com/jrzech/reproduce-chexnet/a011a9ab")
+
+
+def test_pinned_radiographs_are_the_mirror_s(shared_data: Path) -> None:
+    """Every radiograph of the mirror's images/nih is pinned (jrzech/reproduce-chexnet's starter_images, the
+    commit of its predictions), and the mirror's copy has the pinned size and SHA-256."""
+    images = pinned_files("images/nih/")
+    on_disk = sorted(f"images/nih/{p.name}" for p in (shared_data / "images" / "nih").glob("*.png"))
+    assert len(images) == 39 and sorted(e.local_path for e in images) == on_disk
+    assert {(e.repo, e.commit) for e in images} == {(PINNED[0].repo, PINNED[0].commit)}
+    assert all(e.repo_path == "starter_images/" + e.local_path.rsplit("/", 1)[1] for e in images)
+    for e in images:
+        assert fetch_file(e.local_path, mirror=shared_data, download=False) == shared_data / e.local_path
 
 
 def test_mirror_copy_is_used_and_verified(shared_data: Path) -> None:

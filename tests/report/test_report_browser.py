@@ -6,12 +6,11 @@ long tables paginated; screenshots of the first screen and of each section saved
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from browser_support import chromium_and_driver
+from browser_support import chromium_and_driver, launch_chromium
 from cxreval.report import write_report
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -81,30 +80,10 @@ def open_in_chromium(
     that receives one screenshot per section (``<section id>.png``); ``script``: JavaScript run once every figure
     is drawn, its return value under ``"script"``.
     """
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
-    from selenium.webdriver.chrome.service import Service
+    pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
     from selenium.webdriver.common.by import By
 
-    binary, driver_path = _chromium()
-    profile = tempfile.mkdtemp(prefix="cxreval-chromium-")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = binary
-    for arg in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        f"--user-data-dir={profile}",
-        f"--window-size={size[0]},{size[1]}",
-    ):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(driver_path), options=opts)
+    drv, profile = launch_chromium(size, scrollbars=True)
     try:
         drv.set_page_load_timeout(120)
         drv.get(page.resolve().as_uri())

@@ -359,8 +359,11 @@ def test_suggested_help_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
     import shlex
 
     page, _, missing = render_report([tmp_path], allow_empty=True, list_missing_kinds=True)
-    cmds = [html.unescape(c) for c in re.findall(r'<code class="command">([^<]+)</code>', page)]
+    listed = page.split('id="not-available"')[1]
+    cmds = [html.unescape(c) for c in re.findall(r'<code class="command">([^<]+)</code>', listed)]
     assert len(cmds) == 2 * len(KINDS) == len({c for u in missing for c in u.all_commands})
+    first = page.split('id="key-findings"')[1].split("</section>")[0]  # the first screen: some of them
+    assert {html.unescape(c) for c in re.findall(r'<code class="command">([^<]+)</code>', first)} <= set(cmds)
     for cmd in cmds:
         argv = shlex.split(cmd)
         assert argv[0] == "cxreval"

@@ -148,3 +148,26 @@ def test_a_rate_met_exactly_by_a_large_count_is_reached():
     assert (c.tn[0], c.fp[0]) == (18_000, 2_000) and c.threshold[0] == np.nextafter(17_999.0, np.inf)
     c = confusion_counts(OperatingPoint("sensitivity", 0.9), ~y, s)
     assert (c.tp[0], c.fn[0]) == (18_000, 2_000) and c.threshold[0] == 2_000.0
+
+
+@pytest.mark.parametrize("cells", [1 << 21, 64, 1])
+def test_every_rule_on_every_set_at_once_equals_one_call_per_set_and_rule(cells, monkeypatch):
+    """The stacked kernel (sets of different sizes, ties, an empty set, patients shared across studies) gives the
+    thresholds and counts of one call per set and rule exactly, whether the sets share one chunk, are grouped into
+    several (``cells`` 64) or each set's replicates are split (``cells`` 1)."""
+    from cxreval.stats import _operating_points as op
+
+    rng = np.random.default_rng(4)
+    n_pat = 40
+    ct = np.vstack([np.ones((1, n_pat)), rng.multinomial(n_pat, np.full(n_pat, 1 / n_pat), size=30)])
+    sets = [op.ScoredSet(np.zeros(0, bool), np.zeros(0), np.zeros(0, int))]
+    for y, s in _tables(2):
+        sets.append(op.ScoredSet(y, s, rng.integers(0, n_pat, y.size)))
+    points = [*POINTS, OperatingPoint("threshold", -0.2)]
+    want = [[confusion_counts(p, x.y, x.s, x.pat, ct) for p in points] for x in sets]
+    monkeypatch.setattr(op, "_CELLS", cells)
+    got = op.confusion_counts_sets(points, sets, ct)
+    for w_set, g_set in zip(want, got):
+        for w, g in zip(w_set, g_set):
+            for k in ("threshold", "tp", "fp", "tn", "fn"):
+                np.testing.assert_array_equal(getattr(g, k), getattr(w, k))

@@ -59,6 +59,16 @@ def test_a_group_without_positives_is_a_row_not_estimable() -> None:
     assert not y["estimable"] and y["reason"] == "group: no positives" and np.isnan(y["gap"])
     spec = res.table[(res.table["group"] == "Y") & (res.table["metric"] == "specificity")].iloc[0]
     assert spec["estimable"] and np.isfinite(spec["gap"])
+    # its calibration row is kept: the Brier score and ECE are defined, intercept and slope are not, and it says so
+    cal = res.calibration.set_index("group")
+    assert (
+        cal.loc["Y", "n_pos"] == 0 and np.isfinite(cal.loc["Y", "brier"]) and np.isnan(cal.loc["Y", "slope"])
+    )
+    assert cal.loc["Y", "reason"] == "intercept and slope not estimable: no positives"
+    # 80 studies: every positive scores above every negative, so the slope has no finite maximum
+    assert (
+        cal.loc["X", "reason"] == "slope not estimable: the scores separate the classes (no finite maximum)"
+    )
 
 
 def test_a_group_with_too_few_cases_is_kept_not_estimable() -> None:

@@ -39,7 +39,14 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..io import markdown_table, read_table
 from ..results import TableResult, as_table
 from ..stats import PreparedInputs, prepare_inputs
-from ..stats._operating_points import OperatingPoint, confusion_counts, parse_operating_point
+from ..stats._operating_points import (
+    ConfusionCounts,
+    OperatingPoint,
+    ScoredSet,
+    confusion_counts,
+    confusion_counts_sets,
+    parse_operating_point,
+)
 
 __all__ = [
     "OPERATING_POINT_COLUMNS",
@@ -355,13 +362,10 @@ def _rates(c: Any) -> dict[str, np.ndarray]:
         }
 
 
-def _point_row(
-    point: OperatingPoint, y: np.ndarray, s: np.ndarray, pat: np.ndarray, ct: np.ndarray, cl: float
-) -> dict[str, object]:
-    c = confusion_counts(point, y, s, pat, ct)
+def _point_row(c: ConfusionCounts, y: np.ndarray, cl: float) -> dict[str, object]:
     rates = _rates(c)
     row: dict[str, object] = {}
-    undefined = np.zeros(ct.shape[0] - 1, dtype=bool)
+    undefined = np.zeros(c.tp.size - 1, dtype=bool)
     for r, v in {"threshold": c.threshold, **rates}.items():
         d = summarize_distribution(v[1:], confidence_level=cl)
         row |= {r: float(v[0]), f"{r}_ci_low": float(d["ci_low"]), f"{r}_ci_high": float(d["ci_high"])}
@@ -447,32 +451,44 @@ def evaluate_operating_points_prepared(
     n_pat = len(inputs.studies) if plan is None else plan.n_patients
     ct = np.vstack(
         [np.ones((1, n_pat), np.int32), np.zeros((0, n_pat), np.int32) if plan is None else plan.counts]
-    )
+    ).astype(np.float64)  # whole counts; float64 once for the kernel's products
     rows: list[tuple[tuple[int, int, int, int], dict[str, object]]] = []  # (model, finding, reference, point)
     curve: list[dict[str, object]] = []
+    keys: list[tuple[int, int, int]] = []
+    sets: list[ScoredSet] = []
     for f, finding in enumerate(inputs.findings):
         for r, reference in enumerate(inputs.references):
             labelled = np.isfinite(inputs.Y[f, r])
             if not labelled.any():
                 continue
-            for i, model in enumerate(inputs.models):
+            for i in range(len(inputs.models)):
                 ok = labelled & np.isfinite(inputs.S[i, f])
-                y, s = inputs.Y[f, r, ok] == 1.0, inputs.S[i, f, ok]
-                head = {
-                    "model": model,
-                    "group": inputs.groups.get(model, ""),
-                    "finding": finding,
-                    "reference": reference,
-                }
-                for k, p in enumerate(points):
-                    rule = p.rule or OperatingPoint("threshold", float(p.fixed[(model, finding)]))
-                    row = {**head, "operating_point": p.label, **_point_row(rule, y, s, pat_all[ok], ct, cl)}
-                    rows.append(((i, f, r, k), row))
+                keys.append((i, f, r))
+                sets.append(ScoredSet(inputs.Y[f, r, ok] == 1.0, inputs.S[i, f, ok], pat_all[ok]))
             if thresholds.size:
                 y = inputs.Y[f, r, labelled] == 1.0
                 scores = {m: inputs.S[i, f, labelled] for i, m in enumerate(inputs.models)}
                 for c in _curve_rows(y, scores, thresholds, inputs.groups):
                     curve.append({**c, "finding": finding, "reference": reference})
+    rules = list(dict.fromkeys(p.rule for p in points if p.rule is not None))
+    by_rule = confusion_counts_sets(rules, sets, ct)  # every rule on every set at once
+    for (i, f, r), x, counts in zip(keys, sets, by_rule):
+        model, finding = inputs.models[i], inputs.findings[f]
+        head = {"model": model, "group": inputs.groups.get(model, ""), "finding": finding}
+        for k, p in enumerate(points):
+            if p.rule is None:  # a threshold read from a file, per model and finding
+                cc = confusion_counts(
+                    OperatingPoint("threshold", float(p.fixed[(model, finding)])), x.y, x.s, x.pat, ct
+                )
+            else:
+                cc = counts[rules.index(p.rule)]
+            row = {
+                **head,
+                "reference": inputs.references[r],
+                "operating_point": p.label,
+                **_point_row(cc, x.y, cl),
+            }
+            rows.append(((i, f, r, k), row))
     table = pd.DataFrame(
         [row for _, row in sorted(rows, key=lambda kv: kv[0])], columns=list(OPERATING_POINT_COLUMNS)
     )

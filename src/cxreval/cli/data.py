@@ -63,6 +63,11 @@ def fetch(
         echo_json(res.to_dict())
     else:
         typer.echo(f"{res.action}: {len(res.files)} metadata files in {res.directory}")
+        if res.pinned:
+            typer.echo(
+                f"cached: {len(res.pinned)} pinned reference files ({res.pinned_bytes / 1e6:.1f} MB, SHA-256 "
+                f"checked) in {res.pinned_directory}"
+            )
 
 
 @data_app.command("audit")
@@ -223,6 +228,13 @@ def export(
         "--split",
         help="mimic_cxr only: keep the studies of one part of the official split: train, validate or test.",
     ),
+    logits: str = typer.Option(
+        "keep",
+        "--logits",
+        help="nih_predictions only: 'keep' a logit model's scores as given (the default; AUCs and ROC operating "
+        "points are the same either way) or 'sigmoid': map them through 1/(1 + exp(-x)) into [0, 1], which "
+        "decision curves and calibration read as probabilities; summary.md names each model mapped.",
+    ),
     overwrite: bool = overwrite_option(),
     json_out: bool = json_option("Print the read report as JSON."),
 ) -> None:
@@ -237,6 +249,7 @@ def export(
         cxreval data export openi_mesh --half held-out -o openi-mesh-held-out
         cxreval data export mimic_cxr --path mimic-cxr-jpg --views PA,AP -o mimic-labels
         cxreval data export nih_predictions -o nih-preds
+        cxreval data export nih_predictions --logits sigmoid -o nih-probs
     """
     from ..jobs import export_dataset_files
 
@@ -247,6 +260,7 @@ def export(
         half=half,
         views=views,
         split=split_part,
+        logits=logits,
         out=out,
         overwrite=overwrite,
     )

@@ -66,7 +66,8 @@ def plan(
         "--anchor-studies",
         help="A table with a study_id column (e.g. an "
         "earlier plan's relabel.csv): count the --anchor labels on these studies "
-        "only (a relabelling simulated with a source that labels every study).",
+        "only; with a plan's relabel.csv (its inclusion_probability), design_auc.csv gives the "
+        "design-based estimate from them.",
     ),
     images: Path = typer.Option(
         None,
@@ -93,7 +94,14 @@ def plan(
     confidence_level: float = confidence_level_option(
         "Level of the interval that decides whether the best model is separable from the runner-up."
     ),
-    seed: int = seed_option("Seed of the Monte Carlo draws."),
+    uniform_floor: float = typer.Option(
+        0.2,
+        "--uniform-floor",
+        help="The share of --budget drawn with equal probabilities (in (0, 1]; 1 = a simple random sample); "
+        "the rest follows the priority, so every study has a probability above 0 (relabel.csv's "
+        "inclusion_probability).",
+    ),
+    seed: int = seed_option("Seed of the sample and of the Monte Carlo draws."),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     pilot: Path = typer.Option(
@@ -136,14 +144,19 @@ def plan(
         False, "--json", help="Print the written files and the power table as JSON."
     ),
 ) -> None:
-    """Plan an expert's relabelling (the studies that would most change which model is best), or a reader study.
+    """Plan an expert's relabelling (a sample drawn with known probabilities, favouring the studies that would most
+    change which model is best), or a reader study.
 
     With --pilot: a reader study (MRMC) sized from a pilot's ratings instead; see the last example.
 
-    Writes relabel.csv (study_id, patient_id, priority 1 = first, expected_change, reason), power.csv (per
-    finding and budget: the probability that the best model is separable from the runner-up after relabelling
-    that many studies, and the method), budget.csv (per finding: the smallest budget reaching --power, searched up
-    to every study, or why relabelling cannot separate the two leading models), auc.csv and comparison.csv (the current two-phase estimate), a reader
+    Writes relabel.csv (the sample: study_id, patient_id, priority = the reading order 1 = first,
+    inclusion_probability, random_part, expected_change, reason), power.csv (per finding and budget: p_right, the
+    probability of the right decision (the best model separated from the runner-up and on top) once that many
+    studies drawn by the design are labelled, p_separable, p_wrong, and the method), budget.csv (per finding: the
+    smallest budget whose p_right reaches --power, searched up to every study, or why relabelling cannot separate
+    the two leading models), design_auc.csv and design_comparison.csv (the design-based estimate, valid whatever
+    the latent model, once --anchor-studies is an earlier plan's relabel.csv), auc.csv and comparison.csv (the
+    latent model's two-phase estimate), a reader
     study (study.yaml, images.csv and, with --images, images/), summary.md and run.json: the files of
     cxreval.planning.RelabelPlanResult.
 
@@ -152,10 +165,10 @@ def plan(
     \b
         cxreval plan -p predictions.csv -l labels.csv --reference chexpert_labeler --budget 100 --images imgs -o plan
 
-    A second round, with the first round's expert labels (source expert) as the anchor:
+    Once the expert (source expert) has labelled the sample: the design-based estimate, and a second round:
 
     \b
-        cxreval plan -p predictions.csv -l labels.csv -l expert.csv --reference chexpert_labeler --anchor expert --budget 50 -o plan2
+        cxreval plan -p predictions.csv -l labels.csv -l expert.csv --reference chexpert_labeler --anchor expert --anchor-studies plan/relabel.csv --budget 50 -o plan2
 
     A reader study sized from a pilot (unaided vs aided), its cases drawn from the labelled studies:
 
@@ -220,6 +233,7 @@ def plan(
                 n_draws=n_draws,
                 confidence_level=confidence_level,
                 target_power=power,
+                uniform_floor=uniform_floor,
                 images=images,
                 state_encoding=state_encoding,
                 blank_state=blank_state,

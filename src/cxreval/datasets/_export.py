@@ -24,10 +24,15 @@ from ..results import ReadReport, TableResult
 from ..schema import STATE
 from ..schema._states import state_names
 
-__all__ = ["DatasetExport", "export_dataset", "VIEW_DATASETS"]
+__all__ = ["DatasetExport", "export_dataset", "LOGIT_CHOICES", "LOGIT_DATASETS", "VIEW_DATASETS"]
 
 VIEW_DATASETS: tuple[str, ...] = ("mimic_cxr", "chexpert", "chexpert_train")
 """Datasets whose loader filters by view (``views=``; ``cxreval data export --views``)."""
+LOGIT_DATASETS: tuple[str, ...] = ("nih_predictions",)
+"""Prediction datasets holding logit models, whose loader maps them to probabilities on request (``logits=``;
+``cxreval data export --logits``)."""
+LOGIT_CHOICES: tuple[str, ...] = ("keep", "sigmoid")
+"""What ``logits=`` does with a logit model's scores: keep them as given, or map them through the sigmoid."""
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._typing import PathLike
@@ -87,12 +87,25 @@ def resolve_cache_dir(cache_dir: PathLike | None = None) -> Path:
 
 @dataclass(frozen=True)
 class FetchResult:
-    """Where the metadata lies and what this call did (``downloaded``, ``extracted`` or ``cached``)."""
+    """Where the metadata lies and what this call did (``downloaded``, ``extracted`` or ``cached``); with
+    ``cxreval data fetch --all`` also the cached copy of every pinned reference file (``pinned``: mirror path to
+    file)."""
 
     directory: Path
     files: dict[str, Path]
     action: str
     wheel_sha256: str
+    pinned: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def pinned_directory(self) -> Path | None:
+        """The folder holding the cached pinned files (``<cache>/mirror``); None without them."""
+        return Path(os.path.commonpath([str(p) for p in self.pinned.values()])) if self.pinned else None
+
+    @property
+    def pinned_bytes(self) -> int:
+        """Total size of the cached pinned files."""
+        return sum(p.stat().st_size for p in self.pinned.values())
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -100,6 +113,8 @@ class FetchResult:
             "files": {k: str(v) for k, v in self.files.items()},
             "action": self.action,
             "wheel_sha256": self.wheel_sha256,
+            "pinned": {k: str(v) for k, v in self.pinned.items()},
+            "pinned_bytes": self.pinned_bytes,
         }
 
 

@@ -1,5 +1,5 @@
 """The pinned reference files: :class:`MirrorFile` (mirror path, GitHub repository and commit, size, SHA-256)
-and :data:`PINNED`, every file the demo uses. Re-exported by :mod:`cxreval.datasets.mirror`."""
+and :data:`PINNED`, every file the demo uses (prediction and label tables, split lists, radiographs). Re-exported by :mod:`cxreval.datasets.mirror`."""
 
 from __future__ import annotations
 
@@ -63,6 +63,50 @@ _R4 = ("derrick-daniel/Major-Project-CXR", "b7131babe1e0d553b701208dcbe9582be3cd
 _R5 = ("haooyuee/reproduce-chexnet-nih-chexphoto", "fa853b079f611ca79d17f61eea629fe773b5fb56")
 _R6 = ("rajpurkarlab/cheXpert-test-set-labels", "a03eb3438ca55c28eb4379dd0dd09e3b38c0c414")
 _R7 = ("Lasaj/emaim", "0cc2a787025f1c547fc7b7d8e4acb0b56215ad53")
+
+_NIH_IMAGES: tuple[tuple[str, int, str], ...] = (
+    ("00000075_000.png", 428226, "c8dc36f5ee35f9682b10e285943a6fc25adc9b9cb3c0044a5290567ff921f49b"),
+    ("00001021_000.png", 429895, "c5b701bc6a81cfb65c94113f1a301f0d5a7a13ca0589971989676a5947d9a6fc"),
+    ("00001369_000.png", 642372, "3bf3ffe3953bf0755a2e4c11f24188f1cd69103c056eed3a26834a972d8e6b42"),
+    ("00001933_000.png", 426465, "0d84f4907203f34fa505eebf749a961c1cad308ce5f8439f7c5357e2b0c5131b"),
+    ("00002123_000.png", 455927, "6b67befbf9798a98ae6a74ce0a97e34511dd43ac63daecbd4405f00f57575bb3"),
+    ("00002578_000.png", 605847, "52c72dfce1ae8ebfecd1cd495b8f791416267ef7b337c8aee35badaf0e8de00a"),
+    ("00003656_000.png", 381581, "ca9462171e56461e8c94140d59ae16a83a665fe31e748d3fb8b877aad466244b"),
+    ("00004296_000.png", 364842, "7fc6383c7fe9e96d7a0de11cb480fcc012eb86539ab621594ec0f0288fce7c00"),
+    ("00004747_000.png", 444352, "9abcf0f77698889bfd66315ccd229077595e723abed1e859f9ea7b7b85a6e674"),
+    ("00005911_000.png", 390791, "9d2b98c77a0cebb6b47cd015b999eae2a6ffef6dc7ca55aad241e9e4cb9af78a"),
+    ("00007219_000.png", 390099, "474ad5e0bac6f661e5b2cdb13304b3a3f27c2de9ba70de072b00b107dd4ff97a"),
+    ("00008299_000.png", 414517, "a484c9774257d5fbdb3e09f1e8fa40424d597f6ae597e7a87d99e23b31626e13"),
+    ("00008386_000.png", 362237, "14c55c3e6fce1c8827576d5da273dac09eabab6b4af14975b2b0f24450315895"),
+    ("00009355_000.png", 392230, "d2c44f7aeb390b6c7613211d86c3177fb14281c8c2f9433aa0daee9b73a2a4cd"),
+    ("00009745_000.png", 382202, "0ab30c01e912c2bf6340d696cabe55dee98f2ace3fd347b3cb9cc3df841c9991"),
+    ("00010808_000.png", 396956, "8c3e98278b94bf0cac435ded30406cb058598f44437edcb51e76a181b69afc78"),
+    ("00011529_000.png", 460465, "9eb186a6fafcf82e0bd14d2cf2a27e4437561d2501dabb8b663a3eb562020773"),
+    ("00012415_000.png", 462777, "539b9a306a43e7dc5d18e2165576d3c2864c5fe6c9b9372088e872547485d982"),
+    ("00013101_000.png", 405019, "4c9a00a1c7a240790e887492904e00f5bd4c23b4e9ec021b801cbe9ac8e8e5e7"),
+    ("00013125_000.png", 371380, "2843607ee29af488cc98cac8136dc2262ea3db0775447bcf2ca8b6d31f7bb4df"),
+    ("00013911_000.png", 437930, "d3a34433483cf99ad325e323a7dd88850126ae60ef31f5bc17b046dde09cce5f"),
+    ("00014923_000.png", 375346, "4ea87dfb692cd52d1833a5c733bbcefaf19c47e9a0da15ec8faa54c1da70f1e7"),
+    ("00015649_000.png", 456057, "27464631650f54b13bcb8d8969b014df75ba5ea22c789b5bb255a736245fda13"),
+    ("00015886_000.png", 360895, "d9338262bd62ad1c2a3b6d0b19691e533bd5e5c8ec09d5a0d6df3aae095783ba"),
+    ("00017145_000.png", 439287, "a10c70f23e88234f03370cb431ed33f5dde0114ecbd199ddda698e6dfddb86a9"),
+    ("00018100_000.png", 443593, "71f0238fb1d076c735908790f947d8dd21497f2916dfb17b75220556e59ffc8a"),
+    ("00019195_000.png", 435573, "f7f1a6108caf0030dbb1b532cb452bcdc44896a27c1f436b4066fff7de488a1a"),
+    ("00020218_000.png", 346637, "c941a99d2a41d989a47a746d32c0400bad1757d67030ac16789e98c0df674e50"),
+    ("00021535_000.png", 446740, "f4fb8b51561a93ba5e952cd37c8ff615ec5e94e481bc11db3739fbea09733a00"),
+    ("00022084_000.png", 394210, "fd3c0d4857f2802c2f82c27a7a69ee601fbdd959c1e8566b71948e1d285a4d1c"),
+    ("00022178_000.png", 462041, "a78fbd39f0fa6067b9f0b4e4d9fd5fb11e0cb3dbe259fdec7fb0f38bfb0849ff"),
+    ("00022425_000.png", 422201, "0d672e45f54f3134db41d730f1d393cfd58babc4ec57b8155bfca102dcbc1bab"),
+    ("00023370_000.png", 377545, "0fc57e2c09894e75f950bd944c77ec86c6d9701a30a79c048e2a2f159f7d62f2"),
+    ("00025480_000.png", 465472, "b57c7d38a2a425785049bdd6f3e0c7894f364cf735e86362e93c0949b7f3da99"),
+    ("00026402_000.png", 309597, "f4c79eb3926dd7052cc63f969235a730e09cd7033e225629bc15bf274232e297"),
+    ("00026911_000.png", 395370, "8d570cc6d162146579dc72aa9ffc55f4387b8962c806b495d7bc78d012aae0e0"),
+    ("00027266_000.png", 422025, "17602fde18e566a3ea3f97d71451c268756b925fa0c9e2f4e2d3195a7733326f"),
+    ("00028235_000.png", 481523, "efc330fbe43c416db9fa1889a6a532b73f2e83774f92ea27ab812366d64d5a31"),
+    ("00029219_000.png", 397529, "b540a567174ac093b0b7e97892ee48e641395a857d02350f4b483b51925cf044"),
+)
+"""The 39 ChestX-ray14 radiographs of the demo's image sections (1024 x 1024, 8-bit PNG): (name, bytes,
+SHA-256) of ``starter_images/<name>`` in jrzech/reproduce-chexnet, mirror path ``images/nih/<name>``."""
 
 PINNED: tuple[MirrorFile, ...] = (
     _F(
@@ -352,6 +396,7 @@ PINNED: tuple[MirrorFile, ...] = (
         1470907,
         "61fbe896321c1c1c8b75f3e4f3a08e4fef6486d95ef8a667c31d4d60dca6cb81",
     ),
+    *(_F(f"images/nih/{name}", *_R0, f"starter_images/{name}", n, sha) for name, n, sha in _NIH_IMAGES),
 )
 """Every GitHub-hosted reference file the demo uses, pinned by commit and SHA-256."""
 

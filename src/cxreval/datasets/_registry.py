@@ -260,7 +260,7 @@ _SPECS = (
         "nih_predictions",
         "load_predictions",
         "predictions",
-        "10 models' scores on 22,433 ChestX-ray14 images (model <file stem>; one holds logits), downloaded "
+        "10 models' scores on 22,433 ChestX-ray14 images (model <file stem>; one holds logits: --logits sigmoid maps it into probabilities), downloaded "
         "from their pinned GitHub commits, SHA-256 checked (or --path FOLDER of <model>.csv)",
         path="folder",
         pinned="nih_fold_predictions/",

@@ -11,8 +11,8 @@ every copy is checked against the pinned SHA-256 (``pooch.file_hash``) before it
 :class:`~cxreval.exceptions.DataUnavailableError` (callers such as ``cxreval demo`` then mark a section
 as unavailable), never a crash.
 
-Files that are not on GitHub at a pinned commit (the XQA tables parsed from the paper, the sample
-radiographs) are only read from a mirror: :func:`mirror_path`.
+Files that are not on GitHub at a pinned commit (e.g. the IQA fixture of the tests) are only read from a mirror:
+:func:`mirror_path`.
 
 Mirror folder: the ``mirror=`` argument, else ``$CXREVAL_DATA_MIRROR`` (the one environment variable for a local
 copy of these files, :data:`MIRROR_ENV`), else ``../shared/data`` relative to the working directory when it

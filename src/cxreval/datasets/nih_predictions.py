@@ -124,7 +124,11 @@ def load_predictions(
         if is_logit:
             if logits == "sigmoid":
                 t = t.assign(score=special.expit(t["score"].to_numpy()))
-                notes.append(f"{m}: logits mapped through the sigmoid")
+                notes.append(
+                    f"{m}: logits mapped through the sigmoid 1/(1 + exp(-x)) into [0, 1] (its ranks, AUCs and ROC "
+                    "operating points are unchanged; decision curves and calibration read the mapped scores as "
+                    "probabilities, which assumes the model was trained with a sigmoid output)"
+                )
             else:
                 notes.append(f"{m}: scores are logits, kept as given (AUC is invariant to the sigmoid)")
         tables.append(t)

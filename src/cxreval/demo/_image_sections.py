@@ -9,10 +9,13 @@ from .data import (
     DemoContext,
     NotBuilt,
     metadata,
-    mirror_only,
     need,
     offline_hint,
+    pinned_folder,
 )
+
+NIH_IMAGES = "images/nih/"
+"""The pinned ChestX-ray14 radiographs of the image sections (:data:`cxreval.datasets.mirror.PINNED`)."""
 
 __all__: list[str] = []
 
@@ -54,16 +57,19 @@ def _sec_localization_real(ctx: DemoContext) -> str:
     out = ctx.folder("localization_real_boxes")
     folder = None
     try:
-        folder = mirror_only(ctx, "images/nih")
-        images = boxed_images(folder, boxes)
+        folder = pinned_folder(ctx, NIH_IMAGES)
+        images = [ctx.use(p) for p in boxed_images(folder, boxes)]
     except NotBuilt as exc:
-        images = []
-        why = exc.reason
+        images, why, fix = [], exc.reason, exc.command
     else:
-        why = "" if images else "the data mirror's images/nih holds no radiograph with a BBox_List_2017 box"
+        why, fix = ("" if images else f"no pinned radiograph in {folder} has a BBox_List_2017 box"), RERUN
     # what `cxreval synth --no-synthetic --real-boxes auto [--images FOLDER]` runs
     res = loc.simulate_localization_study(
-        boxes, rng=ctx.rng, synthetic=False, images=folder if images else None, origin="from the data mirror"
+        boxes,
+        rng=ctx.rng,
+        synthetic=False,
+        images=folder if images else None,
+        origin="of ChestX-ray14 pinned by commit and SHA-256",
     )
     study = res.real_boxes
     ctx.meta.update(
@@ -92,7 +98,7 @@ def _sec_localization_real(ctx: DemoContext) -> str:
         lines += ["", res.overlays.summary()]
     else:
         ctx.missing.append(
-            ("Localization: box overlays on real radiographs", why, RERUN, offline_hint("images/nih/*.png"))
+            ("Localization: box overlays on real radiographs", why, fix, offline_hint(f"{NIH_IMAGES}*.png"))
         )
     write_summary(out, "\n".join(lines))
     return str(out)
@@ -104,21 +110,19 @@ def _sec_iqa(ctx: DemoContext) -> str:
     need("cxreval.iqa", "IQA metrics", "cxreval iqa score")
     from .images import IQA_COMPARISON, IQA_PLAN, IQA_SCORES, run_iqa
 
-    try:
-        mirror = mirror_only(ctx, "images/nih").parents[1]
-    except NotBuilt:
-        mirror = mirror_only(ctx, "iqa_fixture").parent
+    folder = pinned_folder(ctx, NIH_IMAGES)
     out = ctx.folder("iqa")
     ctx.folder(f"iqa/{IQA_SCORES}")
     ctx.folder(f"iqa/{IQA_COMPARISON}")
-    facts = run_iqa(mirror, out, metrics=ctx.iqa_metrics, n_images=ctx.iqa_images)
-    if facts["images_folder"] is not None:  # the IQA fixture's folder also holds its test images
-        ctx.meta["commands"] = [
-            f"cxreval iqa degrade --images {shlex.quote(str(facts['images_folder']))} --plan {IQA_PLAN} "
-            f"--sample {len(facts['images'])} --max-size {facts['size']} -o iqa",
-            f"cxreval iqa score --pairs iqa/pairs.csv --metrics {','.join(facts['metrics'])} -o iqa/{IQA_SCORES}",
-            f"cxreval iqa compare --scores iqa/{IQA_SCORES}/scores.csv -o iqa/{IQA_COMPARISON}",
-        ]
+    facts = run_iqa(folder, out, metrics=ctx.iqa_metrics, n_images=ctx.iqa_images)
+    for name in facts["images"]:
+        ctx.use(folder / f"{name}.png")
+    ctx.meta["commands"] = [
+        f"cxreval iqa degrade --images {shlex.quote(str(folder))} --plan {IQA_PLAN} "
+        f"--sample {len(facts['images'])} --max-size {facts['size']} -o iqa",
+        f"cxreval iqa score --pairs iqa/pairs.csv --metrics {','.join(facts['metrics'])} -o iqa/{IQA_SCORES}",
+        f"cxreval iqa compare --scores iqa/{IQA_SCORES}/scores.csv -o iqa/{IQA_COMPARISON}",
+    ]
     cmd = "cxreval iqa agree --scores S --ratings R --out OUT"
     ctx.missing.append(
         (

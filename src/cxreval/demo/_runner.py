@@ -211,7 +211,7 @@ def run_demo(
         Output folder (one sub-folder per section, plus ``report.html``).
     data_mirror : path, optional
         A local copy of the demo's data (:data:`cxreval.demo.data.MIRROR_LAYOUT`: ``chexpert_test/``,
-        ``nih_fold_predictions/``, ``chestxray14/``, ``images/nih/``, ``iqa_fixture/``, each file as its pinned
+        ``nih_fold_predictions/``, ``chestxray14/``, ``images/nih/``, each file as its pinned
         source publishes it); default ``$CXREVAL_DATA_MIRROR`` or ``../shared/data`` when present
         (:func:`cxreval.datasets.mirror.default_mirror`).
     cache_dir : path, optional

@@ -1,6 +1,6 @@
 """Data of ``cxreval demo``: the context every section gets, how a section says it cannot be built, and
-the readers of the public data it uses (metadata from the cache, pinned files from a mirror or GitHub,
-mirror-only files), each recording what it read for the section's ``run.json``."""
+the readers of the public data it uses (metadata from the cache, pinned files from a mirror, the cache or
+GitHub), each recording what it read for the section's ``run.json``."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ MIRROR_LAYOUT = (
     "radiologists/benchmark_radiologists/bc{4,6,8}.csv; labeler/chexpert_labels.csv, chexbert_labels.csv; "
     "example_models/predictions/standard/*.csv), DIR/nih_fold_predictions/<model>.csv (10 models' NIH "
     "predictions), DIR/chestxray14/official_test_list.txt and official_train_val_list.txt, "
-    "DIR/images/nih/*.png (radiographs), DIR/iqa_fixture/ (reference and degraded PNGs, manifest.json); "
+    "DIR/images/nih/*.png (39 ChestX-ray14 radiographs); "
     "each file byte-identical to its pinned GitHub copy (cxreval.datasets.mirror.PINNED)"
 )
 """The layout of a data mirror (``--data-mirror DIR``): each path as its pinned source publishes it."""
@@ -144,6 +144,15 @@ def metadata(ctx: DemoContext, name: str) -> Path:
     return ctx.use(res.files[name])
 
 
+def _not_fetched(ctx: DemoContext, what: str) -> NotBuilt:
+    """The section cannot be built: ``what`` (a pinned file or folder) is in neither the mirror nor the cache, and
+    could not be downloaded; the one command that brings it."""
+    where = "not in the data mirror" + (f" {ctx.mirror}" if ctx.mirror else " (none given)") + " or the cache"
+    why = "downloads are off (--offline)" if not ctx.download else "its download failed (offline?)"
+    # one command brings every pinned file (with the network, or from a mirror), and the demo then runs offline
+    return NotBuilt(f"{what} is {where}, and {why}", "cxreval data fetch --all", offline_hint(what))
+
+
 def pinned(ctx: DemoContext, local_path: str) -> Path:
     """A pinned file, from the mirror, the cache or its pinned GitHub commit."""
     from ..datasets.mirror import fetch_file
@@ -153,27 +162,18 @@ def pinned(ctx: DemoContext, local_path: str) -> Path:
             fetch_file(local_path, mirror=ctx.mirror, cache_dir=ctx.cache_dir, download=ctx.download)
         )
     except CxrevalError as exc:
-        where = (
-            "not in the data mirror" + (f" {ctx.mirror}" if ctx.mirror else " (none given)") + " or the cache"
-        )
-        why = "downloads are off (--offline)" if not ctx.download else "its download failed (offline?)"
-        fix = (
-            "cxreval data fetch --all" if not ctx.download else RERUN
-        )  # one command brings every pinned file
-        raise NotBuilt(f"{local_path} is {where}, and {why}", fix, offline_hint(local_path)) from exc
+        raise _not_fetched(ctx, local_path) from exc
 
 
-def mirror_only(ctx: DemoContext, relative: str) -> Path:
-    """A file that only a data mirror holds."""
-    from ..datasets.mirror import mirror_path
+def pinned_folder(ctx: DemoContext, prefix: str) -> Path:
+    """A folder holding exactly the pinned files under ``prefix`` (e.g. ``images/nih/``: the 39 radiographs),
+    each from the mirror, the cache or its pinned GitHub commit (:func:`cxreval.datasets.mirror.fetch_folder`)."""
+    from ..datasets.mirror import fetch_folder
 
     try:
-        return ctx.use(mirror_path(relative, mirror=ctx.mirror))
+        return fetch_folder(prefix, mirror=ctx.mirror, cache_dir=ctx.cache_dir, download=ctx.download)
     except CxrevalError as exc:
-        where = f"the data mirror {ctx.mirror}" if ctx.mirror else "a data mirror (none was given)"
-        raise NotBuilt(
-            f"{relative} is not in {where}, the only place it comes from", RERUN, offline_hint(relative)
-        ) from exc
+        raise _not_fetched(ctx, f"{prefix}*.png") from exc
 
 
 NIH_MODELS = (

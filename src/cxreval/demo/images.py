@@ -1,8 +1,9 @@
 """The IQA section of ``cxreval demo``: controlled degradations of real radiographs, metric vs metric.
 
-It needs radiographs from a data mirror (``images/nih/*.png``: 39 real ChestX-ray14 images; or
-``iqa_fixture/``), which a fresh machine does not have; :mod:`cxreval.demo` lists it as not built, with the
-reason, when the images are absent.
+It degrades public radiographs: the 39 ChestX-ray14 images ``images/nih/*.png`` pinned by commit and SHA-256
+(:data:`cxreval.datasets.mirror.PINNED`, from jrzech/reproduce-chexnet's ``starter_images/``), taken from a data
+mirror, the cache (``cxreval data fetch --all``) or GitHub; :mod:`cxreval.demo` lists the section as not built,
+with the reason and that command, when they cannot be had.
 
 A few radiographs (downsampled to at most :data:`IQA_SIZE` pixels by block averaging) are degraded
 with :data:`IQA_PLAN` through :func:`cxreval.iqa.degrade_folder` and scored with the fast
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 __all__: list[str] = []
 
@@ -48,79 +49,36 @@ IQA_COMPARISON = "comparison"
 # --------------------------------------------------------------------------------------------------
 
 
-class IQASources(NamedTuple):
-    """What :func:`iqa_sources` returns: the radiographs, where they come from (in words) and the folder
-    ``cxreval iqa degrade --images`` samples them from."""
-
-    files: list[Path]
-    origin: str
-    folder: Path | None
-
-
-def iqa_sources(mirror: Path, n_images: int) -> IQASources:
-    """The radiographs the IQA section degrades (:func:`cxreval.iqa.sample_images`: spread over the
-    sorted names), where they come from, and the folder ``cxreval iqa degrade --images`` samples them from
-    (None for the IQA fixture, whose folder also holds test images)."""
-    from ..iqa._degrade import sample_images
-
-    nih = mirror / "images" / "nih"
-    if nih.is_dir():
-        files = sorted(nih.glob("*.png"))
-        if files:
-            return IQASources(
-                sample_images(files, n_images),
-                f"{nih} (ChestX-ray14 radiographs, 1024 x 1024, 8-bit)",
-                nih,
-            )
-    fx = mirror / "iqa_fixture"
-    refs = sorted(fx.glob("*__reference.png")) if fx.is_dir() else []
-    return IQASources(
-        (sample_images(refs, n_images) if refs else []),
-        f"{fx} (reference images of the IQA fixture, 16-bit)",
-        None,
-    )
-
-
 def run_iqa(
-    mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS, n_images: int = IQA_N_IMAGES
+    folder: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS, n_images: int = IQA_N_IMAGES
 ) -> dict[str, Any]:
-    """Degrade into ``out``, score into ``out/scores`` and compare metrics into ``out/comparison``, as the
-    commands do.
+    """Degrade radiographs of ``folder`` into ``out``, score into ``out/scores`` and compare metrics into
+    ``out/comparison``, as the commands do.
 
-    As ``cxreval iqa degrade --images DIR --plan demo --sample N --max-size 512 -o out``: the sampled
-    radiographs are block-averaged to at most :data:`IQA_SIZE` pixels into ``out/references/`` (16-bit PNG,
-    :func:`cxreval.iqa.shrink_images`) and degraded by :func:`cxreval.iqa.degrade_folder` with the
-    packaged plan :data:`IQA_PLAN` (``manifest``, ``pairs``, ``images/``); then, as ``cxreval iqa score --pairs
-    out/pairs.csv --metrics ... -o out/scores`` and ``cxreval iqa compare --scores out/scores/scores.csv -o
-    out/comparison``, :func:`cxreval.iqa.score_pairs` (``scores``) and :func:`cxreval.iqa.compare_metrics`
-    (``degradation_ranking``, ``metric_vs_metric``), each saved by its result's ``save``. Returns facts for the
-    summary (``images_folder``: the folder the command samples, None for the fixture).
+    As ``cxreval iqa degrade --images folder --plan demo --sample N --max-size 512 -o out``: ``n_images``
+    radiographs spread over the sorted names (:func:`cxreval.iqa.sample_images`) are block-averaged to at most
+    :data:`IQA_SIZE` pixels into ``out/references/`` (16-bit PNG, :func:`cxreval.iqa.shrink_images`) and degraded
+    by :func:`cxreval.iqa.degrade_folder` with the packaged plan :data:`IQA_PLAN` (``manifest``, ``pairs``,
+    ``images/``); then, as ``cxreval iqa score --pairs out/pairs.csv --metrics ... -o out/scores`` and
+    ``cxreval iqa compare --scores out/scores/scores.csv -o out/comparison``, :func:`cxreval.iqa.score_pairs`
+    (``scores``) and :func:`cxreval.iqa.compare_metrics` (``degradation_ranking``, ``metric_vs_metric``), each
+    saved by its result's ``save``. Returns facts for the summary (``images``: the stems of the sampled
+    radiographs).
 
     Raises
     ------
     DataUnavailableError
-        If the mirror holds no radiographs.
+        If ``folder`` holds no PNG radiograph.
     """
     from ..exceptions import DataUnavailableError
     from ..iqa import compare_metrics, degrade_folder, score_pairs
+    from ..iqa._degrade import sample_images
 
-    sources, where, folder = iqa_sources(mirror, int(n_images))
-    if not sources:
-        raise DataUnavailableError(
-            f"no radiographs in {mirror / 'images' / 'nih'} or {mirror / 'iqa_fixture'}"
-        )
-    if folder is not None:  # as `cxreval iqa degrade --images FOLDER --sample N --max-size 512`
-        deg = degrade_folder(folder, IQA_PLAN, out, sample=int(n_images), max_size=IQA_SIZE)
-    else:  # the IQA fixture's references, named without their '__reference' suffix
-        from ..iqa._degrade import REFERENCES_DIR, shrink_images
-
-        refs = shrink_images(
-            sources,
-            out / REFERENCES_DIR,
-            IQA_SIZE,
-            names=[p.stem.replace("__reference", "") for p in sources],
-        )
-        deg = degrade_folder(refs, IQA_PLAN, out)
+    files = sorted(Path(folder).glob("*.png"))
+    if not files:
+        raise DataUnavailableError(f"no radiographs (*.png) in {folder}")
+    sources = sample_images(files, int(n_images))
+    deg = degrade_folder(folder, IQA_PLAN, out, sample=int(n_images), max_size=IQA_SIZE)
     deg.save(out)
     pairs = deg.pairs()
     scores = score_pairs(pairs, list(metrics), base_dir=out)
@@ -129,10 +87,9 @@ def run_iqa(
     comparison.save(out / IQA_COMPARISON)
     selection, plan = scores.selection, deg.plan
     return {
-        "sources": where,
+        "sources": f"{folder} (ChestX-ray14 radiographs, 1024 x 1024, 8-bit)",
         "images": [p.stem for p in sources],
         "n_pairs": len(pairs),
-        "images_folder": folder,
         "metrics": list(selection.names),
         "degradations": [e[0] for e in plan.entries],
         "size": IQA_SIZE,

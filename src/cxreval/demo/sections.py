@@ -23,6 +23,7 @@ from ._chexpert_sections import (
 from ._decision_sections import _sec_nih_decision
 from ._image_sections import _sec_iqa, _sec_localization, _sec_localization_real
 from ._section_parts import _agreement_section, _auc_meta, _export_commands, _exported_labels
+from ._subgroup_sections import _sec_nih_subgroups
 from .data import (
     NIH_MODELS,
     RERUN,
@@ -320,9 +321,15 @@ SECTIONS: tuple[DemoSpec, ...] = (
     ),
     DemoSpec(
         "nih_decision",
-        "NIH fold: the 10 models at two operating points (text-mined reference)",
+        "NIH fold: the 10 models at two operating points and their decision curves (text-mined reference)",
         _sec_nih_decision,
         ("cxreval data export", "cxreval classify"),
+    ),
+    DemoSpec(
+        "nih_subgroups",
+        "NIH fold: subgroup gaps of the 10 models under two references, and their calibration",
+        _sec_nih_subgroups,
+        ("cxreval data export", "cxreval subgroups"),
     ),
     DemoSpec(
         "chexpert_models",

@@ -11,7 +11,7 @@ from .._typing import PathLike, RNGLike
 from .._validation import check_folder, check_paths, did_you_mean, split_list
 from ..datasets import fetch_metadata
 from ..datasets._dataset_split import SPLITTABLE
-from ..datasets._export import VIEW_DATASETS
+from ..datasets._export import LOGIT_CHOICES, LOGIT_DATASETS, VIEW_DATASETS
 from ..exceptions import InvalidParameterError, SchemaError
 from ._inputs import check_out
 
@@ -42,14 +42,15 @@ def fetch_dataset_metadata(
     progress: Progress | None = None,
 ) -> FetchResult:
     """The public metadata into the cache (``cxreval data fetch``): ``cache_dir`` must be a folder that can be
-    written, ``from_wheel`` an existing file; then :func:`cxreval.datasets.fetch_metadata`. With ``all_files``
-    also every pinned reference file the demo uses (``cxreval data fetch --all``: from the data mirror when one
-    is found, else from its pinned commit, or ``$CXREVAL_PINNED_BASE_URL``), SHA-256 checked, into
-    ``<cache>/mirror``, so that ``cxreval demo --offline`` later needs neither network nor mirror.
+        written, ``from_wheel`` an existing file; then :func:`cxreval.datasets.fetch_metadata`. With ``all_files``
+        also every pinned reference file the demo uses (``cxreval data fetch --all``: from the data mirror when one
+        is found, else from its pinned commit, or ``$CXREVAL_PINNED_BASE_URL``), SHA-256 checked, into
+        ``<cache>/mirror``, so that ``cxreval demo --offline`` later needs neither network nor mirror (``res.pinned``:
+    each file's cached copy).
 
-    Returns
-    -------
-    res : FetchResult
+        Returns
+        -------
+        res : FetchResult
     """
     check_paths("fetch_dataset_metadata", cache_dir=cache_dir, from_wheel=from_wheel)
     check_folder("--cache-dir", cache_dir, write=True)
@@ -57,9 +58,11 @@ def fetch_dataset_metadata(
         raise SchemaError(f"from_wheel= {from_wheel} does not exist.")
     res = fetch_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force, progress=progress)
     if all_files:
+        from dataclasses import replace
+
         from ..datasets.mirror import fetch_all_pinned
 
-        fetch_all_pinned(cache_dir=cache_dir, progress=progress)
+        res = replace(res, pinned=fetch_all_pinned(cache_dir=cache_dir, progress=progress))
     return res
 
 
@@ -211,6 +214,7 @@ def export_dataset_files(
     half: str | None = None,
     views: str | Sequence[str] | None = None,
     split: str | None = None,
+    logits: str = "keep",
     out: PathLike | None = None,
     overwrite: bool = False,
 ) -> DatasetExport:
@@ -218,7 +222,9 @@ def export_dataset_files(
     :func:`cxreval.datasets.export_dataset`.
 
     ``half`` applies to ``openi_mesh`` only, ``views`` (a sequence or comma-separated text) to
-    :data:`cxreval.datasets.VIEW_DATASETS`, ``split`` to ``mimic_cxr``; a dataset outside the fetched metadata
+    :data:`cxreval.datasets.VIEW_DATASETS`, ``split`` to ``mimic_cxr``, ``logits`` (``'keep'``, the default, or
+    ``'sigmoid'``: the logit models' scores as given, or mapped through ``1 / (1 + exp(-x))`` into probabilities, the summary
+    naming each model mapped) to ``nih_predictions``; a dataset outside the fetched metadata
     needs ``path``. The name (with a did-you-mean), the options, the paths and ``out`` (when given) are checked
     before any reading.
 
@@ -245,12 +251,17 @@ def export_dataset_files(
     for opt, value, key, datasets in (
         ("--views", views, "views", VIEW_DATASETS),
         ("--split", split, "split", ("mimic_cxr",)),
+        ("--logits", None if logits == "keep" else logits, "logits", LOGIT_DATASETS),
     ):
         if value is None:
             continue
         if spec.name not in datasets:
             raise InvalidParameterError(
                 f"{opt} applies to {', '.join(datasets)} only; got dataset {spec.name!r}."
+            )
+        if key == "logits" and value not in LOGIT_CHOICES:
+            raise InvalidParameterError(
+                f"logits= must be one of {list(LOGIT_CHOICES)}. Got {value!r} instead.{did_you_mean(str(value), LOGIT_CHOICES)}"
             )
         kwargs[key] = split_list(value, option=opt) if key == "views" else value
     if spec.default is None and spec.pinned is None and path is None:

@@ -52,6 +52,7 @@ def plan_relabelling_files(
     n_draws: int = 200,
     confidence_level: float = 0.95,
     target_power: float = 0.8,
+    uniform_floor: float = 0.2,
     images: PathLike | None = None,
     state_encoding: str | None = None,
     blank_state: str | None = None,
@@ -70,10 +71,12 @@ def plan_relabelling_files(
     budget : int
         Required (None or 0 is refused, naming it).
     anchor_studies : path, optional
-        A table with a ``study_id`` column (e.g. an earlier plan's ``relabel.csv``), read as text.
+        A table with a ``study_id`` column (e.g. an earlier plan's ``relabel.csv``, whose
+        ``inclusion_probability`` makes it the design of the anchor's labels), read as text.
     budgets : str or sequence of int, optional
         The budgets of ``power.csv``, comma-separated (``'0,10,20'``) or as numbers.
-    reference, readers, anchor, findings, n_draws, confidence_level, target_power, images, rng, executor, progress
+    reference, readers, anchor, findings, n_draws, confidence_level, target_power, uniform_floor, images, rng
+    executor, progress
         As for :func:`cxreval.planning.plan_relabelling`.
 
     Returns
@@ -106,6 +109,7 @@ def plan_relabelling_files(
         n_draws=n_draws,
         confidence_level=confidence_level,
         target_power=target_power,
+        uniform_floor=uniform_floor,
         images=images,
         rng=rng,
         executor=executor,

@@ -23,7 +23,14 @@ from ._run_record import (
     write_run_record,
 )
 
-__all__ = ["check_output_path", "output_folder", "atomic_file", "write_error", "path_inside"]
+__all__ = [
+    "check_output_path",
+    "output_folder",
+    "atomic_file",
+    "write_error",
+    "path_inside",
+    "remove_killed_tmp",
+]
 
 _LOCK_SUFFIX = ".cxreval-lock"
 _TMP_MARK = ".tmp-"
@@ -292,6 +299,20 @@ def _remove_stale_tmp(out: Path) -> None:
             p.rename(out)
             continue
         shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+
+
+def remove_killed_tmp(folder: PathLike) -> list[Path]:
+    """Remove from ``folder`` the temporary files :func:`atomic_file` left there for runs that were killed
+    (their process no longer exists); the files removed."""
+    d = Path(folder)
+    gone = []
+    for p in d.iterdir() if d.is_dir() else ():
+        pid = p.name.split(_TMP_MARK, 1)[1].split("-")[0] if _TMP_MARK in p.name and p.is_file() else ""
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+            gone.append(p)
+    return gone
 
 
 @contextlib.contextmanager

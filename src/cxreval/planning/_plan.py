@@ -6,262 +6,37 @@ The method is in :func:`plan_relabelling`'s notes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from .._typing import PathLike, RNGLike
-from .._validation import check_confidence_level, check_positive_int, check_unit_interval, normalize_rng
+from .._validation import (
+    check_confidence_level,
+    check_positive_int,
+    check_unit_interval,
+    is_number,
+    normalize_rng,
+)
 from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import ExecutorLike, get_executor
-from ..io import markdown_table
-from ..io._write import write_summary
 from ..progress import Progress, as_progress
-from ..results import ReadResult, TableResult
+from ..results import ReadResult
+from ._design import inclusion_probabilities, random_part, systematic_sample
+from ._design_estimate import Design, DesignAUCResult, design_tables, read_design
 from ._estimate import TwoPhaseAUCResult, two_phase_tables
 from ._inputs import PlanInputs, check_budget, prepare_inputs
-from ._planner import FindingFit, PowerCurve, fit_finding, power_curve
-from ._study import check_image_names, copy_images, find_images, image_table, study_yaml
-from ._verdict import PRIORITY_USE, budget_row, curve_shape, headline, merged_models
+from ._plan_result import BUDGET_COLUMNS, POWER_COLUMNS, POWER_METHOD, RELABEL_COLUMNS, RelabelPlanResult
+from ._planner import DesignGrid, FindingFit, PowerCurve, fit_finding, power_curve
+from ._study import check_image_names, find_images, image_table, study_yaml
+from ._verdict import budget_row, merged_models
 
-__all__ = [
-    "RELABEL_COLUMNS",
-    "POWER_COLUMNS",
-    "BUDGET_COLUMNS",
-    "POWER_METHOD",
-    "RelabelPlanResult",
-    "plan_relabelling",
-]
+__all__ = ["plan_relabelling"]
 
-RELABEL_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "priority", "expected_change", "reason")
-POWER_COLUMNS: tuple[str, ...] = (
-    "finding",
-    "best",
-    "runner_up",
-    "budget",
-    "p_separable",
-    "mc_se",
-    "n_draws",
-    "effective_draws",
-    "method",
-)
-BUDGET_COLUMNS: tuple[str, ...] = (
-    "finding",
-    "best",
-    "runner_up",
-    "same_scores",
-    "delta",
-    "target_power",
-    "budget_needed",
-    "p_separable",
-    "mc_se",
-    "n_studies",
-    "p_all",
-    "half_width_all",
-    "resolvable_delta",
-    "verdict",
-)
-POWER_METHOD = (
-    "Monte Carlo over the posterior predictive of the latent model, its parameters' uncertainty included: "
-    "truths drawn by data augmentation (parameters and truths in turn, from the fit), the top-priority "
-    "studies' drawn truths taken as exact and the model refitted with them; separable = the refitted "
-    "estimate's leading pair's interval of AUC(best) - AUC(runner_up) excludes 0; the draws weighted by "
-    "an exchangeable normal prior on the models' AUCs, its variance estimated from the draws (empirical "
-    "Bayes against the winner's curse of the leading pair; bench: planning:power_calibration)"
-)
 _FUNC = "plan_relabelling"
-
-
-@dataclass(frozen=True)
-class RelabelPlanResult(TableResult):
-    """A relabelling plan: the studies to send (``relabel.csv``), the power per budget (``power.csv``), the budget
-    each finding needs (``budget.csv``), the current two-phase estimate (``auc.csv``, ``comparison.csv``) and a
-    reader study (``study.yaml``, ``images.csv`` and, when the image folder was given, ``images/``).
-
-    Attributes
-    ----------
-    table : DataFrame
-        :data:`RELABEL_COLUMNS`, the top ``budget`` studies, ``priority`` 1 = first; ``expected_change`` the sum
-        over findings of the expected absolute change of AUC(best) - AUC(runner-up) when the study's truth is
-        revealed; ``reason`` in words.
-    power : DataFrame
-        :data:`POWER_COLUMNS`: per finding and budget, the probability that the best model is separable from the
-        runner-up after relabelling that many top-priority studies, ``mc_se`` its Monte Carlo standard error;
-        ``effective_draws`` the number of the ``n_draws`` draws in effect once weighted by the prior on the
-        models' AUCs (Kish's ``(sum w)^2 / sum w^2``).
-    estimate : TwoPhaseAUCResult
-        Every distinct model's two-phase AUC (``auc.csv``: models with identical scores of a finding are one
-        model, named by the first in sorted order; ``budget.csv``'s ``same_scores`` lists the others).
-    images : DataFrame
-        ``images.csv``: study_id, patient_id, priority, image (its path in the study folder).
-    needed : DataFrame
-        :data:`BUDGET_COLUMNS`, one row per finding: the smallest budget whose power reaches ``target_power``
-        (``budget_needed``, empty when no budget up to every study does), the power there (or, with none, with
-        every study relabelled: ``p_all``), the median half-width of the interval with every study relabelled
-        (``half_width_all``) and the difference that would be needed to reach the target there
-        (``resolvable_delta``), and the ``verdict`` in words.
-    reference, readers, anchor, budget, budgets, n_draws, confidence_level, target_power, findings, notes
-    """
-
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
-        {
-            "relabel": "relabel.csv",
-            "power": "power.csv",
-            "auc": "auc.csv",
-            "comparison": "comparison.csv",
-            "images": "images.csv",
-            "budget": "budget.csv",
-        }
-    )
-    COLUMNS: ClassVar[tuple[str, ...]] = RELABEL_COLUMNS
-    STUDY_FILE: ClassVar[str] = "study.yaml"
-
-    table: pd.DataFrame
-    power: pd.DataFrame
-    estimate: TwoPhaseAUCResult
-    images: pd.DataFrame
-    reference: str
-    readers: tuple[str, ...]
-    anchor: str | None
-    budget: int
-    budgets: tuple[int, ...]
-    n_draws: int
-    confidence_level: float
-    findings: tuple[str, ...]
-    study: str
-    needed: pd.DataFrame
-    target_power: float
-    notes: tuple[str, ...] = ()
-    image_sources: tuple[str, ...] = field(default=(), repr=False)
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {
-            "relabel": self.table,
-            "power": self.power,
-            "auc": self.estimate.table,
-            "comparison": self.estimate.comparison,
-            "images": self.images,
-            "budget": self.needed,
-        }
-
-    def save(self, folder: PathLike) -> dict[str, Path]:
-        """Write the tables, ``study.yaml``, ``summary.md`` and (with an image folder) each selected study's image
-        into ``images/``: the folder is a reader study ``cxreval reader init --study FOLDER/study.yaml`` opens.
-        Returns ``{name: path}`` of the tables and ``study.yaml``."""
-        out = super().save(folder)
-        p = Path(folder) / self.STUDY_FILE
-        p.write_text(self.study, encoding="utf-8")
-        out["study"] = p
-        if self.image_sources:
-            copy_images(Path(folder), self.images, [Path(s) for s in self.image_sources])
-        write_summary(Path(folder), self.summary())
-        return out
-
-    def summary(self) -> str:
-        top = self.table.head(10)
-        known = (
-            int(self.estimate.table["n_anchored"].max()) if self.anchor and len(self.estimate.table) else 0
-        )
-        merged = [n for n in self.notes if "identical scores" in n]
-        lines = [
-            f"# Relabelling plan: {self.budget} studies for an expert"
-            + (f", with {self.anchor!r} known on {known} studies" if self.anchor else ""),
-            "",
-            f"Reference {self.reference!r}"
-            + (f", readers {', '.join(self.readers)}" if self.readers else "")
-            + (f", anchor {self.anchor!r} (already relabelled, treated as exact)" if self.anchor else "")
-            + f"; findings {', '.join(self.findings)}.",
-            "",
-            f"## What relabelling can do (power {self.target_power:g})",
-            "",
-            *[f"- {v}" for v in self.needed["verdict"]],
-            *[f"- {n}" for n in merged],
-            "",
-            "`budget.csv`: per finding the smallest budget whose predicted probability of separating the best "
-            f"model from the runner-up reaches {self.target_power:g} (searched up to every study: the budgets of "
-            "the power table, then doubling, then bisection), or with none the probability with every study "
-            "relabelled, the interval's half-width there and the AUC difference that would be needed.",
-            "",
-            "## Studies to relabel",
-            "",
-            "Priority: the expected absolute change of AUC(best) - AUC(runner-up), summed over findings, when "
-            "a study's truth is revealed (posterior-weighted Mann-Whitney sums, closed form).",
-            "",
-            markdown_table(top, decimals=4),
-            "",
-            PRIORITY_USE,
-            "",
-            "## Power",
-            "",
-            POWER_METHOD
-            + f"; {self.n_draws} draws, {round(100 * self.confidence_level)}% intervals. On simulated study "
-            "sets (one cheap reference, three models of close AUCs) the mean predicted power was within 0.03 "
-            "of the observed fraction at every budget, but single predictions are too sure at both ends: read "
-            "them as a guide to the budget, not as a certainty for one finding.",
-            "",
-            curve_shape(self.power),
-            "",
-            markdown_table(self.power.drop(columns=["method"]), decimals=3),
-            "",
-            self.estimate.summary(),
-            "",
-            "## Assumptions",
-            "",
-            "The references' errors are independent of each other and of the scores given the truth; each "
-            "score is binormal on the normal scale of its ranks; the expert's labels are exact. The studies are "
-            "chosen from the observed labels and scores only, so their truth is missing at random given the "
-            "observed data: the two-phase estimate after relabelling stays valid.",
-            "",
-            "## Reader study",
-            "",
-            f"`{self.STUDY_FILE}` and `images.csv` ({len(self.images)} images, in priority order; the reader app "
-            "shows them in that order). "
-            + (
-                "The images are in `images/`: `cxreval reader init --study study.yaml --db sqlite:///relabel.db`, "
-                "then `cxreval reader add-reader NAME --db sqlite:///relabel.db`."
-                if self.image_sources
-                else "No image folder was given: `cxreval reader init --study study.yaml --images IMAGES --db "
-                "sqlite:///relabel.db` copies each study's image from the folder IMAGES (`<study_id>.png`, "
-                "`.jpg`, ... or a folder `<study_id>/`) into `images/` first."
-            ),
-        ]
-        lines += [f"- {n}" for n in self.notes if n not in merged]
-        return "\n".join(lines)
-
-    def headline(self) -> str:
-        """One line: the budget per finding for the target power, or the findings relabelling cannot settle."""
-        return headline(self.needed)
-
-    @classmethod
-    def figure(cls, table: pd.DataFrame) -> Any:
-        """Power curves (``power.csv``): P(separable) against the budget, one line per finding, with bars of ±2
-        Monte Carlo standard errors (``mc_se``, when the table has it)."""
-        from .._plots import lines
-
-        fig = lines(
-            table,
-            x="budget",
-            y="p_separable",
-            color="finding",
-            title="Probability that the best model is separable from the runner-up (bars: ±2 Monte Carlo SE)",
-            y_title="P(separable)",
-        )
-        if "mc_se" in table.columns and "finding" in table.columns:
-            for trace in fig.data:
-                se = pd.to_numeric(
-                    table.loc[table["finding"].astype(str) == trace.name, "mc_se"], errors="coerce"
-                )
-                if len(se) == len(trace.x):
-                    trace.error_y = {"type": "data", "array": (2 * se).tolist(), "visible": True}
-        return fig
-
-    def _figure(self) -> Any:
-        return self.figure(self.power)
 
 
 def _percentile(s: np.ndarray, i: int) -> int:
@@ -338,12 +113,24 @@ def _check_draws_fit(n_draws: int, n_studies: int) -> None:
 
 
 def _power(
-    item: tuple[FindingFit, np.ndarray, list[int], int, float, np.random.Generator, int, float],
+    item: tuple[FindingFit, DesignGrid, list[int], int, float, np.random.Generator, int, float],
 ) -> PowerCurve:
     ff, ranks, grid, nd, cl, gen, n_all, target = item
     return power_curve(
         ff, ranks, grid, n_draws=nd, confidence_level=cl, rng=gen, n_all=n_all, target_power=target
     )
+
+
+_NO_DESIGN = Design({}, {})
+
+
+def _check_floor(value: object) -> float:
+    if not is_number(value) or not 0 < float(value) <= 1:
+        raise InvalidParameterError(
+            f"The 'uniform_floor' parameter of {_FUNC} must be a float in (0, 1] (every study needs a probability "
+            f"of being drawn above 0, or the design-based estimate is not defined). Got {value!r} instead."
+        )
+    return float(value)
 
 
 def _study_ids(value: Sequence[str] | pd.DataFrame | None) -> list[str] | None:
@@ -373,13 +160,15 @@ def plan_relabelling(
     n_draws: int = 200,
     confidence_level: float = 0.95,
     target_power: float = 0.8,
+    uniform_floor: float = 0.2,
     images: PathLike | None = None,
     rng: RNGLike = None,
     executor: ExecutorLike = None,
     progress: Progress | None = None,
 ) -> RelabelPlanResult:
-    """Rank the studies by how much an expert's label would change which model is best, estimate the power per
-    budget, and lay out the reader study (the method: Notes).
+    """Draw the studies an expert should relabel (with known probabilities that follow how much a study's label
+    would change which model is best), estimate the power of the right decision per budget, and lay out the
+    reader study (the method: Notes).
 
     Parameters
     ----------
@@ -391,15 +180,16 @@ def plan_relabelling(
     reference : str
         The cheap source that labels every study (e.g. a report labeller).
     budget : int
-        How many studies the expert can relabel: the length of ``relabel.csv`` and of the reader study.
+        How many studies the expert can relabel: the size of the sample (``relabel.csv``, the reader study).
     readers : list of str, optional
         Further noisy sources (other labellers, readers). With a single source the latent model is identified by
         its binormal score assumption alone; with three or more sources by the sources.
     anchor : str, optional
         A source whose labels are exact where given (an earlier relabelling round): those studies are known.
     anchor_studies : list of str or DataFrame, optional
-        Count the anchor's labels on these studies only (study ids, or a table with a ``study_id`` column such as
-        an earlier plan's ``relabel.csv``): a relabelling simulated with a source that labels every study.
+        Count the anchor's labels on these studies only (study ids, or a table with a ``study_id`` column). An
+        earlier plan's ``relabel.csv`` (with ``inclusion_probability``) is the design of the anchor's labels: the
+        design-based estimate (``design_auc.csv``) is computed from them.
     findings : list of str, optional
         Default: every finding the reference labels and the predictions score.
     budgets : list of int, optional
@@ -408,14 +198,18 @@ def plan_relabelling(
         Monte Carlo draws of every study's truth and the model's parameters (the same draws for every budget).
     confidence_level : float, default=0.95
     target_power : float, default=0.8
-        The power whose smallest budget ``budget.csv`` gives per finding, searched up to every study; where no
-        budget reaches it, the finding's verdict says that relabelling cannot separate the leading pair, and why.
+        The probability of the right decision whose smallest budget ``budget.csv`` gives per finding, searched up
+        to every study; where no budget reaches it, the finding's verdict says that relabelling cannot separate
+        the leading pair, and why.
+    uniform_floor : float, default=0.2
+        The share of the budget drawn with equal probabilities (in (0, 1]; 1 = a simple random sample): every
+        study's inclusion probability is at least ``budget * uniform_floor / N``.
     images : path, optional
         The folder of the images: ``<study_id>.<suffix>`` or ``<study_id>/<image>`` (first in sorted order); the
         selected studies' images are copied into the saved study folder.
     rng : None, int or Generator
-        Seed of the Monte Carlo draws (each finding draws from its own child seed: the same power whatever the
-        executor).
+        Seed of the sample and of the Monte Carlo draws (each finding draws from its own child seed: the same power
+        whatever the executor).
     executor : Executor, spec string or None
         Where the findings' Monte Carlo runs (:func:`cxreval.executor.get_executor`; default in process).
     progress : Progress, optional
@@ -439,21 +233,26 @@ def plan_relabelling(
     Models whose scores of a finding are identical are one model of that finding (named by the first, in sorted
     order): no truth can separate them. ``budget.csv``'s ``same_scores`` and the summary say which.
 
-    Power. For each budget ``k``, the probability that the ``confidence_level`` interval of AUC(best) - AUC(runner-up)
-    excludes 0 once the top ``k`` studies are relabelled (:data:`POWER_METHOD`): Monte Carlo over the posterior
-    predictive of the two-phase estimate, the uncertainty of the latent model's parameters included. ``n_draws`` chains
-    of data augmentation started at the fit (each sweep: every study's truth given the parameters, then the parameters
-    given the truths) give ``n_draws`` draws of every study's truth; per draw, the drawn truths of the top ``k`` are
-    taken as exact, the model is refitted on all studies with them (what :func:`cxreval.planning.evaluate_two_phase_auc`
-    does with the expert's labels), its leading pair is picked and its interval asked whether it excludes 0. Each
-    finding draws from its own child seed of ``rng``. A budget of 0 reveals nothing: its value is the current answer
-    (0 or 1). The leading pair is the pair whose estimates came out on top, so its fitted gap runs high (the winner's
-    curse): the draws are weighted by an exchangeable normal prior on the models' AUCs, its variance estimated from
-    the draws by the method of moments (empirical Bayes; at least 0.01 squared). Calibration on simulated study sets
-    with a known truth (``python bench/run.py planning:power_calibration``, bench/RESULTS.md: 100 sets of 500
-    studies, one reference, three models of close AUCs): the mean predicted power is within 0.021 of the observed
-    fraction at every budget (without the prior it ran 0.07-0.12 high); single predictions are too sure at both ends
-    (sets predicted below 0.2 separable in 10%, those predicted 0.8-1 in 85%).
+    Design. The sample is drawn with known inclusion probabilities, ``budget ((1 - f) c_i / sum c + f / N)`` over the
+    ``N`` studies not yet known, ``c_i`` the priority score (``expected_change``) and ``f`` = ``uniform_floor``
+    (capped at 1, the rest rescaled), by randomized systematic sampling (exactly ``budget`` studies); a part of it
+    is marked as an equal-probability sample (``random_part``), and it is listed in a random reading order
+    (:mod:`cxreval.planning._design`). Once the expert has labelled it, the design-based (AIPW) estimate corrects
+    the latent posteriors on it with inverse inclusion probabilities (:func:`cxreval.planning.evaluate_design_auc`;
+    ``design_auc.csv`` when ``anchor_studies`` is this ``relabel.csv``): valid whatever the latent model.
+
+    Power. For each budget ``k``, the probability of the right decision (:data:`POWER_METHOD`): that the
+    design-based estimate's ``confidence_level`` interval of AUC(best) - AUC(runner-up) excludes 0 and its best is
+    the population's best, once ``k`` studies drawn by the design are labelled. ``n_draws`` chains of data
+    augmentation started at the fit (each sweep: every study's truth given the parameters, then the parameters given
+    the truths) give ``n_draws`` draws of every study's truth, and a Bayesian bootstrap of the studies the
+    population's best model in each draw; per draw, a design of ``k`` studies is drawn, its drawn truths revealed and
+    the estimate computed. Each finding draws from its own child seed of ``rng``. ``p_separable`` counts a
+    separation whichever model leads, ``p_wrong`` one with the wrong model on top. The leading pair is the pair whose
+    estimates came out on top, so its fitted gap runs high (the winner's curse): the draws are weighted by an
+    exchangeable normal prior on the models' AUCs, its variance estimated from the draws by the method of moments
+    (empirical Bayes; at least 0.01 squared); ``effective_draws`` says how many draws are left in effect. The power
+    assumes the latent model (the truths are drawn from it); the estimate it predicts for does not.
 
     Raises
     ------
@@ -464,6 +263,12 @@ def plan_relabelling(
     SchemaError
         A selected study without an image in ``images``.
     """
+    design_table = anchor_studies if isinstance(anchor_studies, pd.DataFrame) else None
+    design = (
+        read_design(design_table, func=_FUNC)
+        if design_table is not None and "inclusion_probability" in design_table.columns
+        else None
+    )
     inputs = prepare_inputs(
         predictions,
         labels,
@@ -476,6 +281,7 @@ def plan_relabelling(
     )
     b, grid, nd, cl = _validate(inputs, budget, budgets, n_draws, confidence_level)
     target = check_unit_interval(target_power, name="target_power", func=_FUNC)
+    floor = _check_floor(uniform_floor)
     folder = Path(images) if images is not None else None
     if folder is not None and not folder.is_dir():
         raise InvalidParameterError(
@@ -501,14 +307,21 @@ def plan_relabelling(
         best_part[idx[bigger]] = ff.change[bigger]
         which[idx[bigger]] = np.column_stack([np.full(bigger.sum(), k), np.flatnonzero(bigger)])
     candidates = np.flatnonzero(~known)
-    ranked = candidates[np.lexsort((inputs.study_ids[candidates].astype(str), -change[candidates]))]
-    top = ranked[:b]
+    design_gen, *finding_gens = gen.spawn(1 + len(fits))
+    pi = inclusion_probabilities(change[candidates], b, uniform_floor=floor)
+    drawn = systematic_sample(pi, design_gen)[0]
+    in_random = random_part(drawn, pi, b, floor, design_gen)
+    chosen = np.flatnonzero(drawn)
+    chosen = chosen[design_gen.permutation(len(chosen))]  # the reading order: random
+    top = candidates[chosen]
     reasons = [_reason(fits[which[i, 0]], int(which[i, 1]), inputs.sources) for i in top]
     relabel = pd.DataFrame(
         {
             "study_id": inputs.study_ids[top],
             "patient_id": inputs.patient_ids[top],
             "priority": np.arange(1, len(top) + 1),
+            "inclusion_probability": pi[chosen],
+            "random_part": in_random[chosen],
             "expected_change": change[top],
             "reason": reasons,
         },
@@ -516,35 +329,59 @@ def plan_relabelling(
     )
     check_image_names(list(relabel["study_id"]))  # each names its image in the reader study: never outside it
     sources = find_images(folder, list(relabel["study_id"]), func=_FUNC) if folder is not None else None
-    rank_of = np.full(n, n)
-    rank_of[ranked] = np.arange(len(ranked))
+    candidate = np.zeros(n, dtype=bool)
+    candidate[candidates] = True
     task = prog.add(f"power of {len(fits)} findings, {nd} draws per budget", total=len(fits))
     items = [
-        (ff, rank_of[ff.data.index], grid, nd, cl, child, len(ranked), target)
-        for ff, child in zip(fits, gen.spawn(len(fits)))
+        (
+            ff,
+            DesignGrid(change, candidate, floor, ff.data.index),
+            grid,
+            nd,
+            cl,
+            child,
+            len(candidates),
+            target,
+        )
+        for ff, child in zip(fits, finding_gens)
     ]
     curves = ex.map(_power, items, on_item=lambda _: prog.advance(task))
     prog.done(task)
     rows = []
     for ff, pc in zip(fits, curves):
-        ess = pc.effective_draws
-        for k, (p, se) in zip(grid, pc.points):
+        for k, (p, se, p_sep, p_wrong) in zip(grid, pc.points):
             rows.append(
                 {
                     "finding": ff.data.finding,
                     "best": ff.best,
                     "runner_up": ff.runner_up or "none",
                     "budget": k,
-                    "p_separable": p,
+                    "p_right": p,
                     "mc_se": se,
+                    "p_separable": p_sep,
+                    "p_wrong": p_wrong,
                     "n_draws": nd,
-                    "effective_draws": ess,
+                    "effective_draws": pc.effective_draws,
                     "method": POWER_METHOD,
                 }
             )
     auc, comp = two_phase_tables(inputs, fits, confidence_level=cl)
     estimate = TwoPhaseAUCResult(
         auc, comp, reference=inputs.sources[0], readers=inputs.sources[1:], anchor=inputs.anchor_source
+    )
+    if design is not None:
+        d_auc, d_comp = design_tables(inputs, design, confidence_level=cl)
+    else:
+        d_auc, d_comp = design_tables(
+            dataclasses.replace(inputs, findings=()), _NO_DESIGN, confidence_level=cl
+        )
+    design_res = DesignAUCResult(
+        d_auc,
+        d_comp,
+        reference=inputs.sources[0],
+        readers=inputs.sources[1:],
+        expert=inputs.anchor_source if design is not None else None,
+        n_listed=design.n_listed if design is not None else 0,
     )
     needed = pd.DataFrame(
         [budget_row(ff, pc, target_power=target, confidence_level=cl) for ff, pc in zip(fits, curves)],
@@ -579,6 +416,8 @@ def plan_relabelling(
         ),
         needed=needed,
         target_power=target,
+        design=design_res,
+        uniform_floor=floor,
         notes=tuple(notes),
         image_sources=tuple(str(s) for s in sources or ()),
     )

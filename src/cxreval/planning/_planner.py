@@ -8,17 +8,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..stats._normal_scores import normal_scores
+from ._design import inclusion_probabilities, pair_estimate, systematic_sample
 from ._inputs import FindingData, merge_identical_scores
 from ._mixture import fit_joint, log_odds
-from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc
+from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc, weighted_auc
 
 __all__ = [
     "FindingFit",
     "fit_finding",
-    "separable_leading",
     "posterior_truths",
+    "decisions",
     "auc_prior_weights",
     "effective_draws",
+    "DesignGrid",
     "power_curve",
     "PowerCurve",
     "search_budgets",
@@ -102,42 +104,22 @@ def interval(
     return delta, float(ndtri(0.5 + confidence_level / 2)) * np.sqrt(np.maximum(var, 0.0))
 
 
-def _leading_rows(ff: FindingFit, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ``w`` (D, n): the indices (into ``ff.data.scores``) of the leading model and of the runner-up by
-    the posterior-weighted AUC (the runner-up skips models with the leader's very scores; -1 when there is none)."""
+def _leading_rows(ff: FindingFit, auc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``auc`` (D, models of ``ff.data.scores``): the indices of the leading model and of the runner-up
+    (the runner-up skips models with the leader's very scores; -1 when there is none)."""
     models = list(ff.data.scores)
-    auc = np.column_stack([np.nan_to_num(soft_auc(w, ff.order[m]), nan=-1.0) for m in models])
+    auc = np.nan_to_num(auc, nan=-1.0)
     # ties broken by name, as in _leading: the models are in sorted order, and argsort is stable
     order = np.argsort(-auc, axis=1, kind="stable")
     best = order[:, 0]
-    runner = np.full(len(w), -1)
+    runner = np.full(len(auc), -1)
     same = np.array([[np.array_equal(ff.data.scores[a], ff.data.scores[b]) for b in models] for a in models])
-    for d in range(len(w)):
+    for d in range(len(auc)):
         for j in order[d, 1:]:
             if not same[best[d], j]:
                 runner[d] = j
                 break
     return best, runner
-
-
-def separable_leading(
-    ff: FindingFit, w: np.ndarray, revealed: np.ndarray, *, confidence_level: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ``w`` (D, n): whether the interval of AUC(best) - AUC(runner-up) excludes 0, the pair being the
-    leading two models under that row's posteriors (what ``comparison.csv`` would compare), and the interval's
-    half-width (NaN where the row has no pair)."""
-    models = list(ff.data.scores)
-    best, runner = _leading_rows(ff, w)
-    out = np.zeros(len(w), dtype=bool)
-    half = np.full(len(w), np.nan)
-    for a, b in sorted(set(zip(best.tolist(), runner.tolist()))):
-        if b < 0:
-            continue
-        rows = (best == a) & (runner == b)
-        delta, h = interval(ff, models[a], models[b], w[rows], revealed, confidence_level=confidence_level)
-        out[rows] = np.abs(delta) > h
-        half[rows] = h
-    return out, half
 
 
 def posterior_truths(
@@ -183,6 +165,38 @@ def posterior_truths(
     return np.where(known, anchor, (rng.random((n_draws, n)) < w).astype(float))
 
 
+@dataclass(frozen=True)
+class PowerCurve:
+    """What :func:`power_curve` returns: ``points`` ``(p_right, mc_se, p_separable, p_wrong)`` per budget of the
+    grid; ``needed`` the smallest budget found whose P(right) reaches the target (None: no budget up to ``n_all``
+    does), with its point in ``at_needed``; ``at_all`` the point with every candidate study relabelled (budget
+    ``n_all``) and ``half_all`` the median half-width of the interval of AUC(best) - AUC(runner-up) there;
+    ``separable_now`` whether the predictions as they are separate the pair in every draw (budget 0, not
+    searched: the search asks what relabelling brings)."""
+
+    points: list[tuple[float, float, float, float]]
+    effective_draws: float
+    separable_now: bool
+    needed: int | None
+    at_needed: tuple[float, float, float, float]
+    n_all: int
+    at_all: tuple[float, float, float, float]
+    half_all: float
+
+
+_NAN4 = (float("nan"),) * 4
+
+
+def search_budgets(grid: list[int], n_all: int) -> list[int]:
+    """The budgets searched for the target power beyond the grid: doubling from its largest (at least 1) up to,
+    and ending at, ``n_all`` (every candidate study)."""
+    out, k = [], max(max(grid, default=0), 1)
+    while k * 2 < n_all:
+        k *= 2
+        out.append(k)
+    return [*out, n_all] if n_all > max(grid, default=0) else out
+
+
 _TAU2_FLOOR = 1e-4  # the between-model variance of the AUCs is taken as at least 0.01 squared
 
 
@@ -213,41 +227,83 @@ def effective_draws(weight: np.ndarray) -> float:
     return total * total / float((weight * weight).sum()) if total > 0 else 0.0
 
 
+def decisions(
+    ff: FindingFit,
+    truth: np.ndarray,
+    boot: np.ndarray,
+    sampled: np.ndarray,
+    pi: np.ndarray,
+    *,
+    confidence_level: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per draw (rows of ``truth``, the drawn truths; ``boot``, Bayesian bootstrap weights of the studies;
+    ``sampled``, the design's draw): ``(right, separable, half-width)``. The design-based estimate
+    (:func:`pair_estimate`, the posteriors as predictions) picks its leading pair; separable = the interval of
+    their difference excludes 0; right = separable and the leader is the population's best of that draw (the
+    largest AUC against the drawn truth with the bootstrap weights, shrunk by :func:`shrink_population_aucs`;
+    ties to the first in order)."""
+    from scipy.special import ndtri
+
+    models = list(ff.data.scores)
+    est = [pair_estimate(ff.posterior, truth, sampled, pi, ff.order[m]) for m in models]
+    best, runner = _leading_rows(ff, np.column_stack([e.auc for e in est]))
+    pop = np.column_stack([np.nan_to_num(weighted_auc(truth, boot, ff.order[m]), nan=0.5) for m in models])
+    true_best = np.argmax(pop, axis=1)
+    z = float(ndtri(0.5 + confidence_level / 2))
+    sep = np.zeros(len(truth), dtype=bool)
+    half = np.full(len(truth), np.nan)
+    imputed = np.where(sampled, truth, ff.posterior)
+    every = np.ones(truth.shape[1], dtype=bool)
+    for a, b in sorted(set(zip(best.tolist(), runner.tolist()))):
+        if b < 0:
+            continue
+        rows = (best == a) & (runner == b)
+        ea, eb = est[a], est[b]
+        design = (ea.q[rows] * (ea.psi[rows] - eb.psi[rows]) ** 2).sum(axis=-1)
+        _, sampling = delta_variance(
+            imputed[rows], ff.order[models[a]], imputed[rows], ff.order[models[b]], revealed=every
+        )
+        h = z * np.sqrt(np.maximum(design + sampling, 0.0))
+        sep[rows] = np.abs(ea.auc[rows] - eb.auc[rows]) > h
+        half[rows] = h
+    return sep & (best == true_best), sep, half
+
+
 @dataclass(frozen=True)
-class PowerCurve:
-    """What :func:`power_curve` returns: ``points`` ``(p, mc_se)`` per budget of the grid; ``effective_draws``;
-    ``needed`` the smallest budget found whose power reaches the target (None: no budget up to ``n_all`` does),
-    with its ``(p, mc_se)`` in ``at_needed``; ``at_all`` ``(p, mc_se)`` with every candidate study relabelled
-    (budget ``n_all``) and ``half_all`` the median half-width of the interval of AUC(best) - AUC(runner-up) there;
-    ``separable_now`` whether the labels as they are separate the pair (budget 0, not searched: the search asks
-    what relabelling brings)."""
+class DesignGrid:
+    """What the power needs of the design, for any budget: every study's priority score over the plan's candidates
+    (``candidate``, global), the uniform floor, and where this finding's studies are (``index``)."""
 
-    points: list[tuple[float, float]]
-    effective_draws: float
-    separable_now: bool
-    needed: int | None
-    at_needed: tuple[float, float]
-    n_all: int
-    at_all: tuple[float, float]
-    half_all: float
+    score: np.ndarray
+    candidate: np.ndarray
+    uniform_floor: float
+    index: np.ndarray
 
+    def pi(self, k: int) -> np.ndarray:
+        """This finding's inclusion probabilities at budget ``k`` (1 for a study that is no candidate: known)."""
+        out = np.ones(len(self.score))
+        out[self.candidate] = inclusion_probabilities(
+            self.score[self.candidate], k, uniform_floor=self.uniform_floor
+        )
+        return out
 
-_NAN2 = (float("nan"), float("nan"))
-
-
-def search_budgets(grid: list[int], n_all: int) -> list[int]:
-    """The budgets searched for the target power beyond the grid: doubling from its largest (at least 1) up to,
-    and ending at, ``n_all`` (every candidate study)."""
-    out, k = [], max(max(grid, default=0), 1)
-    while k * 2 < n_all:
-        k *= 2
-        out.append(k)
-    return [*out, n_all] if n_all > max(grid, default=0) else out
+    def sample(self, k: int, n_draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(sampled, pi)`` of this finding's studies: ``n_draws`` designs of budget ``k`` drawn over every
+        candidate (the same random order and start for every ``k``: common random numbers)."""
+        pi = self.pi(k)
+        drawn = np.ones((n_draws, len(pi)), dtype=bool)
+        if k > 0:
+            drawn[:, self.candidate] = systematic_sample(
+                pi[self.candidate], np.random.default_rng(seed), n_draws
+            )
+        else:
+            drawn[:, self.candidate] = False
+        return drawn[:, self.index], pi[self.index]
 
 
 def power_curve(
     ff: FindingFit,
-    ranks: np.ndarray,
+    grid: DesignGrid,
     budgets: list[int],
     *,
     n_draws: int,
@@ -256,59 +312,53 @@ def power_curve(
     n_all: int,
     target_power: float = 0.8,
 ) -> PowerCurve:
-    """P(separable) after revealing the studies of global priority < k, for each k of ``budgets``, with its Monte
-    Carlo standard error; the effective number of draws behind them; and the smallest budget whose power reaches
-    ``target_power``, searched up to ``n_all`` (the number of candidate studies: every one relabelled).
+    """P(right decision) at each budget of ``budgets``: the probability that, once the expert has labelled a
+    sample of that size drawn by the plan's design, the design-based estimate separates its leading pair and the
+    leader is the population's best; with its Monte Carlo standard error, P(separable) and P(separable with the
+    wrong leader); and the smallest budget whose P(right) reaches ``target_power``, searched up to ``n_all`` (every
+    candidate study).
 
-    Monte Carlo over the posterior predictive of the two-phase estimate, the uncertainty of the latent model's
-    parameters included: ``n_draws`` truths of every study from :func:`posterior_truths` (the same draws for every
-    budget); per draw and budget, the drawn truths of the revealed studies are taken as exact and the model is
-    refitted on all studies with them (as the two-phase estimate after relabelling is), its leading pair picked and
-    the interval of :func:`interval` asked whether it excludes 0; the answers are averaged with the weights of
-    :func:`auc_prior_weights` (an exchangeable prior on the models' AUCs, against the winner's curse of the leading
-    pair). The weights leave fewer draws in effect (:func:`effective_draws`, ``E``); the standard error of a
-    budget's probability ``p`` is ``sqrt(p (1 - p) / E)``. A budget that reveals nothing leaves the data as they
-    are: the answer is the current one (0 or 1, no Monte Carlo error). ``ranks`` gives each of this finding's
-    studies its 0-based global priority (``>= len`` = not a candidate).
+    Monte Carlo: ``n_draws`` truths of every study from :func:`posterior_truths` (the latent model's posterior
+    predictive, its parameters' uncertainty included) and as many Bayesian bootstrap weights of the studies (the
+    population they stand for: which model is best there); per budget, as many draws of the design (the same random
+    order and start for every budget), the drawn truths revealed on each sample and :func:`decisions` asked. The
+    answers are averaged with the weights of :func:`auc_prior_weights` (an exchangeable prior on the models' AUCs,
+    against the winner's curse of the leading pair), which leave fewer draws in effect (:func:`effective_draws`,
+    ``E``): the standard error of a probability ``p`` is ``sqrt(p (1 - p) / E)``. A budget of 0 reveals nothing:
+    the estimate is the predictions' alone.
 
     The search: the grid's budgets from 1, then :func:`search_budgets` (doubling up to ``n_all``), in order, until a
-    budget reaches the target; then bisection between it and the budget before it (0 before the first) (the same draws throughout, at most 6 steps,
-    to within 1/64 of the gap). The curve need not rise with the budget (one draw's verdict can change as more of
-    its truths are revealed), so this is the first crossing found, not a proof that no smaller budget reaches it.
+    budget reaches the target; then bisection between it and the budget before it (0 before the first) (the same
+    draws throughout, at most 6 steps, to within 1/64 of the gap). The curve need not rise with the budget, so this
+    is the first crossing found, not a proof that no smaller budget reaches it.
     """
-    known = ~np.isnan(ff.data.anchor)
     if ff.runner_up is None:
         return PowerCurve(
-            [_NAN2] * len(budgets), float("nan"), False, None, _NAN2, n_all, _NAN2, float("nan")
+            [_NAN4] * len(budgets), float("nan"), False, None, _NAN4, n_all, _NAN4, float("nan")
         )
     truth = posterior_truths(ff, n_draws, rng)
+    boot = rng.dirichlet(np.ones(truth.shape[1]), size=n_draws)
     weight = auc_prior_weights(ff, truth)
     ess = effective_draws(weight)
-    seen: dict[int, tuple[float, float, float]] = {}
+    seed = int(rng.integers(2**63))
+    seen: dict[int, tuple[float, float, float, float, float]] = {}
 
-    def at(k: int) -> tuple[float, float, float]:
-        """``(p, mc_se, median half-width)`` at budget ``k``."""
-        if k in seen:
-            return seen[k]
-        reveal = (ranks < k) & ~known
-        if not reveal.any():
-            hit, half = separable_leading(ff, ff.posterior[None, :], known, confidence_level=confidence_level)
-            seen[k] = (float(hit[0]), 0.0, float(half[0]))
-            return seen[k]
-        shown = known | reveal
-        w_k, _ = fit_joint(
-            ff.data.references,
-            ff.x,
-            anchor=np.where(shown, truth, np.nan),
-            start=ff.posterior,
-            accelerate=True,
-        )
-        hit, half = separable_leading(ff, w_k, shown, confidence_level=confidence_level)
-        p = float((weight * hit).sum() / weight.sum())
-        seen[k] = (p, float(np.sqrt(p * (1 - p) / ess)), float(np.nanmedian(half)))
+    def at(k: int) -> tuple[float, float, float, float, float]:
+        """``(p_right, mc_se, p_separable, p_wrong, median half-width)`` at budget ``k``."""
+        if k not in seen:
+            sampled, pi = grid.sample(k, n_draws, seed)
+            right, sep, half = decisions(ff, truth, boot, sampled, pi, confidence_level=confidence_level)
+            p = float((weight * right).sum() / weight.sum())
+            seen[k] = (
+                p,
+                float(np.sqrt(p * (1 - p) / ess)),
+                float((weight * sep).sum() / weight.sum()),
+                float((weight * (sep & ~right)).sum() / weight.sum()),
+                float(np.nanmedian(half)) if np.isfinite(half).any() else float("nan"),
+            )
         return seen[k]
 
-    points = [at(k)[:2] for k in budgets]
+    points = [at(k)[:4] for k in budgets]
     needed = None
     before = 0
     for k in sorted({*budgets, *search_budgets(budgets, n_all)} - {0}):
@@ -323,14 +373,13 @@ def power_curve(
             mid = (lo + hi) // 2
             lo, hi = (lo, mid) if at(mid)[0] >= target_power else (mid, hi)
         needed = hi
-    p_all, se_all, half_all = at(n_all)
     return PowerCurve(
         points,
         ess,
-        bool(at(0)[0] == 1.0),
+        bool(at(0)[2] == 1.0),
         needed,
-        at(needed)[:2] if needed is not None else _NAN2,
+        at(needed)[:4] if needed is not None else _NAN4,
         n_all,
-        (p_all, se_all),
-        half_all,
+        at(n_all)[:4],
+        at(n_all)[4],
     )

@@ -17,7 +17,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ScoreOrder", "score_order", "soft_sums", "soft_auc", "reveal_auc", "delta_variance"]
+__all__ = [
+    "ScoreOrder",
+    "score_order",
+    "soft_sums",
+    "soft_auc",
+    "reveal_auc",
+    "delta_variance",
+    "auc_gradient",
+    "weighted_auc",
+    "auc_variance",
+    "mass_below",
+]
 
 
 @dataclass(frozen=True)
@@ -37,7 +48,7 @@ def score_order(score: np.ndarray) -> ScoreOrder:
     return ScoreOrder(order=order, starts=np.flatnonzero(new), group=np.cumsum(new) - 1)
 
 
-def _below(mass: np.ndarray, so: ScoreOrder) -> np.ndarray:
+def mass_below(mass: np.ndarray, so: ScoreOrder) -> np.ndarray:
     """``sum_{j != i} mass_j H(s_i - s_j)`` for every i (same shape as ``mass``)."""
     ms = mass[..., so.order]
     g = np.add.reduceat(ms, so.starts, axis=-1)
@@ -53,10 +64,10 @@ def soft_sums(w: np.ndarray, so: ScoreOrder) -> tuple[np.ndarray, np.ndarray]:
     (positive mass above i)."""
     p = np.asarray(w, dtype=float)
     q = 1.0 - p
-    c = _below(q, so)
+    c = mass_below(q, so)
     total_p = p.sum(axis=-1, keepdims=True)
     # positive mass above i (ties counted half) = the positive mass of the others - what lies below (ties half)
-    b = (total_p - p) - _below(p, so)
+    b = (total_p - p) - mass_below(p, so)
     return c, b
 
 
@@ -141,3 +152,43 @@ def delta_variance(
     open_ = ~np.asarray(revealed, dtype=bool)
     label = (np.where(open_, pbar * qbar, 0.0) * np.nan_to_num(jump) ** 2).sum(axis=-1)
     return auc_a - auc_b, sampling + label
+
+
+def auc_gradient(p: np.ndarray, so: ScoreOrder) -> tuple[np.ndarray, np.ndarray]:
+    """``(AUC, dAUC/dp_i)`` of the weighted AUC ``N / D`` as a function of the positive masses ``p`` (any real
+    values, ``q = 1 - p``): ``dN/dp_i = C_i - B_i`` and ``dD/dp_i = (Q - q_i) - (P - p_i)``, so ``dAUC/dp_i =
+    (C_i - B_i - AUC ((Q - q_i) - (P - p_i))) / D``. Batched like every function here."""
+    p = np.asarray(p, dtype=float)
+    q = 1.0 - p
+    c, b = soft_sums(p, so)
+    auc = soft_auc(p, so)
+    den = _denominator(p)[..., None]
+    big_p = p.sum(axis=-1, keepdims=True)
+    big_q = q.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        grad = (c - b - auc[..., None] * ((big_q - q) - (big_p - p))) / den
+    return auc, grad
+
+
+def weighted_auc(t: np.ndarray, v: np.ndarray, so: ScoreOrder) -> np.ndarray:
+    """The AUC against 0/1 truths ``t`` with study weights ``v`` (a pair ``(i, j)`` weighs ``v_i v_j``): the
+    population AUC of a Bayesian bootstrap draw (Rubin 1981) when ``v`` is Dirichlet(1, ..., 1)."""
+    t = np.asarray(t, dtype=float)
+    pos, neg = v * t, v * (1.0 - t)
+    num = (pos * mass_below(neg, so)).sum(axis=-1)
+    den = pos.sum(axis=-1) * neg.sum(axis=-1) - (pos * neg).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def auc_variance(w: np.ndarray, so: ScoreOrder) -> np.ndarray:
+    """DeLong's variance of one AUC with posterior weights ``w`` in [0, 1] (structural components weighted by the
+    masses; with 0/1 weights exactly DeLong's): the sampling variance of the studies, no label uncertainty."""
+    p = np.asarray(w, dtype=float)
+    q = 1.0 - p
+    v10, v01, auc = _components(p, so)
+    big_p, big_q = p.sum(axis=-1), q.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s10 = (p * (v10 - auc[..., None]) ** 2).sum(axis=-1) / np.maximum(big_p - 1.0, 1e-12)
+        s01 = (q * (v01 - auc[..., None]) ** 2).sum(axis=-1) / np.maximum(big_q - 1.0, 1e-12)
+        return s10 / np.maximum(big_p, 1e-12) + s01 / np.maximum(big_q, 1e-12)

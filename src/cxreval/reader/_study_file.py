@@ -42,6 +42,7 @@ KEYS = (
     "washout_days",
     "cache_images",
     "order",
+    "pixel_spacing_mm",
 )
 """The keys of a study file."""
 
@@ -170,6 +171,7 @@ class StudyFile(BaseModel):
     washout_days: float = 0.0
     cache_images: bool = True
     order: str = "random"
+    pixel_spacing_mm: float | None = None
     assignment: Any = None
     name: Any = None
     images: Any = None
@@ -245,6 +247,17 @@ class StudyFile(BaseModel):
                 f"for an hour) or false (shared computers: nothing kept); got {value!r}."
             )
         return value
+
+    @field_validator("pixel_spacing_mm", mode="before")
+    @classmethod
+    def _spacing(cls, value: Any, info: ValidationInfo) -> float | None:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 10
+        if value is not None and not ok:
+            raise SchemaError(
+                f"{where(info)}: 'pixel_spacing_mm' must be the millimetres per pixel of the images, a "
+                f"number above 0 and below 10 (chest radiographs: about 0.1 to 0.2); got {value!r}."
+            )
+        return None if value is None else float(value)
 
     @model_validator(mode="after")
     def _joined(self, info: ValidationInfo) -> StudyFile:

@@ -3,6 +3,7 @@ which registers them with FastAPI (imported by it, once the ``reader`` extra is 
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from importlib import resources
 from pathlib import Path
@@ -12,18 +13,25 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 
 from ..schema._states import REPORT_STATES
+from ._background import JOB_KINDS, Job, OrganiserJobs
 from .derived import Adjudicated
-from .images import DISPLAY_FIT, RenditionCache, scale_for
+from .images import DISPLAY_FIT, RenditionCache, rendition_scale
 from .mrmc import HeatmapReader
 from .payloads import IMAGE_STATES, Reader, SubmissionError
 from .store import ReaderStore
 
 __all__ = ["StudyRoutes"]
 
+INTEGRITY_MAX_AGE_S = 600
+"""Seconds after which the organiser's page, asking for the integrity check, starts a new one."""
+
 _STATIC = {
     "index.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
+    "viewer.js": "text/javascript; charset=utf-8",
+    "tools.js": "text/javascript; charset=utf-8",
+    "render.js": "text/javascript; charset=utf-8",
 }
 
 
@@ -44,6 +52,9 @@ class StudyRoutes:
         self.encoded: dict[int, tuple[list[str], bytes]] = {}
         self.image_cache = "private, max-age=3600" if spec.cache_images else "private, no-store"
         """The ``Cache-Control`` of images and heat maps (the study's ``cache_images``)."""
+        url = st.engine.url.render_as_string(hide_password=False)
+        self.jobs = OrganiserJobs(url, self.root, spec.name)
+        """The organiser's exports and integrity checks, run in the background."""
 
     def auth(self, request: Any) -> Reader:
         header = request.headers.get("authorization", "")
@@ -183,31 +194,61 @@ class StudyRoutes:
         )
 
     def organiser_integrity(self, request: Request) -> Any:
-        """The database's integrity check (:func:`cxreval.reader.db.check_integrity`: reads every row, so
-        it is its own request, not part of the status)."""
+        """The last integrity check (:func:`cxreval.reader.db.check_integrity`, a background job: it reads
+        every row) with the time it ended, and the check queued or running; a new check is started in the
+        background when there is none yet or the last one is over :data:`INTEGRITY_MAX_AGE_S` old."""
         self.organiser(request)
-        return JSONResponse(self.st.check_integrity().to_dict())
-
-    def organiser_export(self, request: Request) -> Any:
-        """The export (:func:`cxreval.reader.export.export_tables`) as a zip file."""
-        import io
-        import zipfile
-
-        from .export import export_tables
-
-        self.organiser(request)
-        buf = io.BytesIO()
-        res = export_tables(self.st)
-        with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for name, text in res.texts.items():
-                zf.writestr(name, text.encode("utf-8"))
-            zf.writestr("export.json", json.dumps({"study": self.spec.name, **res.to_dict()}, indent=1))
-        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.spec.name) or "study"
-        return Response(
-            buf.getvalue(),
-            media_type="application/zip",
-            headers={"Content-Disposition": f'attachment; filename="{name}-export.zip"'},
+        last, now = self.jobs.latest("integrity"), _dt.datetime.now(_dt.timezone.utc)
+        stale = last is None or now - _dt.datetime.fromisoformat(last.finished or "") > _dt.timedelta(
+            seconds=INTEGRITY_MAX_AGE_S
         )
+        pending = self.jobs.pending("integrity") or (self.jobs.start("integrity") if stale else None)
+        return JSONResponse(
+            {
+                "checked": None if last is None else last.finished,
+                "result": None if last is None else last.result,
+                "error": None if last is None else last.error,
+                "job": None if pending is None else pending.to_dict(),
+            }
+        )
+
+    def organiser_start_job(self, request: Request, kind: str) -> Any:
+        """Start an export or an integrity check in the background (:class:`OrganiserJobs`; the one of that
+        kind already queued or running when there is one): 202 and the job, to poll."""
+        self.organiser(request)
+        if kind not in JOB_KINDS:
+            raise SubmissionError(f"'kind' must be one of {list(JOB_KINDS)}; got {kind[:40]!r}.", 422)
+        return JSONResponse(self.jobs.start(kind).to_dict(), status_code=202)
+
+    def organiser_jobs(self, request: Request) -> Any:
+        """Every background job the server remembers, the latest first."""
+        self.organiser(request)
+        return JSONResponse({"jobs": [j.to_dict() for j in reversed(list(self.jobs.jobs.values()))]})
+
+    def _job(self, request: Request, job_id: str) -> Job:
+        self.organiser(request)
+        job = self.jobs.get(job_id)
+        if job is None:
+            raise SubmissionError(f"No background job {job_id[:40]!r}.", 404)
+        return job
+
+    def organiser_job(self, request: Request, job_id: str) -> Any:
+        """One background job: its state, progress, file or error."""
+        return JSONResponse(self._job(request, job_id).to_dict())
+
+    def organiser_job_file(self, request: Request, job_id: str) -> Any:
+        """The zip file of a done export job (:func:`cxreval.reader._background.export_zip`)."""
+        from fastapi.responses import FileResponse
+
+        job = self._job(request, job_id)
+        if job.kind != "export" or job.state != "done":
+            raise SubmissionError(f"Job {job_id!r} is no finished export (it is {job.state}).", 409)
+        path = self.jobs.path(job)
+        if path is None:
+            raise SubmissionError(
+                f"The file of export {job_id!r} is no longer in the study's exports folder.", 404
+            )
+        return FileResponse(path, media_type="application/zip", filename=path.name)
 
     def image_pixels(
         self,
@@ -219,8 +260,11 @@ class StudyRoutes:
         fit: int = DISPLAY_FIT,
     ) -> Any:
         """An image as gzip-compressed little-endian uint16 (:mod:`cxreval.reader.images`): ``level=display``
-        reduced to a longer side of at most ``fit`` pixels, ``level=full`` at full resolution; the headers
-        give its size, scale, bit depth and data range. Cached by the browser (private, ETag)."""
+        the standard rendition for a screen showing the image's longer side on ``fit`` device pixels
+        (:func:`~cxreval.reader.images.rendition_scale`), ``level=full`` at full resolution; the headers
+        give its size, scale, bit depth and data range, the DICOM window, and the pixel spacing (the
+        file's, else the study's ``pixel_spacing_mm``; ``X-Pixel-Spacing-Source`` says which). Cached by
+        the browser as the study says (``cache_images``: private with an ETag, or no-store)."""
         r = self.auth(request)
         if task not in self.st.tasks_of(r):
             raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
@@ -245,7 +289,7 @@ class StudyRoutes:
         else:
             raise SubmissionError(f"Task {task!r} has no image.", 404)
         path = self._inside(rel, key)
-        scale = 1 if level == "full" else scale_for(int(meta["width"]), int(meta["height"]), fit)
+        scale = 1 if level == "full" else rendition_scale(int(meta["width"]), int(meta["height"]), fit)
         got = self.cache.get(path, scale, display=level == "display")
         if (
             level == "display"
@@ -255,6 +299,11 @@ class StudyRoutes:
         ):
             self._read_ahead(r, task, key, scale)
         headers = {**got.headers(), "Cache-Control": self.image_cache}
+        if got.spacing is not None:
+            headers["X-Pixel-Spacing-Source"] = "dicom"
+        elif self.spec.pixel_spacing_mm is not None:
+            headers["X-Pixel-Spacing"] = f"{self.spec.pixel_spacing_mm:.6g},{self.spec.pixel_spacing_mm:.6g}"
+            headers["X-Pixel-Spacing-Source"] = "study"
         if request.headers.get("if-none-match") == got.etag:
             return Response(
                 status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Encoding"}

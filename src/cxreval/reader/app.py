@@ -162,8 +162,17 @@ def create_app(
     spec, cache = routes.spec, routes.cache
     from ..io.images import read_image  # noqa: F401 - imported once at start, not inside the first image request
 
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> Any:
+        yield
+        routes.jobs.close()  # the server stops: so does a background job's process
+
     app = fastapi.FastAPI(
-        title=f"cxreval reader: {spec.name}", docs_url=None, redoc_url=None, openapi_url=None
+        title=f"cxreval reader: {spec.name}",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=lifespan,
     )
 
     @app.exception_handler(SubmissionError)
@@ -190,11 +199,14 @@ def create_app(
         ("/api/item", routes.item),
         ("/api/organiser/status", routes.organiser_status),
         ("/api/organiser/integrity", routes.organiser_integrity),
-        ("/api/organiser/export", routes.organiser_export),
+        ("/api/organiser/jobs", routes.organiser_jobs),
+        ("/api/organiser/jobs/{job_id}", routes.organiser_job),
+        ("/api/organiser/jobs/{job_id}/file", routes.organiser_job_file),
         ("/api/pixels", routes.image_pixels),
         ("/api/heatmap", routes.heatmap),
     ):
         app.get(path)(endpoint)
+    app.post("/api/organiser/jobs", status_code=202)(routes.organiser_start_job)
 
     def submit(raw: bytes, authorization: str) -> dict[str, object]:
         """POST /api/submissions (served by :class:`_Limits` without the framework: the hot path)."""
@@ -226,7 +238,7 @@ def create_app(
         ).to_dict()
 
     wrapped = _Limits(app, submit)
-    wrapped.store, wrapped.cache = st, cache
+    wrapped.store, wrapped.cache, wrapped.jobs = st, cache, routes.jobs
     return wrapped
 
 
@@ -241,6 +253,7 @@ class _Limits:
         self.app, self.submit = app, submit
         self.store: Any = None
         self.cache: Any = None
+        self.jobs: Any = None
 
     @staticmethod
     async def _json(
@@ -389,6 +402,8 @@ def serve(
             st.close()
         if getattr(app, "cache", None) is not None:
             app.cache.close()
+        if getattr(app, "jobs", None) is not None:
+            app.jobs.close()
     if signal.SIGTERM in server.caught:
         signal.raise_signal(signal.SIGTERM)
     if server.caught:

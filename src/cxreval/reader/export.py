@@ -47,6 +47,7 @@ from typing import Any
 
 from ..labels._long import LABEL_COLUMNS
 from ..outputs._folder import path_inside
+from ..progress import NoProgress, Progress
 from ..schema._boxes import SOURCED_BOX_COLUMNS
 from .derived import Adjudicated
 from .store import ReaderStore
@@ -291,9 +292,12 @@ def _conflict_resolved(
     return unresolved
 
 
-def export_tables(store: ReaderStore) -> StudyExport:
+def export_tables(store: ReaderStore, *, progress: Progress | None = None) -> StudyExport:
     """Every export table of ``store``, from the latest submission per reader, task and item, read in one
-    read transaction (a consistent snapshot while readers keep working)."""
+    read transaction (a consistent snapshot while readers keep working).
+
+    ``progress``: one task, its total the rows read (latest labels and audit entries), advanced as they
+    are written."""
     spec, items = store.spec, store.items
     sa, t = store.sa, store.t
     order = {f: k for k, f in enumerate(spec.findings)}
@@ -307,6 +311,10 @@ def export_tables(store: ReaderStore) -> StudyExport:
 
     conn = _snapshot(store)
     try:
+        count = sa.select(sa.func.count())
+        total = sum(conn.execute(count.select_from(t[n])).scalar_one() for n in ("latest", "submissions"))
+        bar = progress if progress is not None else NoProgress()
+        step = bar.add("export", total)
         names = {int(i): str(n) for i, n in conn.execute(sa.select(t["readers"].c.id, t["readers"].c.name))}
         labels = table("labels.csv", LABEL_COLUMNS)
         boxes = table("boxes.csv", SOURCED_BOX_COLUMNS)
@@ -328,7 +336,9 @@ def export_tables(store: ReaderStore) -> StudyExport:
             per_reader = None
             before = labels.n
             src_e = safe_cell(src)
+            n_read = 0
             for item, payload in _payloads(conn, store, rid, task, section):
+                n_read += 1
                 meta = items[task][item]
                 sid = meta["study_id"]
                 sid_e, pid_e = safe_cell(sid), safe_cell(meta["patient_id"])
@@ -368,15 +378,17 @@ def export_tables(store: ReaderStore) -> StudyExport:
                     )
             if labels.n > before:
                 sources.append(src)
+            bar.advance(step, n_read)
         n_finding_ratings = None if spec.rating is None else _finding_ratings(rated, spec, table)
         n_ratings = _iqa(conn, store, names, table, notes)
-        n_sub = _audit(conn, store, table)
+        n_sub = _audit(conn, store, table, lambda n: bar.advance(step, n))
         ev = t["events"]
         events = table("events.csv", ("seq", "time", "kind", "reader", "detail"))
         for row in conn.execute(
             sa.select(ev.c.seq, ev.c.time, ev.c.kind, ev.c.reader, ev.c.detail).order_by(ev.c.seq)
         ):
             events.row((*row[:4], safe_json(row[4])))
+        bar.done(step)
     finally:
         conn.rollback()
         conn.close()
@@ -441,7 +453,8 @@ def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes
     return len(rows)
 
 
-def _audit(conn: Any, store: ReaderStore, table: Any) -> int:
+def _audit(conn: Any, store: ReaderStore, table: Any, advance: Any) -> int:
+    """Write ``audit.csv`` (every submission, in commit order); ``advance(n)`` after every 5,000 rows."""
     audit = table(
         "audit.csv",
         ("seq", "submission_id", "reader", "role", "task", "item", "payload", "client_time", "server_time"),
@@ -449,4 +462,7 @@ def _audit(conn: Any, store: ReaderStore, table: Any) -> int:
     q = store._log_query()
     for row in conn.execute(q.execution_options(stream_results=True, yield_per=5000)):
         audit.row((*row[:6], safe_json(row[6]), *row[7:]))
+        if audit.n % 5000 == 0:
+            advance(5000)
+    advance(audit.n % 5000)
     return int(audit.n)

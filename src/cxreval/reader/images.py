@@ -1,27 +1,34 @@
-"""Images for the reader's page: a display-sized rendition first, the full resolution on zoom.
+"""Images for the reader's page: a rendition for the reader's screen first, the full resolution on zoom.
 
 A radiograph of 2048 x 2500 16-bit pixels is 10 MB; a reader sees it on a screen of about a thousand
-pixels' height. :func:`render` makes a rendition ``scale`` times smaller in each direction (the mean of
-each ``scale x scale`` block, edges replicated), keeping the full bit depth (little-endian uint16), so
-window and level stay as exact as the screen can show; ``scale=1`` is the full resolution. Both are sent
-gzip-compressed (level 1: fast to make, about a third smaller for 12-bit data). :func:`decode` detects the
-bit depth of each image from its pixels (the smallest of 8, 10, 12, 14 and 16 bits holding the largest
-value; DICOM: ``BitsStored``), so that the page's window/level ranges fit the data: 12-bit data in a 16-bit
-PNG get 0..4095, not 0..65535.
+pixels' height (two thousand on a 4K screen or at device pixel ratio 2). :func:`render` makes a rendition
+``scale`` times smaller in each direction (the mean of each ``scale x scale`` block, edges replicated),
+keeping the full bit depth (little-endian uint16): the window and level are applied by the page (in a
+worker), as exact as the data, over the whole range of 12- or 16-bit data, whatever the preset; ``scale=1``
+is the full resolution. All are sent gzip-compressed (level 1: fast to make, lossless, about a third
+smaller for 12-bit data). :func:`decode` detects the bit depth of each image from its pixels (the smallest
+of 8, 10, 12, 14 and 16 bits holding the largest value; DICOM: ``BitsStored``), so that the page's
+window/level ranges fit the data: 12-bit data in a 16-bit PNG get 0..4095, not 0..65535; for DICOM it also
+reads the file's window (``WindowCenter``/``WindowWidth``) and pixel spacing (:func:`dicom_meta`).
+
+Renditions come in a few standard sizes (:data:`SIZES`, :func:`rendition_scale`): the page asks with the
+number of device pixels the image's longer side covers on its screen (pane size times device pixel ratio)
+and gets the rendition of the smallest standard size at least that large (the native image above the
+largest), so however many screens read a study, each image has at most five renditions.
 
 :class:`RenditionCache` keeps renditions in memory (least recently used out, by bytes), makes each one
 once when several requests want it at the same time, and renders ahead (:meth:`RenditionCache.warm`) on
 a small pool of threads: the server renders a reader's next studies while they read the current one.
 
-Renditions are also kept on disk, in the study folder's :data:`RENDITIONS` folder: :func:`make_renditions`
-writes every image's display rendition there ahead of reading (``cxreval reader init``), one file per image
-and scale holding the rendition's pixels and what the first request needs beside them (size, scale, bit
-depth, data range, ETag). A file is written atomically (a temporary file renamed into place) and is used
-only while the image's modification time and size match those it records; otherwise the image is rendered
-again. The server reads renditions from there first, so a study's first display costs a file read, not a
-decode; a display request for a coarser rendition than the one made ahead (a smaller pane) is answered with
-the nearest finer one there (more pixels than asked: the page scales it down), and a display rendition made
-on request is written there too (full resolutions are kept in memory only).
+Renditions are also kept on disk, in the study folder's :data:`RENDITIONS` folder, one file per image and
+scale (not per view): :func:`make_renditions` writes every image's :data:`DISPLAY_FIT` rendition there ahead
+of reading (``cxreval reader init``); a rendition made on request (another size, the native image) is
+written there once. A file holds the rendition's pixels and what the first request needs beside them
+(size, scale, bit depth, data range, ETag, DICOM window and spacing); it is written atomically (a
+temporary file renamed into place) and used only while the image's modification time and size match those
+it records; otherwise the image is rendered again. The server reads renditions from there first, so a
+study's first display costs a file read, not a decode; a display request for a coarser rendition than one
+made ahead is answered with the nearest finer one there (never the native image).
 """
 
 from __future__ import annotations
@@ -47,8 +54,12 @@ from ..progress import Progress, as_progress
 
 __all__: list[str] = []
 
-DISPLAY_FIT = 1280
-"""Default longest side (pixels) of the display rendition; the page asks for its pane's size."""
+SIZES = (256, 512, 1024, 2048)
+"""The standard renditions' sizes: a page that needs ``fit`` pixels along the image's longer side gets the
+rendition of the smallest size at least ``fit`` (larger needs: the native image), so that an image has a
+few rendition files, whatever the readers' screens (:func:`rendition_scale`)."""
+DISPLAY_FIT = 1024
+"""The standard size made ahead of reading (``cxreval reader init``): a 1920 x 1080 screen's pane."""
 RENDITIONS = ".cxreval-renditions"
 """The folder, inside the study folder, of the renditions kept on disk (one file per image and scale)."""
 _BITS = (8, 10, 12, 14, 16)
@@ -69,9 +80,19 @@ class Rendition:
     bits: int
     data_range: int
     etag: str
+    window: tuple[float, float] | None = None
+    spacing: tuple[float, float] | None = None
 
     def headers(self) -> dict[str, str]:
-        return {
+        """The answer's headers: sizes, scale, bit depth, range, ETag; the DICOM window (``X-Window``:
+        centre and width in the rendition's values) and pixel spacing (``X-Pixel-Spacing``: mm per row and
+        per column of the full image) where the file has them."""
+        extra = {}
+        if self.window is not None:
+            extra["X-Window"] = f"{self.window[0]:.6g},{self.window[1]:.6g}"
+        if self.spacing is not None:
+            extra["X-Pixel-Spacing"] = f"{self.spacing[0]:.6g},{self.spacing[1]:.6g}"
+        return extra | {
             "X-Width": str(self.width),
             "X-Height": str(self.height),
             "X-Full-Width": str(self.full_width),
@@ -91,10 +112,58 @@ def bit_depth(pixels: np.ndarray) -> int:
 
 
 class DecodedImage(NamedTuple):
-    """What :func:`decode` returns: the image as a uint16 array and its bit depth."""
+    """What :func:`decode` returns: the image as a uint16 array, its bit depth, and for DICOM its window
+    (centre, width in the array's values) and pixel spacing (mm per row, per column) where the file has them."""
 
     pixels: np.ndarray
     bit_depth: int
+    window: tuple[float, float] | None = None
+    spacing: tuple[float, float] | None = None
+
+
+def _first(value: object) -> float | None:
+    """The first number of a DICOM value (one number or several), None when absent or not a number."""
+    if value is not None and not isinstance(value, (str, bytes, int, float)):
+        value = next(iter(value), None)  # type: ignore[call-overload]
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def dicom_meta(
+    path: Path, factor: float = 1.0
+) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """The DICOM file's first window (``WindowCenter``/``WindowWidth``, modality values) as values of the
+    array :func:`decode` makes (``RescaleSlope``/``Intercept`` undone, signed data shifted, MONOCHROME1
+    inverted as :func:`cxreval.io.images.read_image` does, times ``factor``), and its pixel spacing in mm
+    (``PixelSpacing``, else ``ImagerPixelSpacing``: row, column); each None where the file lacks it."""
+    import pydicom
+
+    ds = pydicom.dcmread(str(path), force=True, stop_before_pixels=True)
+    window = None
+    c, w = _first(ds.get("WindowCenter")), _first(ds.get("WindowWidth"))
+    if c is not None and w is not None and w > 0:
+        slope = _first(ds.get("RescaleSlope")) or 1.0
+        c, w = (c - (_first(ds.get("RescaleIntercept")) or 0.0)) / slope, w / abs(slope)
+        bits = int(ds.get("BitsStored", 16))
+        if int(ds.get("PixelRepresentation", 0)) == 1:
+            c += 2 ** (bits - 1)
+        if str(ds.get("PhotometricInterpretation", "")) == "MONOCHROME1":
+            c = (2**bits - 1) - c
+        window = (c * factor, w * factor)
+    spacing = None
+    for tag in ("PixelSpacing", "ImagerPixelSpacing"):
+        v = ds.get(tag)
+        try:
+            r, col = float(v[0]), float(v[1])
+        except (TypeError, ValueError, IndexError):
+            continue
+        if r > 0 and col > 0 and math.isfinite(r + col):
+            spacing = (r, col)
+            break
+    return window, spacing
 
 
 def decode(path: str | Path) -> DecodedImage:
@@ -110,25 +179,38 @@ def decode(path: str | Path) -> DecodedImage:
                 a = np.asarray(im)
                 a = a.astype(np.uint16) if a.dtype != np.uint16 else a
                 return DecodedImage(a, 8 if im.mode == "L" else bit_depth(a))
-    from ..io.images import read_image
+    from ..io.images import is_dicom, read_image
 
     img = read_image(p)
     a, rng_ = img.image, img.data_range
+    factor = 1.0
     if rng_ > 65535 or not np.all(a == np.round(a)):
-        a, rng_ = a / rng_ * 65535.0, 65535.0
+        a, factor, rng_ = a / rng_ * 65535.0, 65535.0 / rng_, 65535.0
     arr = np.clip(np.round(a), 0, 65535).astype(np.uint16)
     bits = next((b for b in _BITS if rng_ <= 2**b - 1), 16)
-    return DecodedImage(arr, max(bits, bit_depth(arr)))
+    window, spacing = dicom_meta(p, factor) if is_dicom(p) else (None, None)
+    return DecodedImage(arr, max(bits, bit_depth(arr)), window, spacing)
 
 
-def scale_for(width: int, height: int, fit: int) -> int:
-    """The whole reduction that brings the longer side to at most ``fit`` pixels (1: full resolution)."""
-    return max(1, math.ceil(max(width, height) / max(1, fit)))
+def rendition_scale(width: int, height: int, fit: int) -> int:
+    """The whole reduction of the standard rendition for a page that needs ``fit`` pixels along the image's
+    longer side: the largest whose result keeps at least the smallest of :data:`SIZES` that is ``>= fit``
+    (never fewer pixels than the screen shows); 1 (the native image) when ``fit`` exceeds every size."""
+    size = next((s for s in SIZES if s >= fit), None)
+    return 1 if size is None else max(1, max(width, height) // size)
 
 
-def render(pixels: np.ndarray, scale: int, *, bits: int, etag: str) -> Rendition:
+def render(
+    pixels: np.ndarray,
+    scale: int,
+    *,
+    bits: int,
+    etag: str,
+    window: tuple[float, float] | None = None,
+    spacing: tuple[float, float] | None = None,
+) -> Rendition:
     """``pixels`` reduced ``scale`` times (block means, rounded; the last row and column of blocks padded
-    with the edge pixels), gzip-compressed."""
+    with the edge pixels), gzip-compressed; ``window`` and ``spacing`` (:class:`DecodedImage`) go with it."""
     h, w = pixels.shape
     if scale > 1:
         ph, pw = -h % scale, -w % scale
@@ -156,6 +238,8 @@ def render(pixels: np.ndarray, scale: int, *, bits: int, etag: str) -> Rendition
         int(bits),
         int(2**bits - 1),
         etag,
+        window,
+        spacing,
     )
 
 
@@ -207,6 +291,8 @@ def _read_disk(file: Path, mtime_ns: int, size: int) -> Rendition | None:
             h["bits"],
             h["data_range"],
             h["etag"],
+            None if h.get("window") is None else (float(h["window"][0]), float(h["window"][1])),
+            None if h.get("spacing") is None else (float(h["spacing"][0]), float(h["spacing"][1])),
         )
     except (ValueError, KeyError, TypeError):
         return None
@@ -226,6 +312,8 @@ def _write_disk(file: Path, r: Rendition, mtime_ns: int, size: int) -> None:
         "bits": r.bits,
         "data_range": r.data_range,
         "etag": r.etag,
+        "window": r.window,
+        "spacing": r.spacing,
     }
     file.parent.mkdir(parents=True, exist_ok=True)
     tmp = file.with_name(f".{file.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -249,22 +337,29 @@ def _image_shape(path: Path) -> tuple[int, int] | None:
 
 
 def _make_one(root: str, fit: int, rel: str) -> bool:
-    """Write the display rendition (longest side at most ``fit``) of image ``rel`` of the study folder
+    """Write the standard rendition for ``fit`` (:func:`rendition_scale`) of image ``rel`` of the study folder
     ``root`` unless it is on disk already; True when it was made."""
     base = Path(root)
     path = (base / rel).resolve()
     st = path.stat()
     shape = _image_shape(path)
     if shape is not None:
-        file = _disk_file(base / RENDITIONS, base, path, scale_for(*shape, fit))
+        file = _disk_file(base / RENDITIONS, base, path, rendition_scale(*shape, fit))
         if _read_disk(file, st.st_mtime_ns, st.st_size) is not None:
             return False
-    pixels, bits = decode(path)
-    scale = scale_for(pixels.shape[1], pixels.shape[0], fit)
+    got = decode(path)
+    scale = rendition_scale(got.pixels.shape[1], got.pixels.shape[0], fit)
     file = _disk_file(base / RENDITIONS, base, path, scale)
     if shape is None and _read_disk(file, st.st_mtime_ns, st.st_size) is not None:
         return False
-    r = render(pixels, scale, bits=bits, etag=_etag(str(path), st.st_mtime_ns, st.st_size, scale))
+    r = render(
+        got.pixels,
+        scale,
+        bits=got.bit_depth,
+        etag=_etag(str(path), st.st_mtime_ns, st.st_size, scale),
+        window=got.window,
+        spacing=got.spacing,
+    )
     _write_disk(file, r, st.st_mtime_ns, st.st_size)
     return True
 
@@ -286,7 +381,7 @@ def make_renditions(
     images : sequence of str
         The images' paths inside ``root`` (each rendered once, however often it is named).
     fit : int, default=DISPLAY_FIT
-        The longest side of the display rendition (the page's default pane size).
+        The device pixels along the image's longer side the rendition serves (:func:`rendition_scale`).
     executor : ExecutorLike, default=None
         Where the images are rendered (:func:`cxreval.executor.get_executor`; ``None``: this process).
     progress : Progress or None, default=None
@@ -329,7 +424,7 @@ class RenditionCache:
         self.making: dict[tuple[str, int, int, int], Future] = {}
         self.lock = threading.Lock()
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cxreval-reader-render")
-        self.decoded: OrderedDict[tuple[str, int, int], tuple[np.ndarray, int]] = OrderedDict()
+        self.decoded: OrderedDict[tuple[str, int, int], DecodedImage] = OrderedDict()
 
     @staticmethod
     def _key(path: Path, scale: int) -> tuple[str, int, int, int]:
@@ -337,7 +432,7 @@ class RenditionCache:
         return str(path), st.st_mtime_ns, st.st_size, int(scale)
 
     def get(self, path: Path, scale: int = 1, *, display: bool = False) -> Rendition:
-        """The rendition of ``path`` reduced ``scale`` times (1: full resolution; :func:`scale_for`). A
+        """The rendition of ``path`` reduced ``scale`` times (1: full resolution; :func:`rendition_scale`). A
         ``display`` rendition may be a finer one on disk (the nearest: the one made ahead for a larger pane)
         when none of ``scale`` is there; one made is written to disk."""
         key = self._key(path, scale)
@@ -374,7 +469,8 @@ class RenditionCache:
         scale = key[3]
         if self.root is not None:
             folder = self.root / RENDITIONS
-            for s in range(scale, 0, -1) if display else (scale,):  # a missing file costs one failed open
+            # a display rendition may be a finer one made ahead (a smaller pane), never the native image
+            for s in range(scale, 1, -1) if display and scale > 1 else (scale,):
                 got_disk = _read_disk(_disk_file(folder, self.root, path, s), key[1], key[2])
                 if got_disk is not None:
                     return got_disk
@@ -386,9 +482,15 @@ class RenditionCache:
                 self.decoded[dkey] = got
                 while len(self.decoded) > 4:
                     self.decoded.popitem(last=False)
-        pixels, bits = got
-        r = render(pixels, scale, bits=bits, etag=_etag(*dkey, scale))
-        if self.root is not None and display:  # display renditions only: full ones stay in memory
+        r = render(
+            got.pixels,
+            scale,
+            bits=got.bit_depth,
+            etag=_etag(*dkey, scale),
+            window=got.window,
+            spacing=got.spacing,
+        )
+        if self.root is not None:  # one file per image and scale, whatever the screens asking for it
             try:
                 _write_disk(_disk_file(self.root / RENDITIONS, self.root, path, scale), r, key[1], key[2])
             except OSError:  # a read-only study folder: served from memory only

@@ -27,6 +27,8 @@ stay inside it. Example::
                                             # (shared computers); default true: kept by the browser an hour
     order: priority                         # optional: images in the 'priority' column's order of 'patients'
                                             # (lowest first) for every reader; default random, seeded per reader
+    pixel_spacing_mm: 0.139                 # optional: mm per pixel of images that do not say (the ruler's
+                                            # unit; a DICOM file's PixelSpacing comes first)
 
 Tasks (``image``, ``report``, ``iqa``, ``adjudication``) are those the file gives data for, or the list
 ``tasks:``. An image's ``study_id`` is its path below ``images`` without the suffix. With ``sessions`` the
@@ -100,6 +102,9 @@ class StudySpec:
     order : {'random', 'priority'}
         The image task's item order: each reader's own seeded permutation, or the ``priority`` column of the
         ``patients`` file, lowest first (the same for every reader).
+    pixel_spacing_mm : float or None
+        Millimetres per pixel (square pixels) of the study's images, for the page's ruler where an image
+        file does not say (DICOM ``PixelSpacing`` comes first); None: the ruler measures pixels.
     """
 
     name: str
@@ -120,6 +125,7 @@ class StudySpec:
     washout_days: float = 0.0
     cache_images: bool = True
     order: str = "random"
+    pixel_spacing_mm: float | None = None
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, object]:
@@ -144,6 +150,7 @@ class StudySpec:
             "washout_days": self.washout_days,
             "cache_images": self.cache_images,
             "order": self.order,
+            "pixel_spacing_mm": self.pixel_spacing_mm,
         }
 
     @property
@@ -180,6 +187,7 @@ class StudySpec:
             washout_days=float(d.get("washout_days", 0.0)),
             cache_images=bool(d.get("cache_images", True)),
             order=str(d.get("order", "random")),
+            pixel_spacing_mm=None if d.get("pixel_spacing_mm") is None else float(d["pixel_spacing_mm"]),
         )
 
 
@@ -283,6 +291,7 @@ def load_study(path: str | Path) -> StudySpec:
         washout_days=f.washout_days,
         cache_images=f.cache_images,
         order=f.order,
+        pixel_spacing_mm=f.pixel_spacing_mm,
         raw=raw,
     )
 

@@ -32,9 +32,22 @@ def _panels(d: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return [(k, d[keys == k]) for k in plots.ordered(keys)]
 
 
+def _y_range(panel: pd.DataFrame) -> list[float]:
+    """The net benefit axis of one finding × reference: from a little below 0 to a little above the prevalence or
+    the best model, whichever is higher (treat all falls far below 0 at high thresholds; the models stay legible,
+    a finding of 0.2% as one of 18%)."""
+    models = panel[~panel["model"].astype(str).isin(_STRATEGIES)]
+    top = max(
+        pd.to_numeric(panel["prevalence"], errors="coerce").max(),
+        pd.to_numeric(models["net_benefit"], errors="coerce").max(),
+    )
+    top = 1.1 * max(float(top) if pd.notna(top) else 0.0, 1e-3)
+    return [-0.1 * top, top]
+
+
 def decision_curve_figure(d: pd.DataFrame) -> go.Figure | None:
     """Net benefit against the threshold probability, a line per model and strategy (dashed), one panel per
-    finding × reference shown at a time (the menu switches)."""
+    finding × reference shown at a time (the menu switches it and its net benefit axis)."""
     panels = _panels(d)
     if not panels:
         return None
@@ -58,22 +71,26 @@ def decision_curve_figure(d: pd.DataFrame) -> go.Figure | None:
             )
         visible.append([start <= j < len(fig.data) for j in range(len(fig.data))])
     n = len(fig.data)
+    ranges = [_y_range(g) for _, g in panels]
     buttons = [
-        {"label": k, "method": "update", "args": [{"visible": v + [False] * (n - len(v))}]}
-        for (k, _), v in zip(panels, visible)
+        {
+            "label": k,
+            "method": "update",
+            "args": [{"visible": v + [False] * (n - len(v))}, {"yaxis.range": r}],
+        }
+        for (k, _), v, r in zip(panels, visible, ranges)
     ]
-    prev = pd.to_numeric(panels[0][1]["prevalence"], errors="coerce").max()
     fig.update_layout(
         title="Decision curve: net benefit per model, against treating all and treating none",
         xaxis_title="threshold probability",
         yaxis_title="net benefit",
+        yaxis_range=ranges[0],
         height=600,
-        updatemenus=[{"buttons": buttons, "x": 0, "xanchor": "left", "y": 1.12, "yanchor": "top"}]
+        margin={"t": 120},  # the title, then the menu just above the plot area, clear of each other
+        updatemenus=[{"buttons": buttons, "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"}]
         if len(buttons) > 1
         else [],
     )
-    if pd.notna(prev):  # treat all falls far below 0 at high thresholds: keep the models' range legible
-        fig.update_yaxes(range=[-0.05 * max(prev, 0.05), 1.1 * max(prev, 0.05)])
     return fig
 
 

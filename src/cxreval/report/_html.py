@@ -162,6 +162,22 @@ def _slug(text: str, used: set[str]) -> str:
     return s
 
 
+class MissingGroup(NamedTuple):
+    """Parts not available that one command brings (``command`` empty: none can; the reason says why)."""
+
+    titles: tuple[str, ...]
+    command: str
+
+
+def missing_by_command(missing: Sequence[Unavailable], limit: int = 4) -> list[MissingGroup]:
+    """What is missing, for the first screen: the titles grouped by the first command that builds them, in the
+    order first met; at most ``limit`` groups (the rest is in the "Not available" list)."""
+    groups: dict[str, list[str]] = {}
+    for u in missing:
+        groups.setdefault(next(iter(u.all_commands), ""), []).append(u.title)
+    return [MissingGroup(tuple(t), c) for c, t in list(groups.items())[:limit]]
+
+
 def _key_findings_html(
     sections: Sequence[Section], ids: Sequence[str], missing: Sequence[Unavailable], thresholds: Thresholds
 ) -> str:
@@ -182,6 +198,7 @@ def _key_findings_html(
         head_figure=Markup(figure_html(head.figure, "fig-headline")) if head is not None else "",
         head_caption=head.caption if head is not None else "",
         n_missing=len(missing),
+        missing_groups=missing_by_command(missing),
         source="defaults" if thresholds.source == "defaults" else f"from {thresholds.source}",
         thresholds=thresholds.describe(),
         separability_note=SEPARABILITY_NOTE,

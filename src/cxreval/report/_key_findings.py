@@ -43,6 +43,7 @@ from ._key_finding_base import (
 )
 from ._reader_study import reader_study_finding
 from ._relabelling import relabelling_finding
+from ._subgroups import subgroups_finding
 from ._thresholds import Thresholds
 from .result_files import find_result_file, run_record
 
@@ -516,6 +517,7 @@ FINDERS: dict[str, Callable[[Path, Thresholds], KeyFinding | None]] = {
     "report_labels": report_labels_finding,
     "relabelling": relabelling_finding,
     "reader_study": reader_study_finding,
+    "subgroups": subgroups_finding,
 }
 """The key-finding function of each analysis kind."""
 

@@ -17,7 +17,8 @@ import plotly.graph_objects as go
 
 from ..planning import RelabelPlanResult, TwoPhaseAUCResult
 from ..planning._estimate import COMPARISON_COLUMNS
-from ..planning._plan import RELABEL_COLUMNS
+from ..planning._plan_result import RELABEL_COLUMNS
+from ..planning._verdict import curve_falls, draws_in_effect
 from ._blocks import Block, difference_figure, table_block
 from ._key_finding_base import KeyFinding, _ci, _load, _num, _str, fmt
 from ._thresholds import Thresholds
@@ -28,6 +29,32 @@ _POWER = ("finding", "best", "runner_up", "budget", "p_separable")
 
 
 _COMPARISON_TITLE = "Best model minus runner-up, two-phase estimate"
+_POWER_SHAPE = (
+    "Why a curve can wobble or fall: each point is estimated by simulating the expert's answers many times, so it "
+    "carries a Monte Carlo error; the bars are ±2 of its standard errors, and a point can move about that much "
+    "with another seed or more draws. The curve need not rise with the budget: the same simulated answers serve "
+    "every budget, and with only a few relabelled studies the two-phase interval is too narrow (it leaves out how "
+    "unsure the model of the labels still is), so a small budget can be credited with a separation that more "
+    "labels take back. A fall at small budgets is that overconfidence, not harm done by relabelling more. "
+)
+"""The plain words beside the power chart on the shape of its curves."""
+
+
+def _curve_shape(folder: Path) -> str:
+    """This plan's own reading of its curves (draws in effect, each fall as noise or overconfidence), or ''."""
+    power = _load(folder, RelabelPlanResult.FILES["power"], (*_POWER, "mc_se", "n_draws", "effective_draws"))
+    if power is None:
+        return ""
+    if (
+        "p_right" not in power.columns
+    ):  # a plan before the right-decision power: its curves are read elsewhere
+        return ""
+    power = power.dropna(subset=["p_right"])
+    if power.empty:
+        return ""
+    return " ".join(
+        [f"In this plan, the draws in effect once weighted: {draws_in_effect(power)}.", *curve_falls(power)]
+    )
 
 
 def _comparison_figure(d: pd.DataFrame) -> go.Figure | None:
@@ -47,7 +74,9 @@ def build_relabelling(folder: Path) -> list[Block]:
         how="Each line is one finding: the predicted probability that the best model's interval "
         "against the runner-up excludes 0 once an expert has relabelled that many of the "
         "top-priority studies (budget 0: the labels as they are). The method column says how it "
-        "is computed; read it as a guide to the budget, not a certainty for one finding.",
+        "is computed; read it as a guide to the budget, not a certainty for one finding. "
+        + _POWER_SHAPE
+        + _curve_shape(folder),
     )
     relabel = table_block(
         "Studies to relabel, in priority order",
@@ -91,7 +120,8 @@ def relabelling_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     power = _load(folder, RelabelPlanResult.FILES["power"], _POWER)
     if comp is None or power is None:
         return None
-    power = power.assign(_b=_num(power, "budget"), _p=_num(power, "p_separable")).dropna(subset=["_b", "_p"])
+    col = "p_right" if "p_right" in power.columns else "p_separable"  # a plan before the right-decision power
+    power = power.assign(_b=_num(power, "budget"), _p=_num(power, col)).dropna(subset=["_b", "_p"])
     if power.empty:
         return None
     budget = int(power["_b"].max())
@@ -124,8 +154,10 @@ def relabelling_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         now = f", now ΔAUC {fmt(r['_d'], 3)}{iv}"
     k = len(open_)
     text = (
-        f"{head}. After the top {budget} studies are relabelled, the predicted probability of settling "
-        f"{hard['finding']} ({hard['best']} against {hard['runner_up']}{now}) is {fmt(hard['_p'])}"
+        f"{head}. After {budget} studies of the plan's sample are relabelled, the predicted probability of "
+        + ("the right decision on " if col == "p_right" else "settling ")
+        + f"{hard['finding']} ({hard['best']} against {hard['runner_up']}{now}) is {fmt(hard['_p'])}"
         + (f", the lowest of the {k} findings not yet settled" if k > 1 else "")
     )
-    return KeyFinding("relabelling", text + ".", f"P(separable) {fmt(hard['_p'])} at {budget} studies")
+    name = "P(right decision)" if col == "p_right" else "P(separable)"
+    return KeyFinding("relabelling", text + ".", f"{name} {fmt(hard['_p'])} at {budget} studies")

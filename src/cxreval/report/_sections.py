@@ -23,6 +23,9 @@ relabelling     ``relabel.csv``, ``power.csv``, ``comparison.csv``,    ``cxreval
                 ``images.csv`` (``RelabelPlanResult``; its
                 ``auc.csv`` shown, not as a classification)
 reader_study    ``mrmc_*.csv`` (``ReaderStudyResult``)                  ``cxreval mrmc``
+subgroups       ``subgroups.csv``, ``verdicts.csv``,                   ``cxreval subgroups``
+                ``calibration.csv``, ``reliability.csv``
+                (``SubgroupResult``)
 ==============  =====================================================  =============================
 
 (each ``.csv`` may be its ``.parquet`` twin). A part whose file lacks a column it needs is shown as
@@ -55,11 +58,13 @@ from ..planning import RelabelPlanResult
 from ..ranking import RankingStabilityResult
 from ..results import TableResult
 from ..stats import AUCTableResult
+from ..subgroups import SubgroupResult
 from ._blocks import Block, Kind, Section, Unavailable, load_table, result_block, result_files, table_block
 from ._decision_curves import build_decision_curves
 from ._key_findings import key_finding
 from ._reader_study import build_reader_study
 from ._relabelling import build_relabelling
+from ._subgroups import build_subgroups
 from ._templates import REPORT
 from ._thresholds import Thresholds
 from .html_tables import html_table
@@ -472,6 +477,15 @@ KINDS: tuple[Kind, ...] = (
         "cxreval mrmc",
         build_reader_study,
         results=(ReaderStudyResult,),
+    ),
+    Kind(
+        "subgroups",
+        "Subgroups and calibration",
+        result_files(SubgroupResult),
+        "nih_subgroups",
+        "cxreval subgroups",
+        build_subgroups,
+        results=(SubgroupResult,),
     ),
 )
 

@@ -17,14 +17,17 @@ estimate; a patient's bootstrap count in a replicate):
 The scores' distinct values are the levels: one sparse product of the patients' counts per level (positives and
 negatives apart) with the patient counts gives every replicate's weight at every level, whose cumulative sums from
 the highest level are the confusion counts at every threshold. A fixed threshold needs one product of each
-patient's counts above it.
+patient's counts above it. :func:`confusion_counts_sets` does this for many sets sharing the patient counts at once
+(the models, findings and references of one evaluation): their levels stacked into one sparse product and one
+cumulative sum per chunk of replicates, every rule read from the same sums.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -34,7 +37,9 @@ __all__ = [
     "KINDS",
     "OperatingPoint",
     "ConfusionCounts",
+    "ScoredSet",
     "confusion_counts",
+    "confusion_counts_sets",
     "operating_threshold",
     "parse_operating_point",
 ]
@@ -148,94 +153,178 @@ def confusion_counts(
     ct : ndarray of int, shape (R, n_patients), optional
         Patient counts per row (e.g. ones, then the plan's replicates); default one row of ones.
     """
-    y = np.asarray(y, dtype=bool)
-    s = np.asarray(s, dtype=np.float64)
-    if pat is None:
-        pat = np.arange(y.size)
-    if ct is None:
-        ct = np.ones((1, y.size))
-    if point.kind in ("threshold", "from"):  # one threshold: each patient's counts above it, one product
-        above = s >= point.value
-        masks = [y & above, y, ~y & above, ~y]
-        n_pat = ct.shape[1]
-        per = np.stack([np.bincount(pat[k], minlength=n_pat) for k in masks], axis=1).astype(np.float64)
-        tp, n_pos, fp, n_neg = (ct @ per).T
-        return ConfusionCounts(np.full(tp.size, float(point.value)), tp, fp, n_neg - fp, n_pos - tp)
-    levels, inv = np.unique(s, return_inverse=True)
-    desc = levels[::-1].copy()  # levels from the highest: row k of the cumulative weights is the top k levels
-    per_level = _LevelCounts(
-        desc, _patient_levels(y, levels.size - 1 - inv.ravel(), levels.size, pat, ct.shape[1])
-    )
-    step = max(1, _CELLS // max(levels.size, 1))
-    chunks = [per_level.at(point, ct[i : i + step]) for i in range(0, ct.shape[0], step)]
-    return ConfusionCounts(*(np.concatenate([getattr(c, k) for c in chunks]) for k in _FIELDS))
-
-
-_CELLS = 1 << 21  # replicates x levels per chunk (16 MiB of float64 per array)
-_FIELDS = ("threshold", "tp", "fp", "tn", "fn")
-
-
-def _patient_levels(y: np.ndarray, inv: np.ndarray, n_levels: int, pat: np.ndarray, n_pat: int) -> list[Any]:
-    """The sparse ``(n_levels, n_patients)`` counts of each patient's positives, and of its negatives, per level."""
-    from scipy import sparse
-
-    return [
-        sparse.csr_matrix(
-            (np.ones(int(part.sum())), (inv[part], pat[part])),
-            shape=(n_levels, n_pat),
-            dtype=np.float64,
-        )
-        for part in (y, ~y)
-    ]
+    return confusion_counts_sets([point], [ScoredSet(y, s, pat)], ct)[0][0]
 
 
 @dataclass(frozen=True)
-class _LevelCounts:
-    """The distinct scores from the highest (``desc``) and the patients' positives and negatives at each."""
+class ScoredSet:
+    """Labels ``y`` (bool), finite scores ``s`` and each study's patient ``pat`` (a column of the patient counts;
+    None: every study its own patient)."""
 
-    desc: np.ndarray
+    y: np.ndarray
+    s: np.ndarray
+    pat: np.ndarray | None = None
+
+
+def confusion_counts_sets(
+    points: Sequence[OperatingPoint], sets: Sequence[ScoredSet], ct: np.ndarray | None = None
+) -> list[list[ConfusionCounts]]:
+    """:func:`confusion_counts` of every point on every set (``out[set][point]``), the sets sharing the patient
+    counts ``ct`` (e.g. the models and findings under one reference).
+
+    The rules' level counts of all the sets are stacked into one sparse product and one cumulative sum per chunk of
+    replicates, and every rule reads the same cumulative sums: the same numbers as one call per set and point (the
+    weights are whole counts, so the sums are exact).
+    """
+    sets = [
+        ScoredSet(
+            np.asarray(x.y, dtype=bool),
+            np.asarray(x.s, dtype=np.float64),
+            np.arange(np.size(x.y)) if x.pat is None else np.asarray(x.pat),
+        )
+        for x in sets
+    ]
+    if ct is None:
+        ct = np.ones((1, max((x.y.size for x in sets), default=0)))
+    ct = np.asarray(ct, dtype=np.float64)  # once: the products below are in float64
+    out: list[list[ConfusionCounts | None]] = [[None] * len(points) for _ in sets]
+    rules = [k for k, p in enumerate(points) if p.kind not in ("threshold", "from")]
+    for k, p in enumerate(points):
+        if k not in rules:
+            for i, x in enumerate(sets):
+                out[i][k] = _fixed_counts(p, x, ct)
+    if rules:
+        rule_points = [points[k] for k in rules]
+        levels = [np.unique(x.s, return_inverse=True) for x in sets]
+        for group in _groups([lev.size + 1 for lev, _ in levels], ct.shape[0]):
+            stack = _Stack.of([sets[i] for i in group], [levels[i] for i in group], ct.shape[1])
+            step = max(1, _CELLS // max(stack.n_rows, 1))
+            chunks = [stack.at(rule_points, ct[i : i + step]) for i in range(0, ct.shape[0], step)]
+            for g, i in enumerate(group):
+                for j, k in enumerate(rules):
+                    parts = [c[g][j] for c in chunks]
+                    out[i][k] = ConfusionCounts(
+                        *(np.concatenate([getattr(c, f) for c in parts]) for f in _FIELDS)
+                    )
+    return cast("list[list[ConfusionCounts]]", out)
+
+
+def _groups(sizes: Sequence[int], n_rows: int) -> list[list[int]]:
+    """Consecutive sets stacked together while their levels times the ``n_rows`` replicates fit one chunk; a set
+    larger than that alone (its replicates then go in several chunks)."""
+    fit = max(1, _CELLS // max(n_rows, 1))
+    groups: list[list[int]] = []
+    used = 0
+    for i, size in enumerate(sizes):
+        if not groups or used + size > fit:
+            groups.append([])
+            used = 0
+        groups[-1].append(i)
+        used += size
+    return groups
+
+
+def _fixed_counts(point: OperatingPoint, x: ScoredSet, ct: np.ndarray) -> ConfusionCounts:
+    """One threshold held fixed: each patient's counts above it, one product."""
+    assert x.pat is not None
+    y, above = x.y, x.s >= point.value
+    masks = [y & above, y, ~y & above, ~y]
+    n_pat = ct.shape[1]
+    per = np.stack([np.bincount(x.pat[k], minlength=n_pat) for k in masks], axis=1).astype(np.float64)
+    tp, n_pos, fp, n_neg = (ct @ per).T
+    return ConfusionCounts(np.full(tp.size, float(point.value)), tp, fp, n_neg - fp, n_pos - tp)
+
+
+_CELLS = 1 << 21  # rows of the stacked levels x replicates per chunk (16 MiB of float64 per array)
+_FIELDS = ("threshold", "tp", "fp", "tn", "fn")
+
+
+@dataclass(frozen=True)
+class _Stack:
+    """The sets' distinct scores from the highest (``desc``, one array per set) and the sparse counts of each
+    patient's positives, and of its negatives, per level: set after set, each led by an empty row, so that one
+    cumulative sum down the rows less its value at the set's empty row is the set's own."""
+
+    desc: list[np.ndarray]
+    start: np.ndarray
     by_patient: list[Any]
 
-    def at(self, point: OperatingPoint, ct: np.ndarray) -> ConfusionCounts:
-        """The threshold and confusion counts of the rule ``point`` for each row of ``ct``."""
-        desc, n_lev = self.desc, self.desc.size
+    @property
+    def n_rows(self) -> int:
+        return int(self.start[-1])
+
+    @classmethod
+    def of(
+        cls, sets: Sequence[ScoredSet], levels: Sequence[tuple[np.ndarray, np.ndarray]], n_pat: int
+    ) -> _Stack:
+        """The stack of ``sets`` whose distinct scores and each study's level are ``levels`` (``numpy.unique``)."""
+        from scipy import sparse
+
+        desc, rows, sizes = [], [], []
+        offset = 0
+        for lev, inv in levels:
+            desc.append(lev[::-1].copy())
+            rows.append(offset + lev.size - inv.ravel())  # row 0 of the set is its empty row
+            sizes.append(lev.size + 1)
+            offset += lev.size + 1
+        start = np.concatenate([[0], np.cumsum(sizes)])
+        row = np.concatenate(rows)
+        pat = np.concatenate([cast("np.ndarray", x.pat) for x in sets])
+        y = np.concatenate([x.y for x in sets]).astype(bool)
+        by_patient = [
+            sparse.csr_matrix(
+                (np.ones(int(part.sum())), (row[part], pat[part])), shape=(offset, n_pat), dtype=np.float64
+            )
+            for part in (y, ~y)
+        ]
+        return cls(desc, start, by_patient)
+
+    def at(self, points: Sequence[OperatingPoint], ct: np.ndarray) -> list[list[ConfusionCounts]]:
+        """Per set, the threshold and confusion counts of each rule of ``points`` for each row of ``ct``."""
         cts = np.ascontiguousarray(ct.T, dtype=np.float64)
-        n_rows = ct.shape[0]
-        # pos[k, b], neg[k, b]: weight of the positives, negatives scoring >= desc[k - 1] (the top k levels)
-        pos, neg = np.zeros((n_lev + 1, n_rows)), np.zeros((n_lev + 1, n_rows))
-        for out, m in zip((pos, neg), self.by_patient):
-            np.cumsum(np.asarray(m @ cts), axis=0, out=out[1:])
-        n_pos, n_neg = pos[-1], neg[-1]
-        nan = np.full(n_rows, np.nan)
-        if point.kind == "specificity":
-            # the most levels whose negatives leave specificity >= S: just above the lowest of them
-            k = np.minimum(
-                (neg <= n_neg * (1 - point.value) + _TOL * np.maximum(n_neg, 1)).sum(axis=0) - 1, n_lev - 1
-            )
-            threshold = np.nextafter(desc[np.maximum(k, 0)], np.inf) if n_lev else nan
-            undefined = n_neg == 0
-        elif point.kind == "sensitivity":
-            # the fewest levels (at least one) whose positives reach sensitivity S: the lowest of them
-            k = np.minimum(
-                (pos[1:] < point.value * n_pos - _TOL * np.maximum(n_pos, 1)).sum(axis=0) + 1, n_lev
-            )
-            threshold = desc[np.maximum(k - 1, 0)] if n_lev else nan
-            undefined = n_pos == 0
-        elif point.kind == "youden":
-            with np.errstate(invalid="ignore", divide="ignore"):
-                j = pos / n_pos - neg / n_neg  # as scikit-learn's tpr - fpr
-            k = np.argmax(j, axis=0)  # the fewest levels among the maxima: the highest threshold
-            above = np.append(np.nextafter(desc[0], np.inf), desc) if n_lev else np.array([np.nan])
-            threshold = above[k]
-            undefined = (n_pos == 0) | (n_neg == 0)
-        else:
-            raise InvalidParameterError(f"Unknown operating point {point.label()!r}.")
-        cols = np.arange(n_rows)
-        tp, fp = pos[k, cols], neg[k, cols]
-        blank = np.where(undefined, np.nan, 0.0)
-        return ConfusionCounts(
-            threshold + blank, tp + blank, fp + blank, n_neg - fp + blank, n_pos - tp + blank
+        # cum[k, b]: weight of the rows 1..k of the stack (every set's levels from its highest) in replicate b
+        cums = [np.cumsum(np.asarray(m @ cts), axis=0) for m in self.by_patient]
+        out = []
+        for i, desc in enumerate(self.desc):
+            a, b = self.start[i], self.start[i + 1]
+            # pos[k, b], neg[k, b]: weight of the set's positives, negatives scoring >= desc[k - 1] (its top k levels)
+            pos, neg = (c[a:b] - c[a] for c in cums)
+            out.append([_rule_counts(p, desc, pos, neg) for p in points])
+        return out
+
+
+def _rule_counts(
+    point: OperatingPoint, desc: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> ConfusionCounts:
+    """The threshold and confusion counts of the rule ``point`` from the cumulative weights of the top levels."""
+    n_lev, n_rows = desc.size, pos.shape[1]
+    n_pos, n_neg = pos[-1], neg[-1]
+    nan = np.full(n_rows, np.nan)
+    if point.kind == "specificity":
+        # the most levels whose negatives leave specificity >= S: just above the lowest of them
+        k = np.minimum(
+            (neg <= n_neg * (1 - point.value) + _TOL * np.maximum(n_neg, 1)).sum(axis=0) - 1, n_lev - 1
         )
+        threshold = np.nextafter(desc[np.maximum(k, 0)], np.inf) if n_lev else nan
+        undefined = n_neg == 0
+    elif point.kind == "sensitivity":
+        # the fewest levels (at least one) whose positives reach sensitivity S: the lowest of them
+        k = np.minimum((pos[1:] < point.value * n_pos - _TOL * np.maximum(n_pos, 1)).sum(axis=0) + 1, n_lev)
+        threshold = desc[np.maximum(k - 1, 0)] if n_lev else nan
+        undefined = n_pos == 0
+    elif point.kind == "youden":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            j = pos / n_pos - neg / n_neg  # as scikit-learn's tpr - fpr
+        k = np.argmax(j, axis=0)  # the fewest levels among the maxima: the highest threshold
+        above = np.append(np.nextafter(desc[0], np.inf), desc) if n_lev else np.array([np.nan])
+        threshold = above[k]
+        undefined = (n_pos == 0) | (n_neg == 0)
+    else:
+        raise InvalidParameterError(f"Unknown operating point {point.label()!r}.")
+    cols = np.arange(n_rows)
+    tp, fp = pos[k, cols], neg[k, cols]
+    blank = np.where(undefined, np.nan, 0.0)
+    return ConfusionCounts(threshold + blank, tp + blank, fp + blank, n_neg - fp + blank, n_pos - tp + blank)
 
 
 def operating_threshold(point: OperatingPoint, y: np.ndarray, s: np.ndarray) -> float:

@@ -17,7 +17,9 @@ studies, mean score ``p_k`` and fraction positive ``y_k``, over ``N`` studies of
   Newton's method on the logistic likelihood, ``p`` clipped to ``[1e-12, 1 - 1e-12]``.
 
 The Brier score and both ECEs have percentile intervals over the patient bootstrap (the replicates' bin sums
-come from one product of the plan's counts with per-patient sums); intercept and slope are point estimates.
+come from one product of the plan's counts with per-patient sums); intercept and slope are point estimates. A
+row whose intercept or slope is undefined (a group with one class, or scores that separate the classes) says so in
+``reason``.
 """
 
 from __future__ import annotations
@@ -134,8 +136,10 @@ def calibration_rows(
     sums = _sums(y, p, pat, code, ct, len(groups), n_bins)
     sc = _scores(sums)
     cols: dict[str, list[object]] = {"group": list(groups)}
-    cols["n"] = sums["n"][0].sum(axis=-1).astype(int).tolist()
-    cols["n_pos"] = sums["y"][0].sum(axis=-1).astype(int).tolist()
+    n_all = sums["n"][0].sum(axis=-1).astype(int)
+    n_pos = np.rint(sums["y"][0].sum(axis=-1)).astype(int)
+    cols["n"] = n_all.tolist()
+    cols["n_pos"] = n_pos.tolist()
     for name, arr in sc.items():
         cols[name] = arr[0].tolist()
         if name in ("brier", "ece", "ece_l2_debiased"):
@@ -145,7 +149,22 @@ def calibration_rows(
     fits = [logistic_calibration(y[code == g], p[code == g]) for g in range(len(groups))]
     cols["intercept"] = [a for a, _ in fits]
     cols["slope"] = [b for _, b in fits]
+    cols["reason"] = [_not_estimable(int(a), int(k), b) for a, k, (_, b) in zip(n_all, n_pos, fits)]
     return cols
+
+
+def _not_estimable(n: int, n_pos: int, slope: float) -> str:
+    """What a calibration row cannot say, in words ('' when every column is estimated): no study; one class only
+    (intercept and slope undefined, the ECE and Brier score only measure how close the scores are to 0 or 1); a
+    slope without a finite maximum (the scores separate the classes)."""
+    if n == 0:
+        return "not estimable: no study labelled by the reference"
+    if n_pos == 0 or n_pos == n:
+        which = "positives" if n_pos == 0 else "negatives"
+        return f"intercept and slope not estimable: no {which}"
+    if not np.isfinite(slope):
+        return "slope not estimable: the scores separate the classes (no finite maximum)"
+    return ""
 
 
 def reliability_rows(

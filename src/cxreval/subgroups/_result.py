@@ -75,6 +75,7 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
     "ece_l2_debiased_ci_high",
     "intercept",
     "slope",
+    "reason",
 )
 RELIABILITY_COLUMNS: tuple[str, ...] = (
     "model",
@@ -149,7 +150,9 @@ class SubgroupResult(TableResult):
     calibration : pandas.DataFrame
         ``calibration.csv``: per model, finding, reference, attribute (``all``: every study) and group, the Brier
         score and its decomposition, ECE (plug-in and debiased), intercept and slope
-        (:mod:`cxreval.subgroups._calibration`); empty with ``calibration=False``.
+        (:mod:`cxreval.subgroups._calibration`), and ``reason``: what the row cannot estimate (a group without
+        positives or negatives has no intercept or slope), '' when it estimates every column; empty with
+        ``calibration=False``.
     reliability : pandas.DataFrame
         ``reliability.csv``: the reliability diagram's non-empty bins of each of those.
     references, attributes : tuple of str
@@ -256,21 +259,22 @@ class SubgroupResult(TableResult):
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
-        """The forest plot of the gaps in ``subgroups.csv``: one row per model, finding and group, one colour per
-        reference (the AUC's gaps when present, else the first metric's)."""
+        """The forest plot of the gaps in ``subgroups.csv`` (:func:`cxreval._plots.subgroups.subgroup_forest`): one
+        panel per finding and attribute, one row per group and model, one colour per reference, significant gaps
+        filled (the AUC's gaps when present, else the first metric's); an empty figure that says so without an
+        estimable gap."""
         from .._plots import dot_interval
+        from .._plots.subgroups import subgroup_forest
 
-        metrics = table["metric"].unique().tolist() if "metric" in table else []
+        metrics = table["metric"].astype(str).unique().tolist() if "metric" in table else []
         metric = "auc" if "auc" in metrics else (metrics[0] if metrics else "")
-        d = table[(table["metric"] == metric) & table["estimable"].astype(bool)] if metrics else table
+        fig = subgroup_forest(table, metric=metric) if metric else None
+        if fig is not None:
+            return fig
         return dot_interval(
-            d,
+            table.iloc[:0],
             value="gap",
-            category=["model", "finding", "attribute", "group"],
-            low="gap_ci_low",
-            high="gap_ci_high",
+            category="group",
             color="reference",
-            title=f"Subgroup gaps of the {metric} (group - comparator) by reference",
-            value_title=f"gap of the {metric}",
-            reference_line=0.0,
+            title=f"Subgroup gaps of the {metric} (group - comparator): none estimable",
         )

@@ -23,8 +23,8 @@ let QKEY = localStorage.getItem(WHO_KEY) || ('cxreval-reader-unknown-' + hashStr
 
 const S = {me: null, task: null, queue: [], pos: 0, item: null, labels: {}, boxes: [], ratings: {}, focus: 0,
            dirty: false, images: [], view: null, drag: null, flushing: false, sel: -1, unreadable: false,
-           comment: '', t0: 0, pre: null, raf: 0, refused: null, cache: new Map(), cursor: null, heat: null,
-           typed: null};
+           comment: '', t0: 0, pre: null, refused: null, cache: new Map(), cursor: null, heat: null,
+           typed: null, history: [], tool: null, ruler: null, mag: false, levels: null, auto: null, dicom: null};
 
 // ---------------------------------------------------------------- network and the pending queue
 async function api(path, opts = {}) {
@@ -55,7 +55,7 @@ function showPending() {
 // L reloads it (the current labels and decisions, e.g. another resolver's).
 function markRefused(sub) {
   S.refused = {task: sub.task, item: sub.item};
-  S.cache.delete(sub.task + '\n' + sub.item);
+  forget(sub.task + '\n' + sub.item);
   if (S.task === sub.task) {
     const e = S.queue.find((x) => x.key === sub.item);
     if (e) e.done = false;
@@ -66,7 +66,7 @@ function markRefused(sub) {
 async function reloadRefused() {
   const r = S.refused;
   if (!r) return;
-  S.refused = null; S.cache.delete(r.task + '\n' + r.item); showPending();
+  S.refused = null; forget(r.task + '\n' + r.item); showPending();
   if (S.task !== r.task) { S.task = r.task; sessionStorage.setItem('cxreval-task', r.task); }
   await openTask(r.task, r.item);
 }
@@ -160,21 +160,45 @@ async function showOrganiser() {
   document.body.dataset.ready = '1';
   checkIntegrity();
 }
-async function checkIntegrity() {  // reads every row of the database: its own request, after the progress
-  $('org-integrity').textContent = 'Database check: running…';
+async function checkIntegrity() {  // the last background check and its time; polled while one runs
   try {
     const ic = await apiJSON('/api/organiser/integrity');
-    $('org-integrity').textContent = `Database check: ${ic.ok ? 'ok' : ic.problems.join('; ')} (${ic.n_submissions} submissions).`;
+    const r = ic.result;
+    let text = !ic.checked ? 'Database check: not run yet.'
+      : r ? `Database check: ${r.ok ? 'ok' : r.problems.join('; ')} (${r.n_submissions} submissions, checked ${ic.checked}).`
+      : `Database check failed (${ic.checked}): ${ic.error}`;
+    if (ic.job) text += ` A check is ${ic.job.state}…`;
+    $('org-integrity').textContent = text;
+    if (ic.job && !$('organiser').hidden) setTimeout(checkIntegrity, 2000);
   } catch (e) { $('org-integrity').textContent = 'Database check failed: ' + e.message; }
 }
-$('org-export').addEventListener('click', async () => {
-  say('preparing the export…');
-  const r = await api('/api/organiser/export');
+async function startJob(kind) {  // 202 and the job (the one already queued or running, if any)
+  const r = await api('/api/organiser/jobs?kind=' + kind, {method: 'POST'});
+  if (!r.ok) throw new Error(await detail(r));
+  return r.json();
+}
+async function pollExport(job) {  // the export runs on the server in the background: poll, then download
+  const pct = job.total ? ` ${Math.round(100 * job.done / job.total)} %` : '';
+  if (job.state === 'queued' || job.state === 'running') {
+    say(`export ${job.state}${pct}…`);
+    setTimeout(async () => {
+      try { pollExport(await apiJSON('/api/organiser/jobs/' + job.id)); } catch (e) { say('export: ' + e.message, true); }
+    }, 1000);
+    return;
+  }
+  if (job.state === 'failed') { say('export failed: ' + job.error, true); return; }
+  const r = await api(`/api/organiser/jobs/${job.id}/file`);
   if (!r.ok) { say('export failed: ' + await detail(r), true); return; }
   const a = document.createElement('a');
-  a.href = URL.createObjectURL(await r.blob()); a.download = (S.me.study || 'study') + '-export.zip';
+  a.href = URL.createObjectURL(await r.blob()); a.download = job.file;
   document.body.appendChild(a); a.click(); a.remove();
-  say('export downloaded');
+  say(`export downloaded (${job.file}, also in the study folder's exports/)`);
+}
+$('org-export').addEventListener('click', async () => {
+  try { pollExport(await startJob('export')); } catch (e) { say('export failed: ' + e.message, true); }
+});
+$('org-check').addEventListener('click', async () => {
+  try { await startJob('integrity'); checkIntegrity(); } catch (e) { say('check failed: ' + e.message, true); }
 });
 $('org-refresh').addEventListener('click', showOrganiser);
 
@@ -207,7 +231,8 @@ async function start() {
 }
 
 async function openTask(task, at = null) {
-  S.task = task; S.cache.clear();
+  S.task = task; for (const k of [...S.cache.keys()]) forget(k);
+  $('canvases').innerHTML = ''; $('canvases').dataset.panes = '';  // each task makes its own panes
   say('');
   sessionStorage.setItem('cxreval-task', task);
   for (const b of $('tasks').children) b.classList.toggle('active', b.dataset.task === task);
@@ -246,39 +271,16 @@ function rating() { return isImage() ? S.me.rating : null; }
 function panesOf(task) { return task === 'iqa' ? [['reference', 'reference'], ['test', 'test']] : [['image', '']]; }
 function hasImage(task, item) { return !(item.locked || task === 'report' || (task === 'adjudication' && !item.image)); }
 
-// Images come in two renditions (server: cxreval.reader.images): first one sized for the pane (uint16, the full
-// bit depth, reduced by a whole factor), then, when the view enlarges it past one screen pixel per rendition
-// pixel (zoom, 1:1), the full resolution. The next studies of the queue are fetched while the reader reads.
-function displayFit() {
-  const r = $('canvases').getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
-  const side = Math.max(r.width, r.height) * dpr;
-  if (side > 0) S.fit = Math.min(4096, Math.max(256, Math.ceil(side / 256) * 256));
-  return S.fit || 1280;
+// A prefetched study no longer wanted: the worker forgets its pixels.
+function forget(k) {
+  const p = S.cache.get(k);
+  S.cache.delete(k);
+  if (p) p.then((g) => releaseImages(g.images)).catch(() => null);
 }
-async function fetchPixels(task, key, which, level, fit) {
-  const url = `/api/pixels?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}&which=${which}` +
-    `&level=${level}&fit=${fit}`;
-  const r = await api(url, {cache: 'default'});  // private, ETag: the browser keeps renditions it has seen
-  if (!r.ok) throw Object.assign(new Error('image ' + r.status + ' ' + await detail(r)), {status: r.status});
-  const n = (h) => +r.headers.get(h);
-  return {which, w: n('X-Full-Width') || n('X-Width'), h: n('X-Full-Height') || n('X-Height'), rw: n('X-Width'),
-          rh: n('X-Height'), scale: n('X-Scale') || 1, bits: n('X-Bits'), range: n('X-Data-Range'),
-          data: new Uint16Array(await r.arrayBuffer())};
-}
-async function fetchItem(task, key) {
-  const item = await apiJSON(`/api/item?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}`);
-  const images = [];
-  if (hasImage(task, item)) {
-    const fit = displayFit();
-    for (const [which] of panesOf(task)) images.push(await fetchPixels(task, key, which, 'display', fit));
-  }
-  return {task, key, item, images};
-}
-
 const PREFETCH = 2;
 function prefetch() {  // the next studies, so that each opens at once (and when the connection drops)
   const task = S.task, want = S.queue.slice(S.pos + 1, S.pos + 1 + PREFETCH).map((x) => task + '\n' + x.key);
-  for (const k of [...S.cache.keys()]) if (!want.includes(k)) S.cache.delete(k);
+  for (const k of [...S.cache.keys()]) if (!want.includes(k)) forget(k);
   let chain = Promise.resolve();
   for (const k of want) {
     if (S.cache.has(k)) continue;
@@ -291,8 +293,11 @@ function prefetch() {  // the next studies, so that each opens at once (and when
 
 async function openItem() {
   progress();
-  S.item = null; S.images = []; S.view = null; S.sel = -1;
-  $('rows').innerHTML = ''; $('canvases').innerHTML = ''; $('text').textContent = ''; $('boxes').innerHTML = '';
+  releaseImages(S.images);
+  S.item = null; S.images = []; S.view = null; S.sel = -1; S.history = []; S.ruler = null; S.levels = null;
+  if (S.tool === 'ruler') { S.tool = null; $('ruler').classList.remove('on'); }
+  document.body.dataset.ruler = '';
+  $('rows').innerHTML = ''; $('text').textContent = ''; $('boxes').innerHTML = '';  // the panes are kept
   $('item-title').textContent = 'loading…';
   document.body.dataset.ready = '0';
   $('viewer').hidden = true; $('text').hidden = true; $('done').hidden = true; $('notes').hidden = true;
@@ -320,6 +325,7 @@ async function openItem() {
   const key = S.queue[S.pos].key, task = S.task;
   let got;
   const t0 = performance.now(), ahead = S.cache.get(task + '\n' + key);
+  S.cache.delete(task + '\n' + key);  // its images are the page's now (released when it moves on)
   if (ahead) { try { got = await ahead; } catch (e) { got = null; } }
   if (!got) {
     try { got = await fetchItem(task, key); } catch (e) {  // offline: keep what is queued and try again
@@ -329,7 +335,7 @@ async function openItem() {
       return;
     }
   }
-  if (S.task !== task || !S.queue[S.pos] || S.queue[S.pos].key !== key) return;
+  if (S.task !== task || !S.queue[S.pos] || S.queue[S.pos].key !== key) { releaseImages(got.images); return; }
   const item = got.item;
   S.item = item;
   const mine = latestPending(task, key) || item.mine || {};
@@ -368,7 +374,10 @@ async function openItem() {
     $('text').textContent = (item.section ? item.section.toUpperCase() + ':\n\n' : '') + item.text;
   } else {
     showImages(got.images);
-    document.body.dataset.visibleMs = String(Math.round(performance.now() - t0));  // study to image on screen
+    // study to image on screen, and the draw itself (a prefetched study: its bitmap was ready)
+    document.body.dataset.visibleMs = String(Math.round(performance.now() - t0));
+    document.body.dataset.drawMs = S.drawMs.toFixed(2);
+    document.body.dataset.prefetched = ahead ? '1' : '';
   }
   renderRows();
   S.t0 = performance.now();
@@ -468,7 +477,7 @@ function ratingControl(row, i) {  // five buttons, or a number 0-100; each keybo
     if (cur !== undefined) inp.value = String(cur);
     inp.addEventListener('change', () => {
       const v = Number(inp.value);
-      if (inp.value !== '' && v >= r.low && v <= r.high) { S.focus = i; S.ratings[row.name] = v; S.dirty = true; }
+      if (inp.value !== '' && v >= r.low && v <= r.high) { remember(); S.focus = i; S.ratings[row.name] = v; S.dirty = true; }
       else say(`${row.name}: a probability from ${r.low} to ${r.high} %`, true);
     });
     inp.addEventListener('click', (e) => e.stopPropagation());  // the row's click would redraw the rows
@@ -500,7 +509,9 @@ function renderBoxes() {
 }
 function deleteBox(i) {
   if (i < 0 || i >= S.boxes.length) return;
+  remember();
   S.boxes.splice(i, 1); S.sel = -1; S.dirty = true; renderRows(); draw();
+  document.body.dataset.boxes = JSON.stringify(S.boxes);
 }
 
 // a row is complete with its label and, where the study asks for one, its confidence rating
@@ -512,6 +523,7 @@ function setValue(v, advance = true, rate = false) {
   const rows = rowsSpec();
   const row = rows[S.focus];
   if (!row || (!rate && row.labels === false)) return;
+  remember();
   if (row.kind === 'rating' || rate) S.ratings[row.name] = v; else S.labels[row.name] = v;
   S.dirty = true;
   if (advance && rowDone(row) && S.focus < rows.length - 1) S.focus += 1;
@@ -590,12 +602,12 @@ function payload() {
   return out;
 }
 
-async function saveAndMove(step) {
+async function saveAndMove(step, jump = false) {  // jump: moves even when the study is incomplete (not saved)
   const loaded = S.item && !S.item.locked && S.pos < S.queue.length && S.item.key === S.queue[S.pos].key;
   if (loaded && (S.dirty || (step > 0 && !S.queue[S.pos].done))) {
     const p = payload();
     if (typeof p === 'string') {
-      if (step > 0) { say(p, true); return; }
+      if (step > 0 && !jump) { say(p, true); return; }
       say('not saved (incomplete): ' + shown(S.queue[S.pos].key), true);
     }
     else {
@@ -609,319 +621,14 @@ async function saveAndMove(step) {
   await openItem();
 }
 
-// ---------------------------------------------------------------- image panes: size, window/level, zoom, boxes
-function showImages(images) {
-  $('viewer').hidden = false;
-  const host = $('canvases');
-  host.innerHTML = '';
-  S.images = [];
-  for (const [which, caption] of panesOf(S.task)) {
-    const src = images.find((x) => x.which === which);
-    const pane = document.createElement('div'); pane.className = 'pane';
-    const canvas = document.createElement('canvas'); canvas.id = 'canvas-' + which;
-    pane.appendChild(canvas);
-    if (caption) { const c = document.createElement('span'); c.className = 'caption'; c.textContent = caption; pane.appendChild(c); }
-    host.appendChild(pane);
-    const off = document.createElement('canvas'); off.width = src.rw || src.w; off.height = src.rh || src.h;
-    S.images.push({canvas, pane, off, data: src.data, w: src.w, h: src.h, range: src.range, bits: src.bits,
-                   scale: src.scale || 1, which, full: null});
-    attachMouse(canvas);
-  }
-  const sample = [];
-  for (const im of S.images) for (let i = 0; i < im.data.length; i += 7) sample.push(im.data[i]);
-  sample.sort((a, b) => a - b);
-  const q = (p) => sample.length ? sample[Math.min(sample.length - 1, Math.floor(p * sample.length))] : 0;
-  const range = Math.max(...S.images.map((im) => im.range));
-  S.auto = {wc: (q(0.005) + q(0.995)) / 2, ww: Math.max(1, q(0.995) - q(0.005)), range};
-  S.view = {wc: S.auto.wc, ww: S.auto.ww, invert: false, mode: 'fit', scale: 1, cx: 0, cy: 0, range};
-  $('ww').max = String(range); $('wc').max = String(range);  // the data's bit depth, not the file's
-  document.body.dataset.range = String(range);
-  sizeCanvases();
-  applyLevels();
-}
-
-function loadFull(im) {  // the full resolution, once the view enlarges the display rendition
-  if (im.full || !S.item) return;
-  const task = S.task, key = S.item.key;
-  im.full = fetchPixels(task, key, im.which, 'full', 1280).then((src) => {
-    if (!S.images.includes(im) || S.item.key !== key) return;
-    im.data = src.data; im.scale = 1; im.off.width = src.w; im.off.height = src.h;
-    document.body.dataset.full = (document.body.dataset.full || '') + im.which + ' ';
-    applyLevels();
-  }).catch(() => { im.full = null; });
-}
-
-function sizeCanvases() {  // the canvas covers its pane at the device's pixel density: one canvas pixel per screen pixel
-  const dpr = window.devicePixelRatio || 1;
-  for (const im of S.images) {
-    const r = im.pane.getBoundingClientRect();
-    const w = Math.max(1, Math.floor(r.width)), h = Math.max(1, Math.floor(r.height));
-    im.canvas.style.width = w + 'px'; im.canvas.style.height = h + 'px';
-    im.canvas.width = Math.round(w * dpr); im.canvas.height = Math.round(h * dpr);
-  }
-}
-window.addEventListener('resize', () => { if (S.view) { sizeCanvases(); draw(); } });
-
-function preset(name) {
-  if (!S.view) return;
-  const a = S.auto;
-  if (name === 'auto') Object.assign(S.view, {wc: a.wc, ww: a.ww});
-  else if (name === 'full') Object.assign(S.view, {wc: a.range / 2, ww: a.range});
-  else if (name === 'narrow') Object.assign(S.view, {wc: a.wc, ww: Math.max(1, a.ww / 2)});
-  applyLevels();
-}
-
-function applyLevels() {
-  const v = S.view;
-  $('ww').value = String(Math.round(v.ww)); $('wc').value = String(Math.round(v.wc));
-  $('wl-text').textContent = `W ${Math.round(v.ww)} / L ${Math.round(v.wc)}` + (v.invert ? ' (inverted)' : '');
-  $('invert').setAttribute('aria-pressed', String(v.invert));
-  $('invert').classList.toggle('on', v.invert);
-  const lo = v.wc - v.ww / 2, scale = 255 / v.ww;
-  for (const im of S.images) {
-    const ctx = im.off.getContext('2d'), out = ctx.createImageData(im.off.width, im.off.height), px = out.data, d = im.data;
-    for (let i = 0, j = 0; i < d.length; i++, j += 4) {
-      let g = (d[i] - lo) * scale; g = g < 0 ? 0 : g > 255 ? 255 : g;
-      if (v.invert) g = 255 - g;
-      px[j] = px[j + 1] = px[j + 2] = g; px[j + 3] = 255;
-    }
-    ctx.putImageData(out, 0, 0);
-  }
-  draw();
-}
-function levelsSoon() { if (!S.raf) S.raf = requestAnimationFrame(() => { S.raf = 0; applyLevels(); }); }
-
-function fitScale(im) { return Math.min(im.canvas.width / im.w, im.canvas.height / im.h); }
-function geometry(im) {  // canvas pixels per image pixel, and where the image's origin lies on the canvas
-  const v = S.view, fit = v.mode === 'fit';
-  const s = fit ? fitScale(im) : v.scale, cx = fit ? im.w / 2 : v.cx, cy = fit ? im.h / 2 : v.cy;
-  let ox = im.canvas.width / 2 - cx * s, oy = im.canvas.height / 2 - cy * s;
-  if (Math.abs(s - Math.round(s)) < 1e-9) { ox = Math.round(ox); oy = Math.round(oy); }  // whole pixels at 1:1, 2:1
-  return {s, ox, oy};
-}
-function setMode(mode) {
-  if (!S.view) return;
-  const im = S.images[0], g = geometry(im);
-  const cx = (im.canvas.width / 2 - g.ox) / g.s, cy = (im.canvas.height / 2 - g.oy) / g.s;
-  if (mode === 'fit') Object.assign(S.view, {mode: 'fit'});
-  else Object.assign(S.view, {mode: 'free', scale: 1, cx, cy});  // 1:1: one image pixel per device pixel
-  draw();
-}
-function zoomAt(f, px, py) {  // zoom by f keeping the image point under (px, py) canvas pixels in place
-  if (!S.view) return;
-  const im = S.images[0], g = geometry(im);
-  px = px === undefined ? im.canvas.width / 2 : px; py = py === undefined ? im.canvas.height / 2 : py;
-  const ix = (px - g.ox) / g.s, iy = (py - g.oy) / g.s;
-  const s = Math.max(fitScale(im) / 8, Math.min(32, g.s * f));
-  const ox = px - ix * s, oy = py - iy * s;
-  Object.assign(S.view, {mode: 'free', scale: s, cx: (im.canvas.width / 2 - ox) / s, cy: (im.canvas.height / 2 - oy) / s});
-  draw();
-}
-
-function strokeBox(ctx, g, b, color, dash, width) {
-  ctx.setLineDash(dash); ctx.strokeStyle = color; ctx.lineWidth = width;
-  ctx.strokeRect(g.ox + b.x_min * g.s, g.oy + b.y_min * g.s, (b.x_max - b.x_min) * g.s, (b.y_max - b.y_min) * g.s);
-}
-function draw() {
-  if (!S.view) return;
-  const dpr = window.devicePixelRatio || 1;
-  for (const im of S.images) {
-    const ctx = im.canvas.getContext('2d'), g = geometry(im);
-    ctx.setLineDash([]);
-    ctx.fillStyle = '#000'; ctx.fillRect(0, 0, im.canvas.width, im.canvas.height);
-    const ps = g.s * im.scale;  // screen pixels per rendition pixel
-    ctx.imageSmoothingEnabled = ps < 1;  // shrink smoothly; enlarge pixel by pixel
-    ctx.drawImage(im.off, g.ox, g.oy, im.off.width * ps, im.off.height * ps);
-    if (im.scale > 1 && ps > 1.05) loadFull(im);
-    if (S.task === 'adjudication' && S.item && S.item.reader_boxes) {
-      S.item.readers.forEach((r, k) => {
-        for (const b of S.item.reader_boxes[r] || []) {
-          strokeBox(ctx, g, b, colorOf(b.finding), DASHES[k % DASHES.length], 2 * dpr);
-          ctx.setLineDash([]); ctx.fillStyle = colorOf(b.finding); ctx.font = `${12 * dpr}px sans-serif`;
-          ctx.fillText(`${r}: ${b.finding}`, g.ox + b.x_min * g.s + 3 * dpr, g.oy + b.y_min * g.s - 4 * dpr);
-        }
-      });
-    }
-    if (S.heat && S.item && S.heat.key === S.item.key) {  // the model's heat map, over the whole image
-      ctx.globalAlpha = 0.5; ctx.imageSmoothingEnabled = true;
-      ctx.drawImage(S.heat.off, g.ox, g.oy, im.w * g.s, im.h * g.s); ctx.globalAlpha = 1;
-    }
-    if (!isImage()) continue;
-    const boxes = S.drag && S.drag.box ? S.boxes.concat([S.drag.box]) : S.boxes;
-    boxes.forEach((b, i) => {
-      strokeBox(ctx, g, b, colorOf(b.finding), [], (i === S.sel ? 3 : 2) * dpr);
-      if (i === S.sel) {
-        ctx.fillStyle = colorOf(b.finding);
-        for (const [x, y] of corners(b)) ctx.fillRect(g.ox + x * g.s - 4 * dpr, g.oy + y * g.s - 4 * dpr, 8 * dpr, 8 * dpr);
-      }
-    });
-  }
-}
-function corners(b) { return [[b.x_min, b.y_min], [b.x_max, b.y_min], [b.x_max, b.y_max], [b.x_min, b.y_max]]; }
-
-function toImage(canvas, ev) {
-  const im = S.images.find((x) => x.canvas === canvas), r = canvas.getBoundingClientRect();
-  const cx = (ev.clientX - r.left) * canvas.width / r.width, cy = (ev.clientY - r.top) * canvas.height / r.height;
-  const g = geometry(im);
-  return {x: Math.max(0, Math.min(im.w, (cx - g.ox) / g.s)), y: Math.max(0, Math.min(im.h, (cy - g.oy) / g.s)),
-          rx: (cx - g.ox) / g.s, ry: (cy - g.oy) / g.s, cx, cy, im, g};
-}
-function hitBox(p) {  // a corner of the selected box (resize), else the innermost box under the pointer (move)
-  const tol = 8 * (window.devicePixelRatio || 1) / p.g.s;
-  if (S.sel >= 0 && S.boxes[S.sel]) {
-    const k = corners(S.boxes[S.sel]).findIndex(([x, y]) => Math.abs(x - p.rx) <= tol && Math.abs(y - p.ry) <= tol);
-    if (k >= 0) return {i: S.sel, corner: k};
-  }
-  let best = -1, area = Infinity;
-  S.boxes.forEach((b, i) => {
-    const a = (b.x_max - b.x_min) * (b.y_max - b.y_min);
-    if (p.rx >= b.x_min && p.rx <= b.x_max && p.ry >= b.y_min && p.ry <= b.y_max && a < area) { best = i; area = a; }
-  });
-  return best >= 0 ? {i: best, corner: -1} : null;
-}
-
-function attachMouse(canvas) {
-  canvas.addEventListener('contextmenu', (ev) => ev.preventDefault());
-  canvas.addEventListener('mousedown', (ev) => {
-    ev.preventDefault();
-    const p = toImage(canvas, ev);
-    const base = {canvas, x0: p.x, y0: p.y, rx0: p.rx, ry0: p.ry, cx0: p.cx, cy0: p.cy, view: Object.assign({}, S.view), g: p.g};
-    if (ev.button === 2) { S.drag = Object.assign(base, {kind: 'level'}); return; }
-    if (ev.button === 1 || ev.shiftKey || !isImage() || S.unreadable) { S.drag = Object.assign(base, {kind: 'pan'}); return; }
-    const hit = hitBox(p);
-    if (hit) {
-      S.sel = hit.i;
-      S.drag = Object.assign(base, {kind: hit.corner >= 0 ? 'resize' : 'move', index: hit.i, corner: hit.corner,
-                                    orig: Object.assign({}, S.boxes[hit.i])});
-      renderBoxes(); draw();
-      return;
-    }
-    const row = rowsSpec()[S.focus];
-    S.sel = -1;
-    S.drag = Object.assign(base, {kind: 'new', finding: row && row.name});
-  });
-  canvas.addEventListener('mousemove', (ev) => { const p = toImage(canvas, ev); S.cursor = {x: p.x, y: p.y}; });
-  canvas.addEventListener('mouseleave', () => { S.cursor = null; });
-  canvas.addEventListener('wheel', (ev) => {
-    ev.preventDefault();
-    const p = toImage(canvas, ev);
-    zoomAt(ev.deltaY < 0 ? 1.25 : 0.8, p.cx, p.cy);
-  }, {passive: false});
-}
-function clampBox(b, im) {
-  const o = {finding: b.finding};
-  o.x_min = Math.max(0, Math.min(b.x_min, b.x_max)); o.x_max = Math.min(im.w, Math.max(b.x_min, b.x_max));
-  o.y_min = Math.max(0, Math.min(b.y_min, b.y_max)); o.y_max = Math.min(im.h, Math.max(b.y_min, b.y_max));
-  for (const k of ['x_min', 'y_min', 'x_max', 'y_max']) o[k] = Math.round(o[k]);
-  return o;
-}
-window.addEventListener('mousemove', (ev) => {
-  const d = S.drag;
-  if (!d) return;
-  const p = toImage(d.canvas, ev);
-  if (d.kind === 'level') {
-    const dx = p.cx - d.cx0, dy = p.cy - d.cy0;
-    S.view.ww = Math.max(1, Math.min(2 * S.view.range, d.view.ww * Math.exp(dx / 300)));
-    S.view.wc = d.view.wc - dy * d.view.ww / 300;
-    levelsSoon();
-    return;
-  }
-  if (d.kind === 'pan') {
-    const im = S.images[0], g = d.g;
-    const cx0 = (im.canvas.width / 2 - g.ox) / g.s, cy0 = (im.canvas.height / 2 - g.oy) / g.s;
-    Object.assign(S.view, {mode: 'free', scale: g.s, cx: cx0 - (p.cx - d.cx0) / g.s, cy: cy0 - (p.cy - d.cy0) / g.s});
-    draw();
-    return;
-  }
-  if (d.kind === 'move') {
-    const o = d.orig, w = o.x_max - o.x_min, h = o.y_max - o.y_min, im = p.im;
-    const dx = Math.max(-o.x_min, Math.min(im.w - o.x_max, p.rx - d.rx0));
-    const dy = Math.max(-o.y_min, Math.min(im.h - o.y_max, p.ry - d.ry0));
-    S.boxes[d.index] = {finding: o.finding, x_min: Math.round(o.x_min + dx), y_min: Math.round(o.y_min + dy),
-                        x_max: Math.round(o.x_min + dx + w), y_max: Math.round(o.y_min + dy + h)};
-    d.moved = true; draw();
-    return;
-  }
-  if (d.kind === 'resize') {
-    const b = Object.assign({}, d.orig);
-    const [kx, ky] = [[`x_min`, `y_min`], [`x_max`, `y_min`], [`x_max`, `y_max`], [`x_min`, `y_max`]][d.corner];
-    b[kx] = p.x; b[ky] = p.y;
-    S.boxes[d.index] = clampBox(b, p.im);
-    d.moved = true; draw();
-    return;
-  }
-  d.box = clampBox({finding: d.finding, x_min: d.x0, y_min: d.y0, x_max: p.x, y_max: p.y}, p.im);
-  draw();
-});
-window.addEventListener('mouseup', () => {
-  const d = S.drag;
-  S.drag = null;
-  if (!d) return;
-  if (d.kind === 'new' && d.box && d.box.x_max - d.box.x_min >= 2 && d.box.y_max - d.box.y_min >= 2) {
-    S.boxes.push(d.box); S.sel = S.boxes.length - 1; S.dirty = true; say(`box for ${d.box.finding}`);
-  } else if ((d.kind === 'move' || d.kind === 'resize') && d.moved) {
-    const b = S.boxes[d.index];
-    if (b.x_max - b.x_min < 2 || b.y_max - b.y_min < 2) S.boxes[d.index] = d.orig;
-    S.dirty = true;
-  }
-  renderRows(); draw();
-});
-
-// ---------------------------------------------------------------- boxes by keyboard
-// b: a box for the selected finding at the pointer (the view's centre without one); Tab / Shift+Tab: the next /
-// previous box; Shift+arrows: move the selected box; d / a: wider / narrower, s / w: taller / shorter (right and
-// bottom edges); Esc: no box selected. Steps are 1 % of the image's longer side.
-function boxKeys(k, ev) {
-  if (!isImage() || S.unreadable || !S.view || !S.images.length) return false;
-  const im = S.images[0], step = Math.max(1, Math.round(Math.max(im.w, im.h) / 100));
-  if (k === 'b') {
-    const row = rowsSpec()[S.focus];
-    if (!row) return false;
-    let c = S.cursor;
-    if (!c) { const g = geometry(im); c = {x: (im.canvas.width / 2 - g.ox) / g.s, y: (im.canvas.height / 2 - g.oy) / g.s}; }
-    const side = Math.max(4, Math.round(Math.min(im.w, im.h) / 10));
-    const x0 = Math.max(0, Math.min(im.w - side, Math.round(c.x - side / 2)));
-    const y0 = Math.max(0, Math.min(im.h - side, Math.round(c.y - side / 2)));
-    S.boxes.push({finding: row.name, x_min: x0, y_min: y0, x_max: Math.min(im.w, x0 + side), y_max: Math.min(im.h, y0 + side)});
-    S.sel = S.boxes.length - 1; S.dirty = true; say(`box for ${row.name} (Shift+arrows move it, w a s d size it)`);
-  } else if (k === 'Tab') {
-    if (!S.boxes.length) return false;
-    const n = S.boxes.length;
-    S.sel = S.sel < 0 ? (ev.shiftKey ? n - 1 : 0) : (S.sel + (ev.shiftKey ? n - 1 : 1)) % n;
-  } else if (S.sel < 0 || !S.boxes[S.sel]) return false;
-  else if (k === 'Escape') S.sel = -1;
-  else if (ev.shiftKey && k.startsWith('Arrow')) {
-    const b = S.boxes[S.sel];
-    let dx = k === 'ArrowLeft' ? -step : k === 'ArrowRight' ? step : 0, dy = k === 'ArrowUp' ? -step : k === 'ArrowDown' ? step : 0;
-    dx = Math.max(-b.x_min, Math.min(im.w - b.x_max, dx)); dy = Math.max(-b.y_min, Math.min(im.h - b.y_max, dy));
-    S.boxes[S.sel] = {finding: b.finding, x_min: b.x_min + dx, y_min: b.y_min + dy, x_max: b.x_max + dx, y_max: b.y_max + dy};
-    S.dirty = true;
-  } else if ('wasd'.includes(k) && k.length === 1) {
-    const b = Object.assign({}, S.boxes[S.sel]);
-    if (k === 'd') b.x_max = Math.min(im.w, b.x_max + step);
-    if (k === 'a') b.x_max = Math.max(b.x_min + 2, b.x_max - step);
-    if (k === 's') b.y_max = Math.min(im.h, b.y_max + step);
-    if (k === 'w') b.y_max = Math.max(b.y_min + 2, b.y_max - step);
-    S.boxes[S.sel] = b; S.dirty = true;
-  } else return false;
-  renderBoxes(); draw();
-  document.body.dataset.boxes = JSON.stringify(S.boxes);
-  return true;
-}
-
-function resetView() {  // r and the reset button: fit, automatic window, not inverted
-  if (!S.view) return;
-  Object.assign(S.view, {mode: 'fit', wc: S.auto.wc, ww: S.auto.ww, invert: false});
-  applyLevels();
-}
-
 // ---------------------------------------------------------------- keyboard and buttons
 document.addEventListener('keydown', (ev) => {
-  if (['INPUT', 'TEXTAREA', 'SELECT'].includes(ev.target.tagName) || ev.ctrlKey || ev.metaKey || ev.altKey
-      || !S.me || !S.task) return;
+  if (['INPUT', 'TEXTAREA', 'SELECT'].includes(ev.target.tagName) || !S.me || !S.task) return;
+  if ((ev.ctrlKey || ev.metaKey) && !ev.altKey && (ev.key === 'z' || ev.key === 'Z')) { undo(); ev.preventDefault(); return; }
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const k = ev.key, rows = S.item && S.pos < S.queue.length ? rowsSpec() : [];
   let handled = true;
-  if (boxKeys(k, ev)) { ev.preventDefault(); return; }
+  if (boxKeys(k, ev) || toolKeys(k, ev)) { ev.preventDefault(); return; }
   if ((k === 'l' || k === 'L') && S.refused) reloadRefused();
   else if (k === 'Enter' || k === 'ArrowRight') saveAndMove(1);
   else if (k === 'ArrowLeft') saveAndMove(-1);
@@ -933,6 +640,7 @@ document.addEventListener('keydown', (ev) => {
     const v = +k;
     if (v >= S.me.scale[0] && v <= S.me.scale[1]) setValue(v); else handled = false;
   } else if (k === '0' && S.task !== 'adjudication' && rows.length && rows[0].labels !== false) {
+    remember();
     for (const r of rows) if (!S.labels[r.name]) S.labels[r.name] = 'negative';
     S.dirty = true; renderRows();
   } else if (STATE_KEYS[k] && S.task !== 'iqa' && statesFor().includes(STATE_KEYS[k])) setValue(STATE_KEYS[k]);
@@ -943,10 +651,10 @@ document.addEventListener('keydown', (ev) => {
   } else if (S.view && S.images.length) {
     const v = S.view, step = Math.max(1, v.ww / 10);  // level moves by a tenth of the window: fine at any bit depth
     if (k === 'i') v.invert = !v.invert;
-    else if (k === '[') v.ww = Math.max(1, v.ww / 1.2);
-    else if (k === ']') v.ww = Math.min(2 * v.range, v.ww * 1.2);
-    else if (k === ';') v.wc -= step;
-    else if (k === "'") v.wc += step;
+    else if (k === '[') { v.ww = Math.max(1, v.ww / 1.2); v.preset = ''; }
+    else if (k === ']') { v.ww = Math.min(2 * v.range, v.ww * 1.2); v.preset = ''; }
+    else if (k === ';') { v.wc -= step; v.preset = ''; }
+    else if (k === "'") { v.wc += step; v.preset = ''; }
     else if (k === '+' || k === '=') { zoomAt(1.25); return ev.preventDefault(); }
     else if (k === '-') { zoomAt(0.8); return ev.preventDefault(); }
     else if (k === 'f') { setMode('fit'); return ev.preventDefault(); }
@@ -966,9 +674,19 @@ $('fit').addEventListener('click', () => setMode('fit'));
 $('one').addEventListener('click', () => setMode('1:1'));
 $('reset').addEventListener('click', resetView);
 $('preset').addEventListener('change', (e) => { preset(e.target.value); e.target.blur(); });
-$('ww').addEventListener('input', (e) => { S.view.ww = Math.max(1, +e.target.value); levelsSoon(); });
-$('wc').addEventListener('input', (e) => { S.view.wc = +e.target.value; levelsSoon(); });
-$('unreadable').addEventListener('change', (e) => { S.unreadable = e.target.checked; S.dirty = true; renderRows(); e.target.blur(); });
+$('ww').addEventListener('input', (e) => { S.view.ww = Math.max(1, +e.target.value); S.view.preset = ''; applyLevels(); });
+$('wc').addEventListener('input', (e) => { S.view.wc = +e.target.value; S.view.preset = ''; applyLevels(); });
+$('unreadable').addEventListener('change', (e) => { remember(); S.unreadable = e.target.checked; S.dirty = true; renderRows(); e.target.blur(); });
+$('magnifier').addEventListener('click', toggleMagnifier);
+$('rotate').addEventListener('click', () => rotate(1));
+$('flip-h').addEventListener('click', () => flip('h'));
+$('flip-v').addEventListener('click', () => flip('v'));
+$('ruler').addEventListener('click', toggleRuler);
+$('undo').addEventListener('click', undo);
+$('jump').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter') { e.preventDefault(); jumpTo(e.target.value); }
+  else if (e.key === 'Escape') { e.target.value = ''; e.target.blur(); }
+});
 $('comment').addEventListener('input', (e) => { S.comment = e.target.value; S.dirty = true; });
 $('comment').addEventListener('keydown', (e) => { if (e.key === 'Escape') e.target.blur(); });
 window.addEventListener('hashchange', () => location.reload());
