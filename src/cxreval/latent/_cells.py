@@ -5,6 +5,7 @@ score-dependent readers (:mod:`cxreval.latent._em` runs EM on them)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -49,8 +50,9 @@ class Cells:
     reader_bin, reader_z : ndarray or None
         Score-dependent readers on coarser bins than the score model's (the joint model, whose score bins are
         the studies): each cell's reader bin and each reader bin's standardised score; None: the score bins.
-        ``reader_design`` (n_cells, n_reader_bins x 2 n_readers) then sums the cells' reader terms per
-        reader bin, and reads a reader bin's terms at each cell, as matrix products.
+        ``reader_design`` (a sparse (n_cells, n_reader_bins x 2 n_readers) matrix and its transpose) then
+        sums the cells' reader terms per reader bin, and reads a reader bin's terms at each cell, as sparse
+        matrix products.
     """
 
     positive: np.ndarray
@@ -65,16 +67,21 @@ class Cells:
     reader_bin: np.ndarray | None = None
     reader_z: np.ndarray | None = None
     per_bin: np.ndarray = field(init=False, repr=False)
-    reader_design: np.ndarray | None = field(init=False, repr=False)
+    reader_design: tuple[Any, Any] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "per_bin", np.bincount(self.bin, minlength=self.n_bins))
-        design: np.ndarray | None = None
+        design = None
         if self.reader_bin is not None and self.reader_z is not None:
+            from scipy.sparse import csr_matrix
+
             pn = np.concatenate([self.positive, self.negative], axis=1)
-            full = np.zeros((self.n_cells, self.reader_z.size, pn.shape[1]))
-            full[np.arange(self.n_cells), self.reader_bin] = pn
-            design = full.reshape(self.n_cells, -1)
+            cell, j = np.nonzero(pn)
+            design = csr_matrix(
+                (pn[cell, j], (cell, self.reader_bin[cell] * pn.shape[1] + j)),
+                shape=(self.n_cells, self.reader_z.size * pn.shape[1]),
+            )
+            design = (design, design.T.tocsr())
         object.__setattr__(self, "reader_design", design)
 
     @property
@@ -181,7 +188,7 @@ def reader_sums(cells: Cells, x: np.ndarray) -> np.ndarray:
     """``x`` (B, n_cells) times each cell's positive and negative indicators, summed per reader bin:
     (B, n_reader_bins, 2 n_readers)."""
     if cells.reader_design is not None:
-        return (x @ cells.reader_design).reshape(x.shape[0], -1, 2 * cells.positive.shape[1])
+        return (cells.reader_design[1] @ x.T).T.reshape(x.shape[0], -1, 2 * cells.positive.shape[1])
     pn = np.concatenate([cells.positive, cells.negative], axis=1)
     return bin_sums(cells, np.einsum("bc,cj->bcj", x, pn))
 
@@ -190,6 +197,6 @@ def reader_at_cells(cells: Cells, terms: np.ndarray) -> np.ndarray:
     """Per reader-bin terms (B, n_reader_bins, 2 n_readers) of the positive and negative labels, summed over
     each cell's labels: (B, n_cells)."""
     if cells.reader_design is not None:
-        return terms.reshape(terms.shape[0], -1) @ cells.reader_design.T
+        return np.ascontiguousarray((cells.reader_design[0] @ terms.reshape(terms.shape[0], -1).T).T)
     pn = np.concatenate([cells.positive, cells.negative], axis=1)
     return np.einsum("bcj,cj->bc", to_cells(cells, terms), pn)

@@ -27,6 +27,7 @@ Everything here trusts its inputs (checked in :mod:`cxreval.latent._fitting`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -216,7 +217,8 @@ def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
     if p.beta is not None:
         assert cells.bin_basis is not None
         eta = p.beta @ cells.bin_basis.T
-        return to_cells(cells, log_expit(eta)), to_cells(cells, log_expit(-eta))
+        log1 = log_expit(eta)  # log expit(-eta) = log expit(eta) - eta
+        return to_cells(cells, log1), to_cells(cells, log1 - eta)
     assert p.pi is not None and p.f1 is not None and p.f0 is not None
     return (
         np.log(p.pi)[:, None] + np.log(p.f1)[:, cells.bin],
@@ -231,21 +233,30 @@ def _shared_effect_log_lik(cells: Cells, p_pos: np.ndarray, rho: float) -> np.nd
     latent normal errors (Qu, Tan & Kutner 1996, with the variance held at the assumed ``ρ``), ``a_r`` such
     that the marginal probability of a positive label is ``p_pos`` (so the moment updates of the sensitivities
     and specificities stay consistent); 21 Gauss–Hermite nodes."""
-    from numpy.polynomial.hermite_e import hermegauss
-    from scipy.special import log_ndtr, logsumexp, ndtri
+    from scipy.special import log_ndtr, ndtri
 
-    u, wq = hermegauss(21)
+    u, log_w = _hermite_nodes()
     b = np.sqrt(rho / (1 - rho))
     a = ndtri(p_pos) * np.sqrt(1 + b * b)
-    terms = []
-    for uk, wk in zip(u, wq / wq.sum()):
+    terms = np.empty((u.size, p_pos.shape[0], cells.n_cells))
+    for k, uk in enumerate(u):
         eta = a + b * uk
         if eta.ndim == 2:
             lp = log_ndtr(eta) @ cells.positive.T + log_ndtr(-eta) @ cells.negative.T
         else:  # per bin (score-dependent readers), read at each cell
             lp = reader_at_cells(cells, np.concatenate([log_ndtr(eta), log_ndtr(-eta)], axis=2))
-        terms.append(lp + np.log(wk))
-    return logsumexp(np.stack(terms), axis=0)
+        terms[k] = lp + log_w[k]
+    top = terms.max(axis=0)
+    return top + np.log(np.exp(terms - top).sum(axis=0))
+
+
+@cache
+def _hermite_nodes() -> tuple[np.ndarray, np.ndarray]:
+    """The 21 Gauss–Hermite (probabilists') nodes and the logarithms of their normalised weights."""
+    from numpy.polynomial.hermite_e import hermegauss
+
+    u, wq = hermegauss(21)
+    return u, np.log(wq / wq.sum())
 
 
 def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.ndarray, np.ndarray]:
@@ -326,8 +337,11 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
         grad = (q_bin - w_bin * m) @ h
         grad[:, 1:] -= st.ridge * beta[:, 1:]
         d = h.shape[1]
-        outer = (h[:, :, None] * h[:, None, :]).reshape(h.shape[0], d * d)
-        hess = ((w_bin * m * (1 - m)) @ outer).reshape(-1, d, d)
+        iu, ju = np.triu_indices(d)  # the Hessian's upper triangle, mirrored (symmetric)
+        upper = (w_bin * m * (1 - m)) @ (h[:, iu] * h[:, ju])
+        hess = np.empty((upper.shape[0], d, d))
+        hess[:, iu, ju] = upper
+        hess[:, ju, iu] = upper
         pen = np.full(d, st.ridge)
         pen[0] = 1e-12
         hess[:, np.arange(d), np.arange(d)] += pen
@@ -352,6 +366,104 @@ def _group_step(cells: Cells, q: np.ndarray, r: np.ndarray) -> tuple[np.ndarray,
         c = x @ cells.group_onehot + GROUP_PRIOR
         out.append(c / (c @ owner)[:, cells.group_of])
     return out[0], out[1]
+
+
+#: The transformation of each parameter in which SQUAREM extrapolates (the others: as they are).
+_LOGIT = ("se", "sp", "pi")
+_LOG = ("f1", "f0", "group1", "group0")
+
+
+def _free(name: str, x: np.ndarray) -> np.ndarray:
+    from scipy.special import logit
+
+    if name in _LOGIT:
+        return logit(np.clip(x, EPS, 1 - EPS))
+    return np.log(np.maximum(x, 1e-300)) if name in _LOG else x
+
+
+def _bounded(cells: Cells, name: str, t: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`_free` (probability vectors renormalised: the bins', or each group's patterns)."""
+    from scipy.special import expit
+
+    if name in _LOGIT:
+        return np.clip(expit(t), EPS, 1 - EPS)
+    if name not in _LOG:
+        return t
+    e = np.exp(t - t.max(axis=1, keepdims=True))
+    if name in ("f1", "f0"):
+        return np.clip(e / e.sum(axis=1, keepdims=True), 1e-300, None)
+    assert cells.group_of is not None
+    owner = np.eye(int(cells.group_of.max()) + 1)[cells.group_of]
+    return e / (e @ owner)[:, cells.group_of]
+
+
+def _extrapolate(
+    cells: Cells, p0: _Params, p1: _Params, p2: _Params, step_max: np.ndarray
+) -> tuple[_Params, np.ndarray]:
+    """SQUAREM's step (Varadhan & Roland 2008, scheme S3) from two EM steps ``p0 -> p1 -> p2``, per row:
+    ``θ0 + 2α r + α² v`` with ``r = θ1 - θ0``, ``v = θ2 - 2θ1 + θ0``, ``α = |r| / |v|`` within
+    ``[1, step_max]`` (``α = 1`` gives ``θ2``), in the unconstrained parameters of :func:`_free`."""
+    names = [n for n in _PARAMS if getattr(p0, n) is not None]
+    t = {n: [_free(n, getattr(q, n)) for q in (p0, p1, p2)] for n in names}
+    r = {n: t[n][1] - t[n][0] for n in names}
+    v = {n: t[n][2] - 2 * t[n][1] + t[n][0] for n in names}
+    sr = sum((r[n] ** 2).reshape(r[n].shape[0], -1).sum(axis=1) for n in names)
+    sv = sum((v[n] ** 2).reshape(v[n].shape[0], -1).sum(axis=1) for n in names)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = np.clip(np.sqrt(sr / sv), 1.0, step_max)
+    alpha = np.where(np.isfinite(alpha), alpha, 1.0)
+    a = alpha.reshape(-1, 1)
+    out = _Params(p0.se, p0.sp)
+    for n in names:
+        shape = (-1,) + (1,) * (t[n][0].ndim - 1)
+        a_n = a.reshape(shape)
+        setattr(out, n, _bounded(cells, n, t[n][0] + 2 * a_n * r[n] + a_n**2 * v[n]))
+    return out, alpha
+
+
+def _squarem_cycle(
+    cells: Cells,
+    w: np.ndarray,
+    tot: np.ndarray,
+    st: _Settings,
+    tol: float,
+    active: np.ndarray,
+    params: _Params,
+    post: np.ndarray,
+    obj: np.ndarray,
+    done: np.ndarray,
+    step_max: np.ndarray,
+) -> None:
+    """One SQUAREM cycle of the ``active`` rows, in place: an EM step (a row whose objective rose by less than
+    ``tol`` per unit of weight in it stops there, as plain EM would), a second, the extrapolated point kept
+    where its objective is at least the second step's (else the second step, and the row's largest step
+    back to 1; the objective never decreases)."""
+    p0, wa = params.take(active), w[active]
+    p1 = _m_step(cells, wa, post[active], st, p0)
+    post1, obj1 = _e_step(cells, wa, p1, st)
+    stop = np.abs(obj1 - obj[active]) / tot[active] < tol
+    if stop.any():
+        rows = np.flatnonzero(stop)
+        params.put(active[rows], p1.take(rows))
+        post[active[rows]], obj[active[rows]] = post1[rows], obj1[rows]
+        done[active[rows]] = True
+    go = np.flatnonzero(~stop)
+    if go.size == 0:
+        return
+    act, wa, p0, p1 = active[go], wa[go], p0.take(go), p1.take(go)
+    post1 = post1[go]
+    p2 = _m_step(cells, wa, post1, st, p1)
+    post2, obj2 = _e_step(cells, wa, p2, st)
+    pe, alpha = _extrapolate(cells, p0, p1, p2, step_max[act])
+    pe.se[:, st.fixed], pe.sp[:, st.fixed] = st.fixed_se[st.fixed], st.fixed_sp[st.fixed]
+    post_e, obj_e = _e_step(cells, wa, pe, st)
+    ok = np.isfinite(obj_e) & (obj_e >= obj2)
+    keep, back = np.flatnonzero(ok), np.flatnonzero(~ok)
+    params.put(act[keep], pe.take(keep))
+    post[act[keep]], obj[act[keep]] = post_e[keep], obj_e[keep]
+    params.put(act[back], p2.take(back))
+    post[act[back]], obj[act[back]] = post2[back], obj2[back]
+    step_max[act] = np.where(ok, np.where(alpha >= step_max[act], 4 * step_max[act], step_max[act]), 1.0)
 
 
 def _initial(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, spline: bool) -> _Params:
@@ -395,8 +507,10 @@ def run_em(
     sensitivity analysis, :func:`_shared_effect_log_lik`). ``dependent=True`` without ``init``: the conditionally independent
     spline model is fitted first and EM continues from it with the readers' slopes at 0.
 
-    Stops when every row's objective rose by less than ``tol`` per unit of weight in one iteration (or after
-    ``max_iter`` iterations); a row that has converged keeps its parameters while the others continue.
+    Accelerated by SQUAREM (:func:`_squarem_cycle`: two EM steps and an extrapolation per iteration, the
+    objective never decreasing). Stops when every row's objective rose by less than ``tol`` per unit of weight
+    in one EM step (or after ``max_iter`` iterations); a row that has converged keeps its parameters while the
+    others continue.
     """
     st = _Settings(prior, ridge, fixed, fixed_se, fixed_sp, slope_ridge, correlation)
     b = w.shape[0]
@@ -432,19 +546,13 @@ def run_em(
     post, obj = _e_step(cells, w, params, st)
     trace = [obj.copy()]
     done = np.zeros(b, dtype=bool)
+    step_max = np.ones(b)
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
         active = np.flatnonzero(~done)
-        wa = w[active]
-        new = _m_step(cells, wa, post[active], st, params.take(active))
-        post_a, obj_a = _e_step(cells, wa, new, st)
-        gain = (obj_a - obj[active]) / tot[active]
-        params.put(active, new)
-        post[active] = post_a
-        obj[active] = obj_a
+        _squarem_cycle(cells, w, tot, st, tol, active, params, post, obj, done, step_max)
         trace.append(obj.copy())
-        done[active[np.abs(gain) < tol]] = True
         if done.all():
             break
     q = w * post
