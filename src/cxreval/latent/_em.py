@@ -212,12 +212,11 @@ def _logistic_step(
 
 
 def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
-    from scipy.special import log_expit
-
     if p.beta is not None:
         assert cells.bin_basis is not None
         eta = p.beta @ cells.bin_basis.T
-        log1 = log_expit(eta)  # log expit(-eta) = log expit(eta) - eta
+        # log expit(eta) (scipy's log_expit, a few times faster here); log expit(-eta) = log expit(eta) - eta
+        log1 = np.minimum(eta, 0.0) - np.log1p(np.exp(-np.abs(eta)))
         return to_cells(cells, log1), to_cells(cells, log1 - eta)
     assert p.pi is not None and p.f1 is not None and p.f0 is not None
     return (
