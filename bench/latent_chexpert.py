@@ -111,7 +111,34 @@ def measure(folder: Path, n_resamples: int = 0, dependent: object = None) -> dic
                     "min studies per finding": d["n_studies"],
                 }
             )
-    return {"summary": pd.DataFrame(rows), "designs": out, "seconds": time.perf_counter() - t0}
+    return {
+        "summary": pd.DataFrame(rows),
+        "verdict": pd.DataFrame([_verdict(name, d) for name, d in out.items()]),
+        "designs": out,
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def _verdict(design: str, d: dict[str, object]) -> dict[str, object]:
+    """What the output says against hard labels (summary.md's key finding: the findings where the latent AUCs
+    differ from the hard Dawid–Skene AUCs by less than their own spread across leaving out a reader and the score
+    models), and the mean |ΔAUC| to the consensus of the latent and hard Dawid–Skene AUCs on the findings it calls
+    distinguishable and on the others."""
+    v = d["result"].against_hard_labels()
+    wide = d["wide"]
+    err = wide[["latent", "dawid_skene_hard"]].sub(wide["consensus"], axis=0).abs()
+    err = err.groupby(level="finding").mean()
+    apart = v.loc[v["distinguishable"], "finding"].tolist()
+    same = v.loc[~v["distinguishable"], "finding"].tolist()
+    return {
+        "design": design,
+        "called distinguishable": ", ".join(apart) or "none",
+        "latent there": float(err.loc[apart, "latent"].mean()) if apart else float("nan"),
+        "hard DS there": float(err.loc[apart, "dawid_skene_hard"].mean()) if apart else float("nan"),
+        "called no better than hard labels": ", ".join(same) or "none",
+        "latent elsewhere": float(err.loc[same, "latent"].mean()) if same else float("nan"),
+        "hard DS elsewhere": float(err.loc[same, "dawid_skene_hard"].mean()) if same else float("nan"),
+    }
 
 
 def timing(folder: Path, n_resamples: int = 1000, seed: int = 0) -> dict[str, object]:
@@ -158,4 +185,5 @@ if __name__ == "__main__":
     )
     m = measure(Path(sys.argv[1]), dependent=dep)
     print(m["summary"].round(4).to_string(index=False))
+    print(m["verdict"].round(4).to_string(index=False))
     print(f"{m['seconds']:.0f} s")

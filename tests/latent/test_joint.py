@@ -12,6 +12,7 @@ from sklearn.metrics import roc_auc_score
 from cxreval.latent import NotIdentifiedError, evaluate_latent_auc, latent_auc_score
 from cxreval.latent._em import _shared_effect_log_lik, make_cells
 from cxreval.latent._joint import fit_finding
+from cxreval.latent._result import hard_label_verdict
 
 SE = np.array([0.85, 0.8, 0.75, 0.8])
 SP = np.array([0.9, 0.85, 0.9, 0.8])
@@ -165,3 +166,38 @@ def test_sensitivity_and_comparators_tables():
     assert "**Assumed:**" in res.summary() and "0 of 6 reader pairs" in res.summary().replace(
         "1 of 6", "0 of 6"
     )
+    # readers independent given the truth: hard labels dilute every AUC by more than the latent AUCs move
+    # when a reader is left out or the score model changes
+    verdict = res.against_hard_labels()
+    assert verdict["distinguishable"].tolist() == [True]
+    assert "## Against hard labels" in res.summary()
+    assert "depart from the hard-label AUCs by more than that spread" in res.assumptions()
+
+
+def test_hard_label_verdict_compares_the_gap_with_the_spread():
+    def comp(finding, latent, hard):
+        return pd.DataFrame(
+            {
+                "model": ["a", "b", "a", "b"],
+                "finding": finding,
+                "reference": ["latent", "latent", "dawid_skene_hard", "dawid_skene_hard"],
+                "auc": [*latent, *hard],
+            }
+        )
+
+    comparators = pd.concat([comp("F", [0.80, 0.70], [0.79, 0.70]), comp("G", [0.80, 0.70], [0.70, 0.60])])
+    # F: the AUCs move by 0.05 when a reader is left out, more than they differ from hard labels (0.005);
+    # G: they move by 0.01, less than the gap (0.1); the reader-correlation settings do not count
+    sensitivity = pd.DataFrame(
+        {
+            "model": ["a", "b", "a", "b", "a"],
+            "finding": ["F", "F", "G", "G", "G"],
+            "analysis": ["leave_one_reader_out"] * 4 + ["reader_correlation"],
+            "auc": [0.85, 0.75, 0.81, 0.71, 0.5],
+        }
+    )
+    v = hard_label_verdict(sensitivity, comparators).set_index("finding")
+    assert v.loc["F", "gap"] == pytest.approx(0.005) and v.loc["F", "spread"] == pytest.approx(0.05)
+    assert v.loc["G", "gap"] == pytest.approx(0.1) and v.loc["G", "spread"] == pytest.approx(0.01)
+    assert v["distinguishable"].tolist() == [False, True]
+    assert hard_label_verdict(sensitivity.iloc[:0], comparators).empty

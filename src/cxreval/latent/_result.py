@@ -21,6 +21,8 @@ from ._diagnostics import FLAG_CORRELATION, FLAG_Z
 
 __all__ = [
     "LATENT_REFERENCE",
+    "DATA_ANALYSES",
+    "hard_label_verdict",
     "LatentAUCResult",
     "LATENT_AUC_COLUMNS",
     "SENSITIVITY_COLUMNS",
@@ -55,6 +57,33 @@ BIC weight) or ``'reader_correlation'`` (``setting``: the assumed within-class c
 COMPARATOR_COLUMNS: tuple[str, ...] = ("model", FINDING, "reference", "auc", "source")
 """Columns of ``latent_comparators.csv``: each model's AUC against the latent truth and against the labels of
 hard Dawid–Skene, soft Dawid–Skene, majority vote and the best single reader (``source``: which)."""
+
+#: The sensitivity analyses that perturb the data or the fitted model (not a hypothetical assumption): the spread
+#: of a model's AUC across them is the latent estimate's own uncertainty about its reference.
+DATA_ANALYSES = ("leave_one_reader_out", "score_model")
+
+
+def hard_label_verdict(sensitivity: pd.DataFrame, comparators: pd.DataFrame) -> pd.DataFrame:
+    """Per finding, whether the latent truth can do better than hard Dawid–Skene labels: ``gap``, the median
+    over the models of |latent AUC - AUC against hard Dawid–Skene labels|, beside ``spread``, the median over
+    the models of the range of each model's AUC across the headline, leaving out each reader and each score
+    model (:data:`DATA_ANALYSES`). ``distinguishable``: ``gap > spread`` (the latent reference departs from
+    hard labels by more than it moves itself under these perturbations); otherwise the readers cannot support
+    a better reference than hard labels there. Empty without both tables."""
+    columns = [FINDING, "gap", "spread", "distinguishable"]
+    if not len(comparators) or not len(sensitivity):
+        return pd.DataFrame(columns=columns)
+    wide = comparators.pivot_table(index=[FINDING, "model"], columns="reference", values="auc")
+    if not {LATENT_REFERENCE, "dawid_skene_hard"} <= set(wide.columns):
+        return pd.DataFrame(columns=columns)
+    gap = (wide[LATENT_REFERENCE] - wide["dawid_skene_hard"]).abs()
+    data = sensitivity[sensitivity["analysis"].isin(DATA_ANALYSES)][[FINDING, "model", "auc"]]
+    head = wide[LATENT_REFERENCE].rename("auc").reset_index()
+    aucs = pd.concat([data, head]).dropna(subset=["auc"]).groupby([FINDING, "model"])["auc"]
+    both = pd.DataFrame({"gap": gap, "spread": aucs.max() - aucs.min()}).dropna()
+    out = both.groupby(level=FINDING, sort=False).median().reset_index()
+    return out.assign(distinguishable=out["gap"] > out["spread"])[columns]
+
 
 _SCORE_MODEL_WORDS = {
     "auto": "'auto': the average, by Bayesian-information-criterion weights, of readers independent of the "
@@ -194,6 +223,7 @@ class LatentAUCResult(TableResult):
             f"model {self.score_model!r}. **Checks:** {n_pairs} of {len(ag)} reader pairs and {n_assoc} of "
             f"{len(sa)} (model, finding, reader) score associations flagged."
         )
+        words += self._hard_label_words()
         if sat:
             words += (
                 f" With three conditionally independent readers the pair check is impossible (the model is "
@@ -201,6 +231,31 @@ class LatentAUCResult(TableResult):
                 "table (latent_sensitivity.csv)."
             )
         return words
+
+    def against_hard_labels(self) -> pd.DataFrame:
+        """Per finding, whether the latent truth can do better than hard Dawid–Skene labels (``finding, gap,
+        spread, distinguishable``, as the module function ``hard_label_verdict``): what summary.md's key finding says."""
+        return hard_label_verdict(self.sensitivity, self.comparators)
+
+    def _hard_label_words(self) -> str:
+        v = self.against_hard_labels()
+        if not len(v):
+            return ""
+        same = v.loc[~v["distinguishable"], FINDING].tolist()
+        apart = v.loc[v["distinguishable"], FINDING].tolist()
+        words = " **Against hard labels:** "
+        if same:
+            words += (
+                f"for {', '.join(same)} ({len(same)} of {len(v)} findings) the latent AUCs differ from those "
+                "against hard Dawid–Skene labels by less than they move when a reader is left out or the score "
+                "model changes: there the readers cannot support a better reference than hard labels (read "
+                "latent_comparators.csv beside the headline)"
+            )
+        if apart:
+            words += ("; for " if same else "for ") + (
+                f"{', '.join(apart)} the latent AUCs depart from the hard-label AUCs by more than that spread"
+            )
+        return words + "."
 
     def _beside_the_headline(self) -> list[str]:
         """The best model of each finding under the headline, each comparator and each sensitivity setting, and
@@ -215,6 +270,19 @@ class LatentAUCResult(TableResult):
             markdown_table(best.pivot(index=FINDING, columns="reference", values="model").reset_index()),
             "",
         ]
+        v = self.against_hard_labels()
+        if len(v):
+            lines += [
+                "## Against hard labels",
+                "",
+                "Per finding: the median over the models of |latent AUC - AUC against hard Dawid–Skene labels| "
+                "(gap) and of the range of each model's AUC across the headline, leaving out each reader and "
+                "each score model (spread). Where the gap is not larger than the spread, the readers cannot "
+                "support a better reference than hard labels.",
+                "",
+                markdown_table(v, floatfmt="{:.4f}"),
+                "",
+            ]
         sens = self.sensitivity.dropna(subset=["auc"])
         if len(sens):
             top = sens[sens["rank"] == 1].assign(setting=lambda d: d["analysis"] + " " + d["setting"])
