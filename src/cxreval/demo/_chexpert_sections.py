@@ -225,7 +225,9 @@ def _sec_chexpert_relabelling(ctx: DemoContext) -> str:
         "rng": ctx.rng,
     }
     first = pl.plan_relabelling(predictions, table, **opts)
-    second = pl.plan_relabelling(predictions, table, anchor="consensus", anchor_studies=first.table, **opts)
+    second = pl.plan_relabelling(
+        predictions, table, anchor="consensus", anchor_studies=first.table, **opts
+    )
     line = (
         f"cxreval plan -p chexpert_predictions/predictions.parquet -l chexpert/labels.parquet --reference "
         f"chexpert_labeler -f {','.join(findings)} --budget 100 --n-draws {PLAN_DRAWS} --seed {ctx.rng}"
