@@ -1,17 +1,18 @@
-"""CheXpert test set: the 10 leaderboard models' latent-truth AUCs beside their AUCs against single readers,
-fused labels and the 5-radiologist consensus.
+"""CheXpert test set: the 10 leaderboard models' latent-truth AUCs beside their comparators and the
+5-radiologist consensus.
 
 Readers: bc4, bc6, bc8 (three benchmark radiologists) and chexpert_labeler (the report labeller), none of whom is
-among the 5 radiologists of ``consensus``. On the 5 competition findings, on the studies every compared reference
-labels (``studies='common'``), without resampling: each reference's AUC, the hard ``fused_mv`` and ``fused_ds`` of
-the four readers (``cxreval fuse --methods mv,ds``), the readers-only soft AUC, and the latent-truth AUC
-(``evaluate_latent_auc``: its default ``score_model='auto'``, and the spline, dependent and bins models); mean |ΔAUC| and mean ΔAUC to the consensus.
+among the 5 radiologists of ``consensus``. On the 5 competition findings and two designs (every study some reader
+labels; only the studies every reader labels, an uncertain label excluding the study), :func:`measure` runs ``evaluate_latent_auc``
+(what ``classify --latent-truth`` runs) and reads its ``latent_comparators.csv`` (hard and soft Dawid–Skene,
+majority vote, the best single reader), beside the consensus AUC on the same studies: mean |ΔAUC|, mean ΔAUC and
+the distance of the models' order from the consensus order.
 
 :func:`timing` runs what ``cxreval classify --latent-truth --readers bc4,bc6,bc8,chexpert_labeler`` runs (the
 help's example: every study, every finding the models predict, 1,000 replicates by default) and reports its wall
 and CPU seconds beside the machine's load average.
 
-Usage: python bench/latent_chexpert.py CHEXPERT_TEST_FOLDER [timing N_RESAMPLES]
+Usage: python bench/latent_chexpert.py CHEXPERT_TEST_FOLDER [timing N_RESAMPLES | dependent GROUP ...]
 """
 
 from __future__ import annotations
@@ -25,9 +26,7 @@ import pandas as pd
 
 from cxreval.classification import evaluate_auc
 from cxreval.datasets import export_dataset
-from cxreval.fusion import fuse_labels
-from cxreval.latent import evaluate_latent_auc, fit_latent_class, latent_auc_score, select_score_model
-from cxreval.stats import prepare_inputs
+from cxreval.latent import evaluate_latent_auc
 
 __all__ = ["READERS", "FINDINGS", "measure", "timing"]
 
@@ -42,89 +41,103 @@ def _read(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pr, lab
 
 
-def measure(folder: Path, n_resamples: int = 0) -> dict[str, object]:
+def _every_reader(labels: pd.DataFrame) -> pd.DataFrame:
+    """The label rows of the studies every reader labels, per finding (an uncertain label excludes the study, as
+    the independent audit did; not mentioned is negative, as ``classify``); the consensus kept there."""
+    binary = labels[
+        labels["source"].isin(READERS) & labels["state"].isin(["positive", "negative", "not_mentioned"])
+    ]
+    n = binary.groupby(["finding", "study_id"], observed=True)["source"].nunique()
+    keep = n[n == len(READERS)].index
+    idx = pd.MultiIndex.from_frame(labels[["finding", "study_id"]])
+    return labels[idx.isin(keep)]
+
+
+def _design(
+    preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, dependent: object
+) -> dict[str, object]:
+    """The latent estimate and its comparators (``latent_comparators.csv``) beside the consensus AUC on the same
+    studies (those some reader labels), each model and finding."""
+    lat = evaluate_latent_auc(
+        preds,
+        labels,
+        readers=list(READERS),
+        n_resamples=n_resamples,
+        rng=0,
+        dependent=dependent,
+        unlabeled="drop",
+    )
+    comp = lat.comparators.pivot_table(index=["model", "finding"], columns="reference", values="auc")
+    studied = labels[labels["source"].isin(READERS)][["finding", "study_id"]].drop_duplicates()
+    cons = labels[labels["source"] == "consensus"].merge(studied, on=["finding", "study_id"])
+    truth = evaluate_auc(preds, cons, references=["consensus"], n_resamples=0, unlabeled="drop").table
+    truth = truth[truth["finding"].isin(FINDINGS) & (truth["model"] != "Mean")]
+    comp["consensus"] = truth.set_index(["model", "finding"])["auc"]
+    return {"result": lat, "wide": comp, "n_studies": int(studied.groupby("finding").size().min())}
+
+
+def _order_distance(wide: pd.DataFrame, column: str) -> float:
+    """Mean over the findings of Kendall's tau distance (share of discordant model pairs) between the models'
+    order under ``column`` and under the consensus."""
+    from scipy.stats import kendalltau
+
+    taus = [kendalltau(g[column], g["consensus"]).statistic for _, g in wide.groupby(level="finding")]
+    return float(np.mean([(1 - t) / 2 for t in taus]))
+
+
+def measure(folder: Path, n_resamples: int = 0, dependent: object = None) -> dict[str, object]:
+    """Mean |ΔAUC| to the 5-radiologist consensus and the models' order distance to the consensus order, of the
+    latent estimate and its comparators, on both designs: every study some reader labels (``all``) and only the
+    studies every reader labels (``every_reader``)."""
     t0 = time.perf_counter()
     preds, labels = _read(Path(folder))
     labels = labels[labels["finding"].isin(FINDINGS)]
     preds = preds[preds["finding"].isin(FINDINGS)]
-    # the studies every compared reference labels, per finding
-    refs = ["consensus", *READERS]
-    fused = fuse_labels(labels, list(READERS), ["mv", "ds"], rng=0).table
-    fused = fused[fused["source"].isin(["fused_mv", "fused_ds"])]
-    pid = labels.drop_duplicates("study_id").set_index("study_id")["patient_id"]
-    fused = fused.assign(patient_id=fused["study_id"].map(pid))[list(labels.columns)]
-    both = pd.concat([labels, fused], ignore_index=True)
-    table = evaluate_auc(
-        preds, both, references=[*refs, "fused_mv", "fused_ds"], n_resamples=0, studies="common"
-    ).table
-    table = table[table["finding"].isin(FINDINGS) & (table["model"] != "Mean")]
-    wide = table.pivot_table(index=["model", "finding"], columns="reference", values="auc")
-    # the latent truth on the same studies: those labelled by every compared reference
-    common = set.intersection(
-        *(set(both.loc[(both["source"] == r), "study_id"]) for r in [*refs, "fused_mv", "fused_ds"])
-    )
-    lab_c = labels[labels["study_id"].isin(common)]
-    pr_c = preds[preds["study_id"].isin(common)]
-    t1 = time.perf_counter()
-    lat = evaluate_latent_auc(pr_c, lab_c, readers=list(READERS), n_resamples=n_resamples, rng=0)
-    latent_s = time.perf_counter() - t1
-    wide["latent"] = lat.table.set_index(["model", "finding"])["auc"]
-    bins = evaluate_latent_auc(pr_c, lab_c, readers=list(READERS), n_resamples=0, score_model="bins")
-    wide["latent, bins"] = bins.table.set_index(["model", "finding"])["auc"]
-    dep = evaluate_latent_auc(pr_c, lab_c, readers=list(READERS), n_resamples=0, score_model="dependent")
-    wide["latent, dependent"] = dep.table.set_index(["model", "finding"])["auc"]
-    spline = evaluate_latent_auc(pr_c, lab_c, readers=list(READERS), n_resamples=0, score_model="spline")
-    wide["latent, spline"] = spline.table.set_index(["model", "finding"])["auc"]
-    # the readers-only soft AUC (pairs weighted by reader-only posteriors)
-    prep = prepare_inputs(pr_c, lab_c, references=list(READERS), studies="each")
-    soft = {}
-    auto_dependent = n_comb = 0  # (model, finding) combinations where score_model='auto' chose 'dependent'
-    for f, finding in enumerate(prep.findings):
-        y = prep.Y[f].T
-        keep = (~np.isnan(y)).any(axis=1)
-        post = np.full(y.shape[0], np.nan)
-        post[keep] = fit_latent_class(y[keep]).posterior
-        for m, model in enumerate(prep.models):
-            s = prep.S[m, f]
-            ok = keep & np.isfinite(s)
-            soft[(model, finding)] = latent_auc_score(s[ok], post[ok])
-            auto_dependent += (
-                select_score_model(y[ok], s[ok], None, None, None, None, max_iter=2000, tol=1e-10)
-                == "dependent"
+    designs = {"all": labels, "every_reader": _every_reader(labels)}
+    rows, out = [], {}
+    for name, lab in designs.items():
+        d = _design(preds, lab, n_resamples, dependent)
+        out[name] = d
+        wide = d["wide"]
+        for ref in ("latent", "dawid_skene_hard", "dawid_skene_soft", "majority_vote", "best_reader"):
+            delta = wide[ref] - wide["consensus"]
+            rows.append(
+                {
+                    "design": name,
+                    "reference": ref,
+                    "mean |ΔAUC|": float(delta.abs().mean()),
+                    "mean ΔAUC": float(delta.mean()),
+                    "order distance": _order_distance(wide, ref),
+                    "min studies per finding": d["n_studies"],
+                }
             )
-            n_comb += 1
-    wide["reader-only soft"] = pd.Series(soft)
-    cols = [
-        *READERS,
-        "fused_mv",
-        "fused_ds",
-        "reader-only soft",
-        "latent, bins",
-        "latent, spline",
-        "latent, dependent",
-        "latent",
-    ]
-    delta = wide[cols].sub(wide["consensus"], axis=0)
-    summary = pd.DataFrame(
-        {
-            "reference": cols,
-            "mean |ΔAUC|": delta.abs().mean().to_numpy(),
-            "mean ΔAUC": delta.mean().to_numpy(),
-            "max |ΔAUC|": delta.abs().max().to_numpy(),
-        }
-    )
-    per_finding = delta.abs().groupby(level="finding").mean()
     return {
-        "wide": wide[["consensus", *cols]].reset_index(),
-        "summary": summary,
-        "per_finding": per_finding,
-        "latent": lat,
-        "spline": spline,
-        "auto_dependent": auto_dependent,
-        "n_combinations": n_comb,
-        "n_studies": len(common),
+        "summary": pd.DataFrame(rows),
+        "verdict": pd.DataFrame([_verdict(name, d) for name, d in out.items()]),
+        "designs": out,
         "seconds": time.perf_counter() - t0,
-        "latent_seconds": latent_s,
+    }
+
+
+def _verdict(design: str, d: dict[str, object]) -> dict[str, object]:
+    """What the output says against hard labels (summary.md's key finding: the findings where the latent AUCs
+    differ from the hard Dawid–Skene AUCs by less than their own spread across leaving out a reader and the score
+    models), and the mean |ΔAUC| to the consensus of the latent and hard Dawid–Skene AUCs on the findings it calls
+    distinguishable and on the others."""
+    v = d["result"].against_hard_labels()
+    wide = d["wide"]
+    err = wide[["latent", "dawid_skene_hard"]].sub(wide["consensus"], axis=0).abs()
+    err = err.groupby(level="finding").mean()
+    apart = v.loc[v["distinguishable"], "finding"].tolist()
+    same = v.loc[~v["distinguishable"], "finding"].tolist()
+    return {
+        "design": design,
+        "called distinguishable": ", ".join(apart) or "none",
+        "latent there": float(err.loc[apart, "latent"].mean()) if apart else float("nan"),
+        "hard DS there": float(err.loc[apart, "dawid_skene_hard"].mean()) if apart else float("nan"),
+        "called no better than hard labels": ", ".join(same) or "none",
+        "latent elsewhere": float(err.loc[same, "latent"].mean()) if same else float("nan"),
+        "hard DS elsewhere": float(err.loc[same, "dawid_skene_hard"].mean()) if same else float("nan"),
     }
 
 
@@ -165,5 +178,12 @@ if __name__ == "__main__":
         t = timing(Path(sys.argv[1]), int(sys.argv[3]) if len(sys.argv) > 3 else 1000)
         print({k: v for k, v in t.items() if k != "result"})
         sys.exit(0)
-    m = measure(Path(sys.argv[1]))
+    dep = (
+        [tuple(g.split(",")) for g in sys.argv[3:]]
+        if len(sys.argv) > 2 and sys.argv[2] == "dependent"
+        else None
+    )
+    m = measure(Path(sys.argv[1]), dependent=dep)
     print(m["summary"].round(4).to_string(index=False))
+    print(m["verdict"].round(4).to_string(index=False))
+    print(f"{m['seconds']:.0f} s")

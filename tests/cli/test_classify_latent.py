@@ -140,3 +140,24 @@ def test_verbose_without_a_terminal_logs_the_progress(caplog, monkeypatch):
     with caplog.at_level(logging.WARNING, logger="cxreval"), progress() as p:  # without -v: nothing
         p.done(p.add("bootstrap replicates refitted", total=4000))
     assert caplog.text == ""
+
+
+def test_dependent_groups_reach_the_model_and_the_refusal_names_them(tmp_path, capsys):
+    preds, labs, pp, lp = _files(tmp_path)
+    four = pd.concat([labs, labs[labs["source"] == "r3"].assign(source="r4")], ignore_index=True)
+    lp4 = tmp_path / "labels4.csv"
+    write_labels(four, lp4)
+    out = tmp_path / "dep"
+    args = ["classify", "-p", str(pp), "-l", str(lp4), "--latent-truth", "--readers", "r1,r2,r3,r4"]
+    assert main([*args, "--dependent", "r3,r4", "--n-resamples", "0", "-o", str(out)]) == 0
+    auc = pd.read_csv(out / "auc.csv", keep_default_na=False)
+    assert set(auc["dependent"]) == {"r3+r4"}
+    want = evaluate_latent_auc(
+        preds, four, readers=["r1", "r2", "r3", "r4"], dependent=[("r3", "r4")], n_resamples=0
+    )
+    assert (out / "auc.csv").read_bytes() == want.save(tmp_path / "lib")["auc"].read_bytes()
+    assert {"latent_sensitivity.csv", "latent_comparators.csv"} <= {p.name for p in out.iterdir()}
+    bad = tmp_path / "bad"
+    rc = main([*args[:-1], "r1,r2,r3", "--dependent", "r1,r2", "-o", str(bad)])
+    assert rc == 2 and not bad.exists()
+    assert "r1+r2 (declared dependent, one reader)" in one_error_line(capsys)

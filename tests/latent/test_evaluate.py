@@ -84,7 +84,8 @@ def test_two_readers_are_refused_before_any_fit():
     preds, labs = tables()
     with pytest.raises(
         NotIdentifiedError,
-        match=r"^Finding 'Edema' has 2 reader\(s\) with labels \(r1, r2\)\. " + re.escape(NOT_IDENTIFIED),
+        match=r"^Finding 'Edema' has 2 conditionally independent reader\(s\) with labels \(r1, r2\)\. "
+        + re.escape(NOT_IDENTIFIED),
     ):
         evaluate_latent_auc(preds, labs, readers=["r1", "r2"], n_resamples=0)
 

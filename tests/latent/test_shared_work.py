@@ -1,5 +1,6 @@
 """What makes the latent-truth bootstrap fast without changing it: EM on score bins equals EM on the cells,
-models with identical scores share one fit, and the progress counts every (model, finding) and replicate."""
+models with identical scores share one column of the joint fit, and the progress counts every finding and
+replicate."""
 
 from __future__ import annotations
 
@@ -99,13 +100,13 @@ class _Recorded(NoProgress):
 
 
 @pytest.mark.parametrize("n_resamples", [0, 15])
-def test_progress_counts_each_model_finding_and_replicate(n_resamples):
+def test_progress_counts_each_finding_and_replicate(n_resamples):
     preds, labs = tables(n=200, seed=6)
     p = _Recorded()
     evaluate_latent_auc(preds, labs, readers=["r1", "r2", "r3"], n_resamples=n_resamples, rng=0, progress=p)
-    n_fits = 2 * (2 + 1)  # 2 findings x (2 models + the readers alone)
+    n_fits = 2  # one joint fit of the readers and both models per finding
     by_name = {d: (k, total) for k, (d, total) in p.names.items()}
-    k, total = by_name["latent-class fits (model x finding)"]
+    k, total = by_name["joint latent-class fits (finding)"]
     assert total == n_fits and sum(p.counts[k]) == n_fits and k in p.finished
     if n_resamples:
         k, total = by_name["bootstrap replicates refitted"]

@@ -83,16 +83,18 @@ def classify(
         False,
         "--latent-truth",
         help="Estimate each model's AUC against the latent "
-        "truth of the --readers (a latent-class model of the readers and the model's "
-        "score, refitted in every bootstrap replicate; reference 'latent' in auc.csv), "
-        "instead of against each reference; per finding on every study with a label "
-        "from at least one reader (--studies does not apply). Also writes "
-        "reader_accuracy.csv and the diagnostics of the model's assumption. Cost: one EM fit per "
-        "model x finding and per replicate; on the CheXpert test set (10 models x 5 findings x 500 "
-        "studies, 4 readers) about 10 s CPU for point estimates (--n-resamples 0) and 2 min CPU "
-        "with the default 1,000 replicates (bench/suites/latent.py, part chexpert-speed; --executor "
-        "process:N runs the model x finding fits in N processes); progress "
-        "bars on a terminal, log lines with -v otherwise.",
+        "truth of the --readers: one latent-class model per finding of the readers and every model's "
+        "score (one truth for all models; the score model averaged by BIC weights), refitted in every "
+        "bootstrap replicate; reference 'latent' in auc.csv, with the score model, the declared "
+        "dependence and the checks' flags beside each AUC; instead of against each reference; per finding "
+        "on every study with a label from at least one reader (--studies does not apply). Assumes the "
+        "readers' errors independent given the truth, except --dependent groups. Also writes "
+        "reader_accuracy.csv, the diagnostics, latent_sensitivity.csv (leave one reader out, each score "
+        "model, an assumed reader error correlation 0 to 0.5) and latent_comparators.csv (hard and soft "
+        "Dawid-Skene, majority vote, the best single reader). Cost: one EM fit per finding and per "
+        "replicate; on the CheXpert test set (10 models x 5 findings x 500 studies, 4 readers) see "
+        "bench/suites/latent.py, part chexpert-speed (--executor process:N runs the findings in N "
+        "processes); progress bars on a terminal, log lines with -v otherwise.",
     ),
     readers: list[str] = typer.Option(
         None,
@@ -108,6 +110,14 @@ def classify(
         "and specificity per finding and reader (a reader_accuracy.csv written by "
         "fuse or classify --latent-truth: finding, source, sensitivity, "
         "specificity), held fixed.",
+    ),
+    dependent: list[str] = typer.Option(
+        None,
+        "--dependent",
+        help="With --latent-truth: readers that share errors (e.g. two labellers of one report), "
+        "comma-separated, one group per use (repeatable): each group is modelled as one reader with a "
+        "free joint label pattern; three conditionally independent readers per finding are needed (a "
+        "group counts once), else the run is refused.",
     ),
     anchor: str = typer.Option(
         None,
@@ -146,6 +156,7 @@ def classify(
         cxreval classify -p preds.csv -l labels.csv -f Effusion,Edema --seed 0 -o auc-out
         cxreval classify -p preds.parquet -l labels.parquet --executor dask:local:2 -o auc-out
         cxreval classify -p preds.csv -l labels.csv --latent-truth --readers bc4,bc6,bc8,chexpert_labeler -o latent-out
+        cxreval classify -p preds.csv -l labels.csv --latent-truth --readers bc4,bc6,bc8,chexpert_labeler --dependent bc4,chexpert_labeler -o latent-dep
         cxreval classify -p preds.csv -l labels.csv --operating-point spec=0.9,youden --decision-curve 0.01:0.5:0.01 -o op-out
         cxreval classify -p test-preds.csv -l test-labels.csv --operating-point from=op-out/operating_points.csv -o op-test
 
@@ -172,6 +183,7 @@ def classify(
                 readers=split_list(readers, option="--readers"),
                 anchor=anchor,
                 reader_accuracy=reader_accuracy,
+                dependent=dependent or None,
                 operating_points=points,
                 decision_curve=decision_curve,
             )

@@ -148,12 +148,13 @@ def _latent_options(
     latent_truth: bool = False,
     reader_accuracy: object = None,
     anchor: object = None,
+    dependent: object = None,
 ) -> bool:
     """Check the options of the latent truth against the others; return whether the AUCs are against it
     (``latent_truth``)."""
-    if (readers or reader_accuracy is not None or anchor) and not latent_truth:
+    if (readers or reader_accuracy is not None or anchor or dependent) and not latent_truth:
         raise InvalidParameterError(
-            "readers=, reader_accuracy= and anchor= apply only with latent_truth=True."
+            "readers=, reader_accuracy=, anchor= and dependent= apply only with latent_truth=True."
         )
     if latent_truth and not readers:
         raise InvalidParameterError(
@@ -188,6 +189,7 @@ def _evaluate(
     readers: Sequence[str] | None,
     anchor: str | None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None,
+    dependent: Sequence[Sequence[str] | str] | None,
     operating_points: str | Sequence[str] | None,
     decision_curve: str | Sequence[float] | None,
     func: str,
@@ -208,6 +210,7 @@ def _evaluate(
         latent_truth=latent_truth,
         reader_accuracy=reader_accuracy,
         anchor=anchor,
+        dependent=dependent,
     )
     fmap = None if latent else resolve_finding_map(design.finding_map, design.map_score, func=func)
     labelling: dict[str, Any] = {
@@ -229,6 +232,7 @@ def _evaluate(
             readers=readers,
             anchor=anchor,
             reader_accuracy=reader_accuracy,
+            dependent=dependent or None,
             findings=findings or None,
             model_groups=model_groups if read is None else _model_groups(model_groups),
             executor=compute.executor,
@@ -334,6 +338,7 @@ def evaluate_classifiers(
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    dependent: Sequence[Sequence[str] | str] | None = None,
     operating_points: str | Sequence[str] | None = None,
     decision_curve: str | Sequence[float] | None = None,
 ) -> ClassifierEvaluation:
@@ -358,10 +363,11 @@ def evaluate_classifiers(
     latent_truth : bool, default=False
         Whether the AUCs are against the latent truth of ``readers``: ``readers`` are required with it, and
         ``readers``, ``anchor`` and ``reader_accuracy`` refused without it.
-    readers, anchor, reader_accuracy : optional
+    readers, anchor, reader_accuracy, dependent : optional
         With ``readers``: the AUC against the latent truth of these label sources instead of against each
-        reference (:func:`cxreval.latent.evaluate_latent_auc`, each (model, finding) an item of the executor;
-        ``references``, the finding map and the studies do not apply; no paired comparison).
+        reference (:func:`cxreval.latent.evaluate_latent_auc`, each finding an item of the executor;
+        ``references``, the finding map and the studies do not apply; no paired comparison); ``dependent``: groups
+        of readers that share errors, each a tuple of names or a comma-separated string.
     operating_points, decision_curve : optional
         Operating points (``'specificity=0.9'``, ``'sensitivity=0.9'``, ``'youden'``, ``'threshold=0.5'``,
         ``'from=FILE'``) and the threshold probabilities of a decision curve (``'0.01:0.99:0.01'``), as for
@@ -389,6 +395,7 @@ def evaluate_classifiers(
         readers=readers,
         anchor=anchor,
         reader_accuracy=reader_accuracy,
+        dependent=dependent,
         operating_points=operating_points,
         decision_curve=decision_curve,
         func=func,
@@ -411,6 +418,7 @@ def evaluate_classifiers_files(
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    dependent: Sequence[Sequence[str] | str] | None = None,
     operating_points: str | Sequence[str] | None = None,
     decision_curve: str | Sequence[float] | None = None,
 ) -> ClassifierEvaluation:
@@ -422,7 +430,7 @@ def evaluate_classifiers_files(
     predictions, labels, model_groups, state_encoding, blank_state
         As for :func:`~cxreval.classification.evaluate_auc_files`.
     references, findings, design, resampling, compute, latent_truth, readers, anchor, reader_accuracy,
-    operating_points, decision_curve
+    dependent, operating_points, decision_curve
         As for :func:`evaluate_classifiers` (``compute.spill_dir``: where off-process executors memory-map the
         arrays, e.g. the output's temporary folder).
 
@@ -444,6 +452,7 @@ def evaluate_classifiers_files(
         readers=readers,
         anchor=anchor,
         reader_accuracy=reader_accuracy,
+        dependent=dependent,
         operating_points=operating_points,
         decision_curve=decision_curve,
         func="evaluate_classifiers_files",

@@ -112,11 +112,12 @@ def score_association_rows(
     sources: Sequence[str],
     labels: np.ndarray,
     score: np.ndarray,
-    fit: LatentClassFit,
+    posterior: np.ndarray,
 ) -> list[dict[str, object]]:
-    """One row per reader: the within-class correlation of its label with the score (``fit``: score-aware)."""
+    """One row per reader: the within-class correlation of its label with the score (``posterior``: the
+    score-aware posteriors of the studies)."""
     z = normal_scores(np.asarray(score, dtype=float))
-    p = fit.posterior
+    p = np.asarray(posterior, dtype=float)
     rows: list[dict[str, object]] = []
     for r, src in enumerate(sources):
         lab = ~np.isnan(labels[:, r])

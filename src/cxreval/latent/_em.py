@@ -26,9 +26,12 @@ Everything here trusts its inputs (checked in :mod:`cxreval.latent._fitting`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
+
+from ._cells import Cells, bin_sums, bin_z, cell_weights, make_cells, reader_at_cells, reader_sums, to_cells
 
 __all__ = [
     "Cells",
@@ -41,50 +44,14 @@ __all__ = [
     "marginal_accuracy",
     "bin_z",
     "EPS",
+    "GROUP_PRIOR",
 ]
 
 #: Sensitivities, specificities and the prevalence are kept in ``[EPS, 1 - EPS]`` (so that ``log`` stays finite
 #: for exact readers; a posterior then rounds to 0 or 1 within 1e-20).
 EPS = 1e-9
-
-
-@dataclass(frozen=True)
-class Cells:
-    """The distinct (reader labels, score bin, anchor) combinations of the studies, sorted by bin.
-
-    Attributes
-    ----------
-    positive, negative : ndarray of float, shape (n_cells, n_readers)
-        1.0 where the cell's reader label is positive (negative), else 0.0.
-    bin : ndarray of int, shape (n_cells,)
-        The score bin of the cell (0 when there is no score); non-decreasing.
-    anchor : ndarray of int, shape (n_cells,)
-        -1 (truth unknown), 0 or 1 (truth known exactly).
-    inverse : ndarray of int, shape (n_studies,)
-        The cell of each study.
-    n_bins : int
-    per_bin : ndarray of int, shape (n_bins,)
-        The number of cells in each bin.
-    bin_basis : ndarray of shape (n_bins, d) or None
-        The spline basis at each bin (``spline`` model only); everything that depends on the score depends on
-        it through the bin, so the M-step sums the cells of a bin first and works on ``n_bins`` rows.
-    """
-
-    positive: np.ndarray
-    negative: np.ndarray
-    bin: np.ndarray
-    anchor: np.ndarray
-    inverse: np.ndarray
-    n_bins: int
-    bin_basis: np.ndarray | None = None
-    per_bin: np.ndarray = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "per_bin", np.bincount(self.bin, minlength=self.n_bins))
-
-    @property
-    def n_cells(self) -> int:
-        return int(self.bin.shape[0])
+#: Dirichlet pseudo-count per joint label pattern of a declared group of dependent readers, in each class.
+GROUP_PRIOR = 0.5
 
 
 @dataclass(frozen=True)
@@ -97,7 +64,8 @@ class EMState:
     ``objective`` (B,), the final penalised log-likelihood; ``trace`` (n_iter + 1, B) its value after each
     E-step; ``n_iter``; ``converged`` (B,). With score-dependent readers: ``se_slope``, ``sp_slope`` (B,
     n_readers), and ``sensitivity`` / ``specificity`` are the values at ``z = 0`` (the class-weighted averages
-    are :func:`marginal_accuracy`).
+    are :func:`marginal_accuracy`). With declared groups of dependent readers: ``group1``, ``group0`` (B,
+    n_categories), each group's joint label patterns' probabilities given ``T = 1`` and ``T = 0``.
     """
 
     sensitivity: np.ndarray
@@ -113,59 +81,8 @@ class EMState:
     converged: np.ndarray
     se_slope: np.ndarray | None = None
     sp_slope: np.ndarray | None = None
-
-
-def make_cells(
-    labels: np.ndarray, bins: np.ndarray, anchor: np.ndarray, n_bins: int, bin_basis: np.ndarray | None = None
-) -> Cells:
-    """Group studies by (score bin, reader labels, anchor), the cells in that order. ``labels`` (n, R) 1/0/NaN,
-    ``bins`` (n,) int, ``anchor`` (n,) 1/0/NaN; ``bin_basis`` (n_bins, d), the spline basis of each bin."""
-    code = np.where(np.isnan(labels), 0, np.where(labels > 0.5, 2, 1)).astype(np.int8)
-    acode = np.where(np.isnan(anchor), 0, np.where(anchor > 0.5, 2, 1)).astype(np.int64)
-    key = np.column_stack([bins.astype(np.int64), code.astype(np.int64), acode])
-    uniq, inverse = np.unique(key, axis=0, return_inverse=True)
-    r = labels.shape[1]
-    return Cells(
-        positive=(uniq[:, 1 : r + 1] == 2).astype(float),
-        negative=(uniq[:, 1 : r + 1] == 1).astype(float),
-        bin=uniq[:, 0].astype(np.intp),
-        anchor=uniq[:, r + 1].astype(np.intp) - 1,
-        inverse=inverse.reshape(-1).astype(np.intp),
-        n_bins=int(n_bins),
-        bin_basis=bin_basis,
-    )
-
-
-def cell_weights(cells: Cells, weights: np.ndarray) -> np.ndarray:
-    """Study weights (B, n) summed into cell weights (B, n_cells)."""
-    b = weights.shape[0]
-    c = cells.n_cells
-    idx = (cells.inverse[None, :] + c * np.arange(b)[:, None]).ravel()
-    return np.bincount(idx, weights=weights.ravel(), minlength=b * c).reshape(b, c)
-
-
-def _bin_sums(cells: Cells, x: np.ndarray) -> np.ndarray:
-    """``x`` (B, n_cells, ...) summed over the cells of each bin: (B, n_bins, ...)."""
-    counts = cells.per_bin
-    full = counts > 0
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[full]
-    sums = np.add.reduceat(x, starts, axis=1)
-    if full.all():
-        return sums
-    out = np.zeros((x.shape[0], cells.n_bins, *x.shape[2:]))
-    out[:, full] = sums
-    return out
-
-
-def _to_cells(cells: Cells, x: np.ndarray) -> np.ndarray:
-    """A value per bin (B, n_bins, ...) at each cell (B, n_cells, ...)."""
-    return np.repeat(x, cells.per_bin, axis=1)
-
-
-def bin_z(cells: Cells) -> np.ndarray:
-    """The standardised normal score of each bin (the spline basis' linear column)."""
-    assert cells.bin_basis is not None
-    return cells.bin_basis[:, 1]
+    group1: np.ndarray | None = None
+    group0: np.ndarray | None = None
 
 
 def accuracy_at(
@@ -195,10 +112,9 @@ def reader_log_ratio(
         r0 = np.log1p(-sp) @ cells.positive.T + np.log(sp) @ cells.negative.T
         return r1, r0
     se_k, sp_k = accuracy_at(cells, se, sp, se_slope, sp_slope)
-    pn = np.concatenate([cells.positive, cells.negative], axis=1)
-    l1 = _to_cells(cells, np.concatenate([np.log(se_k), np.log1p(-se_k)], axis=2))
-    l0 = _to_cells(cells, np.concatenate([np.log1p(-sp_k), np.log(sp_k)], axis=2))
-    return np.einsum("bcj,cj->bc", l1, pn), np.einsum("bcj,cj->bc", l0, pn)
+    l1 = np.concatenate([np.log(se_k), np.log1p(-se_k)], axis=2)
+    l0 = np.concatenate([np.log1p(-sp_k), np.log(sp_k)], axis=2)
+    return reader_at_cells(cells, l1), reader_at_cells(cells, l0)
 
 
 def marginal_accuracy(cells: Cells, w: np.ndarray, state: EMState) -> tuple[np.ndarray, np.ndarray]:
@@ -207,13 +123,17 @@ def marginal_accuracy(cells: Cells, w: np.ndarray, state: EMState) -> tuple[np.n
     if state.se_slope is None or state.sp_slope is None:
         return state.sensitivity, state.specificity
     se_k, sp_k = accuracy_at(cells, state.sensitivity, state.specificity, state.se_slope, state.sp_slope)
-    lab = cells.positive + cells.negative
-    q = _bin_sums(cells, np.einsum("bc,cr->bcr", w * state.posterior, lab))
-    r = _bin_sums(cells, np.einsum("bc,cr->bcr", w * (1 - state.posterior), lab))
+    n_r = cells.positive.shape[1]
+    q = reader_sums(cells, w * state.posterior)
+    r = reader_sums(cells, w * (1 - state.posterior))
+    q, r = q[:, :, :n_r] + q[:, :, n_r:], r[:, :, :n_r] + r[:, :, n_r:]
     with np.errstate(invalid="ignore", divide="ignore"):
         se = (q * se_k).sum(axis=1) / q.sum(axis=1)
         sp = (r * sp_k).sum(axis=1) / r.sum(axis=1)
     return np.where(np.isfinite(se), se, state.sensitivity), np.where(np.isfinite(sp), sp, state.specificity)
+
+
+_PARAMS = ("se", "sp", "pi", "f1", "f0", "beta", "se_slope", "sp_slope", "group1", "group0")
 
 
 @dataclass
@@ -226,6 +146,8 @@ class _Params:
     beta: np.ndarray | None = None
     se_slope: np.ndarray | None = None
     sp_slope: np.ndarray | None = None
+    group1: np.ndarray | None = None
+    group0: np.ndarray | None = None
 
     def take(self, rows: np.ndarray) -> _Params:
         def pick(v: np.ndarray | None) -> np.ndarray | None:
@@ -240,10 +162,12 @@ class _Params:
             pick(self.beta),
             pick(self.se_slope),
             pick(self.sp_slope),
+            pick(self.group1),
+            pick(self.group0),
         )
 
     def put(self, rows: np.ndarray, other: _Params) -> None:
-        for name in ("se", "sp", "pi", "f1", "f0", "beta", "se_slope", "sp_slope"):
+        for name in _PARAMS:
             mine = getattr(self, name)
             if mine is not None:
                 mine[rows] = getattr(other, name)
@@ -257,6 +181,7 @@ class _Settings:
     fixed_se: np.ndarray
     fixed_sp: np.ndarray
     slope_ridge: float = 1.0
+    correlation: float = 0.0
 
 
 def _logistic_step(
@@ -287,12 +212,12 @@ def _logistic_step(
 
 
 def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
-    from scipy.special import log_expit
-
     if p.beta is not None:
         assert cells.bin_basis is not None
         eta = p.beta @ cells.bin_basis.T
-        return _to_cells(cells, log_expit(eta)), _to_cells(cells, log_expit(-eta))
+        # log expit(eta) (scipy's log_expit, a few times faster here); log expit(-eta) = log expit(eta) - eta
+        log1 = np.minimum(eta, 0.0) - np.log1p(np.exp(-np.abs(eta)))
+        return to_cells(cells, log1), to_cells(cells, log1 - eta)
     assert p.pi is not None and p.f1 is not None and p.f0 is not None
     return (
         np.log(p.pi)[:, None] + np.log(p.f1)[:, cells.bin],
@@ -300,11 +225,55 @@ def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
+def _shared_effect_log_lik(cells: Cells, p_pos: np.ndarray, rho: float) -> np.ndarray:
+    """``log P(reader labels | class)`` (B, n_cells) when the readers share a study effect within the class
+    (``p_pos`` (B, R), or (B, n_bins, R) for score-dependent readers):
+    ``P(y_r = 1 | u) = Φ(a_r + b u)``, ``u ~ N(0, 1)``, ``b² / (1 + b²) = ρ`` the correlation of the readers'
+    latent normal errors (Qu, Tan & Kutner 1996, with the variance held at the assumed ``ρ``), ``a_r`` such
+    that the marginal probability of a positive label is ``p_pos`` (so the moment updates of the sensitivities
+    and specificities stay consistent); 21 Gauss–Hermite nodes."""
+    from scipy.special import log_ndtr, ndtri
+
+    u, log_w = _hermite_nodes()
+    b = np.sqrt(rho / (1 - rho))
+    a = ndtri(p_pos) * np.sqrt(1 + b * b)
+    terms = np.empty((u.size, p_pos.shape[0], cells.n_cells))
+    for k, uk in enumerate(u):
+        eta = a + b * uk
+        if eta.ndim == 2:
+            lp = log_ndtr(eta) @ cells.positive.T + log_ndtr(-eta) @ cells.negative.T
+        else:  # per bin (score-dependent readers), read at each cell
+            lp = reader_at_cells(cells, np.concatenate([log_ndtr(eta), log_ndtr(-eta)], axis=2))
+        terms[k] = lp + log_w[k]
+    top = terms.max(axis=0)
+    return top + np.log(np.exp(terms - top).sum(axis=0))
+
+
+@cache
+def _hermite_nodes() -> tuple[np.ndarray, np.ndarray]:
+    """The 21 Gauss–Hermite (probabilists') nodes and the logarithms of their normalised weights."""
+    from numpy.polynomial.hermite_e import hermegauss
+
+    u, wq = hermegauss(21)
+    return u, np.log(wq / wq.sum())
+
+
 def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.ndarray, np.ndarray]:
     from scipy.special import expit
 
     s1, s0 = _score_logs(cells, p)
-    r1, r0 = reader_log_ratio(cells, p.se, p.sp, p.se_slope, p.sp_slope)
+    if st.correlation and p.se_slope is not None and p.sp_slope is not None:
+        se_k, sp_k = accuracy_at(cells, p.se, p.sp, p.se_slope, p.sp_slope)
+        r1 = _shared_effect_log_lik(cells, se_k, st.correlation)
+        r0 = _shared_effect_log_lik(cells, 1 - sp_k, st.correlation)
+    elif st.correlation:
+        r1 = _shared_effect_log_lik(cells, p.se, st.correlation)
+        r0 = _shared_effect_log_lik(cells, 1 - p.sp, st.correlation)
+    else:
+        r1, r0 = reader_log_ratio(cells, p.se, p.sp, p.se_slope, p.sp_slope)
+    if p.group1 is not None and p.group0 is not None and cells.group_onehot is not None:
+        r1 = r1 + np.log(p.group1) @ cells.group_onehot.T
+        r0 = r0 + np.log(p.group0) @ cells.group_onehot.T
     l1 = s1 + r1
     l0 = s0 + r0
     post = expit(l1 - l0)
@@ -339,9 +308,8 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
     if previous.se_slope is not None and previous.sp_slope is not None:
         # the readers' logistic regressions on the score: their terms summed per bin (one z each)
         z, n_r = bin_z(cells), lab.shape[1]
-        pn = np.concatenate([cells.positive, cells.negative], axis=1)
-        q_k = _bin_sums(cells, np.einsum("bc,cj->bcj", q, pn))
-        r_k = _bin_sums(cells, np.einsum("bc,cj->bcj", r, pn))
+        q_k = reader_sums(cells, q)
+        r_k = reader_sums(cells, r)
         q_pos, r_neg = q_k[:, :, :n_r], r_k[:, :, n_r:]
         q_all, r_all = q_pos + q_k[:, :, n_r:], r_k[:, :, :n_r] + r_neg
         se, se_slope = _logistic_step(q_pos, q_all, z, previous.se, previous.se_slope, st.slope_ridge)
@@ -354,37 +322,155 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
         sp_slope[:, st.fixed] = 0.0
     se[:, st.fixed] = st.fixed_se[st.fixed]
     sp[:, st.fixed] = st.fixed_sp[st.fixed]
+    g1 = g0 = None
+    if previous.group1 is not None and cells.group_onehot is not None and cells.group_of is not None:
+        g1, g0 = _group_step(cells, q, r)
     if previous.beta is not None:
         from scipy.special import expit
 
         assert cells.bin_basis is not None
         h = cells.bin_basis  # the logistic regression of the posteriors on the score, summed per bin
-        q_bin, w_bin = _bin_sums(cells, q), _bin_sums(cells, w)
+        q_bin, w_bin = bin_sums(cells, q), bin_sums(cells, w)
         beta = previous.beta
         m = expit(beta @ h.T)
         grad = (q_bin - w_bin * m) @ h
         grad[:, 1:] -= st.ridge * beta[:, 1:]
         d = h.shape[1]
-        outer = (h[:, :, None] * h[:, None, :]).reshape(h.shape[0], d * d)
-        hess = ((w_bin * m * (1 - m)) @ outer).reshape(-1, d, d)
+        iu, ju = np.triu_indices(d)  # the Hessian's upper triangle, mirrored (symmetric)
+        upper = (w_bin * m * (1 - m)) @ (h[:, iu] * h[:, ju])
+        hess = np.empty((upper.shape[0], d, d))
+        hess[:, iu, ju] = upper
+        hess[:, ju, iu] = upper
         pen = np.full(d, st.ridge)
         pen[0] = 1e-12
         hess[:, np.arange(d), np.arange(d)] += pen
         step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-        return _Params(se, sp, beta=beta + step, se_slope=se_slope, sp_slope=sp_slope)
+        return _Params(se, sp, beta=beta + step, se_slope=se_slope, sp_slope=sp_slope, group1=g1, group0=g0)
     tot = w.sum(axis=1)
     pi = np.clip(q.sum(axis=1) / np.where(tot > 0, tot, 1.0), EPS, 1 - EPS)
-    q_bin = _bin_sums(cells, q) + st.prior
-    r_bin = _bin_sums(cells, r) + st.prior
+    q_bin = bin_sums(cells, q) + st.prior
+    r_bin = bin_sums(cells, r) + st.prior
     f1 = np.clip(q_bin / np.maximum(q_bin.sum(axis=1, keepdims=True), 1e-300), 1e-300, None)
     f0 = np.clip(r_bin / np.maximum(r_bin.sum(axis=1, keepdims=True), 1e-300), 1e-300, None)
-    return _Params(se, sp, pi, f1, f0)
+    return _Params(se, sp, pi, f1, f0, group1=g1, group0=g0)
+
+
+def _group_step(cells: Cells, q: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's joint label patterns' probabilities given the truth: posterior-weighted shares with a
+    Dirichlet prior of :data:`GROUP_PRIOR` per pattern (a pattern never seen keeps a finite logarithm)."""
+    assert cells.group_onehot is not None and cells.group_of is not None
+    owner = np.eye(int(cells.group_of.max()) + 1)[cells.group_of]  # (n_categories, n_groups)
+    out = []
+    for x in (q, r):
+        c = x @ cells.group_onehot + GROUP_PRIOR
+        out.append(c / (c @ owner)[:, cells.group_of])
+    return out[0], out[1]
+
+
+#: The transformation of each parameter in which SQUAREM extrapolates (the others: as they are).
+_LOGIT = ("se", "sp", "pi")
+_LOG = ("f1", "f0", "group1", "group0")
+
+
+def _free(name: str, x: np.ndarray) -> np.ndarray:
+    from scipy.special import logit
+
+    if name in _LOGIT:
+        return logit(np.clip(x, EPS, 1 - EPS))
+    return np.log(np.maximum(x, 1e-300)) if name in _LOG else x
+
+
+def _bounded(cells: Cells, name: str, t: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`_free` (probability vectors renormalised: the bins', or each group's patterns)."""
+    from scipy.special import expit
+
+    if name in _LOGIT:
+        return np.clip(expit(t), EPS, 1 - EPS)
+    if name not in _LOG:
+        return t
+    e = np.exp(t - t.max(axis=1, keepdims=True))
+    if name in ("f1", "f0"):
+        return np.clip(e / e.sum(axis=1, keepdims=True), 1e-300, None)
+    assert cells.group_of is not None
+    owner = np.eye(int(cells.group_of.max()) + 1)[cells.group_of]
+    return e / (e @ owner)[:, cells.group_of]
+
+
+def _extrapolate(
+    cells: Cells, p0: _Params, p1: _Params, p2: _Params, step_max: np.ndarray
+) -> tuple[_Params, np.ndarray]:
+    """SQUAREM's step (Varadhan & Roland 2008, scheme S3) from two EM steps ``p0 -> p1 -> p2``, per row:
+    ``θ0 + 2α r + α² v`` with ``r = θ1 - θ0``, ``v = θ2 - 2θ1 + θ0``, ``α = |r| / |v|`` within
+    ``[1, step_max]`` (``α = 1`` gives ``θ2``), in the unconstrained parameters of :func:`_free`."""
+    names = [n for n in _PARAMS if getattr(p0, n) is not None]
+    t = {n: [_free(n, getattr(q, n)) for q in (p0, p1, p2)] for n in names}
+    r = {n: t[n][1] - t[n][0] for n in names}
+    v = {n: t[n][2] - 2 * t[n][1] + t[n][0] for n in names}
+    sr = sum((r[n] ** 2).reshape(r[n].shape[0], -1).sum(axis=1) for n in names)
+    sv = sum((v[n] ** 2).reshape(v[n].shape[0], -1).sum(axis=1) for n in names)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = np.clip(np.sqrt(sr / sv), 1.0, step_max)
+    alpha = np.where(np.isfinite(alpha), alpha, 1.0)
+    a = alpha.reshape(-1, 1)
+    out = _Params(p0.se, p0.sp)
+    for n in names:
+        shape = (-1,) + (1,) * (t[n][0].ndim - 1)
+        a_n = a.reshape(shape)
+        setattr(out, n, _bounded(cells, n, t[n][0] + 2 * a_n * r[n] + a_n**2 * v[n]))
+    return out, alpha
+
+
+def _squarem_cycle(
+    cells: Cells,
+    w: np.ndarray,
+    tot: np.ndarray,
+    st: _Settings,
+    tol: float,
+    active: np.ndarray,
+    params: _Params,
+    post: np.ndarray,
+    obj: np.ndarray,
+    done: np.ndarray,
+    step_max: np.ndarray,
+) -> None:
+    """One SQUAREM cycle of the ``active`` rows, in place: an EM step (a row whose objective rose by less than
+    ``tol`` per unit of weight in it stops there, as plain EM would), a second, the extrapolated point kept
+    where its objective is at least the second step's (else the second step, and the row's largest step
+    back to 1; the objective never decreases)."""
+    p0, wa = params.take(active), w[active]
+    p1 = _m_step(cells, wa, post[active], st, p0)
+    post1, obj1 = _e_step(cells, wa, p1, st)
+    stop = np.abs(obj1 - obj[active]) / tot[active] < tol
+    if stop.any():
+        rows = np.flatnonzero(stop)
+        params.put(active[rows], p1.take(rows))
+        post[active[rows]], obj[active[rows]] = post1[rows], obj1[rows]
+        done[active[rows]] = True
+    go = np.flatnonzero(~stop)
+    if go.size == 0:
+        return
+    act, wa, p0, p1 = active[go], wa[go], p0.take(go), p1.take(go)
+    post1 = post1[go]
+    p2 = _m_step(cells, wa, post1, st, p1)
+    post2, obj2 = _e_step(cells, wa, p2, st)
+    pe, alpha = _extrapolate(cells, p0, p1, p2, step_max[act])
+    pe.se[:, st.fixed], pe.sp[:, st.fixed] = st.fixed_se[st.fixed], st.fixed_sp[st.fixed]
+    post_e, obj_e = _e_step(cells, wa, pe, st)
+    ok = np.isfinite(obj_e) & (obj_e >= obj2)
+    keep, back = np.flatnonzero(ok), np.flatnonzero(~ok)
+    params.put(act[keep], pe.take(keep))
+    post[act[keep]], obj[act[keep]] = post_e[keep], obj_e[keep]
+    params.put(act[back], p2.take(back))
+    post[act[back]], obj[act[back]] = post2[back], obj2[back]
+    step_max[act] = np.where(ok, np.where(alpha >= step_max[act], 4 * step_max[act], step_max[act]), 1.0)
 
 
 def _initial(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, spline: bool) -> _Params:
     b = w.shape[0]
     r = cells.positive.shape[1]
     start = _Params(np.full((b, r), 0.5), np.full((b, r), 0.5))
+    if cells.group_onehot is not None:
+        start.group1 = start.group0 = np.ones((b, cells.group_onehot.shape[1]))
     if not spline:
         return _m_step(cells, w, post, st, start)
     assert cells.bin_basis is not None
@@ -411,16 +497,21 @@ def run_em(
     init: dict[str, np.ndarray] | None = None,
     slope_ridge: float = 1.0,
     dependent: bool = False,
+    correlation: float = 0.0,
 ) -> EMState:
     """EM from initial posteriors ``init_posterior`` (B, n_cells), or from the parameters ``init`` (one row each:
     ``se``, ``sp`` and ``pi``, ``f1``, ``f0`` or ``beta``; with ``se_slope``, ``sp_slope`` the readers are
-    score-dependent) copied to every row. ``dependent=True`` without ``init``: the conditionally independent
+    score-dependent; ``group1``, ``group0`` with declared groups) copied to every row; ``correlation``: an
+    assumed within-class correlation of the readers' latent errors through a shared study effect (a
+    sensitivity analysis, :func:`_shared_effect_log_lik`). ``dependent=True`` without ``init``: the conditionally independent
     spline model is fitted first and EM continues from it with the readers' slopes at 0.
 
-    Stops when every row's objective rose by less than ``tol`` per unit of weight in one iteration (or after
-    ``max_iter`` iterations); a row that has converged keeps its parameters while the others continue.
+    Accelerated by SQUAREM (:func:`_squarem_cycle`: two EM steps and an extrapolation per iteration, the
+    objective never decreasing). Stops when every row's objective rose by less than ``tol`` per unit of weight
+    in one EM step (or after ``max_iter`` iterations); a row that has converged keeps its parameters while the
+    others continue.
     """
-    st = _Settings(prior, ridge, fixed, fixed_se, fixed_sp, slope_ridge)
+    st = _Settings(prior, ridge, fixed, fixed_se, fixed_sp, slope_ridge, correlation)
     b = w.shape[0]
     tot = np.maximum(w.sum(axis=1), 1e-300)
     if init is None and dependent:
@@ -436,6 +527,7 @@ def run_em(
             max_iter=max_iter,
             tol=tol,
             spline=True,
+            correlation=correlation,
         )
         params = _Params(
             first.sensitivity.copy(),
@@ -443,6 +535,8 @@ def run_em(
             beta=None if first.beta is None else first.beta.copy(),
             se_slope=np.zeros_like(first.sensitivity),
             sp_slope=np.zeros_like(first.specificity),
+            group1=None if first.group1 is None else first.group1.copy(),
+            group0=None if first.group0 is None else first.group0.copy(),
         )
     elif init is None:
         params = _initial(cells, w, init_posterior, st, spline)
@@ -451,25 +545,19 @@ def run_em(
     post, obj = _e_step(cells, w, params, st)
     trace = [obj.copy()]
     done = np.zeros(b, dtype=bool)
+    step_max = np.ones(b)
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
         active = np.flatnonzero(~done)
-        wa = w[active]
-        new = _m_step(cells, wa, post[active], st, params.take(active))
-        post_a, obj_a = _e_step(cells, wa, new, st)
-        gain = (obj_a - obj[active]) / tot[active]
-        params.put(active, new)
-        post[active] = post_a
-        obj[active] = obj_a
+        _squarem_cycle(cells, w, tot, st, tol, active, params, post, obj, done, step_max)
         trace.append(obj.copy())
-        done[active[np.abs(gain) < tol]] = True
         if done.all():
             break
     q = w * post
     if spline:
-        f1 = _bin_sums(cells, q)
-        f0 = _bin_sums(cells, w - q)
+        f1 = bin_sums(cells, q)
+        f0 = bin_sums(cells, w - q)
         f1 = f1 / np.maximum(f1.sum(axis=1, keepdims=True), 1e-300)
         f0 = f0 / np.maximum(f0.sum(axis=1, keepdims=True), 1e-300)
         prev = q.sum(axis=1) / tot
@@ -490,4 +578,6 @@ def run_em(
         done,
         params.se_slope,
         params.sp_slope,
+        params.group1,
+        params.group0,
     )

@@ -5,14 +5,17 @@
 :func:`cxreval.stats.prepare_inputs`) all return a :class:`~cxreval.latent.LatentAUCResult`. Per finding,
 the evaluated studies are those with a label from at least one reader (or the anchor); the readers' labels are
 binarised by the label policy (default: an uncertain label is no label from that reader, ``not_mentioned``
-negative, as ``classify``). Per model × finding, :func:`~cxreval.latent.bootstrap_latent_class` fits the model of
-the readers and the model's score to the studies the model scores, on one patient-bootstrap plan shared by every
-model and finding (paired replicates; the macro average is the mean of each replicate's per-finding AUCs).
+negative, as ``classify``). Per finding, one model of the readers and every model's score
+(:mod:`cxreval.latent._joint`) gives one posterior truth against which every model's AUC is computed, refitted
+in every replicate of one patient-bootstrap plan shared by every finding (paired replicates; the macro average
+is the mean of each replicate's per-finding AUCs); :mod:`cxreval.latent._finding` adds the readers-only fit (the
+readers' accuracies, the comparators) and the sensitivity analyses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -22,28 +25,22 @@ import pandas as pd
 
 from .._typing import RNGLike
 from .._validation import check_confidence_level, check_positive_int
-from ..bootstrap import ResamplingPlan, draw_plan, percentile_ci
+from ..bootstrap import ResamplingPlan, draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import ExecutorLike
+from ..executor import ExecutorLike, open_executor
 from ..findings import canonical_finding
 from ..io import read_table
 from ..progress import Progress, as_progress
-from ..schema import FINDING, MACRO
+from ..schema import FINDING
 from ..schema._columns import check_columns
 from ..schema._result_columns import READER_ACCURACY_COLUMNS
 from ..stats import PreparedInputs, prepare_from_files, prepare_inputs
-from ..stats._auc_result import AUC_COLUMNS, DEFAULT_GROUP
-from ._diagnostics import (
-    READER_AGREEMENT_COLUMNS,
-    SCORE_ASSOCIATION_COLUMNS,
-    reader_agreement_rows,
-    score_association_rows,
-)
-from ._fitting import NOT_IDENTIFIED, SCORE_MODELS, NotIdentifiedError
-from ._model import fit_latent_class
-from ._per_model import fit_models
+from ._finding import FindingJob, run_finding
+from ._fitting import NOT_IDENTIFIED, NotIdentifiedError, independent_readers
+from ._joint import JOINT_SCORE_MODELS
 from ._resampling import bootstrap_latent_class
-from ._result import LATENT_REFERENCE, LatentAUCResult
+from ._result import LatentAUCResult
+from ._tables import compute_latent_result
 
 __all__ = [
     "evaluate_latent_auc",
@@ -129,27 +126,102 @@ def _advance(progress: Progress, task: int, reps: int | None, n_resamples: int) 
         progress.advance(reps, n_resamples)
 
 
+def _check_groups(dependent: object, readers: list[str], func: str) -> tuple[tuple[int, ...], ...]:
+    """The declared groups of dependent readers as reader indices: each group two or more readers, none twice."""
+    if dependent is None:
+        return ()
+    if isinstance(dependent, str) or not isinstance(dependent, Sequence):
+        raise InvalidParameterError(
+            f"The 'dependent' parameter of {func} must be a sequence of reader groups, each a tuple of source "
+            f"names (e.g. dependent=[('bc4', 'chexpert_labeler')]). Got {dependent!r} instead."
+        )
+    out: list[tuple[int, ...]] = []
+    seen: set[str] = set()
+    for group in dependent:
+        names = [n.strip() for n in group.split(",")] if isinstance(group, str) else list(group)
+        if len(names) < 2 or not all(isinstance(n, str) and n for n in names):
+            raise InvalidParameterError(
+                f"{func}: each group of dependent= names two or more readers; got {group!r}."
+            )
+        for n in names:
+            if n not in readers:
+                raise InvalidParameterError(
+                    f"{func}: dependent= names {n!r}, which is not one of the readers {readers}."
+                )
+            if n in seen:
+                raise InvalidParameterError(f"{func}: dependent= puts reader {n!r} in two groups.")
+            seen.add(n)
+        out.append(tuple(readers.index(n) for n in names))
+    return tuple(out)
+
+
+def _identify(
+    finding: str,
+    y: np.ndarray,
+    a: np.ndarray,
+    accf: np.ndarray | None,
+    readers: list[str],
+    groups: tuple[tuple[int, ...], ...],
+) -> None:
+    """Refuse a finding whose conditionally independent readers (a declared group counted once) are fewer than
+    three, without known accuracies or anchor labels; refuse known accuracies of a grouped reader."""
+    grouped = {j for g in groups for j in g}
+    if accf is not None and any(np.isfinite(accf[j]).any() for j in grouped):
+        raise InvalidParameterError(
+            f"Finding {finding!r}: reader_accuracy= gives the accuracy of a reader declared dependent; a "
+            "declared group is modelled by its joint label patterns, so its readers' accuracies are estimated."
+        )
+    if independent_readers(y, groups) >= 3 or accf is not None or not np.isnan(a).all():
+        return
+    has = (~np.isnan(y)).any(axis=0)
+    alone = [readers[j] for j in range(len(readers)) if has[j] and j not in grouped]
+    units = alone + [
+        "+".join(readers[j] for j in g) + " (declared dependent, one reader)"
+        for g in groups
+        if has[list(g)].any()
+    ]
+    raise NotIdentifiedError(
+        f"Finding {finding!r} has {len(units)} conditionally independent reader(s) with labels "
+        f"({', '.join(units) or 'none'}). "
+        + ("A declared group counts as one reader: too few independent readers are left. " if groups else "")
+        + NOT_IDENTIFIED
+    )
+
+
+def _distinct_columns(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct model columns of ``s`` (models, studies) as (studies, distinct) and each model's column."""
+    keys: dict[bytes, int] = {}
+    col = np.empty(s.shape[0], dtype=np.intp)
+    for m in range(s.shape[0]):
+        col[m] = keys.setdefault(np.where(np.isfinite(s[m]), s[m], np.inf).tobytes(), len(keys))
+    first = [int(np.flatnonzero(col == k)[0]) for k in range(len(keys))]
+    return s[first].T.copy(), col
+
+
 def evaluate_latent_auc_prepared(
     inputs: PreparedInputs,
     *,
     readers: Sequence[str],
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    dependent: Sequence[Sequence[str]] | None = None,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: RNGLike = None,
     score_model: str = "auto",
+    sensitivity_analyses: bool = True,
     progress: Progress | None = None,
     executor: ExecutorLike = None,
 ) -> LatentAUCResult:
     """:func:`evaluate_latent_auc` on prepared arrays (``inputs.references`` must hold the readers and anchor)."""
     func = "evaluate_latent_auc"
     rs, anchor = _check_readers(readers, anchor, func)
+    groups = _check_groups(dependent, rs, func)
     n_resamples = check_positive_int(n_resamples, name="n_resamples", func=func, minimum=0)
     confidence_level = check_confidence_level(confidence_level, func=func)
-    if score_model not in SCORE_MODELS:
+    if score_model not in JOINT_SCORE_MODELS:
         raise InvalidParameterError(
-            f"The 'score_model' parameter of {func} must be one of {list(SCORE_MODELS)}. "
+            f"The 'score_model' parameter of {func} must be one of {list(JOINT_SCORE_MODELS)}. "
             f"Got {score_model!r} instead."
         )
     acc = None if reader_accuracy is None else read_reader_accuracy(reader_accuracy)
@@ -161,150 +233,57 @@ def evaluate_latent_auc_prepared(
         )
     ref_idx = [inputs.references.index(r) for r in rs]
     a_idx = None if anchor is None else inputs.references.index(anchor)
-    # identification, for every finding, before any fit
-    per_finding = []
-    for f, finding in enumerate(inputs.findings):
+    jobs: list[FindingJob] = []
+    for f, finding in enumerate(inputs.findings):  # identification, for every finding, before any fit
         y = inputs.Y[f, ref_idx, :].T
         a = inputs.Y[f, a_idx, :] if a_idx is not None else np.full(y.shape[0], np.nan)
         labelled = (~np.isnan(y)).any(axis=1) | ~np.isnan(a)
-        n_readers = int((~np.isnan(y[labelled])).any(axis=0).sum())
         accf = _accuracy_matrix(acc, finding, rs)
-        if n_readers < 3 and accf is None and np.isnan(a).all():
-            labelled_by = [r for r, k in zip(rs, (~np.isnan(y)).any(axis=0)) if k]
-            raise NotIdentifiedError(
-                f"Finding {finding!r} has {n_readers} reader(s) with labels "
-                f"({', '.join(labelled_by) or 'none'}). {NOT_IDENTIFIED}"
-            )
-        per_finding.append((finding, y, a, labelled, accf))
+        _identify(finding, y[labelled], a[labelled], accf, rs, groups)
+        idx = np.flatnonzero(labelled)
+        scores, column_of = _distinct_columns(inputs.S[:, f, idx])
+        a_f = a[idx]
+        jobs.append(
+            FindingJob(finding, y[idx], scores, idx, None if np.isnan(a_f).all() else a_f, accf, column_of)
+        )
     plan: ResamplingPlan | None = None
     if n_resamples:
         plan = draw_plan(
             inputs.patient_of.to_numpy(), n_resamples=n_resamples, rng=rng, study_ids=list(inputs.studies)
         )
     progress = as_progress(progress, func=func)
-    n_fits = len(inputs.findings) * (len(inputs.models) + 1)
-    task = progress.add("latent-class fits (model x finding)", total=n_fits)
-    reps = progress.add("bootstrap replicates refitted", total=n_fits * n_resamples) if n_resamples else None
-    model_fits = fit_models(
-        inputs, per_finding, plan, confidence_level, score_model, executor, progress, task, reps
+    task = progress.add("joint latent-class fits (finding)", total=len(jobs))
+    reps = (
+        progress.add("bootstrap replicates refitted", total=len(jobs) * n_resamples) if n_resamples else None
     )
-    n_f = len(inputs.findings)
-    dist = np.full((len(inputs.models), n_f + 1, max(n_resamples, 1)), np.nan)
-    point = np.full((len(inputs.models), n_f + 1), np.nan)
-    auc_rows: list[dict[str, object]] = []
-    acc_rows: list[dict[str, object]] = []
-    agree_rows: list[dict[str, object]] = []
-    assoc_rows: list[dict[str, object]] = []
-    counts: dict[tuple[int, int], tuple[int, int, int]] = {}
-    for f, (finding, y, a, labelled, accf) in enumerate(per_finding):
-        idx = np.flatnonzero(labelled)
-        y_f, a_f = y[idx], a[idx]
-        a_arg = None if np.isnan(a_f).all() else a_f
-        if plan is not None:
-            ro = bootstrap_latent_class(
-                y_f,
-                None,
-                plan.subset(idx),
-                anchor=a_arg,
-                reader_accuracy=accf,
-                confidence_level=confidence_level,
-                score_model=score_model,
-            )
-            ro_fit, iv = ro.fit, ro.reader_interval(confidence_level=confidence_level)
-        else:
-            ro_fit = fit_latent_class(y_f, anchor=a_arg, reader_accuracy=accf)
-            iv = {
-                k: np.full(len(rs), np.nan)
-                for k in ("sensitivity_low", "sensitivity_high", "specificity_low", "specificity_high")
-            }
+    work = partial(
+        run_finding,
+        jobs=jobs,
+        plan=plan,
+        readers=tuple(rs),
+        groups=groups,
+        score_model=score_model,
+        sensitivity_analyses=sensitivity_analyses,
+    )
+
+    def on_item(i: int) -> None:
         _advance(progress, task, reps, n_resamples)
-        for r, src in enumerate(rs):
-            n_lab = int((~np.isnan(y_f[:, r])).sum())
-            if n_lab == 0:
-                continue
-            acc_rows.append(
-                {
-                    FINDING: finding,
-                    "source": src,
-                    "sensitivity": float(ro_fit.sensitivity[r]),
-                    "sensitivity_low": float(iv["sensitivity_low"][r]),
-                    "sensitivity_high": float(iv["sensitivity_high"][r]),
-                    "specificity": float(ro_fit.specificity[r]),
-                    "specificity_low": float(iv["specificity_low"][r]),
-                    "specificity_high": float(iv["specificity_high"][r]),
-                    "n_labelled": n_lab,
-                    "fixed": bool(ro_fit.fixed_readers[r]),
-                }
-            )
-        agree_rows += reader_agreement_rows(finding, rs, y_f, ro_fit)
-        fitted = model_fits[f]
-        for m, model in enumerate(inputs.models):
-            s_all = inputs.S[m, f, :]
-            scored = idx[np.isfinite(s_all[idx])]
-            n_dropped = int(np.isfinite(s_all).sum() - scored.size)
-            if scored.size < 2:
-                continue
-            yy = y[scored]
-            fit, auc, dist[m, f] = fitted[(scored.tobytes(), s_all[scored].tobytes())]
-            point[m, f] = auc
-            n_pos = int(round(float(fit.posterior.sum())))
-            counts[(m, f)] = (n_pos, int(scored.size) - n_pos, n_dropped)
-            assoc_rows += score_association_rows(model, finding, rs, yy, s_all[scored], fit)
+
+    with open_executor(executor) as ex:
+        outcomes = ex.map(work, list(range(len(jobs))), on_item=on_item)
     progress.done(task)
     if reps is not None:
         progress.done(reps)
-    # macro: the mean over the findings, per replicate
-    with np.errstate(invalid="ignore"):
-        point[:, n_f] = point[:, :n_f].mean(axis=1)
-        dist[:, n_f] = dist[:, :n_f].mean(axis=1)
-    for m, model in enumerate(inputs.models):
-        group = inputs.groups.get(model, DEFAULT_GROUP)
-        for f, finding in enumerate([*inputs.findings, MACRO]):
-            if not np.isfinite(point[m, f]):
-                continue
-            if plan is not None:
-                ci = percentile_ci(
-                    dist[m, f], estimate=float(point[m, f]), confidence_level=confidence_level
-                ).confidence_interval
-                lo, hi = ci.low, ci.high
-            else:
-                lo = hi = float("nan")
-            if f < n_f:
-                n_pos, n_neg, n_dropped = counts[(m, f)]
-            else:
-                parts = [counts[(m, k)] for k in range(n_f) if (m, k) in counts]
-                n_pos, n_neg, n_dropped = (sum(p[i] for p in parts) for i in range(3))
-            auc_rows.append(
-                {
-                    "model": model,
-                    "group": group,
-                    FINDING: finding,
-                    "reference": LATENT_REFERENCE,
-                    "auc": float(point[m, f]),
-                    "ci_low": lo,
-                    "ci_high": hi,
-                    "n_pos": n_pos,
-                    "n_neg": n_neg,
-                    "n_dropped": n_dropped,
-                    "chance": False,
-                }
-            )
-    seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
-    return LatentAUCResult(
-        table=pd.DataFrame(auc_rows, columns=list(AUC_COLUMNS)),
-        reader_accuracy=pd.DataFrame(acc_rows, columns=list(READER_ACCURACY_COLUMNS)),
-        reader_agreement=pd.DataFrame(agree_rows, columns=list(READER_AGREEMENT_COLUMNS)),
-        score_association=pd.DataFrame(assoc_rows, columns=list(SCORE_ASSOCIATION_COLUMNS)),
+    return compute_latent_result(
+        inputs,
+        jobs,
+        outcomes,
         readers=tuple(rs),
         anchor=anchor,
-        models=tuple(inputs.models),
-        findings=tuple(inputs.findings),
-        distribution=dist if n_resamples else np.empty((len(inputs.models), n_f + 1, 0)),
-        n_resamples=n_resamples,
+        groups=groups,
+        plan=plan,
         confidence_level=confidence_level,
-        seed=seed,
-        policy=inputs.policy,
-        not_mentioned=inputs.not_mentioned,
+        rng=rng,
         score_model=score_model,
     )
 
@@ -316,6 +295,7 @@ def evaluate_latent_auc(
     readers: Sequence[str],
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    dependent: Sequence[Sequence[str]] | None = None,
     findings: Sequence[str] | None = None,
     policy: str = "exclude",
     not_mentioned: str = "negative",
@@ -325,6 +305,7 @@ def evaluate_latent_auc(
     confidence_level: float = 0.95,
     rng: RNGLike = None,
     score_model: str = "auto",
+    sensitivity_analyses: bool = True,
     progress: Progress | None = None,
     executor: ExecutorLike = None,
 ) -> LatentAUCResult:
@@ -343,6 +324,11 @@ def evaluate_latent_auc(
         A label source treated as exact for the studies it labels (their truth fixed at its label).
     reader_accuracy : path or DataFrame, optional
         Known sensitivity and specificity per (finding, source) (:func:`read_reader_accuracy`), held fixed.
+    dependent : sequence of sequences of str, optional
+        Groups of readers that share errors (two labellers of one report), each a tuple of reader names (or a
+        comma-separated string): each group is modelled as one reader with a free joint label pattern in each
+        class, so its readers' agreement is not read as evidence about the truth. The model needs three
+        conditionally independent readers per finding (a group counts once), else it is refused.
     findings : sequence of str, optional
         Default: every predicted and labelled finding.
     policy : {'exclude', 'zeros', 'ones'}, default='exclude'
@@ -355,14 +341,19 @@ def evaluate_latent_auc(
     confidence_level : float, default=0.95
     rng : None, int or Generator
         Seed of the resampling plan.
-    score_model : {'auto', 'spline', 'dependent', 'bins'}, default='auto'
-        See :func:`~cxreval.latent.fit_latent_class`. ``'auto'``: per model and finding, each reader's accuracy a
-        function of the score (``'dependent'``) where the Bayesian information criterion prefers it to readers
-        independent of the score given the truth (``'spline'``); chosen on the data, refitted in every replicate.
+    score_model : {'auto', 'spline', 'dependent'}, default='auto'
+        The model of the scores given the truth, one per finding for every model (never mixed across the
+        models of a finding): ``'spline'``, readers independent of the scores given the truth; ``'dependent'``,
+        each reader's sensitivity and specificity a logistic function of the models' mean normal score within
+        the class (the readers miss what the models find hard); ``'auto'``, the two averaged by their
+        Bayesian-information-criterion weights (refitted and reweighted in every replicate), not picked.
+    sensitivity_analyses : bool, default=True
+        Also the point estimates of ``latent_sensitivity.csv`` (leave one reader out, each score model, an
+        assumed within-class correlation of the readers' labels from 0 to 0.5).
     progress : Progress, optional
-        Told of each (model, finding) fit and of its replicates.
+        Told of each finding's fit and of its replicates.
     executor : None, str or Executor, optional
-        Where the (model, finding) fits run, one item each (:func:`cxreval.executor.get_executor`: ``None`` in
+        Where the findings' fits run, one item each (:func:`cxreval.executor.get_executor`: ``None`` in
         this process, ``'process:2'``, ...); the plan is drawn before, so the result is the same on every one.
 
     Returns
@@ -372,16 +363,17 @@ def evaluate_latent_auc(
     Raises
     ------
     NotIdentifiedError
-        A finding with fewer than three readers with labels, without known accuracies or anchor labels (the
-        message names the finding and ends with :data:`~cxreval.latent.NOT_IDENTIFIED`), before any fit.
+        A finding with fewer than three conditionally independent readers with labels (a declared group counts
+        once), without known accuracies or anchor labels (the message names the finding and the readers left
+        and ends with :data:`~cxreval.latent.NOT_IDENTIFIED`), before any fit.
     SchemaError, InvalidParameterError
         As :func:`cxreval.stats.prepare_inputs`; an unknown reader or anchor.
     """
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
     options = _prepare_options(rs, anchor, findings, policy, not_mentioned, model_groups, unlabeled)
     prep = prepare_inputs(predictions, labels, **options)
-    fit = (reader_accuracy, n_resamples, confidence_level, rng, score_model, progress, executor)
-    return _evaluate(prep, rs, anchor, *fit)
+    model = (reader_accuracy, dependent, score_model, sensitivity_analyses)
+    return _evaluate(prep, rs, anchor, *model, n_resamples, confidence_level, rng, progress, executor)
 
 
 def evaluate_latent_auc_files(
@@ -391,6 +383,7 @@ def evaluate_latent_auc_files(
     readers: Sequence[str],
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    dependent: Sequence[Sequence[str]] | None = None,
     findings: Sequence[str] | None = None,
     policy: str = "exclude",
     not_mentioned: str = "negative",
@@ -402,6 +395,7 @@ def evaluate_latent_auc_files(
     confidence_level: float = 0.95,
     rng: RNGLike = None,
     score_model: str = "auto",
+    sensitivity_analyses: bool = True,
     progress: Progress | None = None,
     executor: ExecutorLike = None,
 ) -> LatentAUCResult:
@@ -417,8 +411,8 @@ def evaluate_latent_auc_files(
         predictions, labels, state_encoding=state_encoding, blank_state=blank_state, **options
     )
     progress.done(reading)
-    fit = (reader_accuracy, n_resamples, confidence_level, rng, score_model, progress, executor)
-    return _evaluate(prep, rs, anchor, *fit)
+    model = (reader_accuracy, dependent, score_model, sensitivity_analyses)
+    return _evaluate(prep, rs, anchor, *model, n_resamples, confidence_level, rng, progress, executor)
 
 
 def _prepare_options(
@@ -448,10 +442,12 @@ def _evaluate(
     readers: list[str],
     anchor: str | None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None,
+    dependent: Sequence[Sequence[str]] | None,
+    score_model: str,
+    sensitivity_analyses: bool,
     n_resamples: int,
     confidence_level: float,
     rng: RNGLike,
-    score_model: str,
     progress: Progress | None,
     executor: ExecutorLike,
 ) -> LatentAUCResult:
@@ -460,10 +456,12 @@ def _evaluate(
         readers=readers,
         anchor=anchor,
         reader_accuracy=reader_accuracy,
+        dependent=dependent,
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         rng=rng,
         score_model=score_model,
+        sensitivity_analyses=sensitivity_analyses,
         progress=progress,
         executor=executor,
     )

@@ -25,6 +25,8 @@ __all__ = [
     "check_inputs",
     "fit_rows",
     "study_posterior",
+    "independent_readers",
+    "group_accuracy",
     "state_parameters",
     "select_score_model",
 ]
@@ -125,7 +127,9 @@ def _binary(a: object, name: str, shape: tuple[int, ...] | None, ndim: int) -> n
 class Inputs:
     """Checked inputs: reader ``labels`` (n, R), score ``bins`` (n,) and their ``edges``, ``n_bins``, ``anchor``
     (n,), the ``fixed`` readers with their ``fixed_se`` / ``fixed_sp``, ``weight`` (n,), the score ``model``
-    (``'spline'``, ``'bins'``, or ``'none'`` without a score) and the spline basis of each study and bin."""
+    (``'spline'``, ``'bins'``, or ``'none'`` without a score), the spline basis of each study and bin and the
+    declared ``groups`` of dependent readers (column indices; each group one multi-category reader) and, for the
+    joint model, the coarser bins of score-dependent readers (``reader_bins`` (n,), ``reader_z``)."""
 
     labels: np.ndarray
     bins: np.ndarray
@@ -139,6 +143,9 @@ class Inputs:
     model: str
     study_basis: np.ndarray | None
     bin_basis: np.ndarray | None
+    groups: tuple[tuple[int, ...], ...] = ()
+    reader_bins: np.ndarray | None = None
+    reader_z: np.ndarray | None = None
 
     @property
     def free(self) -> bool:
@@ -177,6 +184,7 @@ def check_inputs(
     score_model: str = "spline",
     n_knots: int = 4,
     func: str = "fit_latent_class",
+    groups: tuple[tuple[int, ...], ...] = (),
 ) -> Inputs:
     """Check and lay out the inputs of :func:`~cxreval.latent.fit_latent_class` (the errors name ``func``)."""
     reader_labels, score, anchor, reader_accuracy, sample_weight = data
@@ -259,10 +267,18 @@ def check_inputs(
         raise InvalidParameterError(
             f"The 'score_prior' parameter of {func} must be a float >= 0. Got {score_prior!r} instead."
         )
-    n_readers = int((~np.isnan(y)).any(axis=0).sum())
-    if n_readers < 3 and not fixed.any() and np.isnan(a).all():
+    if independent_readers(y, groups) < 3 and not fixed.any() and np.isnan(a).all():
         raise NotIdentifiedError(NOT_IDENTIFIED)
-    return Inputs(y, bins, edges, k, a, fixed, fse, fsp, w, model, study_basis, bin_basis)
+    return Inputs(y, bins, edges, k, a, fixed, fse, fsp, w, model, study_basis, bin_basis, groups)
+
+
+def independent_readers(labels: np.ndarray, groups: tuple[tuple[int, ...], ...]) -> int:
+    """The readers with a label that are conditionally independent of each other given the truth: each
+    ungrouped reader, and each declared group of dependent readers counted once."""
+    has = (~np.isnan(labels)).any(axis=0)
+    grouped = {j for g in groups for j in g}
+    alone = sum(1 for j in range(labels.shape[1]) if has[j] and j not in grouped)
+    return alone + sum(1 for g in groups if has[list(g)].any())
 
 
 # ------------------------------------------------------------------------------------------ fitting
@@ -288,6 +304,9 @@ def orient(state: _em.EMState, free: bool) -> _em.EMState:
     a, b = state.se_slope, state.sp_slope
     se_slope = None if a is None or b is None else np.where(f, -b, a)
     sp_slope = None if a is None or b is None else np.where(f, -a, b)
+    g1, g0 = state.group1, state.group0
+    if g1 is not None and g0 is not None:
+        g1, g0 = np.where(f, g0, g1), np.where(f, g1, g0)
     return _em.EMState(
         np.where(f, 1 - state.specificity, state.sensitivity),
         np.where(f, 1 - state.sensitivity, state.specificity),
@@ -302,6 +321,8 @@ def orient(state: _em.EMState, free: bool) -> _em.EMState:
         state.converged,
         se_slope,
         sp_slope,
+        g1,
+        g0,
     )
 
 
@@ -314,9 +335,20 @@ def fit_rows(
     tol: float,
     ridge: float = 1e-3,
     init: dict[str, np.ndarray] | None = None,
+    correlation: float = 0.0,
 ) -> tuple[_em.Cells, _em.EMState]:
-    """EM for every row of ``weights`` (B, n_studies) at once (the data, or bootstrap replicates)."""
-    cells = _em.make_cells(inputs.labels, inputs.bins, inputs.anchor, inputs.n_bins, inputs.bin_basis)
+    """EM for every row of ``weights`` (B, n_studies) at once (the data, or bootstrap replicates);
+    ``correlation``: an assumed within-class correlation of the readers (:func:`cxreval.latent._em.run_em`)."""
+    cells = _em.make_cells(
+        inputs.labels,
+        inputs.bins,
+        inputs.anchor,
+        inputs.n_bins,
+        inputs.bin_basis,
+        inputs.groups,
+        inputs.reader_bins,
+        inputs.reader_z,
+    )
     cw = _em.cell_weights(cells, weights)
     start = np.broadcast_to(initial_posterior(cells), cw.shape)
     state = _em.run_em(
@@ -333,6 +365,7 @@ def fit_rows(
         spline=inputs.model in ("spline", "dependent"),
         init=init,
         dependent=inputs.model == "dependent",
+        correlation=correlation,
     )
     return cells, orient(state, inputs.free)
 
@@ -350,11 +383,34 @@ def study_posterior(inputs: Inputs, cells: _em.Cells, state: _em.EMState) -> np.
     return p
 
 
+def group_accuracy(
+    groups: tuple[tuple[int, ...], ...], group1: np.ndarray, group0: np.ndarray, n_readers: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each grouped reader's sensitivity and specificity (B, n_readers) implied by its group's joint label
+    patterns (NaN for the readers outside the groups)."""
+    b = group1.shape[0]
+    se = np.full((b, n_readers), np.nan)
+    sp = se.copy()
+    start = 0
+    for members in groups:
+        n_cat = 3 ** len(members) - 1
+        digits = (np.arange(1, n_cat + 1)[:, None] // 3 ** np.arange(len(members))) % 3  # (n_cat, g)
+        g1, g0 = group1[:, start : start + n_cat], group0[:, start : start + n_cat]
+        for k, j in enumerate(members):
+            pos, lab = (digits[:, k] == 2).astype(float), (digits[:, k] > 0).astype(float)
+            se[:, j] = (g1 @ pos) / (g1 @ lab)
+            sp[:, j] = (g0 @ (lab - pos)) / (g0 @ lab)
+        start += n_cat
+    return se, sp
+
+
 def state_parameters(state: _em.EMState, row: int) -> dict[str, np.ndarray]:
     """One row's parameters, as ``init`` of :func:`fit_rows` (a warm start of bootstrap replicates)."""
     out = {"se": state.sensitivity[row], "sp": state.specificity[row]}
     if state.se_slope is not None and state.sp_slope is not None:
         out.update(se_slope=state.se_slope[row], sp_slope=state.sp_slope[row])
+    if state.group1 is not None and state.group0 is not None:
+        out.update(group1=state.group1[row], group0=state.group0[row])
     if state.beta is not None:
         out["beta"] = state.beta[row]
     else:

@@ -75,6 +75,7 @@ from ._fitting import (
     check_inputs,
     default_n_bins,
     fit_rows,
+    group_accuracy,
     score_bins,
     select_score_model,
     study_posterior,
@@ -252,6 +253,9 @@ def fit_from_state(inputs: Inputs, cells: _em.Cells, st: _em.EMState, row: int) 
     has = (~np.isnan(inputs.labels)).any(axis=0)
     cw = _em.cell_weights(cells, np.broadcast_to(inputs.weight, (st.posterior.shape[0], inputs.weight.size)))
     se_m, sp_m = _em.marginal_accuracy(cells, cw, st)
+    if st.group1 is not None and st.group0 is not None:
+        se_g, sp_g = group_accuracy(inputs.groups, st.group1, st.group0, inputs.labels.shape[1])
+        se_m, sp_m = np.where(np.isnan(se_g), se_m, se_g), np.where(np.isnan(sp_g), sp_m, sp_g)
     se = np.where(has, se_m[row], np.nan)
     sp = np.where(has, sp_m[row], np.nan)
     zero = np.zeros(inputs.labels.shape[1])

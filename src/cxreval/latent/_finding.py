@@ -1,0 +1,198 @@
+"""Everything :func:`~cxreval.latent.evaluate_latent_auc` computes for one finding, one executor item each
+(private): the readers-only model (the readers' accuracies, the pair diagnostic and the comparators), the joint
+model of the readers and every model's score with its replicates (the headline), and the sensitivity analyses
+(point fits: leave one reader out, each score model, an assumed within-class correlation of the readers).
+
+The comparators, each model's AUC against labels that other methods would give the same readers: hard
+Dawid–Skene (the readers-only posterior rounded at 0.5), soft Dawid–Skene (the readers-only posteriors as a soft
+reference, which ignores what the score says about the truth), majority vote (ties left out) and the best single
+reader (the highest fitted sensitivity + specificity, on the studies it labels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..bootstrap import ResamplingPlan
+from ._auc import latent_auc_rows
+from ._fitting import NotIdentifiedError, independent_readers
+from ._joint import FindingFit, fit_finding
+
+__all__ = ["FindingJob", "FindingOutcome", "run_finding", "CORRELATIONS", "COMPARATORS"]
+
+#: The assumed within-class correlations of the readers' labels of the sensitivity analysis.
+CORRELATIONS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
+#: The comparators written beside the latent estimate (``latent_comparators.csv``'s ``reference``).
+COMPARATORS = ("dawid_skene_hard", "dawid_skene_soft", "majority_vote", "best_reader")
+
+
+@dataclass(frozen=True)
+class FindingJob:
+    """One finding's inputs: the readers' ``labels`` (n, R) and the distinct models' ``scores`` (n, M; NaN
+    not scored) of the studies some reader (or the anchor) labels, their positions ``rows`` in the plan's
+    studies, the ``anchor``, known reader ``accuracy`` and each model's column of ``scores`` (``column_of``: models
+    with identical scores share one)."""
+
+    finding: str
+    labels: np.ndarray
+    scores: np.ndarray
+    rows: np.ndarray
+    anchor: np.ndarray | None
+    accuracy: np.ndarray | None
+    column_of: np.ndarray
+
+
+@dataclass(frozen=True)
+class FindingOutcome:
+    """One finding's fits: ``readers_only`` (on every labelled study) and ``joint`` (on the studies some model
+    scores, ``scored`` their positions among the labelled ones); every model's (not column's) ``auc`` and
+    replicates ``distribution`` (None without a plan); ``sensitivity``: (analysis, setting, aucs, note) tuples;
+    ``comparators``: reference -> aucs; ``best_reader``: its index."""
+
+    readers_only: FindingFit
+    joint: FindingFit
+    auc: np.ndarray
+    distribution: np.ndarray | None
+    scored: np.ndarray
+    sensitivity: list[tuple[str, str, np.ndarray, str]]
+    comparators: dict[str, np.ndarray]
+    best_reader: int
+
+
+def _auc_against(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Each model's AUC against ``labels`` (0/1, or probabilities as a soft reference; NaN: no label), on the
+    studies it scores."""
+    out = np.full(scores.shape[1], np.nan)
+    for j in range(scores.shape[1]):
+        ok = np.isfinite(scores[:, j]) & ~np.isnan(labels)
+        if ok.sum() >= 2:
+            out[j] = latent_auc_rows(scores[ok, j], labels[ok][None, :], np.ones((1, int(ok.sum()))))[0]
+    return out
+
+
+def _comparators(job: FindingJob, ro: FindingFit) -> tuple[dict[str, np.ndarray], int]:
+    y, s = job.labels, job.scores
+    p = ro.posterior
+    n_lab = (~np.isnan(y)).sum(axis=1)
+    mean = np.where(n_lab > 0, np.nansum(y, axis=1) / np.maximum(n_lab, 1), np.nan)
+    vote = np.where(mean > 0.5, 1.0, np.where(mean < 0.5, 0.0, np.nan))
+    youden = ro.fits[0].sensitivity + ro.fits[0].specificity
+    best = int(np.nanargmax(youden))
+    return {
+        "dawid_skene_hard": _auc_against(s, (p >= 0.5).astype(float)),
+        "dawid_skene_soft": _auc_against(s, p),
+        "majority_vote": _auc_against(s, vote),
+        "best_reader": _auc_against(s, y[:, best]),
+    }, best
+
+
+def _identified(job: FindingJob, labels: np.ndarray, groups: tuple[tuple[int, ...], ...]) -> bool:
+    fixed = job.accuracy is not None and bool(np.isfinite(job.accuracy).any())
+    return independent_readers(labels, groups) >= 3 or fixed or job.anchor is not None
+
+
+def _without(groups: tuple[tuple[int, ...], ...], r: int) -> tuple[tuple[int, ...], ...]:
+    """The groups with reader ``r`` removed and the later readers renumbered (a group of one is no group)."""
+    out = tuple(tuple(j - (j > r) for j in g if j != r) for g in groups)
+    return tuple(g for g in out if len(g) > 1)
+
+
+def _sensitivity(
+    job: FindingJob,
+    readers: tuple[str, ...],
+    groups: tuple[tuple[int, ...], ...],
+    score_model: str,
+    joint: FindingFit,
+    x: np.ndarray,
+    scored: np.ndarray,
+) -> list[tuple[str, str, np.ndarray, str]]:
+    y, a = job.labels[scored], None if job.anchor is None else job.anchor[scored]
+    acc = job.accuracy
+    rows: list[tuple[str, str, np.ndarray, str]] = []
+    nan = np.full(x.shape[1], np.nan)
+    for r, name in enumerate(readers):
+        keep = [j for j in range(len(readers)) if j != r]
+        g = _without(groups, r)
+        if not (~np.isnan(y[:, r])).any():
+            continue
+        if not _identified(job, y[:, keep], g):
+            rows.append(("leave_one_reader_out", name, nan, "not identified without this reader"))
+            continue
+        try:
+            fit = fit_finding(
+                y[:, keep],
+                x,
+                None,
+                anchor=a,
+                reader_accuracy=None if acc is None else acc[keep],
+                groups=g,
+                score_model=score_model,
+            )
+        except NotIdentifiedError:
+            rows.append(("leave_one_reader_out", name, nan, "not identified without this reader"))
+            continue
+        rows.append(("leave_one_reader_out", name, fit.auc, ""))
+    spread = joint
+    if score_model != "auto":
+        spread = fit_finding(y, x, None, anchor=a, reader_accuracy=acc, groups=groups, score_model="auto")
+    for k, name in enumerate(spread.candidates):
+        rows.append(("score_model", name, spread.candidate_auc[k], f"weight {spread.weights[k]:.3f}"))
+    for rho in CORRELATIONS:
+        if rho == 0.0:
+            rows.append(("reader_correlation", f"{rho:g}", joint.auc, "the headline's assumption"))
+            continue
+        fit = fit_finding(
+            y, x, None, anchor=a, reader_accuracy=acc, groups=groups, score_model=score_model, correlation=rho
+        )
+        rows.append(("reader_correlation", f"{rho:g}", fit.auc, ""))
+    return rows
+
+
+def run_finding(
+    i: int,
+    *,
+    jobs: list[FindingJob],
+    plan: ResamplingPlan | None,
+    readers: tuple[str, ...],
+    groups: tuple[tuple[int, ...], ...],
+    score_model: str,
+    sensitivity_analyses: bool,
+) -> FindingOutcome:
+    """Finding ``i``'s fits (module level: pickled to the workers of an off-process executor)."""
+    job = jobs[i]
+    sub = None if plan is None else plan.subset(job.rows)
+    ro = fit_finding(
+        job.labels,
+        None,
+        sub,
+        anchor=job.anchor,
+        reader_accuracy=job.accuracy,
+        groups=groups,
+        score_model="spline",
+    )
+    scored = np.flatnonzero(np.isfinite(job.scores).any(axis=1))
+    x = job.scores[scored]
+    joint = fit_finding(
+        job.labels[scored],
+        x,
+        None if plan is None else plan.subset(job.rows[scored]),
+        anchor=None if job.anchor is None else job.anchor[scored],
+        reader_accuracy=job.accuracy,
+        groups=groups,
+        score_model=score_model,
+    )
+    comp, best = _comparators(job, ro)
+    sens = _sensitivity(job, readers, groups, score_model, joint, x, scored) if sensitivity_analyses else []
+    c = job.column_of
+    return FindingOutcome(
+        ro,
+        joint,
+        joint.auc[c],
+        None if joint.distribution is None else joint.distribution[c],
+        scored,
+        [(a, b, auc[c], note) for a, b, auc, note in sens],
+        {k: v[c] for k, v in comp.items()},
+        best,
+    )
