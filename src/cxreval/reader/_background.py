@@ -107,14 +107,15 @@ def export_zip(res: Any, path: Path) -> None:
         zf.writestr("export.json", json.dumps({"study": res.study, **res.to_dict()}, indent=1))
 
 
-def _lowest_priority() -> None:
-    """Put this process behind every other on the CPU: Linux's ``SCHED_IDLE`` (any other process that
-    wakes up, the server answering a reader, takes the CPU from it at once), and a niceness of
-    :data:`JOB_NICENESS` where that policy is missing."""
+def _lowest_priority(pid: int = 0) -> None:
+    """Put the process ``pid`` (0: this one) behind every other on the CPU: Linux's ``SCHED_IDLE`` (any
+    other process that wakes up, the server answering a reader, takes the CPU from it at once), and a
+    niceness of :data:`JOB_NICENESS` more than the server's where that policy is missing."""
     with contextlib.suppress(OSError, AttributeError):
-        os.nice(JOB_NICENESS)
+        nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + JOB_NICENESS)
+        os.setpriority(os.PRIO_PROCESS, pid, max(nice, os.getpriority(os.PRIO_PROCESS, pid)))
     with contextlib.suppress(OSError, AttributeError):
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
 
 
 def _checkpoint(engine: Any) -> None:
@@ -268,6 +269,7 @@ class OrganiserJobs:
                     return
                 job.state, job.started, self._proc = "running", _now(), proc
             proc.start()
+            _lowest_priority(proc.pid)  # before it imports anything: a second of CPU otherwise
             there.close()
             while True:
                 try:

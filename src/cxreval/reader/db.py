@@ -18,6 +18,8 @@ existed gets them on first open).
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -244,13 +246,65 @@ class IntegrityResult:
         return {"ok": self.ok, "problems": list(self.problems), "n_submissions": self.n_submissions}
 
 
+SNAPSHOT_CHUNK_ROWS = 2000
+"""Rows a long read (an export, the integrity check) takes from the database at a time."""
+SERVER_DUTY = 0.5
+"""The most of the time a database server's process may spend on a long read (:func:`paced_chunks`): the
+rest of the time it is idle, and its CPU is the readers'."""
+
+
+def read_snapshot(engine: Any) -> Any:
+    """A connection in one read-only transaction that sees the database as it was when it began (its first
+    read), whatever is committed meanwhile: PostgreSQL's ``REPEATABLE READ READ ONLY``; on SQLite an explicit
+    ``BEGIN`` (Python's sqlite3 begins a transaction only before a write, so each read would otherwise see
+    the database as it is then). Close it with ``rollback()`` and ``close()``."""
+    conn = engine.connect()
+    if engine.dialect.name == "postgresql":
+        conn = conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+    conn.begin()
+    if engine.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN")
+    return conn
+
+
+def paced_chunks(conn: Any, query: Any, *, rows: int = SNAPSHOT_CHUNK_ROWS) -> Iterator[list[Any]]:
+    """The rows of ``query`` on ``conn`` (in a transaction: :func:`read_snapshot`), in lists of at most
+    ``rows``, read through a server-side cursor one chunk at a time.
+
+    On a database server (PostgreSQL, maybe on another machine) the query runs in the server's process for
+    the connection, at the server's priority, whatever the priority of the process asking. So each chunk is
+    a short burst of its work, and before the next one the reader of the chunks waits until that process
+    has been idle at least ``1 / SERVER_DUTY - 1`` times as long as the last chunk took to arrive (the time
+    spent on the chunk meanwhile counts): the server's process serving the read is busy at most
+    :data:`SERVER_DUTY` of the time, and readers' requests get the CPU it leaves. SQLite runs in the reading
+    process itself, at its own priority: no pause."""
+    result = conn.execution_options(stream_results=True, yield_per=rows).execute(query)
+    pause = conn.dialect.name != "sqlite"
+    while True:
+        t0 = time.perf_counter()
+        chunk = result.fetchmany(rows)
+        took = time.perf_counter() - t0
+        if not chunk:
+            return
+        yield chunk
+        if pause:
+            time.sleep(max(0.0, took * (1 / SERVER_DUTY - 1) - (time.perf_counter() - t0 - took)))
+
+
 def check_integrity(engine: Any) -> IntegrityResult:
     """The database's own check (SQLite ``PRAGMA integrity_check``) plus the study's invariants: unique
-    submission ids, every submission's reader and item known, every payload valid JSON."""
+    submission ids, every submission's reader known, every payload valid JSON.
+
+    Read in one read-only snapshot (:func:`read_snapshot`), the log in chunks (:func:`paced_chunks`: by
+    sequence number for the readers and payloads, by id, along its unique index, for duplicated ids, each
+    compared with the one before): the database server does no sort or join of the whole log, and is idle
+    most of the time the check takes."""
     sa = require_sqlalchemy()
     t = tables()
     problems: list[str] = []
-    with engine.connect() as conn:
+    s, r = t["submissions"], t["readers"]
+    conn = read_snapshot(engine)
+    try:
         if engine.dialect.name == "sqlite":
             rows = [r[0] for r in conn.exec_driver_sql("PRAGMA integrity_check").fetchall()]
             if rows != ["ok"]:
@@ -258,23 +312,30 @@ def check_integrity(engine: Any) -> IntegrityResult:
             fk = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
             if fk:
                 problems.append(f"sqlite foreign_key_check: {len(fk)} violation(s)")
-        s = t["submissions"]
-        n = conn.execute(sa.select(sa.func.count()).select_from(s)).scalar_one()
-        n_ids = conn.execute(sa.select(sa.func.count(sa.distinct(s.c.id)))).scalar_one()
-        if n != n_ids:
-            problems.append(f"{n - n_ids} duplicated submission id(s)")
-        r = t["readers"]
-        orphans = conn.execute(
-            sa.select(sa.func.count())
-            .select_from(s.outerjoin(r, s.c.reader_id == r.c.id))
-            .where(r.c.id.is_(None))
-        ).scalar_one()
-        if orphans:
-            problems.append(f"{orphans} submission(s) of unknown readers")
-        for seq, payload in conn.execute(sa.select(s.c.seq, s.c.payload)):
-            try:
-                json.loads(payload)
-            except ValueError:
-                problems.append(f"submission seq {seq}: payload is not JSON")
-                break
+        known = {int(i) for i in conn.execute(sa.select(r.c.id)).scalars()}
+        n = orphans = 0
+        not_json: int | None = None
+        for chunk in paced_chunks(conn, sa.select(s.c.seq, s.c.reader_id, s.c.payload).order_by(s.c.seq)):
+            n += len(chunk)
+            orphans += sum(rid not in known for _seq, rid, _p in chunk)
+            for seq, _rid, payload in chunk if not_json is None else ():
+                try:
+                    json.loads(payload)
+                except ValueError:
+                    not_json = int(seq)
+                    break
+        repeated, last = 0, None
+        for chunk in paced_chunks(conn, sa.select(s.c.id).order_by(s.c.id)):
+            for (sid,) in chunk:
+                repeated += sid == last
+                last = sid
+    finally:
+        conn.rollback()
+        conn.close()
+    if repeated:
+        problems.append(f"{repeated} duplicated submission id(s)")
+    if orphans:
+        problems.append(f"{orphans} submission(s) of unknown readers")
+    if not_json is not None:
+        problems.append(f"submission seq {not_json}: payload is not JSON")
     return IntegrityResult(not problems, tuple(problems), int(n))
