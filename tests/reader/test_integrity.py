@@ -1,7 +1,7 @@
 """The integrity check and the chunked reads of the organiser's long jobs: the check finds each broken
 invariant (a payload that is not JSON, a submission of an unknown reader, a duplicated submission id) on
-both backends; a chunked read returns every row once, in order, in chunks no larger than asked, and pauses
-between chunks on a database server only."""
+both backends; a chunked read returns every row once, in order, in chunks no larger than asked, resting
+between chunks when paced, and a pacer rests in proportion to the work done."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from cxreval.exceptions import InvalidParameterError
 from cxreval.reader import db
 from cxreval.reader.store import ReaderStore
 from cxreval.reader.study import load_study
@@ -64,23 +65,39 @@ def test_the_integrity_check_finds_each_broken_invariant(study_file: Path, db_ur
     store.close()
 
 
-def test_a_chunked_read_returns_every_row_once_and_pauses_on_a_server_only(
+def test_a_chunked_read_returns_every_row_once_and_rests_between_chunks_when_paced(
     study_file: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = _store_with_log(study_file, db_url, 23)
     slept: list[float] = []
     monkeypatch.setattr(db.time, "sleep", slept.append)
     s = store.t["submissions"]
-    conn = db.read_snapshot(store.engine)
-    try:
-        chunks = list(db.paced_chunks(conn, store.sa.select(s.c.seq, s.c.id).order_by(s.c.seq), rows=5))
-    finally:
-        conn.rollback()
-        conn.close()
-    assert [len(c) for c in chunks] == [5, 5, 5, 5, 3]
-    assert [r[1] for c in chunks for r in c] == [f"alice-{k:04d}" for k in range(23)]
-    if store.engine.dialect.name == "postgresql":
-        assert len(slept) == 5 and all(x >= 0 for x in slept)
-    else:
-        assert slept == []
+    query = store.sa.select(s.c.seq, s.c.id).order_by(s.c.seq)
+    got = {}
+    for name, pacer in (("unpaced", None), ("paced", db.Pacer(0.5))):
+        conn = db.read_snapshot(store.engine)
+        try:
+            got[name] = list(db.paced_chunks(conn, query, rows=5, pacer=pacer))
+        finally:
+            conn.rollback()
+            conn.close()
+        if pacer is None:
+            assert slept == []
+    for chunks in got.values():
+        assert [len(c) for c in chunks] == [5, 5, 5, 5, 3]
+        assert [r[1] for c in chunks for r in c] == [f"alice-{k:04d}" for k in range(23)]
+    assert len(slept) == 5 and all(x >= 0 for x in slept)
     store.close()
+
+
+def test_a_pacer_rests_in_proportion_to_the_work_since_its_last_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+    cpu = iter([10.0, 10.3, 10.3, 11.0, 11.0])
+    monkeypatch.setattr(db.time, "process_time", lambda: next(cpu))
+    slept: list[float] = []
+    monkeypatch.setattr(db.time, "sleep", slept.append)
+    pacer = db.Pacer(0.25)  # works a quarter of the time: rests 3 times as long as it worked
+    pacer.rest(0.1)  # 0.3 s of CPU and 0.1 s waiting on the database server
+    pacer.rest()  # 0.7 s of CPU
+    assert slept == pytest.approx([1.2, 2.1])
+    with pytest.raises(InvalidParameterError, match="duty=0"):
+        db.Pacer(0)

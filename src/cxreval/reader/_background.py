@@ -1,7 +1,12 @@
 """The organiser's background jobs of a study server: an export (:func:`cxreval.reader.export.export_tables`
 written as a zip file into the study folder's ``exports/``) or the database's integrity check
 (:func:`cxreval.reader.db.check_integrity`), each run in a process of its own, one job at a time, so that no
-request waits on one and the readers' requests keep their own CPU.
+request waits on one and the readers' requests keep their own CPU: the job's process is at the lowest
+priority from its start (:func:`_lowest_priority`), in a session of its own at the lowest group priority
+(:func:`_own_group`), and it works at most :data:`JOB_DUTY` of the time, counting the database server's
+work for it (:class:`cxreval.reader.db.Pacer`: the export and the check read the log in chunks through a
+server-side cursor, resting between them), so that a database server's process, which no priority of the
+job reaches, is idle at least as long as it works for the job.
 
 A job is ``queued``, then ``running`` (with ``done`` of ``total`` rows read), then ``done`` (an export with
 its ``file``, a check with its ``result``) or ``failed`` (with its ``error``). An export is written under a
@@ -36,6 +41,11 @@ EXPORTS = "exports"
 JOB_NICENESS = 19
 """How much lower than the server's a job process's CPU priority is (``os.nice``): on a busy machine the
 readers' requests are served first."""
+JOB_DUTY = 0.5
+"""The most of the time a job's process and the database server's process serving it work
+(:class:`cxreval.reader.db.Pacer`): they rest the rest of the time, and the CPU is the readers'."""
+_ZIP_PIECE = 1 << 20
+"""Bytes of an export file compressed at a time."""
 _KEPT = 50
 """Finished jobs remembered (the oldest forgotten first; their files stay in the exports folder)."""
 
@@ -96,14 +106,20 @@ class _PipeProgress:
         self.conn.send(("progress", self.total, self.total))
 
 
-def export_zip(res: Any, path: Path) -> None:
+def export_zip(res: Any, path: Path, pacer: Any = None) -> None:
     """Write the export ``res`` (:class:`~cxreval.reader.export.StudyExport`) as a zip file at ``path``: its
-    files and ``export.json`` (the study and the counts)."""
+    files and ``export.json`` (the study and the counts); compressed a megabyte at a time, resting between
+    them when a ``pacer`` (:class:`~cxreval.reader.db.Pacer`) is given."""
     import zipfile
 
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name, text in res.texts.items():
-            zf.writestr(name, text.encode("utf-8"))
+            data = text.encode("utf-8")
+            with zf.open(name, "w", force_zip64=len(data) > 2**31) as fh:
+                for start in range(0, len(data), _ZIP_PIECE):
+                    fh.write(data[start : start + _ZIP_PIECE])
+                    if pacer is not None:
+                        pacer.rest()
         zf.writestr("export.json", json.dumps({"study": res.study, **res.to_dict()}, indent=1))
 
 
@@ -118,6 +134,17 @@ def _lowest_priority(pid: int = 0) -> None:
         os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
 
 
+def _own_group() -> None:
+    """Leave the server's session for one of this process's own, at the lowest group priority. Linux
+    shares the CPU between sessions first (autogroups) and ranks a process's policy and niceness only
+    within its session: a ``SCHED_IDLE`` job in the server's session still takes a session's share from
+    the database server's processes (PostgreSQL's, in a session of their own) that answer the readers."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setsid()
+    with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as fh:
+        fh.write(str(JOB_NICENESS))
+
+
 def _checkpoint(engine: Any) -> None:
     """SQLite: copy the write-ahead log into the database file now, in the job's process, without waiting
     for anyone (``wal_checkpoint(PASSIVE)``). While the job's snapshot was open the log could only grow; the
@@ -130,11 +157,15 @@ def _checkpoint(engine: Any) -> None:
 def _run(kind: str, url: str, out: str, conn: Any) -> None:
     """A job's process: open the study at ``url``, run the job, send ``("done", result)`` or ``("failed",
     message)``."""
+    _own_group()
     _lowest_priority()
     try:
+        from .db import Pacer
         from .store import ReaderStore
 
+        pacer = Pacer(JOB_DUTY)
         store = ReaderStore.open(url)
+        store.pacer = pacer
         try:
             if kind == "integrity":
                 res: Any = store.check_integrity()
@@ -149,7 +180,7 @@ def _run(kind: str, url: str, out: str, conn: Any) -> None:
             conn.send(("done", res.to_dict()))
             return
         with atomic_file(out) as tmp:
-            export_zip(res, tmp)
+            export_zip(res, tmp, pacer)
         conn.send(("done", res.to_dict()))
     except Exception as exc:  # reported to the organiser, whatever it is
         conn.send(("failed", f"{type(exc).__name__}: {exc}"))

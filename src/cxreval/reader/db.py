@@ -248,9 +248,32 @@ class IntegrityResult:
 
 SNAPSHOT_CHUNK_ROWS = 2000
 """Rows a long read (an export, the integrity check) takes from the database at a time."""
-SERVER_DUTY = 0.5
-"""The most of the time a database server's process may spend on a long read (:func:`paced_chunks`): the
-rest of the time it is idle, and its CPU is the readers'."""
+
+
+class Pacer:
+    """Keeps a long job's work to at most ``duty`` of the time: :meth:`rest`, called between two pieces of
+    the work, sleeps ``1 / duty - 1`` times the work done since the last rest, that is the CPU time this
+    process used plus the seconds it waited on the database server (the server's process working for it,
+    on this machine or another). A priority cannot do that: it does not reach a database server's process,
+    nor CPU shared beyond the scheduler that reads it. ``duty`` 1 (the default): no pause.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``duty`` is not in (0, 1].
+    """
+
+    def __init__(self, duty: float = 1.0) -> None:
+        if not 0 < duty <= 1:
+            raise InvalidParameterError(f"duty={duty!r}: expected a fraction of the time in (0, 1].")
+        self.duty = float(duty)
+        self._cpu = time.process_time()
+
+    def rest(self, waited: float = 0.0) -> None:
+        """Sleep in proportion to the CPU time used since the last rest plus ``waited`` seconds."""
+        if self.duty < 1:
+            time.sleep((time.process_time() - self._cpu + waited) * (1 / self.duty - 1))
+        self._cpu = time.process_time()
 
 
 def read_snapshot(engine: Any) -> Any:
@@ -267,19 +290,16 @@ def read_snapshot(engine: Any) -> Any:
     return conn
 
 
-def paced_chunks(conn: Any, query: Any, *, rows: int = SNAPSHOT_CHUNK_ROWS) -> Iterator[list[Any]]:
+def paced_chunks(
+    conn: Any, query: Any, *, rows: int = SNAPSHOT_CHUNK_ROWS, pacer: Pacer | None = None
+) -> Iterator[list[Any]]:
     """The rows of ``query`` on ``conn`` (in a transaction: :func:`read_snapshot`), in lists of at most
-    ``rows``, read through a server-side cursor one chunk at a time.
-
-    On a database server (PostgreSQL, maybe on another machine) the query runs in the server's process for
-    the connection, at the server's priority, whatever the priority of the process asking. So each chunk is
-    a short burst of its work, and before the next one the reader of the chunks waits until that process
-    has been idle at least ``1 / SERVER_DUTY - 1`` times as long as the last chunk took to arrive (the time
-    spent on the chunk meanwhile counts): the server's process serving the read is busy at most
-    :data:`SERVER_DUTY` of the time, and readers' requests get the CPU it leaves. SQLite runs in the reading
-    process itself, at its own priority: no pause."""
+    ``rows``, read through a server-side cursor one chunk at a time; with a ``pacer``, it rests
+    (:meth:`Pacer.rest`) before taking the next chunk, counting the time the last one took to arrive as
+    the database server's work (PostgreSQL: its process for the connection, at the server's priority
+    whatever the asking process's; SQLite works in this process, counted as its CPU time)."""
     result = conn.execution_options(stream_results=True, yield_per=rows).execute(query)
-    pause = conn.dialect.name != "sqlite"
+    server = conn.dialect.name != "sqlite"
     while True:
         t0 = time.perf_counter()
         chunk = result.fetchmany(rows)
@@ -287,18 +307,18 @@ def paced_chunks(conn: Any, query: Any, *, rows: int = SNAPSHOT_CHUNK_ROWS) -> I
         if not chunk:
             return
         yield chunk
-        if pause:
-            time.sleep(max(0.0, took * (1 / SERVER_DUTY - 1) - (time.perf_counter() - t0 - took)))
+        if pacer is not None:
+            pacer.rest(took if server else 0.0)
 
 
-def check_integrity(engine: Any) -> IntegrityResult:
+def check_integrity(engine: Any, *, pacer: Pacer | None = None) -> IntegrityResult:
     """The database's own check (SQLite ``PRAGMA integrity_check``) plus the study's invariants: unique
     submission ids, every submission's reader known, every payload valid JSON.
 
-    Read in one read-only snapshot (:func:`read_snapshot`), the log in chunks (:func:`paced_chunks`: by
-    sequence number for the readers and payloads, by id, along its unique index, for duplicated ids, each
-    compared with the one before): the database server does no sort or join of the whole log, and is idle
-    most of the time the check takes."""
+    Read in one read-only snapshot (:func:`read_snapshot`), the log in chunks (:func:`paced_chunks`, paced
+    by ``pacer``: by sequence number for the readers and payloads, by id along its unique index for
+    duplicated ids, each compared with the one before): the database server sorts and joins nothing of the
+    whole log."""
     sa = require_sqlalchemy()
     t = tables()
     problems: list[str] = []
@@ -315,7 +335,9 @@ def check_integrity(engine: Any) -> IntegrityResult:
         known = {int(i) for i in conn.execute(sa.select(r.c.id)).scalars()}
         n = orphans = 0
         not_json: int | None = None
-        for chunk in paced_chunks(conn, sa.select(s.c.seq, s.c.reader_id, s.c.payload).order_by(s.c.seq)):
+        for chunk in paced_chunks(
+            conn, sa.select(s.c.seq, s.c.reader_id, s.c.payload).order_by(s.c.seq), pacer=pacer
+        ):
             n += len(chunk)
             orphans += sum(rid not in known for _seq, rid, _p in chunk)
             for seq, _rid, payload in chunk if not_json is None else ():
@@ -325,7 +347,7 @@ def check_integrity(engine: Any) -> IntegrityResult:
                     not_json = int(seq)
                     break
         repeated, last = 0, None
-        for chunk in paced_chunks(conn, sa.select(s.c.id).order_by(s.c.id)):
+        for chunk in paced_chunks(conn, sa.select(s.c.id).order_by(s.c.id), pacer=pacer):
             for (sid,) in chunk:
                 repeated += sid == last
                 last = sid

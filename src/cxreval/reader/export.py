@@ -235,7 +235,7 @@ def _payloads(
     q = sa.select(lt.c.item, lt.c.payload).where(lt.c.reader_id == reader_id, lt.c.task == task)
     if section is not None:
         q = q.where(lt.c.item.startswith(section + ":", autoescape=True))
-    rows = [tuple(r) for chunk in paced_chunks(conn, q) for r in chunk]
+    rows = [tuple(r) for chunk in paced_chunks(conn, q, pacer=store.pacer) for r in chunk]
     rows.sort(key=lambda r: r[0])
     for item, payload in rows:
         yield item, json.loads(payload)
@@ -448,7 +448,7 @@ def _audit(conn: Any, store: ReaderStore, table: Any, advance: Any) -> int:
         "audit.csv",
         ("seq", "submission_id", "reader", "role", "task", "item", "payload", "client_time", "server_time"),
     )
-    for chunk in paced_chunks(conn, store._log_query()):
+    for chunk in paced_chunks(conn, store._log_query(), pacer=store.pacer):
         for row in chunk:
             audit.row((*row[:6], safe_json(row[6]), *row[7:]))
         advance(len(chunk))
