@@ -2,7 +2,7 @@
 written as a zip file into the study folder's ``exports/``) or the database's integrity check
 (:func:`cxreval.reader.db.check_integrity`), each run in a process of its own, one job at a time, so that no
 request waits on one and the readers' requests keep their own CPU: the job's process is at the lowest
-priority from its start (:func:`_lowest_priority`), in a session of its own at the lowest group priority
+priority from its start (:func:`_lowest_priority`), in a session of its own at a low group priority
 (:func:`_own_group`), and it works at most :data:`JOB_DUTY` of the time, counting the database server's
 work for it (:class:`cxreval.reader.db.Pacer`: the export and the check read the log in chunks through a
 server-side cursor, resting between them), so that a database server's process, which no priority of the
@@ -41,6 +41,10 @@ EXPORTS = "exports"
 JOB_NICENESS = 19
 """How much lower than the server's a job process's CPU priority is (``os.nice``): on a busy machine the
 readers' requests are served first."""
+JOB_GROUP_NICENESS = 10
+"""The niceness of a job's own session (Linux's autogroup, :func:`_own_group`): its weight is a tenth of
+another session's, so the readers' processes come first, yet a job is not starved on a machine busy with
+other work."""
 JOB_DUTY = 0.5
 """The most of the time a job's process and the database server's process serving it work
 (:class:`cxreval.reader.db.Pacer`): they rest the rest of the time, and the CPU is the readers'."""
@@ -135,14 +139,15 @@ def _lowest_priority(pid: int = 0) -> None:
 
 
 def _own_group() -> None:
-    """Leave the server's session for one of this process's own, at the lowest group priority. Linux
+    """Leave the server's session for one of this process's own, at a low group priority. Linux
     shares the CPU between sessions first (autogroups) and ranks a process's policy and niceness only
     within its session: a ``SCHED_IDLE`` job in the server's session still takes a session's share from
-    the database server's processes (PostgreSQL's, in a session of their own) that answer the readers."""
+    the database server's processes (PostgreSQL's, in a session of their own) that answer the readers.
+    Its own session's niceness is :data:`JOB_GROUP_NICENESS`."""
     with contextlib.suppress(OSError, AttributeError):
         os.setsid()
     with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as fh:
-        fh.write(str(JOB_NICENESS))
+        fh.write(str(JOB_GROUP_NICENESS))
 
 
 def _checkpoint(engine: Any) -> None:
