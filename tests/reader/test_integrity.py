@@ -1,7 +1,7 @@
 """The integrity check and the chunked reads of the organiser's long jobs: the check finds each broken
 invariant (a payload that is not JSON, a submission of an unknown reader, a duplicated submission id) on
 both backends; a chunked read returns every row once, in order, in chunks no larger than asked, resting
-between chunks when paced, and a pacer rests in proportion to the work done."""
+between chunks on a database server when paced, and a pacer rests in proportion to the server's work."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def test_the_integrity_check_finds_each_broken_invariant(study_file: Path, db_ur
     store.close()
 
 
-def test_a_chunked_read_returns_every_row_once_and_rests_between_chunks_when_paced(
+def test_a_chunked_read_returns_every_row_once_and_rests_on_a_server_when_paced(
     study_file: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = _store_with_log(study_file, db_url, 23)
@@ -86,18 +86,18 @@ def test_a_chunked_read_returns_every_row_once_and_rests_between_chunks_when_pac
     for chunks in got.values():
         assert [len(c) for c in chunks] == [5, 5, 5, 5, 3]
         assert [r[1] for c in chunks for r in c] == [f"alice-{k:04d}" for k in range(23)]
-    assert len(slept) == 5 and all(x >= 0 for x in slept)
+    if store.engine.dialect.name == "postgresql":  # the server's process rests after each chunk
+        assert len(slept) == 5 and all(x > 0 for x in slept)
+    else:  # SQLite reads in this process, at its priority
+        assert slept == []
     store.close()
 
 
-def test_a_pacer_rests_in_proportion_to_the_work_since_its_last_rest(monkeypatch: pytest.MonkeyPatch) -> None:
-    cpu = iter([10.0, 10.3, 10.3, 11.0, 11.0])
-    monkeypatch.setattr(db.time, "process_time", lambda: next(cpu))
+def test_a_pacer_rests_in_proportion_to_the_servers_work(monkeypatch: pytest.MonkeyPatch) -> None:
     slept: list[float] = []
     monkeypatch.setattr(db.time, "sleep", slept.append)
-    pacer = db.Pacer(0.25)  # works a quarter of the time: rests 3 times as long as it worked
-    pacer.rest(0.1)  # 0.3 s of CPU and 0.1 s waiting on the database server
-    pacer.rest()  # 0.7 s of CPU
-    assert slept == pytest.approx([1.2, 2.1])
+    db.Pacer(0.25).rest(0.4)  # a quarter of the time: rests 3 times as long as the server worked
+    db.Pacer(1.0).rest(0.4)  # all the time: no rest
+    assert slept == pytest.approx([1.2])
     with pytest.raises(InvalidParameterError, match="duty=0"):
         db.Pacer(0)

@@ -3,10 +3,10 @@ written as a zip file into the study folder's ``exports/``) or the database's in
 (:func:`cxreval.reader.db.check_integrity`), each run in a process of its own, one job at a time, so that no
 request waits on one and the readers' requests keep their own CPU: the job's process is at the lowest
 priority from its start (:func:`_lowest_priority`), in a session of its own at a low group priority
-(:func:`_own_group`), and it works at most :data:`JOB_DUTY` of the time, counting the database server's
-work for it (:class:`cxreval.reader.db.Pacer`: the export and the check read the log in chunks through a
-server-side cursor, resting between them), so that a database server's process, which no priority of the
-job reaches, is idle at least as long as it works for the job.
+(:func:`_own_group`); the database server's process serving it, which no priority of the job reaches (on
+PostgreSQL, on this machine or another), works at most :data:`JOB_DUTY` of the time
+(:class:`cxreval.reader.db.Pacer`: the export and the check read the log in chunks through a server-side
+cursor, resting between them as long as the last chunk took).
 
 A job is ``queued``, then ``running`` (with ``done`` of ``total`` rows read), then ``done`` (an export with
 its ``file``, a check with its ``result``) or ``failed`` (with its ``error``). An export is written under a
@@ -46,10 +46,8 @@ JOB_GROUP_NICENESS = 10
 another session's, so the readers' processes come first, yet a job is not starved on a machine busy with
 other work."""
 JOB_DUTY = 0.5
-"""The most of the time a job's process and the database server's process serving it work
-(:class:`cxreval.reader.db.Pacer`): they rest the rest of the time, and the CPU is the readers'."""
-_ZIP_PIECE = 1 << 20
-"""Bytes of an export file compressed at a time."""
+"""The most of the time a database server's process works for a job (:class:`cxreval.reader.db.Pacer`): it
+is idle the rest of the time, and its CPU is the readers'."""
 _KEPT = 50
 """Finished jobs remembered (the oldest forgotten first; their files stay in the exports folder)."""
 
@@ -110,20 +108,14 @@ class _PipeProgress:
         self.conn.send(("progress", self.total, self.total))
 
 
-def export_zip(res: Any, path: Path, pacer: Any = None) -> None:
+def export_zip(res: Any, path: Path) -> None:
     """Write the export ``res`` (:class:`~cxreval.reader.export.StudyExport`) as a zip file at ``path``: its
-    files and ``export.json`` (the study and the counts); compressed a megabyte at a time, resting between
-    them when a ``pacer`` (:class:`~cxreval.reader.db.Pacer`) is given."""
+    files and ``export.json`` (the study and the counts)."""
     import zipfile
 
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name, text in res.texts.items():
-            data = text.encode("utf-8")
-            with zf.open(name, "w", force_zip64=len(data) > 2**31) as fh:
-                for start in range(0, len(data), _ZIP_PIECE):
-                    fh.write(data[start : start + _ZIP_PIECE])
-                    if pacer is not None:
-                        pacer.rest()
+            zf.writestr(name, text.encode("utf-8"))
         zf.writestr("export.json", json.dumps({"study": res.study, **res.to_dict()}, indent=1))
 
 
@@ -168,9 +160,8 @@ def _run(kind: str, url: str, out: str, conn: Any) -> None:
         from .db import Pacer
         from .store import ReaderStore
 
-        pacer = Pacer(JOB_DUTY)
         store = ReaderStore.open(url)
-        store.pacer = pacer
+        store.pacer = Pacer(JOB_DUTY)
         try:
             if kind == "integrity":
                 res: Any = store.check_integrity()
@@ -185,7 +176,7 @@ def _run(kind: str, url: str, out: str, conn: Any) -> None:
             conn.send(("done", res.to_dict()))
             return
         with atomic_file(out) as tmp:
-            export_zip(res, tmp, pacer)
+            export_zip(res, tmp)
         conn.send(("done", res.to_dict()))
     except Exception as exc:  # reported to the organiser, whatever it is
         conn.send(("failed", f"{type(exc).__name__}: {exc}"))

@@ -251,11 +251,10 @@ SNAPSHOT_CHUNK_ROWS = 2000
 
 
 class Pacer:
-    """Keeps a long job's work to at most ``duty`` of the time: :meth:`rest`, called between two pieces of
-    the work, sleeps ``1 / duty - 1`` times the work done since the last rest, that is the CPU time this
-    process used plus the seconds it waited on the database server (the server's process working for it,
-    on this machine or another). A priority cannot do that: it does not reach a database server's process,
-    nor CPU shared beyond the scheduler that reads it. ``duty`` 1 (the default): no pause.
+    """Keeps the database server's work for a long read to at most ``duty`` of the time: :meth:`rest`,
+    called after each chunk, sleeps ``1 / duty - 1`` times the seconds the chunk took to arrive (the
+    server's process working for it, on this machine or another, at the server's priority: no priority of
+    the reading process reaches it). ``duty`` 1 (the default): no pause.
 
     Raises
     ------
@@ -267,13 +266,11 @@ class Pacer:
         if not 0 < duty <= 1:
             raise InvalidParameterError(f"duty={duty!r}: expected a fraction of the time in (0, 1].")
         self.duty = float(duty)
-        self._cpu = time.process_time()
 
-    def rest(self, waited: float = 0.0) -> None:
-        """Sleep in proportion to the CPU time used since the last rest plus ``waited`` seconds."""
+    def rest(self, waited: float) -> None:
+        """Sleep ``1 / duty - 1`` times ``waited`` seconds (the server's work on the last chunk)."""
         if self.duty < 1:
-            time.sleep((time.process_time() - self._cpu + waited) * (1 / self.duty - 1))
-        self._cpu = time.process_time()
+            time.sleep(waited * (1 / self.duty - 1))
 
 
 def read_snapshot(engine: Any) -> Any:
@@ -294,10 +291,10 @@ def paced_chunks(
     conn: Any, query: Any, *, rows: int = SNAPSHOT_CHUNK_ROWS, pacer: Pacer | None = None
 ) -> Iterator[list[Any]]:
     """The rows of ``query`` on ``conn`` (in a transaction: :func:`read_snapshot`), in lists of at most
-    ``rows``, read through a server-side cursor one chunk at a time; with a ``pacer``, it rests
-    (:meth:`Pacer.rest`) before taking the next chunk, counting the time the last one took to arrive as
-    the database server's work (PostgreSQL: its process for the connection, at the server's priority
-    whatever the asking process's; SQLite works in this process, counted as its CPU time)."""
+    ``rows``, read through a server-side cursor one chunk at a time. With a ``pacer``, on a database server
+    (PostgreSQL) it rests (:meth:`Pacer.rest`) before asking for the next chunk: the server's process
+    serving the read works in short bursts, idle between them. SQLite works in the reading process itself,
+    at that process's priority: no rest."""
     result = conn.execution_options(stream_results=True, yield_per=rows).execute(query)
     server = conn.dialect.name != "sqlite"
     while True:
@@ -307,8 +304,8 @@ def paced_chunks(
         if not chunk:
             return
         yield chunk
-        if pacer is not None:
-            pacer.rest(took if server else 0.0)
+        if pacer is not None and server:
+            pacer.rest(took)
 
 
 def check_integrity(engine: Any, *, pacer: Pacer | None = None) -> IntegrityResult:

@@ -163,8 +163,8 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks, QueueReads):
         self._flags: dict[tuple[int, str], tuple[dict[str, int], bytearray]] = {}
         self.clock: Callable[[], _dt.datetime] = utc_now
         self.pacer = Pacer()
-        """Paces the long reads (export, integrity check): none by default; the organiser's background jobs
-        rest half the time (:mod:`cxreval.reader._background`)."""
+        """Paces the database server's work for the long reads (export, integrity check): not by default;
+        the organiser's background jobs keep it to half the time (:mod:`cxreval.reader._background`)."""
 
     def stamp(self) -> str:
         """The clock's time as a stored server time (UTC, ISO 8601 with microseconds)."""
