@@ -2,8 +2,8 @@
 written as a zip file into the study folder's ``exports/``) or the database's integrity check
 (:func:`cxreval.reader.db.check_integrity`), each run in a process of its own, one job at a time, so that no
 request waits on one and the readers' requests keep their own CPU: the job's process is at the lowest
-priority from its start (:func:`_lowest_priority`), in a session of its own at a low group priority
-(:func:`_own_group`); the database server's process serving it, which no priority of the job reaches (on
+priority from its start (:func:`_lowest_priority`), with a database server in a session of its own at a
+low group priority (:func:`_own_group`); the database server's process serving it, which no priority of the job reaches (on
 PostgreSQL, on this machine or another), works at most :data:`JOB_DUTY` of the time
 (:class:`cxreval.reader.db.Pacer`: the export and the check read the log in chunks through a server-side
 cursor, resting between them as long as the last chunk took).
@@ -135,7 +135,9 @@ def _own_group() -> None:
     shares the CPU between sessions first (autogroups) and ranks a process's policy and niceness only
     within its session: a ``SCHED_IDLE`` job in the server's session still takes a session's share from
     the database server's processes (PostgreSQL's, in a session of their own) that answer the readers.
-    Its own session's niceness is :data:`JOB_GROUP_NICENESS`."""
+    Its own session's niceness is :data:`JOB_GROUP_NICENESS`. Not with SQLite: the readers' queries run in
+    the server's process, ranked above the job in their session, and a job slowed further would only hold
+    its snapshot longer, making each reader's commit copy a longer write-ahead log."""
     with contextlib.suppress(OSError, AttributeError):
         os.setsid()
     with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as fh:
@@ -154,7 +156,8 @@ def _checkpoint(engine: Any) -> None:
 def _run(kind: str, url: str, out: str, conn: Any) -> None:
     """A job's process: open the study at ``url``, run the job, send ``("done", result)`` or ``("failed",
     message)``."""
-    _own_group()
+    if url.split(":", 1)[0].split("+", 1)[0] != "sqlite":  # SQLite answers the readers in the server
+        _own_group()
     _lowest_priority()
     try:
         from .db import Pacer
