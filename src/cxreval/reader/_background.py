@@ -2,11 +2,11 @@
 written as a zip file into the study folder's ``exports/``) or the database's integrity check
 (:func:`cxreval.reader.db.check_integrity`), each run in a process of its own, one job at a time, so that no
 request waits on one and the readers' requests keep their own CPU: the job's process is at the lowest
-priority from its start (:func:`_lowest_priority`), with a database server in a session of its own at a
-low group priority (:func:`_own_group`); the database server's process serving it, which no priority of the job reaches (on
-PostgreSQL, on this machine or another), works at most :data:`JOB_DUTY` of the time
+priority from its start (:func:`_lowest_priority`), with a database server in a session of its own at a low
+group priority (:func:`_own_group`); the database server's process serving it, which no priority of the job
+reaches (PostgreSQL's, on this machine or another), works at most :data:`JOB_DUTY` of the time
 (:class:`cxreval.reader.db.Pacer`: the export and the check read the log in chunks through a server-side
-cursor, resting between them as long as the last chunk took).
+cursor, resting after each as long as it took).
 
 A job is ``queued``, then ``running`` (with ``done`` of ``total`` rows read), then ``done`` (an export with
 its ``file``, a check with its ``result``) or ``failed`` (with its ``error``). An export is written under a
