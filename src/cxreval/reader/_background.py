@@ -299,7 +299,8 @@ class OrganiserJobs:
                     return
                 job.state, job.started, self._proc = "running", _now(), proc
             proc.start()
-            _lowest_priority(proc.pid)  # before it imports anything: a second of CPU otherwise
+            if proc.pid is not None:  # before it imports anything: a second of CPU otherwise
+                _lowest_priority(proc.pid)
             there.close()
             while True:
                 try:
