@@ -1,7 +1,12 @@
 """The organiser's background jobs of a study server: an export (:func:`cxreval.reader.export.export_tables`
 written as a zip file into the study folder's ``exports/``) or the database's integrity check
 (:func:`cxreval.reader.db.check_integrity`), each run in a process of its own, one job at a time, so that no
-request waits on one and the readers' requests keep their own CPU.
+request waits on one and the readers' requests keep their own CPU: the job's process is at the lowest
+priority from its start (:func:`_lowest_priority`), with a database server in a session of its own at a low
+group priority (:func:`_own_group`); the database server's process serving it, which no priority of the job
+reaches (PostgreSQL's, on this machine or another), works at most :data:`JOB_DUTY` of the time
+(:class:`cxreval.reader.db.Pacer`: the export and the check read the log in chunks through a server-side
+cursor, resting after each as long as it took).
 
 A job is ``queued``, then ``running`` (with ``done`` of ``total`` rows read), then ``done`` (an export with
 its ``file``, a check with its ``result``) or ``failed`` (with its ``error``). An export is written under a
@@ -36,6 +41,13 @@ EXPORTS = "exports"
 JOB_NICENESS = 19
 """How much lower than the server's a job process's CPU priority is (``os.nice``): on a busy machine the
 readers' requests are served first."""
+JOB_GROUP_NICENESS = 10
+"""The niceness of a job's own session (Linux's autogroup, :func:`_own_group`): its weight is a tenth of
+another session's, so the readers' processes come first, yet a job is not starved on a machine busy with
+other work."""
+JOB_DUTY = 0.5
+"""The most of the time a database server's process works for a job (:class:`cxreval.reader.db.Pacer`): it
+is idle the rest of the time, and its CPU is the readers'."""
 _KEPT = 50
 """Finished jobs remembered (the oldest forgotten first; their files stay in the exports folder)."""
 
@@ -107,14 +119,29 @@ def export_zip(res: Any, path: Path) -> None:
         zf.writestr("export.json", json.dumps({"study": res.study, **res.to_dict()}, indent=1))
 
 
-def _lowest_priority() -> None:
-    """Put this process behind every other on the CPU: Linux's ``SCHED_IDLE`` (any other process that
-    wakes up, the server answering a reader, takes the CPU from it at once), and a niceness of
-    :data:`JOB_NICENESS` where that policy is missing."""
+def _lowest_priority(pid: int = 0) -> None:
+    """Put the process ``pid`` (0: this one) behind every other on the CPU: Linux's ``SCHED_IDLE`` (any
+    other process that wakes up, the server answering a reader, takes the CPU from it at once), and a
+    niceness of :data:`JOB_NICENESS` more than the server's where that policy is missing."""
     with contextlib.suppress(OSError, AttributeError):
-        os.nice(JOB_NICENESS)
+        nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + JOB_NICENESS)
+        os.setpriority(os.PRIO_PROCESS, pid, max(nice, os.getpriority(os.PRIO_PROCESS, pid)))
     with contextlib.suppress(OSError, AttributeError):
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
+
+
+def _own_group() -> None:
+    """Leave the server's session for one of this process's own, at a low group priority. Linux
+    shares the CPU between sessions first (autogroups) and ranks a process's policy and niceness only
+    within its session: a ``SCHED_IDLE`` job in the server's session still takes a session's share from
+    the database server's processes (PostgreSQL's, in a session of their own) that answer the readers.
+    Its own session's niceness is :data:`JOB_GROUP_NICENESS`. Not with SQLite: the readers' queries run in
+    the server's process, ranked above the job in their session, and a job slowed further would only hold
+    its snapshot longer, making each reader's commit copy a longer write-ahead log."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setsid()
+    with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as fh:
+        fh.write(str(JOB_GROUP_NICENESS))
 
 
 def _checkpoint(engine: Any) -> None:
@@ -129,11 +156,15 @@ def _checkpoint(engine: Any) -> None:
 def _run(kind: str, url: str, out: str, conn: Any) -> None:
     """A job's process: open the study at ``url``, run the job, send ``("done", result)`` or ``("failed",
     message)``."""
+    if url.split(":", 1)[0].split("+", 1)[0] != "sqlite":  # SQLite answers the readers in the server
+        _own_group()
     _lowest_priority()
     try:
+        from .db import Pacer
         from .store import ReaderStore
 
         store = ReaderStore.open(url)
+        store.pacer = Pacer(JOB_DUTY)
         try:
             if kind == "integrity":
                 res: Any = store.check_integrity()
@@ -268,6 +299,8 @@ class OrganiserJobs:
                     return
                 job.state, job.started, self._proc = "running", _now(), proc
             proc.start()
+            if proc.pid is not None:  # before it imports anything: a second of CPU otherwise
+                _lowest_priority(proc.pid)
             there.close()
             while True:
                 try:

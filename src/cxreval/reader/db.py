@@ -18,6 +18,8 @@ existed gets them on first open).
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -244,13 +246,82 @@ class IntegrityResult:
         return {"ok": self.ok, "problems": list(self.problems), "n_submissions": self.n_submissions}
 
 
-def check_integrity(engine: Any) -> IntegrityResult:
+SNAPSHOT_CHUNK_ROWS = 2000
+"""Rows a long read (an export, the integrity check) takes from the database at a time."""
+
+
+class Pacer:
+    """Keeps the database server's work for a long read to at most ``duty`` of the time: :meth:`rest`,
+    called after each chunk, sleeps ``1 / duty - 1`` times the seconds the chunk took to arrive (the
+    server's process working for it, on this machine or another, at the server's priority: no priority of
+    the reading process reaches it). ``duty`` 1 (the default): no pause.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``duty`` is not in (0, 1].
+    """
+
+    def __init__(self, duty: float = 1.0) -> None:
+        if not 0 < duty <= 1:
+            raise InvalidParameterError(f"duty={duty!r}: expected a fraction of the time in (0, 1].")
+        self.duty = float(duty)
+
+    def rest(self, waited: float) -> None:
+        """Sleep ``1 / duty - 1`` times ``waited`` seconds (the server's work on the last chunk)."""
+        if self.duty < 1:
+            time.sleep(waited * (1 / self.duty - 1))
+
+
+def read_snapshot(engine: Any) -> Any:
+    """A connection in one read-only transaction that sees the database as it was when it began (its first
+    read), whatever is committed meanwhile: PostgreSQL's ``REPEATABLE READ READ ONLY``; on SQLite an explicit
+    ``BEGIN`` (Python's sqlite3 begins a transaction only before a write, so each read would otherwise see
+    the database as it is then). Close it with ``rollback()`` and ``close()``."""
+    conn = engine.connect()
+    if engine.dialect.name == "postgresql":
+        conn = conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+    conn.begin()
+    if engine.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN")
+    return conn
+
+
+def paced_chunks(
+    conn: Any, query: Any, *, rows: int = SNAPSHOT_CHUNK_ROWS, pacer: Pacer | None = None
+) -> Iterator[list[Any]]:
+    """The rows of ``query`` on ``conn`` (in a transaction: :func:`read_snapshot`), in lists of at most
+    ``rows``, read through a server-side cursor one chunk at a time. With a ``pacer``, on a database server
+    (PostgreSQL) it rests (:meth:`Pacer.rest`) before asking for the next chunk: the server's process
+    serving the read works in short bursts, idle between them. SQLite works in the reading process itself,
+    at that process's priority: no rest."""
+    result = conn.execution_options(stream_results=True, yield_per=rows).execute(query)
+    server = conn.dialect.name != "sqlite"
+    while True:
+        t0 = time.perf_counter()
+        chunk = result.fetchmany(rows)
+        took = time.perf_counter() - t0
+        if not chunk:
+            return
+        yield chunk
+        if pacer is not None and server:
+            pacer.rest(took)
+
+
+def check_integrity(engine: Any, *, pacer: Pacer | None = None) -> IntegrityResult:
     """The database's own check (SQLite ``PRAGMA integrity_check``) plus the study's invariants: unique
-    submission ids, every submission's reader and item known, every payload valid JSON."""
+    submission ids, every submission's reader known, every payload valid JSON.
+
+    Read in one read-only snapshot (:func:`read_snapshot`), the log in chunks (:func:`paced_chunks`, paced
+    by ``pacer``: by sequence number for the readers and payloads, by id along its unique index for
+    duplicated ids, each compared with the one before): the database server sorts and joins nothing of the
+    whole log."""
     sa = require_sqlalchemy()
     t = tables()
     problems: list[str] = []
-    with engine.connect() as conn:
+    s, r = t["submissions"], t["readers"]
+    conn = read_snapshot(engine)
+    try:
         if engine.dialect.name == "sqlite":
             rows = [r[0] for r in conn.exec_driver_sql("PRAGMA integrity_check").fetchall()]
             if rows != ["ok"]:
@@ -258,23 +329,32 @@ def check_integrity(engine: Any) -> IntegrityResult:
             fk = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
             if fk:
                 problems.append(f"sqlite foreign_key_check: {len(fk)} violation(s)")
-        s = t["submissions"]
-        n = conn.execute(sa.select(sa.func.count()).select_from(s)).scalar_one()
-        n_ids = conn.execute(sa.select(sa.func.count(sa.distinct(s.c.id)))).scalar_one()
-        if n != n_ids:
-            problems.append(f"{n - n_ids} duplicated submission id(s)")
-        r = t["readers"]
-        orphans = conn.execute(
-            sa.select(sa.func.count())
-            .select_from(s.outerjoin(r, s.c.reader_id == r.c.id))
-            .where(r.c.id.is_(None))
-        ).scalar_one()
-        if orphans:
-            problems.append(f"{orphans} submission(s) of unknown readers")
-        for seq, payload in conn.execute(sa.select(s.c.seq, s.c.payload)):
-            try:
-                json.loads(payload)
-            except ValueError:
-                problems.append(f"submission seq {seq}: payload is not JSON")
-                break
+        known = {int(i) for i in conn.execute(sa.select(r.c.id)).scalars()}
+        n = orphans = 0
+        not_json: int | None = None
+        for chunk in paced_chunks(
+            conn, sa.select(s.c.seq, s.c.reader_id, s.c.payload).order_by(s.c.seq), pacer=pacer
+        ):
+            n += len(chunk)
+            orphans += sum(rid not in known for _seq, rid, _p in chunk)
+            for seq, _rid, payload in chunk if not_json is None else ():
+                try:
+                    json.loads(payload)
+                except ValueError:
+                    not_json = int(seq)
+                    break
+        repeated, last = 0, None
+        for chunk in paced_chunks(conn, sa.select(s.c.id).order_by(s.c.id), pacer=pacer):
+            for (sid,) in chunk:
+                repeated += sid == last
+                last = sid
+    finally:
+        conn.rollback()
+        conn.close()
+    if repeated:
+        problems.append(f"{repeated} duplicated submission id(s)")
+    if orphans:
+        problems.append(f"{orphans} submission(s) of unknown readers")
+    if not_json is not None:
+        problems.append(f"submission seq {not_json}: payload is not JSON")
     return IntegrityResult(not problems, tuple(problems), int(n))

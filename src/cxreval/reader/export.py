@@ -49,6 +49,7 @@ from ..labels._long import LABEL_COLUMNS
 from ..outputs._folder import path_inside
 from ..progress import NoProgress, Progress
 from ..schema._boxes import SOURCED_BOX_COLUMNS
+from .db import paced_chunks, read_snapshot
 from .derived import Adjudicated
 from .store import ReaderStore
 
@@ -208,28 +209,14 @@ class StudyExport:
         return out
 
 
-def _snapshot(store: ReaderStore) -> Any:
-    """A connection in one read transaction: PostgreSQL's ``REPEATABLE READ``; on SQLite an explicit
-    ``BEGIN`` (Python's sqlite3 begins a transaction only before a write, so each read would otherwise see
-    the database as it is then: the labels and the audit log of one export could disagree)."""
-    conn = store.engine.connect()
-    if store.engine.dialect.name == "postgresql":
-        conn = conn.execution_options(isolation_level="REPEATABLE READ")
-    conn.begin()
-    if store.engine.dialect.name == "sqlite":
-        conn.exec_driver_sql("BEGIN")
-    return conn
-
-
 def _sources(conn: Any, store: ReaderStore, names: dict[int, str]) -> list[tuple[str, int, str, str | None]]:
-    """``(source, reader_id, task, section)`` of every reader and task with labels, sorted by source."""
-    sa, lt = store.sa, store.t["latest"]
+    """``(source, reader_id, task, section)`` of every reader and task with labels, sorted by source (from
+    ``progress``: a reader's items in ``latest`` per task, one small table)."""
+    sa, pt = store.sa, store.t["progress"]
     out: list[tuple[str, int, str, str | None]] = []
     images = store.spec.image_tasks
     for rid, task in conn.execute(
-        sa.select(lt.c.reader_id, lt.c.task)
-        .where(lt.c.task.in_((*images, "report")))
-        .group_by(lt.c.reader_id, lt.c.task)
+        sa.select(pt.c.reader_id, pt.c.task).where(pt.c.task.in_((*images, "report")), pt.c.n_done > 0)
     ):
         if task == "image":
             out.append((f"img_{names[rid]}", rid, task, None))
@@ -248,7 +235,7 @@ def _payloads(
     q = sa.select(lt.c.item, lt.c.payload).where(lt.c.reader_id == reader_id, lt.c.task == task)
     if section is not None:
         q = q.where(lt.c.item.startswith(section + ":", autoescape=True))
-    rows = [tuple(r) for r in conn.execute(q)]
+    rows = [tuple(r) for chunk in paced_chunks(conn, q, pacer=store.pacer) for r in chunk]
     rows.sort(key=lambda r: r[0])
     for item, payload in rows:
         yield item, json.loads(payload)
@@ -309,10 +296,11 @@ def export_tables(store: ReaderStore, *, progress: Progress | None = None) -> St
         tables.append(_Table(name, header, **kw))
         return tables[-1]
 
-    conn = _snapshot(store)
+    conn = read_snapshot(store.engine)
     try:
-        count = sa.select(sa.func.count())
-        total = sum(conn.execute(count.select_from(t[n])).scalar_one() for n in ("latest", "submissions"))
+        pt = t["progress"]
+        labelled = sa.case((pt.c.task.in_((*spec.image_tasks, "report")), pt.c.n_done), else_=0)
+        total = int(conn.execute(sa.select(sa.func.sum(pt.c.n_submissions + labelled))).scalar() or 0)
         bar = progress if progress is not None else NoProgress()
         step = bar.add("export", total)
         names = {int(i): str(n) for i, n in conn.execute(sa.select(t["readers"].c.id, t["readers"].c.name))}
@@ -454,15 +442,14 @@ def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes
 
 
 def _audit(conn: Any, store: ReaderStore, table: Any, advance: Any) -> int:
-    """Write ``audit.csv`` (every submission, in commit order); ``advance(n)`` after every 5,000 rows."""
+    """Write ``audit.csv`` (every submission, in commit order, read in chunks: :func:`paced_chunks`);
+    ``advance(n)`` after each chunk of ``n`` rows."""
     audit = table(
         "audit.csv",
         ("seq", "submission_id", "reader", "role", "task", "item", "payload", "client_time", "server_time"),
     )
-    q = store._log_query()
-    for row in conn.execute(q.execution_options(stream_results=True, yield_per=5000)):
-        audit.row((*row[:6], safe_json(row[6]), *row[7:]))
-        if audit.n % 5000 == 0:
-            advance(5000)
-    advance(audit.n % 5000)
+    for chunk in paced_chunks(conn, store._log_query(), pacer=store.pacer):
+        for row in chunk:
+            audit.row((*row[:6], safe_json(row[6]), *row[7:]))
+        advance(len(chunk))
     return int(audit.n)

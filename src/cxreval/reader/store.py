@@ -45,6 +45,7 @@ from .conflicts import ConflictReads
 from .db import (
     DERIVED_TABLES,
     SCHEMA_VERSION,
+    Pacer,
     check_integrity,
     make_engine,
     metadata,
@@ -161,6 +162,9 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks, QueueReads):
         self._done: dict[tuple[int, str], set[str]] = {}
         self._flags: dict[tuple[int, str], tuple[dict[str, int], bytearray]] = {}
         self.clock: Callable[[], _dt.datetime] = utc_now
+        self.pacer = Pacer()
+        """Paces the database server's work for the long reads (export, integrity check): not by default;
+        the organiser's background jobs keep it to half the time (:mod:`cxreval.reader._background`)."""
 
     def stamp(self) -> str:
         """The clock's time as a stored server time (UTC, ISO 8601 with microseconds)."""
@@ -577,4 +581,4 @@ class ReaderStore(PayloadChecks, ConflictReads, SessionLocks, QueueReads):
 
     def check_integrity(self) -> Any:
         """See :func:`cxreval.reader.db.check_integrity`."""
-        return check_integrity(self.engine)
+        return check_integrity(self.engine, pacer=self.pacer)
