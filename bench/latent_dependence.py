@@ -186,10 +186,11 @@ def declares_dependence() -> bool:
 
 def assumption_flags(res) -> dict[str, bool]:
     """What the latent result's output says about its assumption, per check: a reader pair agreeing more than
-    the model allows (|z_both_positive| >= :data:`PAIR_FLAG_Z`), a flagged score-reader association, and any
+    the model allows (|z_both_positive| or, where the output has it, |z_agreement_joint| >= :data:`PAIR_FLAG_Z`), a flagged score-reader association, and any
     column of ``auc.csv`` whose name holds ``flag`` or ``verdict`` (set, nonzero, or a verdict other than ok)."""
     agreement = res.reader_agreement
-    pair = "z_both_positive" in agreement and agreement["z_both_positive"].abs().ge(PAIR_FLAG_Z).any()
+    z = [c for c in ("z_both_positive", "z_agreement_joint") if c in agreement]
+    pair = bool(z) and agreement[z].abs().ge(PAIR_FLAG_Z).any(axis=None)
     score = bool(res.score_association["flagged"].any())
     cols = [c for c in res.table.columns if "flag" in c.lower() or "verdict" in c.lower()]
     table = False

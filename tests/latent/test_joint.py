@@ -119,8 +119,11 @@ def test_declared_dependence_in_the_tables_and_the_refusal():
     # the pair r1-r2 is modelled, not checked; the other pairs are
     assert set(rows["pair_check"]) == {"0 of 5 pairs flagged"}
     three = evaluate_latent_auc(preds, labs, readers=["r2", "r3", "r4"], n_resamples=0)
-    assert set(three.table["pair_check"]) == {"saturated", "per finding"}  # three readers: nothing to check
-    assert "pair check is impossible" in three.summary()
+    # three readers: the readers-only model is saturated, the score-aware check is left (and said to be weak)
+    assert set(three.table["pair_check"]) == {"0 of 3 pairs flagged (score-aware check only)", "per finding"}
+    assert three.reader_agreement["z_both_positive"].isna().all()
+    assert three.reader_agreement["z_agreement_joint"].notna().all()
+    assert "only the score-aware pair check is possible" in three.summary()
     with pytest.raises(
         NotIdentifiedError, match=r"\(r3, r1\+r2 \(declared dependent, one reader\)\)\. A declared group"
     ):
@@ -201,3 +204,27 @@ def test_hard_label_verdict_compares_the_gap_with_the_spread():
     assert v.loc["G", "gap"] == pytest.approx(0.1) and v.loc["G", "spread"] == pytest.approx(0.01)
     assert v["distinguishable"].tolist() == [False, True]
     assert hard_label_verdict(sensitivity.iloc[:0], comparators).empty
+
+
+def test_the_score_aware_pair_check_sees_a_copied_pair_the_readers_alone_miss():
+    """Where the truth is known: four readers, the second copying the first with probability 0.5. The
+    readers-only check stays below its flag (the fitted accuracies take the shared errors in); the score-aware
+    check of ``joint_agreement`` flags the pair. Under independence neither flags, with three readers or four."""
+    from cxreval.latent._diagnostics import FLAG_Z, joint_agreement, reader_agreement_rows
+
+    for seed in range(3):
+        for copy, n_readers in ((0.0, 3), (0.0, 4), (0.5, 4)):
+            t, y, s = simulate(2000, seed, copy)
+            y = y[:, :n_readers]
+            joint = joint_agreement(y, fit_finding(y, s, None, score_model="spline").fits[0])
+            z = {pair: v[2] for pair, v in joint.items()}
+            alone = reader_agreement_rows(
+                "Edema", list("abcd"[:n_readers]), y, fit_finding(y, None, None).fits[0]
+            )
+            assert len(z) == len(alone) == n_readers * (n_readers - 1) // 2
+            if n_readers == 4:
+                assert max(abs(r["z_both_positive"]) for r in alone) < FLAG_Z
+            if copy:
+                assert z[(0, 1)] >= FLAG_Z, (seed, z)
+            else:
+                assert max(abs(v) for v in z.values()) < FLAG_Z, (seed, z)

@@ -8,7 +8,10 @@ Two checks, each a table of :class:`~cxreval.latent.LatentAUCResult`:
   readers-only model implies (``π Se_a Se_b + (1 - π)(1 - Sp_a)(1 - Sp_b)`` and the like). Readers whose errors
   are correlated (two labellers reading the same report, a radiologist and a labeller trained on their reads)
   agree more than the model allows; ``z_both_positive`` is the observed minus fitted share over its binomial
-  standard error.
+  standard error. With three readers that model is saturated (it fits every pattern) and shows nothing; the
+  *score-aware* check (:func:`joint_agreement`) compares each pair's agreement with what the joint model of the
+  readers and the models' scores implies given the scores and the other readers, which the models' scores keep
+  testable with three readers (``z_agreement_joint``).
 - *score association* (:func:`score_association_rows`): within each fitted class, the posterior-weighted
   correlation between the model's score (its normal score) and each reader's label. Under the assumption it is
   zero (a ratio of expectations, consistent with the fitted posteriors); a reader who is swayed by what the
@@ -29,6 +32,8 @@ __all__ = [
     "READER_AGREEMENT_COLUMNS",
     "SCORE_ASSOCIATION_COLUMNS",
     "reader_agreement_rows",
+    "joint_agreement",
+    "pair_flagged",
     "score_association_rows",
     "FLAG_CORRELATION",
     "FLAG_Z",
@@ -44,8 +49,12 @@ READER_AGREEMENT_COLUMNS: tuple[str, ...] = (
     "observed_both_positive",
     "fitted_both_positive",
     "z_both_positive",
+    "fitted_agreement_joint",
+    "z_agreement_joint",
 )
-"""Columns of ``latent_reader_agreement.csv``."""
+"""Columns of ``latent_reader_agreement.csv``: the readers-only check (``fitted_*``, ``z_both_positive``; NaN
+where that model is saturated) and the score-aware one (``fitted_agreement_joint``, ``z_agreement_joint``; NaN for a
+reader of a declared group or without the independent score model)."""
 SCORE_ASSOCIATION_COLUMNS: tuple[str, ...] = (
     "model",
     "finding",
@@ -91,9 +100,56 @@ def reader_agreement_rows(
                     "observed_both_positive": obs_pp,
                     "fitted_both_positive": float(pp),
                     "z_both_positive": float((obs_pp - pp) / sd) if sd > 0 else float("nan"),
+                    "fitted_agreement_joint": float("nan"),
+                    "z_agreement_joint": float("nan"),
                 }
             )
     return rows
+
+
+def _log_ratio(y: np.ndarray, se: float, sp: float) -> np.ndarray:
+    """Each study's ``log P(label | T = 1) / P(label | T = 0)`` of one reader (0 where it gives no label)."""
+    se, sp = float(np.clip(se, 1e-6, 1 - 1e-6)), float(np.clip(sp, 1e-6, 1 - 1e-6))
+    out = np.where(y == 1, np.log(se / (1 - sp)), np.log((1 - se) / sp))
+    return np.where(np.isnan(y), 0.0, out)
+
+
+def joint_agreement(
+    labels: np.ndarray, fit: LatentClassFit
+) -> dict[tuple[int, int], tuple[int, float, float]]:
+    """The score-aware pair check: per pair of readers ``(a, b)``, on the studies both label, ``(n_both, fitted
+    share agreeing, z)``. ``fit`` is the joint fit of the readers and the models' scores under conditional
+    independence (``'spline'``): its posterior of study ``i`` with readers ``a`` and ``b`` taken out,
+    ``q_i = P(T = 1 | scores, other readers)``, gives the agreement the model implies,
+    ``e_i = q_i (Se_a Se_b + (1 - Se_a)(1 - Se_b)) + (1 - q_i)(Sp_a Sp_b + (1 - Sp_a)(1 - Sp_b))``; ``z`` is the
+    observed count agreeing minus ``sum e_i`` over ``sqrt(sum e_i (1 - e_i))``. The fitted accuracies take in part
+    of a shared error, so the check is conservative (under independence ``|z|`` stays mostly below 2)."""
+    from scipy.special import expit, logit
+
+    se, sp = fit.sensitivity, fit.specificity
+    post = np.clip(np.asarray(fit.posterior, dtype=float), 1e-12, 1 - 1e-12)
+    ratios = [_log_ratio(labels[:, r], se[r], sp[r]) for r in range(labels.shape[1])]
+    out: dict[tuple[int, int], tuple[int, float, float]] = {}
+    for a in range(labels.shape[1]):
+        for b in range(a + 1, labels.shape[1]):
+            both = ~np.isnan(labels[:, a]) & ~np.isnan(labels[:, b])
+            if not both.any() or not np.isfinite([se[a], sp[a], se[b], sp[b]]).all():
+                continue
+            q = expit(logit(post) - ratios[a] - ratios[b])[both]
+            e = q * (se[a] * se[b] + (1 - se[a]) * (1 - se[b])) + (1 - q) * (
+                sp[a] * sp[b] + (1 - sp[a]) * (1 - sp[b])
+            )
+            sd = float(np.sqrt((e * (1 - e)).sum()))
+            observed = float((labels[both, a] == labels[both, b]).sum())
+            z = (observed - float(e.sum())) / sd if sd > 0 else float("nan")
+            out[(a, b)] = (int(both.sum()), float(e.mean()), z)
+    return out
+
+
+def pair_flagged(row: dict[str, object]) -> bool:
+    """Whether a row of ``latent_reader_agreement.csv`` flags its pair: ``|z| >= FLAG_Z`` in either check."""
+    zs = (float(str(row.get("z_both_positive", "nan"))), float(str(row.get("z_agreement_joint", "nan"))))
+    return any(np.isfinite(z) and abs(z) >= FLAG_Z for z in zs)
 
 
 def _weighted_corr(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:

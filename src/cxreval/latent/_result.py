@@ -17,7 +17,7 @@ from ..schema import FINDING, MACRO
 from ..schema._result_columns import READER_ACCURACY_COLUMNS
 from ..stats import AUCResult
 from ..stats._auc_result import AUC_COLUMNS, markdown_auc_table
-from ._diagnostics import FLAG_CORRELATION, FLAG_Z
+from ._diagnostics import FLAG_CORRELATION, FLAG_Z, pair_flagged
 
 __all__ = [
     "LATENT_REFERENCE",
@@ -28,6 +28,14 @@ __all__ = [
     "SENSITIVITY_COLUMNS",
     "COMPARATOR_COLUMNS",
 ]
+
+#: The end of ``pair_check`` where the readers-only model is saturated and only the score-aware check ran.
+SCORE_AWARE_ONLY = "(score-aware check only)"
+
+
+def _n_flagged_pairs(agreement: pd.DataFrame) -> int:
+    return sum(pair_flagged(row) for row in agreement.to_dict("records"))
+
 
 LATENT_REFERENCE = "latent"
 """The ``reference`` of the latent-truth AUCs in ``auc.csv``."""
@@ -44,8 +52,9 @@ LATENT_AUC_COLUMNS: tuple[str, ...] = (
 """Columns of the latent ``auc.csv``: :data:`~cxreval.stats.AUC_COLUMNS`, then what the number assumes and how
 its checks came out: ``score_model`` (``'spline'``, ``'dependent'`` or ``'average'`` of the two by BIC weights),
 ``weight_dependent`` (the ``'dependent'`` model's weight; NaN with a fixed score model), ``dependent`` (the
-declared groups of dependent readers, ``a+b;c+d``; empty when none), ``pair_check`` (``'saturated'`` where the
-readers leave no degree of freedom to test pairs, e.g. three readers; else ``'k of m pairs flagged'``) and
+declared groups of dependent readers, ``a+b;c+d``; empty when none), ``pair_check`` (``'k of m pairs flagged'`` by
+either check of ``latent_reader_agreement.csv``, followed by ``(score-aware check only)`` where the readers-only
+model is saturated, e.g. three readers, and ``'saturated'`` where no pair can be checked at all) and
 ``n_flagged`` (the reader pairs and the (model, reader) score associations flagged for this model and finding)."""
 
 SENSITIVITY_COLUMNS: tuple[str, ...] = ("model", FINDING, "analysis", "setting", "auc", "rank", "note")
@@ -209,7 +218,7 @@ class LatentAUCResult(TableResult):
         """The key sentence: what the numbers assume and how many checks flagged (summary.md's first finding)."""
         t = self.table[self.table[FINDING] != MACRO]
         ag = self.reader_agreement
-        n_pairs = int((ag["z_both_positive"].abs() >= FLAG_Z).sum()) if len(ag) else 0
+        n_pairs = _n_flagged_pairs(ag)
         sa = self.score_association
         n_assoc = int(sa["flagged"].sum()) if len(sa) else 0
         sat = sorted(set(t.loc[t["pair_check"] == "saturated", FINDING]))
@@ -229,6 +238,13 @@ class LatentAUCResult(TableResult):
                 f" With three conditionally independent readers the pair check is impossible (the model is "
                 f"saturated) for {', '.join(sat)}: the data cannot show shared errors there; see the sensitivity "
                 "table (latent_sensitivity.csv)."
+            )
+        weak = sorted(set(t.loc[t["pair_check"].astype(str).str.endswith(SCORE_AWARE_ONLY), FINDING]))
+        if weak:
+            words += (
+                f" With three conditionally independent readers only the score-aware pair check is possible for "
+                f"{', '.join(weak)}, and it is weak (on simulated sets where one reader copies another's label "
+                "with probability 0.3-0.6 it flagged the pair in 7% of three-reader sets): no flag there does not mean independent errors; see latent_sensitivity.csv."
             )
         return words
 
@@ -358,12 +374,13 @@ class LatentAUCResult(TableResult):
         ag = self.reader_agreement
         lines += ["## Diagnostic: pairs of readers", ""]
         if len(ag):
-            worst = ag.loc[ag["z_both_positive"].abs().sort_values(ascending=False).index].head(10)
-            n_bad = int((ag["z_both_positive"].abs() >= FLAG_Z).sum())
+            z = ag[["z_both_positive", "z_agreement_joint"]].abs().max(axis=1)
+            worst = ag.loc[z.sort_values(ascending=False).index].head(10)
+            n_bad = _n_flagged_pairs(ag)
             lines += [
-                f"{n_bad} of {len(ag)} reader pairs call studies positive together more (or less) often "
-                f"than the fitted model implies (|z| >= {FLAG_Z:g}): their errors are likely correlated. "
-                "Largest deviations:",
+                f"{n_bad} of {len(ag)} reader pairs call studies positive together (readers-only model) or agree "
+                f"(joint model of the readers and the scores) more or less often than the fitted model implies "
+                f"(|z| >= {FLAG_Z:g}): their errors are likely correlated. Largest deviations:",
                 "",
                 markdown_table(
                     worst[
@@ -375,6 +392,9 @@ class LatentAUCResult(TableResult):
                             "observed_both_positive",
                             "fitted_both_positive",
                             "z_both_positive",
+                            "observed_agreement",
+                            "fitted_agreement_joint",
+                            "z_agreement_joint",
                         ]
                     ],
                     floatfmt="{:.3f}",

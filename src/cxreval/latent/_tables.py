@@ -14,9 +14,10 @@ from ..schema._result_columns import READER_ACCURACY_COLUMNS
 from ..stats import PreparedInputs
 from ..stats._auc_result import DEFAULT_GROUP
 from ._diagnostics import (
-    FLAG_Z,
     READER_AGREEMENT_COLUMNS,
     SCORE_ASSOCIATION_COLUMNS,
+    joint_agreement,
+    pair_flagged,
     reader_agreement_rows,
     score_association_rows,
 )
@@ -25,6 +26,7 @@ from ._result import (
     COMPARATOR_COLUMNS,
     LATENT_AUC_COLUMNS,
     LATENT_REFERENCE,
+    SCORE_AWARE_ONLY,
     SENSITIVITY_COLUMNS,
     LatentAUCResult,
 )
@@ -106,13 +108,25 @@ def diagnostic_rows(
         for row in reader_agreement_rows(job.finding, readers, job.labels, out.readers_only.fits[0])
         if (readers.index(str(row["source_a"])), readers.index(str(row["source_b"]))) not in within
     ]
-    if saturated(job.labels, groups):
-        check, n_pairs = SATURATED, 0
+    is_saturated = saturated(job.labels, groups)
+    if is_saturated:
         for row in agree:
             row["z_both_positive"] = float("nan")
+    if "spline" in out.joint.candidates:
+        # the score-aware check, on the studies some model scores; a grouped reader has no accuracy of its own
+        grouped = {j for g in groups for j in g}
+        fit = out.joint.fits[out.joint.candidates.index("spline")]
+        joint = joint_agreement(job.labels[out.scored], fit)
+        for row in agree:
+            key = (readers.index(str(row["source_a"])), readers.index(str(row["source_b"])))
+            if key in joint and not grouped & set(key):
+                row["fitted_agreement_joint"], row["z_agreement_joint"] = joint[key][1:]
+    n_pairs = sum(1 for row in agree if pair_flagged(row))
+    checked = sum(1 for row in agree if np.isfinite(float(str(row["z_agreement_joint"]))))
+    if is_saturated and not checked:
+        check = SATURATED
     else:
-        n_pairs = sum(1 for row in agree if abs(float(str(row["z_both_positive"]))) >= FLAG_Z)
-        check = f"{n_pairs} of {len(agree)} pairs flagged"
+        check = f"{n_pairs} of {len(agree)} pairs flagged" + (f" {SCORE_AWARE_ONLY}" if is_saturated else "")
     assoc: list[dict[str, object]] = []
     flags: dict[str, int] = {}
     y = job.labels[out.scored]
