@@ -10,9 +10,10 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from cxreval.latent import NotIdentifiedError, evaluate_latent_auc, latent_auc_score
-from cxreval.latent._em import _shared_effect_log_lik, make_cells
+from cxreval.latent._em import make_cells
 from cxreval.latent._joint import fit_finding
 from cxreval.latent._result import hard_label_verdict
+from cxreval.latent._shared_effect import shared_effect_log_lik
 
 SE = np.array([0.85, 0.8, 0.75, 0.8])
 SP = np.array([0.9, 0.85, 0.9, 0.8])
@@ -77,7 +78,7 @@ def test_the_shared_effect_likelihood_is_a_distribution(rho):
     patterns = np.array(np.meshgrid(*[[0.0, 1.0]] * 4)).reshape(4, -1).T  # all 16 label patterns
     cells = make_cells(patterns, np.zeros(16, dtype=np.intp), np.full(16, np.nan), 1)
     p = np.array([[0.9, 0.8, 0.3, 0.05]])
-    ll = _shared_effect_log_lik(cells, p, rho) if rho else None
+    ll = shared_effect_log_lik(cells, p, rho) if rho else None
     if rho:
         assert np.exp(ll).sum() == pytest.approx(1.0, abs=1e-10)
         # the marginals are kept: P(reader r positive) = p_r

@@ -27,11 +27,11 @@ Everything here trusts its inputs (checked in :mod:`cxreval.latent._fitting`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
 from ._cells import Cells, bin_sums, bin_z, cell_weights, make_cells, reader_at_cells, reader_sums, to_cells
+from ._shared_effect import shared_effect_log_lik
 
 __all__ = [
     "Cells",
@@ -182,14 +182,27 @@ class _Settings:
     fixed_sp: np.ndarray
     slope_ridge: float = 1.0
     correlation: float = 0.0
+    #: (R, 4) Beta prior pseudo-counts per reader, ``(a - 1, b - 1)`` of the sensitivity then of the
+    #: specificity (zeros: no prior); the EM then finds the posterior mode (MAP)
+    accuracy_prior: np.ndarray | None = None
+
+    def prior_counts(self, r: int) -> np.ndarray:
+        return np.zeros((r, 4)) if self.accuracy_prior is None else self.accuracy_prior
 
 
 def _logistic_step(
-    y: np.ndarray, n: np.ndarray, z: np.ndarray, p: np.ndarray, slope: np.ndarray, ridge: float
+    y: np.ndarray,
+    n: np.ndarray,
+    z: np.ndarray,
+    p: np.ndarray,
+    slope: np.ndarray,
+    ridge: float,
+    pseudo: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One Newton step of the weighted logistic regression ``logit P = logit p + slope z`` per row and reader:
     ``y`` (B, C, R) the weights of the responses 1, ``n`` (B, C, R) the weights of all labels, ``z`` (C,);
-    a ridge on the slope. Returns the new ``(p, slope)``, each (B, R)."""
+    a ridge on the slope; ``pseudo``: a Beta prior's ``(a - 1, b - 1)`` (R,) on ``p`` (pseudo-responses at
+    ``z = 0``). Returns the new ``(p, slope)``, each (B, R)."""
     from scipy.special import expit, logit
 
     a = logit(p)
@@ -200,6 +213,10 @@ def _logistic_step(
     g0 = res.sum(axis=1)
     g1 = (res * zz).sum(axis=1) - ridge * slope
     h00 = v.sum(axis=1) + 1e-9
+    if pseudo is not None:
+        m0 = expit(a)
+        g0 = g0 + pseudo[0] - (pseudo[0] + pseudo[1]) * m0
+        h00 = h00 + (pseudo[0] + pseudo[1]) * m0 * (1 - m0)
     h01 = (v * zz).sum(axis=1)
     h11 = (v * zz * zz).sum(axis=1) + ridge
     det = h00 * h11 - h01**2
@@ -225,50 +242,17 @@ def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def _shared_effect_log_lik(cells: Cells, p_pos: np.ndarray, rho: float) -> np.ndarray:
-    """``log P(reader labels | class)`` (B, n_cells) when the readers share a study effect within the class
-    (``p_pos`` (B, R), or (B, n_bins, R) for score-dependent readers):
-    ``P(y_r = 1 | u) = Φ(a_r + b u)``, ``u ~ N(0, 1)``, ``b² / (1 + b²) = ρ`` the correlation of the readers'
-    latent normal errors (Qu, Tan & Kutner 1996, with the variance held at the assumed ``ρ``), ``a_r`` such
-    that the marginal probability of a positive label is ``p_pos`` (so the moment updates of the sensitivities
-    and specificities stay consistent); 21 Gauss–Hermite nodes."""
-    from scipy.special import log_ndtr, ndtri
-
-    u, log_w = _hermite_nodes()
-    b = np.sqrt(rho / (1 - rho))
-    a = ndtri(p_pos) * np.sqrt(1 + b * b)
-    terms = np.empty((u.size, p_pos.shape[0], cells.n_cells))
-    for k, uk in enumerate(u):
-        eta = a + b * uk
-        if eta.ndim == 2:
-            lp = log_ndtr(eta) @ cells.positive.T + log_ndtr(-eta) @ cells.negative.T
-        else:  # per bin (score-dependent readers), read at each cell
-            lp = reader_at_cells(cells, np.concatenate([log_ndtr(eta), log_ndtr(-eta)], axis=2))
-        terms[k] = lp + log_w[k]
-    top = terms.max(axis=0)
-    return top + np.log(np.exp(terms - top).sum(axis=0))
-
-
-@cache
-def _hermite_nodes() -> tuple[np.ndarray, np.ndarray]:
-    """The 21 Gauss–Hermite (probabilists') nodes and the logarithms of their normalised weights."""
-    from numpy.polynomial.hermite_e import hermegauss
-
-    u, wq = hermegauss(21)
-    return u, np.log(wq / wq.sum())
-
-
 def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.ndarray, np.ndarray]:
     from scipy.special import expit
 
     s1, s0 = _score_logs(cells, p)
     if st.correlation and p.se_slope is not None and p.sp_slope is not None:
         se_k, sp_k = accuracy_at(cells, p.se, p.sp, p.se_slope, p.sp_slope)
-        r1 = _shared_effect_log_lik(cells, se_k, st.correlation)
-        r0 = _shared_effect_log_lik(cells, 1 - sp_k, st.correlation)
+        r1 = shared_effect_log_lik(cells, se_k, st.correlation)
+        r0 = shared_effect_log_lik(cells, 1 - sp_k, st.correlation)
     elif st.correlation:
-        r1 = _shared_effect_log_lik(cells, p.se, st.correlation)
-        r0 = _shared_effect_log_lik(cells, 1 - p.sp, st.correlation)
+        r1 = shared_effect_log_lik(cells, p.se, st.correlation)
+        r0 = shared_effect_log_lik(cells, 1 - p.sp, st.correlation)
     else:
         r1, r0 = reader_log_ratio(cells, p.se, p.sp, p.se_slope, p.sp_slope)
     if p.group1 is not None and p.group0 is not None and cells.group_onehot is not None:
@@ -283,6 +267,14 @@ def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.
         post[:, known] = cells.anchor[known].astype(float)
         ll[:, known] = np.where(cells.anchor[known] == 1, l1[:, known], l0[:, known])
     obj = (w * ll).sum(axis=1)
+    if st.accuracy_prior is not None:
+        c = st.accuracy_prior
+        obj = obj + (
+            np.log(p.se) @ c[:, 0]
+            + np.log1p(-p.se) @ c[:, 1]
+            + np.log(p.sp) @ c[:, 2]
+            + np.log1p(-p.sp) @ c[:, 3]
+        )
     if p.beta is not None:
         obj = obj - 0.5 * st.ridge * (p.beta[:, 1:] ** 2).sum(axis=1)
         if p.se_slope is not None and p.sp_slope is not None:
@@ -297,11 +289,12 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
     q = w * post
     r = w - q
     lab = cells.positive + cells.negative
-    q_lab = q @ lab
-    r_lab = r @ lab
+    c = st.prior_counts(lab.shape[1])
+    q_lab = q @ lab + c[:, 0] + c[:, 1]
+    r_lab = r @ lab + c[:, 2] + c[:, 3]
     with np.errstate(invalid="ignore", divide="ignore"):
-        se = (q @ cells.positive) / q_lab
-        sp = (r @ cells.negative) / r_lab
+        se = (q @ cells.positive + c[:, 0]) / q_lab
+        sp = (r @ cells.negative + c[:, 2]) / r_lab
     se = np.clip(np.where(q_lab > 0, se, previous.se), EPS, 1 - EPS)
     sp = np.clip(np.where(r_lab > 0, sp, previous.sp), EPS, 1 - EPS)
     se_slope = sp_slope = None
@@ -312,8 +305,25 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
         r_k = reader_sums(cells, r)
         q_pos, r_neg = q_k[:, :, :n_r], r_k[:, :, n_r:]
         q_all, r_all = q_pos + q_k[:, :, n_r:], r_k[:, :, :n_r] + r_neg
-        se, se_slope = _logistic_step(q_pos, q_all, z, previous.se, previous.se_slope, st.slope_ridge)
-        sp, sp_slope = _logistic_step(r_neg, r_all, z, previous.sp, previous.sp_slope, st.slope_ridge)
+        prior = st.accuracy_prior is not None
+        se, se_slope = _logistic_step(
+            q_pos,
+            q_all,
+            z,
+            previous.se,
+            previous.se_slope,
+            st.slope_ridge,
+            (c[:, 0], c[:, 1]) if prior else None,
+        )
+        sp, sp_slope = _logistic_step(
+            r_neg,
+            r_all,
+            z,
+            previous.sp,
+            previous.sp_slope,
+            st.slope_ridge,
+            (c[:, 2], c[:, 3]) if prior else None,
+        )
         no1 = q_lab <= 0
         no0 = r_lab <= 0
         se, se_slope = np.where(no1, previous.se, se), np.where(no1, previous.se_slope, se_slope)
@@ -498,12 +508,14 @@ def run_em(
     slope_ridge: float = 1.0,
     dependent: bool = False,
     correlation: float = 0.0,
+    accuracy_prior: np.ndarray | None = None,
 ) -> EMState:
     """EM from initial posteriors ``init_posterior`` (B, n_cells), or from the parameters ``init`` (one row each:
     ``se``, ``sp`` and ``pi``, ``f1``, ``f0`` or ``beta``; with ``se_slope``, ``sp_slope`` the readers are
     score-dependent; ``group1``, ``group0`` with declared groups) copied to every row; ``correlation``: an
     assumed within-class correlation of the readers' latent errors through a shared study effect (a
-    sensitivity analysis, :func:`_shared_effect_log_lik`). ``dependent=True`` without ``init``: the conditionally independent
+    sensitivity analysis, :func:`~cxreval.latent._shared_effect.shared_effect_log_lik`). ``accuracy_prior`` (R, 4): Beta prior pseudo-counts on
+    the readers' accuracies (the EM then finds the posterior mode). ``dependent=True`` without ``init``: the conditionally independent
     spline model is fitted first and EM continues from it with the readers' slopes at 0.
 
     Accelerated by SQUAREM (:func:`_squarem_cycle`: two EM steps and an extrapolation per iteration, the
@@ -511,7 +523,7 @@ def run_em(
     in one EM step (or after ``max_iter`` iterations); a row that has converged keeps its parameters while the
     others continue.
     """
-    st = _Settings(prior, ridge, fixed, fixed_se, fixed_sp, slope_ridge, correlation)
+    st = _Settings(prior, ridge, fixed, fixed_se, fixed_sp, slope_ridge, correlation, accuracy_prior)
     b = w.shape[0]
     tot = np.maximum(w.sum(axis=1), 1e-300)
     if init is None and dependent:
@@ -528,6 +540,7 @@ def run_em(
             tol=tol,
             spline=True,
             correlation=correlation,
+            accuracy_prior=accuracy_prior,
         )
         params = _Params(
             first.sensitivity.copy(),

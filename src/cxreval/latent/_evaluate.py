@@ -38,6 +38,7 @@ from ..stats import PreparedInputs, prepare_from_files, prepare_inputs
 from ._finding import FindingJob, run_finding
 from ._fitting import NOT_IDENTIFIED, NotIdentifiedError, independent_readers
 from ._joint import JOINT_SCORE_MODELS
+from ._priors import prior_arrays, read_reader_prior
 from ._resampling import bootstrap_latent_class
 from ._result import LatentAUCResult
 from ._tables import compute_latent_result
@@ -162,16 +163,22 @@ def _identify(
     accf: np.ndarray | None,
     readers: list[str],
     groups: tuple[tuple[int, ...], ...],
+    ranges: np.ndarray | None = None,
 ) -> None:
     """Refuse a finding whose conditionally independent readers (a declared group counted once) are fewer than
-    three, without known accuracies or anchor labels; refuse known accuracies of a grouped reader."""
+    three, without known accuracies, a prior on them or anchor labels; refuse known accuracies or a prior of a
+    grouped reader."""
     grouped = {j for g in groups for j in g}
-    if accf is not None and any(np.isfinite(accf[j]).any() for j in grouped):
-        raise InvalidParameterError(
-            f"Finding {finding!r}: reader_accuracy= gives the accuracy of a reader declared dependent; a "
-            "declared group is modelled by its joint label patterns, so its readers' accuracies are estimated."
-        )
-    if independent_readers(y, groups) >= 3 or accf is not None or not np.isnan(a).all():
+    for given, what in (
+        (accf, "reader_accuracy= gives the accuracy"),
+        (ranges, "reader_prior= gives a prior"),
+    ):
+        if given is not None and any(np.isfinite(given[j]).any() for j in grouped):
+            raise InvalidParameterError(
+                f"Finding {finding!r}: {what} of a reader declared dependent; a declared group is modelled by "
+                "its joint label patterns, so its readers' accuracies are estimated."
+            )
+    if independent_readers(y, groups) >= 3 or accf is not None or ranges is not None or not np.isnan(a).all():
         return
     has = (~np.isnan(y)).any(axis=0)
     alone = [readers[j] for j in range(len(readers)) if has[j] and j not in grouped]
@@ -204,6 +211,7 @@ def evaluate_latent_auc_prepared(
     readers: Sequence[str],
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    reader_prior: str | PathLike[str] | pd.DataFrame | None = None,
     dependent: Sequence[Sequence[str]] | None = None,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
@@ -225,6 +233,7 @@ def evaluate_latent_auc_prepared(
             f"Got {score_model!r} instead."
         )
     acc = None if reader_accuracy is None else read_reader_accuracy(reader_accuracy)
+    priors = None if reader_prior is None else read_reader_prior(reader_prior)
     soft = [r for r in (*rs, *([anchor] if anchor else [])) if r in inputs.soft_references]
     if soft:
         raise InvalidParameterError(
@@ -239,13 +248,13 @@ def evaluate_latent_auc_prepared(
         a = inputs.Y[f, a_idx, :] if a_idx is not None else np.full(y.shape[0], np.nan)
         labelled = (~np.isnan(y)).any(axis=1) | ~np.isnan(a)
         accf = _accuracy_matrix(acc, finding, rs)
-        _identify(finding, y[labelled], a[labelled], accf, rs, groups)
+        counts, ranges = prior_arrays(priors, finding, rs)
+        _identify(finding, y[labelled], a[labelled], accf, rs, groups, ranges)
         idx = np.flatnonzero(labelled)
         scores, column_of = _distinct_columns(inputs.S[:, f, idx])
         a_f = a[idx]
-        jobs.append(
-            FindingJob(finding, y[idx], scores, idx, None if np.isnan(a_f).all() else a_f, accf, column_of)
-        )
+        a_f = None if np.isnan(a_f).all() else a_f
+        jobs.append(FindingJob(finding, y[idx], scores, idx, a_f, accf, column_of, counts, ranges))
     plan: ResamplingPlan | None = None
     if n_resamples:
         plan = draw_plan(
@@ -295,6 +304,7 @@ def evaluate_latent_auc(
     readers: Sequence[str],
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    reader_prior: str | PathLike[str] | pd.DataFrame | None = None,
     dependent: Sequence[Sequence[str]] | None = None,
     findings: Sequence[str] | None = None,
     policy: str = "exclude",
@@ -324,6 +334,13 @@ def evaluate_latent_auc(
         A label source treated as exact for the studies it labels (their truth fixed at its label).
     reader_accuracy : path or DataFrame, optional
         Known sensitivity and specificity per (finding, source) (:func:`read_reader_accuracy`), held fixed.
+    reader_prior : path or DataFrame, optional
+        Plausible ranges of readers' accuracies, an informative prior (Dendukuri & Joseph 2001): ``finding,
+        source, sensitivity_low, sensitivity_high, specificity_low, specificity_high``, each range read as a
+        Beta prior's mean +- 1.96 standard deviations; the fit is then the posterior mode. A prior identifies
+        a finding with fewer than three independent readers (weakly: as far as the ranges are narrow), and
+        ``latent_sensitivity.csv`` adds ``accuracy_range`` rows: the AUCs with those readers fixed at the
+        ranges' low ends, at their high ends, and without the prior.
     dependent : sequence of sequences of str, optional
         Groups of readers that share errors (two labellers of one report), each a tuple of reader names (or a
         comma-separated string): each group is modelled as one reader with a free joint label pattern in each
@@ -364,7 +381,7 @@ def evaluate_latent_auc(
     ------
     NotIdentifiedError
         A finding with fewer than three conditionally independent readers with labels (a declared group counts
-        once), without known accuracies or anchor labels (the message names the finding and the readers left
+        once), without known accuracies, a prior on them or anchor labels (the message names the finding and the readers left
         and ends with :data:`~cxreval.latent.NOT_IDENTIFIED`), before any fit.
     SchemaError, InvalidParameterError
         As :func:`cxreval.stats.prepare_inputs`; an unknown reader or anchor.
@@ -372,7 +389,7 @@ def evaluate_latent_auc(
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
     options = _prepare_options(rs, anchor, findings, policy, not_mentioned, model_groups, unlabeled)
     prep = prepare_inputs(predictions, labels, **options)
-    model = (reader_accuracy, dependent, score_model, sensitivity_analyses)
+    model = (reader_accuracy, reader_prior, dependent, score_model, sensitivity_analyses)
     return _evaluate(prep, rs, anchor, *model, n_resamples, confidence_level, rng, progress, executor)
 
 
@@ -383,6 +400,7 @@ def evaluate_latent_auc_files(
     readers: Sequence[str],
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    reader_prior: str | PathLike[str] | pd.DataFrame | None = None,
     dependent: Sequence[Sequence[str]] | None = None,
     findings: Sequence[str] | None = None,
     policy: str = "exclude",
@@ -404,6 +422,8 @@ def evaluate_latent_auc_files(
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
     if reader_accuracy is not None and not isinstance(reader_accuracy, pd.DataFrame):
         reader_accuracy = read_reader_accuracy(reader_accuracy)  # a bad file is refused before the reading
+    if reader_prior is not None and not isinstance(reader_prior, pd.DataFrame):
+        reader_prior = read_reader_prior(reader_prior)
     progress = as_progress(progress, func="evaluate_latent_auc_files")
     reading = progress.add("reading predictions and labels")
     options = _prepare_options(rs, anchor, findings or None, policy, not_mentioned, model_groups, unlabeled)
@@ -411,7 +431,7 @@ def evaluate_latent_auc_files(
         predictions, labels, state_encoding=state_encoding, blank_state=blank_state, **options
     )
     progress.done(reading)
-    model = (reader_accuracy, dependent, score_model, sensitivity_analyses)
+    model = (reader_accuracy, reader_prior, dependent, score_model, sensitivity_analyses)
     return _evaluate(prep, rs, anchor, *model, n_resamples, confidence_level, rng, progress, executor)
 
 
@@ -442,6 +462,7 @@ def _evaluate(
     readers: list[str],
     anchor: str | None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None,
+    reader_prior: str | PathLike[str] | pd.DataFrame | None,
     dependent: Sequence[Sequence[str]] | None,
     score_model: str,
     sensitivity_analyses: bool,
@@ -456,6 +477,7 @@ def _evaluate(
         readers=readers,
         anchor=anchor,
         reader_accuracy=reader_accuracy,
+        reader_prior=reader_prior,
         dependent=dependent,
         n_resamples=n_resamples,
         confidence_level=confidence_level,

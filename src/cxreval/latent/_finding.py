@@ -33,7 +33,8 @@ class FindingJob:
     """One finding's inputs: the readers' ``labels`` (n, R) and the distinct models' ``scores`` (n, M; NaN
     not scored) of the studies some reader (or the anchor) labels, their positions ``rows`` in the plan's
     studies, the ``anchor``, known reader ``accuracy`` and each model's column of ``scores`` (``column_of``: models
-    with identical scores share one)."""
+    with identical scores share one), and any ``prior`` on the readers' accuracies with the ranges it was
+    read from (``prior_range``)."""
 
     finding: str
     labels: np.ndarray
@@ -42,6 +43,8 @@ class FindingJob:
     anchor: np.ndarray | None
     accuracy: np.ndarray | None
     column_of: np.ndarray
+    prior: np.ndarray | None = None  # (R, 4) Beta pseudo-counts of the readers' accuracies, and the ranges
+    prior_range: np.ndarray | None = None  # (R, 4): sensitivity low, high, specificity low, high (NaN: none)
 
 
 @dataclass(frozen=True)
@@ -88,9 +91,22 @@ def _comparators(job: FindingJob, ro: FindingFit) -> tuple[dict[str, np.ndarray]
     }, best
 
 
-def _identified(job: FindingJob, labels: np.ndarray, groups: tuple[tuple[int, ...], ...]) -> bool:
+def _identified(
+    job: FindingJob, labels: np.ndarray, groups: tuple[tuple[int, ...], ...], prior: np.ndarray | None
+) -> bool:
     fixed = job.accuracy is not None and bool(np.isfinite(job.accuracy).any())
-    return independent_readers(labels, groups) >= 3 or fixed or job.anchor is not None
+    informed = prior is not None and bool(prior.any())
+    return independent_readers(labels, groups) >= 3 or fixed or informed or job.anchor is not None
+
+
+def _at_range_ends(job: FindingJob, end: int) -> np.ndarray:
+    """``reader_accuracy`` with every reader of a prior fixed at the low (``end`` 0) or high (1) ends of its
+    ranges; NaN (estimated) for the others and where ``reader_accuracy`` gives none."""
+    assert job.prior_range is not None
+    out = np.full((job.labels.shape[1], 2), np.nan) if job.accuracy is None else job.accuracy.copy()
+    ranged = np.isfinite(job.prior_range).all(axis=1)
+    out[ranged] = job.prior_range[ranged][:, [end, 2 + end]]
+    return out
 
 
 def _without(groups: tuple[tuple[int, ...], ...], r: int) -> tuple[tuple[int, ...], ...]:
@@ -117,7 +133,8 @@ def _sensitivity(
         g = _without(groups, r)
         if not (~np.isnan(y[:, r])).any():
             continue
-        if not _identified(job, y[:, keep], g):
+        prior = None if job.prior is None else job.prior[keep]
+        if not _identified(job, y[:, keep], g, prior):
             rows.append(("leave_one_reader_out", name, nan, "not identified without this reader"))
             continue
         try:
@@ -129,6 +146,7 @@ def _sensitivity(
                 reader_accuracy=None if acc is None else acc[keep],
                 groups=g,
                 score_model=score_model,
+                accuracy_prior=prior,
             )
         except NotIdentifiedError:
             rows.append(("leave_one_reader_out", name, nan, "not identified without this reader"))
@@ -136,7 +154,16 @@ def _sensitivity(
         rows.append(("leave_one_reader_out", name, fit.auc, ""))
     spread = joint
     if score_model != "auto":
-        spread = fit_finding(y, x, None, anchor=a, reader_accuracy=acc, groups=groups, score_model="auto")
+        spread = fit_finding(
+            y,
+            x,
+            None,
+            anchor=a,
+            reader_accuracy=acc,
+            groups=groups,
+            score_model="auto",
+            accuracy_prior=job.prior,
+        )
     for k, name in enumerate(spread.candidates):
         rows.append(("score_model", name, spread.candidate_auc[k], f"weight {spread.weights[k]:.3f}"))
     for rho in CORRELATIONS:
@@ -144,9 +171,38 @@ def _sensitivity(
             rows.append(("reader_correlation", f"{rho:g}", joint.auc, "the headline's assumption"))
             continue
         fit = fit_finding(
-            y, x, None, anchor=a, reader_accuracy=acc, groups=groups, score_model=score_model, correlation=rho
+            y,
+            x,
+            None,
+            anchor=a,
+            reader_accuracy=acc,
+            groups=groups,
+            score_model=score_model,
+            correlation=rho,
+            accuracy_prior=job.prior,
         )
         rows.append(("reader_correlation", f"{rho:g}", fit.auc, ""))
+    if job.prior is not None and job.prior_range is not None:
+        # how far the prior drives the numbers: the readers of a prior held at its ranges' ends, and no prior
+        for end, name in ((0, "low ends"), (1, "high ends")):
+            fit = fit_finding(
+                y,
+                x,
+                None,
+                anchor=a,
+                reader_accuracy=_at_range_ends(job, end),
+                groups=groups,
+                score_model=score_model,
+                accuracy_prior=job.prior,
+            )
+            rows.append(("accuracy_range", name, fit.auc, "the readers of a prior fixed at these ends"))
+        if _identified(job, y, groups, None):
+            fit = fit_finding(
+                y, x, None, anchor=a, reader_accuracy=acc, groups=groups, score_model=score_model
+            )
+            rows.append(("accuracy_range", "no prior", fit.auc, "the same model without the prior"))
+        else:
+            rows.append(("accuracy_range", "no prior", nan, "not identified without the prior"))
     return rows
 
 
@@ -171,6 +227,7 @@ def run_finding(
         reader_accuracy=job.accuracy,
         groups=groups,
         score_model="spline",
+        accuracy_prior=job.prior,
     )
     scored = np.flatnonzero(np.isfinite(job.scores).any(axis=1))
     x = job.scores[scored]
@@ -182,6 +239,7 @@ def run_finding(
         reader_accuracy=job.accuracy,
         groups=groups,
         score_model=score_model,
+        accuracy_prior=job.prior,
     )
     comp, best = _comparators(job, ro)
     sens = _sensitivity(job, readers, groups, score_model, joint, x, scored) if sensitivity_analyses else []

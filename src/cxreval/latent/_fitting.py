@@ -27,6 +27,7 @@ __all__ = [
     "study_posterior",
     "independent_readers",
     "group_accuracy",
+    "beta_prior_counts",
     "state_parameters",
     "select_score_model",
 ]
@@ -146,11 +147,12 @@ class Inputs:
     groups: tuple[tuple[int, ...], ...] = ()
     reader_bins: np.ndarray | None = None
     reader_z: np.ndarray | None = None
+    accuracy_prior: np.ndarray | None = None  # (R, 4) Beta pseudo-counts, :func:`beta_prior_counts`
 
     @property
     def free(self) -> bool:
-        """Nothing (anchor, fixed reader) pins which class is the positive one."""
-        return not self.fixed.any() and bool(np.isnan(self.anchor).all())
+        """Nothing (anchor, fixed reader, prior on an accuracy) pins which class is the positive one."""
+        return not self.fixed.any() and self.accuracy_prior is None and bool(np.isnan(self.anchor).all())
 
 
 def _spline_design(s: np.ndarray, bins: np.ndarray, k: int, n_knots: int) -> tuple[np.ndarray, np.ndarray]:
@@ -185,8 +187,11 @@ def check_inputs(
     n_knots: int = 4,
     func: str = "fit_latent_class",
     groups: tuple[tuple[int, ...], ...] = (),
+    accuracy_prior: np.ndarray | None = None,
 ) -> Inputs:
-    """Check and lay out the inputs of :func:`~cxreval.latent.fit_latent_class` (the errors name ``func``)."""
+    """Check and lay out the inputs of :func:`~cxreval.latent.fit_latent_class` (the errors name ``func``);
+    ``accuracy_prior`` (R, 4): Beta prior pseudo-counts of each reader's accuracies (:func:`beta_prior_counts`;
+    zeros for a reader without a prior)."""
     reader_labels, score, anchor, reader_accuracy, sample_weight = data
     y = _binary(reader_labels, "reader_labels", None, 2)
     n, r = y.shape
@@ -267,9 +272,52 @@ def check_inputs(
         raise InvalidParameterError(
             f"The 'score_prior' parameter of {func} must be a float >= 0. Got {score_prior!r} instead."
         )
-    if independent_readers(y, groups) < 3 and not fixed.any() and np.isnan(a).all():
+    if accuracy_prior is not None:
+        accuracy_prior = np.asarray(accuracy_prior, dtype=float)
+        if accuracy_prior.shape != (r, 4) or not (accuracy_prior >= 0).all():
+            raise InvalidParameterError(
+                f"{func}: 'accuracy_prior' must be non-negative pseudo-counts of shape ({r}, 4); got "
+                f"{accuracy_prior.shape}."
+            )
+        if not accuracy_prior.any():
+            accuracy_prior = None
+    informed = accuracy_prior is not None
+    if independent_readers(y, groups) < 3 and not fixed.any() and not informed and np.isnan(a).all():
         raise NotIdentifiedError(NOT_IDENTIFIED)
-    return Inputs(y, bins, edges, k, a, fixed, fse, fsp, w, model, study_basis, bin_basis, groups)
+    return Inputs(
+        y,
+        bins,
+        edges,
+        k,
+        a,
+        fixed,
+        fse,
+        fsp,
+        w,
+        model,
+        study_basis,
+        bin_basis,
+        groups,
+        accuracy_prior=accuracy_prior,
+    )
+
+
+def beta_prior_counts(low: float, high: float) -> tuple[float, float]:
+    """``(a - 1, b - 1)`` of the Beta prior of an accuracy whose plausible range is ``[low, high]``, read as its
+    mean +- 1.96 standard deviations (moments matched, as Dendukuri & Joseph 2001 elicit theirs): the
+    pseudo-counts of positive and negative responses that the EM adds to the reader's data (its mode, MAP). A
+    range within (0, 1) always gives ``a, b > 1.4``: a mode inside (0, 1).
+
+    Raises
+    ------
+    ValueError
+        The range is not within (0, 1) with ``low < high``.
+    """
+    if not (0 < low < high < 1):
+        raise ValueError(f"the range [{low!r}, {high!r}] is not within (0, 1) with low < high")
+    m, sd = (low + high) / 2, (high - low) / (2 * 1.959963984540054)
+    k = m * (1 - m) / sd**2 - 1
+    return m * k - 1, (1 - m) * k - 1
 
 
 def independent_readers(labels: np.ndarray, groups: tuple[tuple[int, ...], ...]) -> int:
@@ -366,6 +414,7 @@ def fit_rows(
         init=init,
         dependent=inputs.model == "dependent",
         correlation=correlation,
+        accuracy_prior=inputs.accuracy_prior,
     )
     return cells, orient(state, inputs.free)
 

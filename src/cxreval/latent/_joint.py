@@ -157,14 +157,16 @@ def fit_finding(
     groups: tuple[tuple[int, ...], ...] = (),
     score_model: str = "auto",
     correlation: float = 0.0,
+    accuracy_prior: np.ndarray | None = None,
     max_iter: int = 2000,
     tol: float = 1e-10,
     replicate_tol: float = 1e-8,
 ) -> FindingFit:
     """The joint model of the readers ``labels`` (n, R) and every model's ``scores`` (n, M; NaN: not scored;
-    None: the readers alone) of one finding, fitted to the data and to every replicate of ``plan``."""
+    None: the readers alone) of one finding, fitted to the data and to every replicate of ``plan``;
+    ``accuracy_prior`` (R, 4): Beta prior pseudo-counts of the readers' accuracies (posterior mode)."""
     data = ReaderData(labels, None, anchor, reader_accuracy, None)
-    base = check_inputs(data, None, 0.5, groups=groups)
+    base = check_inputs(data, None, 0.5, groups=groups, accuracy_prior=accuracy_prior)
     if scores is not None:
         bins, bin_basis, study_basis = joint_design(np.asarray(scores, dtype=float))
         z = study_basis[:, 1] if study_basis.shape[1] > 1 else np.zeros(study_basis.shape[0])

@@ -61,7 +61,8 @@ SENSITIVITY_COLUMNS: tuple[str, ...] = ("model", FINDING, "analysis", "setting",
 """Columns of ``latent_sensitivity.csv``: point estimates under other assumptions; ``analysis`` is
 ``'leave_one_reader_out'`` (``setting``: the reader left out), ``'score_model'`` (each candidate, ``note``: its
 BIC weight) or ``'reader_correlation'`` (``setting``: the assumed within-class correlation of the readers' labels,
-0 the headline); ``rank``: the model's rank in the finding under that setting (1 the highest AUC)."""
+0 the headline), and with a prior on readers' accuracies ``'accuracy_range'`` (``setting``: ``low ends``, ``high
+ends``: those readers fixed at their ranges' ends; ``no prior``); ``rank``: the model's rank in the finding under that setting (1 the highest AUC)."""
 
 COMPARATOR_COLUMNS: tuple[str, ...] = ("model", FINDING, "reference", "auc", "source")
 """Columns of ``latent_comparators.csv``: each model's AUC against the latent truth and against the labels of
@@ -232,6 +233,11 @@ class LatentAUCResult(TableResult):
             f"model {self.score_model!r}. **Checks:** {n_pairs} of {len(ag)} reader pairs and {n_assoc} of "
             f"{len(sa)} (model, finding, reader) score associations flagged."
         )
+        if len(self.sensitivity) and self.sensitivity["analysis"].eq("accuracy_range").any():
+            words += (
+                " Informative priors on readers' accuracies (reader_prior) shape the fit: latent_sensitivity.csv "
+                "gives the AUCs with those readers at their ranges' ends and without the prior (accuracy_range)."
+            )
         words += self._hard_label_words()
         if sat:
             words += (
@@ -242,7 +248,7 @@ class LatentAUCResult(TableResult):
         weak = sorted(set(t.loc[t["pair_check"].astype(str).str.endswith(SCORE_AWARE_ONLY), FINDING]))
         if weak:
             words += (
-                f" With three conditionally independent readers only the score-aware pair check is possible for "
+                f" With three or fewer conditionally independent readers only the score-aware pair check is possible for "
                 f"{', '.join(weak)}, and it is weak (on simulated sets where one reader copies another's label "
                 "with probability 0.3-0.6 it flagged the pair in 7% of three-reader sets): no flag there does not mean independent errors; see latent_sensitivity.csv."
             )
