@@ -248,7 +248,8 @@ def dependence(ctx: Context) -> Figures:
         "bootstraps with their labels held fixed; true best first: the share of sets whose highest estimate is "
         "the model with the highest true-label AUC in that set.",
         "sets flagged: the share of sets where the latent output says the assumption is violated: a reader pair with "
-        f"|z_both_positive| >= {sim.PAIR_FLAG_Z:g} in latent_reader_agreement.csv, a flagged row of "
+        f"|z_both_positive| or |z_agreement_joint| >= {sim.PAIR_FLAG_Z:g} in latent_reader_agreement.csv (the "
+        "readers-only and the score-aware checks), a flagged row of "
         "latent_score_association.csv, or a nonzero flag/verdict column of auc.csv. Per check: "
         + "; ".join(flags)
         + ". sets refused: evaluate_latent_auc raised NotIdentifiedError; those sets are left out of every "
