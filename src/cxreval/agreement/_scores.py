@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -471,21 +471,7 @@ class AgreementResult:
         object.__setattr__(self, "confusion", readonly(np.array(self.confusion)))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "kappa_w": self.kappa_w,
-            "kappa_low": self.kappa_low,
-            "kappa_high": self.kappa_high,
-            "f1_w": self.f1_w,
-            "f1_low": self.f1_low,
-            "f1_high": self.f1_high,
-            "n": self.n,
-            "n_missing": self.n_missing,
-            "n_not_mentioned": self.n_not_mentioned,
-            "confusion": self.confusion.tolist(),
-            "weights": self.weights,
-            "not_mentioned": self.not_mentioned,
-            "both_uncertain": self.both_uncertain,
-        }
+        return {**asdict(self), "confusion": self.confusion.tolist()}
 
 
 def agreement_scores(
