@@ -66,41 +66,36 @@ def _as_codes(
         numeric = values.to_numpy(dtype=float, na_value=np.nan)  # type: ignore[attr-defined]
     elif isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
         numeric = values.astype(float)
-    if numeric is not None:
-        if numeric.ndim != 1:
-            raise InvalidParameterError(
-                f"The '{name}' parameter of {func} must be 1-dimensional. "
-                f"Got an array of shape {numeric.shape} instead."
-            )
-        arr = numeric
-    else:
-        raw = np.asarray(
+    raw = (
+        numeric
+        if numeric is not None
+        else np.asarray(
             values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values, dtype=object
         )
-        if raw.ndim != 1:
-            raise InvalidParameterError(
-                f"The '{name}' parameter of {func} must be 1-dimensional. "
-                f"Got an array of shape {raw.shape} instead."
-            )
+    )
+    if raw.ndim != 1:
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {func} must be 1-dimensional. "
+            f"Got an array of shape {raw.shape} instead."
+        )
+    if numeric is not None:
+        arr = numeric
+    else:
         arr = np.empty(raw.shape, dtype=float)
         for i, v in enumerate(raw):
+            code: float | None = None
             if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
-                arr[i] = np.nan
+                code = np.nan
             elif isinstance(v, str):
                 code = STATE_NAMES.get(v.strip().lower())
-                if code is None:
-                    raise SchemaError(
-                        f"Unknown state {v!r} at position {i} of '{name}' in {func}; expected one "
-                        f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2."
-                    )
-                arr[i] = code
             elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-                arr[i] = float(v)
-            else:
+                code = float(v)
+            if code is None:
                 raise SchemaError(
                     f"Unknown state {v!r} at position {i} of '{name}' in {func}; expected one "
                     f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2."
                 )
+            arr[i] = code
     bad = ~np.isnan(arr) & ~np.isin(arr, np.asarray(allowed, dtype=float))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
