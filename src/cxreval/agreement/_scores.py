@@ -53,6 +53,17 @@ SCORE_NAMES: tuple[str, ...] = ("kappa_w", "kappa_low", "kappa_high", "f1_w", "f
 # ----------------------------------------------------------------------------------------------------
 
 
+def _state_code(value: object) -> float | None:
+    """The code of one given state: NaN when missing, None when ``value`` is no state."""
+    if value is None or value is pd.NA or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+        return np.nan
+    if isinstance(value, str):
+        return STATE_NAMES.get(value.strip().lower())
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
 def _as_codes(
     values: object, *, name: str, func: str, allowed: Sequence[float] = (-1.0, 0.0, 1.0, 2.0)
 ) -> np.ndarray:
@@ -81,21 +92,14 @@ def _as_codes(
     if numeric is not None:
         arr = numeric
     else:
-        arr = np.empty(raw.shape, dtype=float)
-        for i, v in enumerate(raw):
-            code: float | None = None
-            if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
-                code = np.nan
-            elif isinstance(v, str):
-                code = STATE_NAMES.get(v.strip().lower())
-            elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-                code = float(v)
-            if code is None:
-                raise SchemaError(
-                    f"Unknown state {v!r} at position {i} of '{name}' in {func}; expected one "
-                    f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2."
-                )
-            arr[i] = code
+        codes = [_state_code(v) for v in raw]
+        if None in codes:
+            i = codes.index(None)
+            raise SchemaError(
+                f"Unknown state {raw[i]!r} at position {i} of '{name}' in {func}; expected one "
+                f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2."
+            )
+        arr = np.array(codes, dtype=float)
     bad = ~np.isnan(arr) & ~np.isin(arr, np.asarray(allowed, dtype=float))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
