@@ -331,12 +331,7 @@ class PairCoverage:
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            **asdict(self),
-            "findings": list(self.findings),
-            "findings_only_a": list(self.findings_only_a),
-            "findings_only_b": list(self.findings_only_b),
-        }
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
 @dataclass(frozen=True)
