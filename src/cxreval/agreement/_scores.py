@@ -77,26 +77,24 @@ def _as_codes(
         numeric = values.to_numpy(dtype=float, na_value=np.nan)  # type: ignore[attr-defined]
     elif isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
         numeric = values.astype(float)
-    raw = (
+    arr = (
         numeric
         if numeric is not None
         else np.asarray(
             values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values, dtype=object
         )
     )
-    if raw.ndim != 1:
+    if arr.ndim != 1:
         raise InvalidParameterError(
             f"The '{name}' parameter of {func} must be 1-dimensional. "
-            f"Got an array of shape {raw.shape} instead."
+            f"Got an array of shape {arr.shape} instead."
         )
-    if numeric is not None:
-        arr = numeric
-    else:
-        codes = [_state_code(v) for v in raw]
+    if numeric is None:
+        codes = [_state_code(v) for v in arr]
         if None in codes:
             i = codes.index(None)
             raise SchemaError(
-                f"Unknown state {raw[i]!r} at position {i} of '{name}' in {func}; expected one "
+                f"Unknown state {arr[i]!r} at position {i} of '{name}' in {func}; expected one "
                 f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2."
             )
         arr = np.array(codes, dtype=float)
