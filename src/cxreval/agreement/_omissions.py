@@ -26,7 +26,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -134,14 +134,8 @@ class OmissionResult:
 
     def to_dict(self) -> dict[str, object]:
         return {
+            **asdict(self),
             "transitions": self.transitions.tolist(),
-            "n": self.n,
-            "pos_a": self.pos_a,
-            "pos_b": self.pos_b,
-            "pos_a_neg_b": self.pos_a_neg_b,
-            "pos_b_neg_a": self.pos_b_neg_a,
-            "pos_a_unc_b": self.pos_a_unc_b,
-            "pos_b_unc_a": self.pos_b_unc_a,
             "rate_a_not_b": float(self.rate_a_not_b),
             "rate_b_not_a": float(self.rate_b_not_a),
         }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple, TypeAlias, Union
 
@@ -331,18 +331,7 @@ class PairCoverage:
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "source_a": self.source_a,
-            "source_b": self.source_b,
-            "n_studies": self.n_studies,
-            "findings": list(self.findings),
-            "n_only_a": self.n_only_a,
-            "n_only_b": self.n_only_b,
-            "findings_only_a": list(self.findings_only_a),
-            "findings_only_b": list(self.findings_only_b),
-            "n_missing": dict(self.n_missing),
-            "n_not_mentioned_excluded": dict(self.n_not_mentioned_excluded),
-        }
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -53,6 +53,17 @@ SCORE_NAMES: tuple[str, ...] = ("kappa_w", "kappa_low", "kappa_high", "f1_w", "f
 # ----------------------------------------------------------------------------------------------------
 
 
+def _state_code(value: object) -> float | None:
+    """The code of one given state: NaN when missing, None when ``value`` is no state."""
+    if value is None or value is pd.NA or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+        return np.nan
+    if isinstance(value, str):
+        return STATE_NAMES.get(value.strip().lower())
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
 def _as_codes(
     values: object, *, name: str, func: str, allowed: Sequence[float] = (-1.0, 0.0, 1.0, 2.0)
 ) -> np.ndarray:
@@ -66,41 +77,27 @@ def _as_codes(
         numeric = values.to_numpy(dtype=float, na_value=np.nan)  # type: ignore[attr-defined]
     elif isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
         numeric = values.astype(float)
-    if numeric is not None:
-        if numeric.ndim != 1:
-            raise InvalidParameterError(
-                f"The '{name}' parameter of {func} must be 1-dimensional. "
-                f"Got an array of shape {numeric.shape} instead."
-            )
-        arr = numeric
-    else:
-        raw = np.asarray(
+    arr = (
+        numeric
+        if numeric is not None
+        else np.asarray(
             values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values, dtype=object
         )
-        if raw.ndim != 1:
-            raise InvalidParameterError(
-                f"The '{name}' parameter of {func} must be 1-dimensional. "
-                f"Got an array of shape {raw.shape} instead."
+    )
+    if arr.ndim != 1:
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {func} must be 1-dimensional. "
+            f"Got an array of shape {arr.shape} instead."
+        )
+    if numeric is None:
+        codes = [_state_code(v) for v in arr]
+        if None in codes:
+            i = codes.index(None)
+            raise SchemaError(
+                f"Unknown state {arr[i]!r} at position {i} of '{name}' in {func}; expected one "
+                f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2."
             )
-        arr = np.empty(raw.shape, dtype=float)
-        for i, v in enumerate(raw):
-            if v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v)):
-                arr[i] = np.nan
-            elif isinstance(v, str):
-                code = STATE_NAMES.get(v.strip().lower())
-                if code is None:
-                    raise SchemaError(
-                        f"Unknown state {v!r} at position {i} of '{name}' in {func}; expected one "
-                        f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2."
-                    )
-                arr[i] = code
-            elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-                arr[i] = float(v)
-            else:
-                raise SchemaError(
-                    f"Unknown state {v!r} at position {i} of '{name}' in {func}; expected one "
-                    f"of {list(STATE_NAMES)} or the codes -1, 0, 1, 2."
-                )
+        arr = np.array(codes, dtype=float)
     bad = ~np.isnan(arr) & ~np.isin(arr, np.asarray(allowed, dtype=float))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -471,21 +468,7 @@ class AgreementResult:
         object.__setattr__(self, "confusion", readonly(np.array(self.confusion)))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "kappa_w": self.kappa_w,
-            "kappa_low": self.kappa_low,
-            "kappa_high": self.kappa_high,
-            "f1_w": self.f1_w,
-            "f1_low": self.f1_low,
-            "f1_high": self.f1_high,
-            "n": self.n,
-            "n_missing": self.n_missing,
-            "n_not_mentioned": self.n_not_mentioned,
-            "confusion": self.confusion.tolist(),
-            "weights": self.weights,
-            "not_mentioned": self.not_mentioned,
-            "both_uncertain": self.both_uncertain,
-        }
+        return {**asdict(self), "confusion": self.confusion.tolist()}
 
 
 def agreement_scores(

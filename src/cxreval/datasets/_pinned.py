@@ -3,7 +3,7 @@ and :data:`PINNED`, every file the demo uses (prediction and label tables, split
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 __all__ = ["RAW_BASE_URL", "MirrorFile", "PINNED"]
 
@@ -43,15 +43,7 @@ class MirrorFile:
         return f"{base_url.rstrip('/')}/{self.repo}/{self.commit}/{self.repo_path}"
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "local_path": self.local_path,
-            "repo": self.repo,
-            "commit": self.commit,
-            "repo_path": self.repo_path,
-            "n_bytes": self.n_bytes,
-            "sha256": self.sha256,
-            "url": self.url(),
-        }
+        return {**asdict(self), "url": self.url()}
 
 
 _F = MirrorFile

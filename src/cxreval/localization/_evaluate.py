@@ -13,6 +13,7 @@ protocol rewards for findings of each size.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
@@ -483,16 +484,7 @@ def evaluate_heatmap_files(
     res : LocalizationResult
     """
     index = scan_heatmaps(heatmaps)
-    if executor is None:
-        return evaluate_heatmaps(
-            index,
-            boxes,
-            protocol=protocol,
-            missing_maps=missing_maps,
-            studies_from_maps=studies_from_maps,
-            progress=progress,
-        )
-    with open_executor(executor) as ex:
+    with contextlib.nullcontext() if executor is None else open_executor(executor) as ex:
         return evaluate_heatmaps(
             index,
             boxes,

@@ -4,6 +4,7 @@ read in chunks of :data:`FILE_CHUNK` by the tasks themselves (:func:`file_chunk_
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +17,8 @@ from ._protocol import LocalizationProtocol
 __all__ = ["FILE_CHUNK", "file_chunk_boxes"]
 
 FILE_CHUNK = 1024  # maps per task when the maps are read from files
+_BOX_OPTIONS = ("image_shape", "upsampling", "thresholds", "strict", "connectivity")
+"""The keyword names of :func:`batch_boxes` for the items of ``params``, in order."""
 
 
 def _predicted_boxes(
@@ -48,17 +51,14 @@ def _predicted_boxes(
         for ti, t in enumerate(protocol.thresholds):
             pred[t] = dict(zip(order, (b for part in parts for b in part[ti])))
         return pred
+    options: dict[str, Any] = dict(zip(_BOX_OPTIONS, params))
     by_shape: dict[tuple[int, int], list[tuple[str, str]]] = {}
     for k in order:
         by_shape.setdefault(maps[k].shape, []).append(k)
     for ks in by_shape.values():
         res = batch_boxes(
             np.stack([maps[k] for k in ks]),
-            image_shape=protocol.image_shape,
-            upsampling=protocol.upsampling,
-            thresholds=protocol.thresholds,
-            strict=protocol.strict_threshold,
-            connectivity=protocol.connectivity,
+            **options,
             executor=ex,
             on_item=lambda x: progress.advance(task, len(x[1])),
         ).boxes
@@ -75,21 +75,14 @@ def file_chunk_boxes(params: tuple, part: HeatmapFiles) -> list[list[np.ndarray]
     the file paths and offsets travel with it. ``params`` is ``(image_shape, upsampling, thresholds,
     strict, connectivity)``.
     """
-    image_shape, upsampling, thresholds, strict, connectivity = params
+    options = dict(zip(_BOX_OPTIONS, params))
     maps = read_maps(part)
-    out: list[list[np.ndarray]] = [[np.zeros((0, 4), np.int64)] * len(maps) for _ in thresholds]
+    out: list[list[np.ndarray]] = [[np.zeros((0, 4), np.int64)] * len(maps) for _ in options["thresholds"]]
     by_shape: dict[tuple[int, int], list[int]] = {}
     for i, m in enumerate(maps):
         by_shape.setdefault(m.shape, []).append(i)
     for ii in by_shape.values():
-        res = heatmaps_to_boxes(
-            np.stack([maps[i] for i in ii]),
-            image_shape=image_shape,
-            upsampling=upsampling,
-            thresholds=thresholds,
-            strict=strict,
-            connectivity=connectivity,
-        ).boxes
+        res = heatmaps_to_boxes(np.stack([maps[i] for i in ii]), **options).boxes
         for ti, per in enumerate(res):
             for i, b in zip(ii, per):
                 out[ti][i] = b

@@ -26,7 +26,7 @@ import os
 import threading
 import uuid
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,19 +73,7 @@ class Job:
     error: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "state": self.state,
-            "queued": self.queued,
-            "started": self.started,
-            "finished": self.finished,
-            "done": self.done,
-            "total": self.total,
-            "file": self.file,
-            "result": self.result,
-            "error": self.error,
-        }
+        return asdict(self)
 
 
 class _PipeProgress:

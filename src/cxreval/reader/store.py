@@ -31,7 +31,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -101,7 +101,7 @@ class SubmitResult:
     server_time: str
 
     def to_dict(self) -> dict[str, object]:
-        return {"id": self.id, "status": self.status, "seq": self.seq, "server_time": self.server_time}
+        return asdict(self)
 
 
 def _unreachable(engine: Any, exc: Any) -> SchemaError:
