@@ -7,7 +7,7 @@ Re-exported by :mod:`cxreval.classification`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -91,15 +91,7 @@ class DeLongResult:
     covariance: np.ndarray = field(repr=False)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "auc_a": self.auc_a,
-            "auc_b": self.auc_b,
-            "difference": self.difference,
-            "standard_error": self.standard_error,
-            "z": self.z,
-            "pvalue": self.pvalue,
-            "covariance": self.covariance.tolist(),
-        }
+        return {**asdict(self), "covariance": self.covariance.tolist()}
 
 
 def _placements(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:

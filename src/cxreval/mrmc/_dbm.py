@@ -12,7 +12,6 @@ from .._validation import check_confidence_level
 from ..exceptions import InvalidParameterError
 from ._fom import loo_aucs, placements
 from ._inputs import check_mrmc_inputs
-from ._or import reader_estimates
 from ._results import (
     READER_COLUMNS,
     READER_DIFFERENCE_COLUMNS,
@@ -28,7 +27,9 @@ from ._results import (
     f_test,
     frame,
     reader_differences,
+    reader_estimates,
     readonly,
+    records,
 )
 
 if TYPE_CHECKING:
@@ -232,7 +233,7 @@ class DBMResult:
         ``reader`` column), ``reader_differences``, ``anova`` (source, df, mean_square) and
         ``variance_components``."""
         out = analysis_tables((self.rrrc, self.frrc, self.rrfc), "jackknife")
-        out["readers"] = frame([astuple(x) for x in self.readers], READER_COLUMNS)
+        out["readers"] = records(self.readers, READER_COLUMNS)
         out["reader_tests"] = frame(
             [
                 (r, *astuple(t)[:1], "jackknife", *astuple(t)[1:])
@@ -240,9 +241,7 @@ class DBMResult:
             ],
             ("reader", *TEST_COLUMNS),
         )
-        out["reader_differences"] = frame(
-            [astuple(x) for x in self.reader_differences], READER_DIFFERENCE_COLUMNS
-        )
+        out["reader_differences"] = records(self.reader_differences, READER_DIFFERENCE_COLUMNS)
         out["anova"] = frame(
             [(s, self.anova.df[s], self.anova.ms[s]) for s in DBM_SOURCES], ("source", "df", "mean_square")
         )
@@ -374,10 +373,6 @@ def dbm_analysis(
     ]
     d = loo - loo.mean(axis=-1, keepdims=True)
     var_jk = (n_c - 1) / n_c * (d**2).sum(axis=-1)
-    cov_diag = np.zeros((n_t, n_r, n_t, n_r))
-    for t in range(n_t):
-        for r in range(n_r):
-            cov_diag[t, r, t, r] = var_jk[t, r]
     return DBMResult(
         modality_names=mods,
         reader_names=rdrs,
@@ -389,6 +384,6 @@ def dbm_analysis(
         frrc=frrc,
         rrfc=rrfc,
         reader_tests=reader_tests,
-        readers=reader_estimates(aucs, cov_diag, mods, rdrs, level),
+        readers=reader_estimates(aucs, var_jk, mods, rdrs, level),
         reader_differences=reader_differences(aucs, mods, rdrs, ses, ddf_r, level),
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,7 +24,9 @@ from ._results import (
     clip_unit,
     error_df,
     frame,
+    reader_estimate,
     readonly,
+    records,
     t_interval,
 )
 
@@ -87,7 +89,7 @@ class ModelVsReadersResult:
         """Tidy tables: ``tests``, ``differences`` (modality_a ``'readers'``, modality_b the model),
         ``modalities`` (the readers' mean AUC), ``readers`` and ``variance_components``."""
         out = analysis_tables((self.rrrc, self.frrc, self.rrfc), self.covariance_method)
-        out["readers"] = frame([astuple(x) for x in self.readers], READER_COLUMNS)
+        out["readers"] = records(self.readers, READER_COLUMNS)
         comps = {
             "var_error": self.var_error,
             "cov2": self.cov2,
@@ -241,11 +243,10 @@ def model_vs_readers(
     mean_auc = float(aucs[1:].mean())
     model_auc = float(aucs[0])
     se_fixed_readers = float(np.sqrt(max(var + (n_rdr - 1) * max(cov2, 0.0), 0.0) / n_rdr))
-    out_readers = []
-    for g, (mod, name) in enumerate([(model_name, model_name)] + [(READERS_LABEL, r) for r in rdrs]):
-        se = float(np.sqrt(max(cov[g, g], 0.0)))
-        _, low, high, _ = t_interval(float(aucs[g]), se, float("inf"), level)
-        out_readers.append(ReaderEstimate(mod, name, float(aucs[g]), se, *clip_unit(low, high)))
+    out_readers = [
+        reader_estimate(mod, name, float(aucs[g]), cov[g, g], level)
+        for g, (mod, name) in enumerate([(model_name, model_name)] + [(READERS_LABEL, r) for r in rdrs])
+    ]
     return ModelVsReadersResult(
         model_name=model_name,
         reader_names=rdrs,

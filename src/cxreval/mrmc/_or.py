@@ -23,13 +23,13 @@ from ._results import (
     analysis_of,
     analysis_tables,
     chi2_test,
-    clip_unit,
     error_df,
     f_test,
     frame,
     reader_differences,
+    reader_estimates,
     readonly,
-    t_interval,
+    records,
 )
 
 if TYPE_CHECKING:
@@ -182,16 +182,10 @@ def rrfc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float
     return analysis_of("RRFC", names, aucs.mean(axis=1), level, between, singles)
 
 
-def reader_estimates(
-    aucs: np.ndarray, cov: np.ndarray, modalities: tuple[str, ...], readers: tuple[str, ...], level: float
-) -> tuple[ReaderEstimate, ...]:
-    out = []
-    for t, m in enumerate(modalities):
-        for r, rd in enumerate(readers):
-            se = float(np.sqrt(max(cov[t, r, t, r], 0.0)))
-            _, low, high, _ = t_interval(float(aucs[t, r]), se, float("inf"), level)
-            out.append(ReaderEstimate(m, rd, float(aucs[t, r]), se, *clip_unit(low, high)))
-    return tuple(out)
+def _variances(cov: np.ndarray) -> np.ndarray:
+    """The variance of each AUC (T, R) from their covariance (T, R, T, R)."""
+    n_mod, n_rdr = cov.shape[:2]
+    return np.diagonal(cov.reshape(n_mod * n_rdr, n_mod * n_rdr)).reshape(n_mod, n_rdr)
 
 
 def or_reader_differences(
@@ -262,10 +256,8 @@ class ORResult:
         """Tidy tables: ``tests``, ``differences``, ``modalities`` (one row per analysis and modality), ``readers``,
         ``reader_differences`` and ``variance_components`` (name, value)."""
         out = analysis_tables((self.rrrc, self.frrc, self.rrfc), self.covariance_method)
-        out["readers"] = frame([tuple(vars(x).values()) for x in self.readers], READER_COLUMNS)
-        out["reader_differences"] = frame(
-            [tuple(vars(x).values()) for x in self.reader_differences], READER_DIFFERENCE_COLUMNS
-        )
+        out["readers"] = records(self.readers, READER_COLUMNS)
+        out["reader_differences"] = records(self.reader_differences, READER_DIFFERENCE_COLUMNS)
         out["variance_components"] = frame(
             list(self.components.scalars().items()), VARIANCE_COMPONENT_COLUMNS
         )
@@ -310,7 +302,7 @@ def or_from_covariance(
         rrrc=analyses[0],
         frrc=analyses[1],
         rrfc=analyses[2],
-        readers=reader_estimates(aucs, cov, modality_names, reader_names, confidence_level),
+        readers=reader_estimates(aucs, _variances(cov), modality_names, reader_names, confidence_level),
         reader_differences=or_reader_differences(aucs, comps, modality_names, reader_names, confidence_level),
         reader_weights="equal" if weights is None else "case_pairs",
         weights=readonly(w),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, fields
 from itertools import combinations
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -162,13 +162,18 @@ def frame(rows: Sequence[tuple[object, ...]], columns: tuple[str, ...]) -> pd.Da
     return pd.DataFrame(rows, columns=list(columns))
 
 
+def records(items: Iterable[Any], columns: tuple[str, ...]) -> pd.DataFrame:
+    """A table of dataclass instances, one row each (their fields in order)."""
+    return frame([astuple(x) for x in items], columns)
+
+
 def analysis_tables(analyses: tuple[MRMCAnalysis, ...], covariance: str) -> dict[str, pd.DataFrame]:
     """The ``tests``, ``differences`` and ``modalities`` tables of some analyses."""
     tests = [(a.test.analysis, covariance, *astuple(a.test)[1:]) for a in analyses if a.test is not None]
     return {
         "tests": frame(tests, TEST_COLUMNS),
-        "differences": frame([astuple(d) for a in analyses for d in a.differences], DIFFERENCE_COLUMNS),
-        "modalities": frame([astuple(m) for a in analyses for m in a.modalities], MODALITY_COLUMNS),
+        "differences": records((d for a in analyses for d in a.differences), DIFFERENCE_COLUMNS),
+        "modalities": records((m for a in analyses for m in a.modalities), MODALITY_COLUMNS),
     }
 
 
@@ -215,6 +220,28 @@ def differences(
             ModalityDifference(analysis, names[a], names[b], est, float(se), float(df), stat, low, high, p)
         )
     return tuple(out)
+
+
+def reader_estimate(modality: str, reader: str, auc: float, variance: float, level: float) -> ReaderEstimate:
+    """One reader's AUC with its normal interval from its variance over the cases, clipped to [0, 1]."""
+    se = float(np.sqrt(max(variance, 0.0)))
+    _, low, high, _ = t_interval(auc, se, float("inf"), level)
+    return ReaderEstimate(modality, reader, auc, se, *clip_unit(low, high))
+
+
+def reader_estimates(
+    aucs: np.ndarray,
+    variances: np.ndarray,
+    modalities: tuple[str, ...],
+    readers: tuple[str, ...],
+    level: float,
+) -> tuple[ReaderEstimate, ...]:
+    """Each reader's :func:`reader_estimate` in each modality from the AUCs and their variances (T, R)."""
+    return tuple(
+        reader_estimate(m, rd, float(aucs[t, r]), variances[t, r], level)
+        for t, m in enumerate(modalities)
+        for r, rd in enumerate(readers)
+    )
 
 
 def reader_differences(

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -125,7 +125,7 @@ class RoeMetzParameters:
         return float(norm.ppf(float(auc)) * math.sqrt(2.0 * self.total_variance) - self.mu)
 
     def to_dict(self) -> dict[str, float]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return asdict(self)
 
 
 # (var_case, var_modality_case, var_reader_case, var_error) by the correlation of the data

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -132,7 +132,7 @@ class PilotVarianceComponents:
         )
 
     def to_dict(self) -> dict[str, float | int | None]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return asdict(self)
 
 
 def _pilot(pilot: object, pilot_cases: object) -> PilotVarianceComponents:
