@@ -12,7 +12,7 @@ from sklearn.metrics import roc_auc_score
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.latent import NotIdentifiedError, evaluate_latent_auc
 from cxreval.latent._fitting import beta_prior_counts
-from cxreval.latent._priors import read_reader_prior
+from cxreval.latent._reader_tables import read_reader_prior
 
 SE = np.array([0.85, 0.8, 0.78])
 SP = np.array([0.9, 0.85, 0.88])

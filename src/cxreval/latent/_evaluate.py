@@ -26,19 +26,16 @@ import pandas as pd
 from .._typing import RNGLike
 from .._validation import check_confidence_level, check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan
-from ..exceptions import InvalidParameterError, SchemaError
+from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike, open_executor
-from ..findings import canonical_finding
-from ..io import read_table
 from ..progress import Progress, as_progress
 from ..schema import FINDING
-from ..schema._columns import check_columns
 from ..schema._result_columns import READER_ACCURACY_COLUMNS
 from ..stats import PreparedInputs, prepare_from_files, prepare_inputs
 from ._finding import FindingJob, run_finding
 from ._fitting import NOT_IDENTIFIED, NotIdentifiedError, independent_readers
 from ._joint import JOINT_SCORE_MODELS
-from ._priors import prior_arrays, read_reader_prior
+from ._reader_tables import prior_arrays, read_reader_accuracy, read_reader_prior
 from ._resampling import bootstrap_latent_class
 from ._result import LatentAUCResult
 from ._tables import compute_latent_result
@@ -50,44 +47,6 @@ __all__ = [
     "read_reader_accuracy",
     "reader_accuracy_table",
 ]
-
-
-def read_reader_accuracy(table: str | PathLike[str] | pd.DataFrame) -> pd.DataFrame:
-    """A table of known reader accuracies: ``finding, source, sensitivity, specificity`` (e.g. the
-    ``reader_accuracy.csv`` of ``cxreval fuse`` or ``classify --latent-truth``), findings canonical.
-
-    Raises
-    ------
-    SchemaError
-        The file is missing, lacks a column, repeats a (finding, source) or holds a value outside [0, 1].
-    """
-    where = "reader_accuracy table"
-    if isinstance(table, pd.DataFrame):
-        df = table.copy()
-    else:
-        p = Path(table)
-        if not p.exists():
-            raise SchemaError(f"File {str(p)!r} does not exist (reader_accuracy=).")
-        where = f"file {str(p)!r}"
-        df = read_table(p)
-    check_columns(df, (FINDING, "source", "sensitivity", "specificity"), where=where)
-    df = df[[FINDING, "source", "sensitivity", "specificity"]].copy()
-    df[FINDING] = [canonical_finding(str(f)) for f in df[FINDING]]
-    df["source"] = df["source"].astype(str)
-    for col in ("sensitivity", "specificity"):
-        v = pd.to_numeric(df[col], errors="coerce")
-        bad = ~((v >= 0) & (v <= 1))
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise SchemaError(
-                f"{where}, column {col!r}, row {i + 1}: {df[col].iloc[i]!r} is not a probability in [0, 1]."
-            )
-        df[col] = v.astype(float)
-    dup = df.duplicated([FINDING, "source"])
-    if dup.any():
-        r = df[dup].iloc[0]
-        raise SchemaError(f"{where} gives finding {r[FINDING]!r}, source {r['source']!r} more than once.")
-    return df.reset_index(drop=True)
 
 
 def _check_readers(readers: object, anchor: str | None, func: str) -> tuple[list[str], str | None]:
@@ -252,9 +211,8 @@ def evaluate_latent_auc_prepared(
         _identify(finding, y[labelled], a[labelled], accf, rs, groups, ranges)
         idx = np.flatnonzero(labelled)
         scores, column_of = _distinct_columns(inputs.S[:, f, idx])
-        a_f = a[idx]
-        a_f = None if np.isnan(a_f).all() else a_f
-        jobs.append(FindingJob(finding, y[idx], scores, idx, a_f, accf, column_of, counts, ranges))
+        known = None if np.isnan(a[idx]).all() else a[idx]
+        jobs.append(FindingJob(finding, y[idx], scores, idx, known, accf, column_of, counts, ranges))
     plan: ResamplingPlan | None = None
     if n_resamples:
         plan = draw_plan(

@@ -128,6 +128,29 @@ def _sensitivity(
     acc = job.accuracy
     rows: list[tuple[str, str, np.ndarray, str]] = []
     nan = np.full(x.shape[1], np.nan)
+
+    def refit(
+        labels: np.ndarray = y,
+        *,
+        reader_accuracy: np.ndarray | None = acc,
+        groups: tuple[tuple[int, ...], ...] = groups,
+        score_model: str = score_model,
+        correlation: float = 0.0,
+        accuracy_prior: np.ndarray | None = job.prior,
+    ) -> FindingFit:
+        """The headline's point fit with some options changed (the readers' columns included)."""
+        return fit_finding(
+            labels,
+            x,
+            None,
+            anchor=a,
+            reader_accuracy=reader_accuracy,
+            groups=groups,
+            score_model=score_model,
+            correlation=correlation,
+            accuracy_prior=accuracy_prior,
+        )
+
     for r, name in enumerate(readers):
         keep = [j for j in range(len(readers)) if j != r]
         g = _without(groups, r)
@@ -138,68 +161,31 @@ def _sensitivity(
             rows.append(("leave_one_reader_out", name, nan, "not identified without this reader"))
             continue
         try:
-            fit = fit_finding(
-                y[:, keep],
-                x,
-                None,
-                anchor=a,
+            fit = refit(
+                labels=y[:, keep],
                 reader_accuracy=None if acc is None else acc[keep],
                 groups=g,
-                score_model=score_model,
                 accuracy_prior=prior,
             )
         except NotIdentifiedError:
             rows.append(("leave_one_reader_out", name, nan, "not identified without this reader"))
             continue
         rows.append(("leave_one_reader_out", name, fit.auc, ""))
-    spread = joint
-    if score_model != "auto":
-        spread = fit_finding(
-            y,
-            x,
-            None,
-            anchor=a,
-            reader_accuracy=acc,
-            groups=groups,
-            score_model="auto",
-            accuracy_prior=job.prior,
-        )
+    spread = joint if score_model == "auto" else refit(score_model="auto")
     for k, name in enumerate(spread.candidates):
         rows.append(("score_model", name, spread.candidate_auc[k], f"weight {spread.weights[k]:.3f}"))
     for rho in CORRELATIONS:
         if rho == 0.0:
             rows.append(("reader_correlation", f"{rho:g}", joint.auc, "the headline's assumption"))
-            continue
-        fit = fit_finding(
-            y,
-            x,
-            None,
-            anchor=a,
-            reader_accuracy=acc,
-            groups=groups,
-            score_model=score_model,
-            correlation=rho,
-            accuracy_prior=job.prior,
-        )
-        rows.append(("reader_correlation", f"{rho:g}", fit.auc, ""))
+        else:
+            rows.append(("reader_correlation", f"{rho:g}", refit(correlation=rho).auc, ""))
     if job.prior is not None and job.prior_range is not None:
         # how far the prior drives the numbers: the readers of a prior held at its ranges' ends, and no prior
         for end, name in ((0, "low ends"), (1, "high ends")):
-            fit = fit_finding(
-                y,
-                x,
-                None,
-                anchor=a,
-                reader_accuracy=_at_range_ends(job, end),
-                groups=groups,
-                score_model=score_model,
-                accuracy_prior=job.prior,
-            )
+            fit = refit(reader_accuracy=_at_range_ends(job, end))
             rows.append(("accuracy_range", name, fit.auc, "the readers of a prior fixed at these ends"))
         if _identified(job, y, groups, None):
-            fit = fit_finding(
-                y, x, None, anchor=a, reader_accuracy=acc, groups=groups, score_model=score_model
-            )
+            fit = refit(accuracy_prior=None)
             rows.append(("accuracy_range", "no prior", fit.auc, "the same model without the prior"))
         else:
             rows.append(("accuracy_range", "no prior", nan, "not identified without the prior"))
