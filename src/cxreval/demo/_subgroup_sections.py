@@ -221,13 +221,14 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
             k: jb.evaluate_subgroups_files(p, labels, meta, by=list(by), resampling=resampling, **options)
             for k, (p, labels, by, options) in runs.items()
         }
+    gaps, both, cal = results.values()
     outs = {"gaps": f"{KEY}/{TEXTMINED}", "both": f"{KEY}/{GOOGLE}", "calibration": f"{KEY}/calibration"}
     ctx.meta.update(
         {
             "attributes": list(BY),
             "n_resamples": n,
             "references": [TEXTMINED, GOOGLE],
-            "operating_point": results["gaps"].operating_point,
+            "operating_point": gaps.operating_point,
             "logit_models": list(LOGIT_MODELS),
             "calibration": _LOGITS_MAPPED,
             "commands": [
@@ -249,6 +250,6 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
         )
     write_summary(
         out,
-        _summary(ctx, n, time.perf_counter() - t0, *results.values(), len(NIH_MODELS)),
+        _summary(ctx, n, time.perf_counter() - t0, gaps, both, cal, len(NIH_MODELS)),
     )
     return str(out)
