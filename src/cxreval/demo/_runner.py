@@ -29,7 +29,7 @@ import os
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -64,14 +64,9 @@ class DemoSection:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "key": self.key,
-            "title": self.title,
-            "status": self.status,
+            **asdict(self),
             "seconds": round(self.seconds, 2),
             "folder": None if self.folder is None else str(self.folder),
-            "reason": self.reason,
-            "command": self.command,
-            "hint": self.hint,
         }
 
 

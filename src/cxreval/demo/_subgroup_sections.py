@@ -22,7 +22,7 @@ import shlex
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -202,34 +202,26 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         nih_labels, google_labels = _exported_labels(ctx, Path(tmp))
         meta = _exported_metadata(ctx, Path(tmp))
-        gaps = jb.evaluate_subgroups_files(
-            folder,
-            nih_labels,
-            meta,
-            by=list(BY),
-            references=[TEXTMINED],
-            resampling=resampling,
-            calibration=False,
-        )
-        both = jb.evaluate_subgroups_files(
-            folder,
-            [nih_labels, google_labels],
-            meta,
-            by=list(BY),
-            references=both_refs.split(","),
-            design=Design(finding_map="nih_to_google", studies="common"),
-            resampling=resampling,
-            calibration=False,
-        )
         probabilities = probability_export(folder, Path(tmp))[0]
-        cal = jb.evaluate_subgroups_files(
-            probabilities,
-            nih_labels,
-            meta,
-            by=list(CALIBRATION_BY),
-            references=[TEXTMINED],
-            resampling=resampling,
-        )
+        runs: dict[str, tuple[Path, Path | list[Path], tuple[str, ...], dict[str, Any]]] = {
+            "gaps": (folder, nih_labels, BY, {"references": [TEXTMINED], "calibration": False}),
+            "both": (
+                folder,
+                [nih_labels, google_labels],
+                BY,
+                {
+                    "references": both_refs.split(","),
+                    "design": Design(finding_map="nih_to_google", studies="common"),
+                    "calibration": False,
+                },
+            ),
+            "calibration": (probabilities, nih_labels, CALIBRATION_BY, {"references": [TEXTMINED]}),
+        }
+        results = {
+            k: jb.evaluate_subgroups_files(p, labels, meta, by=list(by), resampling=resampling, **options)
+            for k, (p, labels, by, options) in runs.items()
+        }
+    gaps, both, cal = results.values()
     outs = {"gaps": f"{KEY}/{TEXTMINED}", "both": f"{KEY}/{GOOGLE}", "calibration": f"{KEY}/calibration"}
     ctx.meta.update(
         {
@@ -251,7 +243,7 @@ def _sec_nih_subgroups(ctx: DemoContext) -> str:
         }
     )
     out = ctx.folder(KEY)
-    for k, res in (("gaps", gaps), ("both", both), ("calibration", cal)):
+    for k, res in results.items():
         res.save(ctx.folder(outs[k]))
         write_summary(  # the command's summary under a title that says which run it is
             ctx.out / outs[k], f"# {_TITLES[k]}\n\n" + res.summary().replace("# ", "## ", 1)

@@ -178,7 +178,9 @@ def _evaluate(
     predictions: Any,
     labels: Any,
     *,
-    read: dict[str, str | None] | None,
+    files: bool,
+    state_encoding: str | None = None,
+    blank_state: str | None = None,
     references: Sequence[str] | None,
     findings: Sequence[str] | None,
     model_groups: Any,
@@ -194,8 +196,13 @@ def _evaluate(
     decision_curve: str | Sequence[float] | None,
     func: str,
 ) -> ClassifierEvaluation:
-    """The evaluation of :func:`evaluate_classifiers` (``read`` None: tables) or of
-    :func:`evaluate_classifiers_files` (``read``: the options reading the label files)."""
+    """The evaluation of :func:`evaluate_classifiers` (tables) or, with ``files``, of
+    :func:`evaluate_classifiers_files` (files, their labels read with ``state_encoding`` and ``blank_state``):
+    each job's keywords as given."""
+    read = {"state_encoding": state_encoding, "blank_state": blank_state} if files else None
+    if not files:
+        predictions = as_table(predictions, name="predictions", func=func)
+        labels = as_table(labels, name="labels", func=func)
     points = parse_operating_points(operating_points, func=func)  # a from= file read here, before the inputs
     thresholds = decision_thresholds(decision_curve, func=func)
     if latent_truth and (points or thresholds.size):
@@ -380,26 +387,7 @@ def evaluate_classifiers(
     res : ClassifierEvaluation
         ``res.save(folder)`` writes what ``cxreval classify`` writes (``run.json`` aside).
     """
-    func = "evaluate_classifiers"
-    return _evaluate(
-        as_table(predictions, name="predictions", func=func),
-        as_table(labels, name="labels", func=func),
-        read=None,
-        references=references,
-        findings=findings,
-        model_groups=model_groups,
-        design=design,
-        resampling=resampling,
-        compute=compute,
-        latent_truth=latent_truth,
-        readers=readers,
-        anchor=anchor,
-        reader_accuracy=reader_accuracy,
-        dependent=dependent,
-        operating_points=operating_points,
-        decision_curve=decision_curve,
-        func=func,
-    )
+    return _evaluate(**locals(), files=False, func="evaluate_classifiers")
 
 
 def evaluate_classifiers_files(
@@ -438,22 +426,4 @@ def evaluate_classifiers_files(
     -------
     res : ClassifierEvaluation
     """
-    return _evaluate(
-        predictions,
-        labels,
-        read={"state_encoding": state_encoding, "blank_state": blank_state},
-        references=references,
-        findings=findings,
-        model_groups=model_groups,
-        design=design,
-        resampling=resampling,
-        compute=compute,
-        latent_truth=latent_truth,
-        readers=readers,
-        anchor=anchor,
-        reader_accuracy=reader_accuracy,
-        dependent=dependent,
-        operating_points=operating_points,
-        decision_curve=decision_curve,
-        func="evaluate_classifiers_files",
-    )
+    return _evaluate(**locals(), files=True, func="evaluate_classifiers_files")

@@ -27,7 +27,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -368,6 +368,22 @@ def fuse_and_compare_files(
     -------
     res : FusionResult
     """
+    return _fuse_files(**locals())
+
+
+def _fuse_files(
+    labels: Sequence[PathLike],
+    readers: str | Sequence[str],
+    methods: str | Sequence[str],
+    *,
+    findings: FindingsLike,
+    model: PathLike | None,
+    state_encoding: str | None,
+    blank_state: str | None,
+    **options: Any,
+) -> FusionResult:
+    """:func:`fuse_and_compare_files`, its keywords as given: the names split, the files checked and read as one
+    table, then :func:`fuse_and_compare` of it (``options``: its keywords passed on as they are)."""
     reader_list = split_names(readers, name="readers", unique=False)
     method_list = split_names(methods, name="methods", unique=False)
     check_input_paths(*[("labels", p) for p in labels], ("model", model))
@@ -378,20 +394,7 @@ def fuse_and_compare_files(
         table,
         reader_list or [],
         method_list or [],
-        adjudicated=adjudicated,
         findings=split_names(findings, name="findings"),
-        not_mentioned=not_mentioned,
-        rng=rng,
         model=model,
-        include_inputs=include_inputs,
-        compute=compute,
-        studies=studies,
-        nn_hidden=nn_hidden,
-        nn_epochs=nn_epochs,
-        nn_folds=nn_folds,
-        nn_scoring=nn_scoring,
-        mace_method=mace_method,
-        labels_format=labels_format,
-        save_model=save_model,
-        title=title,
+        **options,
     )

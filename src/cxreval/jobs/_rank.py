@@ -194,6 +194,27 @@ class _Ranking:
         return ReferenceComparison(ev.auc, ranking, ev.comparison, missing_scores=ev.missing_scores)
 
 
+def _compare_evaluated(
+    evaluate: Callable[..., ClassifierEvaluation],
+    func: str,
+    /,
+    predictions: Any,
+    labels: Any,
+    *,
+    pairs: str | Sequence[str | tuple[str, str]] | None,
+    groups: str,
+    min_models: int,
+    kendall: str,
+    spearman: str,
+    **evaluation: Any,
+) -> ReferenceComparison:
+    """The job ``func`` (:func:`compare_references` or :func:`compare_references_files`, their keywords as given):
+    the ranking options checked, then ``evaluate`` (of tables or of files) ranked by :meth:`_Ranking.of_evaluation`
+    (``evaluation``: ``dataset``, ``compute`` and the keywords of ``evaluate``)."""
+    ranking = _Ranking.checked(pairs, groups, min_models, kendall, spearman)
+    return ranking.of_evaluation(evaluate, predictions, labels, func=func, **evaluation)
+
+
 def compare_references(
     predictions: pd.DataFrame,
     labels: pd.DataFrame,
@@ -241,19 +262,7 @@ def compare_references(
     InvalidParameterError, SchemaError
         A bad option (before any AUC), or what :func:`~cxreval.classification.evaluate_auc` refuses.
     """
-    return _Ranking.checked(pairs, groups, min_models, kendall, spearman).of_evaluation(
-        evaluate_classifiers,
-        predictions,
-        labels,
-        dataset=dataset,
-        compute=compute,
-        func="compare_references",
-        references=references,
-        findings=findings,
-        model_groups=model_groups,
-        design=design,
-        resampling=resampling,
-    )
+    return _compare_evaluated(evaluate_classifiers, "compare_references", **locals())
 
 
 def compare_references_files(
@@ -290,21 +299,7 @@ def compare_references_files(
     -------
     res : ReferenceComparison
     """
-    return _Ranking.checked(pairs, groups, min_models, kendall, spearman).of_evaluation(
-        evaluate_classifiers_files,
-        predictions,
-        labels,
-        dataset=dataset,
-        compute=compute,
-        func="compare_references_files",
-        references=references,
-        findings=findings,
-        model_groups=model_groups,
-        state_encoding=state_encoding,
-        blank_state=blank_state,
-        design=design,
-        resampling=resampling,
-    )
+    return _compare_evaluated(evaluate_classifiers_files, "compare_references_files", **locals())
 
 
 def compare_auc_table(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from .._validation import check_inputs
 from ..io import read_table
@@ -63,6 +64,25 @@ def evaluate_subgroups_files(
         A missing file, a metadata column missing or with one value, scores outside [0, 1] with
         ``calibration``: every message names the file or column, before any computation.
     """
+    return _subgroups_files(**locals())
+
+
+def _subgroups_files(
+    predictions: str | Path | Sequence[str | Path],
+    labels: str | Path | Sequence[str | Path],
+    metadata: str | Path,
+    *,
+    operating_point: str | float,
+    references: Sequence[str] | None,
+    findings: Sequence[str] | None,
+    state_encoding: str | None,
+    blank_state: str | None,
+    design: Design,
+    **options: Any,
+) -> SubgroupResult:
+    """:func:`evaluate_subgroups_files`, its keywords as given: the operating point, the design and the metadata
+    checked, the files read into prepared inputs, then ``evaluate_subgroups_prepared`` of them (``options``: its
+    keywords passed on as they are)."""
     parse_operating_point(operating_point, func="evaluate_subgroups_files")  # before any file is read
     selection = design_arguments(design)
     check_inputs(("metadata", metadata))
@@ -80,13 +100,8 @@ def evaluate_subgroups_files(
     return evaluate_subgroups_prepared(
         prep,
         meta,
-        by=by,
         operating_point=operating_point,
-        reference_group=reference_group,
-        calibration=calibration,
-        calibration_bins=calibration_bins,
-        min_cases=min_cases,
-        resampling=resampling,
         where=f"metadata {Path(metadata)}",
         predictions_where=f"predictions {', '.join(map(str, files))}",
+        **options,
     )
