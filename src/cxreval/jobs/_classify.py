@@ -147,14 +147,16 @@ def _latent_options(
     *,
     latent_truth: bool = False,
     reader_accuracy: object = None,
+    reader_prior: object = None,
     anchor: object = None,
     dependent: object = None,
 ) -> bool:
     """Check the options of the latent truth against the others; return whether the AUCs are against it
     (``latent_truth``)."""
-    if (readers or reader_accuracy is not None or anchor or dependent) and not latent_truth:
+    given = reader_accuracy is not None or reader_prior is not None
+    if (readers or given or anchor or dependent) and not latent_truth:
         raise InvalidParameterError(
-            "readers=, reader_accuracy=, anchor= and dependent= apply only with latent_truth=True."
+            "readers=, reader_accuracy=, reader_prior=, anchor= and dependent= apply only with latent_truth=True."
         )
     if latent_truth and not readers:
         raise InvalidParameterError(
@@ -191,6 +193,7 @@ def _evaluate(
     readers: Sequence[str] | None,
     anchor: str | None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None,
+    reader_prior: str | PathLike[str] | pd.DataFrame | None,
     dependent: Sequence[Sequence[str] | str] | None,
     operating_points: str | Sequence[str] | None,
     decision_curve: str | Sequence[float] | None,
@@ -216,6 +219,7 @@ def _evaluate(
         func,
         latent_truth=latent_truth,
         reader_accuracy=reader_accuracy,
+        reader_prior=reader_prior,
         anchor=anchor,
         dependent=dependent,
     )
@@ -239,6 +243,7 @@ def _evaluate(
             readers=readers,
             anchor=anchor,
             reader_accuracy=reader_accuracy,
+            reader_prior=reader_prior,
             dependent=dependent or None,
             findings=findings or None,
             model_groups=model_groups if read is None else _model_groups(model_groups),
@@ -345,6 +350,7 @@ def evaluate_classifiers(
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    reader_prior: str | PathLike[str] | pd.DataFrame | None = None,
     dependent: Sequence[Sequence[str] | str] | None = None,
     operating_points: str | Sequence[str] | None = None,
     decision_curve: str | Sequence[float] | None = None,
@@ -369,12 +375,13 @@ def evaluate_classifiers(
         The executor, the progress and where arrays spill (:class:`cxreval.options.Compute`).
     latent_truth : bool, default=False
         Whether the AUCs are against the latent truth of ``readers``: ``readers`` are required with it, and
-        ``readers``, ``anchor`` and ``reader_accuracy`` refused without it.
-    readers, anchor, reader_accuracy, dependent : optional
+        ``readers``, ``anchor``, ``reader_accuracy`` and ``reader_prior`` refused without it.
+    readers, anchor, reader_accuracy, reader_prior, dependent : optional
         With ``readers``: the AUC against the latent truth of these label sources instead of against each
         reference (:func:`cxreval.latent.evaluate_latent_auc`, each finding an item of the executor;
-        ``references``, the finding map and the studies do not apply; no paired comparison); ``dependent``: groups
-        of readers that share errors, each a tuple of names or a comma-separated string.
+        ``references``, the finding map and the studies do not apply; no paired comparison); ``reader_prior``:
+        plausible ranges of readers' accuracies, an informative prior; ``dependent``: groups of readers that
+        share errors, each a tuple of names or a comma-separated string.
     operating_points, decision_curve : optional
         Operating points (``'specificity=0.9'``, ``'sensitivity=0.9'``, ``'youden'``, ``'threshold=0.5'``,
         ``'from=FILE'``) and the threshold probabilities of a decision curve (``'0.01:0.99:0.01'``), as for
@@ -406,6 +413,7 @@ def evaluate_classifiers_files(
     readers: Sequence[str] | None = None,
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+    reader_prior: str | PathLike[str] | pd.DataFrame | None = None,
     dependent: Sequence[Sequence[str] | str] | None = None,
     operating_points: str | Sequence[str] | None = None,
     decision_curve: str | Sequence[float] | None = None,
@@ -418,7 +426,7 @@ def evaluate_classifiers_files(
     predictions, labels, model_groups, state_encoding, blank_state
         As for :func:`~cxreval.classification.evaluate_auc_files`.
     references, findings, design, resampling, compute, latent_truth, readers, anchor, reader_accuracy,
-    dependent, operating_points, decision_curve
+    reader_prior, dependent, operating_points, decision_curve
         As for :func:`evaluate_classifiers` (``compute.spill_dir``: where off-process executors memory-map the
         arrays, e.g. the output's temporary folder).
 
