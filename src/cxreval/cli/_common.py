@@ -35,6 +35,7 @@ __all__ = [
     "check_inputs",
     "check_folder_option",
     "open_output",
+    "save_output",
     "progress",
     "echo_json",
     "executor_option",
@@ -165,6 +166,21 @@ def open_output(
         yield d
 
 
+def save_output(
+    result: Any,
+    out: Path,
+    *,
+    overwrite: bool,
+    inputs: Iterable[Path | None] = (),
+    meta: dict[str, object] | None = None,
+    protect: Iterable[Path | None] = (),
+) -> Any:
+    """``result.save`` into the output folder of :func:`open_output` (a job that ran before the folder opens);
+    what ``save`` returns (each file written, by its key)."""
+    with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta, protect=protect) as d:
+        return result.save(d)
+
+
 def echo_json(obj: object) -> None:
     typer.echo(json.dumps(obj, indent=2, sort_keys=True, default=str))
 
@@ -244,6 +260,12 @@ def wrote(files: Iterable[str | Path], out: Path) -> str:
     return f"wrote {', '.join(Path(p).name for p in files)} and {SUMMARY_FILE} to {out}"
 
 
+def out_paths(written: Mapping[str, str | Path], out: Path) -> dict[str, str]:
+    """Each file a result saved, by its key, as a path in ``--out`` as typed (``{'auc': 'auc-out/auc.csv'}``):
+    the files ``--json`` prints."""
+    return {k: str(Path(out) / Path(p).name) for k, p in written.items()}
+
+
 def echo_result(result: Any, *, json_out: bool, nl: bool = False) -> None:
     """Print a job's result: ``result.to_dict()`` as JSON with ``--json``, else its ``summary()`` Markdown
     (``nl``: add a newline after it)."""
@@ -253,18 +275,25 @@ def echo_result(result: Any, *, json_out: bool, nl: bool = False) -> None:
         typer.echo(result.summary(), nl=nl)
 
 
+def repeated(option: str, paths: Sequence[Path] | None) -> list[tuple[str, Path]]:
+    """``(option, path)`` for each path of a repeatable option (``--labels a --labels b``), for
+    :func:`named_inputs`."""
+    return [(option, p) for p in paths or ()]
+
+
+def named_inputs(*named: tuple[str, Path | None]) -> list[Path | None]:
+    """Check that every named input exists (before any work: :func:`check_inputs`); the inputs run.json records,
+    in the same order."""
+    check_inputs(*named)
+    return [p for _, p in named]
+
+
 def model_inputs(
     predictions: Sequence[Path] | None, labels: Sequence[Path] | None, *others: tuple[str, Path | None]
 ) -> list[Path | None]:
-    """``classify`` and ``rank -p``: check that ``--predictions``, ``--labels`` and the other named inputs exist
-    (before any work); the inputs run.json records."""
-    named = [
-        *[("--predictions", p) for p in predictions or []],
-        *[("--labels", p) for p in labels or []],
-        *others,
-    ]
-    check_inputs(*named)
-    return [p for _, p in named]
+    """``classify``, ``rank -p``, ``subgroups`` and ``plan``: check that ``--predictions``, ``--labels`` and the
+    other named inputs exist (before any work); the inputs run.json records."""
+    return named_inputs(*repeated("--predictions", predictions), *repeated("--labels", labels), *others)
 
 
 def operating_point_inputs(values: Sequence[str] | None) -> list[tuple[str, Path | None]]:
@@ -363,6 +392,8 @@ def studies_value(value: str) -> Studies:
 
 __all__ += [
     "refuse_options",
+    "repeated",
+    "named_inputs",
     "model_inputs",
     "auc_table_input",
     "references_option",
@@ -380,6 +411,7 @@ __all__ += [
     "labels_option",
     "predictions_option",
     "wrote",
+    "out_paths",
 ]
 
 
@@ -444,14 +476,13 @@ def show_progress_option() -> Any:
     )
 
 
-def evaluation_arguments(params: Mapping[str, Any], *, progress: Progress, spill_dir: Path) -> dict[str, Any]:
-    """The keywords ``classify`` and ``rank -p ... -l ...`` give their job, from the command's parsed options
-    (``ctx.params``): the lists of names split, and the :class:`~cxreval.options.Design`,
-    :class:`~cxreval.options.Resampling` and :class:`~cxreval.options.Compute` built once."""
+def design_arguments(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The keywords ``classify``, ``rank -p ... -l ...`` and ``subgroups`` give their job, from the command's parsed
+    options (``ctx.params``): the lists of names split, the label reading options, and the
+    :class:`~cxreval.options.Design` and :class:`~cxreval.options.Resampling` built once."""
     return {
         "references": split_list(params["references"], option="--references"),
         "findings": split_list(params["findings"], option="--findings"),
-        "model_groups": params["model_groups"],
         "state_encoding": params["state_encoding"],
         "blank_state": params["blank_state"],
         "design": Design(
@@ -466,8 +497,17 @@ def evaluation_arguments(params: Mapping[str, Any], *, progress: Progress, spill
         "resampling": Resampling(
             n_resamples=params["n_resamples"], confidence_level=params["confidence_level"], rng=params["seed"]
         ),
+    }
+
+
+def evaluation_arguments(params: Mapping[str, Any], *, progress: Progress, spill_dir: Path) -> dict[str, Any]:
+    """The keywords ``classify`` and ``rank -p ... -l ...`` give their job: :func:`design_arguments`, the model
+    groups and the :class:`~cxreval.options.Compute` of the command's executor."""
+    return {
+        **design_arguments(params),
+        "model_groups": params["model_groups"],
         "compute": Compute(executor=params["executor"], progress=progress, spill_dir=spill_dir),
     }
 
 
-__all__ += ["evaluation_arguments"]
+__all__ += ["design_arguments", "evaluation_arguments"]

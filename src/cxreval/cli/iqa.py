@@ -18,6 +18,7 @@ from ._common import (
     out_option,
     overwrite_option,
     progress,
+    save_output,
     seed_option,
 )
 from .main import command_group
@@ -171,8 +172,7 @@ def score_cmd(
     meta: dict[str, object] = {"executor": executor}
     if niqe_model is not None:
         meta["niqe_model"] = str(niqe_model)
-    with open_output(out, overwrite=overwrite, inputs=[pairs, niqe_model], meta=meta) as d:
-        res.save(d)
+    save_output(res, out, overwrite=overwrite, inputs=[pairs, niqe_model], meta=meta)
     if json_out:
         echo_json(
             {
@@ -208,8 +208,7 @@ def compare_cmd(
     from ..jobs import compare_metrics_file
 
     res = compare_metrics_file(scores, out=out, overwrite=overwrite)
-    with open_output(out, overwrite=overwrite, inputs=[scores]) as d:
-        res.save(d)
+    save_output(res, out, overwrite=overwrite, inputs=[scores])
     _echo(res, json_out, f"wrote {', '.join(res.FILES.values())} to {out}")
 
 
@@ -287,8 +286,7 @@ def agree_cmd(
         overwrite=overwrite,
     )
     meta = {"seed": seed, "ddof": ddof, "spearman": spearman, "kendall": kendall, "unscored": unscored}
-    with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta=meta) as d:
-        res.save(d)
+    save_output(res, out, overwrite=overwrite, inputs=[scores, ratings], meta=meta)
     _echo(res, json_out, f"wrote z-MOS, rater and metric agreement tables to {out}")
 
 
