@@ -266,11 +266,13 @@ def out_paths(written: Mapping[str, str | Path], out: Path) -> dict[str, str]:
     return {k: str(Path(out) / Path(p).name) for k, p in written.items()}
 
 
-def echo_result(result: Any, *, json_out: bool, nl: bool = False) -> None:
-    """Print a job's result: ``result.to_dict()`` as JSON with ``--json``, else its ``summary()`` Markdown
-    (``nl``: add a newline after it)."""
+def echo_result(result: Any, *, json_out: bool, text: str | None = None, nl: bool = False) -> None:
+    """Print a job's result: ``result.to_dict()`` as JSON with ``--json``, else ``text`` (one line) or, without it,
+    its ``summary()`` Markdown (``nl``: add a newline after it)."""
     if json_out:
         echo_json(result.to_dict())
+    elif text is not None:
+        typer.echo(text)
     else:
         typer.echo(result.summary(), nl=nl)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -11,6 +10,7 @@ from ..iqa._expert import IQA_KENDALL, IQA_SPEARMAN
 from ._common import (
     confidence_level_option,
     echo_json,
+    echo_result,
     executor_option,
     json_option,
     n_resamples_option,
@@ -34,14 +34,6 @@ _PLAN_HELP = (
     "contrast_stretch (low, high), gamma (gamma), unsharp_mask (sigma, amount), gaussian_blur (sigma), "
     "gaussian_noise (sigma), poisson_noise (peak), resample (factor, order), jpeg (quality)."
 )
-
-
-def _echo(res: Any, json_out: bool, line: str) -> None:
-    """Print the result as JSON (``--json``) or one line."""
-    if json_out:
-        echo_json(res.to_dict())
-    else:
-        typer.echo(line)
 
 
 @iqa_app.command("list")
@@ -113,7 +105,9 @@ def degrade_cmd(
     with open_output(out, overwrite=overwrite, inputs=[images, plan_source(plan)]) as d:
         res = degrade_image_folder(images, plan, d, sample=sample, max_size=max_size)
         res.save(d)
-    _echo(res, json_out, f"wrote {len(res.manifest)} degraded images to {Path(out) / IMAGES_DIR}")
+    echo_result(
+        res, json_out=json_out, text=f"wrote {len(res.manifest)} degraded images to {Path(out) / IMAGES_DIR}"
+    )
 
 
 @iqa_app.command("score")
@@ -209,7 +203,7 @@ def compare_cmd(
 
     res = compare_metrics_file(scores, out=out, overwrite=overwrite)
     save_output(res, out, overwrite=overwrite, inputs=[scores])
-    _echo(res, json_out, f"wrote {', '.join(res.FILES.values())} to {out}")
+    echo_result(res, json_out=json_out, text=f"wrote {', '.join(res.FILES.values())} to {out}")
 
 
 @iqa_app.command("agree")
@@ -287,7 +281,7 @@ def agree_cmd(
     )
     meta = {"seed": seed, "ddof": ddof, "spearman": spearman, "kendall": kendall, "unscored": unscored}
     save_output(res, out, overwrite=overwrite, inputs=[scores, ratings], meta=meta)
-    _echo(res, json_out, f"wrote z-MOS, rater and metric agreement tables to {out}")
+    echo_result(res, json_out=json_out, text=f"wrote z-MOS, rater and metric agreement tables to {out}")
 
 
 def register(app: typer.Typer) -> None:
