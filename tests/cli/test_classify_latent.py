@@ -130,7 +130,7 @@ def test_verbose_without_a_terminal_logs_the_progress(caplog, monkeypatch):
 
     from cxreval.cli._common import progress
 
-    monkeypatch.setattr("cxreval.cli._common._may_be_terminal", lambda: False)
+    monkeypatch.setattr("cxreval.cli._progress._may_be_terminal", lambda: False)
     with caplog.at_level(logging.INFO, logger="cxreval"), progress() as p:
         t = p.add("bootstrap replicates refitted", total=4000)
         p.advance(t, 1000)

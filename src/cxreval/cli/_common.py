@@ -18,7 +18,8 @@ import typer
 
 from .._typing import Studies
 from ..options import Compute, Design, Resampling
-from ..progress import NoProgress, Progress
+from ..progress import Progress
+from ._progress import progress
 
 if TYPE_CHECKING:
     from ..executor import Executor
@@ -34,6 +35,7 @@ __all__ = [
     "check_inputs",
     "check_folder_option",
     "open_output",
+    "save_output",
     "progress",
     "echo_json",
     "executor_option",
@@ -164,111 +166,19 @@ def open_output(
         yield d
 
 
-class _RichProgress(NoProgress):
-    def __init__(self, bar: Any) -> None:
-        self.bar = bar
-
-    def add(self, description: str, total: float | None = None) -> int:
-        return int(self.bar.add_task(description, total=total))
-
-    def advance(self, task: int, n: float = 1) -> None:
-        self.bar.advance(task, n)
-
-    def done(self, task: int) -> None:
-        t = self.bar.tasks[[x.id for x in self.bar.tasks].index(task)]
-        self.bar.update(task, total=t.total if t.total is not None else 1, completed=t.total or 1)
-
-
-class _LoggedProgress(NoProgress):
-    """Progress as log lines (``-v`` when stderr is not a terminal): each task's count at most every
-    ``every`` seconds, and when it is done."""
-
-    def __init__(self, every: float = 5.0) -> None:
-        import logging
-        import time
-
-        self.log, self.clock, self.every = logging.getLogger("cxreval"), time.monotonic, every
-        self.tasks: dict[int, list[Any]] = {}  # id: [description, total, completed, start, last logged]
-
-    def add(self, description: str, total: float | None = None) -> int:
-        now = self.clock()
-        self.tasks[len(self.tasks) + 1] = [description, total, 0.0, now, now]
-        return len(self.tasks)
-
-    def _line(self, t: list[Any]) -> None:
-        desc, total, done, start = t[0], t[1], t[2], t[3]
-        count = f"{done:,.0f}/{total:,.0f} ({done / total:.0%})" if total else f"{done:,.0f}"
-        self.log.info("%s: %s, %.0f s", desc, count, self.clock() - start)
-        t[4] = self.clock()
-
-    def advance(self, task: int, n: float = 1) -> None:
-        t = self.tasks.get(task)
-        if t is not None:
-            t[2] += n
-            if self.clock() - t[4] >= self.every:
-                self._line(t)
-
-    def done(self, task: int) -> None:
-        t = self.tasks.get(task)
-        if t is not None:
-            t[2] = t[1] if t[1] else t[2]
-            self._line(t)
-
-
-def _may_be_terminal() -> bool:
-    """Whether rich could call stderr a terminal: a tty, or an environment that forces one."""
-    import os
-
-    forced = any(
-        os.environ.get(k)
-        for k in ("FORCE_COLOR", "TTY_INTERACTIVE", "TTY_COMPATIBLE", "JUPYTER_COLUMNS", "JUPYTER_LINES")
-    )
-    try:
-        return forced or sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return True  # an unusual stream: let rich decide
-
-
-@contextlib.contextmanager
-def progress(*, enabled: bool | None = None) -> Iterator[Progress]:
-    """Rich progress bars on stderr (off when stderr is not a terminal, where ``-v`` logs the counts every few
-    seconds instead): ``p.add(description, total)``, ``p.advance(task)``, ``p.done(task)``. Phases without a
-    known size show a spinner and the elapsed time."""
-    if enabled is None and not _may_be_terminal():  # rich is not imported for a pipe or a file
-        enabled = False
-    if enabled is False:
-        import logging
-
-        # -v (--verbose) without a terminal: the progress as log lines
-        yield _LoggedProgress() if logging.getLogger("cxreval").isEnabledFor(logging.INFO) else NoProgress()
-        return
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    if enabled is None:
-        enabled = console.is_terminal
-    if not enabled:
-        yield NoProgress()
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-    from rich.progress import Progress as Bars
-
-    with Bars(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        yield _RichProgress(bar)
+def save_output(
+    result: Any,
+    out: Path,
+    *,
+    overwrite: bool,
+    inputs: Iterable[Path | None] = (),
+    meta: dict[str, object] | None = None,
+    protect: Iterable[Path | None] = (),
+) -> Any:
+    """``result.save`` into the output folder of :func:`open_output` (a job that ran before the folder opens);
+    what ``save`` returns (each file written, by its key)."""
+    with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta, protect=protect) as d:
+        return result.save(d)
 
 
 def echo_json(obj: object) -> None:
@@ -350,27 +260,42 @@ def wrote(files: Iterable[str | Path], out: Path) -> str:
     return f"wrote {', '.join(Path(p).name for p in files)} and {SUMMARY_FILE} to {out}"
 
 
-def echo_result(result: Any, *, json_out: bool, nl: bool = False) -> None:
-    """Print a job's result: ``result.to_dict()`` as JSON with ``--json``, else its ``summary()`` Markdown
-    (``nl``: add a newline after it)."""
+def out_paths(written: Mapping[str, str | Path], out: Path) -> dict[str, str]:
+    """Each file a result saved, by its key, as a path in ``--out`` as typed (``{'auc': 'auc-out/auc.csv'}``):
+    the files ``--json`` prints."""
+    return {k: str(Path(out) / Path(p).name) for k, p in written.items()}
+
+
+def echo_result(result: Any, *, json_out: bool, text: str | None = None, nl: bool = False) -> None:
+    """Print a job's result: ``result.to_dict()`` as JSON with ``--json``, else ``text`` (one line) or, without it,
+    its ``summary()`` Markdown (``nl``: add a newline after it)."""
     if json_out:
         echo_json(result.to_dict())
+    elif text is not None:
+        typer.echo(text)
     else:
         typer.echo(result.summary(), nl=nl)
+
+
+def repeated(option: str, paths: Sequence[Path] | None) -> list[tuple[str, Path]]:
+    """``(option, path)`` for each path of a repeatable option (``--labels a --labels b``), for
+    :func:`named_inputs`."""
+    return [(option, p) for p in paths or ()]
+
+
+def named_inputs(*named: tuple[str, Path | None]) -> list[Path | None]:
+    """Check that every named input exists (before any work: :func:`check_inputs`); the inputs run.json records,
+    in the same order."""
+    check_inputs(*named)
+    return [p for _, p in named]
 
 
 def model_inputs(
     predictions: Sequence[Path] | None, labels: Sequence[Path] | None, *others: tuple[str, Path | None]
 ) -> list[Path | None]:
-    """``classify`` and ``rank -p``: check that ``--predictions``, ``--labels`` and the other named inputs exist
-    (before any work); the inputs run.json records."""
-    named = [
-        *[("--predictions", p) for p in predictions or []],
-        *[("--labels", p) for p in labels or []],
-        *others,
-    ]
-    check_inputs(*named)
-    return [p for _, p in named]
+    """``classify``, ``rank -p``, ``subgroups`` and ``plan``: check that ``--predictions``, ``--labels`` and the
+    other named inputs exist (before any work); the inputs run.json records."""
+    return named_inputs(*repeated("--predictions", predictions), *repeated("--labels", labels), *others)
 
 
 def operating_point_inputs(values: Sequence[str] | None) -> list[tuple[str, Path | None]]:
@@ -469,6 +394,8 @@ def studies_value(value: str) -> Studies:
 
 __all__ += [
     "refuse_options",
+    "repeated",
+    "named_inputs",
     "model_inputs",
     "auc_table_input",
     "references_option",
@@ -486,6 +413,7 @@ __all__ += [
     "labels_option",
     "predictions_option",
     "wrote",
+    "out_paths",
 ]
 
 
@@ -550,14 +478,13 @@ def show_progress_option() -> Any:
     )
 
 
-def evaluation_arguments(params: Mapping[str, Any], *, progress: Progress, spill_dir: Path) -> dict[str, Any]:
-    """The keywords ``classify`` and ``rank -p ... -l ...`` give their job, from the command's parsed options
-    (``ctx.params``): the lists of names split, and the :class:`~cxreval.options.Design`,
-    :class:`~cxreval.options.Resampling` and :class:`~cxreval.options.Compute` built once."""
+def design_arguments(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The keywords ``classify``, ``rank -p ... -l ...`` and ``subgroups`` give their job, from the command's parsed
+    options (``ctx.params``): the lists of names split, the label reading options, and the
+    :class:`~cxreval.options.Design` and :class:`~cxreval.options.Resampling` built once."""
     return {
         "references": split_list(params["references"], option="--references"),
         "findings": split_list(params["findings"], option="--findings"),
-        "model_groups": params["model_groups"],
         "state_encoding": params["state_encoding"],
         "blank_state": params["blank_state"],
         "design": Design(
@@ -572,8 +499,17 @@ def evaluation_arguments(params: Mapping[str, Any], *, progress: Progress, spill
         "resampling": Resampling(
             n_resamples=params["n_resamples"], confidence_level=params["confidence_level"], rng=params["seed"]
         ),
+    }
+
+
+def evaluation_arguments(params: Mapping[str, Any], *, progress: Progress, spill_dir: Path) -> dict[str, Any]:
+    """The keywords ``classify`` and ``rank -p ... -l ...`` give their job: :func:`design_arguments`, the model
+    groups and the :class:`~cxreval.options.Compute` of the command's executor."""
+    return {
+        **design_arguments(params),
+        "model_groups": params["model_groups"],
         "compute": Compute(executor=params["executor"], progress=progress, spill_dir=spill_dir),
     }
 
 
-__all__ += ["evaluation_arguments"]
+__all__ += ["design_arguments", "evaluation_arguments"]

@@ -18,6 +18,7 @@ from ._common import (
     not_mentioned_option,
     open_output,
     out_option,
+    out_paths,
     overwrite_option,
     state_encoding_option,
     studies_option,
@@ -116,7 +117,7 @@ def agree(
         )
         if res.finding_map is not None:
             meta["design"] = {"studies": design, "finding_map": res.finding_map.to_dict()}
-        paths = {name: str(Path(out) / p.name) for name, p in res.save(d).items()}
+        paths = out_paths(res.save(d), out)
     if json_out:
         echo_json(
             {

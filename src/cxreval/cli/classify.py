@@ -15,6 +15,7 @@ from ._common import (
     executor_option,
     finding_map_option,
     findings_option,
+    json_option,
     labels_option,
     map_score_option,
     missing_scores_option,
@@ -78,7 +79,7 @@ def classify(
     map_score: str = map_score_option(),
     missing_scores: str = missing_scores_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the AUC table as JSON."),
+    json_out: bool = json_option("Print the AUC table as JSON."),
     latent_truth: bool = typer.Option(
         False,
         "--latent-truth",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -14,10 +15,10 @@ from ._common import (
     echo_json,
     echo_result,
     json_option,
-    open_output,
     out_option,
     overwrite_option,
     progress,
+    save_output,
     seed_option,
 )
 from .main import command_group
@@ -25,6 +26,13 @@ from .main import command_group
 __all__: list[str] = []
 
 data_app = command_group("Obtain public metadata and audit datasets and splits.")
+
+
+def _data_entry_option() -> Any:
+    """``--data-entry`` of ``audit`` and ``split``: a ChestX-ray14 Data_Entry file instead of the fetched one."""
+    return typer.Option(
+        None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."
+    )
 
 
 @data_app.command("fetch")
@@ -85,9 +93,7 @@ def audit(
         "--path",
         help="mimic_cxr: the folder holding the label and metadata files (default: --split-dir).",
     ),
-    data_entry: Path = typer.Option(
-        None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."
-    ),
+    data_entry: Path = _data_entry_option(),
     bbox_list: Path = typer.Option(
         None, "--bbox-list", help="Your own BBox_List_2017.csv[.gz] (default: fetched)."
     ),
@@ -134,10 +140,9 @@ def audit(
             overwrite=overwrite,
         )
     if out is not None:
-        with open_output(
-            out, overwrite=overwrite, inputs=[p for p in (data_entry, bbox_list, split_dir, path) if p]
-        ) as d:
-            written = res.save(d)
+        written = save_output(
+            res, out, overwrite=overwrite, inputs=[p for p in (data_entry, bbox_list, split_dir, path) if p]
+        )
         console.print(
             f"wrote {', '.join(Path(p).name for k, p in written.items() if k != 'summary')}, summary.md "
             f"(tables also as Parquet) to {out}"
@@ -159,9 +164,7 @@ def split(
     stratify: str = typer.Option(None, "--stratify", help="Comma-separated findings to stratify by."),
     by: str = typer.Option("patient", "--by", help="'patient' (no leakage) or 'image' (leaky baseline)."),
     seed: int = seed_option(),
-    path: Path = typer.Option(
-        None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."
-    ),
+    path: Path = _data_entry_option(),
     cache_dir: Path = cache_dir_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = json_option("Print split sizes and leakage as JSON."),
@@ -187,8 +190,7 @@ def split(
         out=out,
         overwrite=overwrite,
     )
-    with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta={"seed": seed}) as d:
-        res.save(d)
+    save_output(res, out, overwrite=overwrite, inputs=[path] if path else [], meta={"seed": seed})
     echo_result(res, json_out=json_out, nl=True)
 
 
@@ -265,8 +267,7 @@ def export(
         overwrite=overwrite,
     )
     meta: dict[str, object] = {"dataset": res.name, **res.options}
-    with open_output(out, overwrite=overwrite, inputs=res.sources, meta=meta) as d:
-        res.save(d)
+    save_output(res, out, overwrite=overwrite, inputs=res.sources, meta=meta)
     echo_result(res, json_out=json_out)
 
 

@@ -17,6 +17,7 @@ from ._common import (
     not_mentioned_option,
     out_option,
     overwrite_option,
+    policy_option,
     seed_option,
     show_progress_option,
     split_list,
@@ -92,8 +93,8 @@ def finetune(
     source: str = typer.Option(
         None, "--source", help="The label source to train on (needed when --labels has several)."
     ),
-    policy: str = typer.Option("exclude", "--policy", help="Uncertain labels: exclude, zeros or ones."),
-    not_mentioned: str = not_mentioned_option("not_mentioned labels: negative or exclude."),
+    policy: str = policy_option(),
+    not_mentioned: str = not_mentioned_option(),
     state_encoding: str = state_encoding_option(),
     val_fraction: float = typer.Option(
         0.2, "--val-fraction", help="Fraction of patients in the validation part."

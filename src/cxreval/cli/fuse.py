@@ -16,17 +16,16 @@ from ..jobs import DEFAULT_FUSION_METHODS, fuse_and_compare_files
 from ..options import Compute
 from ._common import (
     blank_state_option,
-    cli_executor,
     echo_json,
     executor_option,
+    executor_output,
     findings_option,
     json_option,
     labels_option,
     not_mentioned_option,
-    open_output,
     out_option,
+    out_paths,
     overwrite_option,
-    progress,
     seed_option,
     state_encoding_option,
     studies_option,
@@ -157,40 +156,39 @@ def fuse(
     """
     inputs = [*labels, *([load_model] if load_model else [])]
     meta: dict[str, object] = {"seed": seed, "design": {"studies": studies}}
-    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
-        with progress() as prog:
-            res = fuse_and_compare_files(
-                labels,
-                readers,
-                methods,
-                adjudicated=adjudicated,
-                findings=findings,
-                not_mentioned=not_mentioned,
-                rng=seed,
-                model=load_model,
-                include_inputs=write_inputs,
-                compute=Compute(executor=ex, progress=prog, spill_dir=d),
-                studies=studies_value(studies),
-                nn_hidden=nn_hidden,
-                nn_epochs=nn_epochs,
-                nn_folds=nn_folds,
-                nn_scoring=nn_scoring,
-                mace_method=mace_method,
-                labels_format=labels_format,
-                save_model=save_model,
-                state_encoding=state_encoding,
-                blank_state=blank_state,
-                title=f"cxreval fuse: {', '.join(str(p) for p in labels)}",
-            )
-            meta["method_params"] = res.params
-            task = prog.add("writing")
-            written = {k: p for k, p in res.save(d).items() if k != "summary"}
-            prog.done(task)
+    with executor_output(executor, out, overwrite=overwrite, inputs=inputs, meta=meta) as (ex, d, prog):
+        res = fuse_and_compare_files(
+            labels,
+            readers,
+            methods,
+            adjudicated=adjudicated,
+            findings=findings,
+            not_mentioned=not_mentioned,
+            rng=seed,
+            model=load_model,
+            include_inputs=write_inputs,
+            compute=Compute(executor=ex, progress=prog, spill_dir=d),
+            studies=studies_value(studies),
+            nn_hidden=nn_hidden,
+            nn_epochs=nn_epochs,
+            nn_folds=nn_folds,
+            nn_scoring=nn_scoring,
+            mace_method=mace_method,
+            labels_format=labels_format,
+            save_model=save_model,
+            state_encoding=state_encoding,
+            blank_state=blank_state,
+            title=f"cxreval fuse: {', '.join(str(p) for p in labels)}",
+        )
+        meta["method_params"] = res.params
+        task = prog.add("writing")
+        written = {k: p for k, p in res.save(d).items() if k != "summary"}
+        prog.done(task)
     for w in res.warnings:  # summarised once per run with the other warnings (cli.main)
         warnings.warn(w, CxrevalWarning, stacklevel=1)
     if json_out:
         payload: dict[str, object] = {
-            "files": {k: str(Path(out) / Path(v).name) for k, v in written.items()},
+            "files": out_paths(written, out),
             **res.to_dict(),
         }
         if res.agreement is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -11,6 +10,7 @@ from ..iqa._expert import IQA_KENDALL, IQA_SPEARMAN
 from ._common import (
     confidence_level_option,
     echo_json,
+    echo_result,
     executor_option,
     json_option,
     n_resamples_option,
@@ -18,6 +18,7 @@ from ._common import (
     out_option,
     overwrite_option,
     progress,
+    save_output,
     seed_option,
 )
 from .main import command_group
@@ -33,14 +34,6 @@ _PLAN_HELP = (
     "contrast_stretch (low, high), gamma (gamma), unsharp_mask (sigma, amount), gaussian_blur (sigma), "
     "gaussian_noise (sigma), poisson_noise (peak), resample (factor, order), jpeg (quality)."
 )
-
-
-def _echo(res: Any, json_out: bool, line: str) -> None:
-    """Print the result as JSON (``--json``) or one line."""
-    if json_out:
-        echo_json(res.to_dict())
-    else:
-        typer.echo(line)
 
 
 @iqa_app.command("list")
@@ -112,7 +105,9 @@ def degrade_cmd(
     with open_output(out, overwrite=overwrite, inputs=[images, plan_source(plan)]) as d:
         res = degrade_image_folder(images, plan, d, sample=sample, max_size=max_size)
         res.save(d)
-    _echo(res, json_out, f"wrote {len(res.manifest)} degraded images to {Path(out) / IMAGES_DIR}")
+    echo_result(
+        res, json_out=json_out, text=f"wrote {len(res.manifest)} degraded images to {Path(out) / IMAGES_DIR}"
+    )
 
 
 @iqa_app.command("score")
@@ -171,8 +166,7 @@ def score_cmd(
     meta: dict[str, object] = {"executor": executor}
     if niqe_model is not None:
         meta["niqe_model"] = str(niqe_model)
-    with open_output(out, overwrite=overwrite, inputs=[pairs, niqe_model], meta=meta) as d:
-        res.save(d)
+    save_output(res, out, overwrite=overwrite, inputs=[pairs, niqe_model], meta=meta)
     if json_out:
         echo_json(
             {
@@ -208,9 +202,8 @@ def compare_cmd(
     from ..jobs import compare_metrics_file
 
     res = compare_metrics_file(scores, out=out, overwrite=overwrite)
-    with open_output(out, overwrite=overwrite, inputs=[scores]) as d:
-        res.save(d)
-    _echo(res, json_out, f"wrote {', '.join(res.FILES.values())} to {out}")
+    save_output(res, out, overwrite=overwrite, inputs=[scores])
+    echo_result(res, json_out=json_out, text=f"wrote {', '.join(res.FILES.values())} to {out}")
 
 
 @iqa_app.command("agree")
@@ -287,9 +280,8 @@ def agree_cmd(
         overwrite=overwrite,
     )
     meta = {"seed": seed, "ddof": ddof, "spearman": spearman, "kendall": kendall, "unscored": unscored}
-    with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta=meta) as d:
-        res.save(d)
-    _echo(res, json_out, f"wrote z-MOS, rater and metric agreement tables to {out}")
+    save_output(res, out, overwrite=overwrite, inputs=[scores, ratings], meta=meta)
+    echo_result(res, json_out=json_out, text=f"wrote z-MOS, rater and metric agreement tables to {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -16,10 +16,10 @@ from ._common import (
     findings_option,
     json_option,
     n_resamples_option,
-    open_output,
     out_option,
     overwrite_option,
     progress,
+    save_output,
     seed_option,
     state_encoding_option,
 )
@@ -144,8 +144,7 @@ def label_reports_command(
         "rules": res.rules.to_dict(),
     }
     inputs = [reports] + [p for p in (rules, validate_against) if p is not None]
-    with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
-        res.save(d)
+    save_output(res, out, overwrite=overwrite, inputs=inputs, meta=meta)
     val = res.validation
     if json_out:
         echo_json(res.to_dict() | ({} if val is None else {"validation": val.to_dict()}))

@@ -311,19 +311,25 @@ _NAMED_PARAM_RE = re.compile(r"(?<![^\s(\[`,;:])([A-Za-z_]\w*)=(?:'([^'\s]*)'|(T
 """A parameter named in a library message: ``out=`` (then its value), ``state_encoding='chexpert'``."""
 
 
-def _command_flags(args: Sequence[str]) -> dict[str, tuple[str, str | None, str | None]]:
-    """Parameter name -> (option, option when True, option when False) of the (sub-)command ``args`` invokes
-    (empty when it cannot be resolved): ``out`` -> ``('--out', None, None)``, a flag ``overwrite`` ->
-    ``('--overwrite', '--overwrite', None)``, ``synthetic`` -> ``('--synthetic', '--synthetic', '--no-synthetic')``."""
+def _invoked_command(args: Sequence[str]) -> Any:
+    """The (sub-)command ``args`` invokes (``['data', 'split', ...]`` -> ``data split``); None when a name in
+    ``args`` is no command."""
     cmd: Any = typer.main.get_command(app)
     for a in args:
         if a.startswith("-") or not hasattr(cmd, "get_command"):
             break
         cmd = cmd.get_command(None, a)
         if cmd is None:
-            return {}
+            return None
+    return cmd
+
+
+def _command_flags(args: Sequence[str]) -> dict[str, tuple[str, str | None, str | None]]:
+    """Parameter name -> (option, option when True, option when False) of the (sub-)command ``args`` invokes
+    (empty when it cannot be resolved): ``out`` -> ``('--out', None, None)``, a flag ``overwrite`` ->
+    ``('--overwrite', '--overwrite', None)``, ``synthetic`` -> ``('--synthetic', '--synthetic', '--no-synthetic')``."""
     flags: dict[str, tuple[str, str | None, str | None]] = {}
-    for p in getattr(cmd, "params", []):
+    for p in getattr(_invoked_command(args), "params", []):
         opts = [o for o in getattr(p, "opts", []) if o.startswith("--")]
         if not opts or not getattr(p, "name", None):
             continue
@@ -335,15 +341,8 @@ def _command_flags(args: Sequence[str]) -> dict[str, tuple[str, str | None, str 
 
 def _command_options(args: Sequence[str]) -> set[str]:
     """The option strings of the (sub-)command ``args`` invokes (empty when it cannot be resolved)."""
-    cmd: Any = typer.main.get_command(app)
     opts: set[str] = set()
-    for a in args:
-        if a.startswith("-") or not hasattr(cmd, "get_command"):
-            break
-        cmd = cmd.get_command(None, a)
-        if cmd is None:
-            return set()
-    for p in getattr(cmd, "params", []):
+    for p in getattr(_invoked_command(args), "params", []):
         opts.update(getattr(p, "opts", []))
     return opts
 

@@ -11,14 +11,15 @@ from .. import jobs
 from ..io._write import SUMMARY_FILE
 from ._common import (
     blank_state_option,
-    check_inputs,
     findings_option,
     labels_option,
     n_resamples_option,
+    named_inputs,
     open_output,
     out_option,
     overwrite_option,
     predictions_option,
+    repeated,
     seed_option,
     split_list,
     state_encoding_option,
@@ -112,12 +113,9 @@ def mrmc(
         cxreval mrmc --ratings ratings.csv -l labels.parquet -r consensus -o mrmc-out
         cxreval mrmc -l chexpert/labels.parquet --readers bc4,bc6,bc8 -p chexpert_predictions/predictions.parquet -r consensus,chexpert_labeler -f Cardiomegaly,Edema -o chexpert_mrmc
     """
-    check_inputs(
-        *[("--labels", p) for p in labels],
-        ("--ratings", ratings),
-        *[("--predictions", p) for p in predictions or ()],
+    inputs = named_inputs(
+        *repeated("--labels", labels), ("--ratings", ratings), *repeated("--predictions", predictions)
     )
-    inputs = [*labels, ratings, *(predictions or ())]
     with open_output(out, overwrite=overwrite, inputs=inputs) as d:
         res = jobs.evaluate_reader_study_files(
             labels,

@@ -12,20 +12,25 @@ from .. import jobs
 from ._common import (
     blank_state_option,
     check_folder_option,
-    check_inputs,
     confidence_level_option,
     echo_json,
     findings_option,
+    json_option,
     labels_option,
+    model_inputs,
+    named_inputs,
     open_output,
     out_option,
+    out_paths,
     overwrite_option,
     predictions_option,
     progress,
     refuse_options,
+    repeated,
     seed_option,
     split_list,
     state_encoding_option,
+    wrote,
 )
 
 __all__: list[str] = []
@@ -140,9 +145,7 @@ def plan(
         "comma-separated).",
     ),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(
-        False, "--json", help="Print the written files and the power table as JSON."
-    ),
+    json_out: bool = json_option("Print the written files and the power table as JSON."),
 ) -> None:
     """Plan an expert's relabelling (a sample drawn with known probabilities, favouring the studies that would most
     change which model is best), or a reader study.
@@ -210,14 +213,8 @@ def plan(
         f"{' and '.join(given)} {'belongs' if len(given) == 1 else 'belong'} to a reader-study plan: give "
         f"--pilot too, or leave {'it' if len(given) == 1 else 'them'} out of a relabelling plan.",
     )
-    check_inputs(
-        *[("--predictions", p) for p in predictions or ()],
-        *[("--labels", p) for p in labels],
-        ("--images", images),
-        ("--anchor-studies", anchor_studies),
-    )
+    inputs = model_inputs(predictions, labels, ("--images", images), ("--anchor-studies", anchor_studies))
     check_folder_option("--images", images)
-    inputs = [*(predictions or ()), *labels, *(p for p in (images, anchor_studies) if p is not None)]
     with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
         with progress() as prog:
             res = jobs.plan_relabelling_files(
@@ -244,13 +241,13 @@ def plan(
     if json_out:
         echo_json(
             {
-                "files": {k: str(Path(out) / Path(v).name) for k, v in written.items()},
+                "files": out_paths(written, out),
                 "power": res.power.drop(columns=["method"]).to_dict(orient="records"),
             }
         )
     else:
         typer.echo(
-            f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; {res.headline()}; "
+            f"{wrote(written.values(), out)}; {res.headline()}; "
             f"reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}"
             + (
                 ""
@@ -287,9 +284,8 @@ def _plan_reader_study(
         f"--pilot plans a reader study; {', '.join(given)} {'belongs' if len(given) == 1 else 'belong'} to a "
         "relabelling plan. Give one or the other.",
     )
-    check_inputs(("--pilot", pilot), *[("--labels", p) for p in labels], ("--images", images))
+    inputs = named_inputs(("--pilot", pilot), *repeated("--labels", labels), ("--images", images))
     check_folder_option("--images", images)
-    inputs = [pilot, *labels, *(p for p in (images,) if p is not None)]
     with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
         res = jobs.plan_reader_study_files(
             pilot,
@@ -315,7 +311,7 @@ def _plan_reader_study(
         else "no reader count reaches the power (see summary.md)"
     )
     typer.echo(
-        f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; design: {design}"
+        f"{wrote(written.values(), out)}; design: {design}"
         + (
             ""
             if not res.study

@@ -28,6 +28,11 @@ def _db_option() -> Any:
     return typer.Option(None, "--db", help=_DB_HELP)
 
 
+def _url_option(help: str) -> Any:
+    """``--url`` of the reader sub-commands that print links: the server's base URL."""
+    return typer.Option("http://127.0.0.1:8000", "--url", help=help)
+
+
 def _link(base: str, token: str) -> str:
     return f"{base.rstrip('/')}/#token={token}"
 
@@ -38,7 +43,7 @@ def init_cmd(
         ..., "--study", help="Study YAML file (images, reports, IQA pairs, findings, tasks, readers)."
     ),
     db: str = _db_option(),
-    url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the readers' links."),
+    url: str = _url_option("Base URL printed in the readers' links."),
     images: Path = typer.Option(
         None,
         "--images",
@@ -88,7 +93,7 @@ def add_reader_cmd(
         help="'reader' (label, rate), 'resolver' (adjudicate) or 'organiser' (progress, export download).",
     ),
     new_token: bool = typer.Option(False, "--new-token", help="Replace an existing reader's link."),
-    url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the link."),
+    url: str = _url_option("Base URL printed in the link."),
 ) -> None:
     """Add a reader and print their private link (the token is stored hashed and shown only now).
 
@@ -164,13 +169,12 @@ def export_cmd(
     """
     from ..reader import export_study
     from ..reader._jobs import database_files, study_url
-    from ._common import open_output
+    from ._common import save_output
 
     url_db = study_url(db)
     res = export_study(url_db, out=out, overwrite=overwrite)
     meta = {"study": res.study, **res.to_dict()}
-    with open_output(out, overwrite=overwrite, meta=meta, protect=database_files(url_db)) as d:
-        res.save(d)
+    save_output(res, out, overwrite=overwrite, meta=meta, protect=database_files(url_db))
     rated = (
         "" if res.n_finding_ratings is None else f"{res.n_finding_ratings} finding ratings (ratings.csv), "
     )

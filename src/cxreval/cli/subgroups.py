@@ -7,13 +7,14 @@ from pathlib import Path
 import typer
 
 from .. import jobs
-from ..options import Design, Resampling
 from ._common import (
     blank_state_option,
     confidence_level_option,
+    design_arguments,
     echo_json,
     finding_map_option,
     findings_option,
+    json_option,
     labels_option,
     map_score_option,
     missing_scores_option,
@@ -30,7 +31,6 @@ from ._common import (
     split_list,
     state_encoding_option,
     studies_option,
-    studies_value,
     unlabeled_option,
 )
 
@@ -38,6 +38,7 @@ __all__: list[str] = []
 
 
 def subgroups(
+    ctx: typer.Context,
     predictions: list[Path] = predictions_option(
         "Long prediction table (study_id, model, finding, score; CSV/Parquet or a folder of parts), "
         "repeatable."
@@ -99,7 +100,7 @@ def subgroups(
     seed: int = seed_option("Seed of the patient bootstrap."),
     confidence_level: float = confidence_level_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the verdicts as JSON."),
+    json_out: bool = json_option("Print the verdicts as JSON."),
 ) -> None:
     """Per-subgroup AUC, sensitivity, specificity and FNR, gaps with patient-bootstrap CIs and Holm, under every reference; calibration.
 
@@ -128,20 +129,7 @@ def subgroups(
             by=split_list(by, option="--by") or [],
             operating_point=operating_point,
             reference_group=reference_group or None,
-            references=split_list(references, option="--references"),
-            findings=split_list(findings, option="--findings"),
-            state_encoding=state_encoding,
-            blank_state=blank_state,
-            design=Design(
-                studies=studies_value(studies),
-                policy=policy,
-                not_mentioned=not_mentioned,
-                unlabeled=unlabeled,
-                finding_map=finding_map,
-                map_score=map_score,
-                missing_scores=missing_scores,
-            ),
-            resampling=Resampling(n_resamples=n_resamples, confidence_level=confidence_level, rng=seed),
+            **design_arguments(ctx.params),
             calibration=calibration,
             calibration_bins=calibration_bins,
             min_cases=min_cases,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import echo_json, json_option, open_output, out_option, overwrite_option, progress, seed_option
+from ._common import echo_json, json_option, out_option, overwrite_option, progress, save_output, seed_option
 
 __all__: list[str] = []
 
@@ -67,8 +67,7 @@ def synth(
         )
     if out is not None:  # without a folder nothing is written: the study is printed
         inputs = [real_boxes_file(real_boxes), images]
-        with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
-            res.save(d)
+        save_output(res, out, overwrite=overwrite, inputs=inputs, meta={"seed": seed})
     if json_out:
         echo_json(res.to_dict())
     elif res.synthetic is not None:
