@@ -67,8 +67,8 @@ def test_two_readers_exit_2_with_the_sentence(tmp_path, capsys):
     line = one_error_line(capsys)
     assert (
         "With fewer than three readers of a finding the latent-class model is not identified: give each "
-        "reader's sensitivity and specificity (--reader-accuracy) or a subset of studies labelled by an anchor "
-        "reference treated as exact (--anchor)."
+        "reader's sensitivity and specificity (--reader-accuracy), plausible ranges of them (--reader-prior) or "
+        "a subset of studies labelled by an anchor reference treated as exact (--anchor)."
     ) in line
 
 
@@ -117,6 +117,46 @@ def test_known_accuracies_make_two_readers_usable(tmp_path):
         == 0
     )
     assert pd.read_csv(out / "reader_accuracy.csv")["fixed"].all()
+
+
+def test_a_prior_makes_two_readers_usable_and_a_bad_one_exits_2(tmp_path, capsys):
+    _, _, pp, lp = _files(tmp_path)
+    ranges = {
+        "sensitivity_low": 0.6,
+        "sensitivity_high": 0.95,
+        "specificity_low": 0.7,
+        "specificity_high": 0.97,
+    }
+    prior = pd.DataFrame(
+        [{"finding": f, "source": r, **ranges} for f in ("Edema", "Effusion") for r in ("r1", "r2")]
+    )
+    prior.to_csv(tmp_path / "prior.csv", index=False)
+    out = tmp_path / "two"
+    args = [
+        "classify",
+        "-p",
+        str(pp),
+        "-l",
+        str(lp),
+        "--latent-truth",
+        "--readers",
+        "r1,r2",
+        "--n-resamples",
+        "0",
+    ]
+    assert main([*args, "--reader-prior", str(tmp_path / "prior.csv"), "-o", str(out)]) == 0
+    sens = pd.read_csv(out / "latent_sensitivity.csv")
+    assert set(sens.loc[sens["analysis"] == "accuracy_range", "setting"]) == {
+        "low ends",
+        "high ends",
+        "no prior",
+    }
+    prior.assign(sensitivity_low=1.5).to_csv(tmp_path / "bad.csv", index=False)
+    assert main([*args, "--reader-prior", str(tmp_path / "bad.csv"), "-o", str(tmp_path / "bad")]) == 2
+    line = one_error_line(capsys)
+    assert (
+        "bad.csv" in line and "sensitivity_low/sensitivity_high" in line and not (tmp_path / "bad").exists()
+    )
 
 
 def test_latent_options_without_latent_truth_are_refused(tmp_path, capsys):

@@ -102,7 +102,7 @@ def classify(
         "--readers",
         help="With --latent-truth: the label sources treated as "
         "readers, comma-separated or repeated (at least three per finding, unless "
-        "--reader-accuracy or --anchor is given).",
+        "--reader-accuracy, --reader-prior or --anchor is given).",
     ),
     reader_accuracy: Path = typer.Option(
         None,
@@ -111,6 +111,14 @@ def classify(
         "and specificity per finding and reader (a reader_accuracy.csv written by "
         "fuse or classify --latent-truth: finding, source, sensitivity, "
         "specificity), held fixed.",
+    ),
+    reader_prior: Path = typer.Option(
+        None,
+        "--reader-prior",
+        help="With --latent-truth: plausible ranges of readers' accuracies, an informative prior (finding, "
+        "source, sensitivity_low, sensitivity_high, specificity_low, specificity_high; each range a Beta "
+        "prior's mean +- 1.96 SD). Identifies two readers; latent_sensitivity.csv shows the AUCs at the "
+        "ranges' ends and without the prior.",
     ),
     dependent: list[str] = typer.Option(
         None,
@@ -171,6 +179,7 @@ def classify(
         labels,
         ("--model-groups", model_groups),
         ("--reader-accuracy", reader_accuracy),
+        ("--reader-prior", reader_prior),
         *operating_point_inputs(points),
     )
     meta: dict[str, object] = {"seed": seed}
@@ -184,6 +193,7 @@ def classify(
                 readers=split_list(readers, option="--readers"),
                 anchor=anchor,
                 reader_accuracy=reader_accuracy,
+                reader_prior=reader_prior,
                 dependent=dependent or None,
                 operating_points=points,
                 decision_curve=decision_curve,

@@ -35,8 +35,8 @@ __all__ = [
 #: The sentence raised when a finding has fewer than three readers and neither reader accuracies nor an anchor.
 NOT_IDENTIFIED = (
     "With fewer than three readers of a finding the latent-class model is not identified: give each "
-    "reader's sensitivity and specificity (reader_accuracy=) or a subset of studies labelled by an "
-    "anchor reference treated as exact (anchor=)."
+    "reader's sensitivity and specificity (reader_accuracy=), plausible ranges of them (reader_prior=) or a "
+    "subset of studies labelled by an anchor reference treated as exact (anchor=)."
 )
 
 
