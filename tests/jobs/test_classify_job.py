@@ -178,7 +178,7 @@ def test_latent_readers_refuse_references():
     [
         (
             {"latent_truth": False, "anchor": "CR"},
-            "--readers, --reader-accuracy, --anchor and --dependent apply only with --latent-truth.",
+            "--readers, --reader-accuracy, --reader-prior, --anchor and --dependent apply only with --latent-truth.",
         ),
         (
             {"latent_truth": True},
