@@ -131,3 +131,13 @@ def test_the_key_finding_says_a_prior_shapes_the_fit():
     assert "Informative priors on readers' accuracies" in res.assumptions()
     plain = evaluate_latent_auc(*simulate(600, 3, 3)[1:], readers=["r0", "r1", "r2"], n_resamples=0)
     assert "Informative priors" not in plain.assumptions()
+
+
+def test_a_prior_on_no_reader_or_on_a_fixed_reader_is_refused():
+    _, preds, labels = simulate(300, 0, 3)
+    readers = ["r0", "r1", "r2"]
+    with pytest.raises(InvalidParameterError, match=r"names 'r9', which is not one of the readers"):
+        evaluate_latent_auc(preds, labels, readers=readers, reader_prior=prior(2).assign(source=["r0", "r9"]))
+    fixed = pd.DataFrame({"finding": ["Edema"], "source": ["r1"], "sensitivity": [0.8], "specificity": [0.9]})
+    with pytest.raises(InvalidParameterError, match="'r1' has a fixed accuracy .* and a prior"):
+        evaluate_latent_auc(preds, labels, readers=readers, reader_accuracy=fixed, reader_prior=prior(2))

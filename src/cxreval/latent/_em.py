@@ -197,12 +197,12 @@ def _logistic_step(
     p: np.ndarray,
     slope: np.ndarray,
     ridge: float,
-    pseudo: tuple[np.ndarray, np.ndarray] | None = None,
+    pseudo: tuple[np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray]:
     """One Newton step of the weighted logistic regression ``logit P = logit p + slope z`` per row and reader:
     ``y`` (B, C, R) the weights of the responses 1, ``n`` (B, C, R) the weights of all labels, ``z`` (C,);
     a ridge on the slope; ``pseudo``: a Beta prior's ``(a - 1, b - 1)`` (R,) on ``p`` (pseudo-responses at
-    ``z = 0``). Returns the new ``(p, slope)``, each (B, R)."""
+    ``z = 0``; zeros without a prior). Returns the new ``(p, slope)``, each (B, R)."""
     from scipy.special import expit, logit
 
     a = logit(p)
@@ -213,10 +213,9 @@ def _logistic_step(
     g0 = res.sum(axis=1)
     g1 = (res * zz).sum(axis=1) - ridge * slope
     h00 = v.sum(axis=1) + 1e-9
-    if pseudo is not None:
-        m0 = expit(a)
-        g0 = g0 + pseudo[0] - (pseudo[0] + pseudo[1]) * m0
-        h00 = h00 + (pseudo[0] + pseudo[1]) * m0 * (1 - m0)
+    m0 = expit(a)  # the prior's pseudo-responses (zeros without one)
+    g0 = g0 + pseudo[0] - (pseudo[0] + pseudo[1]) * m0
+    h00 = h00 + (pseudo[0] + pseudo[1]) * m0 * (1 - m0)
     h01 = (v * zz).sum(axis=1)
     h11 = (v * zz * zz).sum(axis=1) + ridge
     det = h00 * h11 - h01**2
@@ -305,24 +304,11 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
         r_k = reader_sums(cells, r)
         q_pos, r_neg = q_k[:, :, :n_r], r_k[:, :, n_r:]
         q_all, r_all = q_pos + q_k[:, :, n_r:], r_k[:, :, :n_r] + r_neg
-        prior = st.accuracy_prior is not None
         se, se_slope = _logistic_step(
-            q_pos,
-            q_all,
-            z,
-            previous.se,
-            previous.se_slope,
-            st.slope_ridge,
-            (c[:, 0], c[:, 1]) if prior else None,
+            q_pos, q_all, z, previous.se, previous.se_slope, st.slope_ridge, (c[:, 0], c[:, 1])
         )
         sp, sp_slope = _logistic_step(
-            r_neg,
-            r_all,
-            z,
-            previous.sp,
-            previous.sp_slope,
-            st.slope_ridge,
-            (c[:, 2], c[:, 3]) if prior else None,
+            r_neg, r_all, z, previous.sp, previous.sp_slope, st.slope_ridge, (c[:, 2], c[:, 3])
         )
         no1 = q_lab <= 0
         no0 = r_lab <= 0
@@ -514,9 +500,10 @@ def run_em(
     ``se``, ``sp`` and ``pi``, ``f1``, ``f0`` or ``beta``; with ``se_slope``, ``sp_slope`` the readers are
     score-dependent; ``group1``, ``group0`` with declared groups) copied to every row; ``correlation``: an
     assumed within-class correlation of the readers' latent errors through a shared study effect (a
-    sensitivity analysis, :func:`~cxreval.latent._shared_effect.shared_effect_log_lik`). ``accuracy_prior`` (R, 4): Beta prior pseudo-counts on
-    the readers' accuracies (the EM then finds the posterior mode). ``dependent=True`` without ``init``: the conditionally independent
-    spline model is fitted first and EM continues from it with the readers' slopes at 0.
+    sensitivity analysis, :func:`~cxreval.latent._shared_effect.shared_effect_log_lik`). ``accuracy_prior``
+    (R, 4): Beta prior pseudo-counts on the readers' accuracies (the EM then finds the posterior mode).
+    ``dependent=True`` without ``init``: the conditionally independent spline model is fitted first and EM
+    continues from it with the readers' slopes at 0.
 
     Accelerated by SQUAREM (:func:`_squarem_cycle`: two EM steps and an extrapolation per iteration, the
     objective never decreasing). Stops when every row's objective rose by less than ``tol`` per unit of weight

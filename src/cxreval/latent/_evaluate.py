@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import RNGLike
-from .._validation import check_confidence_level, check_positive_int
+from .._validation import check_confidence_level, check_positive_int, did_you_mean
 from ..bootstrap import ResamplingPlan, draw_plan
 from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike, open_executor
@@ -66,6 +66,28 @@ def _check_readers(readers: object, anchor: str | None, func: str) -> tuple[list
             "treated as exact, not one of the readers."
         )
     return rs, anchor
+
+
+def _check_prior_sources(
+    priors: pd.DataFrame | None, acc: pd.DataFrame | None, readers: list[str], func: str
+) -> None:
+    """Refuse a prior on a source that is not a reader (a misspelt name would be ignored) or on a (finding,
+    reader) whose accuracy ``reader_accuracy=`` holds fixed (the prior would mean nothing there)."""
+    if priors is None:
+        return
+    unknown = sorted(set(priors["source"]) - set(readers))
+    if unknown:
+        raise InvalidParameterError(
+            f"{func}: reader_prior= names {unknown[0]!r}, which is not one of the readers "
+            f"({', '.join(readers)}).{did_you_mean(unknown[0], readers)}"
+        )
+    if acc is not None:
+        both = priors.merge(acc, on=[FINDING, "source"])
+        if len(both):
+            raise InvalidParameterError(
+                f"{func}: finding {both[FINDING].iloc[0]!r}, reader {both['source'].iloc[0]!r} has a fixed "
+                "accuracy (reader_accuracy=) and a prior (reader_prior=); give one of them."
+            )
 
 
 def _accuracy_matrix(acc: pd.DataFrame | None, finding: str, readers: Sequence[str]) -> np.ndarray | None:
@@ -193,6 +215,7 @@ def evaluate_latent_auc_prepared(
         )
     acc = None if reader_accuracy is None else read_reader_accuracy(reader_accuracy)
     priors = None if reader_prior is None else read_reader_prior(reader_prior)
+    _check_prior_sources(priors, acc, rs, func)
     soft = [r for r in (*rs, *([anchor] if anchor else [])) if r in inputs.soft_references]
     if soft:
         raise InvalidParameterError(
@@ -339,8 +362,8 @@ def evaluate_latent_auc(
     ------
     NotIdentifiedError
         A finding with fewer than three conditionally independent readers with labels (a declared group counts
-        once), without known accuracies, a prior on them or anchor labels (the message names the finding and the readers left
-        and ends with :data:`~cxreval.latent.NOT_IDENTIFIED`), before any fit.
+        once), without known accuracies, a prior on them or anchor labels (the message names the finding and
+        the readers left and ends with :data:`~cxreval.latent.NOT_IDENTIFIED`), before any fit.
     SchemaError, InvalidParameterError
         As :func:`cxreval.stats.prepare_inputs`; an unknown reader or anchor.
     """
