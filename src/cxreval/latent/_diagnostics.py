@@ -34,6 +34,9 @@ __all__ = [
     "reader_agreement_rows",
     "joint_agreement",
     "pair_flagged",
+    "pair_rows",
+    "flagged_pairs",
+    "saturated",
     "score_association_rows",
     "FLAG_CORRELATION",
     "FLAG_Z",
@@ -144,6 +147,58 @@ def joint_agreement(
             z = (observed - float(e.sum())) / sd if sd > 0 else float("nan")
             out[(a, b)] = (int(both.sum()), float(e.mean()), z)
     return out
+
+
+def saturated(labels: np.ndarray, groups: tuple[tuple[int, ...], ...]) -> bool:
+    """Whether the readers-only model has as many parameters as the readers' joint patterns have degrees of
+    freedom (three independent readers: 7 and 7), so that no pair of readers can be checked."""
+    has = (~np.isnan(labels)).any(axis=0)
+    grouped = {j for g in groups for j in g}
+    cats = [2 for j in range(has.size) if has[j] and j not in grouped]
+    cats += [2 ** len(g) for g in groups if has[list(g)].any()]  # a group: its complete label patterns
+    df = int(np.prod(cats)) - 1 if cats else 0
+    return 1 + sum(2 * (c - 1) for c in cats) >= df
+
+
+def pair_rows(
+    finding: str,
+    readers: Sequence[str],
+    labels: np.ndarray,
+    readers_only: LatentClassFit,
+    joint: LatentClassFit | None,
+    scored: np.ndarray,
+    groups: tuple[tuple[int, ...], ...],
+) -> list[dict[str, object]]:
+    """The rows of ``latent_reader_agreement.csv`` of one finding: both checks for every pair of readers (``labels``
+    (n, R)), the pairs within a declared group left out (their dependence is modelled). The readers-only check is
+    NaN where that model is saturated; the score-aware one uses ``joint`` (the ``'spline'`` joint fit on the
+    studies ``scored``; None: not run) and is NaN for a reader of a group (it has no accuracy of its own)."""
+    within = {(a, b) for g in groups for a in g for b in g}
+    rows = [
+        row
+        for row in reader_agreement_rows(finding, readers, labels, readers_only)
+        if (readers.index(str(row["source_a"])), readers.index(str(row["source_b"]))) not in within
+    ]
+    if saturated(labels, groups):
+        for row in rows:
+            row["z_both_positive"] = float("nan")
+    if joint is not None:
+        grouped = {j for g in groups for j in g}
+        fitted = joint_agreement(labels[scored], joint)
+        for row in rows:
+            key = (readers.index(str(row["source_a"])), readers.index(str(row["source_b"])))
+            if key in fitted and not grouped & set(key):
+                row["fitted_agreement_joint"], row["z_agreement_joint"] = fitted[key][1:]
+    return rows
+
+
+def flagged_pairs(readers: Sequence[str], rows: list[dict[str, object]]) -> list[tuple[int, int]]:
+    """The reader index pairs that ``rows`` (:func:`pair_rows`) flag."""
+    return [
+        (readers.index(str(row["source_a"])), readers.index(str(row["source_b"])))
+        for row in rows
+        if pair_flagged(row)
+    ]
 
 
 def pair_flagged(row: dict[str, object]) -> bool:

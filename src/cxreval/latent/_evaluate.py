@@ -108,15 +108,26 @@ def _advance(progress: Progress, task: int, reps: int | None, n_resamples: int) 
         progress.advance(reps, n_resamples)
 
 
-def _check_groups(dependent: object, readers: list[str], func: str) -> tuple[tuple[int, ...], ...]:
-    """The declared groups of dependent readers as reader indices: each group two or more readers, none twice."""
+#: The word of ``dependent=`` that groups, per finding, the readers of each pair the checks flag.
+FLAGGED = "flagged"
+
+
+def _check_groups(
+    dependent: object, readers: list[str], func: str
+) -> tuple[tuple[tuple[int, ...], ...], bool]:
+    """The declared groups of dependent readers as reader indices (each group two or more readers, none twice),
+    and whether ``'flagged'`` asks for the flagged pairs to be grouped too."""
     if dependent is None:
-        return ()
+        return (), False
+    if dependent == FLAGGED:
+        return (), True
     if isinstance(dependent, str) or not isinstance(dependent, Sequence):
         raise InvalidParameterError(
-            f"The 'dependent' parameter of {func} must be a sequence of reader groups, each a tuple of source "
-            f"names (e.g. dependent=[('bc4', 'chexpert_labeler')]). Got {dependent!r} instead."
+            f"The 'dependent' parameter of {func} must be 'flagged' or a sequence of reader groups, each a tuple "
+            f"of source names (e.g. dependent=[('bc4', 'chexpert_labeler')]). Got {dependent!r} instead."
         )
+    flag = any(isinstance(g, str) and g.strip() == FLAGGED for g in dependent)
+    dependent = [g for g in dependent if not (isinstance(g, str) and g.strip() == FLAGGED)]
     out: list[tuple[int, ...]] = []
     seen: set[str] = set()
     for group in dependent:
@@ -134,7 +145,7 @@ def _check_groups(dependent: object, readers: list[str], func: str) -> tuple[tup
                 raise InvalidParameterError(f"{func}: dependent= puts reader {n!r} in two groups.")
             seen.add(n)
         out.append(tuple(readers.index(n) for n in names))
-    return tuple(out)
+    return tuple(out), flag
 
 
 def _identify(
@@ -193,7 +204,7 @@ def evaluate_latent_auc_prepared(
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
     reader_prior: str | PathLike[str] | pd.DataFrame | None = None,
-    dependent: Sequence[Sequence[str]] | None = None,
+    dependent: Sequence[Sequence[str] | str] | str | None = None,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: RNGLike = None,
@@ -205,7 +216,7 @@ def evaluate_latent_auc_prepared(
     """:func:`evaluate_latent_auc` on prepared arrays (``inputs.references`` must hold the readers and anchor)."""
     func = "evaluate_latent_auc"
     rs, anchor = _check_readers(readers, anchor, func)
-    groups = _check_groups(dependent, rs, func)
+    groups, flag_pairs = _check_groups(dependent, rs, func)
     n_resamples = check_positive_int(n_resamples, name="n_resamples", func=func, minimum=0)
     confidence_level = check_confidence_level(confidence_level, func=func)
     if score_model not in JOINT_SCORE_MODELS:
@@ -254,6 +265,7 @@ def evaluate_latent_auc_prepared(
         groups=groups,
         score_model=score_model,
         sensitivity_analyses=sensitivity_analyses,
+        flag_pairs=flag_pairs,
     )
 
     def on_item(i: int) -> None:
@@ -271,6 +283,7 @@ def evaluate_latent_auc_prepared(
         readers=tuple(rs),
         anchor=anchor,
         groups=groups,
+        flag_pairs=flag_pairs,
         plan=plan,
         confidence_level=confidence_level,
         rng=rng,
@@ -286,7 +299,7 @@ def evaluate_latent_auc(
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
     reader_prior: str | PathLike[str] | pd.DataFrame | None = None,
-    dependent: Sequence[Sequence[str]] | None = None,
+    dependent: Sequence[Sequence[str] | str] | str | None = None,
     findings: Sequence[str] | None = None,
     policy: str = "exclude",
     not_mentioned: str = "negative",
@@ -322,11 +335,16 @@ def evaluate_latent_auc(
         a finding with fewer than three independent readers (weakly: as far as the ranges are narrow), and
         ``latent_sensitivity.csv`` adds ``accuracy_range`` rows: the AUCs with those readers fixed at the
         ranges' low ends, at their high ends, and without the prior.
-    dependent : sequence of sequences of str, optional
+    dependent : 'flagged' or sequence of sequences of str, optional
         Groups of readers that share errors (two labellers of one report), each a tuple of reader names (or a
         comma-separated string): each group is modelled as one reader with a free joint label pattern in each
         class, so its readers' agreement is not read as evidence about the truth. The model needs three
-        conditionally independent readers per finding (a group counts once), else it is refused.
+        conditionally independent readers per finding (a group counts once), else it is refused. ``'flagged'``
+        (alone or as one item beside groups): per finding, the point fits are checked first and the readers of
+        each pair that either pair check flags are grouped too, where three independent readers remain and
+        neither reader's accuracy is given (the pairs modelled are named in ``dependent`` of ``auc.csv`` and in
+        the key finding). The choice is made once, on the data: the bootstrap replicates refit the chosen groups
+        and do not repeat the choice, so the intervals do not carry its uncertainty.
     findings : sequence of str, optional
         Default: every predicted and labelled finding.
     policy : {'exclude', 'zeros', 'ones'}, default='exclude'
@@ -382,7 +400,7 @@ def evaluate_latent_auc_files(
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
     reader_prior: str | PathLike[str] | pd.DataFrame | None = None,
-    dependent: Sequence[Sequence[str]] | None = None,
+    dependent: Sequence[Sequence[str] | str] | str | None = None,
     findings: Sequence[str] | None = None,
     policy: str = "exclude",
     not_mentioned: str = "negative",

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..bootstrap import ResamplingPlan
 from ._auc import latent_auc_rows
+from ._diagnostics import flagged_pairs, pair_rows
 from ._fitting import NotIdentifiedError, independent_readers
 from ._joint import FindingFit, fit_finding
 
@@ -52,7 +53,10 @@ class FindingOutcome:
     """One finding's fits: ``readers_only`` (on every labelled study) and ``joint`` (on the studies some model
     scores, ``scored`` their positions among the labelled ones); every model's (not column's) ``auc`` and
     replicates ``distribution`` (None without a plan); ``sensitivity``: (analysis, setting, aucs, note) tuples;
-    ``comparators``: reference -> aucs; ``best_reader``: its index."""
+    ``comparators``: reference -> aucs; ``best_reader``: its index; ``groups``: the groups of dependent readers
+    fitted (the declared ones, with ``dependent='flagged'`` joined by the pairs the checks flagged: ``modelled``);
+    ``unmodelled``: flagged pairs left independent because grouping them would leave the model unidentified or
+    group a reader whose accuracy is given."""
 
     readers_only: FindingFit
     joint: FindingFit
@@ -62,6 +66,9 @@ class FindingOutcome:
     sensitivity: list[tuple[str, str, np.ndarray, str]]
     comparators: dict[str, np.ndarray]
     best_reader: int
+    groups: tuple[tuple[int, ...], ...] = ()
+    modelled: tuple[tuple[int, int], ...] = ()
+    unmodelled: tuple[tuple[int, int], ...] = ()
 
 
 def _auc_against(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -192,6 +199,78 @@ def _sensitivity(
     return rows
 
 
+def _joined(groups: tuple[tuple[int, ...], ...], pairs: list[tuple[int, int]]) -> tuple[tuple[int, ...], ...]:
+    """``groups`` joined by ``pairs`` (readers linked through any pair or group are one group), sorted."""
+    parent: dict[int, int] = {}
+
+    def root(j: int) -> int:
+        while parent.setdefault(j, j) != j:
+            j = parent[j]
+        return j
+
+    for g in groups:
+        for j in g[1:]:
+            parent[root(j)] = root(g[0])
+    for a, b in pairs:
+        parent[root(b)] = root(a)
+    members: dict[int, list[int]] = {}
+    for j in list(parent):
+        members.setdefault(root(j), []).append(j)
+    return tuple(sorted(tuple(sorted(m)) for m in members.values() if len(m) > 1))
+
+
+def _fits(
+    job: FindingJob,
+    groups: tuple[tuple[int, ...], ...],
+    score_model: str,
+    plan: ResamplingPlan | None,
+    scored: np.ndarray,
+) -> tuple[FindingFit, FindingFit]:
+    """The readers-only fit (every labelled study) and the joint fit of the readers and the scores (the studies
+    ``scored`` by some model), each with the replicates of ``plan``."""
+    common = {"reader_accuracy": job.accuracy, "groups": groups, "accuracy_prior": job.prior}
+    ro = fit_finding(
+        job.labels,
+        None,
+        None if plan is None else plan.subset(job.rows),
+        anchor=job.anchor,
+        score_model="spline",
+        **common,  # type: ignore[arg-type]
+    )
+    joint = fit_finding(
+        job.labels[scored],
+        job.scores[scored],
+        None if plan is None else plan.subset(job.rows[scored]),
+        anchor=None if job.anchor is None else job.anchor[scored],
+        score_model=score_model,
+        **common,  # type: ignore[arg-type]
+    )
+    return ro, joint
+
+
+def _flagged_groups(
+    job: FindingJob,
+    readers: tuple[str, ...],
+    groups: tuple[tuple[int, ...], ...],
+    scored: np.ndarray,
+) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+    """``dependent='flagged'``: the point fits under ``groups``, both pair checks, and the groups joined by the
+    flagged pairs where the model stays identified (the pairs modelled, and those left independent)."""
+    fixed = np.zeros(len(readers), dtype=bool)
+    if job.accuracy is not None:
+        fixed |= np.isfinite(job.accuracy).any(axis=1)
+    if job.prior_range is not None:
+        fixed |= np.isfinite(job.prior_range).any(axis=1)
+    ro, joint = _fits(job, groups, "spline", None, scored)
+    rows = pair_rows(job.finding, readers, job.labels, ro.fits[0], joint.fits[0], scored, groups)
+    pairs = flagged_pairs(readers, rows)
+    usable = [p for p in pairs if not fixed[list(p)].any()]
+    joined = _joined(groups, usable)
+    if not usable or not _identified(job, job.labels, joined, None):
+        return groups, (), tuple(pairs)
+    return joined, tuple(usable), tuple(p for p in pairs if p not in usable)
+
+
 def run_finding(
     i: int,
     *,
@@ -201,32 +280,19 @@ def run_finding(
     groups: tuple[tuple[int, ...], ...],
     score_model: str,
     sensitivity_analyses: bool,
+    flag_pairs: bool = False,
 ) -> FindingOutcome:
-    """Finding ``i``'s fits (module level: pickled to the workers of an off-process executor)."""
+    """Finding ``i``'s fits (module level: pickled to the workers of an off-process executor); ``flag_pairs``
+    (``dependent='flagged'``): the readers of each pair the checks flag on point fits under ``groups`` are
+    grouped before the fits that are reported."""
     job = jobs[i]
-    sub = None if plan is None else plan.subset(job.rows)
-    ro = fit_finding(
-        job.labels,
-        None,
-        sub,
-        anchor=job.anchor,
-        reader_accuracy=job.accuracy,
-        groups=groups,
-        score_model="spline",
-        accuracy_prior=job.prior,
-    )
     scored = np.flatnonzero(np.isfinite(job.scores).any(axis=1))
     x = job.scores[scored]
-    joint = fit_finding(
-        job.labels[scored],
-        x,
-        None if plan is None else plan.subset(job.rows[scored]),
-        anchor=None if job.anchor is None else job.anchor[scored],
-        reader_accuracy=job.accuracy,
-        groups=groups,
-        score_model=score_model,
-        accuracy_prior=job.prior,
-    )
+    modelled: tuple[tuple[int, int], ...] = ()
+    unmodelled: tuple[tuple[int, int], ...] = ()
+    if flag_pairs:
+        groups, modelled, unmodelled = _flagged_groups(job, readers, groups, scored)
+    ro, joint = _fits(job, groups, score_model, plan, scored)
     comp, best = _comparators(job, ro)
     sens = _sensitivity(job, readers, groups, score_model, joint, x, scored) if sensitivity_analyses else []
     c = job.column_of
@@ -239,4 +305,7 @@ def run_finding(
         [(a, b, auc[c], note) for a, b, auc, note in sens],
         {k: v[c] for k, v in comp.items()},
         best,
+        groups,
+        modelled,
+        unmodelled,
     )

@@ -142,6 +142,10 @@ class LatentAUCResult(TableResult):
         The uncertain-label policy applied to the readers (and anchor).
     not_mentioned : str
     score_model : str
+    flagged_pairs : tuple of (finding, reader, reader, modelled), or None
+        With ``dependent='flagged'``: each pair the checks flagged on the first point fits and whether it was
+        grouped (``modelled``) or left independent (grouping it would leave fewer than three independent
+        readers, or a reader's accuracy is given); None without.
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType(
@@ -174,6 +178,7 @@ class LatentAUCResult(TableResult):
     policy: str
     not_mentioned: str
     score_model: str
+    flagged_pairs: tuple[tuple[str, str, str, bool], ...] | None = None
 
     def __post_init__(self) -> None:
         readonly(self.distribution)
@@ -208,11 +213,23 @@ class LatentAUCResult(TableResult):
             )
         )
 
+    def _flagged_words(self, modelled: bool) -> str:
+        return ", ".join(f"{a} + {b} ({f})" for f, a, b, m in self.flagged_pairs or () if m is modelled)
+
     def _dependence_words(self) -> str:
-        if not self.dependent:
-            return "no readers declared dependent"
-        return "declared dependent (each group one reader with a free joint label pattern): " + "; ".join(
-            " + ".join(g) for g in self.dependent
+        words = (
+            "declared dependent (each group one reader with a free joint label pattern): "
+            + "; ".join(" + ".join(g) for g in self.dependent)
+            if self.dependent
+            else "no readers declared dependent"
+        )
+        if self.flagged_pairs is None:
+            return words
+        modelled = self._flagged_words(True)
+        return words + (
+            f"; grouped where the pair checks flagged them (dependent='flagged'): {modelled}"
+            if modelled
+            else "; no flagged pair grouped (dependent='flagged')"
         )
 
     def assumptions(self) -> str:
@@ -228,11 +245,26 @@ class LatentAUCResult(TableResult):
             if self.dependent
             else "none declared dependent"
         )
+        if self.flagged_pairs is not None:
+            modelled, left = self._flagged_words(True), self._flagged_words(False)
+            groups += (
+                f"; grouped per finding because the pair checks flagged them on the first fit: {modelled}"
+                if modelled
+                else "; no flagged pair to group"
+            ) + (f"; flagged but left independent (too few readers would remain): {left}" if left else "")
         words = (
             f"**Assumed:** the readers' errors are independent of each other given the truth ({groups}); score "
             f"model {self.score_model!r}. **Checks:** {n_pairs} of {len(ag)} reader pairs and {n_assoc} of "
             f"{len(sa)} (model, finding, reader) score associations flagged."
         )
+        if n_pairs and self.flagged_pairs is None:
+            pairs = ag[[pair_flagged(row) for row in ag.to_dict("records")]]
+            named = ", ".join(f"{r.source_a} + {r.source_b} ({r.finding})" for r in pairs.itertuples())
+            words += (
+                f" Flagged pairs: {named}. If they share errors (readers of one report, a labeller trained on a "
+                "reader), declare them (--dependent a,b) or refit with --dependent flagged (dependent='flagged'), "
+                "which groups each flagged pair of a finding as one reader where three independent readers remain."
+            )
         if len(self.sensitivity) and self.sensitivity["analysis"].eq("accuracy_range").any():
             words += (
                 " Informative priors on readers' accuracies (reader_prior) shape the fit: latent_sensitivity.csv "
@@ -432,6 +464,16 @@ class LatentAUCResult(TableResult):
             "policy": self.policy,
             "score_model": self.score_model,
             "dependent": [list(g) for g in self.dependent],
+            **(
+                {}
+                if self.flagged_pairs is None
+                else {
+                    "flagged_pairs": [
+                        {"finding": f, "source_a": a, "source_b": b, "modelled": m}
+                        for f, a, b, m in self.flagged_pairs
+                    ]
+                }
+            ),
             "auc": self.table.to_dict(orient="records"),
         }
 

@@ -16,9 +16,9 @@ from ..stats._auc_result import DEFAULT_GROUP
 from ._diagnostics import (
     READER_AGREEMENT_COLUMNS,
     SCORE_ASSOCIATION_COLUMNS,
-    joint_agreement,
     pair_flagged,
-    reader_agreement_rows,
+    pair_rows,
+    saturated,
     score_association_rows,
 )
 from ._finding import FindingJob, FindingOutcome
@@ -33,7 +33,6 @@ from ._result import (
 
 __all__ = [
     "SATURATED",
-    "saturated",
     "reader_rows",
     "diagnostic_rows",
     "sensitivity_rows",
@@ -43,17 +42,6 @@ __all__ = [
 ]
 
 SATURATED = "saturated"
-
-
-def saturated(labels: np.ndarray, groups: tuple[tuple[int, ...], ...]) -> bool:
-    """Whether the readers-only model has as many parameters as the readers' joint patterns have degrees of
-    freedom (three independent readers: 7 and 7), so that no pair of readers can be checked."""
-    has = (~np.isnan(labels)).any(axis=0)
-    grouped = {j for g in groups for j in g}
-    cats = [2 for j in range(has.size) if has[j] and j not in grouped]
-    cats += [2 ** len(g) for g in groups if has[list(g)].any()]  # a group: its complete label patterns
-    df = int(np.prod(cats)) - 1 if cats else 0
-    return 1 + sum(2 * (c - 1) for c in cats) >= df
 
 
 def group_names(readers: tuple[str, ...], groups: tuple[tuple[int, ...], ...]) -> str:
@@ -102,25 +90,10 @@ def diagnostic_rows(
 ) -> tuple[list[dict[str, object]], list[dict[str, object]], str, dict[str, int]]:
     """The reader-pair rows (pairs within a declared group left out: their dependence is modelled), the
     score-association rows of each model, the finding's ``pair_check`` and each model's number of flags."""
-    within = {(a, b) for g in groups for a in g for b in g}
-    agree = [
-        row
-        for row in reader_agreement_rows(job.finding, readers, job.labels, out.readers_only.fits[0])
-        if (readers.index(str(row["source_a"])), readers.index(str(row["source_b"]))) not in within
-    ]
+    spline = out.joint.candidates.index("spline") if "spline" in out.joint.candidates else None
+    joint = None if spline is None else out.joint.fits[spline]
+    agree = pair_rows(job.finding, readers, job.labels, out.readers_only.fits[0], joint, out.scored, groups)
     is_saturated = saturated(job.labels, groups)
-    if is_saturated:
-        for row in agree:
-            row["z_both_positive"] = float("nan")
-    if "spline" in out.joint.candidates:
-        # the score-aware check, on the studies some model scores; a grouped reader has no accuracy of its own
-        grouped = {j for g in groups for j in g}
-        fit = out.joint.fits[out.joint.candidates.index("spline")]
-        joint = joint_agreement(job.labels[out.scored], fit)
-        for row in agree:
-            key = (readers.index(str(row["source_a"])), readers.index(str(row["source_b"])))
-            if key in joint and not grouped & set(key):
-                row["fitted_agreement_joint"], row["z_agreement_joint"] = joint[key][1:]
     n_pairs = sum(1 for row in agree if pair_flagged(row))
     checked = sum(1 for row in agree if np.isfinite(float(str(row["z_agreement_joint"]))))
     if is_saturated and not checked:
@@ -199,6 +172,7 @@ def compute_latent_result(
     readers: tuple[str, ...],
     anchor: str | None,
     groups: tuple[tuple[int, ...], ...],
+    flag_pairs: bool = False,
     plan: ResamplingPlan | None,
     confidence_level: float,
     rng: RNGLike,
@@ -213,10 +187,11 @@ def compute_latent_result(
     tabs: dict[str, list[dict[str, object]]] = {k: [] for k in ("acc", "agree", "assoc", "sens", "comp")}
     extra: dict[tuple[int, int], dict[str, object]] = {}
     counts: dict[tuple[int, int], tuple[int, int, int]] = {}
-    dep = group_names(readers, groups)
+    deps = [group_names(readers, out.groups) for out in outcomes]
+    dep = deps[0] if len(set(deps)) == 1 else "per finding"
     for f, (job, out) in enumerate(zip(jobs, outcomes)):
         tabs["acc"] += reader_rows(job, out, readers, confidence_level)
-        agree, assoc, check, flags = diagnostic_rows(job, out, readers, groups, models)
+        agree, assoc, check, flags = diagnostic_rows(job, out, readers, out.groups, models)
         tabs["agree"] += agree
         tabs["assoc"] += assoc
         tabs["sens"] += sensitivity_rows(job, out, models)
@@ -234,7 +209,7 @@ def compute_latent_result(
             extra[(m, f)] = {
                 "score_model": label,
                 "weight_dependent": w_dep,
-                "dependent": dep,
+                "dependent": deps[f],
                 "pair_check": check,
                 "n_flagged": flags.get(models[m], 0),
             }
@@ -292,6 +267,14 @@ def compute_latent_result(
         readers=readers,
         anchor=anchor,
         dependent=tuple(tuple(readers[j] for j in g) for g in groups),
+        flagged_pairs=tuple(
+            (job.finding, readers[a], readers[b], modelled)
+            for job, out in zip(jobs, outcomes)
+            for pairs, modelled in ((out.modelled, True), (out.unmodelled, False))
+            for a, b in pairs
+        )
+        if flag_pairs
+        else None,
         models=tuple(models),
         findings=tuple(inputs.findings),
         distribution=dist if n_b else np.empty((len(models), n_f + 1, 0)),
