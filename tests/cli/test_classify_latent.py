@@ -201,3 +201,23 @@ def test_dependent_groups_reach_the_model_and_the_refusal_names_them(tmp_path, c
     rc = main([*args[:-1], "r1,r2,r3", "--dependent", "r1,r2", "-o", str(bad)])
     assert rc == 2 and not bad.exists()
     assert "r1+r2 (declared dependent, one reader)" in one_error_line(capsys)
+
+
+def test_dependent_flagged_reaches_the_model_and_equals_the_library(tmp_path):
+    preds, labs, pp, lp = _files(tmp_path)
+    four = pd.concat([labs, labs[labs["source"] == "r3"].assign(source="r4")], ignore_index=True)
+    lp4 = tmp_path / "labels4.csv"
+    write_labels(four, lp4)
+    out = tmp_path / "flagged"
+    args = ["classify", "-p", str(pp), "-l", str(lp4), "--latent-truth", "--readers", "r1,r2,r3,r4"]
+    assert main([*args, "--dependent", "flagged", "--n-resamples", "0", "-o", str(out)]) == 0
+    want = evaluate_latent_auc(
+        preds, four, readers=["r1", "r2", "r3", "r4"], dependent="flagged", n_resamples=0
+    )
+    assert (out / "auc.csv").read_bytes() == want.save(tmp_path / "lib")["auc"].read_bytes()
+    grouped = {(f, f"{a}+{b}") for f, a, b, m in want.flagged_pairs or () if m}
+    auc = pd.read_csv(out / "auc.csv", keep_default_na=False)
+    assert grouped and grouped == {
+        (f, d) for f, d in zip(auc["finding"], auc["dependent"]) if d and f != "macro"
+    }
+    assert "grouped per finding because the pair checks flagged them" in (out / "summary.md").read_text()

@@ -229,3 +229,60 @@ def test_the_score_aware_pair_check_sees_a_copied_pair_the_readers_alone_miss():
                 assert z[(0, 1)] >= FLAG_Z, (seed, z)
             else:
                 assert max(abs(v) for v in z.values()) < FLAG_Z, (seed, z)
+
+
+def test_dependent_flagged_groups_the_copied_pair_and_nothing_else():
+    """Where the truth is known: with ``dependent='flagged'`` the pair the score-aware check flags (reader 2
+    copying reader 1 with probability 0.5) is grouped before the reported fit, which removes the undeclared
+    pair's bias as declaring it does; with independent readers nothing is flagged and the AUCs are the
+    default's to the last digit."""
+    readers = ["r1", "r2", "r3", "r4"]
+    errors = {"default": [], "flagged": [], "declared": []}
+    for seed in range(4):
+        t, y, s = simulate(2000, seed, copy=0.5)
+        preds, labs = _long(t, y, s)
+        truth = np.array([roc_auc_score(t, s[:, m]) for m in range(4)])
+        for name, dep in (("default", None), ("flagged", "flagged"), ("declared", [("r1", "r2")])):
+            res = evaluate_latent_auc(
+                preds, labs, readers=readers, dependent=dep, n_resamples=0, score_model="spline"
+            )
+            rows = res.table[res.table["finding"] == "Edema"].sort_values("model")
+            errors[name].append(rows["auc"].to_numpy() - truth)
+            if name == "flagged":
+                assert res.flagged_pairs == (("Edema", "r1", "r2", True),)
+                assert set(rows["dependent"]) == {"r1+r2"}
+                assert "grouped per finding because the pair checks flagged them" in res.summary()
+                assert res.to_dict()["flagged_pairs"] == [
+                    {"finding": "Edema", "source_a": "r1", "source_b": "r2", "modelled": True}
+                ]
+            if name == "default":
+                assert "refit with --dependent flagged" in res.assumptions()
+    bias = {k: np.mean(v) for k, v in errors.items()}
+    assert bias["default"] < -0.015
+    assert abs(bias["flagged"]) <= 0.01 and bias["flagged"] == pytest.approx(bias["declared"], abs=1e-9)
+    t, y, s = simulate(1500, 9)
+    preds, labs = _long(t, y, s)
+    plain = evaluate_latent_auc(preds, labs, readers=readers, n_resamples=0)
+    flagged = evaluate_latent_auc(preds, labs, readers=readers, n_resamples=0, dependent="flagged")
+    assert flagged.flagged_pairs == () and plain.flagged_pairs is None
+    pd.testing.assert_series_equal(plain.table["auc"], flagged.table["auc"])
+    assert "no flagged pair to group" in flagged.assumptions()
+
+
+def test_dependent_flagged_groups_the_strongest_pair_while_three_readers_remain():
+    """Two copied pairs among four readers: grouping both would leave two independent readers (not identified),
+    so the pair with the larger flag is grouped and the other left independent (named in the key finding)."""
+    t, y, s = simulate(2000, 0, copy=0.6)
+    c = np.random.default_rng(100).random(2000) < 0.6
+    y[c, 3] = y[c, 2]
+    preds, labs = _long(t, y, s)
+    res = evaluate_latent_auc(
+        preds, labs, readers=["r1", "r2", "r3", "r4"], n_resamples=0, dependent=["flagged"]
+    )
+    pairs = {(a, b): m for _, a, b, m in res.flagged_pairs}
+    assert set(pairs) == {("r1", "r2"), ("r3", "r4")} and sorted(pairs.values()) == [False, True]
+    grouped = next("+".join(p) for p, m in pairs.items() if m)
+    assert set(res.table["dependent"]) == {grouped}
+    assert "flagged but left independent (too few readers would remain)" in res.assumptions()
+    with pytest.raises(ValueError, match="must be 'flagged' or a sequence"):
+        evaluate_latent_auc(preds, labs, readers=["r1", "r2", "r3", "r4"], dependent="flaged", n_resamples=0)

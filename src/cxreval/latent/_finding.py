@@ -17,7 +17,7 @@ import numpy as np
 
 from ..bootstrap import ResamplingPlan
 from ._auc import latent_auc_rows
-from ._diagnostics import flagged_pairs, pair_rows
+from ._diagnostics import flagged_pairs, pair_flagged, pair_rows
 from ._fitting import NotIdentifiedError, independent_readers
 from ._joint import FindingFit, fit_finding
 
@@ -255,7 +255,8 @@ def _flagged_groups(
     scored: np.ndarray,
 ) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
     """``dependent='flagged'``: the point fits under ``groups``, both pair checks, and the groups joined by the
-    flagged pairs where the model stays identified (the pairs modelled, and those left independent)."""
+    flagged pairs, the largest |z| first, each while the model stays identified and neither reader's accuracy is
+    given (the pairs modelled, and those left independent)."""
     fixed = np.zeros(len(readers), dtype=bool)
     if job.accuracy is not None:
         fixed |= np.isfinite(job.accuracy).any(axis=1)
@@ -263,12 +264,22 @@ def _flagged_groups(
         fixed |= np.isfinite(job.prior_range).any(axis=1)
     ro, joint = _fits(job, groups, "spline", None, scored)
     rows = pair_rows(job.finding, readers, job.labels, ro.fits[0], joint.fits[0], scored, groups)
-    pairs = flagged_pairs(readers, rows)
-    usable = [p for p in pairs if not fixed[list(p)].any()]
-    joined = _joined(groups, usable)
-    if not usable or not _identified(job, job.labels, joined, None):
-        return groups, (), tuple(pairs)
-    return joined, tuple(usable), tuple(p for p in pairs if p not in usable)
+    z = {
+        pair: _largest_z(row)
+        for pair, row in zip(flagged_pairs(readers, rows), (r for r in rows if pair_flagged(r)))
+    }
+    modelled: list[tuple[int, int]] = []
+    for pair in sorted(z, key=lambda p: -z[p]):  # the strongest flag first, while the model stays identified
+        joined = _joined(groups, [*modelled, pair])
+        if not fixed[list(pair)].any() and _identified(job, job.labels, joined, None):
+            modelled.append(pair)
+    left = tuple(p for p in z if p not in modelled)
+    return _joined(groups, modelled), tuple(modelled), left
+
+
+def _largest_z(row: dict[str, object]) -> float:
+    zs = [abs(float(str(row[k]))) for k in ("z_both_positive", "z_agreement_joint")]
+    return max(z for z in zs if np.isfinite(z))
 
 
 def run_finding(
