@@ -407,7 +407,7 @@ def _calibration_rows(rng: np.random.Generator, n_draws: int) -> list[dict[str, 
 
 
 def power_calibration(ctx: Context) -> Figures:
-    n_sets = ctx.size(20, 60)
+    n_sets = ctx.size(20, 150)
     n_draws = ctx.size(100, 200)
     rng = np.random.default_rng(ctx.seed)
     t0 = time.perf_counter()
