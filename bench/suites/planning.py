@@ -23,7 +23,7 @@ both; the design-based estimate over every cell and the share of one-class sampl
 drawn from [0.65, 0.95], prevalence from [0.1, 0.4], three models with close true-label AUCs): per budget k, the plan
 for budget k predicts the probability of the right decision (``power.csv``'s ``p_right``); its own sample's true
 labels are revealed and ``evaluate_design_auc`` computed; the decision is right when its leading pair is separable
-and its leader is the model of the largest true AUC (60 sets; 20 quick), per budget and by bins of the predicted
+and its leader is the model of the largest true AUC (150 sets; 20 quick), per budget and by bins of the predicted
 probability.
 """
 
@@ -481,7 +481,7 @@ PARTS = (
     Part(
         "power_calibration",
         "power.csv's predicted probability of the right decision (the best model separated from the runner-up and "
-        "on top) vs the observed fraction on simulated study sets with a known truth (60 sets, 20 quick).",
+        "on top) vs the observed fraction on simulated study sets with a known truth (150 sets, 20 quick).",
         power_calibration,
     ),
 )
