@@ -194,7 +194,7 @@ def _evaluate(
     anchor: str | None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None,
     reader_prior: str | PathLike[str] | pd.DataFrame | None,
-    dependent: Sequence[Sequence[str] | str] | None,
+    dependent: Sequence[Sequence[str] | str] | str | None,
     operating_points: str | Sequence[str] | None,
     decision_curve: str | Sequence[float] | None,
     func: str,
@@ -351,7 +351,7 @@ def evaluate_classifiers(
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
     reader_prior: str | PathLike[str] | pd.DataFrame | None = None,
-    dependent: Sequence[Sequence[str] | str] | None = None,
+    dependent: Sequence[Sequence[str] | str] | str | None = None,
     operating_points: str | Sequence[str] | None = None,
     decision_curve: str | Sequence[float] | None = None,
 ) -> ClassifierEvaluation:
@@ -381,7 +381,8 @@ def evaluate_classifiers(
         reference (:func:`cxreval.latent.evaluate_latent_auc`, each finding an item of the executor;
         ``references``, the finding map and the studies do not apply; no paired comparison); ``reader_prior``:
         plausible ranges of readers' accuracies, an informative prior; ``dependent``: groups of readers that
-        share errors, each a tuple of names or a comma-separated string.
+        share errors, each a tuple of names or a comma-separated string, and/or ``'flagged'`` (group the pairs
+        the checks flag, per finding).
     operating_points, decision_curve : optional
         Operating points (``'specificity=0.9'``, ``'sensitivity=0.9'``, ``'youden'``, ``'threshold=0.5'``,
         ``'from=FILE'``) and the threshold probabilities of a decision curve (``'0.01:0.99:0.01'``), as for
@@ -414,7 +415,7 @@ def evaluate_classifiers_files(
     anchor: str | None = None,
     reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
     reader_prior: str | PathLike[str] | pd.DataFrame | None = None,
-    dependent: Sequence[Sequence[str] | str] | None = None,
+    dependent: Sequence[Sequence[str] | str] | str | None = None,
     operating_points: str | Sequence[str] | None = None,
     decision_curve: str | Sequence[float] | None = None,
 ) -> ClassifierEvaluation:
