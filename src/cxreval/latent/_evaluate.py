@@ -134,7 +134,7 @@ def _check_groups(
         names = [n.strip() for n in group.split(",")] if isinstance(group, str) else list(group)
         if len(names) < 2 or not all(isinstance(n, str) and n for n in names):
             raise InvalidParameterError(
-                f"{func}: each group of dependent= names two or more readers; got {group!r}."
+                f"{func}: each group of dependent= names two or more readers, or is 'flagged'; got {group!r}."
             )
         for n in names:
             if n not in readers:

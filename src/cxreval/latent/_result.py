@@ -262,8 +262,9 @@ class LatentAUCResult(TableResult):
             named = ", ".join(f"{r.source_a} + {r.source_b} ({r.finding})" for r in pairs.itertuples())
             words += (
                 f" Flagged pairs: {named}. If they share errors (readers of one report, a labeller trained on a "
-                "reader), declare them (--dependent a,b) or refit with --dependent flagged (dependent='flagged'), "
-                "which groups each flagged pair of a finding as one reader where three independent readers remain."
+                f"reader), declare them (e.g. --dependent {pairs['source_a'].iloc[0]},{pairs['source_b'].iloc[0]}) "
+                "or refit with --dependent flagged (dependent='flagged'), which groups each flagged pair of a "
+                "finding as one reader where three independent readers remain."
             )
         if len(self.sensitivity) and self.sensitivity["analysis"].eq("accuracy_range").any():
             words += (
