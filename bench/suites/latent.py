@@ -340,7 +340,7 @@ PARTS = (
         "readers' errors and the models' within-class overlap, strong and mild; prevalence 0.02-0.05; one expert and "
         "two weak readers): bias, RMSE, coverage and ranking of the default latent estimate beside hard "
         "Dawid-Skene, majority vote and the best single reader, the output's flags, and the acceptance thresholds "
-        "(3 sets x 10 replicates per case quick, 50 x 100 full).",
+        "(3 sets x 10 replicates per case quick, 80 x 100 full).",
         dependence,
     ),
 )
