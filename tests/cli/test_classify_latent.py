@@ -182,11 +182,17 @@ def test_verbose_without_a_terminal_logs_the_progress(caplog, monkeypatch):
     assert caplog.text == ""
 
 
-def test_dependent_groups_reach_the_model_and_the_refusal_names_them(tmp_path, capsys):
-    preds, labs, pp, lp = _files(tmp_path)
+def _four_readers(tmp_path):
+    """The files of ``_files`` with a fourth reader ``r4`` that copies ``r3``."""
+    preds, labs, pp, _ = _files(tmp_path)
     four = pd.concat([labs, labs[labs["source"] == "r3"].assign(source="r4")], ignore_index=True)
     lp4 = tmp_path / "labels4.csv"
     write_labels(four, lp4)
+    return preds, four, pp, lp4
+
+
+def test_dependent_groups_reach_the_model_and_the_refusal_names_them(tmp_path, capsys):
+    preds, four, pp, lp4 = _four_readers(tmp_path)
     out = tmp_path / "dep"
     args = ["classify", "-p", str(pp), "-l", str(lp4), "--latent-truth", "--readers", "r1,r2,r3,r4"]
     assert main([*args, "--dependent", "r3,r4", "--n-resamples", "0", "-o", str(out)]) == 0
@@ -204,10 +210,7 @@ def test_dependent_groups_reach_the_model_and_the_refusal_names_them(tmp_path, c
 
 
 def test_dependent_flagged_reaches_the_model_and_equals_the_library(tmp_path):
-    preds, labs, pp, lp = _files(tmp_path)
-    four = pd.concat([labs, labs[labs["source"] == "r3"].assign(source="r4")], ignore_index=True)
-    lp4 = tmp_path / "labels4.csv"
-    write_labels(four, lp4)
+    preds, four, pp, lp4 = _four_readers(tmp_path)
     out = tmp_path / "flagged"
     args = ["classify", "-p", str(pp), "-l", str(lp4), "--latent-truth", "--readers", "r1,r2,r3,r4"]
     assert main([*args, "--dependent", "flagged", "--n-resamples", "0", "-o", str(out)]) == 0
