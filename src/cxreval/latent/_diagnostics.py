@@ -35,7 +35,6 @@ __all__ = [
     "joint_agreement",
     "pair_flagged",
     "pair_rows",
-    "flagged_pairs",
     "saturated",
     "score_association_rows",
     "FLAG_CORRELATION",
@@ -190,15 +189,6 @@ def pair_rows(
             if key in fitted and not grouped & set(key):
                 row["fitted_agreement_joint"], row["z_agreement_joint"] = fitted[key][1:]
     return rows
-
-
-def flagged_pairs(readers: Sequence[str], rows: list[dict[str, object]]) -> list[tuple[int, int]]:
-    """The reader index pairs that ``rows`` (:func:`pair_rows`) flag."""
-    return [
-        (readers.index(str(row["source_a"])), readers.index(str(row["source_b"])))
-        for row in rows
-        if pair_flagged(row)
-    ]
 
 
 def pair_flagged(row: dict[str, object]) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..bootstrap import ResamplingPlan
 from ._auc import latent_auc_rows
-from ._diagnostics import flagged_pairs, pair_flagged, pair_rows
+from ._diagnostics import pair_flagged, pair_rows
 from ._fitting import NotIdentifiedError, independent_readers
 from ._joint import FindingFit, fit_finding
 
@@ -265,8 +265,9 @@ def _flagged_groups(
     ro, joint = _fits(job, groups, "spline", None, scored)
     rows = pair_rows(job.finding, readers, job.labels, ro.fits[0], joint.fits[0], scored, groups)
     z = {
-        pair: _largest_z(row)
-        for pair, row in zip(flagged_pairs(readers, rows), (r for r in rows if pair_flagged(r)))
+        (readers.index(str(row["source_a"])), readers.index(str(row["source_b"]))): _largest_z(row)
+        for row in rows
+        if pair_flagged(row)
     }
     modelled: list[tuple[int, int]] = []
     for pair in sorted(z, key=lambda p: -z[p]):  # the strongest flag first, while the model stays identified
