@@ -118,9 +118,10 @@ def chexpert(ctx: Context) -> Figures:
         "specificity). Designs: all = every study some reader labels; every_reader = only the studies every "
         "reader labels (an uncertain label excludes the study). Order distance: the share of model pairs ordered "
         "unlike the consensus, mean over the findings.",
-        f"{cx.FLAGGED_ROW}: `classify --latent-truth --readers bc4,bc6,bc8,chexpert_labeler --dependent flagged`, "
-        "the refit the key finding advises when a reader pair is flagged (each pair either pair check flags on a "
-        "first fit is grouped as one reader, per finding, where three independent readers remain).",
+        "latent runs with its default dependent='flagged' (each pair either pair check flags on a first fit is "
+        "grouped as one reader, per finding, where three independent readers remain); "
+        f"{cx.INDEPENDENT_ROW}: `classify --latent-truth --readers bc4,bc6,bc8,chexpert_labeler --dependent none`, "
+        "every reader independent given the truth whatever the checks say.",
         _chexpert_acceptance(s, m["verdict"]),
         f"{m['seconds']:.0f} s in all ({ctx.size(0, 200)} bootstrap replicates).",
     ]
@@ -273,14 +274,15 @@ def dependence(ctx: Context) -> Figures:
         "modest count, so the 95% intervals' percentiles are themselves noisy); studies per set "
         f"{n_range[0]}-{n_range[1]}; true-label AUCs by scikit-learn; true AUCs {', '.join(map(str, sim.MODEL_AUCS))}; "
         "the declared case passes dependent=[(R1, R2)] where evaluate_latent_auc takes it; in the not-declared case "
-        f"the row {sim.FLAGGED!r} is the same sets refitted with dependent='flagged', as the key finding advises "
-        "where a pair is flagged (each flagged pair grouped while three independent readers remain; the choice is "
-        "not repeated in the replicates).",
+        "the default is dependent='flagged' (each pair the checks flag on a first fit grouped while three "
+        "independent readers remain; the choice is not repeated in the replicates); in the not-declared case the "
+        f"row {sim.INDEPENDENT!r} is the same sets fitted with dependent='none', every reader independent.",
         "mean bias: the mean of estimate - true-label AUC over all set x model cells; mean |bias|: the absolute mean "
         "error of each model, averaged over the four models; the hard references' intervals are percentile "
         "bootstraps with their labels held fixed; true best first: the share of sets whose highest estimate is "
         "the model with the highest true-label AUC in that set.",
-        "sets flagged: the share of sets where the latent output says the assumption is violated: a reader pair with "
+        "sets flagged: the share of sets where the latent output says the assumption is violated: a pair grouped "
+        "because the checks flagged it (flagged_pairs), a reader pair with "
         f"|z_both_positive| or |z_agreement_joint| >= {sim.PAIR_FLAG_Z:g} in latent_reader_agreement.csv (the "
         "readers-only and the score-aware checks), a flagged row of "
         "latent_score_association.csv, or a nonzero flag/verdict column of auc.csv. Per check: "

@@ -32,9 +32,9 @@ CASES = (
     "one expert, two weak readers",
 )
 METHODS = ("latent (default)", "Dawid-Skene (hard)", "majority vote (hard)", "best single reader")
-#: The cases that also refit with dependent='flagged', and that row's method.
-FLAGGED_CASES = ("dependent pair, not declared",)
-FLAGGED = "latent (dependent='flagged')"
+#: The cases that also fit with dependent='none' (every reader independent), and that row's method.
+INDEPENDENT_CASES = ("dependent pair, not declared",)
+INDEPENDENT = "latent (dependent='none')"
 
 
 @pytest.fixture(scope="module")
@@ -74,14 +74,14 @@ def test_one_row_per_case_and_method_with_the_acceptance_filled(table):
     takes_dependent = "dependent" in inspect.signature(evaluate_latent_auc).parameters
     for case in CASES:
         methods = METHODS if case != declared or takes_dependent else METHODS[:1]
-        if case in FLAGGED_CASES:  # the refit the key finding advises, beside the default
-            methods = (METHODS[0], FLAGGED, *METHODS[1:])
+        if case in INDEPENDENT_CASES:  # every reader independent, beside the default
+            methods = (METHODS[0], INDEPENDENT, *METHODS[1:])
         assert [m for c, m in rows if c == case] == list(methods), case
         verdict = rows[(case, METHODS[0])]["acceptance"]
         assert verdict == "pass" or verdict.startswith(("fail: ", "not available")), verdict
     if not takes_dependent:
         assert rows[(declared, METHODS[0])]["mean bias"].startswith("not available in this version")
-    assert len(table["rows"]) == sum(len(METHODS) for _ in CASES) + len(FLAGGED_CASES) - (
+    assert len(table["rows"]) == sum(len(METHODS) for _ in CASES) + len(INDEPENDENT_CASES) - (
         0 if takes_dependent else 3
     )
 

@@ -232,17 +232,22 @@ def test_the_score_aware_pair_check_sees_a_copied_pair_the_readers_alone_miss():
 
 
 def test_dependent_flagged_groups_the_copied_pair_and_nothing_else():
-    """Where the truth is known: with ``dependent='flagged'`` the pair the score-aware check flags (reader 2
-    copying reader 1 with probability 0.5) is grouped before the reported fit, which removes the undeclared
-    pair's bias as declaring it does; with independent readers nothing is flagged and the AUCs are the
-    default's to the last digit."""
+    """Where the truth is known: by default (``dependent='flagged'``) the pair the score-aware check flags
+    (reader 2 copying reader 1 with probability 0.5) is grouped before the reported fit, which removes the
+    undeclared pair's bias as declaring it does, where ``'none'`` (every reader independent) keeps it; with
+    independent readers nothing is flagged and the AUCs are those of ``'none'`` to the last digit."""
     readers = ["r1", "r2", "r3", "r4"]
-    errors = {"default": [], "flagged": [], "declared": []}
+    errors = {"none": [], "flagged": [], "default": [], "declared": []}
     for seed in range(4):
         t, y, s = simulate(2000, seed, copy=0.5)
         preds, labs = _long(t, y, s)
         truth = np.array([roc_auc_score(t, s[:, m]) for m in range(4)])
-        for name, dep in (("default", None), ("flagged", "flagged"), ("declared", [("r1", "r2")])):
+        for name, dep in (
+            ("none", "none"),
+            ("flagged", "flagged"),
+            ("default", None),
+            ("declared", [("r1", "r2")]),
+        ):
             res = evaluate_latent_auc(
                 preds, labs, readers=readers, dependent=dep, n_resamples=0, score_model="spline"
             )
@@ -255,15 +260,22 @@ def test_dependent_flagged_groups_the_copied_pair_and_nothing_else():
                 assert res.to_dict()["flagged_pairs"] == [
                     {"finding": "Edema", "source_a": "r1", "source_b": "r2", "modelled": True}
                 ]
-            if name == "default":
-                assert "refit with --dependent flagged" in res.assumptions()
+                assert set(rows["pair_check"].str.split("; ").str[1]) == {
+                    "flagged on the first fit and grouped: r1 + r2"
+                }
+            if name == "none":
+                assert res.flagged_pairs is None
+                assert "declare them (e.g. --dependent r1,r2) or refit with --dependent flagged" in (
+                    res.assumptions()
+                )
     bias = {k: np.mean(v) for k, v in errors.items()}
-    assert bias["default"] < -0.015
+    assert bias["none"] < -0.015
     assert abs(bias["flagged"]) <= 0.01 and bias["flagged"] == pytest.approx(bias["declared"], abs=1e-9)
+    assert bias["default"] == bias["flagged"]
     t, y, s = simulate(1500, 9)
     preds, labs = _long(t, y, s)
-    plain = evaluate_latent_auc(preds, labs, readers=readers, n_resamples=0)
-    flagged = evaluate_latent_auc(preds, labs, readers=readers, n_resamples=0, dependent="flagged")
+    plain = evaluate_latent_auc(preds, labs, readers=readers, n_resamples=0, dependent="none")
+    flagged = evaluate_latent_auc(preds, labs, readers=readers, n_resamples=0)
     assert flagged.flagged_pairs == () and plain.flagged_pairs is None
     pd.testing.assert_series_equal(plain.table["auc"], flagged.table["auc"])
     assert "no flagged pair to group" in flagged.assumptions()
@@ -284,5 +296,9 @@ def test_dependent_flagged_groups_the_strongest_pair_while_three_readers_remain(
     grouped = next("+".join(p) for p, m in pairs.items() if m)
     assert set(res.table["dependent"]) == {grouped}
     assert "flagged but left independent (too few readers would remain)" in res.assumptions()
-    with pytest.raises(ValueError, match="must be 'flagged' or a sequence"):
+    with pytest.raises(ValueError, match="must be 'flagged' \\(the default\\), 'none' or a sequence"):
         evaluate_latent_auc(preds, labs, readers=["r1", "r2", "r3", "r4"], dependent="flaged", n_resamples=0)
+    with pytest.raises(ValueError, match="'none' .* cannot stand beside"):
+        evaluate_latent_auc(
+            preds, labs, readers=["r1", "r2", "r3", "r4"], dependent=["none", "flagged"], n_resamples=0
+        )

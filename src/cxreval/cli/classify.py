@@ -126,8 +126,10 @@ def classify(
         help="With --latent-truth: readers that share errors (e.g. two labellers of one report), "
         "comma-separated, one group per use (repeatable): each group is modelled as one reader with a "
         "free joint label pattern; three conditionally independent readers per finding are needed (a "
-        "group counts once), else the run is refused. 'flagged': per finding, also group the readers of "
-        "each pair the pair checks flag on a first fit, where three independent readers remain.",
+        "group counts once), else the run is refused. 'flagged' (the default): per finding, group the "
+        "readers of each pair the pair checks flag on a first fit, where three independent readers remain "
+        "(beside declared groups: add --dependent flagged). 'none': every reader independent given the "
+        "truth, whatever the checks say.",
     ),
     anchor: str = typer.Option(
         None,

@@ -382,7 +382,7 @@ def evaluate_classifiers(
         ``references``, the finding map and the studies do not apply; no paired comparison); ``reader_prior``:
         plausible ranges of readers' accuracies, an informative prior; ``dependent``: groups of readers that
         share errors, each a tuple of names or a comma-separated string, and/or ``'flagged'`` (group the pairs
-        the checks flag, per finding).
+        the checks flag, per finding: the default), or ``'none'`` (every reader independent given the truth).
     operating_points, decision_curve : optional
         Operating points (``'specificity=0.9'``, ``'sensitivity=0.9'``, ``'youden'``, ``'threshold=0.5'``,
         ``'from=FILE'``) and the threshold probabilities of a decision curve (``'0.01:0.99:0.01'``), as for

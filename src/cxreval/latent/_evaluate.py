@@ -108,33 +108,46 @@ def _advance(progress: Progress, task: int, reps: int | None, n_resamples: int) 
         progress.advance(reps, n_resamples)
 
 
-#: The word of ``dependent=`` that groups, per finding, the readers of each pair the checks flag.
+#: The word of ``dependent=`` that groups, per finding, the readers of each pair the checks flag (the default).
 FLAGGED = "flagged"
+#: The word of ``dependent=`` that assumes every reader independent of the others given the truth.
+NONE = "none"
 
 
 def _check_groups(
     dependent: object, readers: list[str], func: str
 ) -> tuple[tuple[tuple[int, ...], ...], bool]:
     """The declared groups of dependent readers as reader indices (each group two or more readers, none twice),
-    and whether ``'flagged'`` asks for the flagged pairs to be grouped too."""
-    if dependent is None:
-        return (), False
-    if dependent == FLAGGED:
+    and whether ``'flagged'`` asks for the flagged pairs to be grouped too. ``None`` is the default,
+    ``'flagged'``; ``'none'`` declares no group and groups no flagged pair."""
+    if dependent is None or dependent == FLAGGED:
         return (), True
+    if dependent == NONE:
+        return (), False
     if isinstance(dependent, str) or not isinstance(dependent, Sequence):
         raise InvalidParameterError(
-            f"The 'dependent' parameter of {func} must be 'flagged' or a sequence of reader groups, each a tuple "
-            f"of source names (e.g. dependent=[('bc4', 'chexpert_labeler')]). Got {dependent!r} instead."
+            f"The 'dependent' parameter of {func} must be 'flagged' (the default), 'none' or a sequence of reader "
+            f"groups, each a tuple of source names (e.g. dependent=[('bc4', 'chexpert_labeler')]). Got "
+            f"{dependent!r} instead."
         )
-    flag = any(isinstance(g, str) and g.strip() == FLAGGED for g in dependent)
-    dependent = [g for g in dependent if not (isinstance(g, str) and g.strip() == FLAGGED)]
+    words = [g.strip() for g in dependent if isinstance(g, str) and g.strip() in (FLAGGED, NONE)]
+    if NONE in words and len(dependent) > 1:
+        raise InvalidParameterError(
+            f"{func}: dependent= 'none' (every reader independent) cannot stand beside other items; got "
+            f"{list(dependent)!r}."
+        )
+    if words == [NONE]:
+        return (), False
+    flag = FLAGGED in words
+    dependent = [g for g in dependent if not (isinstance(g, str) and g.strip() in (FLAGGED, NONE))]
     out: list[tuple[int, ...]] = []
     seen: set[str] = set()
     for group in dependent:
         names = [n.strip() for n in group.split(",")] if isinstance(group, str) else list(group)
         if len(names) < 2 or not all(isinstance(n, str) and n for n in names):
             raise InvalidParameterError(
-                f"{func}: each group of dependent= names two or more readers, or is 'flagged'; got {group!r}."
+                f"{func}: each group of dependent= names two or more readers, or is 'flagged' or 'none'; got "
+                f"{group!r}."
             )
         for n in names:
             if n not in readers:
@@ -335,16 +348,19 @@ def evaluate_latent_auc(
         a finding with fewer than three independent readers (weakly: as far as the ranges are narrow), and
         ``latent_sensitivity.csv`` adds ``accuracy_range`` rows: the AUCs with those readers fixed at the
         ranges' low ends, at their high ends, and without the prior.
-    dependent : 'flagged' or sequence of sequences of str, optional
-        Groups of readers that share errors (two labellers of one report), each a tuple of reader names (or a
-        comma-separated string): each group is modelled as one reader with a free joint label pattern in each
-        class, so its readers' agreement is not read as evidence about the truth. The model needs three
-        conditionally independent readers per finding (a group counts once), else it is refused. ``'flagged'``
-        (alone or as one item beside groups): per finding, the point fits are checked first and the readers of
-        each pair that either pair check flags are grouped too, where three independent readers remain and
-        neither reader's accuracy is given (the pairs modelled are named in ``dependent`` of ``auc.csv`` and in
-        the key finding). The choice is made once, on the data: the bootstrap replicates refit the chosen groups
-        and do not repeat the choice, so the intervals do not carry its uncertainty.
+    dependent : 'flagged', 'none' or sequence of sequences of str, optional
+        Readers that share errors (two labellers of one report). Default (``None``): ``'flagged'``, per finding,
+        the point fits are checked first and the readers of each pair that either pair check flags are grouped,
+        where three independent readers remain and neither reader's accuracy is given (the pairs modelled are
+        named in ``dependent`` of ``auc.csv`` and in the key finding); with no pair flagged this is the model of
+        independent readers. The choice is made once, on the data: the bootstrap replicates refit the chosen
+        groups and do not repeat the choice, so the intervals do not carry its uncertainty. Groups, each a tuple
+        of reader names (or a comma-separated string), declare readers that share errors: each group is modelled
+        as one reader with a free joint label pattern in each class, so its readers' agreement is not read as
+        evidence about the truth (``'flagged'`` may stand beside them; declared groups alone group nothing
+        else). The model needs three conditionally independent readers per finding (a group counts once), else
+        it is refused. ``'none'``: every reader independent of the others given the truth, whatever the checks
+        say.
     findings : sequence of str, optional
         Default: every predicted and labelled finding.
     policy : {'exclude', 'zeros', 'ones'}, default='exclude'

@@ -54,8 +54,10 @@ its checks came out: ``score_model`` (``'spline'``, ``'dependent'`` or ``'averag
 ``weight_dependent`` (the ``'dependent'`` model's weight; NaN with a fixed score model), ``dependent`` (the
 declared groups of dependent readers, ``a+b;c+d``; empty when none), ``pair_check`` (``'k of m pairs flagged'`` by
 either check of ``latent_reader_agreement.csv``, followed by ``(score-aware check only)`` where the readers-only
-model is saturated, e.g. three readers, and ``'saturated'`` where no pair can be checked at all) and
-``n_flagged`` (the reader pairs and the (model, reader) score associations flagged for this model and finding)."""
+model is saturated, e.g. three readers, and ``'saturated'`` where no pair can be checked at all; then, where
+``dependent='flagged'`` grouped pairs, ``'; flagged on the first fit and grouped: a + b'``) and ``n_flagged`` (the
+reader pairs, those grouped included, and the (model, reader) score associations flagged for this model and
+finding)."""
 
 SENSITIVITY_COLUMNS: tuple[str, ...] = ("model", FINDING, "analysis", "setting", "auc", "rank", "note")
 """Columns of ``latent_sensitivity.csv``: point estimates under other assumptions; ``analysis`` is
@@ -239,7 +241,7 @@ class LatentAUCResult(TableResult):
         n_pairs = _n_flagged_pairs(ag)
         sa = self.score_association
         n_assoc = int(sa["flagged"].sum()) if len(sa) else 0
-        sat = sorted(set(t.loc[t["pair_check"] == "saturated", FINDING]))
+        sat = sorted(set(t.loc[t["pair_check"].astype(str).str.startswith("saturated"), FINDING]))
         groups = (
             "except the declared groups " + "; ".join(" + ".join(g) for g in self.dependent)
             if self.dependent
@@ -263,7 +265,7 @@ class LatentAUCResult(TableResult):
             words += (
                 f" Flagged pairs: {named}. If they share errors (readers of one report, a labeller trained on a "
                 f"reader), declare them (e.g. --dependent {pairs['source_a'].iloc[0]},{pairs['source_b'].iloc[0]}) "
-                "or refit with --dependent flagged (dependent='flagged'), which groups each flagged pair of a "
+                "or refit with --dependent flagged (dependent='flagged', the default), which groups each flagged pair of a "
                 "finding as one reader where three independent readers remain."
             )
         if len(self.sensitivity) and self.sensitivity["analysis"].eq("accuracy_range").any():
@@ -278,7 +280,9 @@ class LatentAUCResult(TableResult):
                 f"saturated) for {', '.join(sat)}: the data cannot show shared errors there; see the sensitivity "
                 "table (latent_sensitivity.csv)."
             )
-        weak = sorted(set(t.loc[t["pair_check"].astype(str).str.endswith(SCORE_AWARE_ONLY), FINDING]))
+        weak = sorted(
+            set(t.loc[t["pair_check"].astype(str).str.contains(SCORE_AWARE_ONLY, regex=False), FINDING])
+        )
         if weak:
             words += (
                 f" With three or fewer conditionally independent readers only the score-aware pair check is possible for "

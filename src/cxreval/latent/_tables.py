@@ -100,6 +100,12 @@ def diagnostic_rows(
         check = SATURATED
     else:
         check = f"{n_pairs} of {len(agree)} pairs flagged" + (f" {SCORE_AWARE_ONLY}" if is_saturated else "")
+    if (
+        out.modelled
+    ):  # flagged on the first fit and grouped (dependent='flagged'): no longer pairs of the check
+        grouped = ", ".join(f"{readers[a]} + {readers[b]}" for a, b in out.modelled)
+        check += f"; flagged on the first fit and grouped: {grouped}"
+        n_pairs += len(out.modelled)
     assoc: list[dict[str, object]] = []
     flags: dict[str, int] = {}
     y = job.labels[out.scored]
