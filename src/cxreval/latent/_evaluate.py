@@ -130,16 +130,15 @@ def _check_groups(
             f"groups, each a tuple of source names (e.g. dependent=[('bc4', 'chexpert_labeler')]). Got "
             f"{dependent!r} instead."
         )
-    words = [g.strip() for g in dependent if isinstance(g, str) and g.strip() in (FLAGGED, NONE)]
-    if NONE in words and len(dependent) > 1:
-        raise InvalidParameterError(
-            f"{func}: dependent= 'none' (every reader independent) cannot stand beside other items; got "
-            f"{list(dependent)!r}."
-        )
-    if words == [NONE]:
+    words = {g.strip() for g in dependent if isinstance(g, str)} & {FLAGGED, NONE}
+    if NONE in words:
+        if len(dependent) > 1:
+            raise InvalidParameterError(
+                f"{func}: dependent= 'none' (every reader independent) cannot stand beside other items; got "
+                f"{list(dependent)!r}."
+            )
         return (), False
-    flag = FLAGGED in words
-    dependent = [g for g in dependent if not (isinstance(g, str) and g.strip() in (FLAGGED, NONE))]
+    dependent = [g for g in dependent if not (isinstance(g, str) and g.strip() in words)]
     out: list[tuple[int, ...]] = []
     seen: set[str] = set()
     for group in dependent:
@@ -158,7 +157,7 @@ def _check_groups(
                 raise InvalidParameterError(f"{func}: dependent= puts reader {n!r} in two groups.")
             seen.add(n)
         out.append(tuple(readers.index(n) for n in names))
-    return tuple(out), flag
+    return tuple(out), FLAGGED in words
 
 
 def _identify(

@@ -265,8 +265,8 @@ class LatentAUCResult(TableResult):
             words += (
                 f" Flagged pairs: {named}. If they share errors (readers of one report, a labeller trained on a "
                 f"reader), declare them (e.g. --dependent {pairs['source_a'].iloc[0]},{pairs['source_b'].iloc[0]}) "
-                "or refit with --dependent flagged (dependent='flagged', the default), which groups each flagged pair of a "
-                "finding as one reader where three independent readers remain."
+                "or refit with --dependent flagged (dependent='flagged', the default), which groups each "
+                "flagged pair of a finding as one reader where three independent readers remain."
             )
         if len(self.sensitivity) and self.sensitivity["analysis"].eq("accuracy_range").any():
             words += (

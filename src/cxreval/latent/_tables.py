@@ -100,9 +100,8 @@ def diagnostic_rows(
         check = SATURATED
     else:
         check = f"{n_pairs} of {len(agree)} pairs flagged" + (f" {SCORE_AWARE_ONLY}" if is_saturated else "")
-    if (
-        out.modelled
-    ):  # flagged on the first fit and grouped (dependent='flagged'): no longer pairs of the check
+    # pairs flagged on the first fit and grouped (dependent='flagged') are no longer pairs of the check
+    if out.modelled:
         grouped = ", ".join(f"{readers[a]} + {readers[b]}" for a, b in out.modelled)
         check += f"; flagged on the first fit and grouped: {grouped}"
         n_pairs += len(out.modelled)
