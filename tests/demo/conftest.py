@@ -78,11 +78,17 @@ def assert_same_bytes(demo: Path, cli: Path, files: Iterable[str]) -> None:
         assert a == b, f"{name}: the demo's file differs from the recorded commands' file"
 
 
-@pytest.fixture()
-def demo_section(shared_data: Path, metadata_dir: Path, tmp_path: Path):
-    """``demo_section(key, **run_demo_options)`` -> the built section's folder (under ``tmp_path/demo``)."""
+@pytest.fixture(scope="session")
+def demo_section(shared_data: Path, metadata_dir: Path, tmp_path_factory: pytest.TempPathFactory):
+    """``demo_section(key, **run_demo_options)`` -> the built section's folder, built once per key and options in
+    the session (the tests only read it; each compares it with a run of its own)."""
+    built: dict[tuple[str, str], Path] = {}
 
     def run(key: str, **kw: object) -> Path:
-        return run_demo_section(key, tmp_path / f"demo-{key}", shared_data, metadata_dir, **kw)
+        options = repr(sorted(kw.items()))
+        if (key, options) not in built:
+            out = tmp_path_factory.mktemp(f"demo-{key}")
+            built[key, options] = run_demo_section(key, out, shared_data, metadata_dir, **kw)
+        return built[key, options]
 
     return run

@@ -21,15 +21,13 @@ from cxreval.cli.main import main
 from cxreval.datasets.openi import read_openi_reports
 from cxreval.labeller import LabellerValidationResult, ReportLabelsResult
 
-from .conftest import N_RESAMPLES, assert_same_tables, run_demo_section
+from .conftest import N_RESAMPLES, assert_same_tables
 
 
 @pytest.fixture(scope="module")
-def demo(shared_data: Path, metadata_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo's OpenI section, built once for both tests."""
-    return run_demo_section(
-        "openi_report_labels", tmp_path_factory.mktemp("demo") / "out", shared_data, metadata_dir
-    )
+def demo(demo_section) -> Path:
+    """The demo's OpenI section, built once for the session."""
+    return demo_section("openi_report_labels")
 
 
 def _reports(metadata_dir: Path) -> tuple[Path, pd.DataFrame]:

@@ -3,6 +3,8 @@ out, and its refusals."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -56,12 +58,16 @@ def test_priorities_equal_a_brute_force_reveal_of_every_study():
             out.append(_brute_auc(wv, sa) - _brute_auc(wv, sb))
         expected.append(w[i] * abs(out[0] - delta) + (1 - w[i]) * abs(out[1] - delta))
     np.testing.assert_allclose(ff.change, expected, rtol=1e-9, atol=1e-14)
-    # the sample's inclusion probabilities follow the priority score (with the uniform floor); budget 12 of 30
+    # the sample's inclusion probabilities follow the sampling score (with the uniform floor); budget 12 of 30
     res = plan_relabelling(preds, _cheap(ss), reference="ref0", budget=12, n_draws=20, rng=0)
     pos = {s: i for i, s in enumerate(inputs.study_ids[ff.data.index])}
     got = np.array([expected[pos[s]] for s in res.table["study_id"]])
     np.testing.assert_allclose(res.table["expected_change"], got, rtol=1e-9, atol=1e-14)
-    share = 0.8 * got / np.sum(expected) + 0.2 / 30
+    p = ff.prediction
+    score = [math.sqrt(p[i] / sum(p) ** 2 + (1 - p[i]) / sum(1 - p) ** 2) for i in range(len(p))]
+    got = np.array([score[pos[s]] for s in res.table["study_id"]])
+    np.testing.assert_allclose(res.table["sampling_score"], got, rtol=1e-9)
+    share = 0.8 * got / np.sum(score) + 0.2 / 30
     pi = res.table["inclusion_probability"].to_numpy()
     uncapped = pi < 1
     np.testing.assert_allclose(pi[uncapped] / share[uncapped], (pi[uncapped] / share[uncapped])[0], rtol=1e-9)
@@ -276,7 +282,7 @@ def test_models_with_identical_scores_are_one_model_and_the_summary_says_so():
 
 
 def test_budget_reaching_the_target_power_is_the_first_crossing_of_the_curve():
-    from cxreval.planning._planner import DesignGrid, power_curve
+    from cxreval.planning._planner import DesignGrid, power_curve, sampling_score
 
     ss = _set(200, seed=3, auc=[0.95, 0.8, 0.7], sensitivity=[0.9], specificity=[0.9])
     res = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=10, n_draws=40, rng=3)
@@ -289,7 +295,7 @@ def test_budget_reaching_the_target_power_is_the_first_crossing_of_the_curve():
         ss.predictions, _cheap(ss), reference="ref0", readers=None, anchor=None, findings=None
     )
     ff = fit_finding(inputs.findings[0])
-    grid = DesignGrid(ff.change, np.ones(200, dtype=bool), 0.2, np.arange(200))
+    grid = DesignGrid(sampling_score([ff], 200), np.ones(200, dtype=bool), 0.2, np.arange(200))
     child = np.random.default_rng(3).spawn(2)[1]
     pc = power_curve(ff, grid, [need - 1, need], n_draws=40, confidence_level=0.95, rng=child, n_all=200)
     assert pc.points[1][0] >= 0.8 and (need == 1 or pc.points[0][0] < 0.8)

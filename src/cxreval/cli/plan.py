@@ -147,13 +147,13 @@ def plan(
     overwrite: bool = overwrite_option(),
     json_out: bool = json_option("Print the written files and the power table as JSON."),
 ) -> None:
-    """Plan an expert's relabelling (a sample drawn with known probabilities, favouring the studies that would most
-    change which model is best), or a reader study.
+    """Plan an expert's relabelling (a sample drawn with known probabilities, favouring the studies whose labels
+    sharpen the models' AUCs most), or a reader study.
 
     With --pilot: a reader study (MRMC) sized from a pilot's ratings instead; see the last example.
 
     Writes relabel.csv (the sample: study_id, patient_id, priority = the reading order 1 = first,
-    inclusion_probability, random_part, expected_change, reason), power.csv (per finding and budget: p_right, the
+    inclusion_probability, random_part, sampling_score, expected_change, reason), power.csv (per finding and budget: p_right, the
     probability of the right decision (the best model separated from the runner-up and on top) once that many
     studies drawn by the design are labelled, p_separable, p_wrong, and the method), budget.csv (per finding: the
     smallest budget whose p_right reaches --power, searched up to every study, or why relabelling cannot separate

@@ -111,7 +111,7 @@ def _finding_rows(
     scale = sampled.sum() / max(listed.sum(), 1)
     pi = np.array([design.pi.get(s, 1.0) for s in ids]) * scale
     rp = sampled & np.array([design.random.get(s, False) for s in ids])
-    pred = fit.posterior
+    pred = fit.prediction
     est, var = {}, {}
     for m, so in fit.order.items():
         a, v = design_auc(pred, expert, sampled, pi, so)

@@ -30,7 +30,7 @@ from ._design_estimate import Design, DesignAUCResult, design_tables, read_desig
 from ._estimate import TwoPhaseAUCResult, two_phase_tables
 from ._inputs import PlanInputs, check_budget, prepare_inputs
 from ._plan_result import BUDGET_COLUMNS, POWER_COLUMNS, POWER_METHOD, RELABEL_COLUMNS, RelabelPlanResult
-from ._planner import DesignGrid, FindingFit, PowerCurve, fit_finding, power_curve
+from ._planner import DesignGrid, FindingFit, PowerCurve, fit_finding, power_curve, sampling_score
 from ._study import check_image_names, find_images, image_table, study_yaml
 from ._verdict import budget_row, merged_models
 
@@ -166,9 +166,9 @@ def plan_relabelling(
     executor: ExecutorLike = None,
     progress: Progress | None = None,
 ) -> RelabelPlanResult:
-    """Draw the studies an expert should relabel (with known probabilities that follow how much a study's label
-    would change which model is best), estimate the power of the right decision per budget, and lay out the
-    reader study (the method: Notes).
+    """Draw the studies an expert should relabel (with known probabilities that favour the studies whose labels
+    sharpen the models' AUCs most), estimate the power of the right decision per budget, and lay out the reader
+    study (the method: Notes).
 
     Parameters
     ----------
@@ -221,24 +221,29 @@ def plan_relabelling(
 
     Notes
     -----
-    Priority. Per finding, the two leading models ``a`` and ``b`` by the current two-phase estimate
-    (:func:`cxreval.planning.evaluate_two_phase_auc`) define ``delta = AUC_a - AUC_b``. With ``w_i = P(T_i = 1 |
-    data)`` (the latent model on the references, every model's score and the anchor), revealing study ``i`` changes
-    ``delta`` by, in expectation, ``w_i |delta_i(1) - delta| + (1 - w_i) |delta_i(0) - delta|``, where ``delta_i(v)``
-    is ``delta`` with ``w_i`` set to ``v`` in the posterior-weighted Mann–Whitney sums (closed form, no refit: O(n log
-    n) per model). A study's priority is the sum over findings (an expert reads a study for every finding at once): 1 =
-    the largest expected change. Reference disagreement and posterior uncertainty enter through the posteriors; the
-    scores of ``a`` and ``b`` through the Mann–Whitney sums.
+    Sampling score. Per finding, ``w_i`` is study ``i``'s prediction ``P(T_i = 1 | the references, the models'
+    mean normal score, the anchor)`` (a one-dimensional latent model), and ``P``, ``Q`` the expected numbers of
+    positives and negatives among the studies not yet known. As a positive a study carries about ``1 / P`` of an
+    AUC's pair sums, as a negative ``1 / Q``; its score is ``sqrt(sum_f w_i / P^2 + (1 - w_i) / Q^2)`` over the
+    findings (an expert reads a study for every finding at once): inclusion probabilities proportional to it
+    (Neyman allocation) make the design-based AUCs' variance small, and with a rare finding they favour its likely
+    positives. ``expected_change`` is reported beside it: with the two leading models ``a`` and ``b`` by the
+    current two-phase estimate (:func:`cxreval.planning.evaluate_two_phase_auc`), ``delta = AUC_a - AUC_b``, and
+    the joint posterior ``P(T_i = 1 | data)`` (every model's score), revealing study ``i`` changes ``delta`` by, in
+    expectation, ``w_i |delta_i(1) - delta| + (1 - w_i) |delta_i(0) - delta|``, summed over findings
+    (``delta_i(v)``: ``delta`` with ``w_i`` set to ``v`` in the posterior-weighted Mann–Whitney sums; closed form).
+    On the CheXpert test set, sampling by the score gives AUCs closer to the radiologists' consensus than sampling
+    by the expected change, and than as many random expert labels (``bench/RESULTS.md``, planning:chexpert_uses).
 
     Models whose scores of a finding are identical are one model of that finding (named by the first, in sorted
     order): no truth can separate them. ``budget.csv``'s ``same_scores`` and the summary say which.
 
     Design. The sample is drawn with known inclusion probabilities, ``budget ((1 - f) c_i / sum c + f / N)`` over the
-    ``N`` studies not yet known, ``c_i`` the priority score (``expected_change``) and ``f`` = ``uniform_floor``
+    ``N`` studies not yet known, ``c_i`` the sampling score (``sampling_score``) and ``f`` = ``uniform_floor``
     (capped at 1, the rest rescaled), by randomized systematic sampling (exactly ``budget`` studies); a part of it
     is marked as an equal-probability sample (``random_part``), and it is listed in a random reading order
     (:mod:`cxreval.planning._design`). Once the expert has labelled it, the design-based (AIPW) estimate corrects
-    the latent posteriors on it with inverse inclusion probabilities (:func:`cxreval.planning.evaluate_design_auc`;
+    the latent predictions on it with inverse inclusion probabilities (:func:`cxreval.planning.evaluate_design_auc`;
     ``design_auc.csv`` when ``anchor_studies`` is this ``relabel.csv``): valid whatever the latent model.
 
     Power. For each budget ``k``, the probability of the right decision (:data:`POWER_METHOD`): that the
@@ -307,8 +312,9 @@ def plan_relabelling(
         best_part[idx[bigger]] = ff.change[bigger]
         which[idx[bigger]] = np.column_stack([np.full(bigger.sum(), k), np.flatnonzero(bigger)])
     candidates = np.flatnonzero(~known)
+    score = sampling_score(fits, n)
     design_gen, *finding_gens = gen.spawn(1 + len(fits))
-    pi = inclusion_probabilities(change[candidates], b, uniform_floor=floor)
+    pi = inclusion_probabilities(score[candidates], b, uniform_floor=floor)
     drawn = systematic_sample(pi, design_gen)[0]
     in_random = random_part(drawn, pi, b, floor, design_gen)
     chosen = np.flatnonzero(drawn)
@@ -322,6 +328,7 @@ def plan_relabelling(
             "priority": np.arange(1, len(top) + 1),
             "inclusion_probability": pi[chosen],
             "random_part": in_random[chosen],
+            "sampling_score": score[top],
             "expected_change": change[top],
             "reason": reasons,
         },
@@ -335,7 +342,7 @@ def plan_relabelling(
     items = [
         (
             ff,
-            DesignGrid(change, candidate, floor, ff.data.index),
+            DesignGrid(score, candidate, floor, ff.data.index),
             grid,
             nd,
             cl,

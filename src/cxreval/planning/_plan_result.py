@@ -28,6 +28,7 @@ RELABEL_COLUMNS: tuple[str, ...] = (
     "priority",
     "inclusion_probability",
     "random_part",
+    "sampling_score",
     "expected_change",
     "reason",
 )
@@ -83,9 +84,10 @@ class RelabelPlanResult(TableResult):
         :data:`RELABEL_COLUMNS`: the design's sample of ``budget`` studies in a random reading order (``priority``
         1 = first: any first k read are themselves a sample of the design, each study's probability times k /
         budget); ``inclusion_probability`` the study's probability of being drawn; ``random_part`` whether it
-        belongs to the equal-probability part; ``expected_change`` the priority score the probabilities follow
-        (the sum over findings of the expected absolute change of AUC(best) - AUC(runner-up) when the study's
-        truth is revealed); ``reason`` in words.
+        belongs to the equal-probability part; ``sampling_score`` the score the probabilities follow (how much the
+        study's labels sharpen the AUCs: :func:`cxreval.planning.plan_relabelling`, Notes); ``expected_change``
+        the sum over findings of the expected absolute change of AUC(best) - AUC(runner-up) when the study's truth
+        is revealed; ``reason`` in words.
     power : DataFrame
         :data:`POWER_COLUMNS`: per finding and budget, ``p_right`` the probability of the right decision once that
         many studies drawn by the design are labelled (the design-based estimate separates its leading pair and
@@ -202,9 +204,9 @@ class RelabelPlanResult(TableResult):
             "## Studies to relabel: a sample with known probabilities",
             "",
             f"`relabel.csv` is a sample of {self.budget} studies drawn at random (randomized systematic sampling), "
-            "each with the probability in `inclusion_probability`: proportional to its priority score "
-            "(`expected_change`: the expected absolute change of AUC(best) - AUC(runner-up), summed over "
-            f"findings, when its truth is revealed) for {round(100 * (1 - self.uniform_floor))}% of the budget and "
+            "each with the probability in `inclusion_probability`: proportional to its `sampling_score` (how much "
+            "its labels sharpen the models' AUCs; likely positives of a rare finding score high) for "
+            f"{round(100 * (1 - self.uniform_floor))}% of the budget and "
             f"equal for all for the other {round(100 * self.uniform_floor)}% (the uniform floor), so that every "
             "study could be drawn. The studies marked `random_part` are an equal-probability sample. Relabel them "
             "in the listed order (`priority`, a random order): if the expert stops early, the studies read are "

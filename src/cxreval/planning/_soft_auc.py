@@ -51,6 +51,11 @@ def score_order(score: np.ndarray) -> ScoreOrder:
 def mass_below(mass: np.ndarray, so: ScoreOrder) -> np.ndarray:
     """``sum_{j != i} mass_j H(s_i - s_j)`` for every i (same shape as ``mass``)."""
     ms = mass[..., so.order]
+    if len(so.starts) == len(so.order):  # no ties: each study its own group, the same sums without regrouping
+        out_sorted = np.cumsum(ms, axis=-1) - ms
+        out = np.empty_like(out_sorted)
+        out[..., so.order] = out_sorted
+        return out
     g = np.add.reduceat(ms, so.starts, axis=-1)
     lower = np.cumsum(g, axis=-1) - g
     out_sorted = lower[..., so.group] + 0.5 * (g[..., so.group] - ms)

@@ -76,7 +76,7 @@ def _gap_rows(
     min_cases: int,
 ) -> list[pd.DataFrame]:
     comparator = "rest" if attr.reference_group is None else attr.groups[attr.reference_group]
-    frames = []
+    parts: list[dict[str, object]] = []
     for metric in METRICS:
         summ = gap_summary(gm.value[metric], gm.comparator[metric], confidence_level=confidence_level)
         reasons = _reasons(gm, metric, str(head["reference"]), comparator, min_cases)
@@ -87,27 +87,38 @@ def _gap_rows(
         for k in ("gap", "gap_ci_low", "gap_ci_high", "pvalue"):
             summ[k] = np.where(ok, summ[k], np.nan)
         p_holm = holm(summ["pvalue"])
-        frames.append(
-            pd.DataFrame(
-                {
-                    **head,
-                    "attribute": attr.name,
-                    "group": list(attr.groups),
-                    "comparator": comparator,
-                    "metric": metric,
-                    "threshold": threshold,
-                    "n_studies": gm.n_pos + gm.n_neg,
-                    "n_pos": gm.n_pos,
-                    "n_neg": gm.n_neg,
-                    **summ,
-                    "pvalue_holm": p_holm,
-                    "significant": np.nan_to_num(p_holm, nan=1.0) < 1 - confidence_level,
-                    "estimable": ok,
-                    "reason": reasons,
-                }
-            )
+        parts.append(
+            {
+                "group": list(attr.groups),
+                "metric": [metric] * len(attr.groups),
+                "n_studies": gm.n_pos + gm.n_neg,
+                "n_pos": gm.n_pos,
+                "n_neg": gm.n_neg,
+                **summ,
+                "pvalue_holm": p_holm,
+                "significant": np.nan_to_num(p_holm, nan=1.0) < 1 - confidence_level,
+                "estimable": ok,
+                "reason": reasons,
+            }
         )
-    return frames
+    text = ("group", "metric", "reason")  # strings as lists, as a frame per metric would hold them
+    stacked: dict[str, object] = {
+        k: [v for p in parts for v in p[k]] if k in text else np.concatenate([p[k] for p in parts])  # type: ignore[attr-defined]
+        for k in parts[0]
+    }
+    return [
+        pd.DataFrame(
+            {
+                **head,
+                "attribute": attr.name,
+                "group": stacked["group"],
+                "comparator": comparator,
+                "metric": stacked["metric"],
+                "threshold": threshold,
+                **{k: v for k, v in stacked.items() if k not in ("group", "metric")},
+            }
+        )
+    ]
 
 
 def _no_value_rows(attr: Attribute, code: np.ndarray, y: np.ndarray, head: dict[str, object]) -> pd.DataFrame:

@@ -110,25 +110,34 @@ def verdict_table(table: pd.DataFrame, references: tuple[str, ...]) -> pd.DataFr
     p-value) side by side, and the verdict over the references where it is estimable (``not_estimable_under``:
     the others): 'sign changes' (significant gaps of opposite signs), 'significance changes' (significant under
     some references only), 'gap under every reference', 'no gap under any reference' or 'one reference'."""
-    cols = [*_KEY, "verdict", "not_estimable_under"] + [
-        f"{c}_{r}" for r in references for c in ("gap", "gap_ci_low", "gap_ci_high", "pvalue_holm")
-    ]
+    values = ("gap", "gap_ci_low", "gap_ci_high", "pvalue_holm")
+    cols = [*_KEY, "verdict", "not_estimable_under"] + [f"{c}_{r}" for r in references for c in values]
     if table.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
-    rows = []
-    for key, sub in table.groupby(_KEY, sort=False, dropna=False):
-        row: dict[str, object] = dict(zip(_KEY, key))
-        by_ref = {str(r): s.iloc[0] for r, s in sub.groupby("reference", sort=False)}
-        est = [r for r in references if r in by_ref and bool(by_ref[r]["estimable"])]
-        row["verdict"] = _verdict(
-            [bool(by_ref[r]["significant"]) for r in est], [float(by_ref[r]["gap"]) for r in est]
-        )
-        row["not_estimable_under"] = "; ".join(r for r in references if r not in est)
-        for r in references:
-            for c in ("gap", "gap_ci_low", "gap_ci_high", "pvalue_holm"):
-                row[f"{c}_{r}"] = by_ref[r][c] if r in by_ref else np.nan
-        rows.append(row)
-    return pd.DataFrame(rows, columns=cols)
+    code = table.groupby(_KEY, sort=False, dropna=False).ngroup().to_numpy()
+    n = int(code.max()) + 1
+    first = np.unique(code, return_index=True)[1]
+    out: dict[str, object] = {k: table[k].to_numpy(dtype=object)[first].tolist() for k in _KEY}
+    ref = table["reference"].astype(str).to_numpy()
+    estimable = np.zeros((len(references), n), dtype=bool)
+    significant = np.zeros((len(references), n), dtype=bool)
+    cells: dict[str, np.ndarray] = {}
+    for i, r in enumerate(references):
+        rows = np.flatnonzero(ref == r)
+        rows = rows[np.unique(code[rows], return_index=True)[1]]  # the reference's first row of each key
+        estimable[i, code[rows]] = table["estimable"].to_numpy(dtype=bool)[rows]
+        significant[i, code[rows]] = table["significant"].to_numpy(dtype=bool)[rows]
+        for c in values:
+            cells[f"{c}_{r}"] = np.full(n, np.nan)
+            cells[f"{c}_{r}"][code[rows]] = table[c].to_numpy(dtype=float)[rows]
+    gap = np.array([cells[f"gap_{r}"] for r in references]).reshape(len(references), n)
+    out["verdict"] = [
+        _verdict(significant[estimable[:, j], j].tolist(), gap[estimable[:, j], j].tolist()) for j in range(n)
+    ]
+    out["not_estimable_under"] = [
+        "; ".join(r for r, e in zip(references, estimable[:, j]) if not e) for j in range(n)
+    ]
+    return pd.DataFrame({**out, **cells}, columns=cols)
 
 
 @dataclass(frozen=True)
