@@ -66,8 +66,8 @@ _SUMMARIES: dict[str, str] = {
         "Is the model radiologist-level? Readers' AUCs, OR and DBM analyses, and the model against the "
         "readers, under every reference."
     ),
-    "plan": "Plan an expert's relabelling (a sample drawn with known probabilities, favouring the studies that would "
-    "most change which model is best), or a reader study.",
+    "plan": "Plan an expert's relabelling (a sample drawn with known probabilities, favouring the studies whose "
+    "labels sharpen the models' AUCs most), or a reader study.",
     "predict": (
         "Run models on radiographs: predictions.csv (study_id, model, finding, score) and optional heatmaps."
     ),

@@ -252,7 +252,7 @@ def _sec_chexpert_relabelling(ctx: DemoContext) -> str:
     write_summary(
         out,
         "# CheXpert test set: plan an expert's relabelling, then the two-phase estimate\n\n"
-        "`first_round/`: the 100 studies whose label would most change which model is best, from "
+        "`first_round/`: a sample of 100 studies drawn with known probabilities (favouring those whose labels sharpen the AUCs most), from "
         "chexpert_labeler alone, and the power per budget. `second_round/`: the consensus revealed on "
         "those 100 studies (the expert), the two-phase AUC estimate (`auc.csv`) and the next round's "
         f"plan. The power curves rest on {PLAN_DRAWS} Monte Carlo draws (`--n-draws`; the bars are ±2 Monte Carlo "

@@ -1,9 +1,9 @@
 """The design of an expert's relabelling and the design-based estimate it allows.
 
 Design. The studies are drawn with known inclusion probabilities: ``pi_i = k ((1 - f) c_i / sum c + f / N)``
-for a budget of ``k`` of ``N`` candidate studies, ``c_i`` the study's priority score (the expected change of the
-leading pair's AUC difference) and ``f`` the uniform floor (the share of the budget spread evenly, so that every
-study has ``pi_i >= k f / N > 0``); probabilities above 1 are set to 1 and the rest rescaled (iteratively). The
+for a budget of ``k`` of ``N`` candidate studies, ``c_i`` the study's sampling score (how much its labels sharpen
+the models' AUCs: :func:`cxreval.planning.plan_relabelling`, Notes) and ``f`` the uniform floor (the share of the
+budget spread evenly, so that every study has ``pi_i >= k f / N > 0``); probabilities above 1 are set to 1 and the rest rescaled (iteratively). The
 sample is a randomized systematic probability-proportional-to-size sample (Goodman & Kish 1950; Hartley & Rao
 1962): the candidates in a random order, then every unit whose cumulative probability crosses ``u, u + 1, ...``
 (``u`` uniform): exactly ``k`` studies, each with probability ``pi_i``. Each sampled study is marked as the random
