@@ -326,3 +326,25 @@ def test_the_power_figure_draws_two_monte_carlo_errors():
     fig = res.plot()
     assert "Monte Carlo" in fig.layout.title.text
     np.testing.assert_allclose(fig.data[0].error_y.array, 2 * res.power["mc_se"].to_numpy())
+
+
+def test_a_prediction_fit_that_does_not_converge_is_named_in_the_notes(monkeypatch):
+    """Both latent fits of a finding (the joint posterior and the one-dimensional prediction) count for
+    ``converged``: a prediction fit that stops before its tolerance is not silent."""
+    import cxreval.planning._planner as planner
+
+    fit_joint = planner.fit_joint
+
+    def one_dimension_stops_early(references, x, *, anchor):
+        w, converged = fit_joint(references, x, anchor=anchor)
+        return w, converged and x.shape[1] > 1
+
+    ss = _set(40, seed=1)
+    inputs = prepare_inputs(
+        ss.predictions, _cheap(ss), reference="ref0", readers=None, anchor=None, findings=None
+    )
+    assert fit_finding(inputs.findings[0]).converged
+    monkeypatch.setattr(planner, "fit_joint", one_dimension_stops_early)
+    assert not fit_finding(inputs.findings[0]).converged
+    res = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=10, n_draws=20, rng=0)
+    assert any("did not converge" in note for note in res.notes)

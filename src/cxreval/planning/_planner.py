@@ -39,7 +39,8 @@ class FindingFit:
     tracks the radiologists' consensus more closely than the joint posterior, whose many score dimensions make it
     overconfident);
     ``change`` each study's expected absolute change of ``delta`` = AUC(best) - AUC(runner-up) when its truth is
-    revealed, ``flip`` the probability that revealing it flips the sign of ``delta``.
+    revealed, ``flip`` the probability that revealing it flips the sign of ``delta``; ``converged`` whether both
+    latent fits (the joint one and the prediction's) converged.
     """
 
     data: FindingData
@@ -97,7 +98,8 @@ def fit_finding(data: FindingData) -> FindingFit:
         known = ~np.isnan(data.anchor)
         change[known] = 0.0
         flip[known] = 0.0
-    prediction, _ = fit_joint(data.references, x.mean(axis=1)[:, None], anchor=data.anchor)
+    prediction, prediction_converged = fit_joint(data.references, x.mean(axis=1)[:, None], anchor=data.anchor)
+    converged = converged and prediction_converged
     return FindingFit(data, x, order, w, auc, best, runner, float(delta), change, flip, converged, prediction)
 
 
