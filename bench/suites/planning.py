@@ -14,7 +14,8 @@ labels replaced (what ``cxreval rank`` computes with the expert's labels merged 
 revealed studies alone; for the plan from ``chexpert_labeler`` alone and for the plan with readers bc4, bc6 and bc8
 beside it (10 random seeds; 3 quick). Then the design-based estimate: per K and seed, ``plan_relabelling`` (budget K,
 that seed) draws its sample, the consensus is revealed on it and ``evaluate_design_auc`` gives every model's AUC;
-against the plain AUC on K random studies' consensus labels (20 seeds; 5 quick), with the plan's default uniform
+against the plain AUC on K random studies' consensus labels (30 plan seeds and 200 random ones; 5 and 20 quick: the
+random arm is cheap, so its Monte Carlo error is kept well below the design arm's), with the plan's default uniform
 floor (0.2) and with a floor of 1 (equal probabilities). The plain AUC exists only where its sample holds both
 classes of a finding, so the like-for-like comparison is on the cells whose sample (each estimate's own) holds
 both; the design-based estimate over every cell and the share of one-class samples are beside it.
@@ -303,12 +304,13 @@ def _difference(a: list[float], b: list[float]) -> str:
 
 
 def _design_rows(ctx, fig, labels, preds, findings, truth_auc, wide, ids) -> None:
-    n_seeds = ctx.size(5, 20)
+    n_seeds = ctx.size(5, 30)
+    n_random = ctx.size(20, 200)  # the random arm is cheap: its Monte Carlo error well below the design arm's
     t = fig.table(
         "CheXpert test set, chexpert_labeler the cheap reference and the consensus the expert: mean |ΔAUC| to the "
-        f"consensus AUC over {preds['model'].nunique()} models x {len(findings)} findings, mean of {n_seeds} "
-        "seeds: the design-based estimate (evaluate_design_auc) from the plan's sample of K against the plain "
-        "AUC on K random studies' consensus labels",
+        f"consensus AUC over {preds['model'].nunique()} models x {len(findings)} findings: the design-based "
+        f"estimate (evaluate_design_auc) from the plan's sample of K (mean of {n_seeds} seeds) against the plain "
+        f"AUC on K random studies' consensus labels (mean of {n_random} seeds)",
         [
             "K",
             "design-based, floor 0.2 (default): all cells",
@@ -332,7 +334,7 @@ def _design_rows(ctx, fig, labels, preds, findings, truth_auc, wide, ids) -> Non
         all_cells = {f: [float(d["delta"].abs().mean()) for d in r] for f, r in runs.items()}
         both = {f: [float(d.loc[d["both"], "delta"].abs().mean()) for d in r] for f, r in runs.items()}
         rnd, rnd_undefined = _random_errors(
-            wide, preds, truth_auc, ids, k, [[ctx.seed, k, s] for s in range(n_seeds)]
+            wide, preds, truth_auc, ids, k, [[ctx.seed, k, s] for s in range(n_random)]
         )
         one_class = float(np.mean([(~d["both"]).mean() for d in runs[0.2]]))
         c = float(np.nanmean(rnd))
@@ -475,7 +477,7 @@ PARTS = (
         "CheXpert test set: the ordinary AUC with the consensus revealed on relabel.csv's first K studies vs K "
         "random ones, merged into the cheap labels or on those studies alone, for plans with and without readers "
         "(10 random seeds, 3 quick); the design-based estimate from the plan's sample of K vs the plain AUC on K "
-        "random expert labels (20 seeds, 5 quick).",
+        "random expert labels (30 plan seeds and 200 random ones; 5 and 20 quick).",
         chexpert_uses,
     ),
     Part(

@@ -103,7 +103,7 @@ def plan(
         0.2,
         "--uniform-floor",
         help="The share of --budget drawn with equal probabilities (in (0, 1]; 1 = a simple random sample); "
-        "the rest follows the priority, so every study has a probability above 0 (relabel.csv's "
+        "the rest follows the sampling score, so every study has a probability above 0 (relabel.csv's "
         "inclusion_probability).",
     ),
     seed: int = seed_option("Seed of the sample and of the Monte Carlo draws."),
