@@ -289,7 +289,11 @@ def test_budget_reaching_the_target_power_is_the_first_crossing_of_the_curve():
     row = res.needed.iloc[0]
     need = int(row["budget_needed"])
     assert 1 <= need <= 200 and row["p_right"] >= 0.8 and f"relabelling {need} studies" in row["verdict"]
-    assert res.headline() == f"budget for power 0.8: Effusion {need}"
+    assert (
+        res.headline()
+        == f"budget for power 0.8 (lower bounds: the predicted power runs high): Effusion {need}"
+    )
+    assert "read the budget as a lower bound" in row["verdict"]
     # the same draws (the finding's child seed): below the target one study before, at it on the budget found
     inputs = prepare_inputs(
         ss.predictions, _cheap(ss), reference="ref0", readers=None, anchor=None, findings=None
