@@ -83,8 +83,8 @@ def budget_row(
         row["verdict"] = now + (
             f"relabelling {curve.needed} studies drawn by the plan's design separates {pair} with the best on "
             f"top with probability {curve.at_needed[0]:.2f} (target {target_power:g}; the latent model's "
-            "prediction, which ran high on simulated study sets where it was above 0.2: read the budget as a lower "
-            "bound)."
+            "prediction, which ran high above 0.2 on simulated study sets with one cheap reference: read the budget "
+            "as a lower bound)."
         )
     else:
         row["verdict"] = now + (
